@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+)
+
+// Version is set at build time with -ldflags "-X ...cli.Version=...".
+var Version = "dev"
+
+// call is what a command's run function gets.
+type call struct {
+	ctx   *ucli.Context
+	sb    *sandbox.Sandbox
+	out   *printer
+	stdin io.Reader
+	args  []string
+}
+
+// state is shared by the app's hooks during one Main call.
+type state struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) (string, bool)
+	format         string
+	policy         *sandbox.Policy
+	policyErr      error
+}
+
+func globalFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "config", Usage: "policy file (refused when FSBOX_CONFIG is set)", TakesFile: true},
+		&ucli.StringFlag{Name: "format", Value: formatJSON, Usage: "output format: json, ndjson or text", EnvVars: []string{"FSBOX_FORMAT"}},
+		&ucli.BoolFlag{Name: "pretty", Usage: "indent JSON (the default when stdout is a terminal)", EnvVars: []string{"FSBOX_PRETTY"}},
+		&ucli.StringFlag{Name: "color", Value: "auto", Usage: "color in the text form: auto, always or never", EnvVars: []string{"FSBOX_COLOR"}},
+	}
+}
+
+func usageErr(format string, args ...any) error {
+	return sandbox.Errorf(sandbox.CodeUsage, "", format, args...)
+}
+
+func onUsageError(_ *ucli.Context, err error, _ bool) error {
+	return usageErr("%s", strings.TrimSpace(err.Error()))
+}
+
+func newApp(st *state) *ucli.App {
+	// -v means --invert-match to grep users; --version has no short form.
+	ucli.VersionFlag = &ucli.BoolFlag{Name: "version", Usage: "print the version"}
+	app := &ucli.App{
+		Name:                 "fsbox",
+		HelpName:             "fsbox",
+		Usage:                "sandboxed file tools that print JSON",
+		UsageText:            "fsbox [global flags] COMMAND [flags] [args]\n   fsbox-COMMAND [flags] [args]",
+		Version:              Version,
+		Flags:                globalFlags(),
+		Reader:               st.stdin,
+		Writer:               st.stdout,
+		ErrWriter:            st.stderr,
+		HideHelpCommand:      true,
+		EnableBashCompletion: true,
+		ExitErrHandler:       func(*ucli.Context, error) {},
+		OnUsageError:         onUsageError,
+		Before:               func(c *ucli.Context) error { return st.before(c) },
+		Action: func(c *ucli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("unknown command %q (run 'fsbox --help' for the list)", c.Args().First())
+			}
+			return ucli.ShowAppHelp(c)
+		},
+	}
+	for _, name := range commandNames() {
+		app.Commands = append(app.Commands, st.wire(registry[name]))
+	}
+	return app
+}
+
+// before validates the global flags and loads the policy. A policy error is
+// kept and reported by the commands that need a policy, so --help and the
+// documentation commands still work.
+func (st *state) before(c *ucli.Context) error {
+	st.format = c.String("format")
+	switch st.format {
+	case formatJSON, formatNDJSON, formatText:
+	default:
+		bad := st.format
+		st.format = formatJSON
+		return usageErr("--format must be json, ndjson or text, got %q", bad)
+	}
+	switch c.String("color") {
+	case "auto", "always", "never":
+	default:
+		return usageErr("--color must be auto, always or never, got %q", c.String("color"))
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		st.policyErr = sandbox.Errorf(sandbox.CodeIO, "", "cannot tell the current directory: %v", err)
+		return nil
+	}
+	home, _ := os.UserHomeDir()
+	st.policy, st.policyErr = sandbox.Load(sandbox.Env{ConfigFlag: c.String("config"), Getenv: st.getenv, Cwd: cwd, Home: home})
+	if st.policy != nil {
+		for _, cmd := range c.App.Commands {
+			if !st.policy.Enabled(cmd.Name) {
+				cmd.Hidden = true
+			}
+		}
+	}
+	return nil
+}
+
+// wire turns a registry entry into a urfave command whose action checks
+// arguments, opens the sandbox, runs the command and prints its result.
+func (st *state) wire(cmd *command) *ucli.Command {
+	return &ucli.Command{
+		Name:         cmd.name,
+		Usage:        cmd.usage,
+		ArgsUsage:    cmd.argsUsage,
+		Flags:        cmd.flags,
+		OnUsageError: onUsageError,
+		Action: func(c *ucli.Context) error {
+			args := c.Args().Slice()
+			if len(args) < cmd.minArgs || (cmd.maxArgs >= 0 && len(args) > cmd.maxArgs) {
+				return usageErr("usage: fsbox %s %s", cmd.name, cmd.argsUsage)
+			}
+			for _, a := range args {
+				if strings.IndexByte(a, 0) >= 0 {
+					return usageErr("an argument holds a NUL byte")
+				}
+			}
+			x := &call{ctx: c, stdin: st.stdin, args: args, out: st.printer(c)}
+			if !cmd.noPolicy {
+				if st.policyErr != nil {
+					return st.policyErr
+				}
+				home, _ := os.UserHomeDir()
+				sb, err := sandbox.New(st.policy, home)
+				if err != nil {
+					return err
+				}
+				defer sb.Close()
+				if err := sb.CheckCommand(cmd.name); err != nil {
+					return err
+				}
+				x.sb = sb
+			}
+			return cmd.run(x)
+		},
+	}
+}
+
+func (st *state) printer(c *ucli.Context) *printer {
+	p := &printer{w: st.stdout, format: st.format, pretty: c.Bool("pretty")}
+	tty := isTerminal(st.stdout)
+	if !c.IsSet("pretty") {
+		p.pretty = tty
+	}
+	switch c.String("color") {
+	case "always":
+		p.color = true
+	case "auto":
+		p.color = tty
+	}
+	return p
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// Main runs fsbox and returns the exit code. It never panics: a panic
+// inside a command becomes an io error.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	st := &state{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.LookupEnv, format: formatJSON}
+	if f, ok := os.LookupEnv("FSBOX_FORMAT"); ok && (f == formatText || f == formatNDJSON) {
+		st.format = f
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			code = printError(stderr, st.format, sandbox.Errorf(sandbox.CodeIO, "", "internal error: %v", r))
+		}
+	}()
+	args = multicall(args, isCommand)
+	global := flagsOf(globalFlags())
+	global["help"], global["h"], global["version"] = false, false, false
+	args = reorder(args, global, func(name string) (flagSet, bool) {
+		c, ok := registry[name]
+		if !ok {
+			return nil, false
+		}
+		fs := flagsOf(c.flags)
+		fs["help"], fs["h"] = false, false
+		return fs, true
+	})
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--format="); ok {
+			st.format = v
+		} else if a == "--format" && i+1 < len(args) {
+			st.format = args[i+1]
+		}
+	}
+	if err := newApp(st).RunContext(context.Background(), args); err != nil {
+		return printError(stderr, st.format, err)
+	}
+	return 0
+}

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+// flagSet knows which flag names exist and which take a value.
+type flagSet map[string]bool // name -> takes a value
+
+func flagsOf(fs []ucli.Flag) flagSet {
+	out := flagSet{}
+	for _, f := range fs {
+		_, isBool := f.(*ucli.BoolFlag)
+		for _, n := range f.Names() {
+			out[n] = !isBool
+		}
+	}
+	return out
+}
+
+var negativeNumber = regexp.MustCompile(`^-[0-9]+(\.[0-9]*)?$`)
+
+// multicall turns `fsbox-NAME args` or `NAME args` into `fsbox NAME args`.
+func multicall(args []string, known func(string) bool) []string {
+	if len(args) == 0 {
+		return []string{"fsbox"}
+	}
+	base := strings.TrimSuffix(filepath.Base(args[0]), ".exe")
+	name := strings.TrimPrefix(base, "fsbox-")
+	if base != "fsbox" && known(name) {
+		return append([]string{"fsbox", name}, args[1:]...)
+	}
+	return append([]string{"fsbox"}, args[1:]...)
+}
+
+// reorder rewrites argv so urfave/cli v2, which stops at the first
+// positional argument, sees every flag: global flags (wherever they stand)
+// go before the command name, the command's flags after it, then "--" and
+// the positional arguments in their order. "--" in the input ends flags;
+// a negative number is an argument; combined short flags (-in, -A3) are
+// split. Unknown flags are kept as flags so the parser reports them.
+func reorder(args []string, global flagSet, command func(name string) (flagSet, bool)) []string {
+	var globals, flags, positional []string
+	i := 1
+	// take copies flag token args[i] and, if it needs one, its value.
+	take := func(dst *[]string, tok string, fs flagSet) {
+		*dst = append(*dst, tok)
+		name := strings.TrimLeft(tok, "-")
+		if strings.Contains(name, "=") {
+			return
+		}
+		if fs[name] && i+1 < len(args) {
+			i++
+			*dst = append(*dst, args[i])
+		}
+	}
+	for ; i < len(args); i++ {
+		tok := args[i]
+		if tok == "--" || !isFlag(tok) {
+			break
+		}
+		take(&globals, tok, global)
+	}
+	if i >= len(args) {
+		return append([]string{args[0]}, globals...)
+	}
+	name := args[i]
+	cmdFlags, ok := command(name)
+	if !ok || name == "--" {
+		// Not a command: leave the rest for the parser to complain about.
+		return append(append([]string{args[0]}, globals...), args[i:]...)
+	}
+	for i++; i < len(args); i++ {
+		tok := args[i]
+		switch {
+		case tok == "--":
+			positional = append(positional, args[i+1:]...)
+			i = len(args)
+		case !isFlag(tok):
+			positional = append(positional, tok)
+		default:
+			fname := strings.SplitN(strings.TrimLeft(tok, "-"), "=", 2)[0]
+			_, isGlobal := global[fname]
+			_, isCmd := cmdFlags[fname]
+			switch {
+			case isGlobal && !isCmd:
+				take(&globals, tok, global)
+			case !strings.HasPrefix(tok, "--") && len(fname) > 1 && !isCmd:
+				flags = append(flags, splitShort(tok, cmdFlags, args, &i)...)
+			default:
+				take(&flags, tok, cmdFlags)
+			}
+		}
+	}
+	out := append([]string{args[0]}, globals...)
+	out = append(out, name)
+	out = append(out, flags...)
+	out = append(out, "--")
+	return append(out, positional...)
+}
+
+func isFlag(tok string) bool {
+	return len(tok) > 1 && tok[0] == '-' && !negativeNumber.MatchString(tok)
+}
+
+// splitShort expands "-abc" into "-a -b -c"; when a letter takes a value,
+// the rest of the token (or the next argument) is that value.
+func splitShort(tok string, fs flagSet, args []string, i *int) []string {
+	var out []string
+	letters := tok[1:]
+	for j := 0; j < len(letters); j++ {
+		l := letters[j : j+1]
+		out = append(out, "-"+l)
+		if fs[l] {
+			if rest := letters[j+1:]; rest != "" {
+				out = append(out, rest)
+			} else if *i+1 < len(args) {
+				*i++
+				out = append(out, args[*i])
+			}
+			return out
+		}
+	}
+	return out
+}

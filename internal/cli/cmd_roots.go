@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/fsbox/fsbox/pkg/ops"
+)
+
+func init() {
+	register(&command{
+		name:  "roots",
+		usage: "show the policy in force: workdir, read roots, commands, limits",
+		run: func(x *call) error {
+			r := ops.Roots(x.sb, commandNames())
+			return x.out.emit(r, nil, nil, func(w *bufio.Writer) error {
+				fmt.Fprintf(w, "workdir\t%s\n", r.Workdir)
+				for _, d := range r.ReadRoots {
+					fmt.Fprintf(w, "read_root\t%s\n", d)
+				}
+				cfg := "(built-in default)"
+				if r.Config != nil {
+					cfg = *r.Config
+				}
+				fmt.Fprintf(w, "config\t%s\n", cfg)
+				fmt.Fprintf(w, "commands\t%s\n", strings.Join(r.Commands, " "))
+				fmt.Fprintf(w, "landlock\t%s (enforced: %v)\n", r.Landlock.Mode, r.Landlock.Enforced)
+				return nil
+			})
+		},
+	})
+}

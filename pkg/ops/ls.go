@@ -1,0 +1,75 @@
+package ops
+
+import (
+	"strings"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+)
+
+// LsOptions are ls's inputs.
+type LsOptions struct {
+	Path string // "" means the workdir
+	All  bool   // show dotfiles
+}
+
+// LsEntry is one directory entry; a symlink is shown as itself.
+type LsEntry struct {
+	Name   string  `json:"name"`
+	Type   string  `json:"type"`
+	Size   int64   `json:"size"`
+	Mtime  string  `json:"mtime"`
+	Mode   string  `json:"mode"`
+	Target *string `json:"target,omitempty"`
+}
+
+// LsSkipped counts the entries left out, so an empty listing is never
+// ambiguous.
+type LsSkipped struct {
+	Hidden int `json:"hidden"`
+	Denied int `json:"denied"`
+}
+
+// LsResult is a directory listing sorted by name.
+type LsResult struct {
+	Path    string    `json:"path"`
+	Entries []LsEntry `json:"entries"`
+	Count   int       `json:"count"`
+	Skipped LsSkipped `json:"skipped"`
+	Truncation
+}
+
+// Ls lists one directory.
+func Ls(sb *sandbox.Sandbox, o LsOptions) (LsResult, error) {
+	if o.Path == "" {
+		o.Path = "."
+	}
+	d, err := sb.OpenDir(o.Path)
+	if err != nil {
+		return LsResult{}, err
+	}
+	defer d.Close()
+	list, err := d.ReadDir()
+	if err != nil {
+		return LsResult{}, err
+	}
+	res := LsResult{Path: d.Info.Path, Entries: []LsEntry{}, Skipped: LsSkipped{Denied: list.Denied}}
+	max := sb.Limits().MaxResults
+	for _, e := range list.Entries {
+		if !o.All && strings.HasPrefix(e.Name, ".") {
+			res.Skipped.Hidden++
+			continue
+		}
+		if int64(len(res.Entries)) >= max {
+			res.Truncated, res.Limit = true, "max_results"
+			break
+		}
+		ent := LsEntry{Name: e.Name, Type: e.Type, Size: e.Size, Mtime: rfc3339(e.ModTime), Mode: modeString(e.Mode)}
+		if e.Type == "symlink" {
+			t := e.Target
+			ent.Target = &t
+		}
+		res.Entries = append(res.Entries, ent)
+	}
+	res.Count = len(res.Entries)
+	return res, nil
+}

@@ -1,0 +1,162 @@
+package ops
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/textio"
+)
+
+// ReadOptions are read's inputs.
+type ReadOptions struct {
+	Path     string
+	Offset   int64  // first line, 0-based
+	Limit    int64  // lines to return; 0 = all
+	MaxBytes int64  // lowers the policy's max_read_bytes; 0 = the policy's
+	Encoding string // "utf-8" (default) or "base64"
+}
+
+// ReadResult is a file's content, or one page of it.
+type ReadResult struct {
+	Path       string  `json:"path"`
+	Size       int64   `json:"size"`
+	Mtime      string  `json:"mtime"`
+	Encoding   string  `json:"encoding"`
+	Content    string  `json:"content"`
+	Offset     int64   `json:"offset"`
+	Lines      int64   `json:"lines"`
+	EOF        bool    `json:"eof"`
+	NextOffset *int64  `json:"next_offset"`
+	SHA256     *string `json:"sha256"`
+	EOL        string  `json:"eol"`
+	BOM        bool    `json:"bom"`
+	Lossy      bool    `json:"lossy"`
+	Truncation
+
+	// Raw is the selected bytes exactly as the file has them (BOM
+	// included), for the text form.
+	Raw []byte `json:"-"`
+}
+
+// Read returns a file's lines [Offset, Offset+Limit). A file no larger
+// than max_read_bytes is read whole, so sha256 and eol describe the whole
+// file; a larger one must be paged with Offset/Limit, is streamed in
+// bounded memory, and has sha256 null (use `stat --sha256`).
+func Read(sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
+	switch {
+	case o.Offset < 0:
+		return ReadResult{}, usagef(o.Path, "--offset must be 0 or more, got %d", o.Offset)
+	case o.Limit < 0:
+		return ReadResult{}, usagef(o.Path, "--limit must be 1 or more, got %d", o.Limit)
+	case o.MaxBytes < 0:
+		return ReadResult{}, usagef(o.Path, "--max-bytes must be 1 or more, got %d", o.MaxBytes)
+	}
+	if o.Encoding == "" {
+		o.Encoding = "utf-8"
+	}
+	if o.Encoding != "utf-8" && o.Encoding != "base64" {
+		return ReadResult{}, usagef(o.Path, "--encoding must be utf-8 or base64, got %q", o.Encoding)
+	}
+	policyCap := sb.Limits().MaxReadBytes
+	capBytes, capName := policyCap, "max_read_bytes"
+	if o.MaxBytes > 0 && o.MaxBytes < capBytes {
+		capBytes, capName = o.MaxBytes, "max_bytes"
+	}
+	f, err := sb.Open(o.Path)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	defer f.Close()
+	paging := o.Offset > 0 || o.Limit > 0
+	size := f.Info.Size
+	if !paging && size > capBytes {
+		return ReadResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
+			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d: read it in pages with --offset/--limit", o.Path, size, capName, capBytes)}
+	}
+	res := ReadResult{Path: f.Info.Path, Size: size, Mtime: rfc3339(f.Info.ModTime), Encoding: o.Encoding, Offset: o.Offset}
+	limit := o.Limit
+	if limit == 0 {
+		limit = -1
+	}
+	var head []byte // the file's first bytes, for BOM and binary sniffing
+	if size <= policyCap {
+		// Small: read it whole (through a cap, in case it grows meanwhile).
+		data, err := io.ReadAll(io.LimitReader(f, policyCap+1))
+		if err != nil {
+			return ReadResult{}, sandbox.AsError(err)
+		}
+		if int64(len(data)) > policyCap && !paging {
+			return ReadResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "%s grew past %s = %d while being read", o.Path, capName, policyCap)
+		}
+		if int64(len(data)) <= policyCap {
+			sum := sha256.Sum256(data)
+			hexsum := hex.EncodeToString(sum[:])
+			res.SHA256 = &hexsum
+			res.EOL = textio.EOL(data)
+		}
+		head = data
+		err = res.page(textio.NewReader(bytes.NewReader(data), len(data)+1), o, limit, int(capBytes), capName)
+		if err != nil {
+			return ReadResult{}, err
+		}
+	} else {
+		r := textio.NewReader(f, 0)
+		head = append([]byte(nil), r.Peek()...)
+		if err := res.page(r, o, limit, int(capBytes), capName); err != nil {
+			return ReadResult{}, err
+		}
+		if err := r.Err(); err != nil {
+			return ReadResult{}, sandbox.AsError(err)
+		}
+		res.EOL = textio.EOL(res.Raw)
+	}
+	res.BOM = bytes.HasPrefix(head, textio.BOM)
+	if len(head) > textio.SniffLen {
+		head = head[:textio.SniffLen]
+	}
+	if o.Encoding != "base64" && (textio.IsBinary(head) || textio.IsBinary(res.Raw)) {
+		return ReadResult{}, sandbox.Errorf(sandbox.CodeBinary, o.Path, "%s holds binary data (a NUL byte); read it with --encoding base64", o.Path)
+	}
+	content := res.Raw
+	if o.Encoding == "base64" {
+		res.Content = base64.StdEncoding.EncodeToString(content)
+		return res, nil
+	}
+	if o.Offset == 0 && res.BOM {
+		content = content[len(textio.BOM):]
+	}
+	res.Lossy = !utf8.Valid(content)
+	res.Content = string(bytes.ToValidUTF8(content, []byte("\uFFFD")))
+	return res, nil
+}
+
+// page skips o.Offset lines and collects up to limit lines of at most
+// capBytes bytes into res.Raw.
+func (res *ReadResult) page(r *textio.Reader, o ReadOptions, limit int64, capBytes int, capName string) error {
+	if skipped := r.SkipLines(o.Offset); skipped < o.Offset {
+		res.EOF = true
+		res.Raw = []byte{}
+		return nil
+	}
+	raw, n, cut := r.AppendLines(make([]byte, 0, min(capBytes, 64<<10)), limit, capBytes)
+	res.Raw, res.Lines = raw, n
+	if cut && n == 0 {
+		return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
+			Msg: fmt.Sprintf("line %d of %s alone is longer than %s = %d bytes", o.Offset+1, o.Path, capName, capBytes)}
+	}
+	res.EOF = r.AtEOF()
+	if cut {
+		res.Truncated, res.Limit = true, capName
+	}
+	if !res.EOF {
+		next := o.Offset + n
+		res.NextOffset = &next
+	}
+	return nil
+}

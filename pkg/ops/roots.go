@@ -1,0 +1,54 @@
+package ops
+
+import (
+	"github.com/fsbox/fsbox/pkg/sandbox"
+)
+
+// RootsResult describes the policy in force.
+type RootsResult struct {
+	Workdir   string         `json:"workdir"`
+	ReadRoots []string       `json:"read_roots"`
+	Config    *string        `json:"config"`
+	Commands  []string       `json:"commands"`
+	Disabled  []string       `json:"disabled"`
+	Limits    sandbox.Limits `json:"limits"`
+	Paths     sandbox.Paths  `json:"paths"`
+	Landlock  LandlockStatus `json:"landlock"`
+}
+
+// LandlockStatus reports the kernel wall.
+type LandlockStatus struct {
+	Mode     string `json:"mode"`
+	Enforced bool   `json:"enforced"`
+	ABI      int    `json:"abi"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// Roots reports the workdir, read roots, policy source, limits, and which
+// of the available commands the policy enables or disables.
+func Roots(sb *sandbox.Sandbox, available []string) RootsResult {
+	p := sb.Policy()
+	res := RootsResult{Workdir: sb.Workdir(), ReadRoots: sb.ReadRoots(), Limits: p.Limits, Paths: p.Paths,
+		Commands: []string{}, Disabled: []string{}}
+	if p.Source != "" {
+		src := p.Source
+		res.Config = &src
+	}
+	for _, c := range available {
+		if p.Enabled(c) {
+			res.Commands = append(res.Commands, c)
+		} else {
+			res.Disabled = append(res.Disabled, c)
+		}
+	}
+	for _, l := range []*[]string{&res.Paths.Deny, &res.Paths.Allow, &res.Paths.WriteDeny, &res.Paths.DenyRegex, &res.Paths.AllowRegex} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	res.Landlock = LandlockStatus{Mode: p.Sandbox.Landlock, Reason: "this build does not apply Landlock yet; only the user-space checks guard the roots"}
+	if p.Sandbox.Landlock == "off" {
+		res.Landlock.Reason = "switched off by the policy"
+	}
+	return res
+}

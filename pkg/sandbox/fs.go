@@ -1,0 +1,337 @@
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Info describes one filesystem object that passed the policy.
+type Info struct {
+	Name    string      // base name
+	Path    string      // as output shows it: workdir-relative, or absolute under a read root
+	Abs     string      // absolute path after symlinks
+	Type    string      // file, dir, symlink, other
+	Size    int64       // bytes
+	Mode    fs.FileMode // permission bits and type
+	ModTime time.Time
+	Target  string // symlink target, as stored
+	Nlink   uint64
+}
+
+// TypeOf names a file mode as SPEC's `type` field does.
+func TypeOf(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "file"
+	case m.IsDir():
+		return "dir"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	}
+	return "other"
+}
+
+func newInfo(name, display, abs string, fi fs.FileInfo) Info {
+	return Info{Name: name, Path: display, Abs: abs, Type: TypeOf(fi.Mode()), Size: fi.Size(),
+		Mode: fi.Mode(), ModTime: fi.ModTime().UTC(), Nlink: nlink(fi)}
+}
+
+// File is a regular file opened for reading that passed every check.
+type File struct {
+	*os.File
+	Info Info
+}
+
+// Open opens a regular file for reading. It refuses directories
+// (not_a_file), FIFOs, sockets and devices (denied, without blocking), and
+// any file whose real path the policy denies.
+func (s *Sandbox) Open(p string) (*File, error) {
+	t, err := s.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.lexicalChecks(t); err != nil {
+		return nil, err
+	}
+	// Refuse special files before opening them: opening a device can have
+	// effects of its own. The descriptor is checked again below.
+	pre, err := t.rt.r.Stat(t.rel)
+	if err != nil {
+		return nil, s.mapErr(err, t)
+	}
+	if err := kindCheck(pre.Mode(), false, t.given); err != nil {
+		return nil, err
+	}
+	f, err := t.rt.r.OpenFile(t.rel, openReadFlags, 0)
+	if err != nil {
+		return nil, s.mapErr(err, t)
+	}
+	info, err := s.checkOpened(f, t, false, AccessRead)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &File{File: f, Info: info}, nil
+}
+
+// lexicalChecks are the checks on the spelling of a path, before any
+// open: /proc, /sys and /dev, and deny patterns on the path as written.
+func (s *Sandbox) lexicalChecks(t *target) error {
+	clean := path.Clean(t.rel)
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return deny(RuleRoot, t.given, "%s climbs out of its root with '..'", t.given)
+	}
+	if specialFS(t.rt.abs(clean)) {
+		return deny(RuleSpecialFS, t.given, "%s is under /proc, /sys or /dev, which are never readable", t.given)
+	}
+	if err := s.checkPatterns(clean, true, AccessRead, t.given); err != nil {
+		return err
+	}
+	return nil
+}
+
+// kindCheck refuses what is neither a regular file nor (when wantDir) a
+// directory.
+func kindCheck(m fs.FileMode, wantDir bool, given string) error {
+	switch {
+	case m.IsRegular():
+		if wantDir {
+			return Errorf(CodeNotADir, given, "%s is not a directory", given)
+		}
+		return nil
+	case m.IsDir():
+		if !wantDir {
+			return Errorf(CodeNotAFile, given, "%s is a directory, not a file", given)
+		}
+		return nil
+	}
+	return deny(RuleSpecialFile, given, "%s is a %s; FIFOs, sockets and devices are never opened", given, kindName(m))
+}
+
+func kindName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+// checkOpened applies the policy to what an open descriptor really is:
+// its type, its filesystem, its real path and its link count.
+func (s *Sandbox) checkOpened(f *os.File, t *target, wantDir bool, acc Access) (Info, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return Info{}, s.mapErr(err, t)
+	}
+	if err := kindCheck(fi.Mode(), wantDir, t.given); err != nil {
+		return Info{}, err
+	}
+	real, err := fdPath(f, t.rt.abs(path.Clean(t.rel)))
+	if err != nil {
+		return Info{}, &Error{Code: CodeIO, Path: t.given, Msg: "cannot tell where " + t.given + " leads: " + err.Error(), Err: err}
+	}
+	if specialFS(real) || onSpecialFS(f) {
+		return Info{}, deny(RuleSpecialFS, t.given, "%s leads into /proc, /sys or /dev, which are never readable", t.given)
+	}
+	rel, ok := t.rt.relOf(real)
+	if !ok {
+		return Info{}, deny(RuleSymlink, t.given, "%s leads out of its root", t.given)
+	}
+	if err := s.checkPatterns(rel, fi.IsDir(), acc, t.given); err != nil {
+		return Info{}, err
+	}
+	if acc == AccessWrite {
+		if err := s.checkWrite(t.rt, rel, t.given); err != nil {
+			return Info{}, err
+		}
+	}
+	if !fi.IsDir() && s.policy.Paths.DenyHardlinks && nlink(fi) > 1 {
+		return Info{}, deny(RuleHardlink, t.given, "%s has %d hard links and deny_hardlinks is on", t.given, nlink(fi))
+	}
+	return newInfo(path.Base(rel), t.display(), real, fi), nil
+}
+
+// mapErr maps an os.Root error, telling a '..' climb from a symlink escape.
+func (s *Sandbox) mapErr(err error, t *target) error {
+	return mapOpenErr(err, t.given)
+}
+
+// Dir is an opened directory that passed every check. Entries below it are
+// reached through its own handle, so each costs O(1) opens at any depth.
+type Dir struct {
+	s    *Sandbox
+	rt   *root
+	r    *os.Root // pinned to this directory
+	f    *os.File // the same directory, for listing
+	rel  string   // real root-relative path
+	Info Info
+}
+
+// OpenDir opens a directory for listing.
+func (s *Sandbox) OpenDir(p string) (*Dir, error) {
+	t, err := s.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.lexicalChecks(t); err != nil {
+		return nil, err
+	}
+	pre, err := t.rt.r.Stat(t.rel)
+	if err != nil {
+		return nil, s.mapErr(err, t)
+	}
+	if err := kindCheck(pre.Mode(), true, t.given); err != nil {
+		return nil, err
+	}
+	sub, err := t.rt.r.OpenRoot(t.rel)
+	if err != nil {
+		return nil, s.mapErr(err, t)
+	}
+	f, err := sub.Open(".")
+	if err != nil {
+		sub.Close()
+		return nil, s.mapErr(err, t)
+	}
+	info, err := s.checkOpened(f, t, true, AccessRead)
+	if err != nil {
+		f.Close()
+		sub.Close()
+		return nil, err
+	}
+	rel, _ := t.rt.relOf(info.Abs)
+	return &Dir{s: s, rt: t.rt, r: sub, f: f, rel: rel, Info: info}, nil
+}
+
+// Close releases the directory.
+func (d *Dir) Close() error {
+	d.f.Close()
+	return d.r.Close()
+}
+
+// Listing is what ReadDir returns: the entries the policy shows, sorted by
+// name, and how many it hid.
+type Listing struct {
+	Entries []Info
+	Denied  int
+}
+
+// ReadDir lists the directory. Entries the policy denies are left out and
+// counted; symlinks are reported as themselves, with their target.
+func (d *Dir) ReadDir() (Listing, error) {
+	ents, err := d.f.ReadDir(-1)
+	if err != nil {
+		return Listing{}, mapOpenErr(err, d.Info.Path)
+	}
+	var out Listing
+	for _, e := range ents {
+		name := e.Name()
+		rel := name
+		if d.rel != "." {
+			rel = d.rel + "/" + name
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // vanished since the listing was read
+		}
+		if d.s.checkPatterns(rel, fi.IsDir(), AccessRead, name) != nil || specialFS(d.rt.abs(rel)) {
+			out.Denied++
+			continue
+		}
+		info := newInfo(name, displayPath(d.rt, d.childDisplay(name)), d.rt.abs(rel), fi)
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			info.Target, _ = d.r.Readlink(name)
+		}
+		out.Entries = append(out.Entries, info)
+	}
+	sort.Slice(out.Entries, func(i, j int) bool { return out.Entries[i].Name < out.Entries[j].Name })
+	return out, nil
+}
+
+func (d *Dir) childDisplay(name string) string {
+	base := d.Info.Path
+	if d.rt.writable {
+		if base == "." {
+			return name
+		}
+		return base + "/" + name
+	}
+	rel, _ := d.rt.relOf(base)
+	if rel == "" || rel == "." {
+		return name
+	}
+	return rel + "/" + name
+}
+
+// Lstat describes a path without following a final symlink, as stat(1)
+// does. Directories on the way are resolved through the root.
+func (s *Sandbox) Lstat(p string) (Info, error) {
+	t, err := s.resolve(p)
+	if err != nil {
+		return Info{}, err
+	}
+	if err := s.lexicalChecks(t); err != nil {
+		return Info{}, err
+	}
+	i := strings.LastIndexByte(t.rel, '/')
+	parent, name := ".", t.rel
+	if i >= 0 {
+		parent, name = t.rel[:i], t.rel[i+1:]
+	}
+	if t.rel == "." || name == ".." {
+		d, err := s.OpenDir(p)
+		if err != nil {
+			return Info{}, err
+		}
+		defer d.Close()
+		return d.Info, nil
+	}
+	sub, err := t.rt.r.OpenRoot(parent)
+	if err != nil {
+		return Info{}, s.mapErr(err, t)
+	}
+	defer sub.Close()
+	pd, err := sub.Open(".")
+	if err != nil {
+		return Info{}, s.mapErr(err, t)
+	}
+	realParent, err := fdPath(pd, t.rt.abs(path.Clean(parent)))
+	pd.Close()
+	if err != nil {
+		return Info{}, &Error{Code: CodeIO, Path: t.given, Msg: err.Error(), Err: err}
+	}
+	prel, ok := t.rt.relOf(realParent)
+	if !ok {
+		return Info{}, deny(RuleSymlink, t.given, "%s leads out of its root", t.given)
+	}
+	rel := name
+	if prel != "." {
+		rel = prel + "/" + name
+	}
+	abs := t.rt.abs(rel)
+	if specialFS(abs) {
+		return Info{}, deny(RuleSpecialFS, t.given, "%s leads into /proc, /sys or /dev, which are never readable", t.given)
+	}
+	if err := s.checkPatterns(rel, true, AccessRead, t.given); err != nil {
+		return Info{}, err
+	}
+	fi, err := sub.Lstat(name)
+	if err != nil {
+		return Info{}, s.mapErr(err, t)
+	}
+	if err := s.checkPatterns(rel, fi.IsDir(), AccessRead, t.given); err != nil {
+		return Info{}, err
+	}
+	info := newInfo(name, t.display(), abs, fi)
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		info.Target, _ = sub.Readlink(name)
+	}
+	return info, nil
+}

@@ -1,0 +1,218 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Access is what a command does to the paths it is given.
+type Access int
+
+const (
+	AccessRead  Access = iota // read content, list, stat
+	AccessWrite               // create, change or remove
+)
+
+func (a Access) String() string {
+	if a == AccessWrite {
+		return "write"
+	}
+	return "read"
+}
+
+// commandTable lists every command the policy can switch, its access class
+// and whether it is on in the built-in default. It is the one list the CLI
+// registry is checked against.
+var commandTable = map[string]struct {
+	Access Access
+	On     bool
+}{
+	"roots": {AccessRead, true}, "explain": {AccessRead, true},
+	"read": {AccessRead, true}, "ls": {AccessRead, true}, "stat": {AccessRead, true},
+	"grep": {AccessRead, true}, "wc": {AccessRead, true}, "slice": {AccessRead, true},
+	"sort": {AccessRead, true}, "cut": {AccessRead, true}, "find": {AccessRead, true},
+	"write": {AccessWrite, true}, "edit": {AccessWrite, true}, "mkdir": {AccessWrite, true},
+	"mv": {AccessWrite, true}, "cp": {AccessWrite, true}, "rm": {AccessWrite, false},
+	"links": {AccessWrite, true}, "tools": {AccessRead, true},
+	"completion": {AccessRead, true}, "man": {AccessRead, true},
+}
+
+// Commands returns every policy-switchable command name, sorted.
+func Commands() []string {
+	out := make([]string, 0, len(commandTable))
+	for k := range commandTable {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CommandAccess reports the access class of a command and whether it exists.
+func CommandAccess(name string) (Access, bool) {
+	c, ok := commandTable[name]
+	return c.Access, ok
+}
+
+// Policy is the decoded TOML policy. Field tags are the file's keys.
+type Policy struct {
+	Workdir   string          `toml:"workdir" json:"workdir"`
+	ReadRoots []string        `toml:"read_roots" json:"read_roots"`
+	Commands  map[string]bool `toml:"commands" json:"commands"`
+	Paths     Paths           `toml:"paths" json:"paths"`
+	// DenyHardlinks may also be written at the top level, before any table;
+	// it means the same as paths.deny_hardlinks.
+	DenyHardlinks bool          `toml:"deny_hardlinks" json:"-"`
+	Limits        Limits        `toml:"limits" json:"limits"`
+	Sandbox       SandboxPolicy `toml:"sandbox" json:"sandbox"`
+	Audit         Audit         `toml:"audit" json:"audit"`
+
+	// Source is the policy file's canonical path, "" for the built-in default.
+	Source string `toml:"-" json:"-"`
+}
+
+// Paths holds the path rules of [paths].
+type Paths struct {
+	Deny          []string `toml:"deny" json:"deny"`
+	Allow         []string `toml:"allow" json:"allow"`
+	WriteDeny     []string `toml:"write_deny" json:"write_deny"`
+	DenyRegex     []string `toml:"deny_regex" json:"deny_regex"`
+	AllowRegex    []string `toml:"allow_regex" json:"allow_regex"`
+	DenyHardlinks bool     `toml:"deny_hardlinks" json:"deny_hardlinks"`
+}
+
+// Limits holds [limits]; every value is a positive count of bytes or items.
+type Limits struct {
+	MaxReadBytes  int64 `toml:"max_read_bytes" json:"max_read_bytes"`
+	MaxWriteBytes int64 `toml:"max_write_bytes" json:"max_write_bytes"`
+	MaxResults    int64 `toml:"max_results" json:"max_results"`
+	MaxSortBytes  int64 `toml:"max_sort_bytes" json:"max_sort_bytes"`
+}
+
+// SandboxPolicy holds [sandbox].
+type SandboxPolicy struct {
+	Landlock string `toml:"landlock" json:"landlock"`
+}
+
+// Audit holds [audit].
+type Audit struct {
+	Log string `toml:"log" json:"log"`
+}
+
+// DefaultLimits are the limits of SPEC §4.
+var DefaultLimits = Limits{
+	MaxReadBytes:  1 << 20,
+	MaxWriteBytes: 16 << 20,
+	MaxResults:    10000,
+	MaxSortBytes:  512 << 20,
+}
+
+// newPolicy returns a policy holding every default a file may override.
+func newPolicy() *Policy {
+	p := &Policy{Limits: DefaultLimits, Sandbox: SandboxPolicy{Landlock: "best-effort"}, Commands: map[string]bool{}}
+	for name, c := range commandTable {
+		p.Commands[name] = c.On
+	}
+	return p
+}
+
+// DefaultPolicy is the built-in policy: workdir = cwd, no extra read roots,
+// every command but rm on, .git never written.
+func DefaultPolicy(cwd string) *Policy {
+	p := newPolicy()
+	p.Workdir = cwd
+	p.Paths.WriteDeny = []string{"**/.git/**"}
+	return p
+}
+
+// Enabled reports whether the policy switches command name on.
+func (p *Policy) Enabled(name string) bool {
+	on, ok := p.Commands[name]
+	if !ok {
+		return commandTable[name].On
+	}
+	return on
+}
+
+// expandRoot turns a configured root into an absolute path: ~ and
+// environment variables are expanded, and the result must be absolute.
+func expandRoot(s, home string, getenv func(string) (string, bool)) (string, error) {
+	var bad error
+	s = os.Expand(s, func(name string) string {
+		v, ok := getenv(name)
+		switch {
+		case !ok || v == "":
+			bad = fmt.Errorf("environment variable %s is unset or empty", name)
+		case strings.ContainsAny(v, "/\x00") || strings.Contains(v, "..") || v == ".":
+			bad = fmt.Errorf("environment variable %s holds %q: a value may not hold '/', '..' or be '.'", name, v)
+		}
+		return v
+	})
+	if bad != nil {
+		return "", bad
+	}
+	if s == "~" || strings.HasPrefix(s, "~/") {
+		if home == "" {
+			return "", fmt.Errorf("%q needs a home directory and $HOME is unset", s)
+		}
+		s = filepath.Join(home, strings.TrimPrefix(s, "~"))
+	}
+	if !filepath.IsAbs(s) {
+		return "", fmt.Errorf("%q is not an absolute path (write it absolute, or start it with ~/)", s)
+	}
+	return filepath.Clean(s), nil
+}
+
+// validate checks everything that does not need the filesystem.
+func (p *Policy) validate() error {
+	for name := range p.Commands {
+		if _, ok := commandTable[name]; !ok {
+			return fmt.Errorf("[commands]: unknown command %q", name)
+		}
+	}
+	for _, lim := range []struct {
+		name string
+		v    int64
+	}{{"max_read_bytes", p.Limits.MaxReadBytes}, {"max_write_bytes", p.Limits.MaxWriteBytes},
+		{"max_results", p.Limits.MaxResults}, {"max_sort_bytes", p.Limits.MaxSortBytes}} {
+		if lim.v <= 0 {
+			return fmt.Errorf("[limits] %s must be a positive number, got %d", lim.name, lim.v)
+		}
+	}
+	switch p.Sandbox.Landlock {
+	case "best-effort", "off":
+	case "required":
+		return fmt.Errorf(`[sandbox] landlock = "required": this build cannot enforce Landlock yet, so it refuses to run`)
+	default:
+		return fmt.Errorf(`[sandbox] landlock must be "best-effort", "required" or "off", got %q`, p.Sandbox.Landlock)
+	}
+	if p.Audit.Log != "" {
+		return fmt.Errorf("[audit] log: this build cannot write an audit log yet, so it refuses to run rather than run unaudited")
+	}
+	for _, set := range []struct {
+		name string
+		pats []string
+	}{{"deny", p.Paths.Deny}, {"allow", p.Paths.Allow}, {"write_deny", p.Paths.WriteDeny}} {
+		for _, g := range set.pats {
+			if g == "" || !doublestar.ValidatePattern(g) {
+				return fmt.Errorf("[paths] %s: invalid glob %q", set.name, g)
+			}
+		}
+	}
+	for _, set := range []struct {
+		name string
+		res  []string
+	}{{"deny_regex", p.Paths.DenyRegex}, {"allow_regex", p.Paths.AllowRegex}} {
+		for _, r := range set.res {
+			if _, err := regexp.Compile(r); err != nil {
+				return fmt.Errorf("[paths] %s: invalid regular expression %q: %v", set.name, r, err)
+			}
+		}
+	}
+	return nil
+}

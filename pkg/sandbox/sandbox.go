@@ -1,0 +1,373 @@
+// Package sandbox is the only part of fsbox that touches the filesystem.
+// Every open, stat, listing and write goes through a *Sandbox, which holds
+// one os.Root per configured root and applies the policy to the path each
+// descriptor really refers to.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+const (
+	maxPathLen      = 4096
+	maxComponentLen = 255
+)
+
+// root is one opened root directory.
+type root struct {
+	dir      string   // canonical absolute path
+	alias    string   // the path as configured, cleaned (may differ through symlinks)
+	r        *os.Root // every access below dir goes through r
+	writable bool     // the workdir
+}
+
+// Sandbox applies one policy to every filesystem access.
+type Sandbox struct {
+	policy    *Policy
+	work      *root
+	roots     []*root // workdir first, then read roots, most specific first
+	deny      []string
+	allow     []string
+	writeDeny []string
+	denyRe    []*regexp.Regexp
+	allowRe   []*regexp.Regexp
+	home      string
+}
+
+// New opens the policy's roots. The policy must come from Load or
+// DefaultPolicy. Errors are CodeConfig.
+func New(p *Policy, home string) (*Sandbox, error) {
+	if err := p.validate(); err != nil {
+		return nil, Errorf(CodeConfig, p.Source, "%v", err)
+	}
+	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow}
+	open := func(dir string, writable bool) (*root, error) {
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			return nil, Errorf(CodeConfig, dir, "root %s does not exist or cannot be resolved: %v", dir, unwrapPathErr(err))
+		}
+		fi, err := os.Stat(real)
+		if err != nil || !fi.IsDir() {
+			return nil, Errorf(CodeConfig, dir, "root %s is not a directory", dir)
+		}
+		r, err := os.OpenRoot(real)
+		if err != nil {
+			return nil, Errorf(CodeConfig, dir, "cannot open root %s: %v", dir, unwrapPathErr(err))
+		}
+		return &root{dir: real, alias: filepath.Clean(dir), r: r, writable: writable}, nil
+	}
+	var err error
+	if s.work, err = open(p.Workdir, true); err != nil {
+		return nil, err
+	}
+	if p.Source != "" && within(p.Source, s.work.dir) {
+		return nil, Errorf(CodeConfig, p.Source, "the policy file %s lies inside its own workdir %s, where the sandboxed side could rewrite it", p.Source, s.work.dir)
+	}
+	s.roots = []*root{s.work}
+	for _, d := range p.ReadRoots {
+		r, err := open(d, false)
+		if err != nil {
+			return nil, err
+		}
+		s.roots = append(s.roots, r)
+	}
+	// Most specific root first; the workdir wins a tie so writes can happen.
+	sort.SliceStable(s.roots, func(i, j int) bool {
+		a, b := s.roots[i], s.roots[j]
+		if len(a.dir) != len(b.dir) {
+			return len(a.dir) > len(b.dir)
+		}
+		return a.writable && !b.writable
+	})
+	for _, g := range p.Paths.Deny {
+		s.deny = append(s.deny, strings.ToLower(g))
+	}
+	for _, g := range p.Paths.WriteDeny {
+		s.writeDeny = append(s.writeDeny, strings.ToLower(g))
+	}
+	for _, r := range p.Paths.DenyRegex {
+		s.denyRe = append(s.denyRe, regexp.MustCompile("(?i)"+r))
+	}
+	for _, r := range p.Paths.AllowRegex {
+		s.allowRe = append(s.allowRe, regexp.MustCompile(r))
+	}
+	return s, nil
+}
+
+// Close releases the roots.
+func (s *Sandbox) Close() error {
+	for _, r := range s.roots {
+		r.r.Close()
+	}
+	return nil
+}
+
+// Policy returns the policy the sandbox enforces.
+func (s *Sandbox) Policy() *Policy { return s.policy }
+
+// Workdir returns the canonical workdir.
+func (s *Sandbox) Workdir() string { return s.work.dir }
+
+// ReadRoots returns the canonical read roots, in configuration order.
+func (s *Sandbox) ReadRoots() []string {
+	out := []string{}
+	for _, d := range s.policy.ReadRoots {
+		for _, r := range s.roots {
+			if r.alias == filepath.Clean(d) && !r.writable {
+				out = append(out, r.dir)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Limits returns the policy's limits.
+func (s *Sandbox) Limits() Limits { return s.policy.Limits }
+
+// CheckCommand refuses a command the policy switched off.
+func (s *Sandbox) CheckCommand(name string) error {
+	if !s.policy.Enabled(name) {
+		return &Error{Code: CodeDenied, Rule: RuleCommand, Msg: fmt.Sprintf("the command %q is switched off by the policy", name)}
+	}
+	return nil
+}
+
+// ValidatePath applies the shape rules every path argument must pass: not
+// empty, no NUL byte, at most 4096 bytes, no component over 255 bytes.
+func ValidatePath(p string) error {
+	switch {
+	case p == "":
+		return Errorf(CodeUsage, p, "empty path")
+	case strings.IndexByte(p, 0) >= 0:
+		return Errorf(CodeUsage, p, "path holds a NUL byte")
+	case len(p) > maxPathLen:
+		return Errorf(CodeUsage, p, "path is longer than %d bytes", maxPathLen)
+	}
+	for _, c := range strings.Split(p, "/") {
+		if len(c) > maxComponentLen {
+			return Errorf(CodeUsage, p, "a path component is longer than %d bytes", maxComponentLen)
+		}
+	}
+	return nil
+}
+
+// target is a path argument matched to its root.
+type target struct {
+	given string // as the caller wrote it
+	rt    *root
+	rel   string // root-relative, '/'-separated, "." for the root; may hold ".."
+}
+
+// resolve matches a path argument to a root without touching the disk.
+func (s *Sandbox) resolve(p string) (*target, error) {
+	if err := ValidatePath(p); err != nil {
+		return nil, err
+	}
+	given := p
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if s.home == "" {
+			return nil, Errorf(CodeUsage, given, "~ needs a home directory and $HOME is unset")
+		}
+		p = s.home + strings.TrimPrefix(p, "~")
+	}
+	if !strings.HasPrefix(p, "/") {
+		return &target{given: given, rt: s.work, rel: relJoin(splitPath(p))}, nil
+	}
+	parts := splitPath(p)
+	for _, r := range s.roots {
+		for _, base := range []string{r.dir, r.alias} {
+			bp := splitPath(base)
+			if len(bp) <= len(parts) && equalParts(bp, parts[:len(bp)]) {
+				return &target{given: given, rt: r, rel: relJoin(parts[len(bp):])}, nil
+			}
+		}
+	}
+	return nil, deny(RuleRoot, given, "%s is outside the workdir and every read root", given)
+}
+
+// splitPath splits on '/', dropping empty and "." components. ".." stays:
+// os.Root resolves it against real directories, never lexically.
+func splitPath(p string) []string {
+	var out []string
+	for _, c := range strings.Split(p, "/") {
+		if c != "" && c != "." {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func relJoin(parts []string) string {
+	if len(parts) == 0 {
+		return "."
+	}
+	return strings.Join(parts, "/")
+}
+
+func equalParts(a, b []string) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// display is how output names a path: relative to the workdir inside it,
+// absolute elsewhere. Lexical: it is the caller's spelling, cleaned.
+func (t *target) display() string {
+	return displayPath(t.rt, path.Clean(t.rel))
+}
+
+func displayPath(rt *root, rel string) string {
+	if rt.writable {
+		return rel
+	}
+	if rel == "." {
+		return rt.dir
+	}
+	return path.Join(filepath.ToSlash(rt.dir), rel)
+}
+
+// absReal is the absolute path of a root-relative real path.
+func (rt *root) abs(rel string) string {
+	if rel == "." {
+		return rt.dir
+	}
+	return filepath.Join(rt.dir, filepath.FromSlash(rel))
+}
+
+// relOf turns an absolute real path into one relative to rt, or reports
+// that it is not below rt.
+func (rt *root) relOf(abs string) (string, bool) {
+	if abs == rt.dir {
+		return ".", true
+	}
+	prefix := rt.dir
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	if !strings.HasPrefix(abs, prefix) {
+		return "", false
+	}
+	return filepath.ToSlash(abs[len(prefix):]), true
+}
+
+// specialFS reports whether an absolute path lies in /proc, /sys or /dev.
+func specialFS(abs string) bool {
+	for _, d := range []string{"/proc", "/sys", "/dev"} {
+		if abs == d || strings.HasPrefix(abs, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPatterns applies deny, allow and (for writes) write_deny to a real
+// root-relative path. A path is denied when it or any of its parent
+// directories matches a deny pattern. Allow patterns apply to everything
+// but directories, which stay traversable.
+func (s *Sandbox) checkPatterns(rel string, isDir bool, acc Access, given string) *Error {
+	if rel != "." {
+		lower := strings.ToLower(rel)
+		for p := lower; ; {
+			for _, g := range s.deny {
+				if ok, _ := doublestar.Match(g, p); ok {
+					return deny(RuleDeny, given, "%s matches the deny pattern %q", given, g)
+				}
+			}
+			if acc == AccessWrite {
+				for _, g := range s.writeDeny {
+					if ok, _ := doublestar.Match(g, p); ok {
+						return deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q: readable, never written", given, g)
+					}
+				}
+			}
+			i := strings.LastIndexByte(p, '/')
+			if i < 0 {
+				break
+			}
+			p = p[:i]
+		}
+		for _, re := range s.denyRe {
+			if re.MatchString(rel) {
+				return deny(RuleDeny, given, "%s matches the deny_regex %q", given, strings.TrimPrefix(re.String(), "(?i)"))
+			}
+		}
+	}
+	if isDir || (len(s.allow) == 0 && len(s.allowRe) == 0) {
+		return nil
+	}
+	for _, g := range s.allow {
+		if ok, _ := doublestar.Match(g, rel); ok {
+			return nil
+		}
+	}
+	for _, re := range s.allowRe {
+		if re.MatchString(rel) {
+			return nil
+		}
+	}
+	return deny(RuleAllow, given, "%s matches no allow pattern", given)
+}
+
+// checkWrite applies the rules only writes have: the workdir is the one
+// writable root, and the active policy file is never written.
+func (s *Sandbox) checkWrite(rt *root, rel, given string) *Error {
+	if !rt.writable {
+		return deny(RuleReadOnly, given, "%s is outside the workdir %s, the only writable directory", given, s.work.dir)
+	}
+	if s.policy.Source != "" && within(s.policy.Source, rt.abs(rel)) {
+		return deny(RuleConfigFile, given, "%s is or holds the active policy file", given)
+	}
+	return nil
+}
+
+// mapOpenErr turns an error from os.Root into an *Error.
+func mapOpenErr(err error, given string) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	msg := unwrapPathErr(err).Error()
+	switch {
+	case strings.Contains(msg, "path escapes from parent"):
+		return deny(RuleSymlink, given, "%s leads out of its root (through '..' or a symlink)", given)
+	case errors.Is(err, syscall.ELOOP):
+		return deny(RuleSymlink, given, "%s: too many levels of symbolic links", given)
+	case errors.Is(err, fs.ErrNotExist):
+		return Errorf(CodeNotFound, given, "%s does not exist", given)
+	case errors.Is(err, syscall.ENOTDIR):
+		return Errorf(CodeNotFound, given, "%s does not exist (a parent is not a directory)", given)
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return Errorf(CodeUsage, given, "%s: path too long", given)
+	}
+	return &Error{Code: CodeIO, Path: given, Msg: fmt.Sprintf("%s: %s", given, msg), Err: err}
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
