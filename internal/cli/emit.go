@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/textio"
 )
 
 // Formats.
@@ -23,6 +24,7 @@ const (
 // command that fails half way leaves stdout empty (SPEC §3).
 type printer struct {
 	w      io.Writer
+	errw   io.Writer // for the text form's truncation note
 	format string
 	pretty bool
 	color  bool
@@ -50,11 +52,7 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 				return err
 			}
 		}
-		if tr != nil && tr.Truncated {
-			if err := enc.Encode(tr); err != nil {
-				return err
-			}
-		}
+		p.trailer(bw, tr)
 	default:
 		if err := newEncoder(bw, p.pretty && p.format == formatJSON).Encode(v); err != nil {
 			return err
@@ -65,6 +63,81 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 	}
 	_, err := p.w.Write(buf.Bytes())
 	return err
+}
+
+// lines runs a command whose items are lines. In json the op collects
+// them and one object is printed. In ndjson and text they stream as the op
+// produces them, in constant memory: a JSON string per line, or the bytes
+// exactly as the file has them. A limit that cut the list is reported by a
+// trailer line (ndjson) or a note on stderr (text). An error before the
+// first line leaves stdout empty; one after it cannot take back what was
+// already written.
+func (p *printer) lines(run func(sink ops.LineSink) (any, *ops.Truncation, error)) error {
+	if p.format != formatNDJSON && p.format != formatText {
+		v, _, err := run(nil)
+		if err != nil {
+			return err
+		}
+		return p.emit(v, nil, nil, nil)
+	}
+	bw := bufio.NewWriterSize(p.w, 64<<10)
+	var sink ops.LineSink
+	if p.format == formatText {
+		sink = func(line []byte) error { _, err := bw.Write(line); return err }
+	} else {
+		enc := newEncoder(bw, false)
+		sink = func(line []byte) error { return enc.Encode(string(textio.TrimEOL(line))) }
+	}
+	_, tr, err := run(sink)
+	if err != nil {
+		return err
+	}
+	p.trailer(bw, tr)
+	return bw.Flush()
+}
+
+// rows is lines for commands whose items are rows of fields (cut): an
+// array per row in ndjson; in text, the fields joined by text's function.
+func (p *printer) rows(run func(sink ops.RowSink) (any, *ops.Truncation, error), text func(w *bufio.Writer, fields [][]byte, eol []byte) error) error {
+	if p.format != formatNDJSON && p.format != formatText {
+		v, _, err := run(nil)
+		if err != nil {
+			return err
+		}
+		return p.emit(v, nil, nil, nil)
+	}
+	bw := bufio.NewWriterSize(p.w, 64<<10)
+	sink := func(fields [][]byte, eol []byte) error { return text(bw, fields, eol) }
+	if p.format == formatNDJSON {
+		enc := newEncoder(bw, false)
+		var row []string
+		sink = func(fields [][]byte, _ []byte) error {
+			row = row[:0]
+			for _, f := range fields {
+				row = append(row, string(f))
+			}
+			return enc.Encode(row)
+		}
+	}
+	_, tr, err := run(sink)
+	if err != nil {
+		return err
+	}
+	p.trailer(bw, tr)
+	return bw.Flush()
+}
+
+// trailer reports a truncated list after its items.
+func (p *printer) trailer(bw *bufio.Writer, tr *ops.Truncation) {
+	if tr == nil || !tr.Truncated {
+		return
+	}
+	if p.format == formatText {
+		bw.Flush()
+		fmt.Fprintf(p.errw, "fsbox: truncated: the %s limit cut the output\n", tr.Limit)
+		return
+	}
+	newEncoder(bw, false).Encode(tr)
 }
 
 func newEncoder(w io.Writer, pretty bool) *json.Encoder {

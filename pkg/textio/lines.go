@@ -19,8 +19,12 @@ type Reader struct {
 	buf        []byte
 	start, end int
 	err        error
-	partial    bool // bytes consumed since the last newline
+	partial    bool  // bytes consumed since the last newline
+	off        int64 // bytes consumed
 }
+
+// Offset returns how many bytes have been consumed.
+func (r *Reader) Offset() int64 { return r.off }
 
 // NewReader returns a Reader with a block of size bytes (DefaultBufSize if 0).
 func NewReader(r io.Reader, size int) *Reader {
@@ -64,6 +68,7 @@ func (r *Reader) consume(n int) {
 		r.partial = r.buf[r.start+n-1] != '\n'
 	}
 	r.start += n
+	r.off += int64(n)
 }
 
 // SkipLines discards up to n lines and returns how many it discarded
@@ -76,6 +81,7 @@ func (r *Reader) SkipLines(n int64) int64 {
 			done += c
 			if c == 0 {
 				r.start += len(chunk)
+				r.off += int64(len(chunk))
 				r.partial = true
 			} else {
 				r.consume(len(chunk))
@@ -130,6 +136,86 @@ func (r *Reader) AppendLines(dst []byte, n int64, max int) (out []byte, lines in
 }
 
 var nl = []byte{'\n'}
+
+// ReadLine returns the next line with its terminator, or io.EOF when none
+// is left. A line of any length is returned whole (the buffer grows to the
+// longest line, never to the file). The slice is valid until the next call.
+func (r *Reader) ReadLine() ([]byte, error) {
+	scanned := 0
+	for {
+		if i := bytes.IndexByte(r.buf[r.start+scanned:r.end], '\n'); i >= 0 {
+			line := r.buf[r.start : r.start+scanned+i+1]
+			r.consume(len(line))
+			return line, nil
+		}
+		scanned = r.end - r.start
+		if r.err != nil {
+			if scanned == 0 {
+				if errors.Is(r.err, io.EOF) {
+					return nil, io.EOF
+				}
+				return nil, r.err
+			}
+			line := r.buf[r.start:r.end]
+			r.consume(len(line))
+			return line, nil
+		}
+		// Make room: move the partial line to the front, grow if full.
+		if r.start > 0 {
+			copy(r.buf, r.buf[r.start:r.end])
+			r.end -= r.start
+			r.start = 0
+		}
+		if r.end == len(r.buf) {
+			r.buf = append(r.buf, make([]byte, len(r.buf))...)
+		}
+		var n int
+		n, r.err = r.r.Read(r.buf[r.end:])
+		r.end += n
+	}
+}
+
+// LineStartFromEnd returns the byte offset where the k-th line from the
+// end of a size-byte input starts (k >= 1), scanning backwards in blocks of
+// len(buf); 0 when the input has k lines or fewer, size when k <= 0.
+func LineStartFromEnd(r io.ReaderAt, size, k int64, buf []byte) (int64, error) {
+	if k <= 0 {
+		return size, nil
+	}
+	end := size
+	if end > 0 {
+		var last [1]byte
+		if _, err := r.ReadAt(last[:], end-1); err != nil {
+			return 0, err
+		}
+		if last[0] == '\n' {
+			end-- // the final newline ends the last line; it starts none
+		}
+	}
+	for end > 0 {
+		n := int64(len(buf))
+		if n > end {
+			n = end
+		}
+		block := buf[:n]
+		if _, err := r.ReadAt(block, end-n); err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		for {
+			i := bytes.LastIndexByte(block, '\n')
+			if i < 0 {
+				break
+			}
+			k--
+			if k == 0 {
+				return end - n + int64(i) + 1, nil
+			}
+			block = block[:i]
+		}
+		end -= n
+	}
+	return 0, nil
+}
 
 // SplitLines splits b into lines, terminators kept; a final line without a
 // newline is a line. It allocates only the slice headers.

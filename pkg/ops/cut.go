@@ -1,0 +1,266 @@
+package ops
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/textio"
+)
+
+// FieldList is a parsed cut field list: 1-based fields in ascending order,
+// as GNU cut prints them whatever order the list names them in.
+type FieldList struct {
+	explicit []bool // explicit[i]: field i+1 selected
+	from     int    // every field >= from selected (0: none)
+}
+
+// ParseFieldList parses "1,3", "2-4", "3-", "-2" and their combinations.
+func ParseFieldList(s string) (FieldList, error) {
+	var fl FieldList
+	if s == "" {
+		return fl, usagef("", "empty field list")
+	}
+	num := func(t string) (int, error) {
+		n, err := strconv.Atoi(t)
+		if err != nil || n < 1 || strings.ContainsAny(t, "+-") {
+			return 0, usagef("", "invalid field %q in list %q: fields are numbered from 1", t, s)
+		}
+		if n > 1<<20 {
+			return 0, usagef("", "field %d in list %q is too large", n, s)
+		}
+		return n, nil
+	}
+	set := func(lo, hi int) {
+		for len(fl.explicit) < hi {
+			fl.explicit = append(fl.explicit, false)
+		}
+		for i := lo; i <= hi; i++ {
+			fl.explicit[i-1] = true
+		}
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		switch {
+		case !isRange:
+			n, err := num(part)
+			if err != nil {
+				return fl, err
+			}
+			set(n, n)
+		case lo == "" && hi == "":
+			return fl, usagef("", "invalid range %q in list %q", part, s)
+		case hi == "":
+			n, err := num(lo)
+			if err != nil {
+				return fl, err
+			}
+			if fl.from == 0 || n < fl.from {
+				fl.from = n
+			}
+		default:
+			a := 1
+			if lo != "" {
+				var err error
+				if a, err = num(lo); err != nil {
+					return fl, err
+				}
+			}
+			b, err := num(hi)
+			if err != nil {
+				return fl, err
+			}
+			if b < a {
+				return fl, usagef("", "invalid decreasing range %q in list %q", part, s)
+			}
+			set(a, b)
+		}
+	}
+	return fl, nil
+}
+
+// Has reports whether 1-based field i is selected.
+func (fl FieldList) Has(i int) bool {
+	return (fl.from > 0 && i >= fl.from) || (i <= len(fl.explicit) && fl.explicit[i-1])
+}
+
+// RowSink receives each row's selected fields and the line's terminator;
+// both are valid only during the call.
+type RowSink func(fields [][]byte, eol []byte) error
+
+// CutOptions are cut's inputs.
+type CutOptions struct {
+	Path          string
+	Fields        string // the LIST
+	Delimiter     string // default tab (comma with CSV)
+	Regex         bool   // Delimiter is an RE2 pattern
+	CSV           bool   // RFC 4180 records
+	OnlyDelimited bool   // -s: drop lines without the delimiter
+	Sink          RowSink
+}
+
+// CutResult holds the selected fields of each row.
+type CutResult struct {
+	Path  string     `json:"path"`
+	Rows  [][]string `json:"rows"`
+	Count int64      `json:"count"`
+	Truncation
+}
+
+// Cut selects fields from each line, streaming. A line without the
+// delimiter is one field and is kept whole (GNU cut), unless OnlyDelimited.
+func Cut(sb *sandbox.Sandbox, o CutOptions) (CutResult, error) {
+	fl, err := ParseFieldList(o.Fields)
+	if err != nil {
+		return CutResult{}, err
+	}
+	if o.Regex && o.CSV {
+		return CutResult{}, usagef(o.Path, "--regex and --csv do not go together")
+	}
+	delim := o.Delimiter
+	if delim == "" {
+		delim = "\t"
+		if o.CSV {
+			delim = ","
+		}
+	}
+	var re *regexp.Regexp
+	if o.Regex {
+		if re, err = regexp.Compile(delim); err != nil {
+			return CutResult{}, usagef(o.Path, "invalid --regex delimiter %q: %v", delim, err)
+		}
+	}
+	if o.CSV && (len([]rune(delim)) != 1 || delim == "\"" || delim == "\r" || delim == "\n") {
+		return CutResult{}, usagef(o.Path, "--csv needs a one-character delimiter other than a quote or newline, got %q", delim)
+	}
+	f, err := sb.Open(o.Path)
+	if err != nil {
+		return CutResult{}, err
+	}
+	defer f.Close()
+	res := CutResult{Path: f.Info.Path}
+	sink := o.Sink
+	if sink == nil {
+		res.Rows = [][]string{}
+		sink = func(fields [][]byte, _ []byte) error {
+			row := make([]string, len(fields))
+			for i, fd := range fields {
+				row[i] = string(bytes.ToValidUTF8(fd, []byte("\uFFFD")))
+			}
+			res.Rows = append(res.Rows, row)
+			return nil
+		}
+	}
+	max := sb.Limits().MaxResults
+	emit := func(fields [][]byte, eol []byte) (bool, error) {
+		if res.Count >= max {
+			res.Truncated, res.Limit = true, "max_results"
+			return false, nil
+		}
+		res.Count++
+		return true, sink(fields, eol)
+	}
+	if o.CSV {
+		return res, cutCSV(f, fl, []rune(delim)[0], emit)
+	}
+	r := textio.NewReader(f, 0)
+	var sel [][]byte
+	sep := []byte(delim)
+	for {
+		line, err := r.ReadLine()
+		if errors.Is(err, io.EOF) {
+			return res, nil
+		}
+		if err != nil {
+			return CutResult{}, sandbox.AsError(err)
+		}
+		body := textio.TrimEOL(line)
+		eol := line[len(body):]
+		sel = sel[:0]
+		var parts [][]byte
+		if re != nil {
+			idx := re.FindAllIndex(body, -1)
+			if len(idx) == 0 {
+				parts = nil
+			} else {
+				prev := 0
+				for _, m := range idx {
+					parts = append(parts, body[prev:m[0]])
+					prev = m[1]
+				}
+				parts = append(parts, body[prev:])
+			}
+		}
+		switch {
+		case re != nil && parts == nil, re == nil && !bytes.Contains(body, sep):
+			if o.OnlyDelimited {
+				continue
+			}
+			sel = append(sel, body)
+		case re != nil:
+			for i, p := range parts {
+				if fl.Has(i + 1) {
+					sel = append(sel, p)
+				}
+			}
+		default:
+			rest := body
+			for i := 1; ; i++ {
+				j := bytes.Index(rest, sep)
+				if j < 0 {
+					if fl.Has(i) {
+						sel = append(sel, rest)
+					}
+					break
+				}
+				if fl.Has(i) {
+					sel = append(sel, rest[:j])
+				}
+				rest = rest[j+len(sep):]
+				if fl.from == 0 && i >= len(fl.explicit) {
+					break
+				}
+			}
+		}
+		more, err := emit(sel, eol)
+		if err != nil {
+			return CutResult{}, err
+		}
+		if !more {
+			return res, nil
+		}
+	}
+}
+
+func cutCSV(r io.Reader, fl FieldList, comma rune, emit func([][]byte, []byte) (bool, error)) error {
+	cr := csv.NewReader(r)
+	cr.Comma = comma
+	cr.FieldsPerRecord = -1
+	cr.LazyQuotes = true
+	cr.ReuseRecord = true
+	var sel [][]byte
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return sandbox.Errorf(sandbox.CodeIO, "", "CSV: %v", err)
+		}
+		sel = sel[:0]
+		for i, v := range rec {
+			if fl.Has(i + 1) {
+				sel = append(sel, []byte(v))
+			}
+		}
+		more, err := emit(sel, []byte("\n"))
+		if err != nil || !more {
+			return err
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package ops
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/textio"
+)
+
+// LineSink receives each selected line with its terminator, exactly as the
+// file has it. The slice is valid only during the call.
+type LineSink func(line []byte) error
+
+// SliceOptions are slice's inputs: Python's lines[Start:End].
+type SliceOptions struct {
+	Path  string
+	Start *int64 // nil: 0
+	End   *int64 // nil: to the end
+	Sink  LineSink
+}
+
+// SliceResult holds the selected lines.
+type SliceResult struct {
+	Path  string `json:"path"`
+	Start int64  `json:"start"`
+	End   *int64 `json:"end"`
+	// Total is the file's line count when the slice read the file from its
+	// start to its end; null when it did not need to (a negative START reads
+	// only the end of the file, a positive END stops reading there).
+	Total *int64 `json:"total"`
+	// Line is the 1-based number of the first returned line when known.
+	Line  *int64   `json:"line"`
+	Lines []string `json:"lines"`
+	Count int64    `json:"count"`
+	Truncation
+}
+
+// Slice selects lines[Start:End] with Python's semantics: negative bounds
+// count from the end, out-of-range bounds clamp. A negative bound is found
+// by scanning backwards from the end of the file, so `-10` reads only the
+// tail; a non-negative window stops reading at End.
+func Slice(sb *sandbox.Sandbox, o SliceOptions) (SliceResult, error) {
+	f, err := sb.Open(o.Path)
+	if err != nil {
+		return SliceResult{}, err
+	}
+	defer f.Close()
+	var start int64
+	if o.Start != nil {
+		start = *o.Start
+	}
+	res := SliceResult{Path: f.Info.Path, Start: start, End: o.End}
+	sink := o.Sink
+	if sink == nil {
+		res.Lines = []string{}
+		sink = func(line []byte) error {
+			res.Lines = append(res.Lines, string(bytes.ToValidUTF8(textio.TrimEOL(line), []byte("\uFFFD"))))
+			return nil
+		}
+	}
+	max := sb.Limits().MaxResults
+	size := f.Info.Size
+	buf := make([]byte, 64<<10)
+
+	// offsetOf finds where line i starts (negative i from the end).
+	offsetOf := func(i int64) (int64, error) {
+		if i < 0 {
+			return textio.LineStartFromEnd(f, size, -i, buf)
+		}
+		r := textio.NewReader(io.NewSectionReader(f, 0, size), 0)
+		r.SkipLines(i)
+		return r.Offset(), r.Err()
+	}
+
+	// One forward pass when both bounds are non-negative (or END absent):
+	// skip START lines, stop after END. Otherwise find each bound's byte
+	// offset (backwards for a negative one) and stream the range between.
+	forward := start >= 0 && (o.End == nil || *o.End >= 0)
+	from, to, limit := int64(0), size, int64(-1)
+	if forward {
+		if o.End != nil {
+			limit = max64(*o.End-start, 0)
+		}
+	} else {
+		if from, err = offsetOf(start); err != nil {
+			return SliceResult{}, sandbox.AsError(err)
+		}
+		if o.End != nil {
+			if to, err = offsetOf(*o.End); err != nil {
+				return SliceResult{}, sandbox.AsError(err)
+			}
+		}
+		if to < from {
+			to = from
+		}
+	}
+	r := textio.NewReader(io.NewSectionReader(f, from, to-from), 0)
+	var skipped int64
+	if forward {
+		skipped = r.SkipLines(start)
+	}
+	if start >= 0 {
+		res.Line = ptr(start + 1)
+	}
+	for limit < 0 || res.Count < limit {
+		line, err := r.ReadLine()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return SliceResult{}, sandbox.AsError(err)
+		}
+		if res.Count >= max {
+			res.Truncated, res.Limit = true, "max_results"
+			break
+		}
+		if err := sink(line); err != nil {
+			return SliceResult{}, err
+		}
+		res.Count++
+	}
+	if forward && !res.Truncated && r.AtEOF() {
+		res.Total = ptr(skipped + res.Count)
+	}
+	if res.Count == 0 {
+		res.Line = nil
+	}
+	return res, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,337 @@
+package ops
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/textio"
+)
+
+// SortOptions are sort's inputs.
+type SortOptions struct {
+	Path       string
+	Reverse    bool   // -r
+	Numeric    bool   // -n, as GNU sort -n
+	IgnoreCase bool   // -f, fold lower case to upper
+	Unique     bool   // -u, first of each run of equal keys
+	Key        string // -k N or N,M: fields N to M (1-based, M default end of line)
+	Separator  string // -t: field separator (default: blank-to-non-blank transitions, as GNU)
+	Sink       LineSink
+}
+
+// SortResult holds the sorted lines.
+type SortResult struct {
+	Path  string   `json:"path"`
+	Lines []string `json:"lines"`
+	Count int64    `json:"count"`
+	Truncation
+}
+
+// Sort sorts a file's lines in byte order (as LC_ALL=C sort). Keys that
+// compare equal fall back to comparing whole lines, as GNU sort does
+// without -s; -r reverses both. The whole file is held in memory, so a file
+// over max_sort_bytes is too_large.
+func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
+	key, err := parseKey(o.Key)
+	if err != nil {
+		return SortResult{}, err
+	}
+	if len(o.Separator) > 1 && o.Separator != `\0` {
+		return SortResult{}, usagef(o.Path, "--separator must be one character, got %q", o.Separator)
+	}
+	if o.Separator == `\0` {
+		o.Separator = "\x00"
+	}
+	f, err := sb.Open(o.Path)
+	if err != nil {
+		return SortResult{}, err
+	}
+	defer f.Close()
+	limit := sb.Limits().MaxSortBytes
+	if f.Info.Size > limit {
+		return SortResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
+			Msg: fmt.Sprintf("%s has %d bytes, over max_sort_bytes = %d", o.Path, f.Info.Size, limit)}
+	}
+	data := make([]byte, 0, f.Info.Size+1)
+	data, err = readAllInto(io.LimitReader(f, limit+1), data)
+	if err != nil {
+		return SortResult{}, sandbox.AsError(err)
+	}
+	if int64(len(data)) > limit {
+		return SortResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "%s grew past max_sort_bytes = %d while being read", o.Path, limit)
+	}
+	lines := make([][]byte, 0, bytes.Count(data, []byte{'\n'})+1)
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			lines = append(lines, data)
+			break
+		}
+		lines = append(lines, data[:i])
+		data = data[i+1:]
+	}
+	sorter := newLineSorter(o, key)
+	sorter.sort(lines)
+
+	res := SortResult{Path: f.Info.Path}
+	sink := o.Sink
+	if sink == nil {
+		res.Lines = []string{}
+		sink = func(line []byte) error {
+			res.Lines = append(res.Lines, string(bytes.ToValidUTF8(textio.TrimEOL(line), []byte("\uFFFD"))))
+			return nil
+		}
+	}
+	max := sb.Limits().MaxResults
+	var prev []byte
+	var buf []byte
+	for i, l := range lines {
+		if o.Unique && i > 0 && sorter.keyCompare(prev, l) == 0 {
+			continue
+		}
+		prev = l
+		if res.Count >= max {
+			res.Truncated, res.Limit = true, "max_results"
+			break
+		}
+		buf = append(append(buf[:0], l...), '\n')
+		if err := sink(buf); err != nil {
+			return SortResult{}, err
+		}
+		res.Count++
+	}
+	return res, nil
+}
+
+func readAllInto(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// sortKey is -k N[,M]: fields first..last (last 0 = end of line).
+type sortKey struct{ first, last int }
+
+func parseKey(s string) (sortKey, error) {
+	if s == "" {
+		return sortKey{}, nil
+	}
+	a, b, hasEnd := strings.Cut(s, ",")
+	first, err := strconv.Atoi(a)
+	if err != nil || first < 1 {
+		return sortKey{}, usagef("", "invalid --key %q: want a field number N or N,M (1-based)", s)
+	}
+	k := sortKey{first: first}
+	if hasEnd {
+		if k.last, err = strconv.Atoi(b); err != nil || k.last < first {
+			return sortKey{}, usagef("", "invalid --key %q: want N,M with M >= N", s)
+		}
+	}
+	return k, nil
+}
+
+type lineSorter struct {
+	o   SortOptions
+	key sortKey
+}
+
+func newLineSorter(o SortOptions, k sortKey) *lineSorter { return &lineSorter{o: o, key: k} }
+
+func (s *lineSorter) sort(lines [][]byte) {
+	plain := !s.o.Numeric && !s.o.IgnoreCase && s.key.first == 0
+	cmp := func(a, b []byte) int {
+		c := 0
+		if !plain {
+			c = s.keyCompare(a, b)
+		}
+		if c == 0 {
+			c = bytes.Compare(a, b) // last resort: whole lines
+		}
+		return c
+	}
+	if s.o.Reverse {
+		fwd := cmp
+		cmp = func(a, b []byte) int { return fwd(b, a) }
+	}
+	if plain && !s.o.Reverse {
+		parallelSort(lines, bytes.Compare)
+		return
+	}
+	if s.o.Unique {
+		// keep the first of equal keys: the order among equal keys is input order
+		key := func(a, b []byte) int {
+			if s.o.Reverse {
+				return s.keyCompare(b, a)
+			}
+			return s.keyCompare(a, b)
+		}
+		slices.SortStableFunc(lines, key)
+		return
+	}
+	parallelSort(lines, cmp)
+}
+
+// keyCompare compares the sort keys of two lines (no last resort).
+func (s *lineSorter) keyCompare(a, b []byte) int {
+	if s.key.first > 0 {
+		a, b = s.field(a), s.field(b)
+	}
+	switch {
+	case s.o.Numeric:
+		return numCompare(a, b)
+	case s.o.IgnoreCase:
+		return foldCompare(a, b)
+	}
+	return bytes.Compare(a, b)
+}
+
+// field extracts the key's fields from a line. Without a separator a field
+// is a run of blanks followed by non-blanks (GNU: leading blanks belong to
+// the field).
+func (s *lineSorter) field(line []byte) []byte {
+	start, end := -1, len(line)
+	n := 0
+	if sep := s.o.Separator; sep != "" {
+		c := sep[0]
+		pos := 0
+		for n = 1; ; n++ {
+			if n == s.key.first {
+				start = pos
+			}
+			i := bytes.IndexByte(line[pos:], c)
+			if i < 0 {
+				break
+			}
+			if s.key.last > 0 && n == s.key.last {
+				end = pos + i
+				break
+			}
+			pos += i + 1
+		}
+	} else {
+		pos := 0
+		for n = 1; pos <= len(line); n++ {
+			if n == s.key.first {
+				start = pos
+			}
+			for pos < len(line) && isBlank(line[pos]) {
+				pos++
+			}
+			for pos < len(line) && !isBlank(line[pos]) {
+				pos++
+			}
+			if s.key.last > 0 && n == s.key.last {
+				end = pos
+				break
+			}
+			if pos == len(line) {
+				break
+			}
+		}
+	}
+	if start < 0 || start > end {
+		return nil
+	}
+	return line[start:end]
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
+
+func foldCompare(a, b []byte) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, y := upper(a[i]), upper(b[i])
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return len(a) - len(b)
+}
+
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - 32
+	}
+	return c
+}
+
+// numCompare compares leading numbers as GNU sort -n does in the C locale:
+// blanks, an optional '-', digits, an optional '.' and digits; no number
+// is zero. It compares digit strings, so any length is exact.
+func numCompare(a, b []byte) int {
+	na, nb := parseNum(a), parseNum(b)
+	if na.neg != nb.neg {
+		if na.neg {
+			return -1
+		}
+		return 1
+	}
+	c := compareMagnitude(na, nb)
+	if na.neg {
+		return -c
+	}
+	return c
+}
+
+type number struct {
+	neg       bool
+	int, frac []byte // int without leading zeros, frac without trailing zeros
+}
+
+func parseNum(s []byte) number {
+	i := 0
+	for i < len(s) && isBlank(s[i]) {
+		i++
+	}
+	var n number
+	if i < len(s) && s[i] == '-' {
+		n.neg = true
+		i++
+	}
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	n.int = bytes.TrimLeft(s[i:j], "0")
+	if j < len(s) && s[j] == '.' {
+		k := j + 1
+		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+			k++
+		}
+		n.frac = bytes.TrimRight(s[j+1:k], "0")
+	}
+	if len(n.int) == 0 && len(n.frac) == 0 {
+		n.neg = false // -0 == 0
+	}
+	return n
+}
+
+func compareMagnitude(a, b number) int {
+	if len(a.int) != len(b.int) {
+		if len(a.int) < len(b.int) {
+			return -1
+		}
+		return 1
+	}
+	if c := bytes.Compare(a.int, b.int); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.frac, b.frac)
+}
