@@ -1,18 +1,23 @@
 package ops
 
 import (
+	"bytes"
 	"runtime"
 	"slices"
 	"sync"
 )
 
 // parallelSort sorts s with cmp using up to GOMAXPROCS goroutines: the
-// parts are sorted concurrently, then merged pairwise. The result is the
-// same as a stable sort of s.
-func parallelSort[T any](s []T, cmp func(a, b T) int) {
+// parts are sorted concurrently, then merged pairwise. With stable the
+// result keeps equal elements in input order.
+func parallelSort[T any](s []T, cmp func(a, b T) int, stable bool) {
+	sortPart := slices.SortFunc[[]T, T]
+	if stable {
+		sortPart = slices.SortStableFunc[[]T, T]
+	}
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 || len(s) < 1<<14 {
-		slices.SortStableFunc(s, cmp)
+		sortPart(s, cmp)
 		return
 	}
 	for workers&(workers-1) != 0 {
@@ -25,7 +30,7 @@ func parallelSort[T any](s []T, cmp func(a, b T) int) {
 		lo, hi := min(i*size, len(s)), min((i+1)*size, len(s))
 		parts[i] = s[lo:hi]
 		wg.Add(1)
-		go func(p []T) { defer wg.Done(); slices.SortStableFunc(p, cmp) }(parts[i])
+		go func(p []T) { defer wg.Done(); sortPart(p, cmp) }(parts[i])
 	}
 	wg.Wait()
 	buf := make([]T, len(s))
@@ -60,3 +65,66 @@ func merge[T any](dst, a, b []T, cmp func(a, b T) int) {
 	k += copy(dst[k:], a[i:])
 	copy(dst[k:], b[j:])
 }
+
+// radixSortLines sorts lines in byte order: one counting pass on the first
+// two bytes spreads them over 257*257 buckets (a shorter line first), then
+// the buckets are sorted concurrently from their third byte on.
+func radixSortLines(lines [][]byte) {
+	if len(lines) < 1<<12 {
+		slices.SortFunc(lines, bytesCompare)
+		return
+	}
+	const nb = 257 * 257
+	key := func(l []byte) int {
+		k := 0
+		if len(l) > 0 {
+			k = (int(l[0]) + 1) * 257
+			if len(l) > 1 {
+				k += int(l[1]) + 1
+			}
+		}
+		return k
+	}
+	counts := make([]int, nb+1)
+	for _, l := range lines {
+		counts[key(l)+1]++
+	}
+	for i := 1; i <= nb; i++ {
+		counts[i] += counts[i-1]
+	}
+	starts := slices.Clone(counts)
+	out := make([][]byte, len(lines))
+	for _, l := range lines {
+		k := key(l)
+		out[counts[k]] = l
+		counts[k]++
+	}
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	per := (len(lines) + workers - 1) / workers
+	b := 0
+	for w := 0; w < workers && b < nb; w++ {
+		lo := b
+		for b < nb && starts[b+1]-starts[lo] < per {
+			b++
+		}
+		if w == workers-1 {
+			b = nb
+		} else if b < nb {
+			b++
+		}
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for k := lo; k < hi; k++ {
+				if bucket := out[starts[k]:starts[k+1]]; len(bucket) > 1 && k%257 != 0 {
+					slices.SortFunc(bucket, func(x, y []byte) int { return bytesCompare(x[2:], y[2:]) })
+				}
+			}
+		}(lo, b)
+	}
+	wg.Wait()
+	copy(lines, out)
+}
+
+func bytesCompare(a, b []byte) int { return bytes.Compare(a, b) }

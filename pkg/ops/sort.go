@@ -152,38 +152,126 @@ type lineSorter struct {
 
 func newLineSorter(o SortOptions, k sortKey) *lineSorter { return &lineSorter{o: o, key: k} }
 
+// record is a line's index with its precomputed number (for -n). It
+// holds no pointers, so sorting moves 32 bytes and the GC never scans it.
+type record struct {
+	num fixed
+	idx int
+}
+
+// fixed is a number of at most 18 integer and 18 fraction digits, exactly.
+type fixed struct {
+	neg, big bool   // big: does not fit; compare the strings instead
+	int      uint64 // integer part
+	frac     uint64 // fraction digits, scaled to 18 places
+}
+
+func parseFixed(s []byte) fixed {
+	n := parseNum(s)
+	f := fixed{neg: n.neg}
+	if len(n.int) > 18 || len(n.frac) > 18 {
+		f.big = true
+		return f
+	}
+	for _, c := range n.int {
+		f.int = f.int*10 + uint64(c-'0')
+	}
+	for i := 0; i < 18; i++ {
+		f.frac *= 10
+		if i < len(n.frac) {
+			f.frac += uint64(n.frac[i] - '0')
+		}
+	}
+	return f
+}
+
+// compareFixed compares two numbers that both fit.
+func compareFixed(a, b fixed) int {
+	if a.neg != b.neg {
+		if a.neg {
+			return -1
+		}
+		return 1
+	}
+	c := 0
+	switch {
+	case a.int != b.int:
+		c = cmpU(a.int, b.int)
+	case a.frac != b.frac:
+		c = cmpU(a.frac, b.frac)
+	}
+	if a.neg {
+		return -c
+	}
+	return c
+}
+
+func cmpU(a, b uint64) int {
+	if a < b {
+		return -1
+	}
+	return 1
+}
+
+// sort orders lines in place. Plain byte order uses a radix pass plus
+// parallel bucket sorts; keyed orders precompute each line's key once.
 func (s *lineSorter) sort(lines [][]byte) {
-	plain := !s.o.Numeric && !s.o.IgnoreCase && s.key.first == 0
-	cmp := func(a, b []byte) int {
-		c := 0
-		if !plain {
-			c = s.keyCompare(a, b)
+	if !s.o.Numeric && !s.o.IgnoreCase && s.key.first == 0 {
+		radixSortLines(lines)
+		if s.o.Reverse {
+			slices.Reverse(lines)
 		}
-		if c == 0 {
-			c = bytes.Compare(a, b) // last resort: whole lines
+		return
+	}
+	keys := lines
+	if s.key.first > 0 || s.o.IgnoreCase {
+		keys = make([][]byte, len(lines))
+		for i, l := range lines {
+			k := l
+			if s.key.first > 0 {
+				k = s.field(l)
+			}
+			if s.o.IgnoreCase {
+				k = bytes.ToUpper(k)
+			}
+			keys[i] = k
 		}
-		return c
+	}
+	recs := make([]record, len(lines))
+	for i := range lines {
+		recs[i].idx = i
+		if s.o.Numeric {
+			recs[i].num = parseFixed(keys[i])
+		}
+	}
+	keyCmp := func(a, b record) int {
+		if s.o.Numeric {
+			if a.num.big || b.num.big {
+				return numCompare(keys[a.idx], keys[b.idx])
+			}
+			return compareFixed(a.num, b.num)
+		}
+		return bytes.Compare(keys[a.idx], keys[b.idx])
+	}
+	cmp := func(a, b record) int {
+		if c := keyCmp(a, b); c != 0 {
+			return c
+		}
+		return bytes.Compare(lines[a.idx], lines[b.idx]) // last resort: whole lines
+	}
+	if s.o.Unique {
+		cmp = keyCmp // equal keys keep input order; the first is kept
 	}
 	if s.o.Reverse {
 		fwd := cmp
-		cmp = func(a, b []byte) int { return fwd(b, a) }
+		cmp = func(a, b record) int { return fwd(b, a) }
 	}
-	if plain && !s.o.Reverse {
-		parallelSort(lines, bytes.Compare)
-		return
+	parallelSort(recs, cmp, s.o.Unique)
+	sorted := make([][]byte, len(lines))
+	for i := range recs {
+		sorted[i] = lines[recs[i].idx]
 	}
-	if s.o.Unique {
-		// keep the first of equal keys: the order among equal keys is input order
-		key := func(a, b []byte) int {
-			if s.o.Reverse {
-				return s.keyCompare(b, a)
-			}
-			return s.keyCompare(a, b)
-		}
-		slices.SortStableFunc(lines, key)
-		return
-	}
-	parallelSort(lines, cmp)
+	copy(lines, sorted)
 }
 
 // keyCompare compares the sort keys of two lines (no last resort).
