@@ -3,6 +3,7 @@ package textio
 import (
 	"bytes"
 	"io"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -22,28 +23,46 @@ func (c *Counts) Add(o Counts) {
 	c.Chars += o.Chars
 }
 
-// byteClass: 1 = ASCII space, 2 = UTF-8 continuation byte, 4 = a lead byte
-// that may start a multi-byte space (U+0085, U+1680, U+2000.., U+3000).
+// ASCII classes for wc -w: a printable character is part of a word, a
+// space ends one, a control character is neither (GNU wc 9).
+const (
+	clsWord    = 0
+	clsSpace   = 1
+	clsNeutral = 2
+	clsMulti   = 3 // first byte of a multi-byte sequence: decode it
+)
+
 var byteClass [256]uint8
 
 func init() {
+	for b := 0; b < 0x20; b++ {
+		byteClass[b] = clsNeutral
+	}
+	byteClass[0x7F] = clsNeutral
 	for _, b := range []byte(" \t\n\v\f\r") {
-		byteClass[b] = 1
+		byteClass[b] = clsSpace
 	}
-	for b := 0x80; b < 0xC0; b++ {
-		byteClass[b] = 2
+	for b := 0x80; b < 0x100; b++ {
+		byteClass[b] = clsMulti
 	}
-	byteClass[0xC2], byteClass[0xE1], byteClass[0xE2], byteClass[0xE3] = 4, 4, 4, 4
 }
 
-// isUnicodeSpace is glibc's iswspace for non-ASCII runes in a UTF-8 locale:
-// the no-break spaces (U+00A0, U+2007, U+202F) are not spaces.
-func isUnicodeSpace(r rune) bool {
+// runeClass classifies a non-ASCII character as GNU wc -w does in a UTF-8
+// locale: a printable space or no-break space separates words, another
+// printable character is part of one, a non-printable one (C1 controls,
+// line and paragraph separators, unassigned code points) is neither.
+func runeClass(r rune) uint8 {
 	switch r {
-	case 0x85, 0x1680, 0x2028, 0x2029, 0x205F, 0x3000:
-		return true
+	case 0x00A0, 0x1680, 0x2007, 0x202F, 0x205F, 0x2060, 0x3000:
+		return clsSpace
 	}
-	return r >= 0x2000 && r <= 0x200A && r != 0x2007
+	if r >= 0x2000 && r <= 0x200A {
+		return clsSpace
+	}
+	if unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Zs, unicode.Cf, unicode.Co) {
+		return clsWord
+	}
+	return clsNeutral
 }
 
 // Count reads r to the end and counts lines, words, bytes and characters
@@ -76,35 +95,28 @@ func Count(r io.Reader, buf []byte) (Counts, error) {
 			}
 			c.Lines += int64(bytes.Count(block[:end], nl))
 			c.Bytes += int64(end)
-			for i := 0; i < end; i++ {
-				b := block[i]
-				cls := byteClass[b]
-				if cls == 0 {
-					if !inWord {
-						c.Words++
-						inWord = true
+			for i := 0; i < end; {
+				cls := byteClass[block[i]]
+				if cls == clsMulti {
+					r, size := utf8.DecodeRune(block[i:end])
+					i += size
+					if r == utf8.RuneError && size == 1 {
+						continue // an invalid byte is no character, and no word
 					}
 					c.Chars++
-					continue
+					cls = runeClass(r)
+				} else {
+					i++
+					c.Chars++
 				}
 				switch cls {
-				case 1:
-					inWord = false
-					c.Chars++
-				case 2:
-					// continuation byte: part of the current character
-				case 4:
-					r, size := utf8.DecodeRune(block[i:end])
-					c.Chars++
-					if size > 1 && isUnicodeSpace(r) {
-						inWord = false
-						i += size - 1
-						continue
-					}
+				case clsWord:
 					if !inWord {
 						c.Words++
 						inWord = true
 					}
+				case clsSpace:
+					inWord = false
 				}
 			}
 			carry = copy(buf, block[end:n])
