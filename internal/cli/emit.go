@@ -127,6 +127,21 @@ func (p *printer) rows(run func(sink ops.RowSink) (any, *ops.Truncation, error),
 	return bw.Flush()
 }
 
+// paths is lines for commands whose items are paths (find, grep -l): a
+// JSON string per path in ndjson, one path a line in text.
+func (p *printer) paths(run func(sink func(string) error) (any, *ops.Truncation, error)) error {
+	return p.lines(func(sink ops.LineSink) (any, *ops.Truncation, error) {
+		if sink == nil {
+			return run(nil)
+		}
+		var buf []byte
+		return run(func(s string) error {
+			buf = append(append(buf[:0], s...), '\n')
+			return sink(buf)
+		})
+	})
+}
+
 // trailer reports a truncated list after its items.
 func (p *printer) trailer(bw *bufio.Writer, tr *ops.Truncation) {
 	if tr == nil || !tr.Truncated {

@@ -6,6 +6,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,6 +21,7 @@ type Info struct {
 	ModTime time.Time
 	Target  string // symlink target, as stored
 	Nlink   uint64
+	key     [2]uint64 // device and inode where known
 }
 
 // TypeOf names a file mode as SPEC's `type` field does.
@@ -37,7 +39,7 @@ func TypeOf(m fs.FileMode) string {
 
 func newInfo(name, display, abs string, fi fs.FileInfo) Info {
 	return Info{Name: name, Path: display, Abs: abs, Type: TypeOf(fi.Mode()), Size: fi.Size(),
-		Mode: fi.Mode(), ModTime: fi.ModTime().UTC(), Nlink: nlink(fi)}
+		Mode: fi.Mode(), ModTime: fi.ModTime().UTC(), Nlink: nlink(fi), key: devIno(fi)}
 }
 
 // File is a regular file opened for reading that passed every check.
@@ -57,25 +59,7 @@ func (s *Sandbox) Open(p string) (*File, error) {
 	if err := s.lexicalChecks(t); err != nil {
 		return nil, err
 	}
-	// Refuse special files before opening them: opening a device can have
-	// effects of its own. The descriptor is checked again below.
-	pre, err := t.rt.r.Stat(t.rel)
-	if err != nil {
-		return nil, s.mapErr(err, t)
-	}
-	if err := kindCheck(pre.Mode(), false, t.given); err != nil {
-		return nil, err
-	}
-	f, err := t.rt.r.OpenFile(t.rel, openReadFlags, 0)
-	if err != nil {
-		return nil, s.mapErr(err, t)
-	}
-	info, err := s.checkOpened(f, t, false, AccessRead)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &File{File: f, Info: info}, nil
+	return s.openTarget(t)
 }
 
 // lexicalChecks are the checks on the spelling of a path, before any
@@ -172,7 +156,8 @@ type Dir struct {
 	r    *os.Root // pinned to this directory
 	f    *os.File // the same directory, for listing
 	rel  string   // real root-relative path
-	Info Info
+	Info Info     // Info.Path: the path as reached (through symlinks, as spelled)
+	refs atomic.Int32 // Close releases one; the handles close at zero
 }
 
 // OpenDir opens a directory for listing.
@@ -195,6 +180,13 @@ func (s *Sandbox) OpenDir(p string) (*Dir, error) {
 	if err != nil {
 		return nil, s.mapErr(err, t)
 	}
+	return s.adoptDir(sub, t)
+}
+
+// adoptDir checks a freshly opened sub-root as the directory t names: its
+// real path (from the kernel), filesystem and the policy. It takes
+// ownership of sub.
+func (s *Sandbox) adoptDir(sub *os.Root, t *target) (*Dir, error) {
 	f, err := sub.Open(".")
 	if err != nil {
 		sub.Close()
@@ -207,11 +199,16 @@ func (s *Sandbox) OpenDir(p string) (*Dir, error) {
 		return nil, err
 	}
 	rel, _ := t.rt.relOf(info.Abs)
-	return &Dir{s: s, rt: t.rt, r: sub, f: f, rel: rel, Info: info}, nil
+	d := &Dir{s: s, rt: t.rt, r: sub, f: f, rel: rel, Info: info}
+	d.refs.Store(1)
+	return d, nil
 }
 
-// Close releases the directory.
+// Close releases the directory (one reference of it).
 func (d *Dir) Close() error {
+	if d.refs.Add(-1) > 0 {
+		return nil
+	}
 	d.f.Close()
 	return d.r.Close()
 }

@@ -42,3 +42,15 @@ func nlink(fi fs.FileInfo) uint64 {
 	}
 	return 1
 }
+
+// fileKey identifies a file by device and inode, for loop detection.
+func fileKey(info Info) ([2]uint64, bool) {
+	return info.key, info.key != [2]uint64{}
+}
+
+func devIno(fi fs.FileInfo) [2]uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return [2]uint64{uint64(st.Dev), st.Ino}
+	}
+	return [2]uint64{}
+}

@@ -16,3 +16,9 @@ func fdPath(f *os.File, lexical string) (string, error) { return fallbackPath(le
 func onSpecialFS(f *os.File) bool { return false }
 
 func nlink(fi fs.FileInfo) uint64 { return nlinkOf(fi) }
+
+func fileKey(info Info) ([2]uint64, bool) {
+	return info.key, info.key != [2]uint64{}
+}
+
+func devIno(fi fs.FileInfo) [2]uint64 { return devInoOf(fi) }
