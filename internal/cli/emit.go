@@ -179,6 +179,9 @@ type errorBody struct {
 // printError writes err to w in the chosen format and returns the exit code.
 func printError(w io.Writer, format string, err error) int {
 	e := sandbox.AsError(err)
+	if e.Code == sandbox.CodeNoMatch {
+		return sandbox.ExitCode(e.Code) // grep's result is already on stdout
+	}
 	if format == formatText {
 		fmt.Fprintf(w, "fsbox: %s: %s\n", e.Code, oneLine(e.Msg))
 	} else {

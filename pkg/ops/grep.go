@@ -1,0 +1,375 @@
+package ops
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+)
+
+// GrepOptions are grep's inputs.
+type GrepOptions struct {
+	Pattern          string
+	Paths            []string // files or directories; default "."
+	IgnoreCase       bool     // -i
+	Fixed            bool     // -F
+	Word             bool     // -w
+	Invert           bool     // -v
+	Count            bool     // -c: counts per file
+	FilesWithMatches bool     // -l: paths only
+	Before, After    int      // -B, -A (-C sets both)
+	MaxCount         int64    // -m: matching lines per file; 0 = no limit
+	Limit            int64    // --limit: matches in all; 0 = max_results
+	Globs            []string // -g: include globs; "!GLOB" excludes
+	Hidden           bool
+	NoIgnore         bool
+	Follow           bool
+	// Sink, when set, receives each file's result in path order instead
+	// of the result collecting them (streaming output).
+	Sink func(fr *FileResult) error
+}
+
+// Match is one matching line (or, with -v, one non-matching line).
+type Match struct {
+	Path   string   `json:"path"`
+	Line   int64    `json:"line"`
+	Column int      `json:"column"` // 1-based byte column of the first match; 0 with -v
+	Text   string   `json:"text"`
+	Before []string `json:"before,omitempty"`
+	After  []string `json:"after,omitempty"`
+
+	Raw       []byte    `json:"-"` // the line as the file has it, without "\n"
+	MatchLen  int       `json:"-"` // bytes of the first match, from Column
+	BeforeRaw []CtxLine `json:"-"`
+	AfterRaw  []CtxLine `json:"-"`
+}
+
+// CtxLine is a context line with its number, for the text form.
+type CtxLine struct {
+	Line int64
+	Raw  []byte
+}
+
+// FileCount is one file's number of matching lines (-c).
+type FileCount struct {
+	Path  string `json:"path"`
+	Count int64  `json:"count"`
+}
+
+// FileResult is what searching one file found.
+type FileResult struct {
+	Path    string
+	Matches []Match
+	Count   int64
+	Binary  bool
+
+	skipped bool  // a walked file that could not be opened (raced away, denied)
+	err     error // a named file that could not be opened or read
+}
+
+// GrepSkipped counts what grep passed over.
+type GrepSkipped struct {
+	sandbox.WalkSkipped
+	Binary   int64 `json:"binary"`
+	Special  int64 `json:"special"`  // FIFOs, sockets, devices: never opened
+	Symlinks int64 `json:"symlinks"` // not followed without -L
+	Globbed  int64 `json:"globbed"`  // left out by -g
+}
+
+// GrepResult is grep's answer. Exactly one of Matches, Counts and Paths
+// is present, by mode.
+type GrepResult struct {
+	Pattern       string       `json:"pattern"`
+	Matches       *[]Match     `json:"matches,omitempty"`
+	Counts        *[]FileCount `json:"counts,omitempty"`
+	Paths         *[]string    `json:"paths,omitempty"`
+	Count         int64        `json:"count"`
+	FilesSearched int64        `json:"files_searched"`
+	FilesMatched  int64        `json:"files_matched"`
+	BinaryFiles   []string     `json:"binary_files,omitempty"` // named files skipped as binary
+	Skipped       GrepSkipped  `json:"skipped"`
+	Truncation
+}
+
+type grepJob struct {
+	seq   int
+	entry *sandbox.Entry // from a walk
+	file  string         // or a path named on the command line
+	out   chan *FileResult
+}
+
+// Grep searches files and directory trees. Directories are walked in path
+// order with ignore rules; files are searched on every core and reported
+// in path order. A file named explicitly is searched even if ignored or
+// hidden; a binary one is listed in binary_files.
+func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
+	m, err := newMatcher(o.Pattern, o.Fixed, o.IgnoreCase, o.Word)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	var incl, excl []string
+	for _, g := range o.Globs {
+		if len(g) > 0 && g[0] == '!' {
+			excl = append(excl, g[1:])
+		} else {
+			incl = append(incl, g)
+		}
+	}
+	inclG, err := newGlobs(incl)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	exclG, err := newGlobs(excl)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	if o.Before < 0 || o.After < 0 || o.MaxCount < 0 || o.Limit < 0 {
+		return GrepResult{}, usagef("", "context, --max-count and --limit must be 0 or more")
+	}
+	max := sb.Limits().MaxResults
+	limitName := "max_results"
+	if o.Limit > 0 && o.Limit < max {
+		max, limitName = o.Limit, "limit"
+	}
+	if len(o.Paths) == 0 {
+		o.Paths = []string{"."}
+	}
+	res := GrepResult{Pattern: o.Pattern}
+	switch {
+	case o.Count:
+		res.Counts = &[]FileCount{}
+	case o.FilesWithMatches:
+		res.Paths = &[]string{}
+	default:
+		res.Matches = &[]Match{}
+	}
+	s := &searcher{m: m, o: &o, perFile: o.MaxCount}
+	if s.perFile == 0 || s.perFile > max+1 {
+		s.perFile = max + 1
+	}
+	if o.FilesWithMatches {
+		s.perFile = 1
+	}
+
+	// Pipeline: one goroutine walks in path order and hands out jobs;
+	// workers search; this goroutine takes results back in order.
+	jobs := make(chan *grepJob, 64)
+	order := make(chan *grepJob, 256)
+	stop := make(chan struct{})
+	var walkErr error
+	var skipped GrepSkipped
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		seq := 0
+		send := func(j *grepJob) bool {
+			j.seq, j.out = seq, make(chan *FileResult, 1)
+			seq++
+			select {
+			case order <- j:
+			case <-stop:
+				return false
+			}
+			jobs <- j
+			return true
+		}
+		for _, p := range o.Paths {
+			info, err := sb.Lstat(p)
+			if err == nil && info.Type == "symlink" {
+				info, err = statFollow(sb, p)
+			}
+			if err != nil {
+				walkErr = err
+				return
+			}
+			if info.Type != "dir" {
+				if info.Type == "other" {
+					walkErr = sandbox.Errorf(sandbox.CodeDenied, p, "%s is a special file; FIFOs, sockets and devices are never opened", p)
+					return
+				}
+				if !send(&grepJob{file: p}) {
+					return
+				}
+				continue
+			}
+			ws, err := sb.Walk(p, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: -1},
+				func(e *sandbox.Entry) error {
+					switch {
+					case e.Type == "dir":
+						e.Release()
+						if len(exclG) > 0 && exclG.match(e.Rel) {
+							skipped.Globbed++
+							return sandbox.SkipDir
+						}
+						return nil
+					case e.Type == "symlink":
+						skipped.Symlinks++
+					case e.Type == "other":
+						skipped.Special++
+					case (len(exclG) > 0 && exclG.match(e.Rel)) || (len(inclG) > 0 && !inclG.match(e.Rel)):
+						skipped.Globbed++
+					default:
+						if !send(&grepJob{entry: e}) {
+							return errStop
+						}
+						return nil
+					}
+					e.Release()
+					return nil
+				})
+			addWalk(&skipped.WalkSkipped, ws)
+			if err != nil {
+				if !errors.Is(err, errStop) {
+					walkErr = err
+				}
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 1<<20)
+			for j := range jobs {
+				j.out <- s.searchJob(sb, j, &buf)
+			}
+		}()
+	}
+	var sinkErr error
+	stopped := false
+	halt := func(err error) {
+		if !stopped {
+			sinkErr, stopped = err, true
+			close(stop)
+		}
+	}
+	for j := range order {
+		fr := <-j.out
+		switch {
+		case stopped || fr.skipped:
+			continue
+		case fr.err != nil:
+			halt(fr.err)
+			continue
+		}
+		res.FilesSearched++
+		if fr.Binary {
+			skipped.Binary++
+			if j.file != "" {
+				res.BinaryFiles = append(res.BinaryFiles, fr.Path)
+			}
+			continue
+		}
+		if fr.Count == 0 {
+			continue
+		}
+		// Each file is searched for up to max+1 lines, so a cut is only
+		// reported when something really was left out.
+		cut := res.Count+fr.Count > max
+		if cut {
+			fr.Count = max - res.Count
+			if int64(len(fr.Matches)) > fr.Count {
+				fr.Matches = fr.Matches[:fr.Count]
+			}
+			res.Truncated, res.Limit = true, limitName
+			if fr.Count == 0 {
+				halt(nil)
+				continue
+			}
+		}
+		res.Count += fr.Count
+		res.FilesMatched++
+		if o.Sink != nil {
+			if err := o.Sink(fr); err != nil {
+				halt(err)
+				continue
+			}
+		} else {
+			switch {
+			case o.Count:
+				*res.Counts = append(*res.Counts, FileCount{Path: fr.Path, Count: fr.Count})
+			case o.FilesWithMatches:
+				*res.Paths = append(*res.Paths, fr.Path)
+			default:
+				*res.Matches = append(*res.Matches, fr.Matches...)
+			}
+		}
+		if cut {
+			halt(nil)
+		}
+	}
+	wg.Wait()
+	if walkErr != nil {
+		return GrepResult{}, walkErr
+	}
+	if sinkErr != nil {
+		return GrepResult{}, sinkErr
+	}
+	res.Skipped = skipped
+	return res, nil
+}
+
+func addWalk(dst *sandbox.WalkSkipped, w sandbox.WalkSkipped) {
+	dst.Ignored += w.Ignored
+	dst.Hidden += w.Hidden
+	dst.Denied += w.Denied
+	dst.Loops += w.Loops
+	dst.Errors += w.Errors
+}
+
+func statFollow(sb *sandbox.Sandbox, p string) (sandbox.Info, error) {
+	if d, err := sb.OpenDir(p); err == nil {
+		defer d.Close()
+		return d.Info, nil
+	}
+	f, err := sb.Open(p)
+	if err != nil {
+		return sandbox.Info{}, err
+	}
+	defer f.Close()
+	return f.Info, nil
+}
+
+// searcher searches one file at a time; it is shared by the workers and
+// holds no per-file state.
+type searcher struct {
+	m       *matcher
+	o       *GrepOptions
+	perFile int64
+}
+
+func (s *searcher) searchJob(sb *sandbox.Sandbox, j *grepJob, buf *[]byte) *FileResult {
+	var f *sandbox.File
+	var err error
+	if j.entry != nil {
+		f, err = j.entry.Open()
+		j.entry.Release()
+		if err != nil {
+			return &FileResult{skipped: true}
+		}
+	} else if f, err = sb.Open(j.file); err != nil {
+		return &FileResult{err: err}
+	}
+	defer f.Close()
+	fr := &FileResult{Path: f.Info.Path}
+	if err := s.search(f, fr, buf); err != nil {
+		if j.entry != nil {
+			return &FileResult{skipped: true}
+		}
+		return &FileResult{err: sandbox.AsError(err)}
+	}
+	return fr
+}
+
+// GrepNamesOneFile reports whether paths name exactly one file (not a
+// directory), in which case the text form leaves the path out, as grep does.
+func GrepNamesOneFile(sb *sandbox.Sandbox, paths []string) bool {
+	if len(paths) != 1 {
+		return false
+	}
+	info, err := statFollow(sb, paths[0])
+	return err == nil && info.Type == "file"
+}

@@ -1,0 +1,175 @@
+package ops
+
+import (
+	"bytes"
+	"errors"
+	"io"
+)
+
+// search reads one file in blocks of whole lines and records its matching
+// lines in fr, up to s.perFile. A NUL byte anywhere makes the file binary:
+// its matches are dropped.
+func (s *searcher) search(r io.Reader, fr *FileResult, bufp *[]byte) error {
+	buf := *bufp
+	o := s.o
+	simple := !o.Invert && o.Before == 0 && o.After == 0
+	needLines := !o.Count && !o.FilesWithMatches
+	keep := needLines // whether match objects are built
+	lineNo := int64(1) // number of the first line in the block
+	carry := 0
+	var lc lineCtx
+	lc.init(o.Before, o.After)
+	for {
+		n, rerr := io.ReadFull(r, buf[carry:])
+		eof := errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF)
+		if rerr != nil && !eof {
+			return rerr
+		}
+		data := buf[:carry+n]
+		end := len(data)
+		if !eof {
+			end = bytes.LastIndexByte(data, '\n') + 1
+			if end == 0 {
+				// One line longer than the buffer: grow it.
+				buf = append(buf, make([]byte, len(buf))...)
+				*bufp = buf
+				carry = len(data)
+				continue
+			}
+		}
+		block := data[:end]
+		if bytes.IndexByte(block, 0) >= 0 {
+			fr.Binary, fr.Matches, fr.Count = true, nil, 0
+			return nil
+		}
+		if simple {
+			pos, last := 0, 0
+			for fr.Count < s.perFile {
+				st, en := s.m.next(block, pos)
+				if st < 0 {
+					break
+				}
+				if needLines {
+					lineNo += int64(bytes.Count(block[last:st], nl))
+					last = st
+					fr.Matches = append(fr.Matches, s.match(fr.Path, lineNo, block[st:en]))
+				}
+				fr.Count++
+				pos = en
+			}
+			if fr.Count >= s.perFile {
+				return nil
+			}
+			if needLines {
+				lineNo += int64(bytes.Count(block[last:], nl))
+			}
+		} else {
+			done := false
+			for pos := 0; pos < len(block) && !done; {
+				i := bytes.IndexByte(block[pos:], '\n')
+				lineEnd := len(block)
+				if i >= 0 {
+					lineEnd = pos + i + 1
+				}
+				line := block[pos:lineEnd]
+				hit := s.m.matchLine(trimEOL(line)) != o.Invert
+				switch {
+				case hit && fr.Count < s.perFile:
+					if keep {
+						m := s.match(fr.Path, lineNo, line)
+						m.BeforeRaw = lc.takeBefore()
+						fr.Matches = append(fr.Matches, m)
+						lc.afterLeft = o.After
+					}
+					fr.Count++
+				case hit:
+					done = true // -m reached: stop, as grep does
+				case keep && lc.afterLeft > 0 && len(fr.Matches) > 0:
+					last := &fr.Matches[len(fr.Matches)-1]
+					last.AfterRaw = append(last.AfterRaw, CtxLine{Line: lineNo, Raw: dupLine(line)})
+					lc.afterLeft--
+				default:
+					lc.remember(lineNo, line)
+				}
+				if hit {
+					lc.reset()
+				}
+				lineNo++
+				pos = lineEnd
+			}
+			if done || (fr.Count >= s.perFile && lc.afterLeft == 0) {
+				break
+			}
+		}
+		if eof {
+			break
+		}
+		carry = copy(buf, data[end:])
+	}
+	if keep && !simple {
+		for i := range fr.Matches {
+			m := &fr.Matches[i]
+			for _, c := range m.BeforeRaw {
+				m.Before = append(m.Before, string(trimEOL(c.Raw)))
+			}
+			for _, c := range m.AfterRaw {
+				m.After = append(m.After, string(trimEOL(c.Raw)))
+			}
+		}
+	}
+	return nil
+}
+
+// match builds a Match for a line (with or without its terminator).
+func (s *searcher) match(path string, lineNo int64, line []byte) Match {
+	raw := dupLine(line)
+	body := trimEOL(line)
+	col, n := 0, 0
+	if !s.o.Invert {
+		if s.m.pure && !s.m.fold {
+			col, n = bytes.Index(body, s.m.lit)+1, len(s.m.lit)
+		} else if loc := s.m.re.FindIndex(body); loc != nil {
+			col, n = loc[0]+1, loc[1]-loc[0]
+		}
+	}
+	return Match{Path: path, Line: lineNo, Column: col, Text: string(body), Raw: raw, MatchLen: n}
+}
+
+// dupLine copies a line without its "\n" (a "\r" stays, as grep prints it).
+func dupLine(line []byte) []byte {
+	line = bytes.TrimSuffix(line, nl)
+	return append([]byte(nil), line...)
+}
+
+var nl = []byte{'\n'}
+
+// lineCtx keeps the last -B lines before the next match.
+type lineCtx struct {
+	before    int
+	ring      []CtxLine
+	afterLeft int
+}
+
+func (c *lineCtx) init(before, after int) { c.before = before }
+
+func (c *lineCtx) remember(lineNo int64, line []byte) {
+	if c.before == 0 {
+		return
+	}
+	if len(c.ring) == c.before {
+		copy(c.ring, c.ring[1:])
+		c.ring = c.ring[:len(c.ring)-1]
+	}
+	c.ring = append(c.ring, CtxLine{Line: lineNo, Raw: dupLine(line)})
+}
+
+func (c *lineCtx) takeBefore() []CtxLine {
+	if len(c.ring) == 0 {
+		return nil
+	}
+	out := append([]CtxLine(nil), c.ring...)
+	c.ring = c.ring[:0]
+	return out
+}
+
+func (c *lineCtx) reset() { c.ring = c.ring[:0] }
