@@ -92,12 +92,15 @@ type GrepResult struct {
 	Truncation
 }
 
+// grepJob is a batch of files for one worker: batching keeps the hand-off
+// cost (channel operations, goroutine wake-ups) off the per-file path.
 type grepJob struct {
-	seq   int
-	entry *sandbox.Entry // from a walk
-	file  string         // or a path named on the command line
-	out   chan *FileResult
+	entries []*sandbox.Entry // from a walk
+	file    string           // or one path named on the command line
+	out     chan []*FileResult
 }
+
+const grepBatch = 32
 
 // Grep searches files and directory trees. Directories are walked in path
 // order with ignore rules; files are searched on every core and reported
@@ -154,25 +157,35 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 
 	// Pipeline: one goroutine walks in path order and hands out jobs;
 	// workers search; this goroutine takes results back in order.
-	jobs := make(chan *grepJob, 64)
-	order := make(chan *grepJob, 256)
+	jobs := make(chan *grepJob, 16)
+	order := make(chan *grepJob, 64)
 	stop := make(chan struct{})
 	var walkErr error
 	var skipped GrepSkipped
 	go func() {
 		defer close(order)
 		defer close(jobs)
-		seq := 0
 		send := func(j *grepJob) bool {
-			j.seq, j.out = seq, make(chan *FileResult, 1)
-			seq++
+			j.out = make(chan []*FileResult, 1)
 			select {
 			case order <- j:
 			case <-stop:
+				for _, e := range j.entries {
+					e.Release()
+				}
 				return false
 			}
 			jobs <- j
 			return true
+		}
+		var pending []*sandbox.Entry
+		flush := func() bool {
+			if len(pending) == 0 {
+				return true
+			}
+			j := &grepJob{entries: pending}
+			pending = nil
+			return send(j)
 		}
 		for _, p := range o.Paths {
 			info, err := sb.Lstat(p)
@@ -210,7 +223,8 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 					case (len(exclG) > 0 && exclG.match(e.Rel)) || (len(inclG) > 0 && !inclG.match(e.Rel)):
 						skipped.Globbed++
 					default:
-						if !send(&grepJob{entry: e}) {
+						pending = append(pending, e)
+						if len(pending) == grepBatch && !flush() {
 							return errStop
 						}
 						return nil
@@ -219,7 +233,13 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 					return nil
 				})
 			addWalk(&skipped.WalkSkipped, ws)
+			if err == nil && !flush() {
+				err = errStop
+			}
 			if err != nil {
+				for _, e := range pending {
+					e.Release()
+				}
 				if !errors.Is(err, errStop) {
 					walkErr = err
 				}
@@ -234,7 +254,14 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 			defer wg.Done()
 			buf := make([]byte, 1<<20)
 			for j := range jobs {
-				j.out <- s.searchJob(sb, j, &buf)
+				var out []*FileResult
+				if j.file != "" {
+					out = append(out, s.searchFile(sb, j.file, &buf))
+				}
+				for _, e := range j.entries {
+					out = append(out, s.searchEntry(e, &buf))
+				}
+				j.out <- out
 			}
 		}()
 	}
@@ -247,58 +274,60 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 		}
 	}
 	for j := range order {
-		fr := <-j.out
-		switch {
-		case stopped || fr.skipped:
-			continue
-		case fr.err != nil:
-			halt(fr.err)
-			continue
-		}
-		res.FilesSearched++
-		if fr.Binary {
-			skipped.Binary++
-			if j.file != "" {
-				res.BinaryFiles = append(res.BinaryFiles, fr.Path)
-			}
-			continue
-		}
-		if fr.Count == 0 {
-			continue
-		}
-		// Each file is searched for up to max+1 lines, so a cut is only
-		// reported when something really was left out.
-		cut := res.Count+fr.Count > max
-		if cut {
-			fr.Count = max - res.Count
-			if int64(len(fr.Matches)) > fr.Count {
-				fr.Matches = fr.Matches[:fr.Count]
-			}
-			res.Truncated, res.Limit = true, limitName
-			if fr.Count == 0 {
-				halt(nil)
-				continue
-			}
-		}
-		res.Count += fr.Count
-		res.FilesMatched++
-		if o.Sink != nil {
-			if err := o.Sink(fr); err != nil {
-				halt(err)
-				continue
-			}
-		} else {
+		for _, fr := range <-j.out {
+			named := j.file != ""
 			switch {
-			case o.Count:
-				*res.Counts = append(*res.Counts, FileCount{Path: fr.Path, Count: fr.Count})
-			case o.FilesWithMatches:
-				*res.Paths = append(*res.Paths, fr.Path)
-			default:
-				*res.Matches = append(*res.Matches, fr.Matches...)
+			case stopped || fr.skipped:
+				continue
+			case fr.err != nil:
+				halt(fr.err)
+				continue
 			}
-		}
-		if cut {
-			halt(nil)
+			res.FilesSearched++
+			if fr.Binary {
+				skipped.Binary++
+				if named {
+					res.BinaryFiles = append(res.BinaryFiles, fr.Path)
+				}
+				continue
+			}
+			if fr.Count == 0 {
+				continue
+			}
+			// Each file is searched for up to max+1 lines, so a cut is only
+			// reported when something really was left out.
+			cut := res.Count+fr.Count > max
+			if cut {
+				fr.Count = max - res.Count
+				if int64(len(fr.Matches)) > fr.Count {
+					fr.Matches = fr.Matches[:fr.Count]
+				}
+				res.Truncated, res.Limit = true, limitName
+				if fr.Count == 0 {
+					halt(nil)
+					continue
+				}
+			}
+			res.Count += fr.Count
+			res.FilesMatched++
+			if o.Sink != nil {
+				if err := o.Sink(fr); err != nil {
+					halt(err)
+					continue
+				}
+			} else {
+				switch {
+				case o.Count:
+					*res.Counts = append(*res.Counts, FileCount{Path: fr.Path, Count: fr.Count})
+				case o.FilesWithMatches:
+					*res.Paths = append(*res.Paths, fr.Path)
+				default:
+					*res.Matches = append(*res.Matches, fr.Matches...)
+				}
+			}
+			if cut {
+				halt(nil)
+			}
 		}
 	}
 	wg.Wait()
@@ -341,24 +370,28 @@ type searcher struct {
 	perFile int64
 }
 
-func (s *searcher) searchJob(sb *sandbox.Sandbox, j *grepJob, buf *[]byte) *FileResult {
-	var f *sandbox.File
-	var err error
-	if j.entry != nil {
-		f, err = j.entry.Open()
-		j.entry.Release()
-		if err != nil {
-			return &FileResult{skipped: true}
-		}
-	} else if f, err = sb.Open(j.file); err != nil {
+func (s *searcher) searchEntry(e *sandbox.Entry, buf *[]byte) *FileResult {
+	f, err := e.Open()
+	e.Release()
+	if err != nil {
+		return &FileResult{skipped: true} // raced away, or denied on a closer look
+	}
+	defer f.Close()
+	fr := &FileResult{Path: f.Info.Path}
+	if err := s.search(f, f.Info.Size, fr, buf); err != nil {
+		return &FileResult{skipped: true}
+	}
+	return fr
+}
+
+func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) *FileResult {
+	f, err := sb.Open(path)
+	if err != nil {
 		return &FileResult{err: err}
 	}
 	defer f.Close()
 	fr := &FileResult{Path: f.Info.Path}
-	if err := s.search(f, fr, buf); err != nil {
-		if j.entry != nil {
-			return &FileResult{skipped: true}
-		}
+	if err := s.search(f, f.Info.Size, fr, buf); err != nil {
 		return &FileResult{err: sandbox.AsError(err)}
 	}
 	return fr

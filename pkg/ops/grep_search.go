@@ -9,20 +9,21 @@ import (
 // search reads one file in blocks of whole lines and records its matching
 // lines in fr, up to s.perFile. A NUL byte anywhere makes the file binary:
 // its matches are dropped.
-func (s *searcher) search(r io.Reader, fr *FileResult, bufp *[]byte) error {
+func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte) error {
 	buf := *bufp
 	o := s.o
 	simple := !o.Invert && o.Before == 0 && o.After == 0
 	needLines := !o.Count && !o.FilesWithMatches
-	keep := needLines // whether match objects are built
+	keep := needLines  // whether match objects are built
 	lineNo := int64(1) // number of the first line in the block
 	carry := 0
 	var lc lineCtx
 	lc.init(o.Before, o.After)
+	var total int64
 	for {
-		n, rerr := io.ReadFull(r, buf[carry:])
-		eof := errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF)
-		if rerr != nil && !eof {
+		n, eof, rerr := fillBlock(r, buf[carry:], size-total)
+		total += int64(n)
+		if rerr != nil {
 			return rerr
 		}
 		data := buf[:carry+n]
@@ -118,6 +119,27 @@ func (s *searcher) search(r io.Reader, fr *FileResult, bufp *[]byte) error {
 		}
 	}
 	return nil
+}
+
+// fillBlock reads until buf is full or the input ends. It takes the end as
+// reached once `expect` bytes (the size fstat gave) have come, sparing the
+// read that would return 0 on every small file.
+func fillBlock(r io.Reader, buf []byte, expect int64) (n int, eof bool, err error) {
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		switch {
+		case errors.Is(err, io.EOF):
+			return n, true, nil
+		case err != nil:
+			return n, false, err
+		case m == 0:
+			return n, true, nil
+		case int64(n) >= expect && n < len(buf):
+			return n, true, nil
+		}
+	}
+	return n, false, nil
 }
 
 // match builds a Match for a line (with or without its terminator).

@@ -44,8 +44,40 @@ func newInfo(name, display, abs string, fi fs.FileInfo) Info {
 
 // File is a regular file opened for reading that passed every check.
 type File struct {
-	*os.File
 	Info Info
+	os   *os.File
+	fd   int // >= 0: a raw descriptor (the walker's fast path), read directly
+}
+
+func newFile(f *os.File, info Info) *File { return &File{os: f, fd: -1, Info: info} }
+
+// Read reads from the file's current offset.
+func (f *File) Read(p []byte) (int, error) {
+	if f.fd >= 0 {
+		return rawRead(f.fd, p)
+	}
+	return f.os.Read(p)
+}
+
+// ReadAt reads at an absolute offset.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	if f.fd >= 0 {
+		return rawPread(f.fd, p, off)
+	}
+	return f.os.ReadAt(p, off)
+}
+
+// Close releases the file.
+func (f *File) Close() error {
+	if f.fd >= 0 {
+		fd := f.fd
+		f.fd = -2
+		return rawClose(fd)
+	}
+	if f.os == nil {
+		return nil
+	}
+	return f.os.Close()
 }
 
 // Open opens a regular file for reading. It refuses directories
@@ -153,10 +185,11 @@ func (s *Sandbox) mapErr(err error, t *target) error {
 type Dir struct {
 	s    *Sandbox
 	rt   *root
-	r    *os.Root // pinned to this directory
-	f    *os.File // the same directory, for listing
-	rel  string   // real root-relative path
-	Info Info     // Info.Path: the path as reached (through symlinks, as spelled)
+	r    *os.Root     // pinned to this directory
+	f    *os.File     // the same directory, for listing
+	fd   int          // f's descriptor
+	rel  string       // real root-relative path
+	Info Info         // Info.Path: the path as reached (through symlinks, as spelled)
 	refs atomic.Int32 // Close releases one; the handles close at zero
 }
 
@@ -199,7 +232,7 @@ func (s *Sandbox) adoptDir(sub *os.Root, t *target) (*Dir, error) {
 		return nil, err
 	}
 	rel, _ := t.rt.relOf(info.Abs)
-	d := &Dir{s: s, rt: t.rt, r: sub, f: f, rel: rel, Info: info}
+	d := &Dir{s: s, rt: t.rt, r: sub, f: f, fd: int(f.Fd()), rel: rel, Info: info}
 	d.refs.Store(1)
 	return d, nil
 }

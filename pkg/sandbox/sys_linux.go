@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,9 +25,11 @@ func fdPath(f *os.File, lexical string) (string, error) {
 }
 
 // onSpecialFS reports whether f lives on procfs or sysfs, wherever mounted.
-func onSpecialFS(f *os.File) bool {
+func onSpecialFS(f *os.File) bool { return fdOnSpecialFS(int(f.Fd())) }
+
+func fdOnSpecialFS(fd int) bool {
 	var st unix.Statfs_t
-	if unix.Fstatfs(int(f.Fd()), &st) != nil {
+	if unix.Fstatfs(fd, &st) != nil {
 		return false
 	}
 	switch st.Type {
@@ -53,4 +57,93 @@ func devIno(fi fs.FileInfo) [2]uint64 {
 		return [2]uint64{uint64(st.Dev), st.Ino}
 	}
 	return [2]uint64{}
+}
+
+// openChild opens the regular file name directly inside the directory d
+// with one openat: O_NOFOLLOW (so the file is exactly d's entry and its real
+// path is d's plus name, no readlink needed) and O_NONBLOCK (so a FIFO
+// swapped in cannot block), then checks the type on the descriptor and
+// clears O_NONBLOCK. Only a file on another device than d costs an fstatfs.
+func openChild(d *Dir, name, display string) (*File, error) {
+	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		if err == unix.ELOOP {
+			return nil, deny(RuleSymlink, display, "%s became a symlink", display)
+		}
+		return nil, mapOpenErr(err, display)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, mapOpenErr(err, display)
+	}
+	var refuse error
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		refuse = deny(RuleSpecialFile, display, "%s is not a regular file", display)
+	case uint64(st.Dev) != d.Info.key[0] && fdOnSpecialFS(fd):
+		refuse = deny(RuleSpecialFS, display, "%s lies on procfs or sysfs", display)
+	case d.s.policy.Paths.DenyHardlinks && st.Nlink > 1:
+		refuse = deny(RuleHardlink, display, "%s has %d hard links and deny_hardlinks is on", display, st.Nlink)
+	}
+	if refuse != nil {
+		unix.Close(fd)
+		return nil, AsError(refuse)
+	}
+	mode := fs.FileMode(st.Mode & 0o777)
+	info := Info{Name: name, Path: display, Type: "file", Size: st.Size, Mode: mode,
+		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(), Nlink: uint64(st.Nlink), key: [2]uint64{uint64(st.Dev), st.Ino}}
+	return &File{fd: fd, Info: info}, nil
+}
+
+const haveOpenChild = true
+
+// rawRead reads a descriptor left in O_NONBLOCK mode: a regular file
+// ignores the flag; anything else answers EAGAIN instead of blocking.
+func rawRead(fd int, p []byte) (int, error) {
+	for {
+		n, err := unix.Read(fd, p)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, &fs.PathError{Op: "read", Path: "", Err: err}
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func rawPread(fd int, p []byte, off int64) (int, error) {
+	total := 0
+	for total < len(p) {
+		n, err := unix.Pread(fd, p[total:], off+int64(total))
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return total, &fs.PathError{Op: "pread", Path: "", Err: err}
+		case n == 0:
+			return total, io.EOF
+		}
+		total += n
+	}
+	return total, nil
+}
+
+func rawClose(fd int) error { return unix.Close(fd) }
+
+// dirEntries lists d through a duplicate of its descriptor that is not
+// marked as opened in a Root, so entry types come from the directory
+// itself (d_type) instead of one fstatat per entry.
+func dirEntries(d *Dir) ([]fs.DirEntry, error) {
+	fd, err := unix.Dup(d.fd)
+	if err != nil {
+		return d.f.ReadDir(-1)
+	}
+	unix.CloseOnExec(fd)
+	f := os.NewFile(uintptr(fd), d.Info.Path)
+	defer f.Close()
+	return f.ReadDir(-1)
 }

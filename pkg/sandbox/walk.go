@@ -52,6 +52,13 @@ func (e *Entry) Open() (*File, error) {
 	if e.via {
 		return e.dir.s.openTarget(t)
 	}
+	if haveOpenChild {
+		f, err := openChild(e.dir, e.Name, e.Path)
+		if err == nil {
+			f.Info.Abs = e.dir.rt.abs(e.rel)
+		}
+		return f, err
+	}
 	f, err := e.dir.r.OpenFile(e.Name, openReadFlags, 0)
 	if err != nil {
 		return nil, mapOpenErr(err, e.Path)
@@ -61,7 +68,7 @@ func (e *Entry) Open() (*File, error) {
 		f.Close()
 		return nil, err
 	}
-	return &File{File: f, Info: info}, nil
+	return newFile(f, info), nil
 }
 
 // Release gives back the entry's hold on its parent directory. Every
@@ -93,7 +100,7 @@ func (s *Sandbox) openTarget(t *target) (*File, error) {
 		f.Close()
 		return nil, err
 	}
-	return &File{File: f, Info: info}, nil
+	return newFile(f, info), nil
 }
 
 type walker struct {
@@ -203,7 +210,7 @@ func (w *walker) readIgnore(d *Dir, name string) *ignore.File {
 }
 
 func (w *walker) walk(d *Dir, relPrefix string, depth int, stack *ignore.Stack) error {
-	ents, err := d.f.ReadDir(-1)
+	ents, err := dirEntries(d)
 	if err != nil {
 		w.skipped.Errors++
 		return nil
