@@ -243,6 +243,9 @@ func (d *Dir) Close() error {
 		return nil
 	}
 	d.f.Close()
+	if d.r == nil {
+		return nil
+	}
 	return d.r.Close()
 }
 

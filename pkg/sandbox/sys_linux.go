@@ -138,6 +138,9 @@ func rawClose(fd int) error { return unix.Close(fd) }
 // marked as opened in a Root, so entry types come from the directory
 // itself (d_type) instead of one fstatat per entry.
 func dirEntries(d *Dir) ([]fs.DirEntry, error) {
+	if d.r == nil {
+		return d.f.ReadDir(-1) // a raw directory: not marked as in-Root
+	}
 	fd, err := unix.Dup(d.fd)
 	if err != nil {
 		return d.f.ReadDir(-1)
@@ -146,4 +149,40 @@ func dirEntries(d *Dir) ([]fs.DirEntry, error) {
 	f := os.NewFile(uintptr(fd), d.Info.Path)
 	defer f.Close()
 	return f.ReadDir(-1)
+}
+
+// openChildDir opens the directory name inside d with one openat
+// (O_NOFOLLOW|O_DIRECTORY: exactly d's entry, so its real path is d's plus
+// name). The result has no os.Root; a walk only lists it and opens its
+// entries by descriptor.
+func openChildDir(d *Dir, name, display string) (*Dir, error) {
+	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		if err == unix.ELOOP || err == unix.ENOTDIR {
+			return nil, deny(RuleSymlink, display, "%s is no longer a directory", display)
+		}
+		return nil, mapOpenErr(err, display)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, mapOpenErr(err, display)
+	}
+	if uint64(st.Dev) != d.Info.key[0] && fdOnSpecialFS(fd) {
+		unix.Close(fd)
+		return nil, deny(RuleSpecialFS, display, "%s lies on procfs or sysfs", display)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
+		unix.Close(fd)
+		return nil, mapOpenErr(err, display)
+	}
+	rel := name
+	if d.rel != "." {
+		rel = d.rel + "/" + name
+	}
+	info := Info{Name: name, Path: display, Abs: d.rt.abs(rel), Type: "dir", Mode: fs.ModeDir | fs.FileMode(st.Mode&0o777),
+		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(), Nlink: uint64(st.Nlink), key: [2]uint64{uint64(st.Dev), st.Ino}}
+	sub := &Dir{s: d.s, rt: d.rt, f: os.NewFile(uintptr(fd), display), fd: fd, rel: rel, Info: info}
+	sub.refs.Store(1)
+	return sub, nil
 }

@@ -162,7 +162,7 @@ func (w *walker) ancestorIgnores(d *Dir) *ignore.Stack {
 func (w *walker) pushIgnores(st *ignore.Stack, d *Dir, names map[string]fs.FileMode) *ignore.Stack {
 	has := func(n string, want fs.FileMode) bool {
 		if names == nil {
-			fi, err := d.r.Lstat(n)
+			fi, err := lstatIn(d, n)
 			return err == nil && fi.Mode().Type() == want
 		}
 		m, ok := names[n]
@@ -194,14 +194,11 @@ func (w *walker) readIgnore(d *Dir, name string) *ignore.File {
 	if w.s.checkPatterns(rel, false, AccessRead, name) != nil {
 		return nil
 	}
-	f, err := d.r.OpenFile(name, openReadFlags, 0)
+	f, err := d.openEntry(name)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil
-	}
 	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
 	if err != nil {
 		return nil
@@ -321,6 +318,8 @@ func (w *walker) openSub(d *Dir, name, display string, viaRoot bool) (*Dir, erro
 	var err error
 	if viaRoot {
 		sub, err = d.rt.r.OpenRoot(name)
+	} else if haveOpenChild {
+		return openChildDir(d, name, display)
 	} else {
 		sub, err = d.r.OpenRoot(name)
 		rel = path.Join(d.rel, name)
@@ -344,4 +343,42 @@ func childPath(dir, name string) string {
 		return dir + name
 	}
 	return dir + "/" + name
+}
+
+// openEntry opens a regular file that is a direct entry of d (ignore files,
+// or a path below such as .git/info/exclude) and checks its type.
+func (d *Dir) openEntry(name string) (*File, error) {
+	if haveOpenChild && !strings.Contains(name, "/") {
+		return openChild(d, name, name)
+	}
+	if d.r == nil {
+		sub, err := d.rt.r.OpenRoot(d.rel)
+		if err != nil {
+			return nil, err
+		}
+		defer sub.Close()
+		return openIn(sub, name)
+	}
+	return openIn(d.r, name)
+}
+
+func openIn(r *os.Root, name string) (*File, error) {
+	f, err := r.OpenFile(name, openReadFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, errors.New("not a regular file")
+	}
+	return newFile(f, Info{Size: fi.Size()}), nil
+}
+
+// lstatIn lstats an entry of d.
+func lstatIn(d *Dir, name string) (fs.FileInfo, error) {
+	if d.r != nil {
+		return d.r.Lstat(name)
+	}
+	return d.rt.r.Lstat(path.Join(d.rel, name))
 }
