@@ -2,7 +2,9 @@ package ops
 
 import (
 	"errors"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -248,7 +250,7 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 		}
 	}()
 	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+	for w := 0; w < grepWorkers(); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -405,4 +407,11 @@ func GrepNamesOneFile(sb *sandbox.Sandbox, paths []string) bool {
 	}
 	info, err := statFollow(sb, paths[0])
 	return err == nil && info.Type == "file"
+}
+
+func grepWorkers() int {
+	if v, err := strconv.Atoi(os.Getenv("FSBOX_GREP_WORKERS")); err == nil && v > 0 {
+		return v
+	}
+	return runtime.GOMAXPROCS(0)
 }

@@ -17,6 +17,13 @@ type matcher struct {
 	pure    bool   // the pattern is exactly lit: no regexp needed
 	rare    int    // index in lit of its rarest byte
 	rareAlt byte   // the other case of lit[rare] when fold
+	// anchored is ^(?:pattern), set when every match starts with lit: a
+	// candidate is then checked where the literal stands (often one-pass).
+	anchored *regexp.Regexp
+	// bufRe finds candidates across a whole block ((?m), so ^ and $ work at
+	// line breaks); nil when the pattern has $, which a "\r\n" line would
+	// hide from it: then every line is checked on its own.
+	bufRe *regexp.Regexp
 }
 
 func newMatcher(pattern string, fixed, ignoreCase, word bool) (*matcher, error) {
@@ -35,9 +42,13 @@ func newMatcher(pattern string, fixed, ignoreCase, word bool) (*matcher, error) 
 		return nil, usagef("", "invalid regular expression %q: %v", pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
 	m := &matcher{re: re}
+	ast, perr := syntax.Parse(expr, syntax.Perl)
+	if perr == nil && !hasEndAnchor(ast) {
+		m.bufRe = regexp.MustCompile(`(?m)` + expr)
+	}
 	if fixed && !word && !strings.Contains(pattern, "\n") {
 		m.lit, m.pure = []byte(pattern), true
-	} else if ast, err := syntax.Parse(expr, syntax.Perl); err == nil {
+	} else if perr == nil {
 		m.lit, m.fold = requiredLiteral(ast.Simplify())
 		m.pure = false
 	}
@@ -49,14 +60,38 @@ func newMatcher(pattern string, fixed, ignoreCase, word bool) (*matcher, error) 
 	if m.fold && (!isASCII(m.lit) || bytes.ContainsAny(bytes.ToLower(m.lit), "ks")) {
 		m.lit, m.pure = nil, false
 	}
+	if !m.pure && !m.fold && len(m.lit) > 0 && perr == nil && startsWithLiteral(ast.Simplify(), string(m.lit)) {
+		m.anchored = regexp.MustCompile(`^(?:` + expr + `)`)
+	}
 	if len(m.lit) > 0 {
-		m.rare = rarestByte(m.lit)
+		m.rare = rarestByte(m.lit, m.fold)
 		m.rareAlt = m.lit[m.rare]
 		if m.fold {
 			m.rareAlt = swapCase(m.lit[m.rare])
 		}
 	}
 	return m, nil
+}
+
+// startsWithLiteral reports whether every match of re begins with lit
+// itself (no anchor or assertion before it).
+func startsWithLiteral(re *syntax.Regexp, lit string) bool {
+	for re.Op == syntax.OpCapture || (re.Op == syntax.OpConcat && len(re.Sub) > 0) {
+		re = re.Sub[0]
+	}
+	return re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 && string(re.Rune) == lit
+}
+
+func hasEndAnchor(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpEndLine || re.Op == syntax.OpEndText {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if hasEndAnchor(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // requiredLiteral returns the longest literal every match must contain,
@@ -127,10 +162,18 @@ func byteRank(c byte) int {
 	return 10
 }
 
-func rarestByte(lit []byte) int {
+// rarestByte picks the byte to scan for; when folding, both cases of it
+// are scanned, so a letter costs as much as its commoner case.
+func rarestByte(lit []byte, fold bool) int {
+	rank := func(c byte) int {
+		if fold {
+			return max(byteRank(c), byteRank(swapCase(c))) + 5
+		}
+		return byteRank(c)
+	}
 	best := 0
 	for i, c := range lit {
-		if byteRank(c) < byteRank(lit[best]) {
+		if rank(c) < rank(lit[best]) {
 			best = i
 		}
 	}
@@ -142,14 +185,17 @@ func rarestByte(lit []byte) int {
 func (m *matcher) next(buf []byte, pos int) (int, int) {
 	for pos < len(buf) {
 		var hit int
-		if len(m.lit) > 0 {
+		switch {
+		case len(m.lit) > 0:
 			hit = m.indexLit(buf, pos)
-		} else {
-			loc := m.re.FindIndex(buf[pos:])
+		case m.bufRe != nil:
+			loc := m.bufRe.FindIndex(buf[pos:])
 			if loc == nil {
 				return -1, -1
 			}
 			hit = pos + loc[0]
+		default:
+			hit = pos // check line by line
 		}
 		if hit < 0 {
 			return -1, -1
@@ -161,7 +207,22 @@ func (m *matcher) next(buf []byte, pos int) (int, int) {
 		} else {
 			end += hit + 1
 		}
-		if m.pure || m.re.Match(trimEOL(buf[start:end])) {
+		if m.pure {
+			return start, end
+		}
+		body := trimEOL(buf[start:end])
+		if m.anchored != nil {
+			for p := hit - start; p < len(body); {
+				if m.anchored.Match(body[p:]) {
+					return start, end
+				}
+				q := bytes.Index(body[p+1:], m.lit)
+				if q < 0 {
+					break
+				}
+				p += 1 + q
+			}
+		} else if m.re.Match(body) {
 			return start, end
 		}
 		pos = end
@@ -170,30 +231,51 @@ func (m *matcher) next(buf []byte, pos int) (int, int) {
 }
 
 // indexLit finds the literal at or after pos by scanning for its rarest
-// byte and checking around it.
+// byte (both cases of it when folding) and checking around it. With two
+// bytes, the next position of each is remembered, so neither is rescanned.
 func (m *matcher) indexLit(buf []byte, pos int) int {
 	lit, r := m.lit, m.rare
+	a, b := m.lit[r], m.rareAlt
+	nextA, nextB := -1, -1 // next known position of a / b; -1 unknown, past end: none
+	end := len(buf) - (len(lit) - 1 - r)
 	for {
 		if pos+len(lit) > len(buf) {
 			return -1
 		}
-		region := buf[pos+r : len(buf)-(len(lit)-1-r)]
-		i := bytes.IndexByte(region, lit[r])
-		if m.rareAlt != lit[r] {
-			if j := bytes.IndexByte(region, m.rareAlt); j >= 0 && (i < 0 || j < i) {
-				i = j
-			}
+		from := pos + r
+		if nextA < from {
+			nextA = indexFrom(buf[:end], a, from)
 		}
-		if i < 0 {
+		cand := nextA
+		if b != a {
+			if nextB < from {
+				nextB = indexFrom(buf[:end], b, from)
+			}
+			cand = min(cand, nextB)
+		}
+		if cand >= end {
 			return -1
 		}
-		cand := pos + i
-		s := buf[cand : cand+len(lit)]
+		start := cand - r
+		s := buf[start : start+len(lit)]
 		if (m.fold && bytes.EqualFold(s, lit)) || (!m.fold && bytes.Equal(s, lit)) {
-			return cand
+			return start
 		}
-		pos = cand + 1
+		pos = start + 1
 	}
+}
+
+// indexFrom is bytes.IndexByte from an offset, as a buffer offset or -1;
+// a spent search is remembered as len(buf) so it is not repeated.
+func indexFrom(buf []byte, c byte, from int) int {
+	if from >= len(buf) {
+		return len(buf) + 1
+	}
+	i := bytes.IndexByte(buf[from:], c)
+	if i < 0 {
+		return len(buf) + 1
+	}
+	return from + i
 }
 
 // matchLine reports whether a single line (no terminator) matches.

@@ -30,6 +30,7 @@ type root struct {
 	alias    string   // the path as configured, cleaned (may differ through symlinks)
 	r        *os.Root // every access below dir goes through r
 	writable bool     // the workdir
+	special  bool     // /proc, /sys or /dev may lie below dir
 }
 
 // Sandbox applies one policy to every filesystem access.
@@ -43,6 +44,8 @@ type Sandbox struct {
 	denyRe    []*regexp.Regexp
 	allowRe   []*regexp.Regexp
 	home      string
+	// hasPatterns: any deny, allow or regex rule (write_deny aside)
+	hasPatterns bool
 }
 
 // New opens the policy's roots. The policy must come from Load or
@@ -65,7 +68,8 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		if err != nil {
 			return nil, Errorf(CodeConfig, dir, "cannot open root %s: %v", dir, unwrapPathErr(err))
 		}
-		return &root{dir: real, alias: filepath.Clean(dir), r: r, writable: writable}, nil
+		return &root{dir: real, alias: filepath.Clean(dir), r: r, writable: writable,
+			special: real == "/" || specialFS(real)}, nil
 	}
 	var err error
 	if s.work, err = open(p.Workdir, true); err != nil {
@@ -102,6 +106,7 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	for _, r := range p.Paths.AllowRegex {
 		s.allowRe = append(s.allowRe, regexp.MustCompile(r))
 	}
+	s.hasPatterns = len(s.deny)+len(s.allow)+len(s.denyRe)+len(s.allowRe) > 0
 	return s, nil
 }
 
@@ -280,6 +285,9 @@ func specialFS(abs string) bool {
 // directories matches a deny pattern. Allow patterns apply to everything
 // but directories, which stay traversable.
 func (s *Sandbox) checkPatterns(rel string, isDir bool, acc Access, given string) *Error {
+	if !s.hasPatterns && (acc == AccessRead || len(s.writeDeny) == 0) {
+		return nil
+	}
 	if rel != "." {
 		lower := strings.ToLower(rel)
 		for p := lower; ; {

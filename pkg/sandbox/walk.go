@@ -246,7 +246,7 @@ func (w *walker) walk(d *Dir, relPrefix string, depth int, stack *ignore.Stack) 
 		case !w.o.Hidden && name[0] == '.':
 			w.skipped.Hidden++
 			continue
-		case w.s.checkPatterns(rel, isDir, AccessRead, name) != nil || specialFS(d.rt.abs(rel)):
+		case w.s.checkPatterns(rel, isDir, AccessRead, name) != nil || (d.rt.special && specialFS(d.rt.abs(rel))):
 			w.skipped.Denied++
 			continue
 		case stack != nil && stack.Ignored(rel, isDir):
