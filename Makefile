@@ -9,8 +9,13 @@ PKGS      := ./...
 
 all: build
 
+# urfave_cli_no_docs leaves out urfave/cli's markdown/man renderer, whose
+# package init alone costs milliseconds at every start; internal/gendocs
+# (built without the tag) renders the man pages instead.
+TAGS      ?= urfave_cli_no_docs
+
 build:
-	$(GO) build -trimpath -o $(BIN) ./cmd/fsbox
+	$(GO) build -trimpath -tags $(TAGS) -o $(BIN) ./cmd/fsbox
 
 # The test command CI runs (.ci/run) and README shows.
 test: fmt-check vet

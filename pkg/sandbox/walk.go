@@ -125,6 +125,9 @@ func (s *Sandbox) Walk(start string, o WalkOptions, fn func(*Entry) error) (Walk
 	if !o.NoIgnore {
 		stack = w.ancestorIgnores(d)
 	}
+	if key, ok := fileKey(d.Info); ok {
+		w.onPath[key] = true
+	}
 	err = w.walk(d, "", 0, stack)
 	d.Close()
 	return w.skipped, err

@@ -1,0 +1,257 @@
+package ops
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+)
+
+// tree writes files (content "x\n" unless given) below dir; a name ending
+// in "/" is a directory, "a -> b" a symlink.
+func tree(t *testing.T, dir string, spec map[string]string) {
+	t.Helper()
+	for name, content := range spec {
+		p := filepath.Join(dir, name)
+		switch {
+		case strings.HasSuffix(name, "/"):
+			os.MkdirAll(p, 0o755)
+		case strings.HasPrefix(content, "-> "):
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.Symlink(strings.TrimPrefix(content, "-> "), p); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if content == "" {
+				content = "x\n"
+			}
+			os.WriteFile(p, []byte(content), 0o644)
+		}
+	}
+}
+
+func findPaths(t *testing.T, sb *sandbox.Sandbox, o FindOptions) FindResult {
+	t.Helper()
+	if o.MaxDepth == 0 {
+		o.MaxDepth = -1
+	}
+	r, err := Find(sb, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestFindIgnoreRules(t *testing.T) {
+	sb, dir := testSandbox(t)
+	tree(t, dir, map[string]string{
+		".gitignore":          "*.log\n/build/\n!keep.log\ndocs/*.tmp\n",
+		"a.log":               "",
+		"keep.log":            "",
+		"build/out.go":        "",
+		"src/build/x.go":      "", // /build/ is anchored: this one stays
+		"src/app.go":          "",
+		"src/.ignore":         "gen_*\n",
+		"src/gen_a.go":        "",
+		"docs/a.tmp":          "",
+		"docs/sub/b.tmp":      "", // docs/*.tmp does not cross '/'
+		"nested/.gitignore":   "*.go\n!main.go\n",
+		"nested/main.go":      "",
+		"nested/util.go":      "",
+		".hidden/h.go":        "",
+		".git/config":         "",
+		".git/info/exclude":   "excluded.txt\n",
+		"excluded.txt":        "",
+		"src/vendor/dep/d.go": "",
+	})
+	r := findPaths(t, sb, FindOptions{Type: "f"})
+	want := []string{"docs/sub/b.tmp", "keep.log", "nested/main.go", "src/app.go", "src/build/x.go", "src/vendor/dep/d.go"}
+	if strings.Join(r.Paths, " ") != strings.Join(want, " ") {
+		t.Errorf("got  %v\nwant %v", r.Paths, want)
+	}
+	if r.Skipped.Ignored == 0 || r.Skipped.Hidden == 0 {
+		t.Errorf("skips not counted: %+v", r.Skipped)
+	}
+	all := findPaths(t, sb, FindOptions{Type: "f", NoIgnore: true, Hidden: true})
+	for _, p := range []string{"a.log", "build/out.go", ".hidden/h.go", "src/.ignore", "excluded.txt"} {
+		if !contains(all.Paths, p) {
+			t.Errorf("--no-ignore --hidden: %s missing from %v", p, all.Paths)
+		}
+	}
+	for _, p := range all.Paths {
+		if strings.HasPrefix(p, ".git/") {
+			t.Errorf(".git must never be walked: %s", p)
+		}
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestFindGlobsDepthTypes(t *testing.T) {
+	sb, dir := testSandbox(t)
+	tree(t, dir, map[string]string{"a.go": "", "b/c.go": "", "b/d/e.go": "", "b/d/f.txt": "", "l": "-> a.go"})
+	cases := []struct {
+		o    FindOptions
+		want string
+	}{
+		{FindOptions{Glob: "*.go"}, "a.go b/c.go b/d/e.go"},
+		{FindOptions{Glob: "b/*.go"}, "b/c.go"},
+		{FindOptions{Glob: "**/*.go", MaxDepth: 2}, "a.go b/c.go"},
+		{FindOptions{Type: "d"}, "b b/d"},
+		{FindOptions{Type: "l"}, "l"},
+		{FindOptions{Exclude: []string{"d"}}, "a.go b b/c.go l"},
+		{FindOptions{Dir: "b", Glob: "{c,e}.go"}, "b/c.go b/d/e.go"},
+	}
+	for _, c := range cases {
+		r := findPaths(t, sb, c.o)
+		if got := strings.Join(r.Paths, " "); got != c.want {
+			t.Errorf("%+v: got %q want %q", c.o, got, c.want)
+		}
+	}
+	if _, err := Find(sb, FindOptions{Glob: "[", MaxDepth: -1}); sandbox.AsError(err).Code != sandbox.CodeUsage {
+		t.Errorf("invalid glob: %v", err)
+	}
+}
+
+func TestFindSymlinksFollowAndLoops(t *testing.T) {
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("OUTSIDE\n"), 0o644)
+	sb, dir := testSandbox(t)
+	tree(t, dir, map[string]string{"d/f.go": "", "d/up": "-> ..", "out": "-> " + outside, "rel_out": "-> ../" + filepath.Base(outside)})
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := findPaths(t, sb, FindOptions{Follow: true, Type: "f"})
+	for _, p := range r.Paths {
+		if strings.Contains(p, "secret") {
+			t.Fatalf("followed a symlink out of the root: %v", r.Paths)
+		}
+	}
+	if r.Skipped.Loops == 0 || r.Skipped.Denied < 2 {
+		t.Errorf("want a loop and two escapes counted: %+v", r.Skipped)
+	}
+	g, err := Grep(sb, GrepOptions{Pattern: "OUTSIDE|x", Follow: true, Hidden: true, NoIgnore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range *g.Matches {
+		if m.Text == "OUTSIDE" {
+			t.Fatal("grep -L read outside the root")
+		}
+	}
+	if g.Skipped.Special != 1 {
+		t.Errorf("the FIFO must be skipped, never opened: %+v", g.Skipped)
+	}
+}
+
+func TestGrepNeverShowsDenied(t *testing.T) {
+	dir := t.TempDir()
+	tree(t, dir, map[string]string{"ok.txt": "token\n", "secrets/k.txt": "token\n", ".env": "token\n", "link": "-> secrets"})
+	p := sandbox.DefaultPolicy(dir)
+	p.Paths.Deny = []string{"secrets/**", "**/.env"}
+	sb, err := sandbox.New(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	g, err := Grep(sb, GrepOptions{Pattern: "token", Hidden: true, Follow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(*g.Matches) != 1 || (*g.Matches)[0].Path != "ok.txt" {
+		t.Errorf("got %+v", *g.Matches)
+	}
+	if g.Skipped.Denied < 2 {
+		t.Errorf("denied not counted: %+v", g.Skipped)
+	}
+	if _, err := Grep(sb, GrepOptions{Pattern: "token", Paths: []string{"link/k.txt"}}); sandbox.AsError(err).Code != sandbox.CodeDenied {
+		t.Errorf("a named file through a symlink into a denied dir: %v", err)
+	}
+}
+
+// TestGrepAgainstGNU compares fsbox grep with GNU grep -r on a generated
+// tree (no ignore files, no hidden names, so both search the same files).
+func TestGrepAgainstGNU(t *testing.T) {
+	gnu, err := exec.LookPath("grep")
+	if err != nil {
+		t.Skip("no grep(1) on this machine")
+	}
+	sb, dir := testSandbox(t)
+	files := map[string]string{}
+	words := []string{"alpha", "Beta", "gamma", "delta_1", "EPSILON", "zeta", "the end", "x=42", "a.b", "tab\there"}
+	for i := 0; i < 40; i++ {
+		var b strings.Builder
+		for j := 0; j < (i*7)%23; j++ {
+			b.WriteString(words[(i*j+j)%len(words)])
+			b.WriteString(" ")
+			b.WriteString(words[(i+j*3)%len(words)])
+			if j%5 == 4 {
+				b.WriteString("\r")
+			}
+			b.WriteString("\n")
+		}
+		files[filepath.Join("d"+string(rune('a'+i%4)), "f"+string(rune('a'+i))+".txt")] = b.String() + "last line\n"
+	}
+	tree(t, dir, files)
+	for _, c := range []struct {
+		args []string
+		o    GrepOptions
+	}{
+		{[]string{"-rn", "alpha"}, GrepOptions{Pattern: "alpha"}},
+		{[]string{"-rni", "beta"}, GrepOptions{Pattern: "beta", IgnoreCase: true}},
+		{[]string{"-rnF", "a.b"}, GrepOptions{Pattern: "a.b", Fixed: true}},
+		{[]string{"-rnw", "end"}, GrepOptions{Pattern: "end", Word: true}},
+		{[]string{"-rnv", "a"}, GrepOptions{Pattern: "a", Invert: true}},
+		{[]string{"-rnE", "delta_[0-9]"}, GrepOptions{Pattern: "delta_[0-9]"}},
+		// A "\r\n" line matches as if it ended in "\n" (rg --crlf); GNU grep
+		// needs the CR spelled out for the same lines.
+		{[]string{"-rnE", "zeta\r?$"}, GrepOptions{Pattern: "zeta$"}},
+		{[]string{"-rnE", "^x"}, GrepOptions{Pattern: "^x"}},
+	} {
+		cmd := exec.Command(gnu, append(c.args, ".")...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		out, _ := cmd.Output()
+		var want []string
+		for _, l := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+			if l != "" {
+				want = append(want, strings.TrimPrefix(l, "./"))
+			}
+		}
+		c.o.Paths = []string{"."}
+		g, err := Grep(sb, c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range *g.Matches {
+			got = append(got, m.Path+":"+strconv.FormatInt(m.Line, 10)+":"+string(m.Raw))
+		}
+		sort.Strings(want)
+		sort.Strings(got)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("grep %v:\ngot  %d lines\nwant %d lines\nfirst got %q\nfirst want %q", c.args, len(got), len(want), first(got), first(want))
+		}
+	}
+}
+
+func first(l []string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	return l[0]
+}
