@@ -31,6 +31,21 @@ refused as config errors.
 read pages with --offset (0-based line) and --limit; a file over max_read_bytes must be paged.
 sha256 and eol cover the whole file when it fits in max_read_bytes; otherwise sha256 is null
 (use stat --sha256). A UTF-8 BOM is reported as bom and left out of content.
+.SH LINE TOOLS
+wc counts as GNU wc -lwmc in a UTF-8 locale.
+slice has Python's lines[START:END] semantics; a negative bound reads only the end of the file,
+so total and line are null unless the whole file was read.
+sort orders bytes as LC_ALL=C sort, with GNU's last-resort whole-line comparison; -k takes
+whole fields only.
+cut follows GNU field lists; a line without the delimiter is kept whole; --csv parses RFC 4180.
+.SH GREP AND FIND
+Trees are walked depth first in name order, so output is in path order.
+.git is never entered; dot-names need --hidden; .gitignore, .ignore and .git/info/exclude apply
+(also outside git repositories) unless --no-ignore.
+Symlinks are followed only with -L, never out of their root, never in a loop.
+grep uses RE2 syntax; a CRLF line matches as if it ended in LF; a file with a NUL byte is binary
+and skipped in trees. grep exits 1 when nothing matched and still prints its result.
+A find or -g glob without '/' matches the base name at any depth.
 .SH SEE ALSO
 README.md in the fsbox source for the full contract.
 `
