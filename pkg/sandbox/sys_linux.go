@@ -186,3 +186,32 @@ func openChildDir(d *Dir, name, display string) (*Dir, error) {
 	sub.refs.Store(1)
 	return sub, nil
 }
+
+const syscallNonblock = syscall.O_NONBLOCK
+
+func lockDir(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// renameAt renames between two pinned directories; without force it uses
+// RENAME_NOREPLACE, so an entry that appears meanwhile is never replaced.
+func renameAt(src, dst *WriteTarget, force bool) error {
+	flags := uint(unix.RENAME_NOREPLACE)
+	if force {
+		flags = 0
+	}
+	err := unix.Renameat2(int(src.dirF.Fd()), src.Name, int(dst.dirF.Fd()), dst.Name, flags)
+	if err == unix.EEXIST {
+		return fs.ErrExist
+	}
+	if err == unix.EINVAL && !force {
+		// No RENAME_NOREPLACE on this filesystem: the check in Rename stands.
+		err = unix.Renameat(int(src.dirF.Fd()), src.Name, int(dst.dirF.Fd()), dst.Name)
+	}
+	return err
+}

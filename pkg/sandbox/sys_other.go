@@ -34,3 +34,11 @@ func rawPread(fd int, p []byte, off int64) (int, error) { panic("no raw descript
 func rawClose(fd int) error                             { return nil }
 
 func openChildDir(d *Dir, name, display string) (*Dir, error) { return nil, nil }
+
+const syscallNonblock = 0
+
+func lockDir(f *os.File) error { return nil }
+
+func renameAt(src, dst *WriteTarget, force bool) error {
+	return src.s.work.r.Rename(src.Rel(), dst.Rel())
+}

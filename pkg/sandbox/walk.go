@@ -21,6 +21,9 @@ type WalkOptions struct {
 	NoIgnore bool // do not read .gitignore, .ignore or .git/info/exclude
 	Follow   bool // follow symlinks: never out of their root, never in a loop
 	MaxDepth int  // deepest entry reported (the start's children are 1); < 0: no limit
+
+	writeCheck bool              // apply write rules (write_deny) too: for rm -r
+	onDenied   func(path string) // told of each denied entry
 }
 
 // WalkSkipped counts what a walk passed over, so an empty result is never
@@ -239,7 +242,7 @@ func (w *walker) walk(d *Dir, relPrefix string, depth int, stack *ignore.Stack) 
 		}
 		isDir := typ == fs.ModeDir
 		switch {
-		case name == ".git" && isDir:
+		case name == ".git" && isDir && !w.o.writeCheck:
 			if w.o.Hidden {
 				w.skipped.Ignored++
 			} else {
@@ -249,8 +252,11 @@ func (w *walker) walk(d *Dir, relPrefix string, depth int, stack *ignore.Stack) 
 		case !w.o.Hidden && name[0] == '.':
 			w.skipped.Hidden++
 			continue
-		case w.s.checkPatterns(rel, isDir, AccessRead, name) != nil || (d.rt.special && specialFS(d.rt.abs(rel))):
+		case w.s.checkPatterns(rel, isDir, w.access(), name) != nil || (d.rt.special && specialFS(d.rt.abs(rel))):
 			w.skipped.Denied++
+			if w.o.onDenied != nil {
+				w.o.onDenied(childPath(d.Info.Path, name))
+			}
 			continue
 		case stack != nil && stack.Ignored(rel, isDir):
 			w.skipped.Ignored++
@@ -311,6 +317,13 @@ func (w *walker) walk(d *Dir, relPrefix string, depth int, stack *ignore.Stack) 
 		}
 	}
 	return nil
+}
+
+func (w *walker) access() Access {
+	if w.o.writeCheck {
+		return AccessWrite
+	}
+	return AccessRead
 }
 
 // openSub opens a child directory: by name from the parent's handle, or

@@ -1,0 +1,110 @@
+package ops
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+)
+
+// WriteOptions are write's inputs.
+type WriteOptions struct {
+	Path         string
+	Content      io.Reader
+	Append       bool
+	NoClobber    bool
+	ExpectSHA256 string       // the current content must hash to this ("" = no check)
+	Mode         *fs.FileMode // for a new file (and, given, for an existing one)
+}
+
+// WriteResult describes what was written.
+type WriteResult struct {
+	Path    string `json:"path"`
+	Bytes   int64  `json:"bytes"`
+	Created bool   `json:"created"`
+	SHA256  string `json:"sha256"` // of the file's whole content afterwards
+}
+
+// Write replaces a file atomically (or appends to it), creating parents.
+func Write(sb *sandbox.Sandbox, o WriteOptions) (WriteResult, error) {
+	expect := strings.ToLower(o.ExpectSHA256)
+	if expect != "" && !isSHA256(expect) {
+		return WriteResult{}, usagef(o.Path, "--expect-sha256 wants 64 hex digits, got %q", o.ExpectSHA256)
+	}
+	w, err := sb.OpenWriteTarget(o.Path, true)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	defer w.Close()
+	if expect != "" {
+		if err := w.Lock(); err != nil {
+			return WriteResult{}, sandbox.AsError(err)
+		}
+	}
+	if o.NoClobber && w.Exists {
+		return WriteResult{}, sandbox.Errorf(sandbox.CodeExists, o.Path, "%s exists and --no-clobber is set", o.Path)
+	}
+	if err := checkExpected(w, expect); err != nil {
+		return WriteResult{}, err
+	}
+	max := sb.Limits().MaxWriteBytes
+	res := WriteResult{Path: w.Path, Created: !w.Exists}
+	if o.Append {
+		data, err := io.ReadAll(io.LimitReader(o.Content, max+1))
+		if err != nil {
+			return WriteResult{}, sandbox.AsError(err)
+		}
+		if int64(len(data)) > max {
+			return WriteResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
+				Msg: "the content is over max_write_bytes: nothing was written"}
+		}
+		if err := w.Append(data, o.Mode); err != nil {
+			return WriteResult{}, err
+		}
+		res.Bytes = int64(len(data))
+		w.Exists = true
+		if res.SHA256, err = w.CurrentSHA256(); err != nil {
+			return WriteResult{}, err
+		}
+		return res, nil
+	}
+	r, err := w.Replace(o.Content, max, o.Mode)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	res.Bytes, res.SHA256 = r.Bytes, r.SHA256
+	return res, nil
+}
+
+func checkExpected(w *sandbox.WriteTarget, expect string) error {
+	if expect == "" {
+		return nil
+	}
+	have, err := w.CurrentSHA256()
+	if err != nil {
+		return err
+	}
+	if have != expect {
+		if have == "" {
+			have = "absent"
+		}
+		return sandbox.Errorf(sandbox.CodeConflict, w.Path, "%s changed: its sha256 is %s, not %s", w.Path, have, expect)
+	}
+	return nil
+}
+
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
