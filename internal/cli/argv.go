@@ -58,15 +58,26 @@ func reorder(args []string, global flagSet, command func(name string) (flagSet, 
 			*dst = append(*dst, args[i])
 		}
 	}
+	help := false
 	for ; i < len(args); i++ {
 		tok := args[i]
 		if tok == "--" || !isFlag(tok) {
 			break
 		}
+		if tok == "--help" || tok == "-h" {
+			help = true
+			continue
+		}
 		take(&globals, tok, global)
 	}
 	if i >= len(args) {
+		// No command: drop --help, so the app's action prints the help
+		// after the policy is loaded and disabled commands are hidden
+		// (urfave answers --help before its Before hook runs).
 		return append([]string{args[0]}, globals...)
+	}
+	if help {
+		globals = append(globals, "--help")
 	}
 	name := args[i]
 	cmdFlags, ok := command(name)

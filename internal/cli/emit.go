@@ -44,6 +44,7 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 		if err := text(bw); err != nil {
 			return err
 		}
+		p.trailer(bw, tr) // a note on stderr, as lines() gives
 	case p.format == formatNDJSON && items != nil:
 		rv := reflect.ValueOf(items)
 		enc := newEncoder(bw, false)

@@ -15,15 +15,29 @@ import (
 )
 
 // Files renders every generated file, keyed by its path relative to the
-// repository root.
+// repository root: man/fsbox.1, man/fsbox-CMD.1 for each command, and the
+// bash, zsh and fish completions.
 func Files() (map[string][]byte, error) {
-	app := cli.DocApp()
-	man, err := app.ToManWithSection(1)
-	if err != nil {
-		return nil, err
+	out := map[string][]byte{}
+	for _, name := range append([]string{""}, cli.CommandNames()...) {
+		page, err := cli.ManPage(name)
+		if err != nil {
+			return nil, err
+		}
+		file := "man/fsbox.1"
+		if name != "" {
+			file = "man/fsbox-" + name + ".1"
+		}
+		out[file] = []byte(page)
 	}
-	man += manNotes
-	return map[string][]byte{"man/fsbox.1": []byte(man)}, nil
+	for shell, file := range map[string]string{"bash": "completions/fsbox.bash", "zsh": "completions/_fsbox", "fish": "completions/fsbox.fish"} {
+		s, err := cli.Completion(shell)
+		if err != nil {
+			return nil, err
+		}
+		out[file] = []byte(s)
+	}
+	return out, nil
 }
 
 // Run writes the files under root (write) or reports the stale ones.

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -376,4 +377,39 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 		return denied
 	}
 	return ioErr(w.Path, w.dir.RemoveAll(w.Name))
+}
+
+// SelfPath is the absolute, symlink-free path of the running binary, the
+// target of the links `fsbox links` creates.
+func SelfPath() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(exe)
+}
+
+// Symlink creates (or refreshes) a symlink entry in the workdir pointing at
+// target. An existing entry that is not a symlink is left alone: exists.
+func (s *Sandbox) Symlink(p, target string) (created bool, err error) {
+	w, err := s.OpenEntry(p)
+	if err != nil {
+		return false, err
+	}
+	defer w.Close()
+	if w.Exists {
+		if w.Info.Type != "symlink" {
+			return false, Errorf(CodeExists, p, "%s exists and is not a symlink", p)
+		}
+		if w.Info.Target == target {
+			return false, nil
+		}
+		if err := w.dir.Remove(w.Name); err != nil {
+			return false, ioErr(p, err)
+		}
+	}
+	if err := w.dir.Symlink(target, w.Name); err != nil {
+		return false, ioErr(p, err)
+	}
+	return true, nil
 }

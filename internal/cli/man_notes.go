@@ -1,4 +1,4 @@
-package gendocs
+package cli
 
 // manNotes is appended to fsbox.1: the contract points a user of the Unix
 // tools would otherwise have to guess. Keep it in step with README.md.
