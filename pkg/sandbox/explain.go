@@ -73,7 +73,7 @@ func (s *Sandbox) Explain(op, p string) (Decision, error) {
 		if err == nil && op == "grep" {
 			info, err = s.statFollow(p)
 		}
-		if op == "stat" && AsError(err).Code == CodeNotFound {
+		if op == "stat" && err != nil && AsError(err).Code == CodeNotFound {
 			d.Allowed, d.Rule, d.Reason = true, string(RuleOK), p+" does not exist: stat reports exists:false"
 			return d, nil
 		}

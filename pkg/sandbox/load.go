@@ -109,9 +109,15 @@ func loadFile(file string, env Env) (*Policy, error) {
 	if p.Workdir, err = expandRoot(p.Workdir, env.Home, env.Getenv); err != nil {
 		return nil, cfgErr("%sworkdir: %v", atLine("workdir"), err)
 	}
+	if err := isDir(p.Workdir); err != nil {
+		return nil, cfgErr("%sworkdir %s: %v", atLine("workdir"), p.Workdir, err)
+	}
 	for i, r := range p.ReadRoots {
 		if p.ReadRoots[i], err = expandRoot(r, env.Home, env.Getenv); err != nil {
 			return nil, cfgErr("%sread_roots: %v", atLine("read_roots"), err)
+		}
+		if err := isDir(p.ReadRoots[i]); err != nil {
+			return nil, cfgErr("%sread_roots: %s: %v", atLine("read_roots"), p.ReadRoots[i], err)
 		}
 	}
 	if err := p.validate(); err != nil {
@@ -128,6 +134,18 @@ func loadFile(file string, env Env) (*Policy, error) {
 	}
 	p.Source = canonical(file)
 	return p, nil
+}
+
+// isDir reports why dir, a configured root, cannot serve as one.
+func isDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("does not exist or cannot be resolved: %v", unwrapPathErr(err))
+	case !fi.IsDir():
+		return errors.New("is not a directory")
+	}
+	return nil
 }
 
 // keyLine finds the line that defines key k, for error messages: the line of

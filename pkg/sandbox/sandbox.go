@@ -360,7 +360,7 @@ func mapOpenErr(err error, given string) *Error {
 		return deny(RuleSymlink, given, "%s: too many levels of symbolic links", given)
 	case errors.Is(err, fs.ErrNotExist):
 		return Errorf(CodeNotFound, given, "%s does not exist", given)
-	case errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, syscall.ENOTDIR), msg == "not a directory": // os.Root.OpenRoot on a file says so without ENOTDIR
 		return Errorf(CodeNotFound, given, "%s does not exist (a parent is not a directory)", given)
 	case errors.Is(err, syscall.ENAMETOOLONG):
 		return Errorf(CodeUsage, given, "%s: path too long", given)

@@ -1,0 +1,212 @@
+//go:build unix
+
+// End-to-end golden tests: each testdata/script/*.txtar runs the real CLI
+// (this test binary, installed in $PATH as fsbox and fsbox-NAME) in a fresh
+// $WORK. Conventions the scripts follow:
+//
+//   - fixtures live under work/, and scripts `cd work` first, so the
+//     built-in default policy's workdir is $WORK/work;
+//   - policy files live under policy/ (never inside the directory they
+//     open) and say $WORK, which `expandwork` turns into the real path;
+//   - expected output lives under want/; `cmp` compares it whole (and
+//     `go test ./cmd/fsbox -run TestScript -update` rewrites it), `cmpenv`
+//     where it holds $REALWORK;
+//   - a failing call is `exitcode N fsbox ...`, which checks the exact exit
+//     status, followed by a check of stderr's error object;
+//   - `mtime -r TIME DIR` pins times so listings compare byte for byte.
+//
+// Directory sizes differ between filesystems, so they are matched by regex.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
+
+	"github.com/fsbox/fsbox/internal/cli"
+)
+
+var update = flag.Bool("update", false, "rewrite the testscript goldens (cmp against archive files) from the current output")
+
+// TestMain makes the test binary double as fsbox: testscript installs it
+// in $PATH as "fsbox" and as "fsbox-NAME" for every command (never as a
+// bare NAME, which would shadow testscript's own verbs such as grep).
+func TestMain(m *testing.M) {
+	run := func() { os.Exit(cli.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) }
+	cmds := map[string]func(){"fsbox": run}
+	for _, name := range cli.CommandNames() {
+		cmds["fsbox-"+name] = run
+	}
+	testscript.Main(m, cmds)
+}
+
+func TestScript(t *testing.T) {
+	// Files extracted from the archives get 0644, directories 0755, on
+	// every machine, so modes in goldens are stable.
+	syscall.Umask(0o022)
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("..", "..", "testdata", "script"),
+		UpdateScripts:       *update,
+		RequireExplicitExec: false,
+		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			// Never let the host's fsbox settings leak in.
+			kept := env.Vars[:0]
+			for _, kv := range env.Vars {
+				name, _, _ := strings.Cut(kv, "=")
+				if strings.HasPrefix(name, "FSBOX_") || name == "XDG_CONFIG_HOME" || name == "HOME" {
+					continue
+				}
+				kept = append(kept, kv)
+			}
+			home := filepath.Join(env.WorkDir, "home")
+			if err := os.MkdirAll(home, 0o755); err != nil {
+				return err
+			}
+			// $REALWORK is $WORK with symlinks resolved: fsbox prints real paths.
+			real, err := filepath.EvalSymlinks(env.WorkDir)
+			if err != nil {
+				return err
+			}
+			env.Vars = append(kept, "HOME="+home, "REALWORK="+real)
+			if os.Getenv("GORACE") == "" {
+				// A race-enabled fsbox would sleep 1s at every exit.
+				env.Vars = append(env.Vars, "GORACE=atexit_sleep_ms=0")
+			}
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "root": // permission bits do not bind root
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode":   cmdExitcode,
+			"mkfifo":     cmdMkfifo,
+			"mtime":      cmdMtime,
+			"hardlink":   cmdHardlink,
+			"writebytes": cmdWritebytes,
+			"expandwork": cmdExpandwork,
+		},
+	})
+}
+
+// exitcode N PROG [ARGS...] runs PROG like exec and checks that it exits
+// with status N; stdout and stderr are kept for the next stdout, stderr or
+// cmp command.
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! exitcode")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N prog [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %q is not a number", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+// mkfifo PATH... creates named pipes.
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: mkfifo path...")
+	}
+	for _, a := range args {
+		ts.Check(syscall.Mkfifo(ts.MkAbs(a), 0o644))
+	}
+}
+
+// mtime [-r] RFC3339 PATH... sets the modification (and access) time of
+// each path, without following a final symlink; -r also sets it on
+// everything below each path.
+func cmdMtime(ts *testscript.TestScript, neg bool, args []string) {
+	recursive := len(args) > 0 && args[0] == "-r"
+	if recursive {
+		args = args[1:]
+	}
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: mtime [-r] 2006-01-02T15:04:05Z path...")
+	}
+	t, err := time.Parse(time.RFC3339, args[0])
+	ts.Check(err)
+	tv := []unix.Timeval{unix.NsecToTimeval(t.UnixNano()), unix.NsecToTimeval(t.UnixNano())}
+	set := func(p string) error { return unix.Lutimes(p, tv) }
+	for _, a := range args[1:] {
+		p := ts.MkAbs(a)
+		if !recursive {
+			ts.Check(set(p))
+			continue
+		}
+		// Children first, so setting a directory's time is the last change in it.
+		var paths []string
+		ts.Check(filepath.Walk(p, func(q string, _ os.FileInfo, err error) error {
+			paths = append(paths, q)
+			return err
+		}))
+		for i := len(paths) - 1; i >= 0; i-- {
+			ts.Check(set(paths[i]))
+		}
+	}
+}
+
+// hardlink NEW -> OLD makes NEW a hard link to OLD.
+func cmdHardlink(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 || args[1] != "->" {
+		ts.Fatalf("usage: hardlink new -> old")
+	}
+	ts.Check(os.Link(ts.MkAbs(args[2]), ts.MkAbs(args[0])))
+}
+
+// writebytes PATH TEXT writes TEXT, with Go string escapes (\x00, \r,
+// \n, \xff, \u00e9...) decoded, to PATH, creating its directory.
+func cmdWritebytes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: writebytes path 'text with \\x00 escapes'")
+	}
+	s, err := strconv.Unquote(`"` + strings.ReplaceAll(args[1], `"`, `\"`) + `"`)
+	ts.Check(err)
+	p := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(filepath.Dir(p), 0o755))
+	ts.Check(os.WriteFile(p, []byte(s), 0o644))
+}
+
+// expandwork FILE... replaces every "$WORK" in each file with the real
+// path of the script's work directory, so policy files in the archive can
+// name absolute roots. Nothing else is expanded (a policy's own
+// ${FSBOX_TENANT} stays as written).
+func cmdExpandwork(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: expandwork file...")
+	}
+	for _, a := range args {
+		p := ts.MkAbs(a)
+		data, err := os.ReadFile(p)
+		ts.Check(err)
+		ts.Check(os.WriteFile(p, []byte(strings.ReplaceAll(string(data), "$WORK", ts.Getenv("REALWORK"))), 0o644))
+	}
+}
