@@ -149,6 +149,9 @@ func (st *state) wire(cmd *command) *ucli.Command {
 				if err := sb.CheckCommand(cmd.name); err != nil {
 					return err
 				}
+				if err := sb.Restrict(); err != nil {
+					return err
+				}
 				x.sb = sb
 			}
 			return cmd.run(x)

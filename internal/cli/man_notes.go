@@ -25,8 +25,9 @@ Deny patterns match case-insensitively, against the path as written and as resol
 everything below a denied directory; allow patterns match files exactly and leave directories
 traversable.
 FIFOs, sockets, devices and anything under /proc, /sys and /dev are never opened.
-Landlock is not applied by this build: landlock = "required" and a non-empty [audit] log are
-refused as config errors.
+After loading the policy fsbox confines itself with Landlock (read roots read-only, the workdir
+read-write); landlock = "required" refuses to run without it. A non-empty [audit] log is refused
+as a config error: this build writes no audit log yet.
 .SH READ
 read pages with --offset (0-based line) and --limit; a file over max_read_bytes must be paged.
 sha256 and eol cover the whole file when it fits in max_read_bytes; otherwise sha256 is null

@@ -6,22 +6,14 @@ import (
 
 // RootsResult describes the policy in force.
 type RootsResult struct {
-	Workdir   string         `json:"workdir"`
-	ReadRoots []string       `json:"read_roots"`
-	Config    *string        `json:"config"`
-	Commands  []string       `json:"commands"`
-	Disabled  []string       `json:"disabled"`
-	Limits    sandbox.Limits `json:"limits"`
-	Paths     sandbox.Paths  `json:"paths"`
-	Landlock  LandlockStatus `json:"landlock"`
-}
-
-// LandlockStatus reports the kernel wall.
-type LandlockStatus struct {
-	Mode     string `json:"mode"`
-	Enforced bool   `json:"enforced"`
-	ABI      int    `json:"abi"`
-	Reason   string `json:"reason,omitempty"`
+	Workdir   string                 `json:"workdir"`
+	ReadRoots []string               `json:"read_roots"`
+	Config    *string                `json:"config"`
+	Commands  []string               `json:"commands"`
+	Disabled  []string               `json:"disabled"`
+	Limits    sandbox.Limits         `json:"limits"`
+	Paths     sandbox.Paths          `json:"paths"`
+	Landlock  sandbox.LandlockStatus `json:"landlock"`
 }
 
 // Roots reports the workdir, read roots, policy source, limits, and which
@@ -46,9 +38,6 @@ func Roots(sb *sandbox.Sandbox, available []string) RootsResult {
 			*l = []string{}
 		}
 	}
-	res.Landlock = LandlockStatus{Mode: p.Sandbox.Landlock, Reason: "this build does not apply Landlock yet; only the user-space checks guard the roots"}
-	if p.Sandbox.Landlock == "off" {
-		res.Landlock.Reason = "switched off by the policy"
-	}
+	res.Landlock = sb.Landlock()
 	return res
 }

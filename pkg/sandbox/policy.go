@@ -185,9 +185,7 @@ func (p *Policy) validate() error {
 		}
 	}
 	switch p.Sandbox.Landlock {
-	case "best-effort", "off":
-	case "required":
-		return fmt.Errorf(`[sandbox] landlock = "required": this build cannot enforce Landlock yet, so it refuses to run`)
+	case "best-effort", "off", "required":
 	default:
 		return fmt.Errorf(`[sandbox] landlock must be "best-effort", "required" or "off", got %q`, p.Sandbox.Landlock)
 	}
@@ -215,4 +213,12 @@ func (p *Policy) validate() error {
 		}
 	}
 	return nil
+}
+
+// LandlockStatus reports the kernel wall (see Restrict).
+type LandlockStatus struct {
+	Mode     string `json:"mode"`
+	Enforced bool   `json:"enforced"`
+	ABI      int    `json:"abi"`
+	Reason   string `json:"reason,omitempty"`
 }

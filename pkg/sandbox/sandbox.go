@@ -46,6 +46,15 @@ type Sandbox struct {
 	home      string
 	// hasPatterns: any deny, allow or regex rule (write_deny aside)
 	hasPatterns bool
+	landlock    LandlockStatus
+}
+
+// Landlock reports whether Restrict raised the kernel wall.
+func (s *Sandbox) Landlock() LandlockStatus {
+	if s.landlock.Mode == "" {
+		return LandlockStatus{Mode: s.policy.Sandbox.Landlock, Reason: "not applied in this process"}
+	}
+	return s.landlock
 }
 
 // New opens the policy's roots. The policy must come from Load or
