@@ -162,6 +162,7 @@ func (st *state) wire(cmd *command) *ucli.Command {
 func (st *state) printer(c *ucli.Context) *printer {
 	p := &printer{w: st.stdout, errw: st.stderr, format: st.format, pretty: c.Bool("pretty")}
 	tty := isTerminal(st.stdout)
+	p.tty = tty
 	if !c.IsSet("pretty") {
 		p.pretty = tty
 	}

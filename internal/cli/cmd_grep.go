@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"strconv"
 
 	ucli "github.com/urfave/cli/v2"
@@ -75,7 +74,7 @@ func runGrep(x *call) error {
 		}
 	} else {
 		bw := bufio.NewWriterSize(p.w, 64<<10)
-		tp := &grepText{w: bw, color: p.color, numbered: c.Bool("numbered"), context: o.Before > 0 || o.After > 0,
+		tp := &grepText{w: bw, color: p.color, safe: p.safe, safeName: p.safeName, numbered: c.Bool("numbered"), context: o.Before > 0 || o.After > 0,
 			withPath: !ops.GrepNamesOneFile(x.sb, o.Paths)}
 		enc := newEncoder(bw, false)
 		o.Sink = func(fr *ops.FileResult) error {
@@ -96,7 +95,7 @@ func runGrep(x *call) error {
 				bw.WriteString(strconv.FormatInt(fr.Count, 10))
 				return bw.WriteByte('\n')
 			case o.FilesWithMatches:
-				bw.WriteString(tp.paint(fr.Path, colorPath))
+				bw.WriteString(tp.paint(p.safeName(fr.Path), colorPath))
 				return bw.WriteByte('\n')
 			}
 			tp.file(fr)
@@ -127,6 +126,8 @@ const (
 // grepText prints matches the way grep and ripgrep do in a pipeline.
 type grepText struct {
 	w        *bufio.Writer
+	safe     func([]byte) []byte
+	safeName func(string) string
 	color    bool
 	numbered bool
 	context  bool
@@ -144,7 +145,7 @@ func (t *grepText) paint(s, color string) string {
 
 func (t *grepText) prefix(path string, line int64, sep byte) {
 	if t.withPath {
-		t.w.WriteString(t.paint(path, colorPath))
+		t.w.WriteString(t.paint(t.safeName(path), colorPath))
 		t.w.WriteByte(sep)
 	}
 	if line > 0 && t.numbered {
@@ -165,7 +166,7 @@ func (t *grepText) file(fr *ops.FileResult) {
 		}
 		for _, b := range m.BeforeRaw {
 			t.prefix(m.Path, b.Line, '-')
-			t.w.Write(sanitize(b.Raw))
+			t.w.Write(t.safe(b.Raw))
 			t.w.WriteByte('\n')
 		}
 		t.prefix(m.Path, m.Line, ':')
@@ -174,7 +175,7 @@ func (t *grepText) file(fr *ops.FileResult) {
 		t.last = m.Line
 		for _, a := range m.AfterRaw {
 			t.prefix(m.Path, a.Line, '-')
-			t.w.Write(sanitize(a.Raw))
+			t.w.Write(t.safe(a.Raw))
 			t.w.WriteByte('\n')
 			t.last = a.Line
 		}
@@ -184,14 +185,9 @@ func (t *grepText) file(fr *ops.FileResult) {
 
 // highlight colors the first match in the line (the column ops found).
 func (t *grepText) highlight(m ops.Match) []byte {
-	raw := sanitize(m.Raw)
 	if !t.color || m.Column == 0 {
-		return raw
+		return t.safe(m.Raw)
 	}
 	a, b := m.Column-1, m.Column-1+m.MatchLen
-	return []byte(string(m.Raw[:a]) + colorMatch + string(m.Raw[a:b]) + colorReset + string(m.Raw[b:]))
+	return []byte(string(t.safe(m.Raw[:a])) + colorMatch + string(t.safe(m.Raw[a:b])) + colorReset + string(t.safe(m.Raw[b:])))
 }
-
-// sanitize is where terminal escapes in file content would be neutralised
-// for display; the text form prints content as the file has it.
-func sanitize(b []byte) []byte { return bytes.Clone(b) }

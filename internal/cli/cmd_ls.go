@@ -22,7 +22,7 @@ func init() {
 			}
 			return x.out.emit(r, r.Entries, &r.Truncation, func(w *bufio.Writer) error {
 				for _, e := range r.Entries {
-					w.WriteString(e.Name)
+					w.WriteString(x.out.safeName(e.Name))
 					w.WriteByte('\n')
 				}
 				return nil

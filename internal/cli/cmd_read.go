@@ -39,7 +39,7 @@ func init() {
 					w.WriteByte('\n')
 					return nil
 				}
-				_, err := w.Write(r.Raw)
+				_, err := w.Write(x.out.safe(r.Raw))
 				return err
 			})
 		},

@@ -28,6 +28,55 @@ type printer struct {
 	format string
 	pretty bool
 	color  bool
+	tty    bool // stdout is a terminal: the text form escapes control bytes
+}
+
+// safe returns content for the text form: as is in a pipeline; on a
+// terminal, control bytes that could move the cursor or start an escape
+// sequence (all below 0x20 but tab, newline and a CR ending a line, and
+// DEL) are shown as \xNN, so file contents cannot drive the terminal.
+func (p *printer) safe(b []byte) []byte {
+	if !p.tty {
+		return b
+	}
+	return escapeControls(b, false)
+}
+
+// safeName is safe for a name or path, where a newline is escaped too.
+func (p *printer) safeName(s string) string {
+	if !p.tty {
+		return s
+	}
+	return string(escapeControls([]byte(s), true))
+}
+
+func escapeControls(b []byte, name bool) []byte {
+	keep := func(i int) bool {
+		switch c := b[i]; {
+		case c == '\t':
+			return true
+		case c == '\n':
+			return !name
+		case c == '\r':
+			return !name && i+1 < len(b) && b[i+1] == '\n'
+		}
+		return false
+	}
+	var out []byte
+	for i, c := range b {
+		if (c < 0x20 || c == 0x7f) && !keep(i) {
+			if out == nil {
+				out = append(make([]byte, 0, len(b)+8), b[:i]...)
+			}
+			out = append(out, fmt.Sprintf("\\x%02x", c)...)
+		} else if out != nil {
+			out = append(out, c)
+		}
+	}
+	if out == nil {
+		return b
+	}
+	return out
 }
 
 // textFunc renders the text form.
@@ -84,7 +133,7 @@ func (p *printer) lines(run func(sink ops.LineSink) (any, *ops.Truncation, error
 	bw := bufio.NewWriterSize(p.w, 64<<10)
 	var sink ops.LineSink
 	if p.format == formatText {
-		sink = func(line []byte) error { _, err := bw.Write(line); return err }
+		sink = func(line []byte) error { _, err := bw.Write(p.safe(line)); return err }
 	} else {
 		enc := newEncoder(bw, false)
 		sink = func(line []byte) error { return enc.Encode(string(textio.TrimEOL(line))) }
@@ -137,6 +186,9 @@ func (p *printer) paths(run func(sink func(string) error) (any, *ops.Truncation,
 		}
 		var buf []byte
 		return run(func(s string) error {
+			if p.format == formatText {
+				s = p.safeName(s)
+			}
 			buf = append(append(buf[:0], s...), '\n')
 			return sink(buf)
 		})
