@@ -141,7 +141,7 @@ func (s *Sandbox) CheckWrite(p string) (Info, error) {
 	// Real path: the deepest existing ancestor, resolved, plus the rest.
 	dir, rest := path.Dir(clean), path.Base(clean)
 	for {
-		sub, err := t.rt.r.OpenRoot(dir)
+		sub, err := openRoot(t.rt.r, dir)
 		if err == nil {
 			f, err := sub.Open(".")
 			sub.Close()

@@ -209,7 +209,7 @@ func (s *Sandbox) OpenDir(p string) (*Dir, error) {
 	if err := kindCheck(pre.Mode(), true, t.given); err != nil {
 		return nil, err
 	}
-	sub, err := t.rt.r.OpenRoot(t.rel)
+	sub, err := openRoot(t.rt.r, t.rel)
 	if err != nil {
 		return nil, s.mapErr(err, t)
 	}
@@ -326,7 +326,7 @@ func (s *Sandbox) Lstat(p string) (Info, error) {
 		defer d.Close()
 		return d.Info, nil
 	}
-	sub, err := t.rt.r.OpenRoot(parent)
+	sub, err := openRoot(t.rt.r, parent)
 	if err != nil {
 		return Info{}, s.mapErr(err, t)
 	}

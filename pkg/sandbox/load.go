@@ -66,8 +66,10 @@ func Load(env Env) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A policy the sandboxed side could have written is refused.
-	if !hostFixed && within(p.Source, canonical(env.Cwd)) {
+	// A policy the sandboxed side could have written is refused: by where
+	// it really is, and by where the name that reached it is (a symlink
+	// there could be re-pointed).
+	if !hostFixed && (within(p.Source, canonical(env.Cwd)) || within(p.Link, canonical(env.Cwd))) {
 		return nil, Errorf(CodeConfig, file, "the policy file lies inside the current directory, which the built-in default makes writable; keep policies outside the directories they open")
 	}
 	return p, nil
@@ -133,6 +135,7 @@ func loadFile(file string, env Env) (*Policy, error) {
 		return nil, cfgErr("%v", err)
 	}
 	p.Source = canonical(file)
+	p.Link = filepath.Join(canonical(filepath.Dir(file)), filepath.Base(file))
 	return p, nil
 }
 

@@ -74,6 +74,9 @@ type Policy struct {
 
 	// Source is the policy file's canonical path, "" for the built-in default.
 	Source string `toml:"-" json:"-"`
+	// Link is where the name that reached it lies (its directory resolved,
+	// the last component kept): it differs from Source through a symlink.
+	Link string `toml:"-" json:"-"`
 }
 
 // Paths holds the path rules of [paths].
@@ -148,8 +151,8 @@ func expandRoot(s, home string, getenv func(string) (string, bool)) (string, err
 		switch {
 		case !ok || v == "":
 			bad = fmt.Errorf("environment variable %s is unset or empty", name)
-		case strings.ContainsAny(v, "/\x00") || strings.Contains(v, "..") || v == ".":
-			bad = fmt.Errorf("environment variable %s holds %q: a value may not hold '/', '..' or be '.'", name, v)
+		case strings.ContainsAny(v, "/\x00") || strings.Contains(v, "..") || v == "." || strings.HasPrefix(v, "~"):
+			bad = fmt.Errorf("environment variable %s holds %q: a value may not hold '/' or '..', start with '~', or be '.'", name, v)
 		}
 		return v
 	})

@@ -84,7 +84,7 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	if s.work, err = open(p.Workdir, true); err != nil {
 		return nil, err
 	}
-	if p.Source != "" && within(p.Source, s.work.dir) {
+	if p.Source != "" && (within(p.Source, s.work.dir) || within(p.Link, s.work.dir)) {
 		return nil, Errorf(CodeConfig, p.Source, "the policy file %s lies inside its own workdir %s, where the sandboxed side could rewrite it", p.Source, s.work.dir)
 	}
 	s.roots = []*root{s.work}
@@ -103,11 +103,24 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		}
 		return a.writable && !b.writable
 	})
+	// Paths are matched relative to their root, so a leading "/" or "./"
+	// (written to anchor a pattern at the root) is dropped rather than
+	// leaving a rule that silently never matches.
+	anchor := func(g string) string {
+		for strings.HasPrefix(g, "/") || strings.HasPrefix(g, "./") {
+			g = strings.TrimPrefix(strings.TrimPrefix(g, "./"), "/")
+		}
+		return g
+	}
 	for _, g := range p.Paths.Deny {
-		s.deny = append(s.deny, strings.ToLower(g))
+		s.deny = append(s.deny, strings.ToLower(anchor(g)))
 	}
 	for _, g := range p.Paths.WriteDeny {
-		s.writeDeny = append(s.writeDeny, strings.ToLower(g))
+		s.writeDeny = append(s.writeDeny, strings.ToLower(anchor(g)))
+	}
+	s.allow = nil
+	for _, g := range p.Paths.Allow {
+		s.allow = append(s.allow, anchor(g))
 	}
 	for _, r := range p.Paths.DenyRegex {
 		s.denyRe = append(s.denyRe, regexp.MustCompile("(?i)"+r))

@@ -149,7 +149,7 @@ func (w *walker) ancestorIgnores(d *Dir) *ignore.Stack {
 		if rel == "" {
 			rel = "."
 		}
-		sub, err := d.rt.r.OpenRoot(rel)
+		sub, err := openRoot(d.rt.r, rel)
 		if err != nil {
 			return st
 		}
@@ -333,11 +333,11 @@ func (w *walker) openSub(d *Dir, name, display string, viaRoot bool) (*Dir, erro
 	var sub *os.Root
 	var err error
 	if viaRoot {
-		sub, err = d.rt.r.OpenRoot(name)
+		sub, err = openRoot(d.rt.r, name)
 	} else if haveOpenChild {
 		return openChildDir(d, name, display)
 	} else {
-		sub, err = d.r.OpenRoot(name)
+		sub, err = openRoot(d.r, name)
 		rel = path.Join(d.rel, name)
 	}
 	if err != nil {
@@ -368,7 +368,7 @@ func (d *Dir) openEntry(name string) (*File, error) {
 		return openChild(d, name, name)
 	}
 	if d.r == nil {
-		sub, err := d.rt.r.OpenRoot(d.rel)
+		sub, err := openRoot(d.rt.r, d.rel)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // WriteTarget is a path about to be written: checked against the policy
@@ -78,10 +79,10 @@ func (s *Sandbox) openWriteTarget(rt *root, rel, given, display string, mkdirs, 
 			return nil, err
 		}
 		if err := rt.r.MkdirAll(parent, 0o777); err != nil {
-			return nil, mapOpenErr(err, given)
+			return nil, mkdirAllErr(err, given)
 		}
 	}
-	dir, err := rt.r.OpenRoot(parent)
+	dir, err := openRoot(rt.r, parent)
 	if err != nil {
 		return nil, mapOpenErr(err, given)
 	}
@@ -253,7 +254,7 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 func (w *WriteTarget) Append(data []byte, mode *fs.FileMode) error {
 	perm := fs.FileMode(0o666)
 	if mode != nil {
-		perm = *mode
+		perm = mode.Perm() // os.Root refuses setuid/setgid/sticky here: Chmod below sets them
 	}
 	f, err := w.dir.OpenFile(w.Name, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscallNonblock, perm)
 	if err != nil {
@@ -264,10 +265,25 @@ func (w *WriteTarget) Append(data []byte, mode *fs.FileMode) error {
 	if err != nil || !fi.Mode().IsRegular() {
 		return deny(RuleSpecialFile, w.Path, "%s is not a regular file", w.Path)
 	}
+	if mode != nil && fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != *mode {
+		// --mode sets the bits exactly (no umask), as Replace does.
+		if err := f.Chmod(*mode); err != nil {
+			return ioErr(w.Path, err)
+		}
+	}
 	if n, err := f.Write(data); err != nil || n != len(data) {
 		return ioErr(w.Path, err)
 	}
 	return ioErr(w.Path, f.Sync())
+}
+
+// mkdirAllErr maps a failed MkdirAll of a path's parents: EEXIST (or
+// ENOTDIR) means one of them is there but is not a directory.
+func mkdirAllErr(err error, given string) *Error {
+	if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTDIR) {
+		return Errorf(CodeNotADir, given, "%s: a parent exists and is not a directory", given)
+	}
+	return mapOpenErr(err, given)
 }
 
 func ioErr(p string, err error) error {
@@ -325,7 +341,7 @@ func (s *Sandbox) Mkdir(p string) (display string, created bool, err error) {
 			return "", false, err
 		}
 		if err := t.rt.r.MkdirAll(parent, 0o777); err != nil {
-			return "", false, mapOpenErr(err, p)
+			return "", false, mkdirAllErr(err, p)
 		}
 		if w, err = s.OpenEntry(p); err != nil {
 			return "", false, err

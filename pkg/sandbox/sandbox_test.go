@@ -1,0 +1,1051 @@
+//go:build unix
+
+package sandbox
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const outsideSecret = "OUTSIDE-SECRET"
+
+// tree is the layout the sandbox tests run against. Every path is canonical
+// (t.TempDir may live below a symlink, e.g. /tmp on macOS).
+type tree struct {
+	base    string // holds everything below
+	work    string // the workdir
+	evil    string // work_evil: a sibling sharing the workdir's prefix
+	outside string // no root: holds the secret
+	ro      string // a read root
+}
+
+func mustWrite(t testing.TB, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustSymlink(t testing.TB, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newTree builds:
+//
+//	work/      file.txt a/{inner.txt,readme.md,cert.PEM,b/deep.txt} secrets/key
+//	           .env upper/.ENV x.lock .git/config ..test fifo hard_secret(hardlink)
+//	           symlinks: see below
+//	work_evil/ evil.txt
+//	outside/   secret.txt sub/more.txt
+//	ro/        doc.txt ro_out -> ../outside/secret.txt ro_to_work -> ../work/file.txt
+func newTree(t testing.TB, base string) *tree {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &tree{base: base, work: filepath.Join(base, "work"), evil: filepath.Join(base, "work_evil"),
+		outside: filepath.Join(base, "outside"), ro: filepath.Join(base, "ro")}
+	w := func(rel, content string) { mustWrite(t, filepath.Join(base, rel), content) }
+	w("work/file.txt", "hello")
+	w("work/a/inner.txt", "inner")
+	w("work/a/readme.md", "md")
+	w("work/a/cert.PEM", "pem")
+	w("work/a/b/deep.txt", "deep")
+	w("work/secrets/key", "k")
+	w("work/.env", "E")
+	w("work/upper/.ENV", "E2")
+	w("work/x.lock", "l")
+	w("work/.git/config", "[core]")
+	w("work/..test", "dots")
+	w("work_evil/evil.txt", "EVIL")
+	w("outside/secret.txt", outsideSecret)
+	w("outside/sub/more.txt", outsideSecret)
+	w("ro/doc.txt", "doc")
+
+	l := func(target, link string) { mustSymlink(t, target, filepath.Join(base, link)) }
+	l("secrets", "work/link_secrets")
+	l(".env", "work/notes")
+	l("upper/.ENV", "work/notes_up")
+	l("../outside/secret.txt", "work/out_file")
+	l("../outside", "work/out_dir")
+	l(filepath.Join(tr.outside, "secret.txt"), "work/abs_out")
+	l(filepath.Join(tr.work, "file.txt"), "work/abs_in")
+	l(filepath.Join(tr.work, "a"), "work/abs_in_dir")
+	l("nope", "work/dangling")
+	l("../outside/nope", "work/dangling_out")
+	l("chain_b", "work/chain_a")
+	l("../outside/secret.txt", "work/chain_b")
+	l("chain_in_b", "work/chain_in_a")
+	l("a/inner.txt", "work/chain_in_b")
+	l("a/inner.txt", "work/in_link")
+	l("a", "work/in_dir")
+	l("../file.txt", "work/a/up_link")
+	l("../../outside/secret.txt", "work/a/esc_link")
+	l("../work_evil", "work/evil_link")
+	l("loop2", "work/loop1")
+	l("loop1", "work/loop2")
+	l("x.lock", "work/lock_link")
+	l("../outside/secret.txt", "ro/ro_out")
+	l("../work/file.txt", "ro/ro_to_work")
+	if err := os.Link(filepath.Join(tr.outside, "secret.txt"), filepath.Join(tr.work, "hard_secret")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(tr.work, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// basePolicy is the default policy for tr plus a read root and deny rules.
+func basePolicy(tr *tree) *Policy {
+	p := DefaultPolicy(tr.work)
+	p.ReadRoots = []string{tr.ro}
+	p.Paths.Deny = []string{"secrets/**", "**/.env"}
+	p.Paths.DenyRegex = []string{`\.pem$`}
+	p.Paths.WriteDeny = append(p.Paths.WriteDeny, "**/*.lock")
+	return p
+}
+
+func newSandbox(t testing.TB, tr *tree, mod func(*Policy)) *Sandbox {
+	t.Helper()
+	p := basePolicy(tr)
+	if mod != nil {
+		mod(p)
+	}
+	s, err := New(p, tr.base)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// checkErr asserts err is an *Error with code and (when rule != "") rule.
+func checkErr(t *testing.T, err error, code Code, rule Rule) {
+	t.Helper()
+	if code == "" {
+		if err != nil {
+			t.Fatalf("unexpected error: %v (rule %q)", err, AsError(err).Rule)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("succeeded, want %s/%s", code, rule)
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %T %v is not an *Error", err, err)
+	}
+	if e.Code != code || (rule != "" && e.Rule != rule) {
+		t.Fatalf("got %s/%s (%v), want %s/%s", e.Code, e.Rule, e, code, rule)
+	}
+}
+
+func readAll(t *testing.T, f *File) string {
+	t.Helper()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	return string(b)
+}
+
+type pathCase struct {
+	name    string
+	op      string // open, opendir, lstat, write
+	path    string
+	code    Code // "" = success
+	rule    Rule
+	content string // open: expected content; lstat: expected type
+	abs     string // expected Info.Abs, if set
+}
+
+func runPathCases(t *testing.T, s *Sandbox, cases []pathCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.op+"/"+c.name, func(t *testing.T) {
+			var info Info
+			var err error
+			switch c.op {
+			case "open":
+				var f *File
+				if f, err = s.Open(c.path); err == nil {
+					info = f.Info
+					got := readAll(t, f)
+					f.Close()
+					if got == outsideSecret {
+						t.Fatalf("read the outside secret through %q", c.path)
+					}
+					if c.content != "" && got != c.content {
+						t.Fatalf("content %q, want %q", got, c.content)
+					}
+				}
+			case "opendir":
+				var d *Dir
+				if d, err = s.OpenDir(c.path); err == nil {
+					info = d.Info
+					d.Close()
+				}
+			case "lstat":
+				info, err = s.Lstat(c.path)
+				if err == nil && c.content != "" && info.Type != c.content {
+					t.Fatalf("type %q, want %q", info.Type, c.content)
+				}
+			case "write":
+				info, err = s.CheckWrite(c.path)
+			default:
+				t.Fatalf("bad op %q", c.op)
+			}
+			checkErr(t, err, c.code, c.rule)
+			if err == nil && c.abs != "" && info.Abs != c.abs {
+				t.Fatalf("Abs = %q, want %q", info.Abs, c.abs)
+			}
+		})
+	}
+}
+
+func TestResolveAndOpen(t *testing.T) {
+	tr := newTree(t, t.TempDir())
+	s := newSandbox(t, tr, nil)
+	W := func(rel string) string { return filepath.Join(tr.work, rel) }
+	B := func(rel string) string { return filepath.Join(tr.base, rel) }
+	long := strings.Repeat("a/", 2049) + "x" // 4099 bytes
+	runPathCases(t, s, []pathCase{
+		// Ordinary access.
+		{"plain", "open", "file.txt", "", "", "hello", W("file.txt")},
+		{"dot slash", "open", "./file.txt", "", "", "hello", W("file.txt")},
+		{"dotdot inside", "open", "a/../file.txt", "", "", "hello", W("file.txt")},
+		{"double slash", "open", "a//inner.txt", "", "", "inner", W("a/inner.txt")},
+		{"absolute inside", "open", W("a/b/deep.txt"), "", "", "deep", W("a/b/deep.txt")},
+		{"read root", "open", filepath.Join(tr.ro, "doc.txt"), "", "", "doc", filepath.Join(tr.ro, "doc.txt")},
+		{"home", "open", "~/work/file.txt", "", "", "hello", W("file.txt")},
+		{"dotdot name", "open", "..test", "", "", "dots", W("..test")},
+
+		// '..' traversal in many spellings.
+		{"dotdot", "open", "../outside/secret.txt", CodeDenied, RuleRoot, "", ""},
+		{"dotdot after dir", "open", "a/../../outside/secret.txt", CodeDenied, RuleRoot, "", ""},
+		{"dot dotdot", "open", "./../outside/secret.txt", CodeDenied, RuleRoot, "", ""},
+		{"slashes dotdot", "open", "//..//outside/secret.txt", CodeDenied, RuleRoot, "", ""},
+		{"deep dotdot", "open", "a/b/../../../outside/secret.txt", CodeDenied, RuleRoot, "", ""},
+		{"out and back in", "open", "../work/file.txt", CodeDenied, RuleRoot, "", ""},
+		{"bare dotdot dir", "opendir", "..", CodeDenied, RuleRoot, "", ""},
+		{"dotdot slash dir", "opendir", "../", CodeDenied, RuleRoot, "", ""},
+		{"dotdot of subdir ok", "opendir", "a/..", "", "", "", tr.work},
+		{"dotdot dotdot dir", "opendir", "a/../..", CodeDenied, RuleRoot, "", ""},
+		{"dotdot sibling", "open", "../work_evil/evil.txt", CodeDenied, RuleRoot, "", ""},
+		{"read root dotdot", "open", filepath.Join(tr.ro, "../outside/secret.txt"), CodeDenied, RuleRoot, "", ""},
+		{"encoded dotdot is a name", "open", "%2e%2e/outside/secret.txt", CodeNotFound, "", "", ""},
+		{"backslash is a name", "open", `..\outside\secret.txt`, CodeNotFound, "", "", ""},
+
+		// Absolute paths outside every root.
+		{"absolute outside", "open", B("outside/secret.txt"), CodeDenied, RuleRoot, "", ""},
+		{"absolute root", "opendir", "/", CodeDenied, RuleRoot, "", ""},
+		{"absolute etc", "open", "/etc/passwd", CodeDenied, RuleRoot, "", ""},
+		{"home outside", "open", "~/outside/secret.txt", CodeDenied, RuleRoot, "", ""},
+		{"home itself", "opendir", "~", CodeDenied, RuleRoot, "", ""},
+		{"sibling prefix file", "open", B("work_evil/evil.txt"), CodeDenied, RuleRoot, "", ""},
+		{"sibling prefix dir", "opendir", B("work_evil"), CodeDenied, RuleRoot, "", ""},
+		{"sibling prefix lstat", "lstat", B("work_evil"), CodeDenied, RuleRoot, "", ""},
+		{"sibling via dotdot", "open", W("../work_evil/evil.txt"), CodeDenied, RuleRoot, "", ""},
+		{"trailing space sibling", "open", B("work /x"), CodeDenied, RuleRoot, "", ""},
+		{"quote sibling", "open", B("work'/x"), CodeDenied, RuleRoot, "", ""},
+
+		// Symlinks leading out.
+		{"symlink file out", "open", "out_file", CodeDenied, RuleSymlink, "", ""},
+		{"symlink dir out", "open", "out_dir/secret.txt", CodeDenied, RuleSymlink, "", ""},
+		{"symlink dir out opendir", "opendir", "out_dir", CodeDenied, RuleSymlink, "", ""},
+		{"symlink dir out deeper", "opendir", "out_dir/sub", CodeDenied, RuleSymlink, "", ""},
+		{"relative symlink out", "open", "a/esc_link", CodeDenied, RuleSymlink, "", ""},
+		{"absolute symlink out", "open", "abs_out", CodeDenied, RuleSymlink, "", ""},
+		{"absolute symlink in", "open", "abs_in", CodeDenied, RuleSymlink, "", ""},
+		{"absolute symlink in dir", "opendir", "abs_in_dir", CodeDenied, RuleSymlink, "", ""},
+		{"absolute symlink in dir file", "open", "abs_in_dir/inner.txt", CodeDenied, RuleSymlink, "", ""},
+		{"dangling", "open", "dangling", CodeNotFound, "", "", ""},
+		{"dangling out", "open", "dangling_out", CodeDenied, RuleSymlink, "", ""},
+		{"chained out", "open", "chain_a", CodeDenied, RuleSymlink, "", ""},
+		{"chained in", "open", "chain_in_a", "", "", "inner", W("a/inner.txt")},
+		{"sibling via symlink", "open", "evil_link/evil.txt", CodeDenied, RuleSymlink, "", ""},
+		{"dotdot after escaping symlink", "open", "out_dir/../file.txt", CodeDenied, RuleSymlink, "", ""},
+		{"dotdot after escaping symlink dir", "opendir", "out_dir/..", CodeDenied, RuleSymlink, "", ""},
+		{"loop", "open", "loop1", CodeDenied, RuleSymlink, "", ""},
+		{"read root symlink out", "open", filepath.Join(tr.ro, "ro_out"), CodeDenied, RuleSymlink, "", ""},
+		{"read root symlink to other root", "open", filepath.Join(tr.ro, "ro_to_work"), CodeDenied, RuleSymlink, "", ""},
+
+		// Symlinks staying inside are fine.
+		{"in-root symlink", "open", "in_link", "", "", "inner", W("a/inner.txt")},
+		{"in-root symlink up", "open", "a/up_link", "", "", "hello", W("file.txt")},
+		{"in-root dir symlink", "opendir", "in_dir", "", "", "", W("a")},
+		{"in-root dir symlink file", "open", "in_dir/b/deep.txt", "", "", "deep", W("a/b/deep.txt")},
+
+		// Deny rules on the resolved path.
+		{"deny dir", "open", "secrets/key", CodeDenied, RuleDeny, "", ""},
+		{"deny dir listing", "opendir", "secrets", CodeDenied, RuleDeny, "", ""},
+		{"deny via symlinked dir", "open", "link_secrets/key", CodeDenied, RuleDeny, "", ""},
+		{"deny via symlinked dir listing", "opendir", "link_secrets", CodeDenied, RuleDeny, "", ""},
+		{"deny via symlinked dir lstat", "lstat", "link_secrets/key", CodeDenied, RuleDeny, "", ""},
+		{"deny file", "open", ".env", CodeDenied, RuleDeny, "", ""},
+		{"deny via symlinked file", "open", "notes", CodeDenied, RuleDeny, "", ""},
+		{"deny case upper", "open", "upper/.ENV", CodeDenied, RuleDeny, "", ""},
+		{"deny case via symlink", "open", "notes_up", CodeDenied, RuleDeny, "", ""},
+		{"deny case spelled missing", "open", "./.ENV", CodeDenied, RuleDeny, "", ""},
+		{"deny spelled through missing dir", "open", "nodir/../.env", CodeDenied, RuleDeny, "", ""},
+		{"deny_regex case-insensitive", "open", "a/cert.PEM", CodeDenied, RuleDeny, "", ""},
+		{"deny absolute spelling", "open", W(".env"), CodeDenied, RuleDeny, "", ""},
+
+		// Shapes and kinds.
+		{"NUL", "open", "file.txt\x00x", CodeUsage, "", "", ""},
+		{"NUL lstat", "lstat", "\x00", CodeUsage, "", "", ""},
+		{"empty", "open", "", CodeUsage, "", "", ""},
+		{"path too long", "open", long, CodeUsage, "", "", ""},
+		{"component too long", "open", strings.Repeat("c", 256), CodeUsage, "", "", ""},
+		{"component 255 ok", "open", strings.Repeat("c", 255), CodeNotFound, "", "", ""},
+		{"directory as file", "open", "a", CodeNotAFile, "", "", ""},
+		{"file as directory", "opendir", "file.txt", CodeNotADir, "", "", ""},
+		{"missing", "open", "nope.txt", CodeNotFound, "", "", ""},
+		{"below a file", "open", "file.txt/x", CodeNotFound, "", "", ""},
+		{"fifo as dir", "opendir", "fifo", CodeDenied, RuleSpecialFile, "", ""},
+
+		// Lstat.
+		{"lstat symlink out", "lstat", "out_file", "", "", "symlink", W("out_file")},
+		{"lstat abs symlink", "lstat", "abs_out", "", "", "symlink", W("abs_out")},
+		{"lstat missing", "lstat", "nope", CodeNotFound, "", "", ""},
+		{"lstat missing parent", "lstat", "nodir/nope", CodeNotFound, "", "", ""},
+		{"lstat through symlink out", "lstat", "out_dir/secret.txt", CodeDenied, RuleSymlink, "", ""},
+		{"lstat through abs symlink", "lstat", "abs_in_dir/inner.txt", CodeDenied, RuleSymlink, "", ""},
+		{"lstat denied", "lstat", ".env", CodeDenied, RuleDeny, "", ""},
+		{"lstat fifo", "lstat", "fifo", "", "", "other", W("fifo")},
+		{"lstat root", "lstat", ".", "", "", "dir", tr.work},
+		{"lstat dotdot", "lstat", "a/..", "", "", "dir", tr.work},
+		{"lstat outside", "lstat", "../outside", CodeDenied, RuleRoot, "", ""},
+		{"lstat in-root dir symlink", "lstat", "in_dir/inner.txt", "", "", "file", W("a/inner.txt")},
+
+		// Writes.
+		{"write new", "write", "new.txt", "", "", "", W("new.txt")},
+		{"write new deep", "write", "a/new/deeper.txt", "", "", "", W("a/new/deeper.txt")},
+		{"write existing", "write", "file.txt", "", "", "", W("file.txt")},
+		{"write_deny", "write", "x.lock", CodeDenied, RuleWriteDeny, "", ""},
+		{"write_deny new", "write", "a/new.lock", CodeDenied, RuleWriteDeny, "", ""},
+		{"write_deny case", "write", "a/NEW.LOCK", CodeDenied, RuleWriteDeny, "", ""},
+		{"write_deny via symlink", "write", "lock_link", CodeDenied, RuleWriteDeny, "", ""},
+		{"write_deny git", "write", ".git/config", CodeDenied, RuleWriteDeny, "", ""},
+		{"write_deny git new", "write", ".git/hooks/pre-commit", CodeDenied, RuleWriteDeny, "", ""},
+		{"write read root", "write", filepath.Join(tr.ro, "doc.txt"), CodeDenied, RuleReadOnly, "", ""},
+		{"write read root new", "write", filepath.Join(tr.ro, "new.txt"), CodeDenied, RuleReadOnly, "", ""},
+		{"write outside", "write", B("outside/x"), CodeDenied, RuleRoot, "", ""},
+		{"write sibling", "write", B("work_evil/x"), CodeDenied, RuleRoot, "", ""},
+		{"write dotdot", "write", "../outside/x", CodeDenied, RuleRoot, "", ""},
+		{"write through symlink out", "write", "out_dir/new.txt", CodeDenied, RuleSymlink, "", ""},
+		{"write symlink out", "write", "out_file", CodeDenied, RuleSymlink, "", ""},
+		{"write abs symlink in", "write", "abs_in", CodeDenied, RuleSymlink, "", ""},
+		{"write dangling", "write", "dangling", CodeDenied, RuleSymlink, "", ""},
+		{"write denied", "write", "notes", CodeDenied, RuleDeny, "", ""},
+		{"write denied dir", "write", "link_secrets/new", CodeDenied, RuleDeny, "", ""},
+		{"write fifo", "write", "fifo", CodeDenied, RuleSpecialFile, "", ""},
+		{"write workdir", "write", ".", CodeDenied, RuleRoot, "", ""},
+		{"write NUL", "write", "a\x00", CodeUsage, "", "", ""},
+	})
+}
+
+// TestHardlinks: a hard link shares an inode with a file outside every
+// root; only deny_hardlinks can see it.
+func TestHardlinks(t *testing.T) {
+	tr := newTree(t, t.TempDir())
+	s := newSandbox(t, tr, func(p *Policy) { p.Paths.DenyHardlinks = true })
+	// A hard link inside the root to a denied file: its name is not denied.
+	if err := os.Link(filepath.Join(tr.work, ".env"), filepath.Join(tr.work, "env_alias")); err != nil {
+		t.Fatal(err)
+	}
+	runPathCases(t, s, []pathCase{
+		{"hardlink", "open", "hard_secret", CodeDenied, RuleHardlink, "", ""},
+		{"hardlink to denied", "open", "env_alias", CodeDenied, RuleHardlink, "", ""},
+		{"hardlink lstat", "lstat", "hard_secret", "", "", "file", ""},
+		{"hardlink write", "write", "hard_secret", CodeDenied, RuleHardlink, "", ""},
+		{"single link ok", "open", "file.txt", "", "", "hello", ""},
+	})
+	// Without the rule the link is an ordinary file (documented limit).
+	s2 := newSandbox(t, tr, nil)
+	f, err := s2.Open("hard_secret")
+	checkErr(t, err, "", "")
+	f.Close()
+	if f.Info.Nlink != 2 {
+		t.Errorf("Nlink = %d, want 2", f.Info.Nlink)
+	}
+}
+
+// TestFIFONeverBlocks: opening a FIFO with no writer would block forever.
+// Every entry point must answer at once, for the FIFO itself, for a path
+// below it (where os.Root.OpenRoot would open it as the parent), and for a
+// symlink to it. Each call runs in a goroutine with a 2s timeout, so a hang
+// fails the test instead of blocking it.
+func TestFIFONeverBlocks(t *testing.T) {
+	tr := newTree(t, t.TempDir())
+	mustSymlink(t, "fifo", filepath.Join(tr.work, "fifo_link"))
+	s := newSandbox(t, tr, nil)
+	explain := func(op, p string, rule Rule) func() error {
+		return func() error {
+			d, err := s.Explain(op, p)
+			if err == nil && (d.Allowed || d.Rule != string(rule)) {
+				err = errors.New("explain " + op + ": " + d.Rule + ": " + d.Reason)
+			}
+			return err
+		}
+	}
+	type fcase struct {
+		name string
+		call func() error
+		code Code
+		rule Rule
+	}
+	open := func(p string) func() error {
+		return func() error {
+			f, err := s.Open(p)
+			if err == nil {
+				f.Close()
+			}
+			return err
+		}
+	}
+	openDir := func(p string) func() error {
+		return func() error {
+			d, err := s.OpenDir(p)
+			if err == nil {
+				d.Close()
+			}
+			return err
+		}
+	}
+	lstat := func(p string) func() error { return func() error { _, err := s.Lstat(p); return err } }
+	checkWrite := func(p string) func() error { return func() error { _, err := s.CheckWrite(p); return err } }
+	writeTarget := func(p string, mkdirs bool) func() error {
+		return func() error {
+			w, err := s.OpenWriteTarget(p, mkdirs)
+			if err == nil {
+				w.Close()
+			}
+			return err
+		}
+	}
+	entry := func(p string) func() error {
+		return func() error {
+			w, err := s.OpenEntry(p)
+			if err == nil {
+				w.Close()
+			}
+			return err
+		}
+	}
+	for _, c := range []fcase{
+		{"open", open("fifo"), CodeDenied, RuleSpecialFile},
+		{"open via symlink", open("fifo_link"), CodeDenied, RuleSpecialFile},
+		{"opendir", openDir("fifo"), CodeDenied, RuleSpecialFile},
+		{"opendir via symlink", openDir("fifo_link"), CodeDenied, RuleSpecialFile},
+		{"lstat", lstat("fifo"), "", ""},
+		{"checkwrite", checkWrite("fifo"), CodeDenied, RuleSpecialFile},
+		{"checkwrite via symlink", checkWrite("fifo_link"), CodeDenied, RuleSpecialFile},
+		{"writetarget", writeTarget("fifo", false), CodeDenied, RuleSpecialFile},
+		{"writetarget via symlink", writeTarget("fifo_link", false), CodeDenied, RuleSpecialFile},
+		{"entry", entry("fifo"), "", ""},
+		{"explain read", explain("read", "fifo", RuleSpecialFile), "", ""},
+		{"explain ls", explain("ls", "fifo", RuleSpecialFile), "", ""},
+		{"explain grep", explain("grep", "fifo", RuleSpecialFile), "", ""},
+		{"explain write", explain("write", "fifo", RuleSpecialFile), "", ""},
+		// Below the FIFO: it is the parent directory of the path.
+		{"open below", open("fifo/x"), CodeNotFound, ""},
+		{"opendir below", openDir("fifo/x"), CodeNotFound, ""},
+		{"lstat below", lstat("fifo/x"), CodeNotFound, ""},
+		{"lstat below via symlink", lstat("fifo_link/x"), CodeNotFound, ""},
+		{"lstat dotdot below", lstat("fifo/.."), CodeNotFound, ""},
+		{"checkwrite below", checkWrite("fifo/x"), CodeNotFound, ""},
+		{"checkwrite deep below", checkWrite("fifo/x/y"), CodeNotFound, ""},
+		{"writetarget below", writeTarget("fifo/x", false), CodeNotFound, ""},
+		{"writetarget below mkdirs", writeTarget("fifo/x", true), CodeNotFound, ""},
+		{"entry below", entry("fifo/x"), CodeNotFound, ""},
+		{"mkdir below", func() error { _, _, err := s.Mkdir("fifo/x"); return err }, CodeNotFound, ""},
+		{"walk", func() error {
+			_, err := s.Walk("fifo", WalkOptions{MaxDepth: -1}, func(e *Entry) error { e.Release(); return nil })
+			return err
+		}, CodeDenied, RuleSpecialFile},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { done <- c.call() }()
+			select {
+			case err := <-done:
+				if c.code == CodeNotFound && err != nil {
+					// Any quick refusal will do below a FIFO; not_found is
+					// what lstat(2) says (ENOTDIR).
+					switch AsError(err).Code {
+					case CodeNotFound, CodeNotADir, CodeDenied:
+						return
+					}
+				}
+				checkErr(t, err, c.code, c.rule)
+			case <-time.After(2 * time.Second):
+				// Release the blocked reader so the test binary can go on.
+				if f, err := os.OpenFile(filepath.Join(tr.work, "fifo"), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					f.Close()
+				}
+				t.Fatalf("%s blocked on a FIFO", c.name)
+			}
+		})
+	}
+}
+
+// TestSpecialFS: with "/" as a read root, /proc, /sys and /dev stay closed,
+// whichever way they are spelled or reached.
+func TestSpecialFS(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs /proc and /sys")
+	}
+	tr := newTree(t, t.TempDir())
+	// A relative symlink outside the workdir, inside the "/" root, into /proc.
+	up := strings.Repeat("../", strings.Count(tr.outside, "/"))
+	mustSymlink(t, up+"proc/self/environ", filepath.Join(tr.outside, "environ_link"))
+	mustSymlink(t, up+"proc/self", filepath.Join(tr.outside, "self_link"))
+	mustSymlink(t, up+"dev", filepath.Join(tr.outside, "dev_link"))
+	mustSymlink(t, up+"sys/kernel", filepath.Join(tr.outside, "sys_link"))
+	mustSymlink(t, "/proc/self/environ", filepath.Join(tr.outside, "abs_environ"))
+	mustWrite(t, filepath.Join(tr.outside, "plain.txt"), "plain")
+	s := newSandbox(t, tr, func(p *Policy) { p.ReadRoots = []string{"/"} })
+	O := func(rel string) string { return filepath.Join(tr.outside, rel) }
+	runPathCases(t, s, []pathCase{
+		{"environ", "open", "/proc/self/environ", CodeDenied, RuleSpecialFS, "", ""},
+		{"environ dir", "opendir", "/proc/self", CodeDenied, RuleSpecialFS, "", ""},
+		{"proc", "opendir", "/proc", CodeDenied, RuleSpecialFS, "", ""},
+		{"proc lstat", "lstat", "/proc/self/environ", CodeDenied, RuleSpecialFS, "", ""},
+		{"proc double slash", "open", "//proc//self/environ", CodeDenied, RuleSpecialFS, "", ""},
+		{"proc dotdot", "open", "/etc/../proc/self/environ", CodeDenied, RuleSpecialFS, "", ""},
+		{"proc via workdir dotdot", "open", tr.work + "/" + up + "proc/self/environ", CodeDenied, "", "", ""},
+		{"sys", "open", "/sys/kernel/uevent_seqnum", CodeDenied, RuleSpecialFS, "", ""},
+		{"sys dir", "opendir", "/sys/kernel", CodeDenied, RuleSpecialFS, "", ""},
+		{"dev null", "open", "/dev/null", CodeDenied, RuleSpecialFS, "", ""},
+		{"dev zero", "open", "/dev/zero", CodeDenied, RuleSpecialFS, "", ""},
+		{"dev dir", "opendir", "/dev", CodeDenied, RuleSpecialFS, "", ""},
+		{"dev write", "write", "/dev/null", CodeDenied, "", "", ""},
+		{"symlink to environ", "open", O("environ_link"), CodeDenied, RuleSpecialFS, "", ""},
+		{"symlink to proc self", "open", O("self_link/environ"), CodeDenied, RuleSpecialFS, "", ""},
+		{"symlink to proc self dir", "opendir", O("self_link"), CodeDenied, RuleSpecialFS, "", ""},
+		{"symlink to proc self lstat", "lstat", O("self_link/environ"), CodeDenied, RuleSpecialFS, "", ""},
+		{"symlink to dev", "open", O("dev_link/null"), CodeDenied, "", "", ""},
+		{"symlink to sys", "open", O("sys_link/uevent_seqnum"), CodeDenied, RuleSpecialFS, "", ""},
+		{"absolute symlink to environ", "open", O("abs_environ"), CodeDenied, RuleSymlink, "", ""},
+		// The rest of "/" is readable.
+		{"outside via slash root", "open", O("plain.txt"), "", "", "plain", O("plain.txt")},
+		{"workdir still workdir", "open", filepath.Join(tr.work, "file.txt"), "", "", "hello", filepath.Join(tr.work, "file.txt")},
+	})
+	// A regular file under /dev (tmpfs on /dev/shm) reached through a
+	// relative symlink: refused on its real path, not its type.
+	if f, err := os.CreateTemp("/dev/shm", "fsbox-test-"); err == nil {
+		f.WriteString("shm")
+		f.Close()
+		t.Cleanup(func() { os.Remove(f.Name()) })
+		runPathCases(t, s, []pathCase{
+			{"dev shm file", "open", f.Name(), CodeDenied, RuleSpecialFS, "", ""},
+			{"dev shm via symlink", "open", O("dev_link/shm/" + filepath.Base(f.Name())), CodeDenied, RuleSpecialFS, "", ""},
+			{"dev shm via symlink lstat", "lstat", O("dev_link/shm/" + filepath.Base(f.Name())), CodeDenied, RuleSpecialFS, "", ""},
+			{"dev shm via symlink dir", "opendir", O("dev_link/shm"), CodeDenied, RuleSpecialFS, "", ""},
+		})
+	}
+	// A listing of "/" hides /proc, /sys and /dev.
+	d, err := s.OpenDir("/")
+	checkErr(t, err, "", "")
+	defer d.Close()
+	l, err := d.ReadDir()
+	checkErr(t, err, "", "")
+	for _, e := range l.Entries {
+		switch e.Name {
+		case "proc", "sys", "dev":
+			t.Errorf("listing of / shows %s", e.Name)
+		}
+	}
+}
+
+// TestAllow: with an allow list only matching files are readable;
+// directories stay listable.
+func TestAllow(t *testing.T) {
+	tr := newTree(t, t.TempDir())
+	mustWrite(t, filepath.Join(tr.work, "a", "UPPER.TXT"), "upper")
+	mustSymlink(t, "readme.md", filepath.Join(tr.work, "a", "alias.txt"))
+	s := newSandbox(t, tr, func(p *Policy) {
+		p.Paths.Allow = []string{"**/*.txt"}
+	})
+	runPathCases(t, s, []pathCase{
+		{"allowed", "open", "a/inner.txt", "", "", "inner", ""},
+		{"not allowed", "open", "a/readme.md", CodeDenied, RuleAllow, "", ""},
+		{"dir listable", "opendir", "a", "", "", "", ""},
+		{"root listable", "opendir", ".", "", "", "", ""},
+		{"allow is case-sensitive", "open", "a/UPPER.TXT", CodeDenied, RuleAllow, "", ""},
+		{"allow on real path", "open", "lock_link", CodeDenied, RuleAllow, "", ""},
+		{"allow on real path, not the spelling", "open", "a/alias.txt", CodeDenied, RuleAllow, "", ""},
+		{"deny wins over allow", "open", "secrets/key", CodeDenied, RuleDeny, "", ""},
+		{"write not allowed", "write", "new.md", CodeDenied, RuleAllow, "", ""},
+		{"write allowed", "write", "new.txt", "", "", "", ""},
+	})
+	d, err := s.OpenDir("a")
+	checkErr(t, err, "", "")
+	defer d.Close()
+	l, err := d.ReadDir()
+	checkErr(t, err, "", "")
+	var names []string
+	for _, e := range l.Entries {
+		names = append(names, e.Name)
+	}
+	// b (dir), inner.txt and alias.txt (a symlink, listed as itself) are
+	// shown; readme.md, UPPER.TXT, up_link and esc_link are hidden by allow,
+	// cert.PEM by deny_regex.
+	if got := strings.Join(names, ","); got != "alias.txt,b,inner.txt" || l.Denied != 5 {
+		t.Errorf("ReadDir(a) = %s denied %d, want alias.txt,b,inner.txt denied 5", got, l.Denied)
+	}
+	// allow_regex works like allow.
+	s2 := newSandbox(t, tr, func(p *Policy) { p.Paths.AllowRegex = []string{`^a/[^/]*\.md$`} })
+	runPathCases(t, s2, []pathCase{
+		{"regex allowed", "open", "a/readme.md", "", "", "md", ""},
+		{"regex not allowed", "open", "file.txt", CodeDenied, RuleAllow, "", ""},
+	})
+}
+
+func TestReadDirHidesDenied(t *testing.T) {
+	tr := newTree(t, t.TempDir())
+	s := newSandbox(t, tr, nil)
+	d, err := s.OpenDir(".")
+	checkErr(t, err, "", "")
+	defer d.Close()
+	l, err := d.ReadDir()
+	checkErr(t, err, "", "")
+	seen := map[string]Info{}
+	for _, e := range l.Entries {
+		seen[e.Name] = e
+		if !strings.HasPrefix(e.Abs, tr.work+"/") {
+			t.Errorf("entry %s: Abs %q not below the workdir", e.Name, e.Abs)
+		}
+	}
+	for _, hidden := range []string{".env", "secrets"} {
+		if _, ok := seen[hidden]; ok {
+			t.Errorf("ReadDir shows denied %s", hidden)
+		}
+	}
+	if l.Denied != 2 {
+		t.Errorf("Denied = %d, want 2", l.Denied)
+	}
+	for _, shown := range []string{"file.txt", "a", "notes", "out_file", "fifo", ".git"} {
+		if _, ok := seen[shown]; !ok {
+			t.Errorf("ReadDir hides %s", shown)
+		}
+	}
+	if e := seen["out_file"]; e.Type != "symlink" || e.Target != "../outside/secret.txt" {
+		t.Errorf("out_file: type %q target %q", e.Type, e.Target)
+	}
+	if e := seen["fifo"]; e.Type != "other" {
+		t.Errorf("fifo: type %q", e.Type)
+	}
+	// Listing below a symlinked directory checks the real path.
+	sd, err := s.OpenDir("in_dir")
+	checkErr(t, err, "", "")
+	defer sd.Close()
+	l, err = sd.ReadDir()
+	checkErr(t, err, "", "")
+	if l.Denied != 1 { // cert.PEM by deny_regex
+		t.Errorf("in_dir: Denied = %d, want 1", l.Denied)
+	}
+	// The listing of upper hides .ENV whatever its case.
+	ud, err := s.OpenDir("upper")
+	checkErr(t, err, "", "")
+	defer ud.Close()
+	l, err = ud.ReadDir()
+	checkErr(t, err, "", "")
+	if len(l.Entries) != 0 || l.Denied != 1 {
+		t.Errorf("upper: %d entries, %d denied; want 0, 1", len(l.Entries), l.Denied)
+	}
+}
+
+func TestLstatSymlink(t *testing.T) {
+	tr := newTree(t, t.TempDir())
+	s := newSandbox(t, tr, nil)
+	for _, c := range []struct{ path, target string }{
+		{"out_file", "../outside/secret.txt"},
+		{"abs_out", filepath.Join(tr.outside, "secret.txt")},
+		{"dangling", "nope"},
+		{"in_dir", "a"},
+		{"a/up_link", "../file.txt"},
+	} {
+		info, err := s.Lstat(c.path)
+		if err != nil {
+			t.Errorf("Lstat(%s): %v", c.path, err)
+			continue
+		}
+		if info.Type != "symlink" || info.Target != c.target {
+			t.Errorf("Lstat(%s) = type %q target %q, want symlink %q", c.path, info.Type, info.Target, c.target)
+		}
+	}
+}
+
+func TestExplain(t *testing.T) {
+	tr := newTree(t, t.TempDir())
+	s := newSandbox(t, tr, func(p *Policy) { p.Commands["write"] = false })
+	for _, c := range []struct {
+		op, path string
+		allowed  bool
+		rule     Rule
+	}{
+		{"read", "file.txt", true, RuleOK},
+		{"read", "notes", false, RuleDeny},
+		{"read", "out_file", false, RuleSymlink},
+		{"read", "../x", false, RuleRoot},
+		{"read", "fifo", false, RuleSpecialFile},
+		{"ls", "link_secrets", false, RuleDeny},
+		{"edit", "x.lock", false, RuleWriteDeny},
+		{"edit", filepath.Join(tr.ro, "doc.txt"), false, RuleReadOnly},
+		{"write", "new.txt", false, RuleCommand},
+		{"rm", "file.txt", false, RuleCommand},
+		{"stat", "nope", true, RuleOK},
+	} {
+		d, err := s.Explain(c.op, c.path)
+		if err != nil {
+			t.Errorf("Explain(%s, %s): %v", c.op, c.path, err)
+			continue
+		}
+		if d.Allowed != c.allowed || d.Rule != string(c.rule) {
+			t.Errorf("Explain(%s, %s) = %v %s (%s), want %v %s", c.op, c.path, d.Allowed, d.Rule, d.Reason, c.allowed, c.rule)
+		}
+	}
+	_, err := s.Explain("frobnicate", "x")
+	checkErr(t, err, CodeUsage, "")
+	_, err = s.Explain("read", "x\x00")
+	checkErr(t, err, CodeUsage, "")
+}
+
+// ---- policy loading ----
+
+type fakeEnv map[string]string
+
+func (e fakeEnv) get(k string) (string, bool) { v, ok := e[k]; return v, ok }
+
+// loadSetup makes a workdir, a read root, a cwd and a config directory,
+// all distinct, below one temp dir.
+type loadSetup struct {
+	base, work, ro, cwd, cfgDir, home string
+}
+
+func newLoadSetup(t *testing.T) *loadSetup {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := &loadSetup{base: base, work: filepath.Join(base, "work"), ro: filepath.Join(base, "ro"),
+		cwd: filepath.Join(base, "cwd"), cfgDir: filepath.Join(base, "etc"), home: filepath.Join(base, "home")}
+	for _, d := range []string{ls.work, ls.ro, ls.cwd, ls.cfgDir, ls.home, filepath.Join(base, "tenants", "alice")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ls
+}
+
+// load writes body to file and loads it through FSBOX_CONFIG (when viaEnv)
+// or --config, then builds the sandbox.
+func (ls *loadSetup) load(t *testing.T, file, body string, env fakeEnv, flag string) (*Policy, *Sandbox, error) {
+	t.Helper()
+	if file != "" {
+		mustWrite(t, file, body)
+	}
+	if env == nil {
+		env = fakeEnv{}
+	}
+	p, err := Load(Env{ConfigFlag: flag, Getenv: env.get, Cwd: ls.cwd, Home: ls.home})
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := New(p, ls.home)
+	if err != nil {
+		return p, nil, err
+	}
+	t.Cleanup(func() { s.Close() })
+	return p, s, nil
+}
+
+func TestLoadPolicy(t *testing.T) {
+	ls := newLoadSetup(t)
+	cfg := filepath.Join(ls.cfgDir, "policy.toml")
+	good := "workdir = \"" + ls.work + "\"\nread_roots = [\"" + ls.ro + "\"]\n"
+	type lcase struct {
+		name     string
+		file     string
+		body     string
+		env      fakeEnv
+		flag     string
+		code     Code
+		msg      []string // substrings of the message
+		validate func(t *testing.T, p *Policy)
+	}
+	hostEnv := func(kv ...string) fakeEnv {
+		e := fakeEnv{"FSBOX_CONFIG": cfg}
+		for i := 0; i+1 < len(kv); i += 2 {
+			e[kv[i]] = kv[i+1]
+		}
+		return e
+	}
+	tenant := "workdir = \"" + ls.base + "/tenants/${FSBOX_TENANT}\"\n"
+	cases := []lcase{
+		{name: "good via env", file: cfg, body: good, env: hostEnv(), validate: func(t *testing.T, p *Policy) {
+			if p.Workdir != ls.work || len(p.ReadRoots) != 1 || p.ReadRoots[0] != ls.ro {
+				t.Errorf("policy %+v", p)
+			}
+		}},
+		{name: "good via flag", file: cfg, body: good, flag: cfg},
+		{name: "config inside workdir", file: filepath.Join(ls.work, "policy.toml"), body: good,
+			env: fakeEnv{"FSBOX_CONFIG": filepath.Join(ls.work, "policy.toml")}, code: CodeConfig, msg: []string{"workdir"}},
+		{name: "config deep inside workdir via flag", file: filepath.Join(ls.work, "sub", "policy.toml"), body: good,
+			flag: filepath.Join(ls.work, "sub", "policy.toml"), code: CodeConfig},
+		{name: "config inside cwd via flag", file: filepath.Join(ls.cwd, "policy.toml"), body: good,
+			flag: filepath.Join(ls.cwd, "policy.toml"), code: CodeConfig, msg: []string{"current directory"}},
+		{name: "config inside cwd relative flag", file: filepath.Join(ls.cwd, "policy.toml"), body: good,
+			flag: "policy.toml", code: CodeConfig},
+		{name: "config inside cwd allowed when host-fixed", file: filepath.Join(ls.cwd, "policy.toml"), body: good,
+			env: fakeEnv{"FSBOX_CONFIG": filepath.Join(ls.cwd, "policy.toml")}},
+		{name: "env and flag", file: cfg, body: good, env: hostEnv(), flag: cfg, code: CodeUsage},
+		{name: "env empty", env: fakeEnv{"FSBOX_CONFIG": ""}, code: CodeConfig},
+		{name: "env missing file", env: fakeEnv{"FSBOX_CONFIG": filepath.Join(ls.cfgDir, "nope.toml")}, code: CodeConfig},
+		{name: "flag missing file", flag: filepath.Join(ls.cfgDir, "nope.toml"), code: CodeConfig},
+		{name: "unknown key", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "\n[paths]\ndeny = []\ndenny = [\"**/.env\"]\n", msg: []string{"line 6", "denny"}},
+		{name: "unknown top-level key", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: "# c\n" + good + "workdirr = \"x\"\n", msg: []string{"line 4", "workdirr"}},
+		{name: "unknown table", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[pathz]\ndeny = []\n", msg: []string{"line 3", "pathz"}},
+		{name: "wrong type workdir", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: "workdir = 5\n", msg: []string{"line 1"}},
+		{name: "wrong type limit", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[limits]\nmax_read_bytes = \"big\"\n", msg: []string{"line 4"}},
+		{name: "wrong type deny", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[paths]\ndeny = \"**/.env\"\n", msg: []string{"line 4"}},
+		{name: "wrong type command", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[commands]\nrm = \"yes\"\n", msg: []string{"line 4"}},
+		{name: "negative limit", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[limits]\nmax_results = -1\n", msg: []string{"line 4", "max_results"}},
+		{name: "syntax error", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[paths]\ndeny = [\"a\" \"b\"]\n", msg: []string{"line 4"}},
+		// BurntSushi/toml reports an error at a line's end on the next line
+		// ("line 4, column 7" for "[paths" on line 3): only "line" is checked.
+		{name: "syntax error at line end", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[paths\n", msg: []string{"line"}},
+		{name: "invalid glob", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[paths]\ndeny = [\"[abc\"]\n", msg: []string{"line 4", "[abc"}},
+		{name: "invalid write_deny glob", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[paths]\nwrite_deny = [\"a/[\"]\n", msg: []string{"line 4"}},
+		{name: "empty glob", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[paths]\nallow = [\"\"]\n"},
+		{name: "invalid regex", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[paths]\ndeny_regex = [\"(\"]\n", msg: []string{"line 4"}},
+		{name: "invalid allow regex", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[paths]\nallow_regex = [\"a**\"]\n", msg: []string{"line 4"}},
+		{name: "missing workdir key", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: "read_roots = []\n", msg: []string{"workdir"}},
+		{name: "workdir does not exist", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: "workdir = \"" + ls.base + "/nope\"\n", msg: []string{"line 1"}},
+		{name: "workdir is a file", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: "workdir = \"" + cfg + "\"\n"},
+		{name: "read root does not exist", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: "workdir = \"" + ls.work + "\"\nread_roots = [\"/nonexistent-fsbox\"]\n", msg: []string{"line 2"}},
+		{name: "relative workdir", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: "workdir = \"work\"\n"},
+		{name: "tilde workdir", file: cfg, env: hostEnv(), body: "workdir = \"~/\"\n",
+			validate: func(t *testing.T, p *Policy) {
+				if p.Workdir != ls.home {
+					t.Errorf("workdir %q, want %q", p.Workdir, ls.home)
+				}
+			}},
+		{name: "var good", file: cfg, env: hostEnv("FSBOX_TENANT", "alice"), body: tenant,
+			validate: func(t *testing.T, p *Policy) {
+				if want := filepath.Join(ls.base, "tenants", "alice"); p.Workdir != want {
+					t.Errorf("workdir %q, want %q", p.Workdir, want)
+				}
+			}},
+		{name: "var plain dollar", file: cfg, env: hostEnv("FSBOX_TENANT", "alice"),
+			body: "workdir = \"" + ls.base + "/tenants/$FSBOX_TENANT\"\n"},
+		{name: "var unset", file: cfg, env: hostEnv(), body: tenant, code: CodeConfig, msg: []string{"FSBOX_TENANT", "line 1"}},
+		{name: "var empty", file: cfg, env: hostEnv("FSBOX_TENANT", ""), body: tenant, code: CodeConfig},
+		{name: "var slash", file: cfg, env: hostEnv("FSBOX_TENANT", "alice/../.."), body: tenant, code: CodeConfig},
+		{name: "var only slash", file: cfg, env: hostEnv("FSBOX_TENANT", "/"), body: tenant, code: CodeConfig},
+		{name: "var dotdot", file: cfg, env: hostEnv("FSBOX_TENANT", ".."), body: tenant, code: CodeConfig},
+		{name: "var dot", file: cfg, env: hostEnv("FSBOX_TENANT", "."), body: tenant, code: CodeConfig},
+		{name: "var in read root", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: "workdir = \"" + ls.work + "\"\nread_roots = [\"" + ls.base + "/tenants/${FSBOX_TENANT}\"]\n", msg: []string{"line 2", "FSBOX_TENANT"}},
+		{name: "top-level deny_hardlinks", file: cfg, env: hostEnv(), body: "deny_hardlinks = true\n" + good,
+			validate: func(t *testing.T, p *Policy) {
+				if !p.Paths.DenyHardlinks {
+					t.Error("top-level deny_hardlinks = true ignored")
+				}
+			}},
+		{name: "paths deny_hardlinks", file: cfg, env: hostEnv(), body: good + "[paths]\ndeny_hardlinks = true\n",
+			validate: func(t *testing.T, p *Policy) {
+				if !p.Paths.DenyHardlinks {
+					t.Error("[paths] deny_hardlinks = true ignored")
+				}
+			}},
+		{name: "unknown command", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[commands]\nrm = true\nfrobnicate = true\n", msg: []string{"frobnicate"}},
+		{name: "commands", file: cfg, env: hostEnv(), body: good + "[commands]\nrm = true\nwrite = false\n",
+			validate: func(t *testing.T, p *Policy) {
+				if !p.Enabled("rm") || p.Enabled("write") || !p.Enabled("read") {
+					t.Errorf("commands %v", p.Commands)
+				}
+			}},
+		{name: "landlock bad", file: cfg, env: hostEnv(), code: CodeConfig,
+			body: good + "[sandbox]\nlandlock = \"sometimes\"\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, _, err := ls.load(t, c.file, c.body, c.env, c.flag)
+			checkErr(t, err, c.code, "")
+			if err != nil {
+				for _, m := range c.msg {
+					if !strings.Contains(err.Error(), m) {
+						t.Errorf("message %q lacks %q", err.Error(), m)
+					}
+				}
+				return
+			}
+			if c.file != "" && p.Source != c.file {
+				t.Errorf("Source %q, want %q", p.Source, c.file)
+			}
+			if c.validate != nil {
+				c.validate(t, p)
+			}
+		})
+	}
+}
+
+// TestConfigInWorkdirViaSymlink: the workdir named through a symlink still
+// contains the config file.
+func TestConfigInWorkdirViaSymlink(t *testing.T) {
+	ls := newLoadSetup(t)
+	link := filepath.Join(ls.base, "worklink")
+	mustSymlink(t, ls.work, link)
+	cfg := filepath.Join(ls.work, "policy.toml")
+	_, _, err := ls.load(t, cfg, "workdir = \""+link+"\"\n", fakeEnv{"FSBOX_CONFIG": link + "/policy.toml"}, "")
+	checkErr(t, err, CodeConfig, "")
+}
+
+func TestXDGDiscovery(t *testing.T) {
+	ls := newLoadSetup(t)
+	good := "workdir = \"" + ls.work + "\"\n"
+	xdg := filepath.Join(ls.base, "xdg")
+
+	// Nothing found: the built-in default, workdir = cwd.
+	p, err := Load(Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.cwd, Home: ls.home})
+	checkErr(t, err, "", "")
+	if p.Workdir != ls.cwd || p.Source != "" || p.Enabled("rm") || !p.Enabled("write") {
+		t.Errorf("default policy: %+v", p)
+	}
+	if len(p.Paths.WriteDeny) != 1 || p.Paths.WriteDeny[0] != "**/.git/**" {
+		t.Errorf("default write_deny %v", p.Paths.WriteDeny)
+	}
+
+	// ~/.config/fsbox/config.toml when XDG_CONFIG_HOME is unset.
+	homeCfg := filepath.Join(ls.home, ".config", "fsbox", "config.toml")
+	mustWrite(t, homeCfg, good)
+	p, err = Load(Env{Getenv: fakeEnv{}.get, Cwd: ls.cwd, Home: ls.home})
+	checkErr(t, err, "", "")
+	if p.Source != homeCfg {
+		t.Errorf("home config: Source %q, want %q", p.Source, homeCfg)
+	}
+	// A relative XDG_CONFIG_HOME is ignored (XDG spec).
+	p, err = Load(Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": "rel"}.get, Cwd: ls.cwd, Home: ls.home})
+	checkErr(t, err, "", "")
+	if p.Source != homeCfg {
+		t.Errorf("relative XDG: Source %q, want %q", p.Source, homeCfg)
+	}
+
+	// $XDG_CONFIG_HOME/fsbox/config.toml wins over ~/.config.
+	xdgCfg := filepath.Join(xdg, "fsbox", "config.toml")
+	mustWrite(t, xdgCfg, good)
+	p, err = Load(Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.cwd, Home: ls.home})
+	checkErr(t, err, "", "")
+	if p.Source != xdgCfg {
+		t.Errorf("XDG config: Source %q, want %q", p.Source, xdgCfg)
+	}
+	// --config wins over XDG, FSBOX_CONFIG over everything.
+	other := filepath.Join(ls.cfgDir, "other.toml")
+	mustWrite(t, other, good)
+	p, err = Load(Env{ConfigFlag: other, Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.cwd, Home: ls.home})
+	checkErr(t, err, "", "")
+	if p.Source != other {
+		t.Errorf("--config: Source %q, want %q", p.Source, other)
+	}
+	p, err = Load(Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg, "FSBOX_CONFIG": other}.get, Cwd: ls.cwd, Home: ls.home})
+	checkErr(t, err, "", "")
+	if p.Source != other {
+		t.Errorf("FSBOX_CONFIG: Source %q, want %q", p.Source, other)
+	}
+	// A broken discovered file is an error, not a silent fallback.
+	mustWrite(t, xdgCfg, "denny = 1\n"+good)
+	_, err = Load(Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.cwd, Home: ls.home})
+	checkErr(t, err, CodeConfig, "")
+	// A discovered file inside the cwd is refused like any other.
+	_, err = Load(Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.base, Home: ls.home})
+	checkErr(t, err, CodeConfig, "")
+}
+
+func TestDefaultPolicySandbox(t *testing.T) {
+	tr := newTree(t, t.TempDir())
+	s, err := New(DefaultPolicy(tr.work), "")
+	checkErr(t, err, "", "")
+	defer s.Close()
+	runPathCases(t, s, []pathCase{
+		{"read .env without deny", "open", ".env", "", "", "E", ""},
+		{"git not written", "write", ".git/config", CodeDenied, RuleWriteDeny, "", ""},
+		{"home unset", "open", "~/x", CodeUsage, "", "", ""},
+		{"write file", "write", "file.txt", "", "", "", ""},
+	})
+	checkErr(t, s.CheckCommand("rm"), CodeDenied, RuleCommand)
+	checkErr(t, s.CheckCommand("read"), "", "")
+}
+
+func TestPolicyHardening(t *testing.T) {
+	work, outside := t.TempDir(), t.TempDir()
+	real := filepath.Join(outside, "policy.toml")
+	os.WriteFile(real, []byte("workdir = \""+work+"\"\n[paths]\ndeny = [\"/secrets/**\", \"./keys/**\"]\n"), 0o644)
+	// A symlink to a policy, planted where the sandboxed side can write.
+	link := filepath.Join(work, "policy.toml")
+	os.Symlink(real, link)
+	env := Env{Getenv: func(string) (string, bool) { return "", false }, Cwd: outside, ConfigFlag: link}
+	if p, err := Load(env); err == nil {
+		if _, err := New(p, ""); AsError(err).Code != CodeConfig {
+			t.Errorf("a policy reached through a symlink in the workdir: %v", err)
+		}
+	}
+	// Anchored patterns match at the root instead of never.
+	p, err := Load(Env{Getenv: func(string) (string, bool) { return "", false }, Cwd: t.TempDir(), ConfigFlag: real})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := New(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	os.MkdirAll(filepath.Join(work, "secrets"), 0o755)
+	os.WriteFile(filepath.Join(work, "secrets", "k"), []byte("x"), 0o644)
+	if _, err := sb.Open("secrets/k"); AsError(err).Code != CodeDenied {
+		t.Errorf(`deny "/secrets/**" must match secrets/k: %v`, err)
+	}
+	// A tenant variable may not smuggle in "~".
+	_, err = expandRoot("/srv/${T}/x", "/home/u", func(string) (string, bool) { return "~", true })
+	if err == nil {
+		t.Error(`a variable holding "~" must be refused`)
+	}
+}
