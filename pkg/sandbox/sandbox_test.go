@@ -1049,3 +1049,20 @@ func TestPolicyHardening(t *testing.T) {
 		t.Error(`a variable holding "~" must be refused`)
 	}
 }
+
+// FuzzPolicy: no policy text makes Load panic; every failure is a config
+// error.
+func FuzzPolicy(f *testing.F) {
+	for _, s := range []string{"workdir = \"/tmp\"\n", "workdir = 3", "[paths]\ndeny = [\"[\"]", "[limits]\nmax_results = -1", "workdir=\"${X}\"", "[[x]]\n", "deny_hardlinks = true\nworkdir=\"/tmp\""} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, text string) {
+		p := filepath.Join(dir, "p.toml")
+		os.WriteFile(p, []byte(text), 0o644)
+		_, err := Load(Env{ConfigFlag: p, Cwd: t.TempDir(), Getenv: func(string) (string, bool) { return "", false }})
+		if err != nil && AsError(err).Code != CodeConfig {
+			t.Fatalf("%q: a %s error, want config", text, AsError(err).Code)
+		}
+	})
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+func grepFlags(name string) (flagSet, bool) {
+	c, ok := registry[name]
+	if !ok {
+		return nil, false
+	}
+	return flagsOf(c.flags), true
+}
+
+func TestReorder(t *testing.T) {
+	global := flagsOf(globalFlags())
+	cases := []struct{ in, want string }{
+		{"fsbox grep TODO main.go --numbered", "fsbox grep --numbered -- TODO main.go"},
+		{"fsbox grep -- --numbered notes.txt", "fsbox grep -- --numbered notes.txt"},
+		{"fsbox slice big.log -10", "fsbox slice -- big.log -10"},
+		{"fsbox grep TODO . --format text", "fsbox --format text grep -- TODO ."},
+		{"fsbox grep -inA3 x", "fsbox grep -i -n -A 3 -- x"},
+		{"fsbox read a.txt --limit 5 --offset=2", "fsbox read --limit 5 --offset=2 -- a.txt"},
+		{"fsbox --pretty ls -a", "fsbox --pretty ls -a --"},
+	}
+	for _, c := range cases {
+		got := strings.Join(reorder(strings.Fields(c.in), global, grepFlags), " ")
+		if got != c.want {
+			t.Errorf("%q:\ngot  %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// FuzzReorder: reordering never panics, never drops or reorders the
+// positional arguments, and keeps everything after "--" positional.
+func FuzzReorder(f *testing.F) {
+	for _, s := range []string{"grep TODO main.go --numbered", "slice x -10", "grep -- -v x", "read --limit", "grep -A", "-x", "grep -inA3 x -- --y"} {
+		f.Add(s)
+	}
+	global := flagsOf(globalFlags())
+	f.Fuzz(func(t *testing.T, line string) {
+		args := append([]string{"fsbox"}, strings.Split(line, " ")...)
+		out := reorder(args, global, grepFlags)
+		if len(out) == 0 || out[0] != "fsbox" {
+			t.Fatalf("argv[0] lost: %q", out)
+		}
+		// Arguments after an explicit "--" come through in order.
+		if i := indexOf(args, "--"); i >= 0 {
+			tail := args[i+1:]
+			if j := indexOf(out, "--"); j >= 0 && len(tail) > 0 {
+				got := out[len(out)-len(tail):]
+				if strings.Join(got, "\x00") != strings.Join(tail, "\x00") {
+					t.Fatalf("%q: the part after -- changed: %q", args, out)
+				}
+			}
+		}
+	})
+}
+
+func indexOf(l []string, s string) int {
+	for i, x := range l {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
