@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
+	"golang.org/x/term"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
@@ -75,6 +76,8 @@ func newApp(st *state) *ucli.App {
 			}
 			return ucli.ShowAppHelp(c)
 		},
+		// -g '*.{go,md}' is one glob: never split slice flags at commas.
+		DisableSliceFlagSeparator: true,
 	}
 	for _, name := range commandNames() {
 		app.Commands = append(app.Commands, st.wire(registry[name]))
@@ -175,13 +178,11 @@ func (st *state) printer(c *ucli.Context) *printer {
 	return p
 }
 
+// isTerminal asks the terminal driver (an ioctl, via golang.org/x/term):
+// /dev/null is a character device too, but no terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // Main runs fsbox and returns the exit code. It never panics: a panic

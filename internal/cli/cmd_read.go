@@ -29,7 +29,7 @@ func init() {
 				return usageErr("--max-bytes must be 1 or more, got %d", c.Int64("max-bytes"))
 			}
 			r, err := ops.Read(x.sb, ops.ReadOptions{Path: x.args[0], Offset: c.Int64("offset"), Limit: c.Int64("limit"),
-				MaxBytes: c.Int64("max-bytes"), Encoding: c.String("encoding")})
+				MaxBytes: c.Int64("max-bytes"), Encoding: c.String("encoding"), RawOnly: x.out.format == formatText && c.String("encoding") != "base64"})
 			if err != nil {
 				return err
 			}

@@ -86,14 +86,18 @@ type textFunc func(w *bufio.Writer) error
 // when items is a slice; a trailer line follows when tr says a limit cut
 // the list), or the text form.
 func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) error {
-	var buf bytes.Buffer
-	bw := bufio.NewWriterSize(&buf, 64<<10)
-	switch {
-	case p.format == formatText && text != nil:
+	if p.format == formatText && text != nil {
+		// The result is complete before it is printed: stream it out.
+		bw := bufio.NewWriterSize(p.w, 64<<10)
 		if err := text(bw); err != nil {
 			return err
 		}
 		p.trailer(bw, tr) // a note on stderr, as lines() gives
+		return bw.Flush()
+	}
+	var buf bytes.Buffer
+	bw := bufio.NewWriterSize(&buf, 64<<10)
+	switch {
 	case p.format == formatNDJSON && items != nil:
 		rv := reflect.ValueOf(items)
 		enc := newEncoder(bw, false)

@@ -20,6 +20,7 @@ type ReadOptions struct {
 	Limit    int64  // lines to return; 0 = all
 	MaxBytes int64  // lowers the policy's max_read_bytes; 0 = the policy's
 	Encoding string // "utf-8" (default) or "base64"
+	RawOnly  bool   // fill Raw only, not Content (the text form prints Raw)
 }
 
 // ReadResult is a file's content, or one page of it.
@@ -86,8 +87,9 @@ func Read(sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
 	}
 	var head []byte // the file's first bytes, for BOM and binary sniffing
 	if size <= policyCap {
-		// Small: read it whole (through a cap, in case it grows meanwhile).
-		data, err := io.ReadAll(io.LimitReader(f, policyCap+1))
+		// Small: read it whole into one buffer (through a cap, in case it
+		// grows meanwhile) and page it in place, without copies.
+		data, err := readUpTo(f, size, policyCap+1)
 		if err != nil {
 			return ReadResult{}, sandbox.AsError(err)
 		}
@@ -101,8 +103,7 @@ func Read(sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
 			res.EOL = textio.EOL(data)
 		}
 		head = data
-		err = res.page(textio.NewReader(bytes.NewReader(data), len(data)+1), o, limit, int(capBytes), capName)
-		if err != nil {
+		if err := res.pageInPlace(data, o, limit, int(capBytes), capName); err != nil {
 			return ReadResult{}, err
 		}
 	} else {
@@ -124,6 +125,9 @@ func Read(sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
 		return ReadResult{}, sandbox.Errorf(sandbox.CodeBinary, o.Path, "%s holds binary data (a NUL byte); read it with --encoding base64", o.Path)
 	}
 	content := res.Raw
+	if o.RawOnly {
+		return res, nil
+	}
 	if o.Encoding == "base64" {
 		res.Content = base64.StdEncoding.EncodeToString(content)
 		return res, nil
@@ -131,8 +135,12 @@ func Read(sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
 	if o.Offset == 0 && res.BOM {
 		content = content[len(textio.BOM):]
 	}
-	res.Lossy = !utf8.Valid(content)
-	res.Content = string(bytes.ToValidUTF8(content, []byte("\uFFFD")))
+	if utf8.Valid(content) {
+		res.Content = string(content)
+	} else {
+		res.Lossy = true
+		res.Content = string(bytes.ToValidUTF8(content, []byte("\uFFFD")))
+	}
 	return res, nil
 }
 
@@ -151,6 +159,70 @@ func (res *ReadResult) page(r *textio.Reader, o ReadOptions, limit int64, capByt
 			Msg: fmt.Sprintf("line %d of %s alone is longer than %s = %d bytes", o.Offset+1, o.Path, capName, capBytes)}
 	}
 	res.EOF = r.AtEOF()
+	if cut {
+		res.Truncated, res.Limit = true, capName
+	}
+	if !res.EOF {
+		next := o.Offset + n
+		res.NextOffset = &next
+	}
+	return nil
+}
+
+// readUpTo reads at most max bytes into one buffer sized from fstat.
+func readUpTo(r io.Reader, size, max int64) ([]byte, error) {
+	buf := make([]byte, 0, min(size+1, max))
+	for int64(len(buf)) < max {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):min(int64(cap(buf)), max)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// pageInPlace is page for a file held whole in data: Raw is a sub-slice.
+func (res *ReadResult) pageInPlace(data []byte, o ReadOptions, limit int64, capBytes int, capName string) error {
+	start := 0
+	for i := int64(0); i < o.Offset; i++ {
+		j := bytes.IndexByte(data[start:], '\n')
+		if j < 0 {
+			if start < len(data) && i == o.Offset-1 {
+				start = len(data) // the last line has no newline
+				break
+			}
+			res.EOF, res.Raw = true, []byte{}
+			return nil
+		}
+		start += j + 1
+	}
+	end, n := start, int64(0)
+	cut := false
+	for end < len(data) && (limit < 0 || n < limit) {
+		j := bytes.IndexByte(data[end:], '\n')
+		next := len(data)
+		if j >= 0 {
+			next = end + j + 1
+		}
+		if next-start > capBytes {
+			cut = true
+			break
+		}
+		end, n = next, n+1
+	}
+	res.Raw, res.Lines = data[start:end], n
+	if cut && n == 0 {
+		return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
+			Msg: fmt.Sprintf("line %d of %s alone is longer than %s = %d bytes", o.Offset+1, o.Path, capName, capBytes)}
+	}
+	res.EOF = end == len(data)
 	if cut {
 		res.Truncated, res.Limit = true, capName
 	}
