@@ -1,0 +1,910 @@
+//go:build unix
+
+// Command bench times whole fsbox processes against the Unix tools they
+// stand in for, as `make bench` runs it:
+//
+//	go run ./internal/bench -fsbox bin/fsbox -data /tmp/fsbox-bench [-quick] [-only REGEX] [-json]
+//
+// It generates its data deterministically in -data (about 1 GiB; reused
+// when present with the right size and generator version), then runs each
+// comparison of the table below: both commands in the data directory with
+// stdout to /dev/null, a warm-up run first, then interleaved runs until
+// each side has had its time budget and at least the minimum number of
+// runs. It prints the median wall time of each side, the ratio
+// fsbox/rival and fsbox's peak RSS, with PASS/MISS against the targets.
+//
+// A missed target never makes the exit status non-zero: timings are not
+// pass/fail. The exit status is 1 only when a command could not run (a
+// non-zero exit, or different output where the row asks for the same),
+// and 2 for bad flags or data that cannot be generated.
+//
+// fsbox runs under its built-in default policy (workdir = the data
+// directory, max_read_bytes = 1 MiB): FSBOX_* variables are removed from
+// its environment and XDG_CONFIG_HOME points where no config.toml lies.
+// Commands are exec'd directly (no shell in between) unless a row's rival
+// is itself an sh -c pipeline.
+//
+// To add a comparison, add a row to comparisons; to add data, add a
+// generator to datasets and name it in the row's needs.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ---------------------------------------------------------------------------
+// The data. Names are relative to -data, where every command runs.
+
+const (
+	fileSmall = "small.txt"     // a few lines, for stat and other per-call overheads
+	fileText  = "text-1MiB.txt" // exactly 1 MiB = the default max_read_bytes, so read takes it whole
+	fileLog   = "log-1GiB.log"  // exactly 1 GiB of varied log lines (about 8.7 million)
+)
+
+// genVersion changes whenever a generator's output changes, so stale data
+// is regenerated rather than reused.
+const genVersion = 1
+
+// dataset is one generated file. gen writes the file at path (of exactly
+// size bytes unless size is 0) and returns its line count.
+type dataset struct {
+	name string
+	size int64
+	gen  func(path string, size int64) (lines int64, err error)
+}
+
+var datasets = []dataset{
+	{fileSmall, 0, genSmall},
+	{fileText, 1 << 20, genText},
+	{fileLog, 1 << 30, genLog},
+}
+
+// ---------------------------------------------------------------------------
+// The comparisons. A later command adds one row.
+
+type comparison struct {
+	name     string
+	needs    []string // datasets it reads (only those are generated)
+	fsbox    []string // fsbox's arguments
+	rival    []string // the rival's argv; rival[0] may list alternatives: "fd|fdfind"
+	requires []string // further programs the rival needs (e.g. both ends of an sh -c pipeline)
+	env      []string // extra environment for both sides, e.g. "LC_ALL=C"
+	okExit   []int    // exit codes besides 0 that mean success (grep's 1)
+
+	maxRatio  float64 // target: median(fsbox) / median(rival) <= maxRatio; 0 = none
+	maxRSSKiB int64   // target: fsbox's peak RSS < maxRSSKiB; 0 = none
+	same      bool    // both sides must print the same bytes (checked on the warm-up run)
+
+	// bytes, when set, is how many bytes the command must get through;
+	// the time per GiB is reported.
+	bytes func(dir string) (int64, error)
+}
+
+const pageOffset = 5_000_000
+
+var comparisons = []comparison{
+	{
+		name:  "stat",
+		needs: []string{fileSmall},
+		fsbox: []string{"stat", fileSmall},
+		rival: []string{"stat", fileSmall},
+
+		maxRatio: 2,
+	},
+	{
+		name:  "read-1MiB",
+		needs: []string{fileText},
+		fsbox: []string{"read", "--format", "text", fileText},
+		rival: []string{"cat", fileText},
+
+		maxRatio: 2, same: true,
+	},
+	{
+		// --format text so the ten lines can be checked against tail's;
+		// encoding ten lines as JSON instead costs microseconds.
+		name:     "read-page-5M",
+		needs:    []string{fileLog},
+		fsbox:    []string{"read", "--offset", strconv.Itoa(pageOffset), "--limit", "10", "--format", "text", fileLog},
+		rival:    []string{"sh", "-c", fmt.Sprintf("tail -n +%d %s | head -n 10", pageOffset+1, fileLog)},
+		requires: []string{"tail", "head"},
+
+		maxRSSKiB: 32 << 10, same: true,
+		bytes: lineOffset(fileLog, pageOffset),
+	},
+}
+
+// ---------------------------------------------------------------------------
+
+type config struct {
+	fsbox   string
+	data    string
+	only    *regexp.Regexp
+	quick   bool
+	json    bool
+	budget  time.Duration // per side
+	minRuns int
+	maxRuns int
+}
+
+func main() {
+	var cfg config
+	var only string
+	flag.StringVar(&cfg.fsbox, "fsbox", "bin/fsbox", "the fsbox binary to time")
+	flag.StringVar(&cfg.data, "data", filepath.Join(os.TempDir(), "fsbox-bench"), "directory for the generated data (about 1 GiB)")
+	flag.StringVar(&only, "only", "", "run only the comparisons whose name matches this regular expression")
+	flag.BoolVar(&cfg.quick, "quick", false, "fewer runs: a quick look, not figures to quote")
+	flag.BoolVar(&cfg.json, "json", false, "print the results as JSON on stdout (the table goes to stderr)")
+	flag.DurationVar(&cfg.budget, "budget", 0, "time each side gets (default 1.5s, 0.3s with -quick)")
+	flag.IntVar(&cfg.minRuns, "min-runs", 0, "runs each side gets at least (default 5, 3 with -quick)")
+	list := flag.Bool("list", false, "list the comparisons and exit")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fatalf(2, "unexpected argument %q", flag.Arg(0))
+	}
+	if *list {
+		for _, c := range comparisons {
+			fmt.Printf("%-16s fsbox %s\n%-16s vs %s\n", c.name, strings.Join(c.fsbox, " "), "", strings.Join(c.rival, " "))
+		}
+		return
+	}
+	if only != "" {
+		re, err := regexp.Compile(only)
+		if err != nil {
+			fatalf(2, "-only: %v", err)
+		}
+		cfg.only = re
+	}
+	if cfg.budget <= 0 {
+		cfg.budget = 1500 * time.Millisecond
+		if cfg.quick {
+			cfg.budget = 300 * time.Millisecond
+		}
+	}
+	if cfg.minRuns <= 0 {
+		cfg.minRuns = 5
+		if cfg.quick {
+			cfg.minRuns = 3
+		}
+	}
+	cfg.maxRuns = 5000
+	if cfg.quick {
+		cfg.maxRuns = 500
+	}
+	os.Exit(run(cfg))
+}
+
+func fatalf(code int, format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	os.Exit(code)
+}
+
+// progress goes to stderr, so stdout holds only the table or the JSON.
+func progress(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+
+func run(cfg config) int {
+	fsbox, err := filepath.Abs(cfg.fsbox)
+	if err != nil {
+		fatalf(2, "%v", err)
+	}
+	if fi, err := os.Stat(fsbox); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		fatalf(2, "-fsbox %s: not an executable file (build it first: go build -o bin/fsbox ./cmd/fsbox)", cfg.fsbox)
+	}
+	dir, err := filepath.Abs(cfg.data)
+	if err != nil {
+		fatalf(2, "%v", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fatalf(2, "-data: %v", err)
+	}
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		fatalf(2, "-data: %v", err)
+	}
+
+	var selected []comparison
+	need := map[string]bool{}
+	for _, c := range comparisons {
+		if cfg.only != nil && !cfg.only.MatchString(c.name) {
+			continue
+		}
+		selected = append(selected, c)
+		for _, n := range c.needs {
+			need[n] = true
+		}
+	}
+	if len(selected) == 0 {
+		fatalf(2, "-only %q matches no comparison (see -list)", cfg.only)
+	}
+	man, err := prepare(dir, need)
+	if err != nil {
+		fatalf(2, "generating data: %v", err)
+	}
+
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		fatalf(2, "%v", err)
+	}
+	defer devnull.Close()
+	fsboxEnv := []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, ".no-xdg-config")}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FSBOX_") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+			fsboxEnv = append(fsboxEnv, kv)
+		}
+	}
+
+	rep := report{
+		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
+		Fsbox: fsbox, Data: dir, Quick: cfg.quick, BudgetMs: ms(cfg.budget), MinRuns: cfg.minRuns,
+		Files: man.Files,
+	}
+	for _, c := range selected {
+		progress("== %s", c.name)
+		r := measure(cfg, c, dir, fsbox, fsboxEnv, devnull)
+		if r.Skipped != "" {
+			progress("   %s", r.Skipped)
+		}
+		if r.Error != "" {
+			progress("   error: %s", r.Error)
+		}
+		rep.Results = append(rep.Results, r)
+	}
+
+	tableOut := io.Writer(os.Stdout)
+	if cfg.json {
+		tableOut = os.Stderr
+	}
+	printTable(tableOut, rep)
+	if cfg.json {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fatalf(2, "%v", err)
+		}
+	}
+	for _, r := range rep.Results {
+		if r.Error != "" {
+			return 1
+		}
+	}
+	return 0
+}
+
+// ---------------------------------------------------------------------------
+// Running and timing.
+
+type proc struct {
+	path string   // absolute
+	argv []string // argv[0] as the program sees it
+	dir  string
+	env  []string
+}
+
+type sample struct {
+	wall   time.Duration
+	rssKiB int64
+}
+
+// run runs p once with the given stdout and stderr and waits for it.
+func (p proc) run(stdout, stderr io.Writer, okExit []int) (sample, error) {
+	cmd := &exec.Cmd{Path: p.path, Args: p.argv, Dir: p.dir, Env: p.env, Stdout: stdout, Stderr: stderr}
+	t0 := time.Now()
+	err := cmd.Run()
+	s := sample{wall: time.Since(t0)}
+	if cmd.ProcessState != nil {
+		s.rssKiB = maxRSSKiB(cmd.ProcessState)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && slices.Contains(okExit, ee.ExitCode()) {
+		err = nil
+	}
+	return s, err
+}
+
+// maxRSSKiB is the child's peak resident set (for sh -c, the largest of sh
+// and the children it waited for): ru_maxrss is KiB on Linux and the BSDs,
+// bytes on macOS.
+func maxRSSKiB(ps *os.ProcessState) int64 {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss) / 1024
+	}
+	return int64(ru.Maxrss)
+}
+
+// warmup runs p once, capturing its output, and fails on a bad exit.
+func (p proc) warmup(okExit []int) ([]byte, error) {
+	var out, errb bytes.Buffer
+	_, err := p.run(&out, &errb, okExit)
+	if err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if len(msg) > 300 {
+			msg = msg[:300] + "..."
+		}
+		return nil, fmt.Errorf("%s: %v: %s", strings.Join(p.argv, " "), err, msg)
+	}
+	return out.Bytes(), nil
+}
+
+type stats struct {
+	Runs         int     `json:"runs"`
+	MedianMs     float64 `json:"median_ms"`
+	MinMs        float64 `json:"min_ms"`
+	P25Ms        float64 `json:"p25_ms"`
+	P75Ms        float64 `json:"p75_ms"`
+	MaxMs        float64 `json:"max_ms"`
+	PeakRSSKiB   int64   `json:"peak_rss_kib"`
+	MedianRSSKiB int64   `json:"median_rss_kib"`
+	PerGiBMs     float64 `json:"ms_per_gib,omitempty"`
+}
+
+func summarize(ss []sample) *stats {
+	walls := make([]time.Duration, len(ss))
+	rss := make([]int64, len(ss))
+	for i, s := range ss {
+		walls[i], rss[i] = s.wall, s.rssKiB
+	}
+	slices.Sort(walls)
+	slices.Sort(rss)
+	q := func(f float64) float64 { return ms(quantile(walls, f)) }
+	return &stats{Runs: len(ss), MedianMs: q(0.5), MinMs: ms(walls[0]), P25Ms: q(0.25), P75Ms: q(0.75),
+		MaxMs: ms(walls[len(walls)-1]), PeakRSSKiB: rss[len(rss)-1], MedianRSSKiB: rss[len(rss)/2]}
+}
+
+// quantile interpolates linearly between the sorted samples.
+func quantile(sorted []time.Duration, f float64) time.Duration {
+	pos := f * float64(len(sorted)-1)
+	i := int(pos)
+	if i+1 >= len(sorted) {
+		return sorted[len(sorted)-1]
+	}
+	frac := pos - float64(i)
+	return sorted[i] + time.Duration(frac*float64(sorted[i+1]-sorted[i]))
+}
+
+// ms is d in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+
+type result struct {
+	Name         string   `json:"name"`
+	FsboxArgv    []string `json:"fsbox_argv"`
+	RivalArgv    []string `json:"rival_argv"`
+	Skipped      string   `json:"skipped,omitempty"` // why the rival was not run
+	Error        string   `json:"error,omitempty"`
+	Fsbox        *stats   `json:"fsbox,omitempty"`
+	Rival        *stats   `json:"rival,omitempty"`
+	Ratio        float64  `json:"ratio,omitempty"` // median fsbox / median rival
+	RatioTarget  float64  `json:"ratio_target,omitempty"`
+	RatioPass    *bool    `json:"ratio_pass,omitempty"`
+	RSSTargetKiB int64    `json:"rss_target_kib,omitempty"`
+	RSSPass      *bool    `json:"rss_pass,omitempty"`
+	Bytes        int64    `json:"bytes,omitempty"` // bytes the command gets through
+	SameOutput   *bool    `json:"same_output,omitempty"`
+}
+
+// rivalPath finds the rival's program and the programs it requires; ""
+// and the missing name when one is absent.
+func rivalPath(c comparison) (path, missing string) {
+	for _, alt := range strings.Split(c.rival[0], "|") {
+		if p, err := exec.LookPath(alt); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		return "", c.rival[0]
+	}
+	for _, r := range c.requires {
+		if _, err := exec.LookPath(r); err != nil {
+			return "", r
+		}
+	}
+	return path, ""
+}
+
+func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, devnull *os.File) result {
+	res := result{Name: c.name, FsboxArgv: append([]string{"fsbox"}, c.fsbox...), RivalArgv: c.rival,
+		RatioTarget: c.maxRatio, RSSTargetKiB: c.maxRSSKiB}
+	fp := proc{path: fsbox, argv: append([]string{fsbox}, c.fsbox...), dir: dir, env: append(slices.Clone(fsboxEnv), c.env...)}
+	procs := []proc{fp}
+	rpath, missing := rivalPath(c)
+	if missing != "" {
+		res.Skipped = fmt.Sprintf("rival %q is not installed: skipped, timing fsbox alone", missing)
+	} else {
+		argv := slices.Clone(c.rival)
+		argv[0] = filepath.Base(rpath)
+		procs = append(procs, proc{path: rpath, argv: argv, dir: dir, env: append(os.Environ(), c.env...)})
+	}
+	if c.bytes != nil {
+		n, err := c.bytes(dir)
+		if err != nil {
+			res.Error = err.Error()
+			return res
+		}
+		res.Bytes = n
+	}
+
+	// Warm-up, which also warms the page cache and runs the checks.
+	var outs [][]byte
+	for _, p := range procs {
+		out, err := p.warmup(c.okExit)
+		if err != nil {
+			res.Error = err.Error()
+			return res
+		}
+		outs = append(outs, out)
+	}
+	if c.same && len(outs) == 2 {
+		same := bytes.Equal(outs[0], outs[1])
+		res.SameOutput = &same
+		if !same {
+			res.Error = fmt.Sprintf("outputs differ: fsbox printed %d bytes (%q...), the rival %d (%q...)",
+				len(outs[0]), head(outs[0]), len(outs[1]), head(outs[1]))
+			return res
+		}
+	}
+
+	// Interleaved runs until each side has had its budget and its minimum.
+	samples := make([][]sample, len(procs))
+	spent := make([]time.Duration, len(procs))
+	for {
+		busy := false
+		for i, p := range procs {
+			n := len(samples[i])
+			if n >= cfg.maxRuns || (n >= cfg.minRuns && spent[i] >= cfg.budget) {
+				continue
+			}
+			busy = true
+			s, err := p.run(devnull, devnull, c.okExit)
+			if err != nil {
+				res.Error = fmt.Sprintf("%s: %v", strings.Join(p.argv, " "), err)
+				return res
+			}
+			samples[i] = append(samples[i], s)
+			spent[i] += s.wall
+		}
+		if !busy {
+			break
+		}
+	}
+
+	res.Fsbox = summarize(samples[0])
+	if len(procs) == 2 {
+		res.Rival = summarize(samples[1])
+		res.Ratio = math.Round(res.Fsbox.MedianMs/res.Rival.MedianMs*1000) / 1000
+		if c.maxRatio > 0 {
+			pass := res.Ratio <= c.maxRatio
+			res.RatioPass = &pass
+		}
+	}
+	if c.maxRSSKiB > 0 {
+		pass := res.Fsbox.PeakRSSKiB < c.maxRSSKiB
+		res.RSSPass = &pass
+	}
+	if res.Bytes > 0 {
+		gib := float64(res.Bytes) / (1 << 30)
+		for _, s := range []*stats{res.Fsbox, res.Rival} {
+			if s != nil {
+				s.PerGiBMs = math.Round(s.MedianMs/gib*1000) / 1000
+			}
+		}
+	}
+	return res
+}
+
+func head(b []byte) []byte {
+	if len(b) > 40 {
+		return b[:40]
+	}
+	return b
+}
+
+// ---------------------------------------------------------------------------
+// The report.
+
+type report struct {
+	Go       string               `json:"go"`
+	OS       string               `json:"os"`
+	Arch     string               `json:"arch"`
+	CPUs     int                  `json:"cpus"`
+	Fsbox    string               `json:"fsbox"`
+	Data     string               `json:"data"`
+	Quick    bool                 `json:"quick"`
+	BudgetMs float64              `json:"budget_ms"`
+	MinRuns  int                  `json:"min_runs"`
+	Files    map[string]fileEntry `json:"files"`
+	Results  []result             `json:"results"`
+}
+
+func printTable(w io.Writer, rep report) {
+	rows := [][]string{{"comparison", "fsbox", "rival", "ratio", "target", "", "fsbox RSS", "target", "", "runs", "time per GiB (fsbox / rival)"}}
+	for _, r := range rep.Results {
+		row := []string{r.Name, "-", "-", "-", "-", "", "-", "-", "", "-", ""}
+		if r.RatioTarget > 0 {
+			row[4] = fmt.Sprintf("<= %gx", r.RatioTarget)
+		}
+		if r.RSSTargetKiB > 0 {
+			row[7] = "< " + kib(r.RSSTargetKiB)
+		}
+		switch {
+		case r.Error != "":
+			row[1] = "ERROR"
+		case r.Fsbox != nil:
+			row[1] = dur(r.Fsbox.MedianMs)
+			row[6] = kib(r.Fsbox.PeakRSSKiB)
+			row[8] = verdict(r.RSSPass)
+			row[9] = strconv.Itoa(r.Fsbox.Runs)
+			if r.Rival != nil {
+				row[2] = dur(r.Rival.MedianMs)
+				row[3] = fmt.Sprintf("%.2fx", r.Ratio)
+				row[5] = verdict(r.RatioPass)
+				row[9] += "/" + strconv.Itoa(r.Rival.Runs)
+			} else {
+				row[2] = "skipped"
+			}
+			if r.Fsbox.PerGiBMs > 0 {
+				row[10] = dur(r.Fsbox.PerGiBMs)
+				if r.Rival != nil {
+					row[10] += " / " + dur(r.Rival.PerGiBMs)
+				}
+				row[10] += fmt.Sprintf(" (%.0f MiB skipped)", float64(r.Bytes)/(1<<20))
+			}
+		}
+		rows = append(rows, row)
+	}
+	widths := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, cell := range row {
+			widths[i] = max(widths[i], len(cell))
+		}
+	}
+	quick := ""
+	if rep.Quick {
+		quick = " (-quick: rough figures)"
+	}
+	fmt.Fprintf(w, "\nfsbox %s vs the rivals; %s/%s, %d CPUs, %s; median wall time per run, stdout to /dev/null%s\n\n",
+		rep.Fsbox, rep.OS, rep.Arch, rep.CPUs, rep.Go, quick)
+	for _, row := range rows {
+		var b strings.Builder
+		for i, cell := range row {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i >= 1 && i <= 3 || i == 6 || i == 9 {
+				fmt.Fprintf(&b, "%*s", widths[i], cell) // numbers right-aligned
+			} else {
+				fmt.Fprintf(&b, "%-*s", widths[i], cell)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	fmt.Fprintln(w)
+	for _, r := range rep.Results {
+		fmt.Fprintf(w, "  %-14s %s\n  %-14s vs %s\n", r.Name, strings.Join(r.FsboxArgv, " "), "", strings.Join(r.RivalArgv, " "))
+		if r.Skipped != "" {
+			fmt.Fprintf(w, "  %-14s %s\n", "", r.Skipped)
+		}
+		if r.Error != "" {
+			fmt.Fprintf(w, "  %-14s ERROR: %s\n", "", r.Error)
+		}
+	}
+	fmt.Fprintln(w, "\nPASS/MISS compare with the targets; a MISS is a finding to look into, not a failure.")
+}
+
+func verdict(p *bool) string {
+	switch {
+	case p == nil:
+		return ""
+	case *p:
+		return "PASS"
+	}
+	return "MISS"
+}
+
+func dur(msv float64) string {
+	switch {
+	case msv >= 1000:
+		return fmt.Sprintf("%.2fs", msv/1000)
+	case msv >= 10:
+		return fmt.Sprintf("%.1fms", msv)
+	}
+	return fmt.Sprintf("%.2fms", msv)
+}
+
+func kib(k int64) string {
+	if k >= 1024 {
+		return fmt.Sprintf("%.1f MiB", float64(k)/1024)
+	}
+	return fmt.Sprintf("%d KiB", k)
+}
+
+// ---------------------------------------------------------------------------
+// Data generation.
+
+type fileEntry struct {
+	Version int   `json:"version"`
+	Size    int64 `json:"size"`
+	Lines   int64 `json:"lines"`
+}
+
+type manifest struct {
+	Files map[string]fileEntry `json:"files"`
+}
+
+const manifestName = "bench-manifest.json"
+
+// prepare makes sure every needed dataset is in dir: a file is reused when
+// the manifest has it at this generator version and its size matches.
+func prepare(dir string, need map[string]bool) (*manifest, error) {
+	mpath := filepath.Join(dir, manifestName)
+	man := &manifest{}
+	if b, err := os.ReadFile(mpath); err == nil {
+		json.Unmarshal(b, man) // a bad manifest just means regenerating
+	}
+	if man.Files == nil {
+		man.Files = map[string]fileEntry{}
+	}
+	for _, d := range datasets {
+		if !need[d.name] {
+			continue
+		}
+		path := filepath.Join(dir, d.name)
+		e, ok := man.Files[d.name]
+		if fi, err := os.Stat(path); ok && err == nil && e.Version == genVersion && fi.Size() == e.Size && (d.size == 0 || fi.Size() == d.size) {
+			continue
+		}
+		delete(man.Files, d.name)
+		progress("generating %s (%s) ...", path, sizeName(d.size))
+		t0 := time.Now()
+		tmp := path + ".tmp"
+		lines, err := d.gen(tmp, d.size)
+		if err != nil {
+			os.Remove(tmp)
+			return nil, err
+		}
+		fi, err := os.Stat(tmp)
+		if err != nil {
+			return nil, err
+		}
+		if d.size > 0 && fi.Size() != d.size {
+			return nil, fmt.Errorf("%s: generated %d bytes, want %d", d.name, fi.Size(), d.size)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return nil, err
+		}
+		el := time.Since(t0)
+		progress("   %d bytes, %d lines in %v (%.0f MiB/s)", fi.Size(), lines, el.Round(time.Millisecond), float64(fi.Size())/(1<<20)/el.Seconds())
+		man.Files[d.name] = fileEntry{Version: genVersion, Size: fi.Size(), Lines: lines}
+		b, _ := json.MarshalIndent(man, "", "  ")
+		if err := os.WriteFile(mpath, append(b, '\n'), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	if e, ok := man.Files[fileLog]; ok && need[fileLog] && e.Lines < pageOffset*3/2 {
+		return nil, fmt.Errorf("%s has only %d lines; the paging comparison wants well over %d", fileLog, e.Lines, pageOffset)
+	}
+	return man, nil
+}
+
+func sizeName(n int64) string {
+	switch {
+	case n == 0:
+		return "small"
+	case n >= 1<<30:
+		return fmt.Sprintf("%g GiB", float64(n)/(1<<30))
+	}
+	return fmt.Sprintf("%g MiB", float64(n)/(1<<20))
+}
+
+// rng is splitmix64: fast, and the same sequence everywhere for a seed.
+type rng struct{ s uint64 }
+
+func (r *rng) next() uint64 {
+	r.s += 0x9e3779b97f4a7c15
+	z := r.s
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// intn returns a number in [0, n).
+func (r *rng) intn(n int) int { return int((r.next() >> 32) * uint64(n) >> 32) }
+
+func (r *rng) pick(l []string) string { return l[r.intn(len(l))] }
+
+// writeLines writes lines from gen to path, in 8 MiB blocks, until the file
+// has exactly size bytes: the last line is cut short to fit and still ends
+// in a newline.
+func writeLines(path string, size int64, gen func(dst []byte) []byte) (lines int64, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	const block = 8 << 20
+	buf := make([]byte, 0, block+64<<10)
+	var written int64
+	for written+int64(len(buf)) < size {
+		start := len(buf)
+		buf = gen(buf)
+		if rem := size - written - int64(start); int64(len(buf)-start) > rem {
+			buf = append(buf[:start+int(rem)-1], '\n')
+		}
+		lines++
+		if len(buf) >= block {
+			if _, err := f.Write(buf); err != nil {
+				return 0, err
+			}
+			written += int64(len(buf))
+			buf = buf[:0]
+		}
+	}
+	if _, err := f.Write(buf); err != nil {
+		return 0, err
+	}
+	return lines, f.Close()
+}
+
+var words = strings.Fields(`the a of to and in is it that for on with as was at by from this be or are
+an not have but had they which one you were all we can her has there been if more when will would who so
+no file line read write sandbox policy root path error value request response cache server client user
+session token query index buffer stream block page offset limit result timeout retry connection handler
+config worker queue job task event message payload header status latency upstream downstream replica
+shard partition commit rollback snapshot checkpoint migration schema table column record batch`)
+
+func genSmall(path string, _ int64) (int64, error) {
+	return 3, os.WriteFile(path, []byte("alpha\nbeta\ngamma\n"), 0o644)
+}
+
+// genText writes prose-like lines of up to about 100 bytes, and now and
+// then an empty one.
+func genText(path string, size int64) (int64, error) {
+	r := &rng{s: 0x7e57}
+	return writeLines(path, size, func(b []byte) []byte {
+		n := 1 + r.intn(15)
+		if r.intn(10) == 0 {
+			n = 0
+		}
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			w := r.pick(words)
+			if i == 0 {
+				b = append(b, w[0]-'a'+'A')
+				w = w[1:]
+			}
+			b = append(b, w...)
+		}
+		if n > 0 {
+			b = append(b, '.')
+		}
+		return append(b, '\n')
+	})
+}
+
+var (
+	levels   = []string{"DEBUG", "INFO ", "INFO ", "INFO ", "INFO ", "INFO ", "WARN ", "WARN ", "ERROR"}
+	services = []string{"api", "auth", "billing", "checkout", "search", "storage", "gateway", "scheduler"}
+	methods  = []string{"GET", "GET", "GET", "POST", "PUT", "DELETE"}
+	routes   = []string{"/v1/items/", "/v1/orders/", "/v1/users/", "/v2/search?q=", "/healthz", "/v1/files/"}
+	statuses = []string{"200", "200", "200", "200", "201", "204", "304", "400", "404", "500", "503"}
+)
+
+const hexDigits = "0123456789abcdef"
+
+// genLog writes log lines of about 120 bytes: an RFC 3339 timestamp, a
+// level, a service, a 16-digit hex request id, method and path,
+// status=NNN, latency_ms=NNN (a long slow tail), a few words of message,
+// and one line in a hundred with a long stack-ish trace.
+func genLog(path string, size int64) (int64, error) {
+	r := &rng{s: 0x10961061}
+	tms := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	var sec int64 = -1
+	var stamp []byte
+	return writeLines(path, size, func(b []byte) []byte {
+		tms += int64(r.intn(40))
+		if s := tms / 1000; s != sec {
+			sec = s
+			stamp = time.Unix(s, 0).UTC().AppendFormat(stamp[:0], "2006-01-02T15:04:05")
+		}
+		b = append(b, stamp...)
+		m := tms % 1000
+		b = append(b, '.', byte('0'+m/100), byte('0'+m/10%10), byte('0'+m%10), 'Z', ' ')
+		b = append(b, r.pick(levels)...)
+		b = append(b, " ["...)
+		b = append(b, r.pick(services)...)
+		b = append(b, "] req="...)
+		id := r.next()
+		for i := 60; i >= 0; i -= 4 {
+			b = append(b, hexDigits[id>>uint(i)&15])
+		}
+		b = append(b, ' ')
+		b = append(b, r.pick(methods)...)
+		b = append(b, ' ')
+		route := r.pick(routes)
+		b = append(b, route...)
+		if route != "/healthz" {
+			b = strconv.AppendInt(b, int64(r.intn(100000)), 10)
+		}
+		b = append(b, " status="...)
+		b = append(b, r.pick(statuses)...)
+		lat := r.intn(120)
+		if r.intn(16) == 0 {
+			lat = 120 + r.intn(9880) // the slow tail
+		}
+		b = append(b, " latency_ms="...)
+		b = strconv.AppendInt(b, int64(lat), 10)
+		for i, n := 0, r.intn(5); i < n; i++ {
+			b = append(b, ' ')
+			b = append(b, r.pick(words)...)
+		}
+		if r.intn(100) == 0 {
+			b = append(b, " trace:"...)
+			for i, n := 0, 3+r.intn(20); i < n; i++ {
+				b = append(b, " at "...)
+				b = append(b, r.pick(services)...)
+				b = append(b, '.')
+				b = append(b, r.pick(words)...)
+				b = append(b, "(+0x"...)
+				b = strconv.AppendUint(b, r.next()&0xffff, 16)
+				b = append(b, ')')
+			}
+		}
+		return append(b, '\n')
+	})
+}
+
+// lineOffset returns a bytes function: the byte offset where line n
+// (0-based) of the named file starts, which is how much a reader paging
+// to line n must get through.
+func lineOffset(name string, n int64) func(dir string) (int64, error) {
+	return func(dir string) (int64, error) {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		buf := make([]byte, 1<<20)
+		var off, seen int64
+		for {
+			k, err := f.Read(buf)
+			chunk := buf[:k]
+			if c := int64(bytes.Count(chunk, []byte{'\n'})); seen+c < n {
+				seen += c
+				off += int64(k)
+			} else {
+				for seen < n {
+					i := bytes.IndexByte(chunk, '\n')
+					off += int64(i + 1)
+					chunk = chunk[i+1:]
+					seen++
+				}
+				return off, nil
+			}
+			if err == io.EOF {
+				return 0, fmt.Errorf("%s has only %d lines, fewer than %d", name, seen, n)
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+	}
+}
