@@ -16,7 +16,7 @@ func init() {
 		argsUsage: "PATH",
 		minArgs:   1, maxArgs: 1,
 		flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "fields", Aliases: []string{"f"}, Usage: "fields to keep, 1-based: 1,3 or 2-4 or 3-", Required: true},
+			&ucli.StringFlag{Name: "fields", Aliases: []string{"f"}, Usage: "fields to keep, 1-based: 1,3 or 2-4 or 3- (required)"},
 			&ucli.StringFlag{Name: "delimiter", Aliases: []string{"d"}, Usage: "field delimiter (default tab; comma with --csv)"},
 			&ucli.BoolFlag{Name: "regex", Usage: "the delimiter is an RE2 regular expression"},
 			&ucli.BoolFlag{Name: "csv", Usage: "parse RFC 4180 CSV (quoted fields, embedded delimiters and newlines)"},
@@ -27,6 +27,10 @@ func init() {
 			c := x.ctx
 			o := ops.CutOptions{Path: x.args[0], Fields: c.String("fields"), Delimiter: c.String("delimiter"),
 				Regex: c.Bool("regex"), CSV: c.Bool("csv"), OnlyDelimited: c.Bool("only-delimited")}
+			if !c.IsSet("fields") {
+				// Not urfave's Required: its error would not be a usage error.
+				return usageErr("cut needs -f/--fields LIST, such as -f 1,3 or -f 2-")
+			}
 			if c.IsSet("delimiter") && o.Delimiter == "" {
 				return usageErr("--delimiter must not be empty")
 			}

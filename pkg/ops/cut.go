@@ -166,7 +166,7 @@ func Cut(sb *sandbox.Sandbox, o CutOptions) (CutResult, error) {
 		return true, sink(fields, eol)
 	}
 	if o.CSV {
-		return res, cutCSV(f, fl, []rune(delim)[0], emit)
+		return res, cutCSV(f, fl, []rune(delim)[0], o.OnlyDelimited, emit)
 	}
 	r := textio.NewReader(f, 0)
 	var sel [][]byte
@@ -237,7 +237,7 @@ func Cut(sb *sandbox.Sandbox, o CutOptions) (CutResult, error) {
 	}
 }
 
-func cutCSV(r io.Reader, fl FieldList, comma rune, emit func([][]byte, []byte) (bool, error)) error {
+func cutCSV(r io.Reader, fl FieldList, comma rune, onlyDelimited bool, emit func([][]byte, []byte) (bool, error)) error {
 	cr := csv.NewReader(r)
 	cr.Comma = comma
 	cr.FieldsPerRecord = -1
@@ -251,6 +251,9 @@ func cutCSV(r io.Reader, fl FieldList, comma rune, emit func([][]byte, []byte) (
 		}
 		if err != nil {
 			return sandbox.Errorf(sandbox.CodeIO, "", "CSV: %v", err)
+		}
+		if onlyDelimited && len(rec) < 2 {
+			continue // -s: a record of one field has no delimiter
 		}
 		sel = sel[:0]
 		for i, v := range rec {

@@ -67,6 +67,7 @@ type FileResult struct {
 	Binary  bool
 
 	skipped bool  // a walked file that could not be opened (raced away, denied)
+	skipErr error // why, for skipped.denied or skipped.errors
 	err     error // a named file that could not be opened or read
 }
 
@@ -200,7 +201,8 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 			}
 			if info.Type != "dir" {
 				if info.Type == "other" {
-					walkErr = sandbox.Errorf(sandbox.CodeDenied, p, "%s is a special file; FIFOs, sockets and devices are never opened", p)
+					walkErr = &sandbox.Error{Code: sandbox.CodeDenied, Rule: sandbox.RuleSpecialFile, Path: p,
+						Msg: p + " is a special file; FIFOs, sockets and devices are never opened"}
 					return
 				}
 				if !send(&grepJob{file: p}) {
@@ -268,6 +270,7 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 		}()
 	}
 	var sinkErr error
+	var readDenied, readErrors int64 // walked files that could not be opened or read
 	stopped := false
 	halt := func(err error) {
 		if !stopped {
@@ -279,7 +282,14 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 		for _, fr := range <-j.out {
 			named := j.file != ""
 			switch {
-			case stopped || fr.skipped:
+			case stopped:
+				continue
+			case fr.skipped:
+				if fr.skipErr != nil && sandbox.AsError(fr.skipErr).Code == sandbox.CodeDenied {
+					readDenied++
+				} else if fr.skipErr != nil {
+					readErrors++
+				}
 				continue
 			case fr.err != nil:
 				halt(fr.err)
@@ -340,6 +350,8 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 		return GrepResult{}, sinkErr
 	}
 	res.Skipped = skipped
+	res.Skipped.Denied += readDenied
+	res.Skipped.Errors += readErrors
 	return res, nil
 }
 
@@ -376,12 +388,12 @@ func (s *searcher) searchEntry(e *sandbox.Entry, buf *[]byte) *FileResult {
 	f, err := e.Open()
 	e.Release()
 	if err != nil {
-		return &FileResult{skipped: true} // raced away, or denied on a closer look
+		return &FileResult{skipped: true, skipErr: err} // raced away, or denied on a closer look
 	}
 	defer f.Close()
 	fr := &FileResult{Path: f.Info.Path}
 	if err := s.search(f, f.Info.Size, fr, buf); err != nil {
-		return &FileResult{skipped: true}
+		return &FileResult{skipped: true, skipErr: err}
 	}
 	return fr
 }

@@ -83,6 +83,12 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 						lc.afterLeft = o.After
 					}
 					fr.Count++
+				case hit && keep && lc.afterLeft > 0 && len(fr.Matches) > 0:
+					// -m reached: a match in the last one's after-context
+					// is printed as context, as grep and rg do.
+					last := &fr.Matches[len(fr.Matches)-1]
+					last.AfterRaw = append(last.AfterRaw, CtxLine{Line: lineNo, Raw: dupLine(line)})
+					lc.afterLeft--
 				case hit:
 					done = true // -m reached: stop, as grep does
 				case keep && lc.afterLeft > 0 && len(fr.Matches) > 0:

@@ -381,6 +381,10 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 	_, err := s.Walk(w.Path, WalkOptions{Hidden: true, NoIgnore: true, MaxDepth: -1, writeCheck: true, onDenied: func(p string) {
 		if denied == nil {
 			denied = deny(RuleDeny, p, "%s is protected by the policy: nothing was removed", p)
+			// Name the rule that protects it (deny, write_deny, allow).
+			if e := s.checkPatterns(p, false, AccessWrite, p); e != nil {
+				denied = deny(e.Rule, p, "%s; nothing was removed", e.Msg)
+			}
 		}
 	}}, func(e *Entry) error {
 		e.Release()
