@@ -11,13 +11,36 @@ import (
 // flagSet knows which flag names exist and which take a value.
 type flagSet map[string]bool // name -> takes a value
 
+// primaries maps every flag name and alias to the flag's first name, so
+// argv can spell each flag one way (urfave v2 refuses `-E a --exclude b`
+// as "two forms of the same flag").
+var primaries = map[string]string{}
+
 func flagsOf(fs []ucli.Flag) flagSet {
 	out := flagSet{}
 	for _, f := range fs {
 		_, isBool := f.(*ucli.BoolFlag)
 		for _, n := range f.Names() {
 			out[n] = !isBool
+			primaries[n] = f.Names()[0]
 		}
+	}
+	return out
+}
+
+// canonical rewrites a flag token to its primary long name.
+func canonicalFlag(tok string) string {
+	name, value, hasValue := strings.Cut(strings.TrimLeft(tok, "-"), "=")
+	p, ok := primaries[name]
+	if !ok || p == name && strings.HasPrefix(tok, "--") {
+		return tok
+	}
+	out := "-" + p
+	if len(p) > 1 {
+		out = "--" + p
+	}
+	if hasValue {
+		out += "=" + value
 	}
 	return out
 }
@@ -48,7 +71,7 @@ func reorder(args []string, global flagSet, command func(name string) (flagSet, 
 	i := 1
 	// take copies flag token args[i] and, if it needs one, its value.
 	take := func(dst *[]string, tok string, fs flagSet) {
-		*dst = append(*dst, tok)
+		*dst = append(*dst, canonicalFlag(tok))
 		name := strings.TrimLeft(tok, "-")
 		if strings.Contains(name, "=") {
 			return
@@ -125,7 +148,7 @@ func splitShort(tok string, fs flagSet, args []string, i *int) []string {
 	letters := tok[1:]
 	for j := 0; j < len(letters); j++ {
 		l := letters[j : j+1]
-		out = append(out, "-"+l)
+		out = append(out, canonicalFlag("-"+l))
 		if fs[l] {
 			if rest := letters[j+1:]; rest != "" {
 				out = append(out, rest)

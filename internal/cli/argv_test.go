@@ -20,9 +20,10 @@ func TestReorder(t *testing.T) {
 		{"fsbox grep -- --numbered notes.txt", "fsbox grep -- --numbered notes.txt"},
 		{"fsbox slice big.log -10", "fsbox slice -- big.log -10"},
 		{"fsbox grep TODO . --format text", "fsbox --format text grep -- TODO ."},
-		{"fsbox grep -inA3 x", "fsbox grep -i -n -A 3 -- x"},
+		{"fsbox grep -inA3 x", "fsbox grep --ignore-case --numbered --after-context 3 -- x"},
+		{"fsbox grep x -g a --glob=b", "fsbox grep --glob a --glob=b -- x"},
 		{"fsbox read a.txt --limit 5 --offset=2", "fsbox read --limit 5 --offset=2 -- a.txt"},
-		{"fsbox --pretty ls -a", "fsbox --pretty ls -a --"},
+		{"fsbox --pretty ls -a", "fsbox --pretty ls --all --"},
 	}
 	for _, c := range cases {
 		got := strings.Join(reorder(strings.Fields(c.in), global, grepFlags), " ")

@@ -45,8 +45,8 @@ func init() {
 				if err != nil {
 					return err
 				}
-				if !c.IsSet("old") && !c.IsSet("old-file") {
-					return usageErr("edit needs --old (or --old-file) and --new (or --new-file), or --edits-json")
+				if (!c.IsSet("old") && !c.IsSet("old-file")) || (!c.IsSet("new") && !c.IsSet("new-file")) {
+					return usageErr("edit needs --old (or --old-file) and --new (or --new-file; --new '' deletes), or --edits-json")
 				}
 				o.Edits = []ops.EditSpec{{Old: old, New: new, All: c.Bool("all")}}
 			}
