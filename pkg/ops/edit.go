@@ -82,15 +82,27 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 	}
 	cur := old
 	res := EditResult{Path: w.Path, DryRun: o.DryRun}
+	var spans []udiff.Edit // byte edits on old, known exactly for one edit
 	for i, e := range o.Edits {
 		var n int
-		cur, n, err = applyEdit(cur, e, o.Path, i, len(o.Edits))
+		var sp []udiff.Edit
+		cur, n, sp, err = applyEditSpans(cur, e, o.Path, i, len(o.Edits))
 		if err != nil {
 			return EditResult{}, err
 		}
 		res.Replacements += n
+		spans = sp
 	}
-	res.Diff = udiff.Unified("a/"+w.Path, "b/"+w.Path, string(old), string(cur))
+	if len(o.Edits) == 1 {
+		// The replaced spans are the diff: no line diff of the whole file.
+		d, err := udiff.ToUnified("a/"+w.Path, "b/"+w.Path, string(old), spans, udiff.DefaultContextLines)
+		if err != nil {
+			return EditResult{}, sandbox.AsError(err)
+		}
+		res.Diff = d
+	} else {
+		res.Diff = udiff.Unified("a/"+w.Path, "b/"+w.Path, string(old), string(cur))
+	}
 	res.SHA256 = sha256Hex(cur)
 	if o.DryRun {
 		return res, nil
@@ -103,6 +115,13 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 
 // applyEdit applies one edit to data.
 func applyEdit(data []byte, e EditSpec, path string, i, n int) ([]byte, int, error) {
+	out, count, _, err := applyEditSpans(data, e, path, i, n)
+	return out, count, err
+}
+
+// applyEditSpans is applyEdit that also reports each replacement as a
+// byte edit of data.
+func applyEditSpans(data []byte, e EditSpec, path string, i, n int) ([]byte, int, []udiff.Edit, error) {
 	old, new := []byte(e.Old), []byte(e.New)
 	count := bytes.Count(data, old)
 	if count == 0 && bytes.Contains(old, []byte("\n")) && !bytes.Contains(old, []byte("\r\n")) && bytes.Contains(data, []byte("\r\n")) {
@@ -118,12 +137,21 @@ func applyEdit(data []byte, e EditSpec, path string, i, n int) ([]byte, int, err
 	}
 	switch {
 	case count == 0:
-		return nil, 0, sandbox.Errorf(sandbox.CodeTextNotFound, path, "%sthe old text is not in %s%s", which, path, closest(data, e.Old))
+		return nil, 0, nil, sandbox.Errorf(sandbox.CodeTextNotFound, path, "%sthe old text is not in %s%s", which, path, closest(data, e.Old))
 	case count > 1 && !e.All:
-		return nil, 0, sandbox.Errorf(sandbox.CodeAmbiguous, path, "%sthe old text occurs %d times in %s, at lines %s: add context to make it unique, or pass --all",
+		return nil, 0, nil, sandbox.Errorf(sandbox.CodeAmbiguous, path, "%sthe old text occurs %d times in %s, at lines %s: add context to make it unique, or pass --all",
 			which, count, path, joinInts(lineNumbers(data, old)))
 	}
-	return bytes.ReplaceAll(data, old, new), count, nil
+	spans := make([]udiff.Edit, 0, count)
+	for pos := 0; ; {
+		j := bytes.Index(data[pos:], old)
+		if j < 0 {
+			break
+		}
+		spans = append(spans, udiff.Edit{Start: pos + j, End: pos + j + len(old), New: string(new)})
+		pos += j + len(old)
+	}
+	return bytes.ReplaceAll(data, old, new), count, spans, nil
 }
 
 func toCRLF(b []byte) []byte {

@@ -215,7 +215,7 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 		}
 	}()
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, max+1))
+	n, err := io.CopyBuffer(io.MultiWriter(f, h), io.LimitReader(r, max+1), make([]byte, 1<<20))
 	if err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
