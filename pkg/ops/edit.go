@@ -3,7 +3,8 @@ package ops
 import (
 	"bytes"
 	"fmt"
-	"io"
+	"regexp"
+	"strconv"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -68,7 +69,7 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 		return EditResult{}, err
 	}
 	max := sb.Limits().MaxWriteBytes
-	old, err := io.ReadAll(io.LimitReader(f, max+1))
+	old, err := readUpTo(f, f.Info.Size, max+1)
 	f.Close()
 	if err != nil {
 		return EditResult{}, sandbox.AsError(err)
@@ -95,7 +96,7 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 	}
 	if len(o.Edits) == 1 {
 		// The replaced spans are the diff: no line diff of the whole file.
-		d, err := udiff.ToUnified("a/"+w.Path, "b/"+w.Path, string(old), spans, udiff.DefaultContextLines)
+		d, err := spanDiff("a/"+w.Path, "b/"+w.Path, old, spans)
 		if err != nil {
 			return EditResult{}, sandbox.AsError(err)
 		}
@@ -143,16 +144,59 @@ func applyEditSpans(data []byte, e EditSpec, path string, i, n int) ([]byte, int
 			which, count, path, joinInts(lineNumbers(data, old)))
 	}
 	spans := make([]udiff.Edit, 0, count)
-	for pos := 0; ; {
+	out := make([]byte, 0, len(data)+count*(len(new)-len(old)))
+	pos := 0
+	for {
 		j := bytes.Index(data[pos:], old)
 		if j < 0 {
 			break
 		}
 		spans = append(spans, udiff.Edit{Start: pos + j, End: pos + j + len(old), New: string(new)})
+		out = append(append(out, data[pos:pos+j]...), new...)
 		pos += j + len(old)
 	}
-	return bytes.ReplaceAll(data, old, new), count, spans, nil
+	return append(out, data[pos:]...), count, spans, nil
 }
+
+// spanDiff renders a unified diff of byte edits on old by diffing only the
+// lines around them (3 lines of context) and shifting the hunk line
+// numbers, so a one-line edit in a large file costs little.
+func spanDiff(from, to string, old []byte, spans []udiff.Edit) (string, error) {
+	if len(spans) == 0 {
+		return "", nil
+	}
+	ctx := udiff.DefaultContextLines
+	ws := bytes.LastIndexByte(old[:spans[0].Start], '\n') + 1 // the first edited line
+	for n := 0; n < ctx && ws > 0; n++ {
+		ws = bytes.LastIndexByte(old[:ws-1], '\n') + 1
+	}
+	we := spans[len(spans)-1].End
+	for n := 0; n <= ctx && we < len(old); n++ {
+		j := bytes.IndexByte(old[we:], '\n')
+		if j < 0 {
+			we = len(old)
+			break
+		}
+		we += j + 1
+	}
+	local := make([]udiff.Edit, len(spans))
+	for i, e := range spans {
+		local[i] = udiff.Edit{Start: e.Start - ws, End: e.End - ws, New: e.New}
+	}
+	d, err := udiff.ToUnified(from, to, string(old[ws:we]), local, udiff.DefaultContextLines)
+	if err != nil || ws == 0 {
+		return d, err
+	}
+	shift := bytes.Count(old[:ws], []byte("\n"))
+	return hunkHeader.ReplaceAllStringFunc(d, func(h string) string {
+		m := hunkHeader.FindStringSubmatch(h)
+		a, _ := strconv.Atoi(m[1])
+		c, _ := strconv.Atoi(m[3])
+		return fmt.Sprintf("@@ -%d%s +%d%s @@", a+shift, m[2], c+shift, m[4])
+	}), nil
+}
+
+var hunkHeader = regexp.MustCompile(`(?m)^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@`)
 
 func toCRLF(b []byte) []byte {
 	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
