@@ -214,8 +214,7 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 			w.dir.Remove(tmp)
 		}
 	}()
-	h := sha256.New()
-	n, err := io.CopyBuffer(io.MultiWriter(f, h), io.LimitReader(r, max+1), make([]byte, 1<<20))
+	n, sum, err := copyHashing(f, io.LimitReader(r, max+1))
 	if err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
@@ -245,7 +244,7 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 	if err := w.dirF.Sync(); err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
-	return ReplaceResult{Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	return ReplaceResult{Bytes: n, SHA256: sum}, nil
 }
 
 // Append adds data to the end of the file (creating it) with a single
@@ -432,4 +431,45 @@ func (s *Sandbox) Symlink(p, target string) (created bool, err error) {
 		return false, ioErr(p, err)
 	}
 	return true, nil
+}
+
+// copyHashing copies r to w in 1 MiB blocks while another goroutine hashes
+// the same blocks, so SHA-256 costs no extra time on a second core.
+func copyHashing(w io.Writer, r io.Reader) (int64, string, error) {
+	const nbuf = 4
+	free := make(chan []byte, nbuf)
+	for i := 0; i < nbuf; i++ {
+		free <- make([]byte, 1<<20)
+	}
+	blocks := make(chan []byte, nbuf)
+	sum := make(chan string)
+	go func() {
+		h := sha256.New()
+		for b := range blocks {
+			h.Write(b)
+			free <- b[:cap(b)]
+		}
+		sum <- hex.EncodeToString(h.Sum(nil))
+	}()
+	var n int64
+	var err error
+	for {
+		buf := <-free
+		m, rerr := io.ReadFull(r, buf)
+		if m > 0 {
+			if _, werr := w.Write(buf[:m]); werr != nil {
+				err = werr
+			}
+			n += int64(m)
+		}
+		blocks <- buf[:m]
+		if err != nil || rerr != nil {
+			if rerr != io.EOF && rerr != io.ErrUnexpectedEOF && err == nil {
+				err = rerr
+			}
+			break
+		}
+	}
+	close(blocks)
+	return n, <-sum, err
 }
