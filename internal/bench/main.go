@@ -28,6 +28,10 @@
 // generator to datasets and name it in the row's needs.
 package main
 
+// This driver generates data and starts processes; it is a measuring tool
+// beside fsbox, not part of it, so it uses the os package directly rather
+// than the sandbox (which would confine the very files it must create).
+
 import (
 	"bytes"
 	"encoding/json"

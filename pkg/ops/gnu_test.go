@@ -29,14 +29,14 @@ func TestSortKnownGNU(t *testing.T) {
 	}
 	for _, c := range cases {
 		c.o.Path = "in"
-		got := collectLines(t, func(sink LineSink) error { o := c.o; o.Sink = sink; _, err := Sort(sb, o); return err })
+		got := collectSorted(t, func(sink LineSink) error { o := c.o; o.Sink = sink; _, err := Sort(sb, o); return err })
 		if got != c.want {
 			t.Errorf("%+v:\ngot  %q\nwant %q", c.o, got, c.want)
 		}
 	}
 }
 
-func collectLines(t *testing.T, run func(LineSink) error) string {
+func collectSorted(t *testing.T, run func(LineSink) error) string {
 	t.Helper()
 	var b strings.Builder
 	if err := run(func(l []byte) error { b.Write(l); return nil }); err != nil {
@@ -97,7 +97,7 @@ func TestSortAgainstGNU(t *testing.T) {
 					o.Separator = flags[i]
 				}
 			}
-			got := collectLines(t, func(sink LineSink) error { o.Sink = sink; _, err := Sort(sb, o); return err })
+			got := collectSorted(t, func(sink LineSink) error { o.Sink = sink; _, err := Sort(sb, o); return err })
 			if got != string(want) {
 				t.Fatalf("sort %v on %q:\ngot  %q\nwant %q", flags, b.String(), got, want)
 			}

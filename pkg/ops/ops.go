@@ -4,9 +4,11 @@
 package ops
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/textio"
 )
 
 // Truncation says that a limit cut a result short, and which.
@@ -19,4 +21,15 @@ func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func usagef(path, format string, args ...any) error {
 	return sandbox.Errorf(sandbox.CodeUsage, path, format, args...)
+}
+
+// collectLines is the LineSink of the json form: each line, without its
+// terminator and with invalid UTF-8 replaced, appended to *dst (which
+// starts as an empty list, never null).
+func collectLines(dst *[]string) LineSink {
+	*dst = []string{}
+	return func(line []byte) error {
+		*dst = append(*dst, string(bytes.ToValidUTF8(textio.TrimEOL(line), []byte("\uFFFD"))))
+		return nil
+	}
 }

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"bytes"
 	"errors"
 	"io"
 
@@ -54,11 +53,7 @@ func Slice(sb *sandbox.Sandbox, o SliceOptions) (SliceResult, error) {
 	res := SliceResult{Path: f.Info.Path, Start: start, End: o.End}
 	sink := o.Sink
 	if sink == nil {
-		res.Lines = []string{}
-		sink = func(line []byte) error {
-			res.Lines = append(res.Lines, string(bytes.ToValidUTF8(textio.TrimEOL(line), []byte("\uFFFD"))))
-			return nil
-		}
+		sink = collectLines(&res.Lines)
 	}
 	max := sb.Limits().MaxResults
 	size := f.Info.Size

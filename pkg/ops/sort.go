@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
-	"github.com/fsbox/fsbox/pkg/textio"
 )
 
 // SortOptions are sort's inputs.
@@ -81,11 +80,7 @@ func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
 	res := SortResult{Path: f.Info.Path}
 	sink := o.Sink
 	if sink == nil {
-		res.Lines = []string{}
-		sink = func(line []byte) error {
-			res.Lines = append(res.Lines, string(bytes.ToValidUTF8(textio.TrimEOL(line), []byte("\uFFFD"))))
-			return nil
-		}
+		sink = collectLines(&res.Lines)
 	}
 	max := sb.Limits().MaxResults
 	var prev []byte
