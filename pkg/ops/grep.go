@@ -2,9 +2,7 @@ package ops
 
 import (
 	"errors"
-	"os"
 	"runtime"
-	"strconv"
 	"sync"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -252,7 +250,7 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 		}
 	}()
 	var wg sync.WaitGroup
-	for w := 0; w < grepWorkers(); w++ {
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -419,11 +417,4 @@ func GrepNamesOneFile(sb *sandbox.Sandbox, paths []string) bool {
 	}
 	info, err := statFollow(sb, paths[0])
 	return err == nil && info.Type == "file"
-}
-
-func grepWorkers() int {
-	if v, err := strconv.Atoi(os.Getenv("FSBOX_GREP_WORKERS")); err == nil && v > 0 {
-		return v
-	}
-	return runtime.GOMAXPROCS(0)
 }
