@@ -127,53 +127,48 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 // first line leaves stdout empty; one after it cannot take back what was
 // already written.
 func (p *printer) lines(run func(sink ops.LineSink) (any, *ops.Truncation, error)) error {
-	if p.format != formatNDJSON && p.format != formatText {
-		v, _, err := run(nil)
-		if err != nil {
-			return err
+	return stream(p, run, func(bw *bufio.Writer) ops.LineSink {
+		if p.format == formatText {
+			return func(line []byte) error { _, err := bw.Write(p.safe(line)); return err }
 		}
-		return p.emit(v, nil, nil, nil)
-	}
-	bw := bufio.NewWriterSize(p.w, 64<<10)
-	var sink ops.LineSink
-	if p.format == formatText {
-		sink = func(line []byte) error { _, err := bw.Write(p.safe(line)); return err }
-	} else {
 		enc := newEncoder(bw, false)
-		sink = func(line []byte) error { return enc.Encode(string(textio.TrimEOL(line))) }
-	}
-	_, tr, err := run(sink)
-	if err != nil {
-		return err
-	}
-	p.trailer(bw, tr)
-	return bw.Flush()
+		return func(line []byte) error { return enc.Encode(string(textio.TrimEOL(line))) }
+	})
 }
 
 // rows is lines for commands whose items are rows of fields (cut): an
 // array per row in ndjson; in text, the fields joined by text's function.
 func (p *printer) rows(run func(sink ops.RowSink) (any, *ops.Truncation, error), text func(w *bufio.Writer, fields [][]byte, eol []byte) error) error {
-	if p.format != formatNDJSON && p.format != formatText {
-		v, _, err := run(nil)
-		if err != nil {
-			return err
+	return stream(p, run, func(bw *bufio.Writer) ops.RowSink {
+		if p.format == formatText {
+			return func(fields [][]byte, eol []byte) error { return text(bw, fields, eol) }
 		}
-		return p.emit(v, nil, nil, nil)
-	}
-	bw := bufio.NewWriterSize(p.w, 64<<10)
-	sink := func(fields [][]byte, eol []byte) error { return text(bw, fields, eol) }
-	if p.format == formatNDJSON {
 		enc := newEncoder(bw, false)
 		var row []string
-		sink = func(fields [][]byte, _ []byte) error {
+		return func(fields [][]byte, _ []byte) error {
 			row = row[:0]
 			for _, f := range fields {
 				row = append(row, string(f))
 			}
 			return enc.Encode(row)
 		}
+	})
+}
+
+// stream runs a list-producing op: in json the op collects (its sink is
+// nil) and one object is printed; in ndjson and text the sink sinkFor
+// makes writes each item as it comes, and a trailer reports a cut.
+func stream[S any](p *printer, run func(S) (any, *ops.Truncation, error), sinkFor func(*bufio.Writer) S) error {
+	if p.format != formatNDJSON && p.format != formatText {
+		var collect S
+		v, _, err := run(collect)
+		if err != nil {
+			return err
+		}
+		return p.emit(v, nil, nil, nil)
 	}
-	_, tr, err := run(sink)
+	bw := bufio.NewWriterSize(p.w, 64<<10)
+	_, tr, err := run(sinkFor(bw))
 	if err != nil {
 		return err
 	}

@@ -153,12 +153,19 @@ func (res *ReadResult) page(r *textio.Reader, o ReadOptions, limit int64, capByt
 		return nil
 	}
 	raw, n, cut := r.AppendLines(make([]byte, 0, min(capBytes, 64<<10)), limit, capBytes)
-	res.Raw, res.Lines = raw, n
+	res.Raw = raw
+	return res.finish(o, n, cut, r.AtEOF(), capBytes, capName)
+}
+
+// finish records a page of n lines: a cap that cut it, where the next page
+// starts, and too_large when not even one line fitted.
+func (res *ReadResult) finish(o ReadOptions, n int64, cut, eof bool, capBytes int, capName string) error {
+	res.Lines = n
 	if cut && n == 0 {
 		return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
 			Msg: fmt.Sprintf("line %d of %s alone is longer than %s = %d bytes", o.Offset+1, o.Path, capName, capBytes)}
 	}
-	res.EOF = r.AtEOF()
+	res.EOF = eof
 	if cut {
 		res.Truncated, res.Limit = true, capName
 	}
@@ -217,18 +224,6 @@ func (res *ReadResult) pageInPlace(data []byte, o ReadOptions, limit int64, capB
 		}
 		end, n = next, n+1
 	}
-	res.Raw, res.Lines = data[start:end], n
-	if cut && n == 0 {
-		return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
-			Msg: fmt.Sprintf("line %d of %s alone is longer than %s = %d bytes", o.Offset+1, o.Path, capName, capBytes)}
-	}
-	res.EOF = end == len(data)
-	if cut {
-		res.Truncated, res.Limit = true, capName
-	}
-	if !res.EOF {
-		next := o.Offset + n
-		res.NextOffset = &next
-	}
-	return nil
+	res.Raw = data[start:end]
+	return res.finish(o, n, cut, end == len(data), capBytes, capName)
 }
