@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -33,6 +34,9 @@ type state struct {
 	format         string
 	policy         *sandbox.Policy
 	policyErr      error
+	start          time.Time
+	auditLog       *sandbox.AuditLog // the policy's [audit] log, opened before Landlock
+	sb             *sandbox.Sandbox  // the call's sandbox, for the audit record
 }
 
 func globalFlags() []ucli.Flag {
@@ -109,6 +113,9 @@ func (st *state) before(c *ucli.Context) error {
 	}
 	home, _ := os.UserHomeDir()
 	st.policy, st.policyErr = sandbox.Load(sandbox.Env{ConfigFlag: c.String("config"), Getenv: st.getenv, Cwd: cwd, Home: home})
+	if st.policy != nil && st.policyErr == nil {
+		st.auditLog, st.policyErr = sandbox.OpenAudit(st.policy)
+	}
 	if st.policy != nil {
 		for _, cmd := range c.App.Commands {
 			if !st.policy.Enabled(cmd.Name) {
@@ -155,7 +162,7 @@ func (st *state) wire(cmd *command) *ucli.Command {
 				if err := sb.Restrict(); err != nil {
 					return err
 				}
-				x.sb = sb
+				x.sb, st.sb = sb, sb
 			}
 			return cmd.run(x)
 		},
@@ -190,13 +197,15 @@ func isTerminal(w io.Writer) bool {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	// A short-lived process: collect garbage less often than the default.
 	debug.SetGCPercent(400)
-	st := &state{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.LookupEnv, format: formatJSON}
+	st := &state{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.LookupEnv, format: formatJSON, start: time.Now()}
 	if f, ok := os.LookupEnv("FSBOX_FORMAT"); ok && (f == formatText || f == formatNDJSON) {
 		st.format = f
 	}
+	command := ""
 	defer func() {
 		if r := recover(); r != nil {
-			code = printError(stderr, st.format, sandbox.Errorf(sandbox.CodeIO, "", "internal error: %v", r))
+			err := sandbox.Errorf(sandbox.CodeIO, "", "internal error: %v", r)
+			code = st.audit(command, err, printError(stderr, st.format, err))
 		}
 	}()
 	args = multicall(args, isCommand)
@@ -221,8 +230,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			st.format = args[i+1]
 		}
 	}
-	if err := newApp(st).RunContext(context.Background(), args); err != nil {
-		return printError(stderr, st.format, err)
+	command = commandOf(args)
+	err := newApp(st).RunContext(context.Background(), args)
+	if err != nil {
+		code = printError(stderr, st.format, err)
 	}
-	return 0
+	return st.audit(command, err, code)
 }

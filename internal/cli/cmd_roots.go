@@ -24,6 +24,9 @@ func init() {
 					cfg = *r.Config
 				}
 				fmt.Fprintf(w, "config\t%s\n", cfg)
+				if r.AuditLog != nil {
+					fmt.Fprintf(w, "audit_log\t%s\n", *r.AuditLog)
+				}
 				fmt.Fprintf(w, "commands\t%s\n", strings.Join(r.Commands, " "))
 				fmt.Fprintf(w, "landlock\t%s (enforced: %v)\n", r.Landlock.Mode, r.Landlock.Enforced)
 				return nil

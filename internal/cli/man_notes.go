@@ -26,8 +26,14 @@ everything below a denied directory; allow patterns match files exactly and leav
 traversable.
 FIFOs, sockets, devices and anything under /proc, /sys and /dev are never opened.
 After loading the policy fsbox confines itself with Landlock (read roots read-only, the workdir
-read-write); landlock = "required" refuses to run without it. A non-empty [audit] log is refused
-as a config error: this build writes no audit log yet.
+read-write); landlock = "required" refuses to run without it.
+[audit] log = PATH (absolute, ~/ and ${VAR} expanded, outside the workdir) appends one JSON line
+per call: time, pid, policy, command, paths (each argument and the real path it reached), verdict
+(ok, no_match, denied or error), exit, error {code, rule, path}, bytes_read, bytes_written and
+duration_ms. The log is opened (created 0600, never through a symlink) before Landlock; if it
+cannot be, the call is refused as config. Each record is one write(2) on an O_APPEND descriptor,
+so concurrent calls never interleave. A record that cannot be written turns the call's exit into
+io (7) with an error line, since the call's output was already printed.
 .SH READ
 read pages with --offset (0-based line) and --limit; a file over max_read_bytes must be paged.
 sha256 and eol cover the whole file when it fits in max_read_bytes; otherwise sha256 is null

@@ -9,6 +9,7 @@ type RootsResult struct {
 	Workdir   string                 `json:"workdir"`
 	ReadRoots []string               `json:"read_roots"`
 	Config    *string                `json:"config"`
+	AuditLog  *string                `json:"audit_log"` // the [audit] log, null without one
 	Commands  []string               `json:"commands"`
 	Disabled  []string               `json:"disabled"`
 	Limits    sandbox.Limits         `json:"limits"`
@@ -25,6 +26,10 @@ func Roots(sb *sandbox.Sandbox, available []string) RootsResult {
 	if p.Source != "" {
 		src := p.Source
 		res.Config = &src
+	}
+	if p.Audit.Log != "" {
+		log := p.Audit.Log
+		res.AuditLog = &log
 	}
 	for _, c := range available {
 		if p.Enabled(c) {

@@ -46,29 +46,43 @@ func newInfo(name, display, abs string, fi fs.FileInfo) Info {
 type File struct {
 	Info Info
 	os   *os.File
-	fd   int // >= 0: a raw descriptor (the walker's fast path), read directly
+	fd   int      // >= 0: a raw descriptor (the walker's fast path), read directly
+	s    *Sandbox // counts the bytes read when the file is closed
+	n    int64    // bytes read so far
 }
 
-func newFile(f *os.File, info Info) *File { return &File{os: f, fd: -1, Info: info} }
+func newFile(s *Sandbox, f *os.File, info Info) *File {
+	return &File{os: f, fd: -1, Info: info, s: s}
+}
 
 // Read reads from the file's current offset.
-func (f *File) Read(p []byte) (int, error) {
+func (f *File) Read(p []byte) (n int, err error) {
 	if f.fd >= 0 {
-		return rawRead(f.fd, p)
+		n, err = rawRead(f.fd, p)
+	} else {
+		n, err = f.os.Read(p)
 	}
-	return f.os.Read(p)
+	f.n += int64(n)
+	return n, err
 }
 
 // ReadAt reads at an absolute offset.
-func (f *File) ReadAt(p []byte, off int64) (int, error) {
+func (f *File) ReadAt(p []byte, off int64) (n int, err error) {
 	if f.fd >= 0 {
-		return rawPread(f.fd, p, off)
+		n, err = rawPread(f.fd, p, off)
+	} else {
+		n, err = f.os.ReadAt(p, off)
 	}
-	return f.os.ReadAt(p, off)
+	f.n += int64(n)
+	return n, err
 }
 
 // Close releases the file.
 func (f *File) Close() error {
+	if f.s != nil {
+		f.s.trail.bytesRead.Add(f.n)
+		f.n = 0
+	}
 	if f.fd >= 0 {
 		fd := f.fd
 		f.fd = -2
@@ -157,6 +171,7 @@ func (s *Sandbox) checkOpened(f *os.File, t *target, wantDir bool, acc Access) (
 	if specialFS(real) || onSpecialFS(f) {
 		return Info{}, deny(RuleSpecialFS, t.given, "%s leads into /proc, /sys or /dev, which are never readable", t.given)
 	}
+	s.trail.note(t.given, real, true)
 	rel, ok := t.rt.relOf(real)
 	if !ok {
 		return Info{}, deny(RuleSymlink, t.given, "%s leads out of its root", t.given)

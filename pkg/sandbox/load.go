@@ -122,6 +122,11 @@ func loadFile(file string, env Env) (*Policy, error) {
 			return nil, cfgErr("%sread_roots: %s: %v", atLine("read_roots"), p.ReadRoots[i], err)
 		}
 	}
+	if p.Audit.Log != "" {
+		if p.Audit.Log, err = auditPath(p, env); err != nil {
+			return nil, cfgErr("%s[audit] log: %v", atLine("audit", "log"), err)
+		}
+	}
 	if err := p.validate(); err != nil {
 		line := 0
 		for _, k := range md.Keys() {

@@ -47,6 +47,7 @@ type Sandbox struct {
 	// hasPatterns: any deny, allow or regex rule (write_deny aside)
 	hasPatterns bool
 	landlock    LandlockStatus
+	trail       trail
 }
 
 // Landlock reports whether Restrict raised the kernel wall.
@@ -199,6 +200,16 @@ type target struct {
 
 // resolve matches a path argument to a root without touching the disk.
 func (s *Sandbox) resolve(p string) (*target, error) {
+	t, err := s.resolveLexical(p)
+	if t != nil {
+		s.trail.note(p, t.rt.abs(path.Clean(t.rel)), false)
+	} else {
+		s.trail.note(p, "", false)
+	}
+	return t, err
+}
+
+func (s *Sandbox) resolveLexical(p string) (*target, error) {
 	if err := ValidatePath(p); err != nil {
 		return nil, err
 	}

@@ -93,7 +93,7 @@ func openChild(d *Dir, name, display string) (*File, error) {
 	mode := fs.FileMode(st.Mode & 0o777)
 	info := Info{Name: name, Path: display, Type: "file", Size: st.Size, Mode: mode,
 		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(), Nlink: uint64(st.Nlink), key: [2]uint64{uint64(st.Dev), st.Ino}}
-	return &File{fd: fd, Info: info}, nil
+	return &File{fd: fd, Info: info, s: d.s}, nil
 }
 
 const haveOpenChild = true

@@ -71,7 +71,7 @@ func (e *Entry) Open() (*File, error) {
 		f.Close()
 		return nil, err
 	}
-	return newFile(f, info), nil
+	return newFile(e.dir.s, f, info), nil
 }
 
 // Release gives back the entry's hold on its parent directory. Every
@@ -103,7 +103,7 @@ func (s *Sandbox) openTarget(t *target) (*File, error) {
 		f.Close()
 		return nil, err
 	}
-	return newFile(f, info), nil
+	return newFile(s, f, info), nil
 }
 
 type walker struct {
@@ -373,12 +373,12 @@ func (d *Dir) openEntry(name string) (*File, error) {
 			return nil, err
 		}
 		defer sub.Close()
-		return openIn(sub, name)
+		return openIn(d.s, sub, name)
 	}
-	return openIn(d.r, name)
+	return openIn(d.s, d.r, name)
 }
 
-func openIn(r *os.Root, name string) (*File, error) {
+func openIn(s *Sandbox, r *os.Root, name string) (*File, error) {
 	f, err := r.OpenFile(name, openReadFlags, 0)
 	if err != nil {
 		return nil, err
@@ -388,7 +388,7 @@ func openIn(r *os.Root, name string) (*File, error) {
 		f.Close()
 		return nil, errors.New("not a regular file")
 	}
-	return newFile(f, Info{Size: fi.Size()}), nil
+	return newFile(s, f, Info{Size: fi.Size()}), nil
 }
 
 // lstatIn lstats an entry of d.

@@ -163,7 +163,7 @@ func (w *WriteTarget) Current() (*File, error) {
 		f.Close()
 		return nil, deny(RuleSpecialFile, w.Path, "%s is not a regular file", w.Path)
 	}
-	return newFile(f, newInfo(w.Name, w.Path, w.Info.Abs, fi)), nil
+	return newFile(w.s, f, newInfo(w.Name, w.Path, w.Info.Abs, fi)), nil
 }
 
 // CurrentSHA256 hashes the existing content ("" when the file is absent).
@@ -241,6 +241,7 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
 	done = true
+	w.s.trail.bytesWritten.Add(n)
 	if err := w.dirF.Sync(); err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
@@ -270,7 +271,9 @@ func (w *WriteTarget) Append(data []byte, mode *fs.FileMode) error {
 			return ioErr(w.Path, err)
 		}
 	}
-	if n, err := f.Write(data); err != nil || n != len(data) {
+	n, err := f.Write(data)
+	w.s.trail.bytesWritten.Add(int64(n))
+	if err != nil || n != len(data) {
 		return ioErr(w.Path, err)
 	}
 	return ioErr(w.Path, f.Sync())

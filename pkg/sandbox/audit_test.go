@@ -1,0 +1,176 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The audit log path is expanded like a root and must stay out of the
+// workdir, however it is spelled: through '..', through a symlinked
+// directory, or with a tenant variable.
+func TestAuditPath(t *testing.T) {
+	ls := newLoadSetup(t)
+	mustSymlink(t, ls.work, filepath.Join(ls.base, "worklink"))
+	cfg := filepath.Join(ls.cfgDir, "policy.toml")
+	for _, c := range []struct {
+		log, want string // want: "" = refused
+		env       fakeEnv
+	}{
+		{log: ls.base + "/logs/audit.jsonl", want: ls.base + "/logs/audit.jsonl"},
+		{log: "~/audit.jsonl", want: ls.home + "/audit.jsonl"},
+		{log: ls.base + "/logs/${TENANT}.jsonl", want: ls.base + "/logs/alice.jsonl", env: fakeEnv{"TENANT": "alice"}},
+		{log: ls.work + "/audit.jsonl"},
+		{log: ls.work + "/sub/../audit.jsonl"},
+		{log: ls.base + "/cwd/../work/audit.jsonl"},
+		{log: ls.base + "/worklink/audit.jsonl"},
+		{log: "relative.jsonl"},
+		{log: ls.base + "/logs/${TENANT}.jsonl", env: fakeEnv{"TENANT": "../work/x"}},
+		{log: ls.base + "/logs/${UNSET}.jsonl"},
+	} {
+		body := fmt.Sprintf("workdir = %q\n[audit]\nlog = %q\n", ls.work, c.log)
+		mustWrite(t, cfg, body)
+		env := Env{ConfigFlag: cfg, Getenv: c.env.get, Cwd: ls.cwd, Home: ls.home}
+		p, err := Load(env)
+		if c.want == "" {
+			if err == nil || AsError(err).Code != CodeConfig || !strings.Contains(err.Error(), "[audit] log") {
+				t.Errorf("log = %q: want a config error naming [audit] log, got %v", c.log, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("log = %q: %v", c.log, err)
+			continue
+		}
+		if p.Audit.Log != c.want {
+			t.Errorf("log = %q: expanded to %q, want %q", c.log, p.Audit.Log, c.want)
+		}
+	}
+}
+
+// Records appended by many writers at once (separate descriptors, as
+// separate processes have) never interleave: every line is one whole
+// JSON object and none is lost.
+func TestAuditConcurrentAppends(t *testing.T) {
+	dir := t.TempDir()
+	p := &Policy{Audit: Audit{Log: filepath.Join(dir, "audit.jsonl")}}
+	const writers, each = 8, 200
+	long := strings.Repeat("x", 8000) // longer than PIPE_BUF: still one write(2)
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, err := OpenAudit(p)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer a.Close()
+			for i := 0; i < each; i++ {
+				rec := &AuditRecord{Command: "read", PID: w, Exit: i, Paths: []AuditPath{{Arg: long}}}
+				if err := a.Append(rec); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	f, err := os.Open(p.Audit.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if fi, _ := f.Stat(); fi.Mode().Perm() != 0o600 {
+		t.Errorf("log mode %v, want 0600", fi.Mode().Perm())
+	}
+	seen := map[[2]int]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec AuditRecord
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("line %d is not one JSON object: %v", len(seen)+1, err)
+		}
+		seen[[2]int{rec.PID, rec.Exit}] = true
+	}
+	if len(seen) != writers*each {
+		t.Errorf("%d distinct records, want %d", len(seen), writers*each)
+	}
+}
+
+// A record that cannot be written is an io error, never a silent loss.
+func TestAuditAppendFails(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	mustWrite(t, log, "")
+	f, err := os.Open(log) // read-only: every write fails
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &AuditLog{f: f, path: log}
+	defer a.Close()
+	err = a.Append(&AuditRecord{Command: "read"})
+	if e := AsError(err); err == nil || e.Code != CodeIO || !strings.Contains(e.Msg, "audit log") {
+		t.Fatalf("Append on a read-only descriptor: %v, want an io error naming the audit log", err)
+	}
+}
+
+// The trail names each path argument once, with where it really led, and
+// counts the bytes read through every kind of open and those written.
+func TestAuditTrail(t *testing.T) {
+	tr := newTree(t, t.TempDir())
+	s := newSandbox(t, tr, nil)
+	f, err := s.Open("in_link")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, f)
+	f.Close()
+	if _, err := s.Open("/etc/passwd"); err == nil {
+		t.Fatal("opened /etc/passwd")
+	}
+	var walked int
+	if _, err := s.Walk("a", WalkOptions{MaxDepth: -1}, func(e *Entry) error {
+		defer e.Release()
+		if e.Type == "file" {
+			f, err := e.Open()
+			if err == nil {
+				readAll(t, f)
+				f.Close()
+				walked++
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.OpenWriteTarget("new.txt", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Replace(strings.NewReader("12345"), 100, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	paths, read, written := s.Usage()
+	want := []AuditPath{
+		{Arg: "in_link", Path: filepath.Join(tr.work, "a/inner.txt")},
+		{Arg: "/etc/passwd"},
+		{Arg: "a", Path: filepath.Join(tr.work, "a")},
+		{Arg: "new.txt", Path: filepath.Join(tr.work, "new.txt")},
+	}
+	if fmt.Sprint(paths) != fmt.Sprint(want) {
+		t.Errorf("paths = %v, want %v", paths, want)
+	}
+	// inner.txt twice (5 bytes each: once by name, once walked), readme.md
+	// (2), b/deep.txt (4); cert.PEM is denied.
+	if walked != 3 || read != 5+5+2+4 || written != 5 {
+		t.Errorf("walked %d files, read %d bytes, wrote %d; want 3, 16, 5", walked, read, written)
+	}
+}
