@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 )
 
 // AuditLog is the policy's [audit] log: a JSON Lines file outside the
@@ -69,7 +68,7 @@ func OpenAudit(p *Policy) (*AuditLog, error) {
 	if p.Audit.Log == "" {
 		return nil, nil
 	}
-	f, err := os.OpenFile(p.Audit.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscallNonblock, 0o600)
+	f, err := os.OpenFile(p.Audit.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE|oNoFollow|syscallNonblock, 0o600)
 	if err != nil {
 		return nil, Errorf(CodeConfig, p.Source, "%s: [audit] log %s cannot be opened for appending: %v", p.Source, p.Audit.Log, unwrapPathErr(err))
 	}
