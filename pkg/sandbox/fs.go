@@ -201,8 +201,8 @@ type Dir struct {
 	s    *Sandbox
 	rt   *root
 	r    *os.Root     // pinned to this directory
-	f    *os.File     // the same directory, for listing
-	fd   int          // f's descriptor
+	f    *os.File     // the same directory, for listing; nil for a walk's child (fd only)
+	fd   int          // the directory's descriptor
 	rel  string       // real root-relative path
 	Info Info         // Info.Path: the path as reached (through symlinks, as spelled)
 	refs atomic.Int32 // Close releases one; the handles close at zero
@@ -257,7 +257,11 @@ func (d *Dir) Close() error {
 	if d.refs.Add(-1) > 0 {
 		return nil
 	}
-	d.f.Close()
+	if d.f != nil {
+		d.f.Close()
+	} else {
+		rawClose(d.fd) // a walk's child directory: a bare descriptor
+	}
 	if d.r == nil {
 		return nil
 	}

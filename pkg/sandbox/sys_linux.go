@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"io"
 	"io/fs"
 	"os"
@@ -134,21 +135,100 @@ func rawPread(fd int, p []byte, off int64) (int, error) {
 
 func rawClose(fd int) error { return unix.Close(fd) }
 
-// dirEntries lists d through a duplicate of its descriptor that is not
-// marked as opened in a Root, so entry types come from the directory
-// itself (d_type) instead of one fstatat per entry.
-func dirEntries(d *Dir) ([]fs.DirEntry, error) {
-	if d.r == nil {
-		return d.f.ReadDir(-1) // a raw directory: not marked as in-Root
+// listDir reads every entry of d with getdents(2), appending to out[:0].
+// The scratch buffers are reused from one directory to the next and the
+// names share one string per directory, so a listing costs one allocation
+// however many entries it has. Types come from d_type, or one fstatat
+// where the filesystem does not fill it in.
+func listDir(d *Dir, sc *listScratch, out []dirent) ([]dirent, error) {
+	if len(sc.buf) == 0 {
+		sc.buf = make([]byte, 32<<10)
 	}
-	fd, err := unix.Dup(d.fd)
-	if err != nil {
-		return d.f.ReadDir(-1)
+	spans, arena := sc.spans[:0], sc.arena[:0]
+	defer func() { sc.spans, sc.arena = spans, arena }()
+	for {
+		n, err := unix.Getdents(d.fd, sc.buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "getdents", Path: d.Info.Path, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		b := sc.buf[:n]
+		for len(b) >= 19 {
+			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+			reclen := int(b[16]) | int(b[17])<<8
+			if reclen < 19 || reclen > len(b) {
+				return nil, &fs.PathError{Op: "getdents", Path: d.Info.Path, Err: unix.EIO}
+			}
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			typ := b[18]
+			b = b[reclen:]
+			if len(name) == 0 || (name[0] == '.' && (len(name) == 1 || (len(name) == 2 && name[1] == '.'))) {
+				continue
+			}
+			sp := nameSpan{start: len(arena)}
+			arena = append(arena, name...)
+			sp.end = len(arena)
+			switch typ {
+			case unix.DT_REG:
+			case unix.DT_DIR:
+				sp.typ = fs.ModeDir
+			case unix.DT_LNK:
+				sp.typ = fs.ModeSymlink
+			case unix.DT_FIFO:
+				sp.typ = fs.ModeNamedPipe
+			case unix.DT_SOCK:
+				sp.typ = fs.ModeSocket
+			case unix.DT_CHR:
+				sp.typ = fs.ModeDevice | fs.ModeCharDevice
+			case unix.DT_BLK:
+				sp.typ = fs.ModeDevice
+			default:
+				sp.unknown = true
+			}
+			spans = append(spans, sp)
+		}
 	}
-	unix.CloseOnExec(fd)
-	f := os.NewFile(uintptr(fd), d.Info.Path)
-	defer f.Close()
-	return f.ReadDir(-1)
+	names := string(arena)
+	out = out[:0]
+	for _, sp := range spans {
+		e := dirent{name: names[sp.start:sp.end], typ: sp.typ}
+		if sp.unknown {
+			var st unix.Stat_t
+			if err := unix.Fstatat(d.fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				continue // vanished since the listing was read
+			}
+			e.typ = fileModeType(st.Mode)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// fileModeType turns stat's st_mode into fs.FileMode's type bits.
+func fileModeType(m uint32) fs.FileMode {
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return fs.ModeDir
+	case unix.S_IFLNK:
+		return fs.ModeSymlink
+	case unix.S_IFIFO:
+		return fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return fs.ModeSocket
+	case unix.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return 0
 }
 
 // openChildDir opens the directory name inside d with one openat
@@ -172,22 +252,21 @@ func openChildDir(d *Dir, name, display string) (*Dir, error) {
 		unix.Close(fd)
 		return nil, deny(RuleSpecialFS, display, "%s lies on procfs or sysfs", display)
 	}
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
-		unix.Close(fd)
-		return nil, mapOpenErr(err, display)
-	}
 	rel := name
 	if d.rel != "." {
 		rel = d.rel + "/" + name
 	}
 	info := Info{Name: name, Path: display, Abs: d.rt.abs(rel), Type: "dir", Mode: fs.ModeDir | fs.FileMode(st.Mode&0o777),
 		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(), Nlink: uint64(st.Nlink), key: [2]uint64{uint64(st.Dev), st.Ino}}
-	sub := &Dir{s: d.s, rt: d.rt, f: os.NewFile(uintptr(fd), display), fd: fd, rel: rel, Info: info}
+	sub := &Dir{s: d.s, rt: d.rt, fd: fd, rel: rel, Info: info}
 	sub.refs.Store(1)
 	return sub, nil
 }
 
 const syscallNonblock = syscall.O_NONBLOCK
+
+// oNoFollow refuses a symlink as the last component of an open.
+const oNoFollow = syscall.O_NOFOLLOW
 
 func lockDir(f *os.File) error {
 	for {

@@ -27,7 +27,14 @@ func openChild(d *Dir, name, display string) (*File, error) { return nil, nil }
 
 const haveOpenChild = false
 
-func dirEntries(d *Dir) ([]fs.DirEntry, error) { return d.f.ReadDir(-1) }
+func listDir(d *Dir, _ *listScratch, out []dirent) ([]dirent, error) {
+	ents, err := d.f.ReadDir(-1)
+	out = out[:0]
+	for _, e := range ents {
+		out = append(out, dirent{name: e.Name(), typ: e.Type()})
+	}
+	return out, err
+}
 
 func rawRead(fd int, p []byte) (int, error)             { panic("no raw descriptors on this platform") }
 func rawPread(fd int, p []byte, off int64) (int, error) { panic("no raw descriptors on this platform") }
@@ -36,6 +43,8 @@ func rawClose(fd int) error                             { return nil }
 func openChildDir(d *Dir, name, display string) (*Dir, error) { return nil, nil }
 
 const syscallNonblock = 0
+
+const oNoFollow = 0
 
 func lockDir(f *os.File) error { return nil }
 

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -23,6 +24,7 @@ type WalkOptions struct {
 	MaxDepth int  // deepest entry reported (the start's children are 1); < 0: no limit
 
 	writeCheck bool              // apply write rules (write_deny) too: for rm -r
+	workers    int               // listing goroutines: 0 = one per core; < 0 = none (serial)
 	onDenied   func(path string) // told of each denied entry
 }
 
@@ -111,7 +113,56 @@ type walker struct {
 	o       WalkOptions
 	fn      func(*Entry) error
 	skipped WalkSkipped
-	onPath  map[[2]uint64]bool // directories on the current path (-L loops)
+	ctx     walkCtx // the walk's own buffers (workers have theirs)
+	sched   *sched  // nil: no workers, the walk prepares every directory itself
+}
+
+// walkCtx is what one goroutine reuses while preparing directories.
+type walkCtx struct {
+	scratch listScratch
+	ents    []dirent
+	slab    []Entry // entries are handed out from here, a block at a time
+}
+
+// newEntry hands out an Entry from a block of them: one allocation per
+// block rather than per entry. The callback may keep entries (grep does,
+// in batches); a block lives as long as any of its entries.
+func (c *walkCtx) newEntry() *Entry {
+	if len(c.slab) == 0 {
+		c.slab = make([]Entry, 128)
+	}
+	e := &c.slab[0]
+	c.slab = c.slab[1:]
+	return e
+}
+
+// relPaths sets each entry's root-relative path (dirRel + "/" + name),
+// built back to back in one string: one allocation per directory instead
+// of one per entry. At the root an entry's path is its name.
+func relPaths(dirRel string, ents []dirent) {
+	if dirRel == "." {
+		for i := range ents {
+			ents[i].rel = ents[i].name
+		}
+		return
+	}
+	n := 0
+	for _, e := range ents {
+		n += len(dirRel) + 1 + len(e.name)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, e := range ents {
+		b.WriteString(dirRel)
+		b.WriteByte('/')
+		b.WriteString(e.name)
+	}
+	all, off := b.String(), 0
+	for i, e := range ents {
+		end := off + len(dirRel) + 1 + len(e.name)
+		ents[i].rel = all[off:end]
+		off = end
+	}
 }
 
 // Walk reports every entry below the directory start, depth first, each
@@ -123,15 +174,25 @@ func (s *Sandbox) Walk(start string, o WalkOptions, fn func(*Entry) error) (Walk
 	if err != nil {
 		return WalkSkipped{}, err
 	}
-	w := &walker{s: s, o: o, fn: fn, onPath: map[[2]uint64]bool{}}
-	var stack *ignore.Stack
+	w := &walker{s: s, o: o, fn: fn}
+	root := &dirJob{dir: d, list: true}
 	if !o.NoIgnore {
-		stack = w.ancestorIgnores(d)
+		root.stack = w.ancestorIgnores(d)
 	}
-	if key, ok := fileKey(d.Info); ok {
-		w.onPath[key] = true
+	n := o.workers
+	if n == 0 && runtime.GOMAXPROCS(0) > 1 {
+		n = runtime.GOMAXPROCS(0)
 	}
-	err = w.walk(d, "", 0, stack)
+	if n > 0 && !o.writeCheck {
+		w.sched = startSched(w, n)
+	}
+	root.state.Store(jobRunning)
+	w.prepare(root, &w.ctx)
+	root.state.Store(jobDone)
+	err = w.emit(root)
+	if w.sched != nil {
+		w.sched.stop()
+	}
 	d.Close()
 	return w.skipped, err
 }
@@ -212,105 +273,195 @@ func (w *walker) readIgnore(d *Dir, name string) *ignore.File {
 	return ignore.Parse(data)
 }
 
-func (w *walker) walk(d *Dir, relPrefix string, depth int, stack *ignore.Stack) error {
-	ents, err := dirEntries(d)
-	if err != nil {
-		w.skipped.Errors++
-		return nil
+// dirent is one name in a directory listing, with its type bits.
+type dirent struct {
+	name string
+	rel  string // root-relative path, set by relPaths
+	typ  fs.FileMode
+}
+
+// listScratch is what listDir reuses from one directory to the next.
+type listScratch struct {
+	buf   []byte     // getdents
+	arena []byte     // the names, back to back
+	spans []nameSpan // where each name lies in arena
+}
+
+type nameSpan struct {
+	start, end int
+	typ        fs.FileMode
+	unknown    bool // no d_type: fstatat
+}
+
+// prepare opens a directory job (unless it is the start, already open)
+// and, unless it lies at --max-depth, lists it: sorted, filtered by the
+// policy, hidden and ignore rules, with a job for every subdirectory to
+// enter. It runs on a worker or on the walk itself, and touches nothing
+// but the job and ctx (the callback and the counters are the walk's).
+func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
+	if j.from != nil {
+		sub, err := w.openSub(j.from, j.name, j.display, j.via)
+		j.from.Close()
+		j.from = nil
+		if err != nil {
+			j.fail = failDenied
+			if !j.via && AsError(err).Code != CodeDenied {
+				j.fail = failError
+			}
+			return
+		}
+		if key, ok := fileKey(sub.Info); ok && j.via && j.ancestors.has(key) {
+			sub.Close()
+			j.fail = failLoop
+			return
+		}
+		j.dir = sub
 	}
-	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	if !j.list {
+		return
+	}
+	d := j.dir
+	ents, err := listDir(d, &ctx.scratch, ctx.ents)
+	ctx.ents = ents // kept for the next directory
+	if err != nil {
+		j.skipped.Errors++
+		return
+	}
+	slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+	stack := j.stack
 	if !w.o.NoIgnore {
-		names := make(map[string]fs.FileMode, 4)
+		var names map[string]fs.FileMode
 		for _, e := range ents {
-			switch e.Name() {
+			switch e.name {
 			case ".git", ".gitignore", ".ignore":
-				names[e.Name()] = e.Type()
+				if names == nil {
+					names = make(map[string]fs.FileMode, 3)
+				}
+				names[e.name] = e.typ
 			}
 		}
-		stack = w.pushIgnores(stack, d, names)
-	}
-	for _, e := range ents {
-		name := e.Name()
-		typ := e.Type()
-		rel := name
-		if d.rel != "." {
-			rel = d.rel + "/" + name
+		if names != nil || stack == nil {
+			stack = w.pushIgnores(stack, d, names)
 		}
+	}
+	var ancestors *keyNode
+	if key, ok := fileKey(d.Info); ok {
+		ancestors = &keyNode{key: key, next: j.ancestors}
+	}
+	relPaths(d.rel, ents)
+	depth := j.depth
+	for _, e := range ents {
+		name, typ, rel := e.name, e.typ, e.rel
+		// The path relative to the walk's start, and the path as shown,
+		// are usually the tail of rel, or rel itself: share its bytes.
 		walkRel := name
-		if relPrefix != "" {
-			walkRel = relPrefix + "/" + name
+		if j.relPrefix != "" {
+			walkRel = joinShared(rel, j.relPrefix, name)
 		}
 		isDir := typ == fs.ModeDir
 		switch {
 		case name == ".git" && isDir && !w.o.writeCheck:
 			if w.o.Hidden {
-				w.skipped.Ignored++
+				j.skipped.Ignored++
 			} else {
-				w.skipped.Hidden++
+				j.skipped.Hidden++
 			}
 			continue
 		case !w.o.Hidden && name[0] == '.':
-			w.skipped.Hidden++
+			j.skipped.Hidden++
 			continue
 		case w.s.checkPatterns(rel, isDir, w.access(), name) != nil || (d.rt.special && specialFS(d.rt.abs(rel))):
-			w.skipped.Denied++
+			j.skipped.Denied++
 			if w.o.onDenied != nil {
-				w.o.onDenied(childPath(d.Info.Path, name))
+				j.denied = append(j.denied, childPath(d.Info.Path, name))
 			}
 			continue
 		case stack != nil && stack.Ignored(rel, isDir):
-			w.skipped.Ignored++
+			j.skipped.Ignored++
 			continue
 		}
 		if w.o.MaxDepth >= 0 && depth+1 > w.o.MaxDepth {
 			continue
 		}
-		ent := &Entry{Name: name, Path: childPath(d.Info.Path, name), Rel: walkRel, Type: TypeOf(typ), Depth: depth + 1, rel: rel}
-		var sub *Dir
+		display := rel
+		if d.Info.Path != d.rel {
+			display = childPath(d.Info.Path, name)
+		}
+		ent := ctx.newEntry()
+		*ent = Entry{Name: name, Path: display, Rel: walkRel, Type: TypeOf(typ), Depth: depth + 1, rel: rel}
+		it := walkItem{ent: ent}
 		if typ == fs.ModeSymlink && w.o.Follow {
 			fi, err := d.rt.r.Stat(rel)
 			if err != nil {
-				w.skipped.Denied++ // leads out of the root, or dangles
+				j.skipped.Denied++ // leads out of the root, or dangles
 				continue
 			}
 			ent.Type, ent.via = TypeOf(fi.Mode()), true
-			if fi.IsDir() {
-				if sub, err = w.openSub(d, rel, ent.Path, true); err != nil {
-					w.skipped.Denied++
-					continue
-				}
-				if key, ok := fileKey(sub.Info); ok && w.onPath[key] {
-					sub.Close()
-					w.skipped.Loops++
-					continue
-				}
+			isDir = fi.IsDir()
+		}
+		if isDir {
+			it.sub = &dirJob{from: d, name: name, via: ent.via, display: display, relPrefix: walkRel,
+				depth: depth + 1, list: w.o.MaxDepth < 0 || depth+1 < w.o.MaxDepth,
+				stack: stack, ancestors: ancestors, done: make(chan struct{})}
+			if ent.via {
+				it.sub.name = rel
 			}
-		} else if isDir {
-			if sub, err = w.openSub(d, name, ent.Path, false); err != nil {
-				if AsError(err).Code == CodeDenied {
-					w.skipped.Denied++
-				} else {
-					w.skipped.Errors++
-				}
+			d.refs.Add(1) // the job's hold on its parent, until it opens
+		}
+		j.items = append(j.items, it)
+	}
+	if w.sched != nil {
+		w.sched.push(j.items)
+	}
+}
+
+// emit reports a prepared directory's entries in order, entering each
+// subdirectory (prepared by a worker ahead of time, or now) before going
+// on: the output is the serial walk's, whatever ran in parallel.
+func (w *walker) emit(j *dirJob) (err error) {
+	w.skipped.add(j.skipped)
+	for _, p := range j.denied {
+		w.o.onDenied(p)
+	}
+	d, items := j.dir, j.items
+	j.items = nil
+	defer func() {
+		for _, it := range items { // what an error left unvisited
+			if it.sub != nil {
+				w.discard(it.sub)
+			}
+		}
+	}()
+	for len(items) > 0 {
+		it := items[0]
+		items = items[1:]
+		if sub := it.sub; sub != nil {
+			w.get(sub)
+			switch sub.fail {
+			case failDenied:
+				w.skipped.Denied++
+				continue
+			case failError:
+				w.skipped.Errors++
+				continue
+			case failLoop:
+				w.skipped.Loops++
 				continue
 			}
 		}
 		d.refs.Add(1)
-		ent.dir = d
-		err := w.fn(ent)
-		if sub != nil {
-			if err == nil && (w.o.MaxDepth < 0 || depth+1 < w.o.MaxDepth) {
-				key, ok := fileKey(sub.Info)
-				if ok {
-					w.onPath[key] = true
-				}
-				err = w.walk(sub, walkRel, depth+1, stack)
-				delete(w.onPath, key)
+		it.ent.dir = d
+		err = w.fn(it.ent)
+		if sub := it.sub; sub != nil {
+			if err == nil && sub.list {
+				err = w.emit(sub)
+				sub.dir.Close()
+			} else {
+				w.release(sub)
 			}
-			sub.Close()
 		}
 		if errors.Is(err, SkipDir) {
-			continue
+			err = nil
 		}
 		if err != nil {
 			return err
@@ -348,6 +499,18 @@ func (w *walker) openSub(d *Dir, name, display string, viaRoot bool) (*Dir, erro
 		sd.Info.Path = display
 	}
 	return sd, err
+}
+
+// joinShared returns prefix+"/"+name, as a substring of full when full
+// (a path ending in "/"+name) ends with it, so no bytes are copied.
+func joinShared(full, prefix, name string) string {
+	n := len(prefix) + 1 + len(name)
+	if len(full) >= n && (len(full) == n || full[len(full)-n-1] == '/') {
+		if t := full[len(full)-n:]; t[:len(prefix)] == prefix && t[len(prefix)] == '/' && t[len(prefix)+1:] == name {
+			return t
+		}
+	}
+	return prefix + "/" + name
 }
 
 // childPath joins a displayed directory path and a name.
