@@ -101,7 +101,7 @@ type grepJob struct {
 	out     chan []*FileResult
 }
 
-const grepBatch = 32
+const grepBatch = 16
 
 // Grep searches files and directory trees. Directories are walked in path
 // order with ignore rules; files are searched on every core and reported

@@ -17,6 +17,11 @@ type matcher struct {
 	pure    bool   // the pattern is exactly lit: no regexp needed
 	rare    int    // index in lit of its rarest byte
 	rareAlt byte   // the other case of lit[rare] when fold
+	// common: lit's rarest byte is still a common one (a letter, a space),
+	// so a scan for it stops every few dozen bytes; bytes.Index, which
+	// switches to a vectorised compare of the whole literal when its first
+	// byte keeps matching in vain, is faster then.
+	common bool
 	// anchored is ^(?:pattern), set when every match starts with lit: a
 	// candidate is then checked where the literal stands (often one-pass).
 	anchored *regexp.Regexp
@@ -69,6 +74,7 @@ func newMatcher(pattern string, fixed, ignoreCase, word bool) (*matcher, error) 
 		if m.fold {
 			m.rareAlt = swapCase(m.lit[m.rare])
 		}
+		m.common = !m.fold && len(m.lit) > 1 && byteRank(m.lit[m.rare]) >= 60
 	}
 	return m, nil
 }
@@ -234,6 +240,15 @@ func (m *matcher) next(buf []byte, pos int) (int, int) {
 // byte (both cases of it when folding) and checking around it. With two
 // bytes, the next position of each is remembered, so neither is rescanned.
 func (m *matcher) indexLit(buf []byte, pos int) int {
+	if m.common {
+		if pos > len(buf) {
+			return -1
+		}
+		if i := bytes.Index(buf[pos:], m.lit); i >= 0 {
+			return pos + i
+		}
+		return -1
+	}
 	lit, r := m.lit, m.rare
 	a, b := m.lit[r], m.rareAlt
 	nextA, nextB := -1, -1 // next known position of a / b; -1 unknown, past end: none
