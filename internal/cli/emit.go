@@ -201,7 +201,11 @@ func (p *printer) trailer(bw *bufio.Writer, tr *ops.Truncation) {
 	}
 	if p.format == formatText {
 		bw.Flush()
-		fmt.Fprintf(p.errw, "fsbox: truncated: the %s limit cut the output\n", tr.Limit)
+		what := tr.Limit + " limit"
+		if tr.Limit == "limit" {
+			what = "--limit"
+		}
+		fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the output\n", what)
 		return
 	}
 	newEncoder(bw, false).Encode(tr)
