@@ -203,7 +203,7 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := tempPrefix + hex.EncodeToString(rnd[:])
-	f, err := w.dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	f, err := w.dir.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return ReplaceResult{}, mapOpenErr(err, w.Path)
 	}
@@ -214,7 +214,9 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 			w.dir.Remove(tmp)
 		}
 	}()
-	n, sum, err := copyHashing(f, io.LimitReader(r, max+1))
+	// io.Copy into an *os.File lets the kernel move the bytes
+	// (copy_file_range from a file, splice from a pipe) when it can.
+	n, err := io.Copy(f, io.LimitReader(r, max+1))
 	if err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
@@ -231,7 +233,8 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 	if err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
-	if err := f.Sync(); err != nil {
+	sum, err := syncHashing(f, n)
+	if err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
 	if err := f.Close(); err != nil {
@@ -436,43 +439,20 @@ func (s *Sandbox) Symlink(p, target string) (created bool, err error) {
 	return true, nil
 }
 
-// copyHashing copies r to w in 1 MiB blocks while another goroutine hashes
-// the same blocks, so SHA-256 costs no extra time on a second core.
-func copyHashing(w io.Writer, r io.Reader) (int64, string, error) {
-	const nbuf = 4
-	free := make(chan []byte, nbuf)
-	for i := 0; i < nbuf; i++ {
-		free <- make([]byte, 1<<20)
+// syncHashing flushes f's n bytes to disk while it hashes them back from
+// the page cache on another core: SHA-256 of a large write costs nothing
+// beyond the fsync it overlaps, and it is the hash of the bytes the file
+// really holds.
+func syncHashing(f *os.File, n int64) (string, error) {
+	synced := make(chan error, 1)
+	go func() { synced <- f.Sync() }()
+	h := sha256.New()
+	_, herr := io.CopyBuffer(h, io.NewSectionReader(f, 0, n), make([]byte, 256<<10))
+	if err := <-synced; err != nil {
+		return "", err
 	}
-	blocks := make(chan []byte, nbuf)
-	sum := make(chan string)
-	go func() {
-		h := sha256.New()
-		for b := range blocks {
-			h.Write(b)
-			free <- b[:cap(b)]
-		}
-		sum <- hex.EncodeToString(h.Sum(nil))
-	}()
-	var n int64
-	var err error
-	for {
-		buf := <-free
-		m, rerr := io.ReadFull(r, buf)
-		if m > 0 {
-			if _, werr := w.Write(buf[:m]); werr != nil {
-				err = werr
-			}
-			n += int64(m)
-		}
-		blocks <- buf[:m]
-		if err != nil || rerr != nil {
-			if rerr != io.EOF && rerr != io.ErrUnexpectedEOF && err == nil {
-				err = rerr
-			}
-			break
-		}
+	if herr != nil {
+		return "", herr
 	}
-	close(blocks)
-	return n, <-sum, err
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
