@@ -3,6 +3,7 @@ package ops
 import (
 	"errors"
 	"io"
+	"math"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -62,7 +63,11 @@ func Slice(sb *sandbox.Sandbox, o SliceOptions) (SliceResult, error) {
 	// offsetOf finds where line i starts (negative i from the end).
 	offsetOf := func(i int64) (int64, error) {
 		if i < 0 {
-			return textio.LineStartFromEnd(f, size, -i, buf)
+			k := -i
+			if k < 0 { // -MinInt64 overflows: further back than any file reaches
+				k = math.MaxInt64
+			}
+			return textio.LineStartFromEnd(f, size, k, buf)
 		}
 		r := textio.NewReader(io.NewSectionReader(f, 0, size), 0)
 		r.SkipLines(i)
