@@ -362,9 +362,13 @@ func addWalk(dst *sandbox.WalkSkipped, w sandbox.WalkSkipped) {
 }
 
 func statFollow(sb *sandbox.Sandbox, p string) (sandbox.Info, error) {
-	if d, err := sb.OpenDir(p); err == nil {
+	d, err := sb.OpenDir(p)
+	if err == nil {
 		defer d.Close()
 		return d.Info, nil
+	}
+	if sandbox.AsError(err).Code == sandbox.CodeDenied {
+		return sandbox.Info{}, err // a link to a denied directory: say so, not "not a file"
 	}
 	f, err := sb.Open(p)
 	if err != nil {
