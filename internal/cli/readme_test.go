@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+)
+
+// The three ready policies in README.md load through the real loader
+// (strict: an unknown key or a bad glob fails) and do what the README
+// says of them.
+func TestReadmePolicies(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	start := strings.Index(text, "### Three ready policies")
+	end := strings.Index(text, "### Audit log")
+	if start < 0 || end < start {
+		t.Fatal("README.md has no \"Three ready policies\" section before \"Audit log\"")
+	}
+	blocks := regexp.MustCompile("(?s)```toml\n(.*?)```").FindAllStringSubmatch(text[start:end], -1)
+	if len(blocks) != 3 {
+		t.Fatalf("found %d toml blocks in the ready policies, want 3", len(blocks))
+	}
+	base := t.TempDir()
+	cwd := t.TempDir()
+	env := map[string]string{"FSBOX_TENANT": "alice"}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	var policies []*sandbox.Policy
+	var bodies []string
+	for i, b := range blocks {
+		body := strings.ReplaceAll(b[1], `"/srv/`, `"`+base+`/srv/`)
+		// Make the directories the policy names as roots.
+		for _, m := range regexp.MustCompile(`(?m)^(?:workdir|read_roots)\s*=.*$`).FindAllString(body, -1) {
+			for _, q := range regexp.MustCompile(`"([^"]+)"`).FindAllStringSubmatch(m, -1) {
+				dir := os.Expand(q[1], func(k string) string { return env[k] })
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		file := filepath.Join(base, "policy", string(rune('a'+i))+".toml")
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := sandbox.Load(sandbox.Env{ConfigFlag: file, Getenv: getenv, Cwd: cwd, Home: base})
+		if err != nil {
+			t.Fatalf("README policy %d does not load: %v\n%s", i+1, err, body)
+		}
+		policies = append(policies, p)
+		bodies = append(bodies, body)
+	}
+	reviewer, agent, ci := policies[0], policies[1], policies[2]
+	for _, c := range []string{"write", "edit", "mkdir", "mv", "cp", "rm", "links"} {
+		if reviewer.Enabled(c) {
+			t.Errorf("the reviewer policy enables %s", c)
+		}
+	}
+	if !reviewer.Enabled("read") || !reviewer.Enabled("grep") {
+		t.Error("the reviewer policy cannot read")
+	}
+	if !strings.HasSuffix(agent.Workdir, "/srv/agents/alice/work") || agent.Audit.Log != base+"/srv/agents/audit/alice.jsonl" {
+		t.Errorf("the agent policy: workdir %s, audit log %s", agent.Workdir, agent.Audit.Log)
+	}
+	if !agent.Paths.DenyHardlinks || len(agent.Paths.Deny) == 0 || agent.Enabled("rm") {
+		t.Errorf("the agent policy: deny_hardlinks %v, deny %v, rm %v", agent.Paths.DenyHardlinks, agent.Paths.Deny, agent.Enabled("rm"))
+	}
+	if !ci.Enabled("rm") || ci.Enabled("mv") || ci.Sandbox.Landlock != "required" || len(ci.ReadRoots) != 1 {
+		t.Errorf("the CI policy: rm %v, mv %v, landlock %q, read roots %v", ci.Enabled("rm"), ci.Enabled("mv"), ci.Sandbox.Landlock, ci.ReadRoots)
+	}
+	// A typo in a README policy would be caught: the same loader refuses it.
+	bad := filepath.Join(base, "policy", "typo.toml")
+	typo := strings.Replace(bodies[0], "[paths]\ndeny", "[paths]\ndenny", 1)
+	if typo == bodies[0] {
+		t.Fatal("the reviewer policy has no [paths] deny to misspell")
+	}
+	os.WriteFile(bad, []byte(typo), 0o644)
+	if _, err := sandbox.Load(sandbox.Env{ConfigFlag: bad, Getenv: getenv, Cwd: cwd, Home: base}); err == nil || !strings.Contains(err.Error(), "unknown key") {
+		t.Errorf("a policy with an unknown key: %v", err)
+	}
+}
