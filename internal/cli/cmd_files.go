@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"bufio"
+	"fmt"
+
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/fsbox/fsbox/pkg/ops"
@@ -15,7 +18,10 @@ func init() {
 			if err != nil {
 				return err
 			}
-			return x.out.emit(r, nil, nil, nil)
+			return x.out.emit(r, nil, nil, func(w *bufio.Writer) error {
+				_, err := fmt.Fprintln(w, x.out.safeName(r.Path)) // as mkdir -v names it
+				return err
+			})
 		},
 	})
 	register(&command{
@@ -27,7 +33,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			return x.out.emit(r, nil, nil, nil)
+			return x.out.emit(r, nil, nil, arrow(x, r.From, r.To))
 		},
 	})
 	register(&command{
@@ -39,7 +45,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			return x.out.emit(r, nil, nil, nil)
+			return x.out.emit(r, nil, nil, arrow(x, r.From, r.To))
 		},
 	})
 	register(&command{
@@ -51,7 +57,21 @@ func init() {
 			if err != nil {
 				return err
 			}
-			return x.out.emit(r, nil, nil, nil)
+			return x.out.emit(r, nil, nil, func(w *bufio.Writer) error {
+				if !r.Removed {
+					return nil
+				}
+				_, err := fmt.Fprintln(w, x.out.safeName(r.Path)) // as rm -v names it
+				return err
+			})
 		},
 	})
+}
+
+// arrow is the text form of mv and cp: "FROM -> TO", as their -v prints.
+func arrow(x *call, from, to string) textFunc {
+	return func(w *bufio.Writer) error {
+		_, err := fmt.Fprintf(w, "%s -> %s\n", x.out.safeName(from), x.out.safeName(to))
+		return err
+	}
 }

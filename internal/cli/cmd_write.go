@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"fmt"
 	"io/fs"
 	"strconv"
 	"strings"
@@ -40,7 +42,11 @@ func init() {
 			if err != nil {
 				return err
 			}
-			return x.out.emit(r, nil, nil, nil)
+			// The text form is sha256sum's line, so `sha256sum -c` can check it.
+			return x.out.emit(r, nil, nil, func(w *bufio.Writer) error {
+				_, err := fmt.Fprintf(w, "%s  %s\n", r.SHA256, x.out.safeName(r.Path))
+				return err
+			})
 		},
 	})
 }

@@ -55,6 +55,9 @@ func ManPage(name string) (string, error) {
 			writeFlag(&b, f)
 		}
 	}
+	if out, ok := outputs[name]; ok {
+		fmt.Fprintf(&b, ".SH OUTPUT\nJSON: %s.\n.br\n\\-\\-format text: %s.\n", roffEscape(out.json), roffEscape(out.text))
+	}
 	b.WriteString(".SH SEE ALSO\n\\fBfsbox\\fR(1)\n")
 	return b.String(), nil
 }

@@ -49,3 +49,23 @@ func TestToolsCoverEveryFlag(t *testing.T) {
 		t.Errorf("grep args: %v required %v", g.Args, g.InputSchema.Required)
 	}
 }
+
+// Every command documents its output, JSON and text, in its man page.
+func TestEveryCommandDocumentsItsOutput(t *testing.T) {
+	for _, name := range commandNames() {
+		out, ok := outputs[name]
+		if !ok || out.json == "" || out.text == "" {
+			t.Errorf("%s: no entry in outputs (what it prints, in JSON and in --format text)", name)
+			continue
+		}
+		page, err := ManPage(name)
+		if err != nil || !strings.Contains(page, ".SH OUTPUT\n") {
+			t.Errorf("%s: man page has no OUTPUT section (%v)", name, err)
+		}
+	}
+	for name := range outputs {
+		if _, ok := registry[name]; !ok {
+			t.Errorf("outputs names %q, which is no command", name)
+		}
+	}
+}
