@@ -232,6 +232,9 @@ func (s *lineSorter) sort(lines [][]byte) {
 			keys[i] = k
 		}
 	}
+	if s.o.Numeric && s.sortFixed(lines, keys) {
+		return
+	}
 	recs := make([]record, len(lines))
 	for i := range lines {
 		recs[i].idx = i
@@ -267,6 +270,64 @@ func (s *lineSorter) sort(lines [][]byte) {
 		sorted[i] = lines[recs[i].idx]
 	}
 	copy(lines, sorted)
+}
+
+// fixedKey is a number that fits (see fixed) as two words that order as
+// the numbers do, so -n compares two integers instead of calling
+// compareFixed through a closure: negatives below every non-negative
+// (as compareFixed has it, -0 too), a larger magnitude lower among them.
+type fixedKey struct {
+	hi, lo uint64
+	idx    int
+}
+
+func toFixedKey(f fixed, idx int) fixedKey {
+	if f.neg {
+		return fixedKey{hi: 1<<62 - 1 - f.int, lo: ^f.frac, idx: idx}
+	}
+	return fixedKey{hi: 1<<62 + f.int, lo: f.frac, idx: idx}
+}
+
+// sortFixed sorts by -n keys that all fit in fixedKey; it reports false,
+// sorting nothing, when one does not (then the general path runs).
+func (s *lineSorter) sortFixed(lines, keys [][]byte) bool {
+	recs := make([]fixedKey, len(lines))
+	for i := range lines {
+		f := parseFixed(keys[i])
+		if f.big {
+			return false
+		}
+		recs[i] = toFixedKey(f, i)
+	}
+	keyCmp := func(a, b fixedKey) int {
+		if a.hi != b.hi {
+			return cmpU(a.hi, b.hi)
+		}
+		return cmpU(a.lo, b.lo)
+	}
+	cmp := func(a, b fixedKey) int {
+		if a.hi != b.hi {
+			return cmpU(a.hi, b.hi)
+		}
+		if a.lo != b.lo {
+			return cmpU(a.lo, b.lo)
+		}
+		return bytes.Compare(lines[a.idx], lines[b.idx]) // last resort: whole lines
+	}
+	if s.o.Unique {
+		cmp = keyCmp // equal keys keep input order; the first is kept
+	}
+	if s.o.Reverse {
+		fwd := cmp
+		cmp = func(a, b fixedKey) int { return fwd(b, a) }
+	}
+	parallelSort(recs, cmp, s.o.Unique)
+	sorted := make([][]byte, len(lines))
+	for i := range recs {
+		sorted[i] = lines[recs[i].idx]
+	}
+	copy(lines, sorted)
+	return true
 }
 
 // keyCompare compares the sort keys of two lines (no last resort).
