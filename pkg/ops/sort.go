@@ -154,6 +154,8 @@ type record struct {
 	idx int
 }
 
+func (r record) line() int { return r.idx }
+
 // fixed is a number of at most 18 integer and 18 fraction digits, exactly.
 type fixed struct {
 	neg, big bool   // big: does not fit; compare the strings instead
@@ -201,6 +203,7 @@ func compareFixed(a, b fixed) int {
 	return c
 }
 
+// cmpU orders two different numbers (it never says equal).
 func cmpU(a, b uint64) int {
 	if a < b {
 		return -1
@@ -251,23 +254,34 @@ func (s *lineSorter) sort(lines [][]byte) {
 		}
 		return bytes.Compare(keys[a.idx], keys[b.idx])
 	}
-	cmp := func(a, b record) int {
-		if c := keyCmp(a, b); c != 0 {
-			return c
+	sortBy(s, lines, recs, keyCmp, nil)
+}
+
+// sortBy sorts lines by their records: keyCmp orders the keys; equal keys
+// fall back to whole-line byte order (GNU without -s), or keep input
+// order with -u (the first of a run is kept); -r reverses. cmp, when not
+// nil, is keyCmp with that last resort already in (one call per compare
+// instead of two, for the hot numeric path).
+func sortBy[T interface{ line() int }](s *lineSorter, lines [][]byte, recs []T, keyCmp, cmp func(a, b T) int) {
+	if cmp == nil {
+		cmp = func(a, b T) int {
+			if c := keyCmp(a, b); c != 0 {
+				return c
+			}
+			return bytes.Compare(lines[a.line()], lines[b.line()]) // last resort: whole lines
 		}
-		return bytes.Compare(lines[a.idx], lines[b.idx]) // last resort: whole lines
 	}
 	if s.o.Unique {
-		cmp = keyCmp // equal keys keep input order; the first is kept
+		cmp = keyCmp
 	}
 	if s.o.Reverse {
 		fwd := cmp
-		cmp = func(a, b record) int { return fwd(b, a) }
+		cmp = func(a, b T) int { return fwd(b, a) }
 	}
 	parallelSort(recs, cmp, s.o.Unique)
 	sorted := make([][]byte, len(lines))
 	for i := range recs {
-		sorted[i] = lines[recs[i].idx]
+		sorted[i] = lines[recs[i].line()]
 	}
 	copy(lines, sorted)
 }
@@ -280,6 +294,8 @@ type fixedKey struct {
 	hi, lo uint64
 	idx    int
 }
+
+func (k fixedKey) line() int { return k.idx }
 
 func toFixedKey(f fixed, idx int) fixedKey {
 	if f.neg {
@@ -303,30 +319,20 @@ func (s *lineSorter) sortFixed(lines, keys [][]byte) bool {
 		if a.hi != b.hi {
 			return cmpU(a.hi, b.hi)
 		}
-		return cmpU(a.lo, b.lo)
+		if a.lo != b.lo {
+			return cmpU(a.lo, b.lo)
+		}
+		return 0
 	}
-	cmp := func(a, b fixedKey) int {
+	sortBy(s, lines, recs, keyCmp, func(a, b fixedKey) int {
 		if a.hi != b.hi {
 			return cmpU(a.hi, b.hi)
 		}
 		if a.lo != b.lo {
 			return cmpU(a.lo, b.lo)
 		}
-		return bytes.Compare(lines[a.idx], lines[b.idx]) // last resort: whole lines
-	}
-	if s.o.Unique {
-		cmp = keyCmp // equal keys keep input order; the first is kept
-	}
-	if s.o.Reverse {
-		fwd := cmp
-		cmp = func(a, b fixedKey) int { return fwd(b, a) }
-	}
-	parallelSort(recs, cmp, s.o.Unique)
-	sorted := make([][]byte, len(lines))
-	for i := range recs {
-		sorted[i] = lines[recs[i].idx]
-	}
-	copy(lines, sorted)
+		return bytes.Compare(lines[a.idx], lines[b.idx])
+	})
 	return true
 }
 
