@@ -24,6 +24,11 @@
 // Commands are exec'd directly (no shell in between) unless a row's rival
 // is itself an sh -c pipeline.
 //
+// It touches the filesystem with package os directly, not through
+// pkg/sandbox: it is the harness around fsbox (it generates the data,
+// times processes, reads /proc for load and memory), not a part of
+// fsbox, and sandboxing it would measure the harness instead.
+//
 // To add a comparison, add a row to comparisons; to add data, add a
 // generator to datasets and name it in the row's needs.
 package main
