@@ -137,3 +137,54 @@ func BenchmarkStat(b *testing.B) {
 		}
 	})
 }
+
+// benchTree is the directory BenchmarkGrepTree searches: FSBOX_BENCH_TREE
+// when set (a copy of a real source tree, as make bench uses), else a
+// generated tree of 40 directories of 50 Go-like files of about 8 KiB.
+func benchTree(b *testing.B) *sandbox.Sandbox {
+	b.Helper()
+	dir := os.Getenv("FSBOX_BENCH_TREE")
+	if dir == "" {
+		dir = b.TempDir()
+		src := benchLog(8 << 10)
+		for d := range 40 {
+			sub := filepath.Join(dir, "pkg"+strconv.Itoa(d), "internal")
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for f := range 50 {
+				data := src
+				if f == 7 {
+					data = append([]byte("package main\n\nfunc main() {}\n"), src...)
+				}
+				if err := os.WriteFile(filepath.Join(sub, "f"+strconv.Itoa(f)+".go"), data, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	p := sandbox.DefaultPolicy(dir)
+	p.Limits.MaxResults = 1 << 40
+	sb, err := sandbox.New(p, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+// BenchmarkGrepTree searches a whole tree for a literal, as
+// `fsbox grep -n 'func main' TREE` does.
+func BenchmarkGrepTree(b *testing.B) {
+	sb := benchTree(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := Grep(sb, GrepOptions{Pattern: "func main"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Count == 0 {
+			b.Fatal("no match")
+		}
+	}
+}

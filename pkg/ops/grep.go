@@ -98,7 +98,7 @@ type GrepResult struct {
 type grepJob struct {
 	entries []*sandbox.Entry // from a walk
 	file    string           // or one path named on the command line
-	out     chan []*FileResult
+	out     chan []FileResult
 }
 
 const grepBatch = 16
@@ -167,7 +167,7 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 		defer close(order)
 		defer close(jobs)
 		send := func(j *grepJob) bool {
-			j.out = make(chan []*FileResult, 1)
+			j.out = make(chan []FileResult, 1)
 			select {
 			case order <- j:
 			case <-stop:
@@ -255,13 +255,14 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 		go func() {
 			defer wg.Done()
 			buf := make([]byte, 1<<20)
+			var f sandbox.File // reused: opening a walked file allocates nothing
 			for j := range jobs {
-				var out []*FileResult
+				out := make([]FileResult, len(j.entries), len(j.entries)+1)
 				if j.file != "" {
 					out = append(out, s.searchFile(sb, j.file, &buf))
 				}
-				for _, e := range j.entries {
-					out = append(out, s.searchEntry(e, &buf))
+				for i, e := range j.entries {
+					s.searchEntry(e, &f, &out[i], &buf)
 				}
 				j.out <- out
 			}
@@ -277,7 +278,9 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 		}
 	}
 	for j := range order {
-		for _, fr := range <-j.out {
+		out := <-j.out
+		for i := range out {
+			fr := &out[i]
 			named := j.file != ""
 			switch {
 			case stopped:
@@ -386,29 +389,32 @@ type searcher struct {
 	perFile int64
 }
 
-func (s *searcher) searchEntry(e *sandbox.Entry, buf *[]byte) *FileResult {
-	f, err := e.Open()
+// searchEntry searches a walked file into fr, through f (closed, and
+// reused from one file to the next).
+func (s *searcher) searchEntry(e *sandbox.Entry, f *sandbox.File, fr *FileResult, buf *[]byte) {
+	err := e.OpenInto(f)
 	e.Release()
 	if err != nil {
-		return &FileResult{skipped: true, skipErr: err} // raced away, or denied on a closer look
+		*fr = FileResult{skipped: true, skipErr: err} // raced away, or denied on a closer look
+		return
 	}
-	defer f.Close()
-	fr := &FileResult{Path: f.Info.Path}
-	if err := s.search(f, f.Info.Size, fr, buf); err != nil {
-		return &FileResult{skipped: true, skipErr: err}
+	fr.Path = f.Info.Path
+	err = s.search(f, f.Info.Size, fr, buf)
+	f.Close()
+	if err != nil {
+		*fr = FileResult{skipped: true, skipErr: err}
 	}
-	return fr
 }
 
-func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) *FileResult {
+func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) FileResult {
 	f, err := sb.Open(path)
 	if err != nil {
-		return &FileResult{err: err}
+		return FileResult{err: err}
 	}
 	defer f.Close()
-	fr := &FileResult{Path: f.Info.Path}
-	if err := s.search(f, f.Info.Size, fr, buf); err != nil {
-		return &FileResult{err: sandbox.AsError(err)}
+	fr := FileResult{Path: f.Info.Path}
+	if err := s.search(f, f.Info.Size, &fr, buf); err != nil {
+		return FileResult{err: sandbox.AsError(err)}
 	}
 	return fr
 }

@@ -49,6 +49,8 @@ type File struct {
 	fd   int      // >= 0: a raw descriptor (the walker's fast path), read directly
 	s    *Sandbox // counts the bytes read when the file is closed
 	n    int64    // bytes read so far
+
+	cname []byte // scratch for the NUL-terminated name of Entry.OpenInto
 }
 
 func newFile(s *Sandbox, f *os.File, info Info) *File {

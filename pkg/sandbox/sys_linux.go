@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -61,22 +63,24 @@ func devIno(fi fs.FileInfo) [2]uint64 {
 }
 
 // openChild opens the regular file name directly inside the directory d
-// with one openat: O_NOFOLLOW (so the file is exactly d's entry and its real
-// path is d's plus name, no readlink needed) and O_NONBLOCK (so a FIFO
-// swapped in cannot block), then checks the type on the descriptor and
-// clears O_NONBLOCK. Only a file on another device than d costs an fstatfs.
-func openChild(d *Dir, name, display string) (*File, error) {
-	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+// into f with one openat: O_NOFOLLOW (so the file is exactly d's entry and
+// its real path is d's plus name, no readlink needed) and O_NONBLOCK (so a
+// FIFO swapped in cannot block), then checks the type on the descriptor.
+// Only a file on another device than d costs an fstatfs. f's memory is
+// reused (a search opens thousands of files through one File), so the
+// path needs no allocation; f.Info.Abs is left empty.
+func openChild(d *Dir, name, display string, f *File) error {
+	fd, err := openatScratch(d.fd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY, &f.cname)
 	if err != nil {
 		if err == unix.ELOOP {
-			return nil, deny(RuleSymlink, display, "%s became a symlink", display)
+			return deny(RuleSymlink, display, "%s became a symlink", display)
 		}
-		return nil, mapOpenErr(err, display)
+		return mapOpenErr(err, display)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, mapOpenErr(err, display)
+		return mapOpenErr(err, display)
 	}
 	var refuse error
 	switch {
@@ -89,12 +93,34 @@ func openChild(d *Dir, name, display string) (*File, error) {
 	}
 	if refuse != nil {
 		unix.Close(fd)
-		return nil, AsError(refuse)
+		return AsError(refuse)
 	}
-	mode := fs.FileMode(st.Mode & 0o777)
-	info := Info{Name: name, Path: display, Type: "file", Size: st.Size, Mode: mode,
+	f.Info = Info{Name: name, Path: display, Type: "file", Size: st.Size, Mode: fs.FileMode(st.Mode & 0o777),
 		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(), Nlink: uint64(st.Nlink), key: [2]uint64{uint64(st.Dev), st.Ino}}
-	return &File{fd: fd, Info: info, s: d.s}, nil
+	f.os, f.fd, f.s, f.n = nil, fd, d.s, 0
+	return nil
+}
+
+// openatScratch is openat(2) with the NUL-terminated name built in
+// *scratch, which is kept for the next call: unix.Openat allocates one
+// per call. Names from a directory listing never hold a NUL; anything
+// else that does is refused as the kernel would refuse it.
+func openatScratch(dirfd int, name string, flags int, scratch *[]byte) (int, error) {
+	if strings.IndexByte(name, 0) >= 0 {
+		return -1, unix.EINVAL
+	}
+	b := append(append((*scratch)[:0], name...), 0)
+	*scratch = b
+	for {
+		fd, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&b[0])), uintptr(flags), 0, 0, 0)
+		switch e {
+		case 0:
+			return int(fd), nil
+		case unix.EINTR:
+			continue
+		}
+		return -1, e
+	}
 }
 
 const haveOpenChild = true

@@ -53,17 +53,37 @@ type Entry struct {
 
 // Open opens a file entry for reading, with every check Open makes.
 func (e *Entry) Open() (*File, error) {
+	f := &File{}
+	if err := e.OpenInto(f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// OpenInto is Open into f, which must be closed (or new): a search that
+// opens thousands of entries one after another reuses one File and
+// allocates nothing per file. A file opened from a walk entry has an empty
+// Info.Abs; Entry.Abs gives it.
+func (e *Entry) OpenInto(f *File) error {
+	if !e.via && haveOpenChild {
+		return openChild(e.dir, e.Name, e.Path, f)
+	}
 	t := &target{given: e.Path, rt: e.dir.rt, rel: e.rel}
+	var nf *File
+	var err error
 	if e.via {
-		return e.dir.s.openTarget(t)
+		nf, err = e.dir.s.openTarget(t)
+	} else {
+		nf, err = e.openPortable(t)
 	}
-	if haveOpenChild {
-		f, err := openChild(e.dir, e.Name, e.Path)
-		if err == nil {
-			f.Info.Abs = e.dir.rt.abs(e.rel)
-		}
-		return f, err
+	if err != nil {
+		return err
 	}
+	*f = *nf
+	return nil
+}
+
+func (e *Entry) openPortable(t *target) (*File, error) {
 	f, err := e.dir.r.OpenFile(e.Name, openReadFlags, 0)
 	if err != nil {
 		return nil, mapOpenErr(err, e.Path)
@@ -75,6 +95,10 @@ func (e *Entry) Open() (*File, error) {
 	}
 	return newFile(e.dir.s, f, info), nil
 }
+
+// Abs is the entry's absolute path (through a followed symlink, the path
+// it was reached by).
+func (e *Entry) Abs() string { return e.dir.rt.abs(e.rel) }
 
 // Release gives back the entry's hold on its parent directory. Every
 // entry a walk reports must be released once, from any goroutine.
@@ -528,7 +552,11 @@ func childPath(dir, name string) string {
 // or a path below such as .git/info/exclude) and checks its type.
 func (d *Dir) openEntry(name string) (*File, error) {
 	if haveOpenChild && !strings.Contains(name, "/") {
-		return openChild(d, name, name)
+		f := &File{}
+		if err := openChild(d, name, name, f); err != nil {
+			return nil, err
+		}
+		return f, nil
 	}
 	if d.r == nil {
 		sub, err := openRoot(d.rt.r, d.rel)
