@@ -22,6 +22,10 @@ type matcher struct {
 	// switches to a vectorised compare of the whole literal when its first
 	// byte keeps matching in vain, is faster then.
 	common bool
+	// pair: lit's two rarest bytes (at pairA < pairB) are scanned for
+	// together, at their distance, 32 positions at a time (pairScan).
+	pair         bool
+	pairA, pairB int
 	// anchored is ^(?:pattern), set when every match starts with lit: a
 	// candidate is then checked where the literal stands (often one-pass).
 	anchored *regexp.Regexp
@@ -75,6 +79,10 @@ func newMatcher(pattern string, fixed, ignoreCase, word bool) (*matcher, error) 
 			m.rareAlt = swapCase(m.lit[m.rare])
 		}
 		m.common = !m.fold && len(m.lit) > 1 && byteRank(m.lit[m.rare]) >= 60
+		if useSIMDPair && !m.fold && len(m.lit) > 1 {
+			m.pair = true
+			m.pairA, m.pairB = rarePair(m.lit, m.rare)
+		}
 	}
 	return m, nil
 }
@@ -186,6 +194,30 @@ func rarestByte(lit []byte, fold bool) int {
 	return best
 }
 
+// rarePair pairs lit's rarest byte (at rare) with the rarest of the
+// others, the farthest from it on a tie, and returns the two offsets in
+// order.
+func rarePair(lit []byte, rare int) (int, int) {
+	other := -1
+	for i, c := range lit {
+		if i == rare {
+			continue
+		}
+		if other < 0 || byteRank(c) < byteRank(lit[other]) ||
+			(byteRank(c) == byteRank(lit[other]) && abs(i-rare) > abs(other-rare)) {
+			other = i
+		}
+	}
+	return min(rare, other), max(rare, other)
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
 // next returns the start and end of the next line at or after pos that
 // matches, or -1. buf holds whole lines.
 func (m *matcher) next(buf []byte, pos int) (int, int) {
@@ -236,10 +268,26 @@ func (m *matcher) next(buf []byte, pos int) (int, int) {
 	return -1, -1
 }
 
-// indexLit finds the literal at or after pos by scanning for its rarest
-// byte (both cases of it when folding) and checking around it. With two
-// bytes, the next position of each is remembered, so neither is rescanned.
+// indexLit finds the literal at or after pos: by scanning for two of its
+// bytes at their distance (pair), else with bytes.Index (common), else by
+// scanning for its rarest byte (both cases of it when folding) and checking
+// around it, remembering the next position of each case so neither is
+// rescanned.
 func (m *matcher) indexLit(buf []byte, pos int) int {
+	if m.pair {
+		lit, a, b := m.lit, m.pairA, m.pairB
+		for pos >= 0 && pos+len(lit) <= len(buf) {
+			i := pairScan(buf[pos+a:], len(buf)-len(lit)+1-pos, lit[a], lit[b], b-a)
+			if i < 0 {
+				return -1
+			}
+			if start := pos + i; bytes.Equal(buf[start:start+len(lit)], lit) {
+				return start
+			}
+			pos += i + 1
+		}
+		return -1
+	}
 	if m.common {
 		if pos > len(buf) {
 			return -1

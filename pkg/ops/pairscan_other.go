@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package ops
+
+const useSIMDPair = false
+
+func pairScanSIMD(p *byte, n int, c1, c2 byte, d int) int { return -1 }

@@ -1,0 +1,94 @@
+package ops
+
+import (
+	"bytes"
+	"math/rand"
+	"testing"
+)
+
+// pairScanRef is pairScan's definition, one position at a time.
+func pairScanRef(b []byte, n int, c1, c2 byte, d int) int {
+	for i := 0; i < n; i++ {
+		if b[i] == c1 && b[i+d] == c2 {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestPairScan compares the vectorised scan with the definition around
+// every block edge: hits at 0, 31, 32, 33, the last position, only in the
+// tail, and a second byte lying past the first's range.
+func TestPairScan(t *testing.T) {
+	for _, size := range []int{1, 2, 31, 32, 33, 63, 64, 65, 100, 257} {
+		for _, d := range []int{1, 2, 7, 31, 32, 40} {
+			n := size
+			b := bytes.Repeat([]byte{'x'}, n+d)
+			if got, want := pairScan(b, n, 'a', 'b', d), -1; got != want {
+				t.Fatalf("size %d d %d, no hit: got %d", size, d, got)
+			}
+			for _, at := range []int{0, 30, 31, 32, 33, 63, 64, n - 33, n - 32, n - 31, n - 1} {
+				if at < 0 || at >= n {
+					continue
+				}
+				c := bytes.Clone(b)
+				c[at], c[at+d] = 'a', 'b'
+				if at+1 < n && d > 1 { // decoys: the first byte alone, just after
+					c[at+1] = 'a'
+				}
+				if at > 0 { // and just before
+					c[at-1] = 'a'
+				}
+				if got, want := pairScan(c, n, 'a', 'b', d), pairScanRef(c, n, 'a', 'b', d); got != want || want != at {
+					t.Fatalf("size %d d %d hit at %d: got %d, want %d", size, d, at, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestIndexLitAgainstIndex runs the literal search over random text from
+// a small alphabet (so pairs and near-misses are frequent) at every start.
+func TestIndexLitAgainstIndex(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	for iter := 0; iter < 400; iter++ {
+		lit := make([]byte, 2+rng.Intn(6))
+		for i := range lit {
+			lit[i] = "ab\n_"[rng.Intn(4)]
+		}
+		text := make([]byte, rng.Intn(300))
+		for i := range text {
+			text[i] = "ab\n_x"[rng.Intn(5)]
+		}
+		checkIndexLit(t, lit, text)
+	}
+}
+
+func checkIndexLit(t *testing.T, lit, text []byte) {
+	t.Helper()
+	m := &matcher{lit: lit, pure: true}
+	m.rare = rarestByte(lit, false)
+	m.rareAlt = lit[m.rare]
+	m.pair = len(lit) > 1
+	m.pairA, m.pairB = rarePair(lit, m.rare)
+	for pos := 0; pos <= len(text); pos++ {
+		want := bytes.Index(text[pos:], lit)
+		if want >= 0 {
+			want += pos
+		}
+		if got := m.indexLit(text, pos); got != want {
+			t.Fatalf("indexLit(%q in %q, from %d) = %d, want %d", lit, text, pos, got, want)
+		}
+	}
+}
+
+func FuzzIndexLit(f *testing.F) {
+	f.Add([]byte("func main"), []byte("package main\n\nfunc main() {}\n"))
+	f.Add([]byte("ab"), bytes.Repeat([]byte("a"), 70))
+	f.Fuzz(func(t *testing.T, lit, text []byte) {
+		if len(lit) < 2 || len(lit) > 64 || len(text) > 4096 {
+			return
+		}
+		checkIndexLit(t, lit, text)
+	})
+}
