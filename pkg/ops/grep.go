@@ -254,7 +254,7 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, 1<<20)
+			buf := make([]byte, searchBuf)
 			var f sandbox.File // reused: opening a walked file allocates nothing
 			for j := range jobs {
 				out := make([]FileResult, len(j.entries), len(j.entries)+1)

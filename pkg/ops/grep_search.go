@@ -6,6 +6,12 @@ import (
 	"io"
 )
 
+const (
+	searchBuf   = 256 << 10 // each worker's read buffer: most files fit in one read
+	keptBuf     = 1 << 20   // a buffer grown for a long line is kept up to this size
+	maxLineGrow = 64 << 20  // grow straight to the end of a file this close
+)
+
 // search reads one file in blocks of whole lines and records its matching
 // lines in fr, up to s.perFile. A NUL byte anywhere makes the file binary:
 // its matches are dropped.
@@ -31,9 +37,20 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 		if !eof {
 			end = bytes.LastIndexByte(data, '\n') + 1
 			if end == 0 {
-				// One line longer than the buffer: grow it.
-				buf = append(buf, make([]byte, len(buf))...)
-				*bufp = buf
+				// One line longer than the buffer: grow it, to the end of
+				// the file at once when that is near (fstat said how far),
+				// so a long line costs one allocation, not a doubling
+				// chain. Only a modest buffer is kept for the next file.
+				n := 2 * len(buf)
+				if rest := size - total; rest >= 0 && rest <= maxLineGrow {
+					n = max(n, len(data)+int(rest)+1)
+				}
+				nb := make([]byte, n)
+				copy(nb, data)
+				buf = nb
+				if len(buf) <= keptBuf {
+					*bufp = buf
+				}
 				carry = len(data)
 				continue
 			}

@@ -79,9 +79,9 @@ func newMatcher(pattern string, fixed, ignoreCase, word bool) (*matcher, error) 
 			m.rareAlt = swapCase(m.lit[m.rare])
 		}
 		m.common = !m.fold && len(m.lit) > 1 && byteRank(m.lit[m.rare]) >= 60
-		if useSIMDPair && !m.fold && len(m.lit) > 1 {
+		if useSIMDPair && len(m.lit) > 1 {
 			m.pair = true
-			m.pairA, m.pairB = rarePair(m.lit, m.rare)
+			m.pairA, m.pairB = rarePair(m.lit, m.rare, m.fold)
 		}
 	}
 	return m, nil
@@ -197,14 +197,20 @@ func rarestByte(lit []byte, fold bool) int {
 // rarePair pairs lit's rarest byte (at rare) with the rarest of the
 // others, the farthest from it on a tie, and returns the two offsets in
 // order.
-func rarePair(lit []byte, rare int) (int, int) {
+func rarePair(lit []byte, rare int, fold bool) (int, int) {
+	rank := func(c byte) int {
+		if fold {
+			return max(byteRank(c), byteRank(swapCase(c)))
+		}
+		return byteRank(c)
+	}
 	other := -1
 	for i, c := range lit {
 		if i == rare {
 			continue
 		}
-		if other < 0 || byteRank(c) < byteRank(lit[other]) ||
-			(byteRank(c) == byteRank(lit[other]) && abs(i-rare) > abs(other-rare)) {
+		if other < 0 || rank(c) < rank(lit[other]) ||
+			(rank(c) == rank(lit[other]) && abs(i-rare) > abs(other-rare)) {
 			other = i
 		}
 	}
@@ -276,15 +282,21 @@ func (m *matcher) next(buf []byte, pos int) (int, int) {
 func (m *matcher) indexLit(buf []byte, pos int) int {
 	if m.pair {
 		lit, a, b := m.lit, m.pairA, m.pairB
-		for pos >= 0 && pos+len(lit) <= len(buf) {
-			i := pairScan(buf[pos+a:], len(buf)-len(lit)+1-pos, lit[a], lit[b], b-a)
+		ca, cb := lit[a], lit[b]
+		altA, altB := ca, cb
+		if m.fold {
+			altA, altB = swapCase(ca), swapCase(cb)
+		}
+		for pos+len(lit) <= len(buf) {
+			i := pairScan(buf[pos+a:], len(buf)-len(lit)+1-pos, ca, altA, cb, altB, b-a)
 			if i < 0 {
 				return -1
 			}
-			if start := pos + i; bytes.Equal(buf[start:start+len(lit)], lit) {
+			start := pos + i
+			if s := buf[start : start+len(lit)]; (!m.fold && bytes.Equal(s, lit)) || (m.fold && bytes.EqualFold(s, lit)) {
 				return start
 			}
-			pos += i + 1
+			pos = start + 1
 		}
 		return -1
 	}

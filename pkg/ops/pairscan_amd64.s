@@ -2,17 +2,23 @@
 
 #include "textflag.h"
 
-// func pairScanSIMD(p *byte, n int, c1, c2 byte, d int) int
+// func pairScanSIMD(p *byte, n int, c1, c1alt, c2, c2alt byte, d int) int
 TEXT ·pairScanSIMD(SB), NOSPLIT, $0-40
 	MOVQ    p+0(FP), SI
 	MOVQ    n+8(FP), CX
 	MOVBLZX c1+16(FP), AX
-	MOVBLZX c2+17(FP), BX
-	MOVQ    d+24(FP), DX
 	MOVQ    AX, X0
 	VPBROADCASTB X0, Y0
-	MOVQ    BX, X1
+	MOVBLZX c1alt+17(FP), AX
+	MOVQ    AX, X4
+	VPBROADCASTB X4, Y4
+	MOVBLZX c2+18(FP), AX
+	MOVQ    AX, X1
 	VPBROADCASTB X1, Y1
+	MOVBLZX c2alt+19(FP), AX
+	MOVQ    AX, X5
+	VPBROADCASTB X5, Y5
+	MOVQ    d+24(FP), DX
 	LEAQ    (SI)(DX*1), R8 // p + d
 	XORQ    DI, DI         // i
 
@@ -20,8 +26,14 @@ loop:
 	LEAQ    32(DI), R9
 	CMPQ    R9, CX
 	JA      notfound
-	VPCMPEQB (SI)(DI*1), Y0, Y2
-	VPCMPEQB (R8)(DI*1), Y1, Y3
+	VMOVDQU (SI)(DI*1), Y6
+	VMOVDQU (R8)(DI*1), Y7
+	VPCMPEQB Y6, Y0, Y2
+	VPCMPEQB Y6, Y4, Y6
+	VPOR    Y6, Y2, Y2
+	VPCMPEQB Y7, Y1, Y3
+	VPCMPEQB Y7, Y5, Y7
+	VPOR    Y7, Y3, Y3
 	VPAND   Y2, Y3, Y3
 	VPMOVMSKB Y3, R10
 	TESTL   R10, R10

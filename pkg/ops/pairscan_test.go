@@ -7,9 +7,9 @@ import (
 )
 
 // pairScanRef is pairScan's definition, one position at a time.
-func pairScanRef(b []byte, n int, c1, c2 byte, d int) int {
+func pairScanRef(b []byte, n int, c1, c1alt, c2, c2alt byte, d int) int {
 	for i := 0; i < n; i++ {
-		if b[i] == c1 && b[i+d] == c2 {
+		if (b[i] == c1 || b[i] == c1alt) && (b[i+d] == c2 || b[i+d] == c2alt) {
 			return i
 		}
 	}
@@ -24,7 +24,7 @@ func TestPairScan(t *testing.T) {
 		for _, d := range []int{1, 2, 7, 31, 32, 40} {
 			n := size
 			b := bytes.Repeat([]byte{'x'}, n+d)
-			if got, want := pairScan(b, n, 'a', 'b', d), -1; got != want {
+			if got, want := pairScan(b, n, 'a', 'A', 'b', 'B', d), -1; got != want {
 				t.Fatalf("size %d d %d, no hit: got %d", size, d, got)
 			}
 			for _, at := range []int{0, 30, 31, 32, 33, 63, 64, n - 33, n - 32, n - 31, n - 1} {
@@ -32,14 +32,14 @@ func TestPairScan(t *testing.T) {
 					continue
 				}
 				c := bytes.Clone(b)
-				c[at], c[at+d] = 'a', 'b'
+				c[at], c[at+d] = "aA"[at%2], "bB"[at/2%2]
 				if at+1 < n && d > 1 { // decoys: the first byte alone, just after
 					c[at+1] = 'a'
 				}
 				if at > 0 { // and just before
 					c[at-1] = 'a'
 				}
-				if got, want := pairScan(c, n, 'a', 'b', d), pairScanRef(c, n, 'a', 'b', d); got != want || want != at {
+				if got, want := pairScan(c, n, 'a', 'A', 'b', 'B', d), pairScanRef(c, n, 'a', 'A', 'b', 'B', d); got != want || want != at {
 					t.Fatalf("size %d d %d hit at %d: got %d, want %d", size, d, at, got, want)
 				}
 			}
@@ -48,47 +48,55 @@ func TestPairScan(t *testing.T) {
 }
 
 // TestIndexLitAgainstIndex runs the literal search over random text from
-// a small alphabet (so pairs and near-misses are frequent) at every start.
+// a small alphabet (so pairs and near-misses are frequent) at every start,
+// with and without ASCII case folding.
 func TestIndexLitAgainstIndex(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	for iter := 0; iter < 400; iter++ {
 		lit := make([]byte, 2+rng.Intn(6))
 		for i := range lit {
-			lit[i] = "ab\n_"[rng.Intn(4)]
+			lit[i] = "abB\n_"[rng.Intn(5)]
 		}
 		text := make([]byte, rng.Intn(300))
 		for i := range text {
-			text[i] = "ab\n_x"[rng.Intn(5)]
+			text[i] = "abAB\n_x"[rng.Intn(7)]
 		}
-		checkIndexLit(t, lit, text)
+		checkIndexLit(t, lit, text, iter%2 == 1)
 	}
 }
 
-func checkIndexLit(t *testing.T, lit, text []byte) {
+func checkIndexLit(t *testing.T, lit, text []byte, fold bool) {
 	t.Helper()
-	m := &matcher{lit: lit, pure: true}
-	m.rare = rarestByte(lit, false)
+	m := &matcher{lit: lit, pure: true, fold: fold}
+	m.rare = rarestByte(lit, fold)
 	m.rareAlt = lit[m.rare]
+	if fold {
+		m.rareAlt = swapCase(lit[m.rare])
+	}
 	m.pair = len(lit) > 1
-	m.pairA, m.pairB = rarePair(lit, m.rare)
+	m.pairA, m.pairB = rarePair(lit, m.rare, fold)
 	for pos := 0; pos <= len(text); pos++ {
-		want := bytes.Index(text[pos:], lit)
-		if want >= 0 {
-			want += pos
+		want := -1
+		for i := pos; i+len(lit) <= len(text); i++ {
+			if s := text[i : i+len(lit)]; (fold && bytes.EqualFold(s, lit)) || (!fold && bytes.Equal(s, lit)) {
+				want = i
+				break
+			}
 		}
 		if got := m.indexLit(text, pos); got != want {
-			t.Fatalf("indexLit(%q in %q, from %d) = %d, want %d", lit, text, pos, got, want)
+			t.Fatalf("indexLit(%q in %q, fold %v, from %d) = %d, want %d", lit, text, fold, pos, got, want)
 		}
 	}
 }
 
 func FuzzIndexLit(f *testing.F) {
-	f.Add([]byte("func main"), []byte("package main\n\nfunc main() {}\n"))
-	f.Add([]byte("ab"), bytes.Repeat([]byte("a"), 70))
-	f.Fuzz(func(t *testing.T, lit, text []byte) {
-		if len(lit) < 2 || len(lit) > 64 || len(text) > 4096 {
+	f.Add([]byte("func main"), []byte("package main\n\nfunc main() {}\n"), false)
+	f.Add([]byte("ab"), bytes.Repeat([]byte("a"), 70), false)
+	f.Add([]byte("zztop_needle"), []byte("x ZZTOP_needle y"), true)
+	f.Fuzz(func(t *testing.T, lit, text []byte, fold bool) {
+		if len(lit) < 2 || len(lit) > 64 || len(text) > 4096 || (fold && !isASCII(lit)) {
 			return
 		}
-		checkIndexLit(t, lit, text)
+		checkIndexLit(t, lit, text, fold)
 	})
 }
