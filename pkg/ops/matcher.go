@@ -29,9 +29,14 @@ type matcher struct {
 	// anchored is ^(?:pattern), set when every match starts with lit: a
 	// candidate is then checked where the literal stands (often one-pass).
 	anchored *regexp.Regexp
-	// bufRe finds candidates across a whole block ((?m), so ^ and $ work at
-	// line breaks); nil when the pattern has $, which a "\r\n" line would
-	// hide from it: then every line is checked on its own.
+	// tail, when tailed: the pattern is lit followed only by single-byte
+	// classes (latency_ms=[0-9]{3}, fmt\.Errorf\("[a-z]+), which are
+	// checked byte by byte after the literal instead of by the regexp.
+	tail   []byteSet
+	tailed bool
+	// bufRe finds candidates across a whole block ((?m), so ^ works at
+	// line breaks); nil when the pattern has $, \A or \z (hasTextAnchor):
+	// then every line is checked on its own.
 	bufRe *regexp.Regexp
 }
 
@@ -39,6 +44,15 @@ func newMatcher(pattern string, fixed, ignoreCase, word bool) (*matcher, error) 
 	expr := pattern
 	if fixed {
 		expr = regexp.QuoteMeta(pattern)
+	}
+	if strings.Contains(expr, `\Q`) {
+		// \Q without \E quotes to the end of the pattern, and so would
+		// swallow the ")" of the wrappers below: spell it out first.
+		ast, err := syntax.Parse(expr, syntax.Perl)
+		if err != nil {
+			return nil, usagef("", "invalid regular expression %q: %v", pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		}
+		expr = ast.String()
 	}
 	if word {
 		expr = `\b(?:` + expr + `)\b`
@@ -52,7 +66,7 @@ func newMatcher(pattern string, fixed, ignoreCase, word bool) (*matcher, error) 
 	}
 	m := &matcher{re: re}
 	ast, perr := syntax.Parse(expr, syntax.Perl)
-	if perr == nil && !hasEndAnchor(ast) {
+	if mast, err := syntax.Parse(expr, syntax.Perl&^syntax.OneLine); err == nil && !hasTextAnchor(mast) {
 		m.bufRe = regexp.MustCompile(`(?m)` + expr)
 	}
 	if fixed && !word && !strings.Contains(pattern, "\n") {
@@ -71,6 +85,7 @@ func newMatcher(pattern string, fixed, ignoreCase, word bool) (*matcher, error) 
 	}
 	if !m.pure && !m.fold && len(m.lit) > 0 && perr == nil && startsWithLiteral(ast.Simplify(), string(m.lit)) {
 		m.anchored = regexp.MustCompile(`^(?:` + expr + `)`)
+		m.tail, m.tailed = literalTail(ast.Simplify(), string(m.lit))
 	}
 	if len(m.lit) > 0 {
 		m.rare = rarestByte(m.lit, m.fold)
@@ -96,12 +111,133 @@ func startsWithLiteral(re *syntax.Regexp, lit string) bool {
 	return re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 && string(re.Rune) == lit
 }
 
-func hasEndAnchor(re *syntax.Regexp) bool {
-	if re.Op == syntax.OpEndLine || re.Op == syntax.OpEndText {
+// byteSet is a set of bytes.
+type byteSet [4]uint64
+
+func (s *byteSet) add(lo, hi rune) {
+	for c := lo; c <= hi; c++ {
+		s[c>>6] |= 1 << (c & 63)
+	}
+}
+
+func (s *byteSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
+
+// literalTail reports whether re is lit followed by nothing but ASCII
+// literals and ASCII character classes, each matching exactly one byte,
+// repeated a fixed number of times (the last one any number of times);
+// and returns the classes after lit. Whether a line matches then needs no
+// regexp: X+ at the end matches wherever one X does, X* and X? wherever
+// nothing does. Anything else (case folding, '.', a class reaching beyond
+// ASCII, which matches multi-byte runes, alternation, anchors) is left to
+// the regexp.
+func literalTail(re *syntax.Regexp, lit string) ([]byteSet, bool) {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op != syntax.OpConcat || len(re.Sub) < 2 {
+		return nil, false
+	}
+	head := re.Sub[0]
+	if head.Op != syntax.OpLiteral || head.Flags&syntax.FoldCase != 0 || string(head.Rune) != lit {
+		return nil, false
+	}
+	var tail []byteSet
+	one := func(x *syntax.Regexp) bool {
+		var set byteSet
+		switch {
+		case x.Op == syntax.OpLiteral && x.Flags&syntax.FoldCase == 0 && len(x.Rune) == 1 && x.Rune[0] < 0x80:
+			set.add(x.Rune[0], x.Rune[0])
+		case x.Op == syntax.OpCharClass && len(x.Rune) > 0:
+			for i := 0; i+1 < len(x.Rune); i += 2 {
+				if x.Rune[i+1] >= 0x80 {
+					return false
+				}
+				set.add(x.Rune[i], x.Rune[i+1])
+			}
+		default:
+			return false
+		}
+		tail = append(tail, set)
+		return true
+	}
+	// add appends x's classes; last: nothing follows x, so a repetition
+	// needs only its minimum (X{2,} and X{2,5} as XX, X* and X? as nothing).
+	var add func(x *syntax.Regexp, last bool) bool
+	add = func(x *syntax.Regexp, last bool) bool {
+		min, max := 1, 1
+		switch x.Op {
+		case syntax.OpConcat:
+			for i, sub := range x.Sub {
+				if !add(sub, last && i == len(x.Sub)-1) {
+					return false
+				}
+			}
+			return true
+		case syntax.OpLiteral:
+			if x.Flags&syntax.FoldCase != 0 {
+				return false
+			}
+			for _, r := range x.Rune {
+				if !one(&syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune{r}}) {
+					return false
+				}
+			}
+			return true
+		case syntax.OpPlus:
+			max = -1
+		case syntax.OpStar:
+			min, max = 0, -1
+		case syntax.OpQuest:
+			min = 0
+		case syntax.OpRepeat:
+			min, max = x.Min, x.Max
+		default:
+			return one(x)
+		}
+		if min != max && !last {
+			return false
+		}
+		n := len(tail)
+		if !one(x.Sub[0]) { // the operand must be one byte wide
+			return false
+		}
+		tail = tail[:n]
+		for range min {
+			one(x.Sub[0])
+		}
+		return true
+	}
+	for i, x := range re.Sub[1:] {
+		if !add(x, i == len(re.Sub)-2) {
+			return nil, false
+		}
+	}
+	return tail, true
+}
+
+// tailMatches reports whether b (what follows the literal) begins with
+// one byte of each tail class.
+func (m *matcher) tailMatches(b []byte) bool {
+	if len(b) < len(m.tail) {
+		return false
+	}
+	for i := range m.tail {
+		if !m.tail[i].has(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasTextAnchor reports whether re, parsed with ^ and $ at line breaks,
+// still has an anchor a buffer-wide (?m) search would get wrong: $ (which
+// a "\r\n" hides), \A or \z (the buffer's ends, not each line's).
+func hasTextAnchor(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpEndLine || re.Op == syntax.OpEndText || re.Op == syntax.OpBeginText {
 		return true
 	}
 	for _, sub := range re.Sub {
-		if hasEndAnchor(sub) {
+		if hasTextAnchor(sub) {
 			return true
 		}
 	}
@@ -244,6 +380,12 @@ func (m *matcher) next(buf []byte, pos int) (int, int) {
 		if hit < 0 {
 			return -1, -1
 		}
+		if m.tailed && !m.tailMatches(buf[hit+len(m.lit):]) {
+			// Cheap reject before finding the line: the bytes after the
+			// literal are the line's own, or the line ends before them.
+			pos = hit + 1
+			continue
+		}
 		start := bytes.LastIndexByte(buf[:hit], '\n') + 1
 		end := bytes.IndexByte(buf[hit:], '\n')
 		if end < 0 {
@@ -257,7 +399,11 @@ func (m *matcher) next(buf []byte, pos int) (int, int) {
 		body := trimEOL(buf[start:end])
 		if m.anchored != nil {
 			for p := hit - start; p < len(body); {
-				if m.anchored.Match(body[p:]) {
+				if m.tailed {
+					if rest := p + len(m.lit); rest <= len(body) && m.tailMatches(body[rest:]) {
+						return start, end
+					}
+				} else if m.anchored.Match(body[p:]) {
 					return start, end
 				}
 				q := bytes.Index(body[p+1:], m.lit)
