@@ -3,6 +3,7 @@ package ops
 import (
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -99,6 +100,7 @@ type grepJob struct {
 	entries []*sandbox.Entry // from a walk
 	file    string           // or one path named on the command line
 	out     chan []FileResult
+	results []FileResult // kept for the next use of the job
 }
 
 const grepBatch = 16
@@ -160,6 +162,17 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 	// workers search; this goroutine takes results back in order.
 	jobs := make(chan *grepJob, 16)
 	order := make(chan *grepJob, 64)
+	// Jobs go round: every fresh byte costs a page fault, so a job and its
+	// slices are used again once their results are reported.
+	free := make(chan *grepJob, cap(jobs)+cap(order)+runtime.GOMAXPROCS(0)+1)
+	newJob := func() *grepJob {
+		select {
+		case j := <-free:
+			return j
+		default:
+			return &grepJob{out: make(chan []FileResult, 1)}
+		}
+	}
 	stop := make(chan struct{})
 	var walkErr error
 	var skipped GrepSkipped
@@ -167,7 +180,6 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 		defer close(order)
 		defer close(jobs)
 		send := func(j *grepJob) bool {
-			j.out = make(chan []FileResult, 1)
 			select {
 			case order <- j:
 			case <-stop:
@@ -179,13 +191,13 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 			jobs <- j
 			return true
 		}
-		var pending []*sandbox.Entry
+		pending := newJob()
 		flush := func() bool {
-			if len(pending) == 0 {
+			if len(pending.entries) == 0 {
 				return true
 			}
-			j := &grepJob{entries: pending}
-			pending = nil
+			j := pending
+			pending = newJob()
 			return send(j)
 		}
 		for _, p := range o.Paths {
@@ -203,7 +215,9 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 						Msg: p + " is a special file; FIFOs, sockets and devices are never opened"}
 					return
 				}
-				if !send(&grepJob{file: p}) {
+				j := newJob()
+				j.file = p
+				if !send(j) {
 					return
 				}
 				continue
@@ -225,8 +239,8 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 					case (len(exclG) > 0 && exclG.match(e.Rel)) || (len(inclG) > 0 && !inclG.match(e.Rel)):
 						skipped.Globbed++
 					default:
-						pending = append(pending, e)
-						if len(pending) == grepBatch && !flush() {
+						pending.entries = append(pending.entries, e)
+						if len(pending.entries) == grepBatch && !flush() {
 							return errStop
 						}
 						return nil
@@ -239,7 +253,7 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 				err = errStop
 			}
 			if err != nil {
-				for _, e := range pending {
+				for _, e := range pending.entries {
 					e.Release()
 				}
 				if !errors.Is(err, errStop) {
@@ -257,7 +271,7 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 			buf := make([]byte, searchBuf)
 			var f sandbox.File // reused: opening a walked file allocates nothing
 			for j := range jobs {
-				out := make([]FileResult, len(j.entries), len(j.entries)+1)
+				out := slices.Grow(j.results[:0], len(j.entries)+1)[:len(j.entries)]
 				if j.file != "" {
 					out = append(out, s.searchFile(sb, j.file, &buf))
 				}
@@ -341,6 +355,13 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 			if cut {
 				halt(nil)
 			}
+		}
+		clear(out)
+		clear(j.entries)
+		j.results, j.entries, j.file = out[:0], j.entries[:0], ""
+		select {
+		case free <- j:
+		default:
 		}
 	}
 	wg.Wait()

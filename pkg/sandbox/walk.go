@@ -373,6 +373,7 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 		ancestors = &keyNode{key: key, next: j.ancestors}
 	}
 	relPaths(d.rel, ents)
+	j.items = make([]walkItem, 0, len(ents)) // one allocation: fresh memory costs a fault per page
 	depth := j.depth
 	for _, e := range ents {
 		name, typ, rel := e.name, e.typ, e.rel
