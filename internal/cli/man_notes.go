@@ -50,8 +50,9 @@ Trees are walked depth first in name order, so output is in path order.
 .git is never entered; dot-names need --hidden; .gitignore, .ignore and .git/info/exclude apply
 (also outside git repositories) unless --no-ignore.
 Symlinks are followed only with -L, never out of their root, never in a loop.
-grep uses RE2 syntax; a CRLF line matches as if it ended in LF; a file with a NUL byte is binary
-and skipped in trees. grep exits 1 when nothing matched and still prints its result.
+grep uses RE2 syntax, matched line by line: ^ and \\A are a line's start, $ and \\z its end; a
+CRLF line matches as if it ended in LF; a file with a NUL byte is binary and skipped in trees.
+grep exits 1 when nothing matched and still prints its result.
 A find or -g glob without '/' matches the base name at any depth.
 .SH SEE ALSO
 README.md in the fsbox source for the full contract.
