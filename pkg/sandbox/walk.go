@@ -62,8 +62,8 @@ func (e *Entry) Open() (*File, error) {
 
 // OpenInto is Open into f, which must be closed (or new): a search that
 // opens thousands of entries one after another reuses one File and
-// allocates nothing per file. A file opened from a walk entry has an empty
-// Info.Abs; Entry.Abs gives it.
+// allocates nothing per file. Info.Abs is left empty when the file is
+// opened by name from its directory's descriptor (the usual case).
 func (e *Entry) OpenInto(f *File) error {
 	if !e.via && haveOpenChild {
 		return openChild(e.dir, e.Name, e.Path, f)
@@ -95,10 +95,6 @@ func (e *Entry) openPortable(t *target) (*File, error) {
 	}
 	return newFile(e.dir.s, f, info), nil
 }
-
-// Abs is the entry's absolute path (through a followed symlink, the path
-// it was reached by).
-func (e *Entry) Abs() string { return e.dir.rt.abs(e.rel) }
 
 // Release gives back the entry's hold on its parent directory. Every
 // entry a walk reports must be released once, from any goroutine.
