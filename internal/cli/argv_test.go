@@ -24,6 +24,8 @@ func TestReorder(t *testing.T) {
 		{"fsbox grep x -g a --glob=b", "fsbox grep --glob a --glob=b -- x"},
 		{"fsbox read a.txt --limit 5 --offset=2", "fsbox read --limit 5 --offset=2 -- a.txt"},
 		{"fsbox --pretty ls -a", "fsbox --pretty ls --all --"},
+		// As getopt: a flag that takes a value takes the next word, even "--".
+		{"fsbox grep -A -- x", "fsbox grep --after-context -- -- x"},
 	}
 	for _, c := range cases {
 		got := strings.Join(reorder(strings.Fields(c.in), global, grepFlags), " ")
@@ -36,7 +38,7 @@ func TestReorder(t *testing.T) {
 // FuzzReorder: reordering never panics, never drops or reorders the
 // positional arguments, and keeps everything after "--" positional.
 func FuzzReorder(f *testing.F) {
-	for _, s := range []string{"grep TODO main.go --numbered", "slice x -10", "grep -- -v x", "read --limit", "grep -A", "-x", "grep -inA3 x -- --y"} {
+	for _, s := range []string{"grep TODO main.go --numbered", "slice x -10", "grep -- -v x", "read --limit", "grep -A", "-x", "grep -inA3 x -- --y", "grep -A -- -A"} {
 		f.Add(s)
 	}
 	global := flagsOf(globalFlags())
@@ -46,8 +48,10 @@ func FuzzReorder(f *testing.F) {
 		if len(out) == 0 || out[0] != "fsbox" {
 			t.Fatalf("argv[0] lost: %q", out)
 		}
-		// Arguments after an explicit "--" come through in order.
-		if i := indexOf(args, "--"); i >= 0 {
+		// Arguments after an explicit "--" come through in order. A "--"
+		// right after a flag that takes a value is that value, as getopt
+		// has it (grep -A -- x: "--" is the context length).
+		if i := terminator(args, global, grepFlags); i >= 0 {
 			tail := args[i+1:]
 			if j := indexOf(out, "--"); j >= 0 && len(tail) > 0 {
 				got := out[len(out)-len(tail):]
@@ -57,6 +61,47 @@ func FuzzReorder(f *testing.F) {
 			}
 		}
 	})
+}
+
+// terminator is the index of the first "--" in args that is not a flag's
+// value, or -1.
+func terminator(args []string, global flagSet, command func(string) (flagSet, bool)) int {
+	fs := flagSet{}
+	for k, v := range global {
+		fs[k] = v
+	}
+	if len(args) > 1 {
+		if cf, ok := command(args[1]); ok {
+			for k, v := range cf {
+				fs[k] = v
+			}
+		}
+	}
+	for i := 1; i < len(args); i++ {
+		tok := args[i]
+		if tok == "--" {
+			return i
+		}
+		if !isFlag(tok) || strings.Contains(tok, "=") {
+			continue
+		}
+		name := strings.TrimLeft(tok, "-")
+		if _, known := fs[name]; known || strings.HasPrefix(tok, "--") {
+			if fs[name] {
+				i++
+			}
+			continue
+		}
+		for j := range len(name) { // -inA: the letter taking a value ends the group
+			if fs[name[j:j+1]] {
+				if j == len(name)-1 {
+					i++
+				}
+				break
+			}
+		}
+	}
+	return -1
 }
 
 func indexOf(l []string, s string) int {
