@@ -43,7 +43,8 @@ fmt-check:
 golden:
 	$(GO) test ./cmd/fsbox -run TestScript -update
 
-# Each fuzz target briefly (FUZZTIME each); the seed corpora also run in `make test`.
+# Each fuzz target briefly (FUZZTIME each: a duration, or a count of inputs
+# such as 10000x, which CI uses); the seed corpora also run in `make test`.
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
