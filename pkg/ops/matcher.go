@@ -164,7 +164,7 @@ func literalTail(re *syntax.Regexp, lit string) ([]byteSet, bool) {
 	// needs only its minimum (X{2,} and X{2,5} as XX, X* and X? as nothing).
 	var add func(x *syntax.Regexp, last bool) bool
 	add = func(x *syntax.Regexp, last bool) bool {
-		min, max := 1, 1
+		least, most := 1, 1
 		switch x.Op {
 		case syntax.OpConcat:
 			for i, sub := range x.Sub {
@@ -184,17 +184,17 @@ func literalTail(re *syntax.Regexp, lit string) ([]byteSet, bool) {
 			}
 			return true
 		case syntax.OpPlus:
-			max = -1
+			most = -1
 		case syntax.OpStar:
-			min, max = 0, -1
+			least, most = 0, -1
 		case syntax.OpQuest:
-			min = 0
+			least = 0
 		case syntax.OpRepeat:
-			min, max = x.Min, x.Max
+			least, most = x.Min, x.Max
 		default:
 			return one(x)
 		}
-		if min != max && !last {
+		if least != most && !last {
 			return false
 		}
 		n := len(tail)
@@ -202,7 +202,7 @@ func literalTail(re *syntax.Regexp, lit string) ([]byteSet, bool) {
 			return false
 		}
 		tail = tail[:n]
-		for range min {
+		for range least {
 			one(x.Sub[0])
 		}
 		return true
