@@ -33,6 +33,9 @@ func init() {
 			if err != nil {
 				return err
 			}
+			if x.out.format != formatText {
+				return x.out.emitWithString(&r, &r.Content)
+			}
 			return x.out.emit(r, nil, nil, func(w *bufio.Writer) error {
 				if r.Encoding == "base64" {
 					w.WriteString(r.Content)

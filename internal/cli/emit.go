@@ -95,23 +95,23 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 		p.trailer(bw, tr) // a note on stderr, as lines() gives
 		return bw.Flush()
 	}
+	if p.format != formatNDJSON || items == nil {
+		// One document: json.Encoder marshals all of it before its one
+		// Write, so a failure leaves stdout empty without a copy of ours
+		// (each fresh page of a copy costs a fault; read's 1 MiB content
+		// would cost about 2 MiB more).
+		return newEncoder(p.w, p.pretty && p.format == formatJSON).Encode(v)
+	}
 	var buf bytes.Buffer
 	bw := bufio.NewWriterSize(&buf, 64<<10)
-	switch {
-	case p.format == formatNDJSON && items != nil:
-		rv := reflect.ValueOf(items)
-		enc := newEncoder(bw, false)
-		for i := 0; i < rv.Len(); i++ {
-			if err := enc.Encode(rv.Index(i).Interface()); err != nil {
-				return err
-			}
-		}
-		p.trailer(bw, tr)
-	default:
-		if err := newEncoder(bw, p.pretty && p.format == formatJSON).Encode(v); err != nil {
+	rv := reflect.ValueOf(items)
+	enc := newEncoder(bw, false)
+	for i := 0; i < rv.Len(); i++ {
+		if err := enc.Encode(rv.Index(i).Interface()); err != nil {
 			return err
 		}
 	}
+	p.trailer(bw, tr)
 	if err := bw.Flush(); err != nil {
 		return err
 	}
