@@ -7,8 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
 // Known GNU outputs (coreutils 9.1, LC_ALL=C), so the tests bite even on a
@@ -242,6 +245,105 @@ func TestWcMatchesGNU(t *testing.T) {
 		got := r.Files[0]
 		if got.Lines != c.lines || got.Words != c.words || got.Chars != c.chars || got.Bytes != c.bytes {
 			t.Errorf("%q: got %+v, want l=%d w=%d m=%d c=%d", c.in, got.Counts, c.lines, c.words, c.chars, c.bytes)
+		}
+	}
+}
+
+// TestSortLargeInputs sorts inputs big enough for the paths small ones
+// never take: the in-place radix distribution (4096 lines and more), the
+// parallel sort and its merges (16384 and more) and the in-place
+// permutation of lines. Plain byte order is checked against slices.Sort;
+// -n, -r, -u and -f against the machine's sort(1) when it has one.
+func TestSortLargeInputs(t *testing.T) {
+	dir := t.TempDir()
+	p := sandbox.DefaultPolicy(dir)
+	p.Limits.MaxResults = 1 << 20
+	sb, err := sandbox.New(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	rng := rand.New(rand.NewSource(11))
+	var b bytes.Buffer
+	var lines []string
+	for n := 0; n < 70000; n++ {
+		var l []byte
+		switch rng.Intn(4) {
+		case 0: // numbers, many equal
+			l = fmt.Appendf(nil, "%d.%d", rng.Intn(300)-150, rng.Intn(10))
+		case 1: // short lines from a tiny alphabet: long runs of equal prefixes
+			for k := rng.Intn(4); k > 0; k-- {
+				l = append(l, "aAb\x01\xff"[rng.Intn(5)])
+			}
+		default:
+			l = fmt.Appendf(nil, "%c%c line %d", 'a'+rng.Intn(3), 'a'+rng.Intn(26), rng.Intn(1000))
+		}
+		lines = append(lines, string(l))
+		b.Write(l)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(o SortOptions) string {
+		o.Path = "big"
+		return collectSorted(t, func(sink LineSink) error { o.Sink = sink; _, err := Sort(sb, o); return err })
+	}
+	want := slices.Clone(lines)
+	slices.Sort(want)
+	if got := run(SortOptions{}); got != strings.Join(want, "\n")+"\n" {
+		t.Errorf("plain sort of %d lines differs from slices.Sort", len(lines))
+	}
+	gnu, err := exec.LookPath("sort")
+	if err != nil {
+		t.Skip("no sort(1) on this machine for -n, -r, -u, -f")
+	}
+	for _, c := range []struct {
+		flags []string
+		o     SortOptions
+	}{
+		{[]string{"-n"}, SortOptions{Numeric: true}}, {[]string{"-r"}, SortOptions{Reverse: true}},
+		{[]string{"-u"}, SortOptions{Unique: true}}, {[]string{"-f"}, SortOptions{IgnoreCase: true}},
+		{[]string{"-n", "-u"}, SortOptions{Numeric: true, Unique: true}},
+	} {
+		cmd := exec.Command(gnu, append(c.flags, filepath.Join(dir, "big"))...)
+		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		want, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := run(c.o); got != string(want) {
+			g, w := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+			i := 0
+			for i < len(g) && i < len(w) && g[i] == w[i] {
+				i++
+			}
+			t.Errorf("sort %v of %d lines differs from GNU sort at line %d: %q, want %q (%d vs %d lines)",
+				c.flags, len(lines), i+1, g[min(i, len(g)-1)], w[min(i, len(w)-1)], len(g), len(w))
+		}
+	}
+}
+
+// TestRadixSortLines checks the in-place bucket distribution directly,
+// over several sizes and alphabets, against slices.SortFunc.
+func TestRadixSortLines(t *testing.T) {
+	for seed, n := range []int{4096, 10000, 40000} {
+		rng := rand.New(rand.NewSource(int64(seed)))
+		var lines [][]byte
+		for i := 0; i < n; i++ {
+			var l []byte
+			for k := rng.Intn(7); k > 0; k-- {
+				l = append(l, "abcz\x00\xff"[rng.Intn(3+seed)])
+			}
+			lines = append(lines, fmt.Appendf(l, " %d", rng.Intn(50)))
+		}
+		want := slices.Clone(lines)
+		slices.SortFunc(want, bytesCompare)
+		radixSortLines(lines)
+		for i := range lines {
+			if !bytes.Equal(lines[i], want[i]) {
+				t.Fatalf("%d lines: at %d got %q, want %q", n, i, lines[i], want[i])
+			}
 		}
 	}
 }

@@ -67,8 +67,8 @@ func merge[T any](dst, a, b []T, cmp func(a, b T) int) {
 }
 
 // radixSortLines sorts lines in byte order: one counting pass on the first
-// two bytes spreads them over 257*257 buckets (a shorter line first), then
-// the buckets are sorted concurrently from their third byte on.
+// two bytes spreads them, in place, over 257*257 buckets (a shorter line
+// first), then the buckets are sorted concurrently from their third byte on.
 func radixSortLines(lines [][]byte) {
 	if len(lines) < 1<<12 {
 		slices.SortFunc(lines, bytesCompare)
@@ -93,12 +93,21 @@ func radixSortLines(lines [][]byte) {
 		counts[i] += counts[i-1]
 	}
 	starts := slices.Clone(counts)
-	out := make([][]byte, len(lines))
-	for _, l := range lines {
-		k := key(l)
-		out[counts[k]] = l
-		counts[k]++
+	// Distribute in place (American flag sort): swap each line into the
+	// next free slot of its bucket until the slot's own line belongs there.
+	// A second slice of lines would cost as much fresh memory as the first.
+	for b := 0; b < nb; b++ {
+		for i := counts[b]; i < starts[b+1]; i = counts[b] {
+			l := lines[i]
+			for k := key(l); k != b; k = key(l) {
+				lines[counts[k]], l = l, lines[counts[k]]
+				counts[k]++
+			}
+			lines[i] = l
+			counts[b]++
+		}
 	}
+	out := lines
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
 	per := (len(lines) + workers - 1) / workers
@@ -124,7 +133,6 @@ func radixSortLines(lines [][]byte) {
 		}(lo, b)
 	}
 	wg.Wait()
-	copy(lines, out)
 }
 
 func bytesCompare(a, b []byte) int { return bytes.Compare(a, b) }
