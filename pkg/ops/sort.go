@@ -95,8 +95,14 @@ func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
 			res.Truncated, res.Limit = true, "max_results"
 			break
 		}
-		buf = append(append(buf[:0], l...), '\n')
-		if err := sink(buf); err != nil {
+		out := l
+		if len(l) < cap(l) && l[:len(l)+1][len(l)] == '\n' {
+			out = l[:len(l)+1] // the line and its newline, in place in the file's bytes
+		} else { // the last line, without one
+			buf = append(append(buf[:0], l...), '\n')
+			out = buf
+		}
+		if err := sink(out); err != nil {
 			return SortResult{}, err
 		}
 		res.Count++
