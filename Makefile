@@ -19,14 +19,15 @@ TAGS      ?= urfave_cli_no_docs
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags $(TAGS) -o $(BIN) ./cmd/fsbox
 
-# Build for every supported platform (build only; Linux-only parts sit
-# behind build tags).
+# Build for every supported platform and vet it, tests included (Linux-
+# and Unix-only parts, and the tests that make FIFOs, sit behind build tags).
 CROSS ?= linux/amd64 linux/arm64 darwin/arm64 windows/amd64
 cross:
 	@set -e; for p in $(CROSS); do \
 	  os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
 	  echo "build $$os/$$arch"; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -tags $(TAGS) -o bin/cross/fsbox-$$os-$$arch$$ext ./cmd/fsbox; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) vet -tags $(TAGS) ./...; \
 	done
 
 # The test command CI runs (.ci/run) and README shows.
