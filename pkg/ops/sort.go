@@ -95,7 +95,7 @@ func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
 			res.Truncated, res.Limit = true, "max_results"
 			break
 		}
-		out := l
+		var out []byte
 		if len(l) < cap(l) && l[:len(l)+1][len(l)] == '\n' {
 			out = l[:len(l)+1] // the line and its newline, in place in the file's bytes
 		} else { // the last line, without one
