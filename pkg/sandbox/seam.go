@@ -1,0 +1,22 @@
+package sandbox
+
+// Seam is a test-only hook called between a check and the act it guards,
+// so a race test can swap a path at exactly the wrong moment instead of
+// hoping a stress loop hits the window. It is nil outside tests; setting it
+// is not safe while sandbox calls run in other goroutines.
+//
+// Points (the string passed):
+//
+//	"remove.checked"  rm -r checked the whole tree, nothing deleted yet
+//	"rename.checked"  mv checked source and destination trees, before renameat2
+//	"replace.checked" a write's temp file is complete, before it takes the name
+//	"append.checked"  an append target is checked, before it is opened for writing
+//	"edit.checked"    edit read and checked the current content, before it replaces it
+//	"open.checked"    a path was checked lexically, before it is opened
+var Seam func(point string)
+
+func atSeam(point string) {
+	if Seam != nil {
+		Seam(point)
+	}
+}
