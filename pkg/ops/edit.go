@@ -61,15 +61,12 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 	if !w.Exists {
 		return EditResult{}, sandbox.Errorf(sandbox.CodeNotFound, o.Path, "%s does not exist", o.Path)
 	}
-	if err := w.Lock(); err != nil {
-		return EditResult{}, sandbox.AsError(err)
-	}
 	f, err := w.Current()
 	if err != nil {
 		return EditResult{}, err
 	}
 	max := sb.Limits().MaxWriteBytes
-	old, err := readUpTo(f, f.Info.Size, max+1)
+	old, err := readUpTo(f, f.Info.Size, satAdd(max, 1))
 	f.Close()
 	if err != nil {
 		return EditResult{}, sandbox.AsError(err)
@@ -108,7 +105,10 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 	if o.DryRun {
 		return res, nil
 	}
-	if _, err := w.Replace(bytes.NewReader(cur), max, nil); err != nil {
+	// The file must still be what was read when the new content takes
+	// its name: checked under the workdir's write lock.
+	before := sha256Hex(old)
+	if _, err := w.Commit(bytes.NewReader(cur), max, sandbox.CommitOptions{Expect: &before}); err != nil {
 		return EditResult{}, err
 	}
 	return res, nil

@@ -76,7 +76,7 @@ func Copy(sb *sandbox.Sandbox, src, dst string, force bool) (CopyResult, error) 
 		return CopyResult{}, sandbox.Errorf(sandbox.CodeExists, dst, "%s exists: pass --force to replace it", dst)
 	}
 	mode := f.Info.Mode.Perm()
-	r, err := w.Replace(f, sb.Limits().MaxWriteBytes, &mode)
+	r, err := w.Commit(f, sb.Limits().MaxWriteBytes, sandbox.CommitOptions{Mode: &mode, NoReplace: !force})
 	if err != nil {
 		return CopyResult{}, err
 	}

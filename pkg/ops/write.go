@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"bytes"
+	"math"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -39,21 +41,23 @@ func Write(sb *sandbox.Sandbox, o WriteOptions) (WriteResult, error) {
 		return WriteResult{}, err
 	}
 	defer w.Close()
-	if expect != "" {
-		if err := w.Lock(); err != nil {
-			return WriteResult{}, sandbox.AsError(err)
-		}
-	}
 	if o.NoClobber && w.Exists {
 		return WriteResult{}, sandbox.Errorf(sandbox.CodeExists, o.Path, "%s exists and --no-clobber is set", o.Path)
 	}
+	// Checked early for a quick answer, and again by the sandbox at the
+	// moment of the change, under the workdir's write lock.
 	if err := checkExpected(w, expect); err != nil {
 		return WriteResult{}, err
 	}
+	co := sandbox.CommitOptions{Mode: o.Mode, NoReplace: o.NoClobber}
+	if expect != "" {
+		co.Expect = &expect
+	}
 	max := sb.Limits().MaxWriteBytes
 	res := WriteResult{Path: w.Path, Created: !w.Exists}
+	var r sandbox.ReplaceResult
 	if o.Append {
-		data, err := io.ReadAll(io.LimitReader(o.Content, max+1))
+		data, err := io.ReadAll(io.LimitReader(o.Content, satAdd(max, 1)))
 		if err != nil {
 			return WriteResult{}, sandbox.AsError(err)
 		}
@@ -61,22 +65,28 @@ func Write(sb *sandbox.Sandbox, o WriteOptions) (WriteResult, error) {
 			return WriteResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
 				Msg: "the content is over max_write_bytes: nothing was written"}
 		}
-		if err := w.Append(data, o.Mode); err != nil {
+		if co.NoReplace {
+			// --append --no-clobber: create the file, never add to one.
+			r, err = w.Commit(bytes.NewReader(data), max, co)
+		} else {
+			r, err = w.Append(data, co)
+		}
+		if err != nil {
 			return WriteResult{}, err
 		}
-		res.Bytes = int64(len(data))
-		w.Exists = true
-		if res.SHA256, err = w.CurrentSHA256(); err != nil {
-			return WriteResult{}, err
-		}
-		return res, nil
-	}
-	r, err := w.Replace(o.Content, max, o.Mode)
-	if err != nil {
+	} else if r, err = w.Commit(o.Content, max, co); err != nil {
 		return WriteResult{}, err
 	}
 	res.Bytes, res.SHA256 = r.Bytes, r.SHA256
 	return res, nil
+}
+
+// satAdd is a+b for non-negative values, saturating at the largest int64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 func checkExpected(w *sandbox.WriteTarget, expect string) error {

@@ -49,6 +49,9 @@ type File struct {
 	fd   int      // >= 0: a raw descriptor (the walker's fast path), read directly
 	s    *Sandbox // counts the bytes read when the file is closed
 	n    int64    // bytes read so far
+	// borrowed: os belongs to someone else (a WriteTarget's checked
+	// file); Close leaves it open
+	borrowed bool
 
 	cname []byte // scratch for the NUL-terminated name of Entry.OpenInto
 }
@@ -90,7 +93,7 @@ func (f *File) Close() error {
 		f.fd = -2
 		return rawClose(fd)
 	}
-	if f.os == nil {
+	if f.os == nil || f.borrowed {
 		return nil
 	}
 	return f.os.Close()
@@ -193,8 +196,52 @@ func (s *Sandbox) checkOpened(f *os.File, t *target, wantDir bool, acc Access) (
 }
 
 // mapErr maps an os.Root error, telling a '..' climb from a symlink escape.
+// A path that does not exist is still denied when its nearest existing
+// ancestor, resolved, lies under a deny rule: a missing name below a
+// denied directory (reached through a symlink, say) must look exactly like
+// an existing one, or not_found/denied becomes an existence oracle.
 func (s *Sandbox) mapErr(err error, t *target) error {
-	return mapOpenErr(err, t.given)
+	e := mapOpenErr(err, t.given)
+	if e.Code == CodeNotFound {
+		if d := s.deniedAncestor(t.rt, path.Clean(t.rel), t.given); d != nil {
+			return d
+		}
+	}
+	return e
+}
+
+// deniedAncestor resolves the deepest existing ancestor of rel through the
+// root and checks its real path plus the rest of rel against the deny
+// rules. It returns nil when nothing there is denied (or nothing resolves).
+func (s *Sandbox) deniedAncestor(rt *root, rel, given string) *Error {
+	if !s.hasPatterns || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+		return nil
+	}
+	dir, rest := path.Dir(rel), path.Base(rel)
+	for {
+		sub, err := openRoot(rt.r, dir)
+		if err == nil {
+			f, err := sub.Open(".")
+			sub.Close()
+			if err != nil {
+				return nil
+			}
+			real, err := fdPath(f, rt.abs(dir))
+			f.Close()
+			if err != nil {
+				return nil
+			}
+			rrel, ok := rt.relOf(real)
+			if !ok {
+				return deny(RuleSymlink, given, "%s leads out of its root", given)
+			}
+			return s.checkPatterns(path.Join(rrel, rest), true, AccessRead, given)
+		}
+		if dir == "." {
+			return nil
+		}
+		dir, rest = path.Dir(dir), path.Join(path.Base(dir), rest)
+	}
 }
 
 // Dir is an opened directory that passed every check. Entries below it are
@@ -295,7 +342,7 @@ func (d *Dir) ReadDir() (Listing, error) {
 		if err != nil {
 			continue // vanished since the listing was read
 		}
-		if d.s.checkPatterns(rel, fi.IsDir(), AccessRead, name) != nil || specialFS(d.rt.abs(rel)) {
+		if d.s.checkLeaf(rel, fi.IsDir(), AccessRead, name) != nil || specialFS(d.rt.abs(rel)) {
 			out.Denied++
 			continue
 		}

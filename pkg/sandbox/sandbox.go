@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -48,6 +49,7 @@ type Sandbox struct {
 	hasPatterns bool
 	landlock    LandlockStatus
 	trail       trail
+	writes      sync.Mutex // held with the workdir's flock by lockWrites
 }
 
 // Landlock reports whether Restrict raised the kernel wall.
@@ -315,39 +317,71 @@ func specialFS(abs string) bool {
 
 // checkPatterns applies deny, allow and (for writes) write_deny to a real
 // root-relative path. A path is denied when it or any of its parent
-// directories matches a deny pattern. Allow patterns apply to everything
-// but directories, which stay traversable.
+// directories matches a deny glob or deny regex (a rule that matches a
+// directory protects everything beneath it). Allow rules apply to
+// everything but directories, which stay traversable.
 func (s *Sandbox) checkPatterns(rel string, isDir bool, acc Access, given string) *Error {
 	if !s.hasPatterns && (acc == AccessRead || len(s.writeDeny) == 0) {
 		return nil
 	}
 	if rel != "." {
 		lower := strings.ToLower(rel)
-		for p := lower; ; {
-			for _, g := range s.deny {
-				if ok, _ := doublestar.Match(g, p); ok {
-					return deny(RuleDeny, given, "%s matches the deny pattern %q", given, g)
+		for end := len(rel); end > 0; {
+			if e := s.denyOne(lower[:end], rel[:end], acc, given); e != nil {
+				if end < len(rel) {
+					e.Msg = fmt.Sprintf("%s lies under %s: %s", given, rel[:end], e.Msg)
 				}
+				return e
 			}
-			if acc == AccessWrite {
-				for _, g := range s.writeDeny {
-					if ok, _ := doublestar.Match(g, p); ok {
-						return deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q: readable, never written", given, g)
-					}
-				}
-			}
-			i := strings.LastIndexByte(p, '/')
-			if i < 0 {
-				break
-			}
-			p = p[:i]
+			end = strings.LastIndexByte(rel[:end], '/')
 		}
-		for _, re := range s.denyRe {
-			if re.MatchString(rel) {
-				return deny(RuleDeny, given, "%s matches the deny_regex %q", given, strings.TrimPrefix(re.String(), "(?i)"))
+	}
+	return s.checkAllow(rel, isDir, given)
+}
+
+// checkLeaf is checkPatterns for a path whose parent directory has already
+// passed checkPatterns (a walk's entries, a tree's members): only the path
+// itself is matched, so a walk costs one match per entry and rule, not
+// one per ancestor.
+func (s *Sandbox) checkLeaf(rel string, isDir bool, acc Access, given string) *Error {
+	if !s.hasPatterns && (acc == AccessRead || len(s.writeDeny) == 0) {
+		return nil
+	}
+	if rel != "." {
+		if e := s.denyOne(strings.ToLower(rel), rel, acc, given); e != nil {
+			return e
+		}
+	}
+	return s.checkAllow(rel, isDir, given)
+}
+
+// denyOne matches one path (no ancestors) against the deny globs and
+// regexes, and for writes the write_deny globs. lower is rel in lower case:
+// deny globs match case-insensitively (their patterns are lowered too).
+func (s *Sandbox) denyOne(lower, rel string, acc Access, given string) *Error {
+	for _, g := range s.deny {
+		if ok, _ := doublestar.Match(g, lower); ok {
+			return deny(RuleDeny, given, "%s matches the deny pattern %q", given, g)
+		}
+	}
+	for _, re := range s.denyRe {
+		if re.MatchString(rel) {
+			return deny(RuleDeny, given, "%s matches the deny_regex %q", given, strings.TrimPrefix(re.String(), "(?i)"))
+		}
+	}
+	if acc == AccessWrite {
+		for _, g := range s.writeDeny {
+			if ok, _ := doublestar.Match(g, lower); ok {
+				return deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q: readable, never written", given, g)
 			}
 		}
 	}
+	return nil
+}
+
+// checkAllow refuses a non-directory that matches no allow rule when the
+// policy has any.
+func (s *Sandbox) checkAllow(rel string, isDir bool, given string) *Error {
 	if isDir || (len(s.allow) == 0 && len(s.allowRe) == 0) {
 		return nil
 	}
@@ -411,4 +445,28 @@ func unwrapPathErr(err error) error {
 		return le.Err
 	}
 	return err
+}
+
+// lockWrites serialises every change to the workdir: an in-process mutex
+// and an exclusive flock on the workdir itself, so the changes of all
+// fsbox processes on one workdir happen one at a time, each with its
+// re-check and its act as one step. It is held only while a change is
+// made (never while content streams in), and released by the returned
+// function. Readers never take it.
+func (s *Sandbox) lockWrites() (func(), error) {
+	s.writes.Lock()
+	f, err := s.work.r.Open(".")
+	if err == nil {
+		if err = lockDir(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		s.writes.Unlock()
+		return nil, &Error{Code: CodeIO, Path: s.work.dir, Msg: fmt.Sprintf("cannot lock the workdir %s: %v", s.work.dir, unwrapPathErr(err)), Err: err}
+	}
+	return func() {
+		f.Close() // closing the only descriptor of the open file releases the flock
+		s.writes.Unlock()
+	}, nil
 }

@@ -320,3 +320,20 @@ func renameAt(src, dst *WriteTarget, force bool) error {
 	}
 	return err
 }
+
+// renameNoReplace gives the target's name to tmp only if the name is free
+// (renameat2 RENAME_NOREPLACE; where a filesystem lacks it, link(2), which
+// fails on an existing name too, then unlink of tmp).
+func renameNoReplace(w *WriteTarget, tmp string) error {
+	dfd := int(w.dirF.Fd())
+	err := unix.Renameat2(dfd, tmp, dfd, w.Name, unix.RENAME_NOREPLACE)
+	if err == unix.EINVAL || err == unix.ENOSYS {
+		if err = unix.Linkat(dfd, tmp, dfd, w.Name, 0); err == nil {
+			unix.Unlinkat(dfd, tmp, 0)
+		}
+	}
+	if err == unix.EEXIST {
+		return fs.ErrExist
+	}
+	return err
+}

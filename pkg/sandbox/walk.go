@@ -116,6 +116,7 @@ func (s *Sandbox) openTarget(t *target) (*File, error) {
 	if err := kindCheck(pre.Mode(), false, t.given); err != nil {
 		return nil, err
 	}
+	atSeam("open.checked")
 	f, err := t.rt.r.OpenFile(t.rel, openReadFlags, 0)
 	if err != nil {
 		return nil, s.mapErr(err, t)
@@ -391,7 +392,7 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 		case !w.o.Hidden && name[0] == '.':
 			j.skipped.Hidden++
 			continue
-		case w.s.checkPatterns(rel, isDir, w.access(), name) != nil || (d.rt.special && specialFS(d.rt.abs(rel))):
+		case w.s.checkLeaf(rel, isDir, w.access(), name) != nil || (d.rt.special && specialFS(d.rt.abs(rel))):
 			j.skipped.Denied++
 			if w.o.onDenied != nil {
 				j.denied = append(j.denied, childPath(d.Info.Path, name))

@@ -8,26 +8,34 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // WriteTarget is a path about to be written: checked against the policy
 // and with its parent directory held open, so the name cannot be moved
 // under the write. Close releases it.
+//
+// Every change a target makes (Commit, Append, Rename, Remove, Mkdir,
+// Symlink) runs under the workdir's write lock and first re-checks that the
+// pinned parent still lies where it was checked, so no sequence of fsbox
+// calls can move a checked path between the check and the act.
 type WriteTarget struct {
 	s      *Sandbox
 	rt     *root
 	dir    *os.Root // the parent, pinned
-	dirF   *os.File // the same directory, for fsync and locking
+	dirF   *os.File // the same directory, for fsync, locking and *at calls
 	dirRel string   // real root-relative path of the parent
 	Name   string
 	Path   string // as output shows it
 	Exists bool
-	Info   Info // of the existing file
+	Info   Info     // of the existing file (or entry)
+	cur    *os.File // a file target's existing file, opened without following and checked
 }
 
 const tempPrefix = ".fsbox-tmp-"
@@ -36,7 +44,9 @@ const tempPrefix = ".fsbox-tmp-"
 // match no deny or write_deny pattern (on its real path), not be the
 // policy file, and be a regular file or not exist. With mkdirs, missing
 // parent directories are created. A symlink at p is followed while it
-// stays in the workdir; an absolute or escaping one is refused.
+// stays in the workdir; an absolute or escaping one is refused. An
+// existing file is opened without following and checked like a read
+// (type, hard links), so what Current returns is exactly what was checked.
 func (s *Sandbox) OpenWriteTarget(p string, mkdirs bool) (*WriteTarget, error) {
 	return s.openTarget4Write(p, mkdirs, true)
 }
@@ -57,16 +67,17 @@ func (s *Sandbox) openTarget4Write(p string, mkdirs, follow bool) (*WriteTarget,
 		return nil, err
 	}
 	clean := path.Clean(t.rel)
-	if err := s.checkPatterns(clean, false, AccessWrite, t.given); err != nil {
+	if err := s.checkPatterns(clean, !follow, AccessWrite, t.given); err != nil {
 		return nil, err
 	}
 	if err := s.checkWrite(t.rt, clean, t.given); err != nil {
 		return nil, err
 	}
-	return s.openWriteTarget(t.rt, clean, t.given, t.display(), mkdirs, follow, 0)
+	return s.openWriteTarget(t, clean, mkdirs, follow, 0)
 }
 
-func (s *Sandbox) openWriteTarget(rt *root, rel, given, display string, mkdirs, follow bool, depth int) (*WriteTarget, error) {
+func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow bool, depth int) (*WriteTarget, error) {
+	rt, given := t.rt, t.given
 	if rel == "." || path.Base(rel) == ".." {
 		return nil, deny(RuleRoot, given, "%s is the workdir or above it: it cannot be written or replaced", given)
 	}
@@ -75,18 +86,15 @@ func (s *Sandbox) openWriteTarget(rt *root, rel, given, display string, mkdirs, 
 	}
 	parent, name := path.Dir(rel), path.Base(rel)
 	if mkdirs && parent != "." {
-		if err := s.checkPatterns(parent, true, AccessWrite, given); err != nil {
+		if err := s.mkdirAll(rt, parent, given); err != nil {
 			return nil, err
-		}
-		if err := rt.r.MkdirAll(parent, 0o777); err != nil {
-			return nil, mkdirAllErr(err, given)
 		}
 	}
 	dir, err := openRoot(rt.r, parent)
 	if err != nil {
-		return nil, mapOpenErr(err, given)
+		return nil, s.mapErr(err, &target{given: given, rt: rt, rel: rel})
 	}
-	w := &WriteTarget{s: s, rt: rt, dir: dir, Name: name, Path: display}
+	w := &WriteTarget{s: s, rt: rt, dir: dir, Name: name, Path: t.display()}
 	fail := func(err error) (*WriteTarget, error) { w.Close(); return nil, err }
 	if w.dirF, err = dir.Open("."); err != nil {
 		return fail(mapOpenErr(err, given))
@@ -103,7 +111,7 @@ func (s *Sandbox) openWriteTarget(rt *root, rel, given, display string, mkdirs, 
 		return fail(deny(RuleSpecialFS, given, "%s lies under /proc, /sys or /dev", given))
 	}
 	realRel := path.Join(w.dirRel, name)
-	if err := s.checkPatterns(realRel, false, AccessWrite, given); err != nil {
+	if err := s.checkPatterns(realRel, !follow, AccessWrite, given); err != nil {
 		return fail(err)
 	}
 	if err := s.checkWrite(rt, realRel, given); err != nil {
@@ -117,7 +125,7 @@ func (s *Sandbox) openWriteTarget(rt *root, rel, given, display string, mkdirs, 
 		return fail(mapOpenErr(err, given))
 	case !follow:
 		w.Exists = true
-		w.Info = newInfo(name, display, rt.abs(realRel), fi)
+		w.Info = newInfo(name, w.Path, rt.abs(realRel), fi)
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			w.Info.Target, _ = dir.Readlink(name)
 		}
@@ -132,43 +140,138 @@ func (s *Sandbox) openWriteTarget(rt *root, rel, given, display string, mkdirs, 
 			return fail(deny(RuleSymlink, given, "%s is a symlink leading out of the workdir", given))
 		}
 		w.Close()
-		return s.openWriteTarget(rt, next, given, display, mkdirs, follow, depth+1)
+		return s.openWriteTarget(t, next, mkdirs, follow, depth+1)
 	case fi.IsDir():
 		return fail(Errorf(CodeNotAFile, given, "%s is a directory, not a file", given))
 	case !fi.Mode().IsRegular():
 		return fail(deny(RuleSpecialFile, given, "%s is a %s; FIFOs, sockets and devices are never opened", given, kindName(fi.Mode())))
 	}
+	if err := s.checkAllow(realRel, false, given); err != nil {
+		return fail(err)
+	}
+	// The existing file, exactly the entry just checked: never a symlink
+	// swapped in since, and checked on its descriptor like any read.
+	if w.cur, err = openNoFollow(w, name, openReadFlags, 0); err != nil {
+		return fail(noFollowErr(err, given))
+	}
+	if fi, err = w.cur.Stat(); err != nil {
+		return fail(ioErr(given, err))
+	}
+	if err := s.checkFileDesc(fi, given); err != nil {
+		return fail(err)
+	}
 	w.Exists = true
-	w.Info = newInfo(name, display, rt.abs(realRel), fi)
+	w.Info = newInfo(name, w.Path, rt.abs(realRel), fi)
 	return w, nil
 }
 
-// Close releases the parent directory.
+// checkFileDesc applies the descriptor checks every opened file gets, for
+// reading or writing: a regular file, and one link unless the policy
+// allows hard links (an inode shared with a file outside the policy).
+func (s *Sandbox) checkFileDesc(fi fs.FileInfo, given string) error {
+	if !fi.Mode().IsRegular() {
+		return deny(RuleSpecialFile, given, "%s is not a regular file", given)
+	}
+	if s.policy.Paths.DenyHardlinks && nlink(fi) > 1 {
+		return deny(RuleHardlink, given, "%s has %d hard links and deny_hardlinks is on", given, nlink(fi))
+	}
+	return nil
+}
+
+// noFollowErr maps the failure of an open that refuses symlinks.
+func noFollowErr(err error, given string) error {
+	if errors.Is(err, syscall.ELOOP) {
+		return deny(RuleSymlink, given, "%s became a symlink during the call", given)
+	}
+	return mapOpenErr(err, given)
+}
+
+// mkdirAll creates the directory rel (and its parents) in the workdir.
+// Every directory to be made is checked first, on the real path of the
+// deepest one that exists plus the rest, so no directory is ever created
+// below a denied one (a symlink on the way is resolved, not trusted).
+func (s *Sandbox) mkdirAll(rt *root, rel, given string) error {
+	unlock, err := s.lockWrites()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.mkdirAllLocked(rt, rel, given)
+}
+
+func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string) error {
+	dir, rest := rel, ""
+	for {
+		sub, err := openRoot(rt.r, dir)
+		if err == nil {
+			f, err := sub.Open(".")
+			sub.Close()
+			if err != nil {
+				return mapOpenErr(err, given)
+			}
+			real, err := fdPath(f, rt.abs(dir))
+			f.Close()
+			if err != nil {
+				return ioErr(given, err)
+			}
+			rrel, ok := rt.relOf(real)
+			if !ok {
+				return deny(RuleSymlink, given, "%s leads out of the workdir", given)
+			}
+			if rest == "" {
+				return nil
+			}
+			full := path.Join(rrel, rest)
+			if err := s.checkPatterns(full, true, AccessWrite, given); err != nil {
+				return err
+			}
+			if err := s.checkWrite(rt, full, given); err != nil {
+				return err
+			}
+			if err := rt.r.MkdirAll(full, 0o777); err != nil {
+				return mkdirAllErr(err, given)
+			}
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || dir == "." {
+			if errors.Is(err, syscall.ENOTDIR) || strings.Contains(err.Error(), "not a directory") {
+				return Errorf(CodeNotADir, given, "%s: a parent exists and is not a directory", given)
+			}
+			return mapOpenErr(err, given)
+		}
+		dir, rest = path.Dir(dir), path.Join(path.Base(dir), rest)
+	}
+}
+
+// Close releases the parent directory and the existing file.
 func (w *WriteTarget) Close() {
+	if w.cur != nil {
+		w.cur.Close()
+		w.cur = nil
+	}
 	if w.dirF != nil {
 		w.dirF.Close()
 	}
 	w.dir.Close()
 }
 
-// Current opens the existing file for reading (regular files only,
-// without blocking).
+// Current opens the existing file for reading: the very file that was
+// checked when the target was opened (never a name looked up again).
 func (w *WriteTarget) Current() (*File, error) {
-	f, err := w.dir.OpenFile(w.Name, openReadFlags, 0)
-	if err != nil {
-		return nil, mapOpenErr(err, w.Path)
+	if w.cur == nil {
+		return nil, Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
 	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, deny(RuleSpecialFile, w.Path, "%s is not a regular file", w.Path)
+	if _, err := w.cur.Seek(0, io.SeekStart); err != nil {
+		return nil, ioErr(w.Path, err)
 	}
-	return newFile(w.s, f, newInfo(w.Name, w.Path, w.Info.Abs, fi)), nil
+	f := newFile(w.s, w.cur, w.Info)
+	f.borrowed = true
+	return f, nil
 }
 
 // CurrentSHA256 hashes the existing content ("" when the file is absent).
 func (w *WriteTarget) CurrentSHA256() (string, error) {
-	if !w.Exists {
+	if w.cur == nil {
 		return "", nil
 	}
 	f, err := w.Current()
@@ -176,17 +279,37 @@ func (w *WriteTarget) CurrentSHA256() (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return hashReader(f, w.Path)
+}
+
+func hashReader(r io.Reader, p string) (string, error) {
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", AsError(err)
+	if _, err := io.Copy(h, r); err != nil {
+		return "", ioErr(p, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Lock takes an exclusive advisory lock on the parent directory until
-// Close, so check-then-replace sequences (--expect-sha256, edit) of
-// cooperating fsbox processes never interleave.
-func (w *WriteTarget) Lock() error { return lockDir(w.dirF) }
+// Lock is kept for callers of the earlier API: every change already runs
+// under the workdir's write lock (see Commit), so it does nothing.
+func (w *WriteTarget) Lock() error { return nil }
+
+// CommitOptions say how Commit and Append may change the target.
+type CommitOptions struct {
+	// Mode sets the permission bits (only 0777 count: setuid, setgid and
+	// sticky bits are never set). Default: an existing file's permission
+	// bits, or 0666 less the umask for a new one.
+	Mode *fs.FileMode
+	// NoReplace: the name must be free when the new file takes it, or the
+	// call fails with exists and changes nothing (an exclusive commit:
+	// of several concurrent creators exactly one wins).
+	NoReplace bool
+	// Expect, when set, is the sha256 (lower-case hex) the file at the
+	// name must have at the moment of the change ("" = it must be
+	// absent); checked under the write lock, so check and change are one
+	// step for every fsbox process.
+	Expect *string
+}
 
 // ReplaceResult is what Replace wrote.
 type ReplaceResult struct {
@@ -194,12 +317,17 @@ type ReplaceResult struct {
 	SHA256 string
 }
 
-// Replace writes r (at most max bytes) to a new temporary file beside the
-// target, syncs it, gives it the old file's mode (or mode, or 0666 less
-// the umask for a new file), renames it over the target and syncs the
-// directory: readers see the old content or the new, never a mix. Over
-// max: too_large, and nothing changes.
+// Replace is Commit with only a mode.
 func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (ReplaceResult, error) {
+	return w.Commit(r, max, CommitOptions{Mode: mode})
+}
+
+// Commit writes r (at most max bytes) to a new temporary file beside the
+// target, syncs it, sets its mode, and then, under the workdir's write
+// lock and after re-checking the target, renames it over the name and
+// syncs the directory: readers see the old content or the new, never a
+// mix. Over max: too_large, and nothing changes.
+func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceResult, error) {
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := tempPrefix + hex.EncodeToString(rnd[:])
@@ -216,7 +344,7 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 	}()
 	// io.Copy into an *os.File lets the kernel move the bytes
 	// (copy_file_range from a file, splice from a pipe) when it can.
-	n, err := io.Copy(f, io.LimitReader(r, max+1))
+	n, err := io.Copy(f, io.LimitReader(r, satAdd(max, 1)))
 	if err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
@@ -225,10 +353,10 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 			Msg: fmt.Sprintf("the content is over max_write_bytes = %d: nothing was written", max)}
 	}
 	switch {
-	case mode != nil:
-		err = f.Chmod(*mode)
+	case o.Mode != nil:
+		err = f.Chmod(*o.Mode & fs.ModePerm)
 	case w.Exists:
-		err = f.Chmod(w.Info.Mode.Perm() | w.Info.Mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+		err = f.Chmod(w.Info.Mode.Perm())
 	}
 	if err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
@@ -240,7 +368,24 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 	if err := f.Close(); err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
-	if err := w.dir.Rename(tmp, w.Name); err != nil {
+	unlock, err := w.s.lockWrites()
+	if err != nil {
+		return ReplaceResult{}, err
+	}
+	defer unlock()
+	atSeam("replace.checked")
+	if err := w.recheck(o.Expect); err != nil {
+		return ReplaceResult{}, err
+	}
+	if o.NoReplace {
+		err = renameNoReplace(w, tmp)
+		if errors.Is(err, fs.ErrExist) {
+			return ReplaceResult{}, Errorf(CodeExists, w.Path, "%s exists: nothing was written", w.Path)
+		}
+	} else {
+		err = w.dir.Rename(tmp, w.Name)
+	}
+	if err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
 	done = true
@@ -248,38 +393,115 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 	if err := w.dirF.Sync(); err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
+	sweepTemps(w)
 	return ReplaceResult{Bytes: n, SHA256: sum}, nil
+}
+
+// recheck runs under the write lock, right before a change: the pinned
+// parent must still be where it was checked (an ancestor renamed by
+// another process would put the name under other rules), and with expect
+// the file at the name must still hash to it.
+func (w *WriteTarget) recheck(expect *string) error {
+	real, err := fdPath(w.dirF, w.rt.abs(w.dirRel))
+	if err != nil {
+		return ioErr(w.Path, err)
+	}
+	if rel, ok := w.rt.relOf(real); !ok || rel != w.dirRel {
+		return Errorf(CodeConflict, w.Path, "the directory of %s was moved during the call: nothing was changed", w.Path)
+	}
+	if expect == nil {
+		return nil
+	}
+	have := ""
+	f, err := openNoFollow(w, w.Name, openReadFlags, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return noFollowErr(err, w.Path)
+	default:
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return ioErr(w.Path, err)
+		}
+		if err := w.s.checkFileDesc(fi, w.Path); err != nil {
+			return err
+		}
+		if have, err = hashReader(f, w.Path); err != nil {
+			return err
+		}
+	}
+	if have != *expect {
+		if have == "" {
+			have = "absent"
+		}
+		want := *expect
+		if want == "" {
+			want = "absent"
+		}
+		return Errorf(CodeConflict, w.Path, "%s changed: its sha256 is %s, not %s", w.Path, have, want)
+	}
+	return nil
 }
 
 // Append adds data to the end of the file (creating it) with a single
 // write(2) on an O_APPEND descriptor, so parallel appenders never
-// interleave within one call's data.
-func (w *WriteTarget) Append(data []byte, mode *fs.FileMode) error {
-	perm := fs.FileMode(0o666)
-	if mode != nil {
-		perm = mode.Perm() // os.Root refuses setuid/setgid/sticky here: Chmod below sets them
-	}
-	f, err := w.dir.OpenFile(w.Name, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscallNonblock, perm)
+// interleave within one call's data. The name is opened without following
+// a symlink, and the descriptor gets every check a read gets. If the write
+// fails (a full disk), the file is cut back to its old length. It returns
+// the bytes appended and the sha256 of the whole file afterwards.
+func (w *WriteTarget) Append(data []byte, o CommitOptions) (ReplaceResult, error) {
+	unlock, err := w.s.lockWrites()
 	if err != nil {
-		return mapOpenErr(err, w.Path)
+		return ReplaceResult{}, err
+	}
+	defer unlock()
+	atSeam("append.checked")
+	if err := w.recheck(o.Expect); err != nil {
+		return ReplaceResult{}, err
+	}
+	perm := fs.FileMode(0o666)
+	if o.Mode != nil {
+		perm = *o.Mode & fs.ModePerm
+	}
+	f, err := openNoFollow(w, w.Name, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscallNonblock, uint32(perm))
+	if err != nil {
+		return ReplaceResult{}, noFollowErr(err, w.Path)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return deny(RuleSpecialFile, w.Path, "%s is not a regular file", w.Path)
+	if err != nil {
+		return ReplaceResult{}, ioErr(w.Path, err)
 	}
-	if mode != nil && fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != *mode {
-		// --mode sets the bits exactly (no umask), as Replace does.
-		if err := f.Chmod(*mode); err != nil {
-			return ioErr(w.Path, err)
+	if err := w.s.checkFileDesc(fi, w.Path); err != nil {
+		return ReplaceResult{}, err
+	}
+	if o.Mode != nil && fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != perm {
+		// --mode sets the bits exactly (no umask), as Commit does.
+		if err := f.Chmod(perm); err != nil {
+			return ReplaceResult{}, ioErr(w.Path, err)
 		}
 	}
+	old := fi.Size()
 	n, err := f.Write(data)
-	w.s.trail.bytesWritten.Add(int64(n))
-	if err != nil || n != len(data) {
-		return ioErr(w.Path, err)
+	if err == nil && n != len(data) {
+		err = io.ErrShortWrite
 	}
-	return ioErr(w.Path, f.Sync())
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		// Nothing half-written stays behind: back to the old length.
+		f.Truncate(old)
+		f.Sync()
+		return ReplaceResult{}, ioErr(w.Path, err)
+	}
+	w.s.trail.bytesWritten.Add(int64(n))
+	sum, err := hashReader(io.NewSectionReader(f, 0, old+int64(n)), w.Path)
+	if err != nil {
+		return ReplaceResult{}, err
+	}
+	return ReplaceResult{Bytes: int64(n), SHA256: sum}, nil
 }
 
 // mkdirAllErr maps a failed MkdirAll of a path's parents: EEXIST (or
@@ -302,18 +524,82 @@ func ioErr(p string, err error) error {
 	return &Error{Code: CodeIO, Path: p, Msg: fmt.Sprintf("%s: %v", p, unwrapPathErr(err)), Err: err}
 }
 
+// satAdd is a+b for non-negative values, saturating at the largest int64:
+// a limit of 2^63-1 plus one must not wrap to a negative one.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
 // Rel is the target's real path relative to the workdir.
 func (w *WriteTarget) Rel() string { return path.Join(w.dirRel, w.Name) }
 
-// Rename moves src's entry to dst's name (both pinned in the workdir). It
-// refuses to replace an existing dst unless force.
-func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
-	if !force && dst.Exists {
-		return Errorf(CodeExists, dst.Path, "%s exists: pass --force to replace it", dst.Path)
+// entryNow re-reads the entry under the write lock: what it is now, which
+// is what the change will act on.
+func (w *WriteTarget) entryNow() (fs.FileInfo, error) {
+	fi, err := w.dir.Lstat(w.Name)
+	if err != nil {
+		return nil, mapOpenErr(err, w.Path)
 	}
-	if src.Info.Type == "dir" && (dst.Rel() == src.Rel() || strings.HasPrefix(dst.Rel()+"/", src.Rel()+"/")) {
+	return fi, nil
+}
+
+// Rename moves src's entry to dst's name (both pinned in the workdir). It
+// refuses to replace an existing dst unless force. Rules follow content,
+// not names: the entry and, for a directory, every path below it must be
+// writable at its old place and at its new one (no deny, deny_regex,
+// write_deny; an allow rule matched by every file), or nothing moves.
+func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
+	unlock, err := s.lockWrites()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := src.recheck(nil); err != nil {
+		return err
+	}
+	if err := dst.recheck(nil); err != nil {
+		return err
+	}
+	fi, err := src.entryNow()
+	if err != nil {
+		return err
+	}
+	if !force {
+		if _, err := dst.dir.Lstat(dst.Name); err == nil {
+			return Errorf(CodeExists, dst.Path, "%s exists: pass --force to replace it", dst.Path)
+		}
+	}
+	srcRel, dstRel := src.Rel(), dst.Rel()
+	if fi.IsDir() && (dstRel == srcRel || strings.HasPrefix(dstRel+"/", srcRel+"/")) {
 		return Errorf(CodeUsage, dst.Path, "cannot move %s into itself", src.Path)
 	}
+	if err := s.checkAllow(srcRel, fi.IsDir(), src.Path); err != nil {
+		return err
+	}
+	if err := s.checkAllow(dstRel, fi.IsDir(), dst.Path); err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		_, err := scanTree(src, devIno(fi), func(sub string, isDir bool) error {
+			if e := s.checkLeaf(srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
+				return deny(e.Rule, e.Path, "%s; nothing was moved", e.Msg)
+			}
+			if e := s.checkLeaf(dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
+				return deny(e.Rule, e.Path, "%s (the new place of %s); nothing was moved", e.Msg, path.Join(src.Path, sub))
+			}
+			if e := s.checkWrite(src.rt, dstRel+"/"+sub, path.Join(dst.Path, sub)); e != nil {
+				return e
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	atSeam("rename.checked")
 	if err := renameAt(src, dst, force); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return Errorf(CodeExists, dst.Path, "%s exists: pass --force to replace it", dst.Path)
@@ -338,15 +624,8 @@ func (s *Sandbox) Mkdir(p string) (display string, created bool, err error) {
 		if rerr != nil {
 			return "", false, rerr
 		}
-		parent := path.Dir(path.Clean(t.rel))
-		if err := s.checkPatterns(parent, true, AccessWrite, p); err != nil {
+		if err := s.mkdirAll(t.rt, path.Dir(path.Clean(t.rel)), p); err != nil {
 			return "", false, err
-		}
-		if err := s.checkWrite(t.rt, parent, p); err != nil {
-			return "", false, err
-		}
-		if err := t.rt.r.MkdirAll(parent, 0o777); err != nil {
-			return "", false, mkdirAllErr(err, p)
 		}
 		if w, err = s.OpenEntry(p); err != nil {
 			return "", false, err
@@ -359,6 +638,14 @@ func (s *Sandbox) Mkdir(p string) (display string, created bool, err error) {
 		}
 		return w.Path, false, nil
 	}
+	unlock, err := s.lockWrites()
+	if err != nil {
+		return "", false, err
+	}
+	defer unlock()
+	if err := w.recheck(nil); err != nil {
+		return "", false, err
+	}
 	if err := w.dir.Mkdir(w.Name, 0o777); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return w.Path, false, nil
@@ -370,40 +657,63 @@ func (s *Sandbox) Mkdir(p string) (display string, created bool, err error) {
 }
 
 // Remove deletes the entry (a symlink itself, never its target). A
-// directory needs recursive; then every path below is checked first and
-// one the policy denies stops the call before anything is removed.
+// directory needs recursive; then every path below is checked first,
+// through descriptors, and one the policy denies (or any error while
+// checking) stops the call before anything is removed. The deletion then
+// walks the same directories again by descriptor and removes exactly the
+// objects that were checked (same device and inode); anything that changed
+// in between stops it with conflict.
 func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 	if !w.Exists {
 		return Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
 	}
-	if w.Info.Type != "dir" {
-		return ioErr(w.Path, w.dir.Remove(w.Name))
+	unlock, err := s.lockWrites()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := w.recheck(nil); err != nil {
+		return err
+	}
+	fi, err := w.entryNow()
+	if err != nil {
+		return err
+	}
+	if devIno(fi) != w.Info.key {
+		return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
+	}
+	rel := w.Rel()
+	if err := s.checkAllow(rel, fi.IsDir(), w.Path); err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return ioErr(w.Path, unlinkAt(w))
 	}
 	if !recursive {
 		return Errorf(CodeNotAFile, w.Path, "%s is a directory: pass -r to remove it and everything below", w.Path)
 	}
-	var denied error
-	_, err := s.Walk(w.Path, WalkOptions{Hidden: true, NoIgnore: true, MaxDepth: -1, writeCheck: true, onDenied: func(p string) {
-		if denied == nil {
-			denied = deny(RuleDeny, p, "%s is protected by the policy: nothing was removed", p)
-			// Name the rule that protects it (deny, write_deny, allow).
-			if e := s.checkPatterns(p, false, AccessWrite, p); e != nil {
-				denied = deny(e.Rule, p, "%s; nothing was removed", e.Msg)
-			}
+	tree, err := scanTree(w, w.Info.key, func(sub string, isDir bool) error {
+		if e := s.checkLeaf(rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {
+			return deny(e.Rule, e.Path, "%s; nothing was removed", e.Msg)
 		}
-	}}, func(e *Entry) error {
-		e.Release()
+		if e := s.checkWrite(w.rt, rel+"/"+sub, path.Join(w.Path, sub)); e != nil {
+			return e
+		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if denied != nil {
-		return denied
+	atSeam("remove.checked")
+	if err := removeTree(w, tree); err != nil {
+		if e, ok := err.(*Error); ok {
+			return e
+		}
+		return ioErr(w.Path, err)
 	}
-	return ioErr(w.Path, w.dir.RemoveAll(w.Name))
+	w.dirF.Sync()
+	return nil
 }
-
 // SelfPath is the absolute, symlink-free path of the running binary, the
 // target of the links `fsbox links` creates.
 func SelfPath() (string, error) {
@@ -422,6 +732,17 @@ func (s *Sandbox) Symlink(p, target string) (created bool, err error) {
 		return false, err
 	}
 	defer w.Close()
+	if err := s.checkAllow(w.Rel(), false, p); err != nil {
+		return false, err
+	}
+	unlock, err := s.lockWrites()
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	if err := w.recheck(nil); err != nil {
+		return false, err
+	}
 	if w.Exists {
 		if w.Info.Type != "symlink" {
 			return false, Errorf(CodeExists, p, "%s exists and is not a symlink", p)
@@ -456,3 +777,9 @@ func syncHashing(f *os.File, n int64) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// tempMaxAge is how old a leftover temporary file must be before a write
+// in its directory removes it.
+const tempMaxAge = time.Hour
+
+var timeNow = time.Now
