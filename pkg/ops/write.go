@@ -2,11 +2,11 @@ package ops
 
 import (
 	"bytes"
-	"math"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
 	"io/fs"
+	"math"
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"

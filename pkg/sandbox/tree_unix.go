@@ -3,7 +3,7 @@
 package sandbox
 
 import (
-		"io/fs"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"

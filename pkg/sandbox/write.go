@@ -714,6 +714,7 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 	w.dirF.Sync()
 	return nil
 }
+
 // SelfPath is the absolute, symlink-free path of the running binary, the
 // target of the links `fsbox links` creates.
 func SelfPath() (string, error) {
