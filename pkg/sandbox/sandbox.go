@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strings"
 	"sync"
@@ -42,6 +43,15 @@ type Sandbox struct {
 	deny      []string
 	allow     []string
 	writeDeny []string
+	// denyTree and writeDenyTree are deny and write_deny as "the path or
+	// an ancestor matches": each glob with "/**" appended (one match per
+	// path instead of one per ancestor).
+	denyTree      []string
+	writeDenyTree []string
+	// denyReEnd marks the deny regexes with an end assertion ($, \z,
+	// \b): only those must be tried on every ancestor; for the others a
+	// match in an ancestor is a match in the whole path.
+	denyReEnd []bool
 	denyRe    []*regexp.Regexp
 	allowRe   []*regexp.Regexp
 	home      string
@@ -127,6 +137,13 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	}
 	for _, r := range p.Paths.DenyRegex {
 		s.denyRe = append(s.denyRe, regexp.MustCompile("(?i)"+r))
+		s.denyReEnd = append(s.denyReEnd, hasEndAssertion(r))
+	}
+	for _, g := range s.deny {
+		s.denyTree = append(s.denyTree, treeGlob(g))
+	}
+	for _, g := range s.writeDeny {
+		s.writeDenyTree = append(s.writeDenyTree, treeGlob(g))
 	}
 	for _, r := range p.Paths.AllowRegex {
 		s.allowRe = append(s.allowRe, regexp.MustCompile(r))
@@ -319,64 +336,123 @@ func specialFS(abs string) bool {
 // root-relative path. A path is denied when it or any of its parent
 // directories matches a deny glob or deny regex (a rule that matches a
 // directory protects everything beneath it). Allow rules apply to
-// everything but directories, which stay traversable.
+// everything but directories, which stay traversable. The cost is one
+// match per rule, not one per ancestor (see treeGlob, hasEndAssertion).
 func (s *Sandbox) checkPatterns(rel string, isDir bool, acc Access, given string) *Error {
 	if !s.hasPatterns && (acc == AccessRead || len(s.writeDeny) == 0) {
 		return nil
 	}
 	if rel != "." {
 		lower := strings.ToLower(rel)
-		for end := len(rel); end > 0; {
-			if e := s.denyOne(lower[:end], rel[:end], acc, given); e != nil {
-				if end < len(rel) {
-					e.Msg = fmt.Sprintf("%s lies under %s: %s", given, rel[:end], e.Msg)
-				}
-				return e
+		if e := s.denyGlobs(lower, acc, given); e != nil {
+			return e
+		}
+		for i, re := range s.denyRe {
+			if re.MatchString(rel) {
+				return denyRegex(re, given, rel)
 			}
-			end = strings.LastIndexByte(rel[:end], '/')
+			if !s.denyReEnd[i] {
+				continue
+			}
+			for end := strings.LastIndexByte(rel, '/'); end > 0; end = strings.LastIndexByte(rel[:end], '/') {
+				if re.MatchString(rel[:end]) {
+					return denyRegex(re, given, rel[:end])
+				}
+			}
 		}
 	}
 	return s.checkAllow(rel, isDir, given)
 }
 
 // checkLeaf is checkPatterns for a path whose parent directory has already
-// passed checkPatterns (a walk's entries, a tree's members): only the path
-// itself is matched, so a walk costs one match per entry and rule, not
-// one per ancestor.
+// passed checkPatterns (a walk's entries, a tree's members): no regex is
+// tried on the ancestors again.
 func (s *Sandbox) checkLeaf(rel string, isDir bool, acc Access, given string) *Error {
 	if !s.hasPatterns && (acc == AccessRead || len(s.writeDeny) == 0) {
 		return nil
 	}
 	if rel != "." {
-		if e := s.denyOne(strings.ToLower(rel), rel, acc, given); e != nil {
+		if e := s.denyGlobs(strings.ToLower(rel), acc, given); e != nil {
 			return e
+		}
+		for _, re := range s.denyRe {
+			if re.MatchString(rel) {
+				return denyRegex(re, given, rel)
+			}
 		}
 	}
 	return s.checkAllow(rel, isDir, given)
 }
 
-// denyOne matches one path (no ancestors) against the deny globs and
-// regexes, and for writes the write_deny globs. lower is rel in lower case:
-// deny globs match case-insensitively (their patterns are lowered too).
-func (s *Sandbox) denyOne(lower, rel string, acc Access, given string) *Error {
-	for _, g := range s.deny {
-		if ok, _ := doublestar.Match(g, lower); ok {
+// denyGlobs matches a lower-cased path against the deny globs and, for
+// writes, the write_deny globs, each as "the path or an ancestor".
+func (s *Sandbox) denyGlobs(lower string, acc Access, given string) *Error {
+	for i, g := range s.deny {
+		if globOrBelow(g, s.denyTree[i], lower) {
 			return deny(RuleDeny, given, "%s matches the deny pattern %q", given, g)
 		}
 	}
-	for _, re := range s.denyRe {
-		if re.MatchString(rel) {
-			return deny(RuleDeny, given, "%s matches the deny_regex %q", given, strings.TrimPrefix(re.String(), "(?i)"))
-		}
-	}
 	if acc == AccessWrite {
-		for _, g := range s.writeDeny {
-			if ok, _ := doublestar.Match(g, lower); ok {
+		for i, g := range s.writeDeny {
+			if globOrBelow(g, s.writeDenyTree[i], lower) {
 				return deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q: readable, never written", given, g)
 			}
 		}
 	}
 	return nil
+}
+
+// globOrBelow reports whether glob g matches p or an ancestor of p: g
+// itself, or its tree form (g/**) for what lies below a match.
+func globOrBelow(g, tree, p string) bool {
+	if ok, _ := doublestar.Match(g, p); ok {
+		return true
+	}
+	ok, _ := doublestar.Match(tree, p)
+	return ok
+}
+
+func denyRegex(re *regexp.Regexp, given, matched string) *Error {
+	under := ""
+	if matched != given && !strings.HasSuffix(given, matched) {
+		under = " (through " + matched + ")"
+	}
+	return deny(RuleDeny, given, "%s matches the deny_regex %q%s", given, strings.TrimPrefix(re.String(), "(?i)"), under)
+}
+
+// treeGlob turns a glob into one that matches a path below a match of
+// the glob: g/**. A glob already ending in /** means that on its own.
+// (doublestar's g/** also matches most, but not all, paths g matches, so
+// g itself is tried first: see globOrBelow.)
+func treeGlob(g string) string {
+	if g == "**" || strings.HasSuffix(g, "/**") {
+		return g
+	}
+	return g + "/**"
+}
+
+// hasEndAssertion reports whether a regex holds $, \z or a word boundary:
+// such a regex can match an ancestor of a path without matching the path
+// itself, so it must be tried on each ancestor.
+func hasEndAssertion(expr string) bool {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return true
+	}
+	var walk func(*syntax.Regexp) bool
+	walk = func(r *syntax.Regexp) bool {
+		switch r.Op {
+		case syntax.OpEndLine, syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+			return true
+		}
+		for _, sub := range r.Sub {
+			if walk(sub) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(re)
 }
 
 // checkAllow refuses a non-directory that matches no allow rule when the
