@@ -22,8 +22,15 @@ Unknown keys, bad globs or regexes and missing roots are config errors naming th
 A policy file inside its own workdir, or inside the current directory when FSBOX_CONFIG is unset,
 is refused.
 Deny patterns match case-insensitively, against the path as written and as resolved, and deny
-everything below a denied directory; allow patterns match files exactly and leave directories
-traversable.
+everything below a denied directory (deny_regex too); a missing path below a denied directory is
+denied, not not_found. Allow patterns match files exactly and leave directories traversable.
+Rules follow content, not names: mv refuses (denied) unless the moved entry and everything below
+it is writable at its old place and at its new one; rm -r checks the whole tree through
+descriptors first and then removes exactly the objects it checked (conflict if one was swapped).
+Every change runs under an exclusive flock on the workdir and re-checks its directory first;
+write --no-clobber and cp without --force never replace a file that appeared meanwhile (exists).
+Existing files are opened without following symlinks and checked like reads, deny_hardlinks
+included. --mode sets permission bits only.
 FIFOs, sockets, devices and anything under /proc, /sys and /dev are never opened.
 After loading the policy fsbox confines itself with Landlock (read roots read-only, the workdir
 read-write); landlock = "required" refuses to run without it.
