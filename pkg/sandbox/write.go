@@ -582,7 +582,7 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 	if err := s.checkAllow(dstRel, fi.IsDir(), dst.Path); err != nil {
 		return err
 	}
-	if fi.IsDir() {
+	if fi.IsDir() && (s.hasPatterns || len(s.writeDeny) > 0) {
 		_, err := scanTree(src, devIno(fi), func(sub string, isDir bool) error {
 			if e := s.checkLeaf(srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
 				return deny(e.Rule, e.Path, "%s; nothing was moved", e.Msg)
@@ -600,6 +600,19 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 		}
 	}
 	atSeam("rename.checked")
+	// The entry must still be the object that was checked (a directory
+	// swapped in by another process would bring unchecked paths along).
+	if now, err := src.entryNow(); err != nil {
+		return err
+	} else if devIno(now) != devIno(fi) {
+		return Errorf(CodeConflict, src.Path, "%s was replaced during the call: nothing was moved", src.Path)
+	}
+	if err := src.recheck(nil); err != nil {
+		return err
+	}
+	if err := dst.recheck(nil); err != nil {
+		return err
+	}
 	if err := renameAt(src, dst, force); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return Errorf(CodeExists, dst.Path, "%s exists: pass --force to replace it", dst.Path)
@@ -687,6 +700,15 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 		return err
 	}
 	if !fi.IsDir() {
+		atSeam("remove.checked")
+		if err := w.recheck(nil); err != nil {
+			return err
+		}
+		if now, err := w.entryNow(); err != nil {
+			return err
+		} else if devIno(now) != w.Info.key {
+			return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
+		}
 		return ioErr(w.Path, unlinkAt(w))
 	}
 	if !recursive {
@@ -705,6 +727,9 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 		return err
 	}
 	atSeam("remove.checked")
+	if err := w.recheck(nil); err != nil {
+		return err
+	}
 	if err := removeTree(w, tree); err != nil {
 		if e, ok := err.(*Error); ok {
 			return e
