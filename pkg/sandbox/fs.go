@@ -147,6 +147,19 @@ func kindCheck(m fs.FileMode, wantDir bool, given string) error {
 	return deny(RuleSpecialFile, given, "%s is a %s; FIFOs, sockets and devices are never opened", given, kindName(m))
 }
 
+// kindCheckAt is kindCheck for a path about to be opened: when the kind
+// is wrong, a deny rule on where the path really leads still wins, so
+// not_a_file/not_a_dir never tell what lies under a denied directory.
+func (s *Sandbox) kindCheckAt(m fs.FileMode, wantDir bool, t *target) error {
+	err := kindCheck(m, wantDir, t.given)
+	if err != nil && AsError(err).Code != CodeDenied {
+		if d := s.deniedAncestor(t.rt, path.Clean(t.rel), t.given); d != nil {
+			return d
+		}
+	}
+	return err
+}
+
 func kindName(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
@@ -270,7 +283,7 @@ func (s *Sandbox) OpenDir(p string) (*Dir, error) {
 	if err != nil {
 		return nil, s.mapErr(err, t)
 	}
-	if err := kindCheck(pre.Mode(), true, t.given); err != nil {
+	if err := s.kindCheckAt(pre.Mode(), true, t); err != nil {
 		return nil, err
 	}
 	sub, err := openRoot(t.rt.r, t.rel)

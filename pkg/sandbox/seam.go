@@ -11,7 +11,7 @@ package sandbox
 //	"rename.checked"  mv checked source and destination trees, before renameat2
 //	"replace.checked" a write's temp file is complete, before it takes the name
 //	"append.checked"  an append target is checked, before it is opened for writing
-//	"edit.checked"    edit read and checked the current content, before it replaces it
+//	"edit.checked"    a checked target's current content is about to be read (edit)
 //	"open.checked"    a path was checked lexically, before it is opened
 var Seam func(point string)
 

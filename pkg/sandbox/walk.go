@@ -113,7 +113,7 @@ func (s *Sandbox) openTarget(t *target) (*File, error) {
 	if err != nil {
 		return nil, s.mapErr(err, t)
 	}
-	if err := kindCheck(pre.Mode(), false, t.given); err != nil {
+	if err := s.kindCheckAt(pre.Mode(), false, t); err != nil {
 		return nil, err
 	}
 	atSeam("open.checked")

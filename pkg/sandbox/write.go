@@ -261,6 +261,7 @@ func (w *WriteTarget) Current() (*File, error) {
 	if w.cur == nil {
 		return nil, Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
 	}
+	atSeam("edit.checked")
 	if _, err := w.cur.Seek(0, io.SeekStart); err != nil {
 		return nil, ioErr(w.Path, err)
 	}
@@ -618,6 +619,16 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 			return Errorf(CodeExists, dst.Path, "%s exists: pass --force to replace it", dst.Path)
 		}
 		return ioErr(dst.Path, err)
+	}
+	// No system call renames "this inode": a process outside fsbox that
+	// swaps the name in the instant between the identity check above and
+	// the rename would have its own object moved. Look at what arrived,
+	// and move a stranger straight back.
+	if now, err := dst.entryNow(); err == nil && devIno(now) != devIno(fi) {
+		if rerr := renameAt(dst, src, false); rerr != nil {
+			return Errorf(CodeConflict, dst.Path, "%s was replaced by another process during the call and could not be moved back from %s: %v", src.Path, dst.Path, rerr)
+		}
+		return Errorf(CodeConflict, src.Path, "%s was replaced by another process during the call: it was moved back", src.Path)
 	}
 	dst.dirF.Sync()
 	src.dirF.Sync()
