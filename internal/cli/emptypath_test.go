@@ -12,7 +12,7 @@ import (
 
 // An empty path is never a path: every path argument of every command
 // refuses "" with usage (exit 2), stdout empty and nothing changed. `ls`
-// and `find` with no argument list the workdir; `ls ''` used to as well.
+// and `find` with no argument list the workdir; ls with an empty argument used to as well.
 func TestEmptyPathIsUsage(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
