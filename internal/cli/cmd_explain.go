@@ -3,6 +3,9 @@ package cli
 import (
 	"bufio"
 	"fmt"
+
+	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
 func init() {
@@ -15,6 +18,12 @@ func init() {
 			d, err := x.sb.Explain(x.args[0], x.args[1])
 			if err != nil {
 				return err
+			}
+			// links also needs mkdir and write on: a command toggle,
+			// decided before any path rule, as the call itself does.
+			if err := ops.CheckCommand(x.sb.Policy(), d.Op); err != nil && d.Rule != string(sandbox.RuleCommand) {
+				e := sandbox.AsError(err)
+				d.Allowed, d.Rule, d.Reason, d.Root, d.Real = false, string(e.Rule), e.Msg, "", ""
 			}
 			return x.out.emit(d, nil, nil, func(w *bufio.Writer) error {
 				verdict := "allowed"
