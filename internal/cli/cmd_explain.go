@@ -30,7 +30,7 @@ func init() {
 				if !d.Allowed {
 					verdict = "denied"
 				}
-				fmt.Fprintf(w, "%s %s %s: %s (rule %s)\n", verdict, d.Op, d.Path, oneLine(d.Reason), d.Rule)
+				fmt.Fprintf(w, "%s %s %s: %s (rule %s)\n", verdict, d.Op, x.out.safeName(d.Path), x.out.safeName(oneLine(d.Reason)), d.Rule)
 				return nil
 			})
 		},
