@@ -189,6 +189,78 @@ func (p *printer) textOut() (w io.Writer, done func() error) {
 	return t, t.close
 }
 
+// jsonOut is where JSON (and grep's text, which escapes for itself and
+// colors) goes: p.w in a pipeline, a c1Writer over it on a terminal.
+func (p *printer) jsonOut() (w io.Writer, done func() error) {
+	if !p.tty {
+		return p.w, func() error { return nil }
+	}
+	c := &c1Writer{w: p.w}
+	return c, c.close
+}
+
+// c1Writer writes JSON to a terminal with its C1 controls escaped:
+// encoding/json escapes C0 controls and replaces invalid UTF-8, but leaves
+// U+0080 to U+009F raw inside strings, and some terminals obey them
+// (U+009B is CSI). In JSON they can only stand inside a string, where
+// \u009b means the same character, so a parser reads the same document.
+type c1Writer struct {
+	w    io.Writer
+	held bool // the last write ended in 0xC2, the lead byte of every C1
+	buf  []byte
+}
+
+func (c *c1Writer) Write(p []byte) (int, error) {
+	data := p
+	if c.held {
+		c.buf = append(append(c.buf[:0], 0xc2), p...)
+		data = c.buf
+	}
+	c.held = len(data) > 0 && data[len(data)-1] == 0xc2
+	if c.held {
+		data = data[:len(data)-1]
+	}
+	if _, err := c.w.Write(escapeC1(data)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (c *c1Writer) close() error {
+	if !c.held {
+		return nil
+	}
+	c.held = false
+	_, err := c.w.Write([]byte{0xc2})
+	return err
+}
+
+// escapeC1 rewrites each UTF-8 C1 control (0xC2 0x80 to 0xC2 0x9F) as
+// \u0080 to \u009f; it allocates only when there is one.
+func escapeC1(b []byte) []byte {
+	const hex = "0123456789abcdef"
+	var out []byte
+	last := 0
+	for i := bytes.IndexByte(b, 0xc2); i >= 0 && i+1 < len(b); {
+		if c := b[i+1]; c >= 0x80 && c <= 0x9f {
+			if out == nil {
+				out = make([]byte, 0, len(b)+16)
+			}
+			out = append(append(out, b[last:i]...), '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			last = i + 2
+		}
+		j := bytes.IndexByte(b[i+1:], 0xc2)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
 // textFunc renders the text form.
 type textFunc func(w *bufio.Writer) error
 
@@ -214,7 +286,8 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 		// Write, so a failure leaves stdout empty without a copy of ours
 		// (each fresh page of a copy costs a fault; read's 1 MiB content
 		// would cost about 2 MiB more).
-		return newEncoder(p.w, p.pretty && p.format == formatJSON).Encode(v)
+		out, _ := p.jsonOut() // one whole document: nothing is held back
+		return newEncoder(out, p.pretty && p.format == formatJSON).Encode(v)
 	}
 	var buf bytes.Buffer
 	bw := bufio.NewWriterSize(&buf, 64<<10)
@@ -229,7 +302,8 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	_, err := p.w.Write(buf.Bytes())
+	out, _ := p.jsonOut() // one write of whole lines: nothing is held back
+	_, err := out.Write(buf.Bytes())
 	return err
 }
 
@@ -282,7 +356,7 @@ func stream[S any](p *printer, run func(S) (any, *ops.Truncation, error), sinkFo
 		}
 		return p.emit(v, nil, nil, nil)
 	}
-	out, done := p.w, func() error { return nil }
+	out, done := p.jsonOut()
 	if p.format == formatText {
 		out, done = p.textOut()
 	}
@@ -368,6 +442,9 @@ func printError(w io.Writer, format string, err error) int {
 		}
 		fmt.Fprintf(w, "fsbox: %s: %s\n", e.Code, msg)
 	} else {
+		if isTerminal(w) {
+			w = &c1Writer{w: w} // one whole line: nothing is held back
+		}
 		newEncoder(w, false).Encode(errorEnvelope{errorBody{Code: e.Code, Message: e.Msg, Path: e.Path, Rule: e.Rule}})
 	}
 	return sandbox.ExitCode(e.Code)

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -91,6 +93,39 @@ func TestTTYWriterSplits(t *testing.T) {
 		}
 		if i, bad := rawControl(out.Bytes()); bad {
 			t.Fatalf("%q: raw control at %d of %q", in, i, out.Bytes())
+		}
+	}
+}
+
+// On a terminal, JSON carries C1 controls as \u0080-\u009f (encoding/json
+// leaves them raw), however the output is split; the document decodes to
+// the same strings.
+func TestC1WriterSplits(t *testing.T) {
+	if got := string(escapeC1([]byte("a\u009b2J \u0085\u00a0é\xc2"))); got != `a\u009b2J \u0085`+"\u00a0é\xc2" {
+		t.Errorf("escapeC1: %q", got)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{"a", "\u009b", "\u0080", "\u009f", "\u00a0", "é", "\u00c2", "\x1b", "\n", "\ufffd", `"`, `\`}
+	for n := 0; n < 1000; n++ {
+		var s strings.Builder
+		for k := rng.IntN(16); k >= 0; k-- {
+			s.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		doc, _ := json.Marshal(map[string]string{"name": s.String()})
+		var out bytes.Buffer
+		w := &c1Writer{w: &out}
+		for rest := doc; len(rest) > 0; {
+			k := 1 + rng.IntN(len(rest))
+			w.Write(rest[:k])
+			rest = rest[k:]
+		}
+		w.close()
+		if i, bad := rawControl(out.Bytes()); bad {
+			t.Fatalf("%q: raw control at %d of %q", doc, i, out.Bytes())
+		}
+		var back map[string]string
+		if err := json.Unmarshal(out.Bytes(), &back); err != nil || back["name"] != s.String() {
+			t.Fatalf("%q: decodes to %q, %v", out.Bytes(), back["name"], err)
 		}
 	}
 }

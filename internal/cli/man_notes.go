@@ -11,7 +11,7 @@ prints what the Unix tool would: raw bytes for read, one name a line for ls.
 On a terminal the text form (and a text error line on a terminal stderr) shows as \\xNN whatever
 a terminal could obey: control bytes but tab and line ends, DEL, C1 controls (U+0080 to U+009F)
 and bytes that are not valid UTF-8; in names, paths and link targets a newline and a CR as well.
-Into a pipeline the bytes are unchanged.
+Into a pipeline the bytes are unchanged. JSON on a terminal writes C1 controls as \\u0080 to \\u009f.
 Paths inside the workdir are printed relative to it; paths under a read root are absolute.
 .SH EXIT STATUS
 0 success; 1 no_match (grep); 2 usage (an empty path too: ls '' is usage, ls alone lists the workdir); 3 denied; 4 not_found, not_a_file, not_a_dir;

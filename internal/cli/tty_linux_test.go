@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -218,8 +219,47 @@ func TestTextFormEscapesOnTerminal(t *testing.T) {
 		}
 	}
 
+	// JSON and NDJSON on a terminal: encoding/json escapes C0 controls
+	// and replaces invalid UTF-8, and C1 controls go out as \u009b; each
+	// document still parses to the hostile name.
+	for _, args := range [][]string{
+		{"ls", "-a"}, {"--format", "ndjson", "ls", "-a"}, {"stat", "l" + evil}, {"read", evil + ".txt"},
+		{"--format", "ndjson", "slice", evil + ".txt"}, {"--format", "ndjson", "grep", "a", "."}, {"grep", "a", "."},
+		{"--format", "ndjson", "find", "."}, {"explain", "read", evil + ".txt"},
+	} {
+		code := Main(append([]string{"fsbox"}, args...), strings.NewReader(""), slave, slave)
+		slave.WriteString(endMark)
+		out := pty.take(t)
+		if code != 0 {
+			t.Errorf("%q: exit %d: %q", args, code, out)
+			continue
+		}
+		if i, bad := rawControl(out); bad {
+			t.Errorf("%q: raw control byte %#x at %d reached the terminal: %q", args, out[i], i, out)
+		}
+		docs := [][]byte{out}
+		if args[0] == "--format" {
+			docs = bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
+		}
+		for _, d := range docs {
+			if !json.Valid(d) {
+				t.Errorf("%q: not JSON: %q", args, d)
+			}
+		}
+		if !bytes.Contains(out, []byte(`\u009b`)) {
+			t.Errorf("%q: the C1 control is not there as \\u009b: %q", args, out)
+		}
+	}
+	code := Main([]string{"fsbox", "read", "no" + evil}, strings.NewReader(""), slave, slave)
+	slave.WriteString(endMark)
+	if out := pty.take(t); code != 4 || !json.Valid(out) || !bytes.Contains(out, []byte(`\u009b`)) {
+		t.Errorf("JSON error line on a terminal: exit %d, %q", code, out)
+	} else if i, bad := rawControl(out); bad {
+		t.Errorf("JSON error line: raw control at %d: %q", i, out)
+	}
+
 	// An error line on a terminal stderr is escaped too.
-	code := Main([]string{"fsbox", "--format", "text", "read", "no" + evil}, strings.NewReader(""), slave, slave)
+	code = Main([]string{"fsbox", "--format", "text", "read", "no" + evil}, strings.NewReader(""), slave, slave)
 	slave.WriteString(endMark)
 	out := pty.take(t)
 	if code != 4 || !bytes.HasPrefix(out, []byte("fsbox: not_found: ")) {
