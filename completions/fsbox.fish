@@ -140,5 +140,5 @@ complete -c fsbox -n '__fish_seen_subcommand_from write' -l no-clobber -d 'refus
 complete -c fsbox-write -l no-clobber -d 'refuse (exists) if the file exists'
 complete -c fsbox -n '__fish_seen_subcommand_from write' -l expect-sha256 -r -d 'refuse (conflict) unless the current content has this SHA-256'
 complete -c fsbox-write -l expect-sha256 -r -d 'refuse (conflict) unless the current content has this SHA-256'
-complete -c fsbox -n '__fish_seen_subcommand_from write' -l mode -r -d 'permission bits, octal (default: keep; 0666 less umask when new)'
-complete -c fsbox-write -l mode -r -d 'permission bits, octal (default: keep; 0666 less umask when new)'
+complete -c fsbox -n '__fish_seen_subcommand_from write' -l mode -r -d 'permission bits, octal 0 to 0777 (default: keep; 0666 less umask when new)'
+complete -c fsbox-write -l mode -r -d 'permission bits, octal 0 to 0777 (default: keep; 0666 less umask when new)'

@@ -11,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -118,7 +119,7 @@ func (st *state) before(c *ucli.Context) error {
 	}
 	if st.policy != nil {
 		for _, cmd := range c.App.Commands {
-			if !st.policy.Enabled(cmd.Name) {
+			if !ops.CommandEnabled(st.policy, cmd.Name) { // links needs mkdir and write too
 				cmd.Hidden = true
 			}
 		}

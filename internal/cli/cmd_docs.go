@@ -48,7 +48,7 @@ func init() {
 			}
 			return x.out.emit(r, r.Links, nil, func(w *bufio.Writer) error {
 				for _, l := range r.Links {
-					w.WriteString(l.Path + "\n")
+					w.WriteString(x.out.safeName(l.Path) + "\n")
 				}
 				return nil
 			})

@@ -3,6 +3,9 @@ package cli
 import (
 	"bufio"
 	"fmt"
+
+	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
 func init() {
@@ -16,12 +19,18 @@ func init() {
 			if err != nil {
 				return err
 			}
+			// links also needs mkdir and write on: a command toggle,
+			// decided before any path rule, as the call itself does.
+			if err := ops.CheckCommand(x.sb.Policy(), d.Op); err != nil && d.Rule != string(sandbox.RuleCommand) {
+				e := sandbox.AsError(err)
+				d.Allowed, d.Rule, d.Reason, d.Root, d.Real = false, string(e.Rule), e.Msg, "", ""
+			}
 			return x.out.emit(d, nil, nil, func(w *bufio.Writer) error {
 				verdict := "allowed"
 				if !d.Allowed {
 					verdict = "denied"
 				}
-				fmt.Fprintf(w, "%s %s %s: %s (rule %s)\n", verdict, d.Op, d.Path, oneLine(d.Reason), d.Rule)
+				fmt.Fprintf(w, "%s %s %s: %s (rule %s)\n", verdict, d.Op, x.out.safeName(d.Path), x.out.safeName(oneLine(d.Reason)), d.Rule)
 				return nil
 			})
 		},

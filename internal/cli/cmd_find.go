@@ -25,7 +25,7 @@ func init() {
 		run: func(x *call) error {
 			c := x.ctx
 			o := ops.FindOptions{MaxDepth: c.Int("max-depth"), Type: c.String("type"), Exclude: c.StringSlice("exclude"),
-				Hidden: c.Bool("hidden"), NoIgnore: c.Bool("no-ignore"), Follow: c.Bool("follow")}
+				Hidden: c.Bool("hidden"), NoIgnore: c.Bool("no-ignore"), Follow: c.Bool("follow"), Dir: "."}
 			switch len(x.args) {
 			case 2:
 				o.Dir, o.Glob = x.args[0], x.args[1]

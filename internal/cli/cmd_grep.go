@@ -73,7 +73,9 @@ func runGrep(x *call) error {
 			return err
 		}
 	} else {
-		bw := bufio.NewWriterSize(p.w, 64<<10)
+		out, done := p.jsonOut() // C1 controls in ndjson escaped on a terminal
+		defer done()
+		bw := bufio.NewWriterSize(out, 64<<10)
 		tp := &grepText{w: bw, color: p.color, safe: p.safe, safeName: p.safeName, numbered: c.Bool("numbered"), context: o.Before > 0 || o.After > 0,
 			withPath: !ops.GrepNamesOneFile(x.sb, o.Paths)}
 		enc := newEncoder(bw, false)

@@ -16,7 +16,14 @@ func init() {
 		maxArgs:   1,
 		flags:     []ucli.Flag{&ucli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "include names starting with a dot"}},
 		run: func(x *call) error {
-			r, err := ops.Ls(x.sb, ops.LsOptions{Path: x.ctx.Args().First(), All: x.ctx.Bool("all")})
+			// No argument is the workdir; an empty argument is no path
+			// at all, and the sandbox refuses it (usage) as it does for
+			// every command.
+			dir := "."
+			if len(x.args) > 0 {
+				dir = x.args[0]
+			}
+			r, err := ops.Ls(x.sb, ops.LsOptions{Path: dir, All: x.ctx.Bool("all")})
 			if err != nil {
 				return err
 			}

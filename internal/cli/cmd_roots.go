@@ -15,17 +15,18 @@ func init() {
 		run: func(x *call) error {
 			r := ops.Roots(x.sb, commandNames())
 			return x.out.emit(r, nil, nil, func(w *bufio.Writer) error {
-				fmt.Fprintf(w, "workdir\t%s\n", r.Workdir)
+				name := x.out.safeName // paths are names: one a line
+				fmt.Fprintf(w, "workdir\t%s\n", name(r.Workdir))
 				for _, d := range r.ReadRoots {
-					fmt.Fprintf(w, "read_root\t%s\n", d)
+					fmt.Fprintf(w, "read_root\t%s\n", name(d))
 				}
 				cfg := "(built-in default)"
 				if r.Config != nil {
-					cfg = *r.Config
+					cfg = name(*r.Config)
 				}
 				fmt.Fprintf(w, "config\t%s\n", cfg)
 				if r.AuditLog != nil {
-					fmt.Fprintf(w, "audit_log\t%s\n", *r.AuditLog)
+					fmt.Fprintf(w, "audit_log\t%s\n", name(*r.AuditLog))
 				}
 				fmt.Fprintf(w, "commands\t%s\n", strings.Join(r.Commands, " "))
 				fmt.Fprintf(w, "landlock\t%s (enforced: %v)\n", r.Landlock.Mode, r.Landlock.Enforced)

@@ -20,7 +20,7 @@ func init() {
 			}
 			return x.out.emit(r, nil, nil, func(w *bufio.Writer) error {
 				for _, f := range r.Files {
-					fmt.Fprintf(w, "%d %d %d %d %s\n", f.Lines, f.Words, f.Chars, f.Bytes, f.Path)
+					fmt.Fprintf(w, "%d %d %d %d %s\n", f.Lines, f.Words, f.Chars, f.Bytes, x.out.safeName(f.Path))
 				}
 				if len(r.Files) > 1 {
 					t := r.Total

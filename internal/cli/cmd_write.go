@@ -23,7 +23,7 @@ func init() {
 			&ucli.BoolFlag{Name: "append", Usage: "append instead of replacing"},
 			&ucli.BoolFlag{Name: "no-clobber", Usage: "refuse (exists) if the file exists"},
 			&ucli.StringFlag{Name: "expect-sha256", Usage: "refuse (conflict) unless the current content has this SHA-256"},
-			&ucli.StringFlag{Name: "mode", Usage: "permission bits, octal (default: keep; 0666 less umask when new)"},
+			&ucli.StringFlag{Name: "mode", Usage: "permission bits, octal 0 to 0777 (default: keep; 0666 less umask when new)"},
 		},
 		run: func(x *call) error {
 			c := x.ctx
@@ -51,20 +51,21 @@ func init() {
 	})
 }
 
+// parseMode reads --mode: permission bits in octal, 0 to 0777, written
+// 644, 0644 or 0o644. Setuid, setgid and sticky (4000, 2000, 1000) are
+// refused (SPEC: modes are permission bits only), as is anything that is
+// not octal digits: a sign, spaces, 0x, symbolic modes such as u+x.
 func parseMode(s string) (fs.FileMode, error) {
-	v, err := strconv.ParseUint(s, 8, 32)
-	if err != nil || v > 0o7777 {
+	digits := s
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'o' || s[1] == 'O') {
+		digits = s[2:]
+	}
+	v, err := strconv.ParseUint(digits, 8, 32)
+	if err != nil { // ParseUint takes no sign, no spaces, no 0x in base 8
 		return 0, usageErr("--mode wants octal permission bits such as 0644, got %q", s)
 	}
-	m := fs.FileMode(v & 0o777)
-	if v&0o4000 != 0 {
-		m |= fs.ModeSetuid
+	if v > 0o777 {
+		return 0, usageErr("--mode takes permission bits only (0 to 0777): setuid, setgid and sticky (4000, 2000, 1000) are refused, got %q", s)
 	}
-	if v&0o2000 != 0 {
-		m |= fs.ModeSetgid
-	}
-	if v&0o1000 != 0 {
-		m |= fs.ModeSticky
-	}
-	return m, nil
+	return fs.FileMode(v), nil
 }

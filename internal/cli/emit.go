@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"unicode/utf8"
 
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -32,9 +33,9 @@ type printer struct {
 }
 
 // safe returns content for the text form: as is in a pipeline; on a
-// terminal, control bytes that could move the cursor or start an escape
-// sequence (all below 0x20 but tab, newline and a CR ending a line, and
-// DEL) are shown as \xNN, so file contents cannot drive the terminal.
+// terminal, escaped by escapeControls' rule for content. (Every text
+// printer's stdout already passes through a ttyWriter, which applies the
+// same rule: safe is for output written around it, such as grep's.)
 func (p *printer) safe(b []byte) []byte {
 	if !p.tty {
 		return b
@@ -42,7 +43,9 @@ func (p *printer) safe(b []byte) []byte {
 	return escapeControls(b, false)
 }
 
-// safeName is safe for a name or path, where a newline is escaped too.
+// safeName is safe for a name, path or other one-line field, where a
+// newline (and a CR before it) is escaped too, so a name cannot forge
+// another line of output.
 func (p *printer) safeName(s string) string {
 	if !p.tty {
 		return s
@@ -50,33 +53,212 @@ func (p *printer) safeName(s string) string {
 	return string(escapeControls([]byte(s), true))
 }
 
+// escapeControls shows as \xNN, byte by byte, whatever a terminal could
+// take for a control: C0 control bytes (all below 0x20 but tab, newline and
+// a CR ending a line; for a name, newline and CR always) and DEL, C1
+// controls (U+0080 to U+009F, which some terminals obey as ESC-sequences:
+// U+009B is CSI) and bytes that are not valid UTF-8 (a lone 0x9B is CSI to
+// a terminal in an 8-bit mode). Valid UTF-8 text, tabs and line ends are
+// kept. It allocates only when something is escaped, and its output is
+// plain ASCII where it escaped, so escaping twice changes nothing.
 func escapeControls(b []byte, name bool) []byte {
-	keep := func(i int) bool {
-		switch c := b[i]; {
-		case c == '\t':
-			return true
-		case c == '\n':
-			return !name
-		case c == '\r':
-			return !name && i+1 < len(b) && b[i+1] == '\n'
-		}
-		return false
-	}
 	var out []byte
-	for i, c := range b {
-		if (c < 0x20 || c == 0x7f) && !keep(i) {
-			if out == nil {
-				out = append(make([]byte, 0, len(b)+8), b[:i]...)
-			}
-			out = append(out, fmt.Sprintf("\\x%02x", c)...)
-		} else if out != nil {
-			out = append(out, c)
+	start := func(i int) {
+		if out == nil {
+			out = append(make([]byte, 0, len(b)+16), b[:i]...)
 		}
+	}
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if (c < 0x20 || c == 0x7f) && !keepControl(b, i, name) {
+				start(i)
+				out = appendHex(out, c)
+			} else if out != nil {
+				out = append(out, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if (r == utf8.RuneError && size == 1) || (r >= 0x80 && r <= 0x9f) {
+			start(i)
+			for _, x := range b[i : i+size] {
+				out = appendHex(out, x)
+			}
+		} else if out != nil {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
 	}
 	if out == nil {
 		return b
 	}
 	return out
+}
+
+// keepControl says whether control byte b[i] is layout the text form
+// keeps: a tab; in content, a newline and a CR that ends a line.
+func keepControl(b []byte, i int, name bool) bool {
+	switch b[i] {
+	case '\t':
+		return true
+	case '\n':
+		return !name
+	case '\r':
+		return !name && i+1 < len(b) && b[i+1] == '\n'
+	}
+	return false
+}
+
+func appendHex(dst []byte, c byte) []byte {
+	const hex = "0123456789abcdef"
+	return append(dst, '\\', 'x', hex[c>>4], hex[c&0xf])
+}
+
+// ttyWriter is the one writer every text printer's stdout passes through
+// on a terminal: it applies escapeControls' content rule to whatever is
+// written, however the bytes are split between writes (a CR or the start
+// of a UTF-8 sequence at the end of one write waits for the next, to see
+// what follows). Names get the stricter rule from safeName as well, for
+// their newlines; everything else (numbers, types, modes, link targets,
+// reasons, fields) is covered here without a call per field. close
+// writes what is held.
+type ttyWriter struct {
+	w    io.Writer
+	held []byte // a lone trailing CR, or the first 1 to 3 bytes of a UTF-8 sequence
+	buf  []byte
+}
+
+func (t *ttyWriter) Write(p []byte) (int, error) {
+	data := p
+	if len(t.held) > 0 {
+		t.buf = append(append(t.buf[:0], t.held...), p...)
+		data = t.buf
+	}
+	keep := len(data) - heldTail(data)
+	out := escapeControls(data[:keep], false)
+	t.held = append(t.held[:0], data[keep:]...)
+	if _, err := t.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// close escapes and writes what Write held back: at the end of the
+// output a lone CR or a cut UTF-8 sequence is escaped.
+func (t *ttyWriter) close() error {
+	if len(t.held) == 0 {
+		return nil
+	}
+	out := escapeControls(t.held, false)
+	t.held = t.held[:0]
+	_, err := t.w.Write(out)
+	return err
+}
+
+// heldTail is how many bytes at the end of b cannot be escaped until the
+// next bytes are known: a final CR (it is kept before a newline), or an
+// incomplete but so far valid UTF-8 sequence.
+func heldTail(b []byte) int {
+	n := len(b)
+	if n == 0 {
+		return 0
+	}
+	if b[n-1] == '\r' {
+		return 1
+	}
+	for i := n - 1; i >= 0 && i >= n-(utf8.UTFMax-1); i-- {
+		if utf8.RuneStart(b[i]) {
+			if b[i] >= 0xc0 && !utf8.FullRune(b[i:]) {
+				return n - i
+			}
+			break
+		}
+	}
+	return 0
+}
+
+// textOut is where the text form writes stdout: p.w in a pipeline, a
+// ttyWriter over it on a terminal. done flushes what the ttyWriter holds.
+func (p *printer) textOut() (w io.Writer, done func() error) {
+	if !p.tty {
+		return p.w, func() error { return nil }
+	}
+	t := &ttyWriter{w: p.w}
+	return t, t.close
+}
+
+// jsonOut is where JSON (and grep's text, which escapes for itself and
+// colors) goes: p.w in a pipeline, a c1Writer over it on a terminal.
+func (p *printer) jsonOut() (w io.Writer, done func() error) {
+	if !p.tty {
+		return p.w, func() error { return nil }
+	}
+	c := &c1Writer{w: p.w}
+	return c, c.close
+}
+
+// c1Writer writes JSON to a terminal with its C1 controls escaped:
+// encoding/json escapes C0 controls and replaces invalid UTF-8, but leaves
+// U+0080 to U+009F raw inside strings, and some terminals obey them
+// (U+009B is CSI). In JSON they can only stand inside a string, where
+// \u009b means the same character, so a parser reads the same document.
+type c1Writer struct {
+	w    io.Writer
+	held bool // the last write ended in 0xC2, the lead byte of every C1
+	buf  []byte
+}
+
+func (c *c1Writer) Write(p []byte) (int, error) {
+	data := p
+	if c.held {
+		c.buf = append(append(c.buf[:0], 0xc2), p...)
+		data = c.buf
+	}
+	c.held = len(data) > 0 && data[len(data)-1] == 0xc2
+	if c.held {
+		data = data[:len(data)-1]
+	}
+	if _, err := c.w.Write(escapeC1(data)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (c *c1Writer) close() error {
+	if !c.held {
+		return nil
+	}
+	c.held = false
+	_, err := c.w.Write([]byte{0xc2})
+	return err
+}
+
+// escapeC1 rewrites each UTF-8 C1 control (0xC2 0x80 to 0xC2 0x9F) as
+// \u0080 to \u009f; it allocates only when there is one.
+func escapeC1(b []byte) []byte {
+	const hex = "0123456789abcdef"
+	var out []byte
+	last := 0
+	for i := bytes.IndexByte(b, 0xc2); i >= 0 && i+1 < len(b); {
+		if c := b[i+1]; c >= 0x80 && c <= 0x9f {
+			if out == nil {
+				out = make([]byte, 0, len(b)+16)
+			}
+			out = append(append(out, b[last:i]...), '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			last = i + 2
+		}
+		j := bytes.IndexByte(b[i+1:], 0xc2)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
 }
 
 // textFunc renders the text form.
@@ -88,19 +270,24 @@ type textFunc func(w *bufio.Writer) error
 func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) error {
 	if p.format == formatText && text != nil {
 		// The result is complete before it is printed: stream it out.
-		bw := bufio.NewWriterSize(p.w, 64<<10)
+		out, done := p.textOut()
+		bw := bufio.NewWriterSize(out, 64<<10)
 		if err := text(bw); err != nil {
 			return err
 		}
 		p.trailer(bw, tr) // a note on stderr, as lines() gives
-		return bw.Flush()
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		return done()
 	}
 	if p.format != formatNDJSON || items == nil {
 		// One document: json.Encoder marshals all of it before its one
 		// Write, so a failure leaves stdout empty without a copy of ours
 		// (each fresh page of a copy costs a fault; read's 1 MiB content
 		// would cost about 2 MiB more).
-		return newEncoder(p.w, p.pretty && p.format == formatJSON).Encode(v)
+		out, _ := p.jsonOut() // one whole document: nothing is held back
+		return newEncoder(out, p.pretty && p.format == formatJSON).Encode(v)
 	}
 	var buf bytes.Buffer
 	bw := bufio.NewWriterSize(&buf, 64<<10)
@@ -115,7 +302,8 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	_, err := p.w.Write(buf.Bytes())
+	out, _ := p.jsonOut() // one write of whole lines: nothing is held back
+	_, err := out.Write(buf.Bytes())
 	return err
 }
 
@@ -129,7 +317,8 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 func (p *printer) lines(run func(sink ops.LineSink) (any, *ops.Truncation, error)) error {
 	return stream(p, run, func(bw *bufio.Writer) ops.LineSink {
 		if p.format == formatText {
-			return func(line []byte) error { _, err := bw.Write(p.safe(line)); return err }
+			// stream's ttyWriter escapes on a terminal.
+			return func(line []byte) error { _, err := bw.Write(line); return err }
 		}
 		enc := newEncoder(bw, false)
 		return func(line []byte) error { return enc.Encode(string(textio.TrimEOL(line))) }
@@ -167,13 +356,20 @@ func stream[S any](p *printer, run func(S) (any, *ops.Truncation, error), sinkFo
 		}
 		return p.emit(v, nil, nil, nil)
 	}
-	bw := bufio.NewWriterSize(p.w, 64<<10)
+	out, done := p.jsonOut()
+	if p.format == formatText {
+		out, done = p.textOut()
+	}
+	bw := bufio.NewWriterSize(out, 64<<10)
 	_, tr, err := run(sinkFor(bw))
 	if err != nil {
 		return err
 	}
 	p.trailer(bw, tr)
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return done()
 }
 
 // paths is lines for commands whose items are paths (find, grep -l): a
@@ -239,8 +435,16 @@ func printError(w io.Writer, format string, err error) int {
 		return sandbox.ExitCode(e.Code) // grep's result is already on stdout
 	}
 	if format == formatText {
-		fmt.Fprintf(w, "fsbox: %s: %s\n", e.Code, oneLine(e.Msg))
+		msg := oneLine(e.Msg)
+		if isTerminal(w) {
+			// The message names paths as given: escaped as a name is.
+			msg = string(escapeControls([]byte(msg), true))
+		}
+		fmt.Fprintf(w, "fsbox: %s: %s\n", e.Code, msg)
 	} else {
+		if isTerminal(w) {
+			w = &c1Writer{w: w} // one whole line: nothing is held back
+		}
 		newEncoder(w, false).Encode(errorEnvelope{errorBody{Code: e.Code, Message: e.Msg, Path: e.Path, Rule: e.Rule}})
 	}
 	return sandbox.ExitCode(e.Code)

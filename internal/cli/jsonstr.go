@@ -86,6 +86,7 @@ func (p *printer) emitWithString(v any, field *string) error {
 	out = append(out, doc.Bytes()[:i]...)
 	out = appendJSONString(out, s)
 	out = append(out, doc.Bytes()[i+len(mark):]...)
-	_, err = p.w.Write(out)
+	w, _ := p.jsonOut() // one whole document: nothing is held back
+	_, err = w.Write(out)
 	return err
 }

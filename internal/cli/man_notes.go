@@ -8,9 +8,13 @@ JSON by default: one object on stdout ending in a newline.
 prints list items one per line (a last line {"truncated":true,...} when a limit cut the list);
 .B --format text
 prints what the Unix tool would: raw bytes for read, one name a line for ls.
+On a terminal the text form (and a text error line on a terminal stderr) shows as \\xNN whatever
+a terminal could obey: control bytes but tab and line ends, DEL, C1 controls (U+0080 to U+009F)
+and bytes that are not valid UTF-8; in names, paths and link targets a newline and a CR as well.
+Into a pipeline the bytes are unchanged. JSON on a terminal writes C1 controls as \\u0080 to \\u009f.
 Paths inside the workdir are printed relative to it; paths under a read root are absolute.
 .SH EXIT STATUS
-0 success; 1 no_match (grep); 2 usage; 3 denied; 4 not_found, not_a_file, not_a_dir;
+0 success; 1 no_match (grep); 2 usage (an empty path too: ls '' is usage, ls alone lists the workdir); 3 denied; 4 not_found, not_a_file, not_a_dir;
 5 conflict, exists, text_not_found, ambiguous; 6 too_large, binary; 7 io; 8 config.
 On failure stdout is empty and stderr holds one line
 {"error":{"code":...,"message":...,"path":...,"rule":...}}.
@@ -18,6 +22,8 @@ On failure stdout is empty and stderr holds one line
 The policy comes from $FSBOX_CONFIG, else --config, else $XDG_CONFIG_HOME/fsbox/config.toml
 (or ~/.config/fsbox/config.toml), else the built-in default: the current directory is the workdir,
 no other roots, every command but rm on.
+links creates a directory and files, so it is denied (rule command) unless links, mkdir and write
+are all switched on.
 Unknown keys, bad globs or regexes and missing roots are config errors naming the line.
 A policy file inside its own workdir, or inside the current directory when FSBOX_CONFIG is unset,
 is refused.
@@ -41,6 +47,9 @@ duration_ms. The log is opened (created 0600, never through a symlink) before La
 cannot be, the call is refused as config. Each record is one write(2) on an O_APPEND descriptor,
 so concurrent calls never interleave. A record that cannot be written turns the call's exit into
 io (7) with an error line, since the call's output was already printed.
+.SH WRITE
+--mode takes permission bits only, octal 0 to 0777 (644, 0644 or 0o644); setuid, setgid and
+sticky (4000, 2000, 1000) are usage, with --append too.
 .SH READ
 read pages with --offset (0-based line) and --limit; a file over max_read_bytes must be paged.
 sha256 and eol cover the whole file when it fits in max_read_bytes; otherwise sha256 is null

@@ -12,7 +12,7 @@ import (
 
 // FindOptions are find's inputs.
 type FindOptions struct {
-	Dir      string   // default "."
+	Dir      string   // the directory to walk, "." for the workdir; "" is usage (an empty path is never a path)
 	Glob     string   // doublestar; without '/' it matches the base name (as fd -g)
 	MaxDepth int      // < 0: no limit
 	Type     string   // "", f, d, l
@@ -62,9 +62,6 @@ func (g globMatcher) match(rel string) bool {
 
 // Find walks Dir and lists the entries that match.
 func Find(sb *sandbox.Sandbox, o FindOptions) (FindResult, error) {
-	if o.Dir == "" {
-		o.Dir = "."
-	}
 	var want string
 	switch o.Type {
 	case "":

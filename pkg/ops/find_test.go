@@ -44,6 +44,9 @@ func findPaths(t *testing.T, sb *sandbox.Sandbox, o FindOptions) FindResult {
 	if o.MaxDepth == 0 {
 		o.MaxDepth = -1
 	}
+	if o.Dir == "" {
+		o.Dir = "."
+	}
 	r, err := Find(sb, o)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +127,7 @@ func TestFindGlobsDepthTypes(t *testing.T) {
 			t.Errorf("%+v: got %q want %q", c.o, got, c.want)
 		}
 	}
-	if _, err := Find(sb, FindOptions{Glob: "[", MaxDepth: -1}); sandbox.AsError(err).Code != sandbox.CodeUsage {
+	if _, err := Find(sb, FindOptions{Dir: ".", Glob: "[", MaxDepth: -1}); sandbox.AsError(err).Code != sandbox.CodeUsage {
 		t.Errorf("invalid glob: %v", err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 // LsOptions are ls's inputs.
 type LsOptions struct {
-	Path string // "" means the workdir
+	Path string // the directory, "." for the workdir; "" is usage (an empty path is never a path)
 	All  bool   // show dotfiles
 }
 
@@ -40,9 +40,6 @@ type LsResult struct {
 
 // Ls lists one directory.
 func Ls(sb *sandbox.Sandbox, o LsOptions) (LsResult, error) {
-	if o.Path == "" {
-		o.Path = "."
-	}
 	d, err := sb.OpenDir(o.Path)
 	if err != nil {
 		return LsResult{}, err

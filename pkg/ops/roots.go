@@ -18,7 +18,8 @@ type RootsResult struct {
 }
 
 // Roots reports the workdir, read roots, policy source, limits, and which
-// of the available commands the policy enables or disables.
+// of the available commands the policy enables or disables (links counts
+// as disabled while mkdir or write is: CommandEnabled).
 func Roots(sb *sandbox.Sandbox, available []string) RootsResult {
 	p := sb.Policy()
 	res := RootsResult{Workdir: sb.Workdir(), ReadRoots: sb.ReadRoots(), Limits: p.Limits, Paths: p.Paths,
@@ -32,7 +33,7 @@ func Roots(sb *sandbox.Sandbox, available []string) RootsResult {
 		res.AuditLog = &log
 	}
 	for _, c := range available {
-		if p.Enabled(c) {
+		if CommandEnabled(p, c) {
 			res.Commands = append(res.Commands, c)
 		} else {
 			res.Disabled = append(res.Disabled, c)

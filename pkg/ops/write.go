@@ -19,7 +19,7 @@ type WriteOptions struct {
 	Append       bool
 	NoClobber    bool
 	ExpectSHA256 string       // the current content must hash to this ("" = no check)
-	Mode         *fs.FileMode // for a new file (and, given, for an existing one)
+	Mode         *fs.FileMode // for a new file (and, given, for an existing one); permission bits only
 }
 
 // WriteResult describes what was written.
@@ -32,6 +32,11 @@ type WriteResult struct {
 
 // Write replaces a file atomically (or appends to it), creating parents.
 func Write(sb *sandbox.Sandbox, o WriteOptions) (WriteResult, error) {
+	if o.Mode != nil && *o.Mode&^fs.ModePerm != 0 {
+		// Setuid, setgid, sticky or a type bit: refused before anything
+		// is opened, so no caller (CLI or library) can make a setuid file.
+		return WriteResult{}, usagef(o.Path, "the mode takes permission bits only (0 to 0777): %v has more", *o.Mode)
+	}
 	expect := strings.ToLower(o.ExpectSHA256)
 	if expect != "" && !isSHA256(expect) {
 		return WriteResult{}, usagef(o.Path, "--expect-sha256 wants 64 hex digits, got %q", o.ExpectSHA256)

@@ -5,6 +5,7 @@ package ops
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -265,5 +266,44 @@ func TestSymlinkSwapUnderWrite(t *testing.T) {
 	ents, _ := os.ReadDir(outside)
 	if len(ents) != 0 {
 		t.Fatalf("a write landed outside the workdir: %v", ents)
+	}
+}
+
+// TestWriteModeIsPermissionBitsOnly: a mode with setuid, setgid, sticky
+// (or any type bit) is usage for every write, new file or existing,
+// replace or append, and nothing changes; 0777 and below go through.
+func TestWriteModeIsPermissionBitsOnly(t *testing.T) {
+	sb, dir := testSandbox(t)
+	existing := filepath.Join(dir, "run.sh")
+	if err := os.WriteFile(existing, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []fs.FileMode{fs.ModeSetuid | 0o755, fs.ModeSetgid | 0o755, fs.ModeSetuid | fs.ModeSetgid | 0o755,
+		fs.ModeSticky | 0o777, fs.ModeSetuid | 0o777, fs.ModeSetuid, fs.ModeDir | 0o755} {
+		for _, name := range []string{"run.sh", "new.sh"} {
+			for _, app := range []bool{false, true} {
+				mode := m
+				_, err := Write(sb, WriteOptions{Path: name, Content: strings.NewReader("pwn"), Append: app, Mode: &mode})
+				if e := sandbox.AsError(err); e.Code != sandbox.CodeUsage || !strings.Contains(e.Msg, "permission bits only") {
+					t.Errorf("mode %v on %s (append %v): %v, want usage", m, name, app, err)
+				}
+			}
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "new.sh")); err == nil {
+		t.Error("a refused write created its file")
+	}
+	fi, _ := os.Stat(existing)
+	if b, _ := os.ReadFile(existing); string(b) != "old" || fi.Mode() != 0o644 {
+		t.Errorf("a refused write changed the file: %q %v", b, fi.Mode())
+	}
+	for _, m := range []fs.FileMode{0o777, 0o700, 0o644, 0} {
+		mode := m
+		if _, err := Write(sb, WriteOptions{Path: "ok.sh", Content: strings.NewReader("x"), Mode: &mode}); err != nil {
+			t.Fatalf("mode %v: %v", m, err)
+		}
+		if fi, _ := os.Stat(filepath.Join(dir, "ok.sh")); fi.Mode() != m {
+			t.Errorf("mode %v: the file has %v", m, fi.Mode())
+		}
 	}
 }
