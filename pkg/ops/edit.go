@@ -107,8 +107,7 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 	}
 	// The file must still be what was read when the new content takes
 	// its name: checked under the workdir's write lock.
-	before := sha256Hex(old)
-	if _, err := w.Commit(bytes.NewReader(cur), max, sandbox.CommitOptions{Expect: &before}); err != nil {
+	if _, err := w.Commit(bytes.NewReader(cur), max, sandbox.CommitOptions{Unchanged: true}); err != nil {
 		return EditResult{}, err
 	}
 	return res, nil

@@ -36,6 +36,8 @@ type WriteTarget struct {
 	Exists bool
 	Info   Info     // of the existing file (or entry)
 	cur    *os.File // a file target's existing file, opened without following and checked
+	// curStat is cur's fstat when it was checked
+	curStat fs.FileInfo
 }
 
 const tempPrefix = ".fsbox-tmp-"
@@ -160,6 +162,7 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow bool, de
 	if err := s.checkFileDesc(fi, given); err != nil {
 		return fail(err)
 	}
+	w.curStat = fi
 	w.Exists = true
 	w.Info = newInfo(name, w.Path, rt.abs(realRel), fi)
 	return w, nil
@@ -310,6 +313,11 @@ type CommitOptions struct {
 	// absent); checked under the write lock, so check and change are one
 	// step for every fsbox process.
 	Expect *string
+	// Unchanged: the file at the name must still be the very file the
+	// target opened, with the size, modification and change times it had
+	// then (what edit read is what it replaces). Checked under the write
+	// lock; cheaper than Expect, which hashes the file again.
+	Unchanged bool
 }
 
 // ReplaceResult is what Replace wrote.
@@ -378,6 +386,11 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 	if err := w.recheck(o.Expect); err != nil {
 		return ReplaceResult{}, err
 	}
+	if o.Unchanged {
+		if err := w.unchanged(); err != nil {
+			return ReplaceResult{}, err
+		}
+	}
 	if o.NoReplace {
 		err = renameNoReplace(w, tmp)
 		if errors.Is(err, fs.ErrExist) {
@@ -441,6 +454,27 @@ func (w *WriteTarget) recheck(expect *string) error {
 			want = "absent"
 		}
 		return Errorf(CodeConflict, w.Path, "%s changed: its sha256 is %s, not %s", w.Path, have, want)
+	}
+	return nil
+}
+
+// unchanged reports a conflict unless the name still holds the file the
+// target opened, as it was then.
+func (w *WriteTarget) unchanged() error {
+	if w.cur == nil {
+		return nil
+	}
+	changed := Errorf(CodeConflict, w.Path, "%s changed since it was read: nothing was written", w.Path)
+	now, err := w.entryNow()
+	if err != nil || devIno(now) != w.Info.key {
+		return changed
+	}
+	fi, err := w.cur.Stat()
+	if err != nil {
+		return ioErr(w.Path, err)
+	}
+	if fi.Size() != w.Info.Size || !fi.ModTime().Equal(w.curStat.ModTime()) || changeTime(fi) != changeTime(w.curStat) {
+		return changed
 	}
 	return nil
 }
