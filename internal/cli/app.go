@@ -113,7 +113,7 @@ func (st *state) before(c *ucli.Context) error {
 		return nil
 	}
 	home, _ := os.UserHomeDir()
-	st.policy, st.policyErr = sandbox.Load(sandbox.Env{ConfigFlag: c.String("config"), Getenv: st.getenv, Cwd: cwd, Home: home})
+	st.policy, st.policyErr = sandbox.Load(sandbox.Env{ConfigFlag: c.String("config"), ConfigSet: c.IsSet("config"), Getenv: st.getenv, Cwd: cwd, Home: home})
 	if st.policy != nil && st.policyErr == nil {
 		st.auditLog, st.policyErr = sandbox.OpenAudit(st.policy)
 	}
