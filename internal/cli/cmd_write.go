@@ -21,7 +21,7 @@ func init() {
 		argsUsage: "PATH [-]",
 		minArgs:   1, maxArgs: 2,
 		flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "content", Usage: "the content ('' writes an empty file); without it, stdin when it is a pipe or a file, or when - follows PATH"},
+			&ucli.StringFlag{Name: "content", Usage: "the content, taken literally (empty: an empty file); without it, stdin if it is a pipe or a file, or after PATH -"},
 			&ucli.BoolFlag{Name: "append", Usage: "append instead of replacing"},
 			&ucli.BoolFlag{Name: "no-clobber", Usage: "refuse (exists) if the file exists"},
 			&ucli.StringFlag{Name: "expect-sha256", Usage: "refuse (conflict) unless the current content has this SHA-256"},
