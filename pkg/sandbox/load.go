@@ -118,10 +118,11 @@ func StateDir(env Env) string {
 
 // refuseWritable refuses a policy chosen with --config that lies in a
 // place fsbox writes or could have written, whatever workdir the file
-// itself names: the workdir of the policy that applies without --config
-// (the user's config file if there is one, else the built-in default,
-// whose workdir is the current directory), the directory of that policy's
-// audit log and of the candidate's own, and fsbox's state directory.
+// itself names: the current directory, the workdir of the policy that
+// applies without --config (the user's config file if there is one, else
+// the built-in default, whose workdir is the current directory), the
+// directory of that policy's audit log and of the candidate's own, and
+// fsbox's state directory.
 // Each place is compared as named and canonical, against every place the
 // name passes through on its way to the file (so a symlinked directory
 // inside such a place, which could be re-pointed, counts too).
@@ -137,6 +138,7 @@ func refuseWritable(p *Policy, file string, env Env) error {
 				places = append(places, place{filepath.Dir(fp.Audit.Log), "the directory of the audit log of " + fp.Source})
 			}
 		}
+		places = append(places, place{env.Cwd, "the current directory"})
 	} else {
 		places = append(places, place{env.Cwd, "the current directory, the workdir of the built-in default that applies without --config"})
 	}

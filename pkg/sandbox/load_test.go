@@ -42,6 +42,8 @@ func TestLoadRefusesWritablePlaces(t *testing.T) {
 		{name: "symlinked dir inside, then dotdot", user: true, plant: "evil.toml", flag: "w/out/../evil.toml", code: CodeConfig, msg: "the workdir of"},
 		{name: "user workdir named through a symlink", user: true, plant: "w/evil.toml", flag: "w/evil.toml",
 			env: map[string]string{"USERWORK": "wlink"}, code: CodeConfig, msg: "the workdir of"},
+		{name: "symlinked dir in the cwd to outside", user: true, plant: "out/evil.toml", flag: "cwd/out/evil.toml", code: CodeConfig,
+			msg: "lies inside BASE/cwd (the current directory)"},
 		// fsbox's own state.
 		{name: "user audit log dir", user: true, plant: "logs/evil.toml", flag: "logs/evil.toml", code: CodeConfig,
 			msg: "(the directory of the audit log of BASE/home/.config/fsbox/config.toml)"},
@@ -90,6 +92,7 @@ func TestLoadRefusesWritablePlaces(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(b, "out"), 0o755); err != nil {
 				t.Fatal(err)
 			}
+			mustSymlink(t, filepath.Join(b, "out"), filepath.Join(b, "cwd/out"))
 			mustSymlink(t, filepath.Join(b, "w/evil.toml"), filepath.Join(b, "etc/link.toml"))
 			mustSymlink(t, "ok.toml", filepath.Join(b, "etc/oklink.toml"))
 			env := fakeEnv{}
