@@ -2,10 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
@@ -113,7 +117,7 @@ func (st *state) before(c *ucli.Context) error {
 		return nil
 	}
 	home, _ := os.UserHomeDir()
-	st.policy, st.policyErr = sandbox.Load(sandbox.Env{ConfigFlag: c.String("config"), Getenv: st.getenv, Cwd: cwd, Home: home})
+	st.policy, st.policyErr = sandbox.Load(sandbox.Env{ConfigFlag: c.String("config"), ConfigSet: c.IsSet("config"), Getenv: st.getenv, Cwd: cwd, Home: home})
 	if st.policy != nil && st.policyErr == nil {
 		st.auditLog, st.policyErr = sandbox.OpenAudit(st.policy)
 	}
@@ -189,16 +193,47 @@ func (st *state) printer(c *ucli.Context) *printer {
 // isTerminal asks the terminal driver (an ioctl, via golang.org/x/term):
 // /dev/null is a character device too, but no terminal.
 func isTerminal(w io.Writer) bool {
+	if o, ok := w.(*outWatch); ok {
+		w = o.w
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// ExitClosedPipe is the exit status of a call whose stdout was closed by
+// its reader (`fsbox grep x | head -1`): 128 + SIGPIPE, what a shell
+// reports for a pipeline stage the signal ended.
+const ExitClosedPipe = 141
+
+// outWatch passes writes through to stdout and notes when its reader has
+// gone (EPIPE): the call then ends quietly with ExitClosedPipe.
+type outWatch struct {
+	w      io.Writer
+	closed atomic.Bool
+}
+
+func (o *outWatch) Write(b []byte) (int, error) {
+	n, err := o.w.Write(b)
+	if err != nil && errors.Is(err, syscall.EPIPE) {
+		o.closed.Store(true)
+	}
+	return n, err
+}
+
 // Main runs fsbox and returns the exit code. It never panics: a panic
-// inside a command becomes an io error.
+// inside a command becomes an io error. Every call leaves its audit
+// record, even when stdout or stderr is a pipe closed early: SIGPIPE is
+// ignored (so such a write fails with EPIPE instead of killing the
+// process), and a closed stdout ends the call quietly, with nothing on
+// stderr and exit status ExitClosedPipe, after the record is written.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	// A short-lived process: collect garbage less often than the default.
 	debug.SetGCPercent(400)
-	st := &state{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.LookupEnv, format: formatJSON, start: time.Now()}
+	// One sigaction: Go's runtime kills the process on EPIPE at fd 1 or 2
+	// unless SIGPIPE is ignored or caught.
+	signal.Ignore(syscall.SIGPIPE)
+	out := &outWatch{w: stdout}
+	st := &state{stdin: stdin, stdout: out, stderr: stderr, getenv: os.LookupEnv, format: formatJSON, start: time.Now()}
 	if f, ok := os.LookupEnv("FSBOX_FORMAT"); ok && (f == formatText || f == formatNDJSON) {
 		st.format = f
 	}
@@ -206,6 +241,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			err := sandbox.Errorf(sandbox.CodeIO, "", "internal error: %v", r)
+			if out.closed.Load() {
+				code = st.audit(command, err, ExitClosedPipe)
+				return
+			}
 			code = st.audit(command, err, printError(stderr, st.format, err))
 		}
 	}()
@@ -233,7 +272,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}
 	command = commandOf(args)
 	err := newApp(st).RunContext(context.Background(), args)
-	if err != nil {
+	switch {
+	case out.closed.Load():
+		// The reader has what it wanted; the call's error, if any, is
+		// the failed write. Say nothing: a pipeline stage stops quietly.
+		code = ExitClosedPipe
+	case err != nil:
 		code = printError(stderr, st.format, err)
 	}
 	return st.audit(command, err, code)

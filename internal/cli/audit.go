@@ -43,6 +43,10 @@ func (st *state) audit(command string, err error, code int) int {
 		rec.Paths, rec.BytesRead, rec.BytesWritten = st.sb.Usage()
 	}
 	switch e := sandbox.AsError(err); {
+	case code == ExitClosedPipe:
+		// stdout's reader left before the output was all written.
+		rec.Verdict = "error"
+		rec.Error = &sandbox.AuditError{Code: sandbox.CodeIO}
 	case code == 0:
 		rec.Verdict = "ok"
 	case e != nil && e.Code == sandbox.CodeNoMatch:

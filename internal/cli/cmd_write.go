@@ -3,7 +3,9 @@ package cli
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 
@@ -16,10 +18,10 @@ func init() {
 	register(&command{
 		name:      "write",
 		usage:     "write a file atomically from --content or stdin (parents created)",
-		argsUsage: "PATH",
-		minArgs:   1, maxArgs: 1,
+		argsUsage: "PATH [-]",
+		minArgs:   1, maxArgs: 2,
 		flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "content", Usage: "the content (default: read stdin)"},
+			&ucli.StringFlag{Name: "content", Usage: "the content, taken literally (empty: an empty file); without it, stdin if it is a pipe or a file, or after PATH -"},
 			&ucli.BoolFlag{Name: "append", Usage: "append instead of replacing"},
 			&ucli.BoolFlag{Name: "no-clobber", Usage: "refuse (exists) if the file exists"},
 			&ucli.StringFlag{Name: "expect-sha256", Usage: "refuse (conflict) unless the current content has this SHA-256"},
@@ -27,10 +29,12 @@ func init() {
 		},
 		run: func(x *call) error {
 			c := x.ctx
-			o := ops.WriteOptions{Path: x.args[0], Append: c.Bool("append"), NoClobber: c.Bool("no-clobber"), ExpectSHA256: c.String("expect-sha256"), Content: x.stdin}
-			if c.IsSet("content") {
-				o.Content = strings.NewReader(c.String("content"))
+			o := ops.WriteOptions{Path: x.args[0], Append: c.Bool("append"), NoClobber: c.Bool("no-clobber"), ExpectSHA256: c.String("expect-sha256")}
+			content, err := writeContent(x, c.IsSet("content"), c.String("content"))
+			if err != nil {
+				return err
 			}
+			o.Content = content
 			if c.IsSet("mode") {
 				m, err := parseMode(c.String("mode"))
 				if err != nil {
@@ -49,6 +53,48 @@ func init() {
 			})
 		},
 	})
+}
+
+// writeContent picks write's content. --content is taken as given (even
+// "-" or ""); a second operand "-" reads stdin whatever it is, as cat
+// reads "-"; with neither, stdin is read only when it is a pipe (or
+// socket) or a regular file: a terminal would wait forever, and /dev/null
+// (what exec tools often give) would silently empty the file.
+func writeContent(x *call, given bool, text string) (io.Reader, error) {
+	dash := len(x.args) == 2
+	switch {
+	case dash && x.args[1] != "-":
+		return nil, usageErr("usage: fsbox write PATH [-]: the only operand after PATH is -, to read the content from stdin")
+	case dash && given:
+		return nil, usageErr("write takes its content from --content or from stdin (-), not both")
+	case given:
+		return strings.NewReader(text), nil
+	case dash || stdinHolds(x.stdin):
+		if x.stdin == nil {
+			return strings.NewReader(""), nil
+		}
+		return x.stdin, nil
+	}
+	return nil, usageErr("write needs content: give --content TEXT (--content '' for an empty file) or pipe the content (stdin is not a pipe or a file; - after PATH reads it anyway)")
+}
+
+// stdinHolds reports whether stdin is something to read content from: a
+// pipe, a socket or a regular file (ripgrep's rule). A reader that is no
+// file was handed over deliberately by an in-process caller.
+func stdinHolds(r io.Reader) bool {
+	if r == nil {
+		return false
+	}
+	f, ok := r.(*os.File)
+	if !ok {
+		return true
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	m := fi.Mode()
+	return m.IsRegular() || m&(fs.ModeNamedPipe|fs.ModeSocket) != 0
 }
 
 // parseMode reads --mode: permission bits in octal, 0 to 0777, written

@@ -396,7 +396,9 @@ func (p *printer) trailer(bw *bufio.Writer, tr *ops.Truncation) {
 		return
 	}
 	if p.format == formatText {
-		bw.Flush()
+		if bw.Flush() != nil {
+			return // stdout is gone (a closed pipe): no note either
+		}
 		what := tr.Limit + " limit"
 		if tr.Limit == "limit" {
 			what = "--limit"

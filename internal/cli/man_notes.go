@@ -15,7 +15,9 @@ Into a pipeline the bytes are unchanged. JSON on a terminal writes C1 controls a
 Paths inside the workdir are printed relative to it; paths under a read root are absolute.
 .SH EXIT STATUS
 0 success; 1 no_match (grep); 2 usage (an empty path too: ls '' is usage, ls alone lists the workdir); 3 denied; 4 not_found, not_a_file, not_a_dir;
-5 conflict, exists, text_not_found, ambiguous; 6 too_large, binary; 7 io; 8 config.
+5 conflict, exists, text_not_found, ambiguous; 6 too_large, binary; 7 io; 8 config;
+141 when stdout is a pipe whose reader left early (fsbox grep x . | head \-1): the call stops
+quietly, nothing on stderr, as a pipeline stage ended by SIGPIPE would, after its audit record.
 On failure stdout is empty and stderr holds one line
 {"error":{"code":...,"message":...,"path":...,"rule":...}}.
 .SH POLICY
@@ -25,8 +27,13 @@ no other roots, every command but rm on.
 links creates a directory and files, so it is denied (rule command) unless links, mkdir and write
 are all switched on.
 Unknown keys, bad globs or regexes and missing roots are config errors naming the line.
-A policy file inside its own workdir, or inside the current directory when FSBOX_CONFIG is unset,
-is refused.
+A policy fsbox writes or could have written is refused (config), whatever workdir it names: one
+inside its own workdir, or inside the current directory when FSBOX_CONFIG is unset; and for
+--config, one inside the workdir of the policy that applies without it (the user's config.toml,
+else the current directory), inside the directory of that policy's or its own audit log, or inside
+fsbox's state directory ($XDG_STATE_HOME/fsbox or ~/.local/state/fsbox).
+Paths are compared with symlinks resolved and at every step the name passes through.
+An empty --config is usage.
 Deny patterns match case-insensitively, against the path as written and as resolved, and deny
 everything below a denied directory (deny_regex too); a missing path below a denied directory is
 denied, not not_found. Allow patterns match files exactly and leave directories traversable.
@@ -47,7 +54,12 @@ duration_ms. The log is opened (created 0600, never through a symlink) before La
 cannot be, the call is refused as config. Each record is one write(2) on an O_APPEND descriptor,
 so concurrent calls never interleave. A record that cannot be written turns the call's exit into
 io (7) with an error line, since the call's output was already printed.
+A call whose stdout or stderr pipe closes early is recorded too (a closed stdout as verdict error,
+code io, exit 141).
 .SH WRITE
+write takes its content from --content (literally: '' is an empty file, \- a dash) or from stdin.
+Without --content, stdin is read only when it is a pipe, a socket or a regular file; a terminal or
+/dev/null is usage and the file is left alone. PATH followed by \- reads stdin whatever it is.
 --mode takes permission bits only, octal 0 to 0777 (644, 0644 or 0o644); setuid, setgid and
 sticky (4000, 2000, 1000) are usage, with --append too.
 .SH READ

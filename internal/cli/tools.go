@@ -57,7 +57,10 @@ var (
 	idempotent  = map[string]bool{"write": true, "mkdir": true, "cp": true, "links": true}
 	flagEnums   = map[string][]string{"read.encoding": {"utf-8", "base64"}, "find.type": {"f", "d", "l"}, "completion.shell": {"bash", "zsh", "fish"}}
 	intArgs     = map[string]bool{"start": true, "end": true}
-	argWord     = regexp.MustCompile(`[A-Z][A-Z|]*(\.\.\.)?`)
+	// requiredFlags are flags every tool call must give: a host runs a
+	// tool without stdin, so write without content could only be refused.
+	requiredFlags = map[string][]string{"write": {"content"}}
+	argWord       = regexp.MustCompile(`[A-Z][A-Z|]*(\.\.\.)?`)
 )
 
 // Tools describes the enabled commands (the documentation commands
@@ -125,6 +128,7 @@ func toolOf(c *command) Tool {
 	for _, f := range c.flags {
 		t.InputSchema.Properties[f.Names()[0]] = flagSchema(c.name, f)
 	}
+	t.InputSchema.Required = append(t.InputSchema.Required, requiredFlags[c.name]...)
 	return t
 }
 

@@ -48,6 +48,18 @@ func TestToolsCoverEveryFlag(t *testing.T) {
 	if g := seen["grep"]; len(g.Args) != 2 || g.InputSchema.Required[0] != "pattern" {
 		t.Errorf("grep args: %v required %v", g.Args, g.InputSchema.Required)
 	}
+	// A tool call has no stdin to give write: its content is required, and
+	// the "-" operand (read stdin) is no property.
+	if w := seen["write"]; strings.Join(w.Args, ",") != "path" || strings.Join(w.InputSchema.Required, ",") != "path,content" {
+		t.Errorf("write args %v required %v, want [path] and [path content]", w.Args, w.InputSchema.Required)
+	}
+	for name, flags := range requiredFlags {
+		for _, f := range flags {
+			if _, ok := seen[name].InputSchema.Properties[f]; !ok {
+				t.Errorf("%s: required flag --%s is no property", name, f)
+			}
+		}
+	}
 }
 
 // Every command documents its output, JSON and text, in its man page.

@@ -16,6 +16,7 @@ import (
 // fill it by hand; the CLI fills it from the real process.
 type Env struct {
 	ConfigFlag string                      // --config, "" when absent
+	ConfigSet  bool                        // --config was given, even as "" (an empty name is never "no flag")
 	Getenv     func(string) (string, bool) // os.LookupEnv
 	Cwd        string                      // the current directory
 	Home       string                      // the home directory ("" if unknown)
@@ -24,13 +25,24 @@ type Env struct {
 // Load finds and loads the policy in SPEC order: $FSBOX_CONFIG, --config,
 // $XDG_CONFIG_HOME/fsbox/config.toml (or ~/.config/fsbox/config.toml), the
 // built-in default. Errors are *Error with CodeConfig or CodeUsage.
+//
+// A policy fsbox itself writes or could have written is never loaded: one
+// inside the current directory (unless the host fixed it with
+// FSBOX_CONFIG), and a --config file inside the workdir of the policy that
+// would otherwise apply, inside an audit log's directory or inside fsbox's
+// state directory (see refuseWritable); New refuses one inside its own
+// workdir.
 func Load(env Env) (*Policy, error) {
 	if env.Getenv == nil {
 		env.Getenv = func(string) (string, bool) { return "", false }
 	}
 	fromEnv, hostFixed := env.Getenv("FSBOX_CONFIG")
-	if hostFixed && env.ConfigFlag != "" {
+	flagGiven := env.ConfigSet || env.ConfigFlag != ""
+	if hostFixed && flagGiven {
 		return nil, Errorf(CodeUsage, env.ConfigFlag, "--config is not allowed: FSBOX_CONFIG fixes the policy for this host")
+	}
+	if flagGiven && env.ConfigFlag == "" {
+		return nil, Errorf(CodeUsage, "", "--config needs a policy file name, got an empty one (leave the flag out for the default discovery)")
 	}
 	var file string
 	switch {
@@ -39,22 +51,10 @@ func Load(env Env) (*Policy, error) {
 			return nil, Errorf(CodeConfig, "", "FSBOX_CONFIG is set but empty")
 		}
 		file = fromEnv
-	case env.ConfigFlag != "":
+	case flagGiven:
 		file = env.ConfigFlag
 	default:
-		dir, ok := env.Getenv("XDG_CONFIG_HOME")
-		if !ok || dir == "" || !filepath.IsAbs(dir) {
-			dir = ""
-			if env.Home != "" {
-				dir = filepath.Join(env.Home, ".config")
-			}
-		}
-		if dir != "" {
-			cand := filepath.Join(dir, "fsbox", "config.toml")
-			if _, err := os.Stat(cand); err == nil {
-				file = cand
-			}
-		}
+		file = discovered(env)
 	}
 	if file == "" {
 		return DefaultPolicy(env.Cwd), nil
@@ -72,7 +72,131 @@ func Load(env Env) (*Policy, error) {
 	if !hostFixed && (within(p.Source, canonical(env.Cwd)) || within(p.Link, canonical(env.Cwd))) {
 		return nil, Errorf(CodeConfig, file, "the policy file lies inside the current directory, which the built-in default makes writable; keep policies outside the directories they open")
 	}
+	if !hostFixed && flagGiven {
+		if err := refuseWritable(p, file, env); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// discovered returns the user's policy file, $XDG_CONFIG_HOME/fsbox/config.toml
+// (or ~/.config/fsbox/config.toml), or "" when there is none.
+func discovered(env Env) string {
+	dir, ok := env.Getenv("XDG_CONFIG_HOME")
+	if !ok || dir == "" || !filepath.IsAbs(dir) {
+		dir = ""
+		if env.Home != "" {
+			dir = filepath.Join(env.Home, ".config")
+		}
+	}
+	if dir == "" {
+		return ""
+	}
+	cand := filepath.Join(dir, "fsbox", "config.toml")
+	if _, err := os.Stat(cand); err != nil {
+		return ""
+	}
+	return cand
+}
+
+// StateDir is fsbox's own state directory, $XDG_STATE_HOME/fsbox (or
+// ~/.local/state/fsbox): the journal's default home. "" when neither is
+// known.
+func StateDir(env Env) string {
+	if env.Getenv == nil {
+		env.Getenv = func(string) (string, bool) { return "", false }
+	}
+	if dir, ok := env.Getenv("XDG_STATE_HOME"); ok && filepath.IsAbs(dir) {
+		return filepath.Join(dir, "fsbox")
+	}
+	if env.Home == "" {
+		return ""
+	}
+	return filepath.Join(env.Home, ".local", "state", "fsbox")
+}
+
+// refuseWritable refuses a policy chosen with --config that lies in a
+// place fsbox writes or could have written, whatever workdir the file
+// itself names: the current directory, the workdir of the policy that
+// applies without --config (the user's config file if there is one, else
+// the built-in default, whose workdir is the current directory), the
+// directory of that policy's audit log and of the candidate's own, and
+// fsbox's state directory.
+// Each place is compared as named and canonical, against every place the
+// name passes through on its way to the file (so a symlinked directory
+// inside such a place, which could be re-pointed, counts too).
+func refuseWritable(p *Policy, file string, env Env) error {
+	type place struct{ dir, what string }
+	var places []place
+	if fb := discovered(env); fb != "" {
+		// A fallback that does not load leaves no workdir to protect:
+		// without --config every call fails, so none could write there.
+		if fp, err := loadFile(fb, env); err == nil {
+			places = append(places, place{fp.Workdir, "the workdir of " + fp.Source + ", the policy that applies without --config"})
+			if fp.Audit.Log != "" {
+				places = append(places, place{filepath.Dir(fp.Audit.Log), "the directory of the audit log of " + fp.Source})
+			}
+		}
+		places = append(places, place{env.Cwd, "the current directory"})
+	} else {
+		places = append(places, place{env.Cwd, "the current directory, the workdir of the built-in default that applies without --config"})
+	}
+	if p.Audit.Log != "" {
+		places = append(places, place{filepath.Dir(p.Audit.Log), "the directory of its own audit log"})
+	}
+	if st := StateDir(env); st != "" {
+		places = append(places, place{st, "fsbox's state directory (its journal's home)"})
+	}
+	reached := append(reach(file), p.Source, p.Link)
+	for _, pl := range places {
+		for _, dir := range []string{filepath.Clean(pl.dir), canonical(pl.dir)} {
+			for _, r := range reached {
+				if within(r, dir) {
+					return Errorf(CodeConfig, file, "the policy file %s lies inside %s (%s): fsbox writes or could have written there, so a policy there is never loaded, whatever workdir it names; keep policies outside every directory fsbox writes", file, dir, pl.what)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// reach lists every place the resolution of the absolute path abs passes
+// through: each component's path as it is met, before and after a
+// symlink there is followed (at most 40 links, as the kernel allows).
+// The last entry is where abs leads.
+func reach(abs string) []string {
+	vol := filepath.VolumeName(abs)
+	sep := string(filepath.Separator)
+	cur := vol + sep
+	rest := strings.Split(abs[len(vol):], sep)
+	var seen []string
+	for hops := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur) // cur holds no symlink: its parent is lexical
+			continue
+		}
+		next := filepath.Join(cur, c)
+		seen = append(seen, next)
+		if fi, err := os.Lstat(next); err == nil && fi.Mode()&fs.ModeSymlink != 0 && hops < 40 {
+			if target, err := os.Readlink(next); err == nil {
+				hops++
+				if filepath.IsAbs(target) {
+					tv := filepath.VolumeName(target)
+					cur, target = tv+sep, target[len(tv):]
+				}
+				rest = append(strings.Split(target, sep), rest...)
+				continue
+			}
+		}
+		cur = next
+	}
+	return append(seen, cur)
 }
 
 func loadFile(file string, env Env) (*Policy, error) {
