@@ -355,7 +355,6 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-
 // codeOf is err's code, "ok" for nil.
 func codeOf(err error) sandbox.Code {
 	if err == nil {
