@@ -46,6 +46,9 @@ golden:
 
 # Each fuzz target briefly (FUZZTIME each: a duration, or a count of inputs
 # such as 10000x, which CI uses); the seed corpora also run in `make test`.
+# Then PROPERTY_N random policy/call sequences of the sandbox property test
+# (`make test` runs 20).
+PROPERTY_N ?= 2000
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
@@ -53,6 +56,7 @@ fuzz:
 	    $(GO) test $$pkg -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME); \
 	  done; \
 	done
+	FSBOX_PROPERTY_N=$(PROPERTY_N) $(GO) test ./pkg/ops -run '^TestPropertySequences$$' -count=1
 
 # Go benchmarks, then whole-process ratios against the GNU tools, ripgrep
 # and fd where installed. Data is generated under BENCHDATA (about 1.1 GiB).
