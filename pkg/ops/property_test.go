@@ -63,14 +63,16 @@ func TestPropertySequences(t *testing.T) {
 	}
 	t.Logf("FSBOX_PROPERTY_SEED=%d, %d sequences of %d steps", seed, n, steps)
 	failed := 0
+	outcomes := map[string]int{}
 	for i := range n {
-		if !runSequence(t, seed+uint64(i), steps) {
+		if !runSequence(t, seed+uint64(i), steps, outcomes) {
 			failed++
 			if failed >= envInt("FSBOX_PROPERTY_MAXFAIL", 3) {
 				t.Fatalf("stopping after %d failing sequences", failed)
 			}
 		}
 	}
+	t.Logf("outcomes: %v", outcomes)
 }
 
 var (
@@ -169,6 +171,8 @@ type sequence struct {
 	dirs   []string
 	log    []string
 	failed bool
+
+	outcomes map[string]int // "op outcome" -> count, over every sequence
 }
 
 func (s *sequence) fail(format string, args ...any) {
@@ -407,6 +411,7 @@ func (s *sequence) step(i int) {
 		}
 	}
 	s.log = append(s.log, fmt.Sprintf("%2d. %s -> %s", i, desc, outcome))
+	s.outcomes[strings.Fields(desc)[0]+" "+outcome]++
 	if m := firstLeak(res, err, s.protectedMarkers()); m != "" {
 		s.fail("step %d (%s): its answer holds the protected marker %s", i, desc, m)
 	}
@@ -464,12 +469,12 @@ func (s *sequence) checkUnchanged() {
 	}
 }
 
-func runSequence(t *testing.T, seed uint64, steps int) bool {
+func runSequence(t *testing.T, seed uint64, steps int, outcomes map[string]int) bool {
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &sequence{t: t, seed: seed, r: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), work: filepath.Join(base, "work")}
+	s := &sequence{t: t, seed: seed, r: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), work: filepath.Join(base, "work"), outcomes: outcomes}
 	must(t, os.MkdirAll(s.work, 0o755))
 	s.buildTree()
 	s.randomPolicy()
