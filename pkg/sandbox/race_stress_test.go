@@ -2,11 +2,14 @@
 
 // Stress loops (issue 12, "Race tests for every mutating command against a
 // concurrent swapper"): each mutating command runs a bounded number of
-// times (FSBOX_STRESS_N, default 50, 20 with -short) while raceSwapper flips a parent or
-// the target between a real entry and a symlink, in and out of the root.
-// Zero escapes are allowed. The loops are bounded by count, not time; a
-// lost race on today's main is likely, not certain, so the deterministic
-// proof of each race is its seam test (race_seam_test.go).
+// times (FSBOX_STRESS_N, default 50, 20 with -short) while raceSwapper
+// flips a parent or the target between a real entry and a symlink, in and
+// out of the root. Zero escapes are allowed. The loops are bounded by
+// count, not time; a lost race is likely, not certain, so the
+// deterministic proof of each race is its seam test (race_seam_test.go).
+// On the main these were written against (1b30963), TestStressTargetFlip,
+// TestStressRemoveSwap and TestStressMoveSwap failed; TestStressParentFlip
+// found no escape (parents were already pinned).
 package sandbox_test
 
 import (

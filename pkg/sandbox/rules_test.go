@@ -299,10 +299,9 @@ func TestWriteDenyAfterMoveRoundTrip(t *testing.T) {
 }
 
 // TestRemoveTreeWithRefusedPath: rm -r checks every path below; one that
-// any rule refuses stops the call and nothing is removed. The anchored
-// deny_regex case fails on today's main (issue 12 item 9: regexes are not
-// applied to ancestors, so secrets/k.txt below a regex-denied directory is
-// not seen as refused).
+// any rule refuses stops the call and nothing is removed. (Passes on the
+// main this was written against too: a guard for the rewrite of rm -r,
+// items 2 and 9.)
 func TestRemoveTreeWithRefusedPath(t *testing.T) {
 	cases := []struct {
 		name  string
