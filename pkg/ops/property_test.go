@@ -22,7 +22,7 @@ package ops
 // the policy, the tree and the steps, and
 // FSBOX_PROPERTY_SEED=<seed> FSBOX_PROPERTY_N=1 replays that sequence.
 //
-// Fails on today's main (issue 12 items 1 and 9): a seed finds an
+// Fails on the pre-fix main (1b30963) (issue 12 items 1 and 9): a seed finds an
 // ancestor rename or a regex-denied directory within a few sequences.
 
 import (

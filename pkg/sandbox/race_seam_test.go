@@ -7,7 +7,7 @@
 // Each test sweeps every seam point the call passes: it runs the call once
 // to count how often each point fires, then, on a fresh tree each time,
 // swaps at the k-th firing of each point. The point that guards the act
-// (remove.checked, rename.checked, ...) must fire: on today's main the
+// (remove.checked, rename.checked, ...) must fire: on the pre-fix main (1b30963) the
 // seam is declared but never called, so every test here fails there.
 //
 // Seam is a package variable: none of these tests runs in parallel.
@@ -126,7 +126,7 @@ func (fx *fixture) mode(rel string) fs.FileMode {
 // name. rm -r deletes exactly the checked objects, through the directories
 // it opened: the victim is untouched.
 //
-// Fails on today's main (issue 12 item 2): RemoveAll runs on the name
+// Fails on the pre-fix main (1b30963) (issue 12 item 2): RemoveAll runs on the name
 // again (and the seam is never called).
 func TestSeamRemoveTreeSwapped(t *testing.T) {
 	victim := map[string]string{"victim/.git/config": "[core] VICTIM", "victim/x.lock": "VICTIM-LOCK",
@@ -176,7 +176,7 @@ func TestSeamRemoveTreeSwapped(t *testing.T) {
 // proj/secrets/** denies its secret. The move must not carry the secret to
 // a name no rule covers: after the call it is readable nowhere.
 //
-// Fails on today's main (issue 12 items 1 and 2; the seam is never called).
+// Fails on the pre-fix main (1b30963) (issue 12 items 1 and 2; the seam is never called).
 func TestSeamMoveSwapped(t *testing.T) {
 	const secret = "SECRET-MOVED"
 	seamSweep(t, []string{"rename.checked"}, func(t *testing.T) *seamCase {
@@ -229,7 +229,7 @@ func assertUnreadable(t *testing.T, fx *fixture, markers ...string) {
 // finds no file; at the wrong moment another process creates it. The
 // commit is exclusive: exists, and the other file stays.
 //
-// Fails on today's main (issue 12 item 3): the temp file is renamed over
+// Fails on the pre-fix main (1b30963) (issue 12 item 3): the temp file is renamed over
 // the name (and the seam is never called).
 func TestSeamNoClobberSwapped(t *testing.T) {
 	for _, cmd := range []string{"write --no-clobber", "cp"} {
@@ -268,7 +268,7 @@ func TestSeamNoClobberSwapped(t *testing.T) {
 // original object; .env and the outside file are never read (nothing of
 // them in any answer or diff, not even a hash) nor written.
 //
-// Fails on today's main (issue 12 item 10): the name is reopened through
+// Fails on the pre-fix main (1b30963) (issue 12 item 10): the name is reopened through
 // os.Root, which follows in-root links (and the seam is never called).
 func TestSeamFollowSwapped(t *testing.T) {
 	const envSecret, outSecret = "SECRET-ENV orig\n", "OUTSIDE-SECRET orig\n"
@@ -357,7 +357,7 @@ func TestSeamFollowSwapped(t *testing.T) {
 // write --no-clobber (then cp without --force): exactly one succeeds, the
 // others get exists, and the surviving content is the winner's.
 //
-// Fails on today's main in most rounds (issue 12 item 3).
+// Fails on the pre-fix main (1b30963) in most rounds (issue 12 item 3).
 func TestConcurrentNoClobberCreators(t *testing.T) {
 	const creators, rounds = 8, 10
 	for _, cmd := range []string{"write --no-clobber", "cp"} {

@@ -150,7 +150,7 @@ func leaks(v any, err error, markers ...string) string {
 // into one it allows, for the entry itself or anything beneath it, at its
 // old place or its new one. Nothing moves when mv is refused.
 //
-// Fails on today's main (issue 12 item 1): the rules are checked on the
+// Fails on the pre-fix main (1b30963) (issue 12 item 1): the rules are checked on the
 // moved entry's own path only.
 func TestMoveAncestorKeepsRules(t *testing.T) {
 	cases := []struct {
@@ -268,7 +268,7 @@ func TestMoveAncestorKeepsRules(t *testing.T) {
 // TestMoveAncestorThenRead: the issue's reproduction, whole: after the
 // refused mv, the secret is not readable under any name.
 //
-// Fails on today's main (issue 12 item 1).
+// Fails on the pre-fix main (1b30963) (issue 12 item 1).
 func TestMoveAncestorThenRead(t *testing.T) {
 	fx := newFixture(t, map[string]string{"data/secrets/k.txt": "SECRET-K"},
 		func(p *sandbox.Policy) { p.Paths.Deny = []string{"data/secrets/**"} })
@@ -288,7 +288,7 @@ func TestMoveAncestorThenRead(t *testing.T) {
 // TestWriteDenyAfterMoveRoundTrip: mv app app2; write app2/config/prod.toml;
 // mv app2 app must never rewrite the protected file.
 //
-// Fails on today's main (issue 12 item 1).
+// Fails on the pre-fix main (1b30963) (issue 12 item 1).
 func TestWriteDenyAfterMoveRoundTrip(t *testing.T) {
 	fx := newFixture(t, map[string]string{"app/config/prod.toml": "PROD"},
 		func(p *sandbox.Policy) { p.Paths.WriteDeny = []string{"app/config/**"} })
@@ -336,7 +336,7 @@ func TestRemoveTreeWithRefusedPath(t *testing.T) {
 // everything beneath it, for every reading and writing command, as a glob
 // does.
 //
-// Fails on today's main (issue 12 item 9): read .ssh/id_rsa works.
+// Fails on the pre-fix main (1b30963) (issue 12 item 9): read .ssh/id_rsa works.
 func TestRegexRuleCoversDescendants(t *testing.T) {
 	const secret = "SECRET-SSH"
 	fx := newFixture(t, map[string]string{".ssh/id_rsa": secret, ".ssh/sub/known": secret, "ok.txt": "ok"},
@@ -403,7 +403,7 @@ func TestRegexRuleCoversDescendants(t *testing.T) {
 // denied, existing or not, named directly or through an in-root symlink to
 // the denied directory.
 //
-// The symlink cases fail on today's main (issue 12 item 11): a missing
+// The symlink cases fail on the pre-fix main (1b30963) (issue 12 item 11): a missing
 // name gives not_found (or exists:false), an existing one denied.
 func TestNoExistenceOracleUnderDenied(t *testing.T) {
 	fx := newFixture(t, map[string]string{"secrets/existing": "SECRET-E", "secrets/sub/deep": "SECRET-D"},
@@ -437,7 +437,7 @@ func TestNoExistenceOracleUnderDenied(t *testing.T) {
 // command, reading or writing, and the outside file keeps its content and
 // mode. The answers never depend on the outside content (no oracle).
 //
-// Fails on today's main (issue 12 item 8): write --append, --mode, edit
+// Fails on the pre-fix main (1b30963) (issue 12 item 8): write --append, --mode, edit
 // (its diff shows the outside content) and --expect-sha256 reach the
 // outside inode.
 func TestHardlinkDeniedForEveryDescriptor(t *testing.T) {
@@ -548,7 +548,7 @@ func mustStat(t testing.TB, p string) fs.FileInfo {
 // deleted, never "delete part, then fail". Permission bits do not bind
 // root, so it skips there.
 //
-// Fails on today's main (issue 12 item 2): the walk counts the error and
+// Fails on the pre-fix main (1b30963) (issue 12 item 2): the walk counts the error and
 // RemoveAll deletes what it can.
 func TestRemoveTreeCheckErrorRemovesNothing(t *testing.T) {
 	if os.Geteuid() == 0 {
