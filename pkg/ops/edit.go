@@ -65,7 +65,7 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 	if err != nil {
 		return EditResult{}, err
 	}
-	max := sb.Limits().MaxWriteBytes
+	max, maxName := holdLimit(sb.Limits().MaxWriteBytes, "max_write_bytes")
 	old, err := readUpTo(f, f.Info.Size, satAdd(max, 1))
 	f.Close()
 	if err != nil {
@@ -73,7 +73,7 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 	}
 	if int64(len(old)) > max {
 		return EditResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
-			Msg: fmt.Sprintf("%s is over max_write_bytes = %d, so it cannot be rewritten", o.Path, max)}
+			Msg: fmt.Sprintf("%s is over %s = %d, so it cannot be rewritten", o.Path, maxName, max)}
 	}
 	if expect != "" && sha256Hex(old) != expect {
 		return EditResult{}, sandbox.Errorf(sandbox.CodeConflict, o.Path, "%s changed: its sha256 is %s, not %s", o.Path, sha256Hex(old), expect)
@@ -102,6 +102,10 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 		res.Diff = udiff.Unified("a/"+w.Path, "b/"+w.Path, string(old), string(cur))
 	}
 	res.SHA256 = sha256Hex(cur)
+	if int64(len(cur)) > max { // said by --dry-run too, as the real edit would
+		return EditResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
+			Msg: fmt.Sprintf("the edited %s would be over %s = %d", o.Path, maxName, max)}
+	}
 	if o.DryRun {
 		return res, nil
 	}

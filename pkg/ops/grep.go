@@ -151,8 +151,8 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 		res.Matches = &[]Match{}
 	}
 	s := &searcher{m: m, o: &o, perFile: o.MaxCount}
-	if s.perFile == 0 || s.perFile > max+1 {
-		s.perFile = max + 1
+	if s.perFile == 0 || s.perFile > satAdd(max, 1) {
+		s.perFile = satAdd(max, 1)
 	}
 	if o.FilesWithMatches {
 		s.perFile = 1

@@ -33,3 +33,22 @@ func collectLines(dst *[]string) LineSink {
 		return nil
 	}
 }
+
+// MaxHold is the most of one file a command holds in memory at once: read
+// (without paging), edit and sort take a file whole. A policy may set its
+// byte limits higher, up to 2^63-1; past MaxHold the answer is too_large,
+// never an allocation the machine cannot make.
+const MaxHold = 4 << 30
+
+// holdCapName is the limit a Truncation or too_large names when MaxHold,
+// not the policy, was the smaller cap.
+const holdCapName = "hold_cap"
+
+// holdLimit is the smaller of a policy byte limit and MaxHold, with the
+// name of the one that applies.
+func holdLimit(policy int64, name string) (int64, string) {
+	if policy > MaxHold {
+		return MaxHold, holdCapName
+	}
+	return policy, name
+}

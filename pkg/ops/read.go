@@ -64,8 +64,8 @@ func Read(sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
 	if o.Encoding != "utf-8" && o.Encoding != "base64" {
 		return ReadResult{}, usagef(o.Path, "--encoding must be utf-8 or base64, got %q", o.Encoding)
 	}
-	policyCap := sb.Limits().MaxReadBytes
-	capBytes, capName := policyCap, "max_read_bytes"
+	policyCap, capName := holdLimit(sb.Limits().MaxReadBytes, "max_read_bytes")
+	capBytes := policyCap
 	if o.MaxBytes > 0 && o.MaxBytes < capBytes {
 		capBytes, capName = o.MaxBytes, "max_bytes"
 	}
@@ -89,7 +89,7 @@ func Read(sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
 	if size <= policyCap {
 		// Small: read it whole into one buffer (through a cap, in case it
 		// grows meanwhile) and page it in place, without copies.
-		data, err := readUpTo(f, size, policyCap+1)
+		data, err := readUpTo(f, size, satAdd(policyCap, 1))
 		if err != nil {
 			return ReadResult{}, sandbox.AsError(err)
 		}
@@ -178,7 +178,7 @@ func (res *ReadResult) finish(o ReadOptions, n int64, cut, eof bool, capBytes in
 
 // readUpTo reads at most max bytes into one buffer sized from fstat.
 func readUpTo(r io.Reader, size, max int64) ([]byte, error) {
-	buf := make([]byte, 0, min(size+1, max))
+	buf := make([]byte, 0, min(satAdd(size, 1), max))
 	for int64(len(buf)) < max {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]

@@ -51,18 +51,18 @@ func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
 		return SortResult{}, err
 	}
 	defer f.Close()
-	limit := sb.Limits().MaxSortBytes
+	limit, limitName := holdLimit(sb.Limits().MaxSortBytes, "max_sort_bytes")
 	if f.Info.Size > limit {
 		return SortResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
-			Msg: fmt.Sprintf("%s has %d bytes, over max_sort_bytes = %d", o.Path, f.Info.Size, limit)}
+			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d", o.Path, f.Info.Size, limitName, limit)}
 	}
 	data := make([]byte, 0, f.Info.Size+1)
-	data, err = readAllInto(io.LimitReader(f, limit+1), data)
+	data, err = readAllInto(io.LimitReader(f, satAdd(limit, 1)), data)
 	if err != nil {
 		return SortResult{}, sandbox.AsError(err)
 	}
 	if int64(len(data)) > limit {
-		return SortResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "%s grew past max_sort_bytes = %d while being read", o.Path, limit)
+		return SortResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "%s grew past %s = %d while being read", o.Path, limitName, limit)
 	}
 	lines := make([][]byte, 0, bytes.Count(data, []byte{'\n'})+1)
 	for len(data) > 0 {

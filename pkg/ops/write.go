@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -62,13 +63,15 @@ func Write(sb *sandbox.Sandbox, o WriteOptions) (WriteResult, error) {
 	res := WriteResult{Path: w.Path, Created: !w.Exists}
 	var r sandbox.ReplaceResult
 	if o.Append {
-		data, err := io.ReadAll(io.LimitReader(o.Content, satAdd(max, 1)))
+		// An append is one write(2) of content held whole.
+		hold, holdName := holdLimit(max, "max_write_bytes")
+		data, err := io.ReadAll(io.LimitReader(o.Content, satAdd(hold, 1)))
 		if err != nil {
 			return WriteResult{}, sandbox.AsError(err)
 		}
-		if int64(len(data)) > max {
+		if int64(len(data)) > hold {
 			return WriteResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
-				Msg: "the content is over max_write_bytes: nothing was written"}
+				Msg: fmt.Sprintf("the content is over %s = %d: nothing was written", holdName, hold)}
 		}
 		if co.NoReplace {
 			// --append --no-clobber: create the file, never add to one.
