@@ -26,7 +26,7 @@ func init() {
 		run: func(x *call) error {
 			c := x.ctx
 			o := ops.CutOptions{Path: x.args[0], Fields: c.String("fields"), Delimiter: c.String("delimiter"),
-				Regex: c.Bool("regex"), CSV: c.Bool("csv"), OnlyDelimited: c.Bool("only-delimited")}
+				Regex: c.Bool("regex"), CSV: c.Bool("csv"), OnlyDelimited: c.Bool("only-delimited"), Exact: x.out.exact()}
 			if !c.IsSet("fields") {
 				// Not urfave's Required: its error would not be a usage error.
 				return usageErr("cut needs -f/--fields LIST, such as -f 1,3 or -f 2-")

@@ -43,7 +43,8 @@ func runGrep(x *call) error {
 	o := ops.GrepOptions{Pattern: x.args[0], Paths: x.args[1:], IgnoreCase: c.Bool("ignore-case"), Fixed: c.Bool("fixed-strings"),
 		Word: c.Bool("word-regexp"), Invert: c.Bool("invert-match"), Count: c.Bool("count"), FilesWithMatches: c.Bool("files-with-matches"),
 		Before: c.Int("before-context"), After: c.Int("after-context"), MaxCount: c.Int64("max-count"), Limit: c.Int64("limit"),
-		Globs: c.StringSlice("glob"), Hidden: c.Bool("hidden"), NoIgnore: c.Bool("no-ignore"), Follow: c.Bool("follow")}
+		Globs: c.StringSlice("glob"), Hidden: c.Bool("hidden"), NoIgnore: c.Bool("no-ignore"), Follow: c.Bool("follow"),
+		Exact: x.out.exact()}
 	if c.IsSet("context") {
 		if !c.IsSet("before-context") {
 			o.Before = c.Int("context")

@@ -48,7 +48,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			o := ops.SliceOptions{Path: x.args[0], Start: start, End: end}
+			o := ops.SliceOptions{Path: x.args[0], Start: start, End: end, Exact: x.out.exact()}
 			return x.out.lines(func(sink ops.LineSink) (any, *ops.Truncation, error) {
 				o.Sink = sink
 				r, err := ops.Slice(x.sb, o)

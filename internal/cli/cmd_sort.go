@@ -23,7 +23,8 @@ func init() {
 		run: func(x *call) error {
 			c := x.ctx
 			o := ops.SortOptions{Path: x.args[0], Reverse: c.Bool("reverse"), Numeric: c.Bool("numeric"),
-				IgnoreCase: c.Bool("ignore-case"), Unique: c.Bool("unique"), Key: c.String("key"), Separator: c.String("separator")}
+				IgnoreCase: c.Bool("ignore-case"), Unique: c.Bool("unique"), Key: c.String("key"), Separator: c.String("separator"),
+				Exact: x.out.exact()}
 			if c.IsSet("separator") && o.Separator == "" {
 				return usageErr("--separator must not be empty")
 			}

@@ -32,6 +32,10 @@ type printer struct {
 	tty    bool // stdout is a terminal: the text form escapes control bytes
 }
 
+// exact reports whether lines go out whole: the text form prints them as
+// the file has them; JSON and NDJSON cut them at max_line_bytes.
+func (p *printer) exact() bool { return p.format == formatText }
+
 // safe returns content for the text form: as is in a pipeline; on a
 // terminal, escaped by escapeControls' rule for content. (Every text
 // printer's stdout already passes through a ttyWriter, which applies the
@@ -392,11 +396,11 @@ func (p *printer) paths(run func(sink func(string) error) (any, *ops.Truncation,
 
 // trailer reports a truncated list after its items.
 func (p *printer) trailer(bw *bufio.Writer, tr *ops.Truncation) {
-	if tr == nil || !tr.Truncated {
+	if tr == nil || (!tr.Truncated && !tr.TextTruncated) {
 		return
 	}
 	if p.format == formatText {
-		if bw.Flush() != nil {
+		if !tr.Truncated || bw.Flush() != nil {
 			return // stdout is gone (a closed pipe): no note either
 		}
 		what := tr.Limit + " limit"

@@ -102,6 +102,7 @@ type CutOptions struct {
 	CSV           bool   // RFC 4180 records
 	OnlyDelimited bool   // -s: drop lines without the delimiter
 	Sink          RowSink
+	Exact         bool // fields go out whole (the text form), not cut at max_line_bytes
 }
 
 // CutResult holds the selected fields of each row.
@@ -157,27 +158,45 @@ func Cut(sb *sandbox.Sandbox, o CutOptions) (CutResult, error) {
 		}
 	}
 	max := sb.Limits().MaxResults
+	cut := lineCut(sb, o.Exact)
 	emit := func(fields [][]byte, eol []byte) (bool, error) {
 		if res.Count >= max {
 			res.Truncated, res.Limit = true, "max_results"
 			return false, nil
 		}
 		res.Count++
+		if cut > 0 {
+			cutRow := false
+			for i, fd := range fields {
+				if len(fd) > cut {
+					fields[i], cutRow = cutText(fd, cut), true
+				}
+			}
+			if cutRow {
+				res.TextTruncated = true
+				res.CutLines++
+			}
+		}
 		return true, sink(fields, eol)
 	}
 	if o.CSV {
-		return res, cutCSV(f, fl, []rune(delim)[0], o.OnlyDelimited, emit)
+		return res, cutCSV(f, o.Path, fl, []rune(delim)[0], o.OnlyDelimited, emit)
 	}
+	// A line is split whole, so one over textio.MaxLine is too_large in
+	// every form.
 	r := textio.NewReader(f, 0)
 	var sel [][]byte
 	sep := []byte(delim)
-	for {
-		line, err := r.ReadLine()
+	for lineNo := int64(1); ; lineNo++ {
+		line, n, err := r.ReadLineMax(textio.MaxLine)
 		if errors.Is(err, io.EOF) {
 			return res, nil
 		}
 		if err != nil {
 			return CutResult{}, sandbox.AsError(err)
+		}
+		if n > int64(len(line)) {
+			return CutResult{}, tooLongLine(o.Path, lineNo, n)
 		}
 		body := textio.TrimEOL(line)
 		eol := line[len(body):]
@@ -237,21 +256,28 @@ func Cut(sb *sandbox.Sandbox, o CutOptions) (CutResult, error) {
 	}
 }
 
-func cutCSV(r io.Reader, fl FieldList, comma rune, onlyDelimited bool, emit func([][]byte, []byte) (bool, error)) error {
-	cr := csv.NewReader(r)
+func cutCSV(r io.Reader, path string, fl FieldList, comma rune, onlyDelimited bool, emit func([][]byte, []byte) (bool, error)) error {
+	// encoding/csv holds a whole record, and an open quote runs to the end
+	// of the file: the reader under it fails once one record passes
+	// textio.MaxLine.
+	rc := &recordCap{r: r}
+	cr := csv.NewReader(rc)
 	cr.Comma = comma
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = true
 	cr.ReuseRecord = true
 	var sel [][]byte
-	for {
+	for n := int64(1); ; n++ {
 		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
+		switch {
+		case errors.Is(err, io.EOF):
 			return nil
+		case errors.Is(err, errLongRecord):
+			return tooLongLine(path, n, rc.n-rc.start)
+		case err != nil:
+			return sandbox.Errorf(sandbox.CodeIO, path, "CSV: %v", err)
 		}
-		if err != nil {
-			return sandbox.Errorf(sandbox.CodeIO, "", "CSV: %v", err)
-		}
+		rc.start = cr.InputOffset()
 		if onlyDelimited && len(rec) < 2 {
 			continue // -s: a record of one field has no delimiter
 		}
@@ -266,4 +292,23 @@ func cutCSV(r io.Reader, fl FieldList, comma rune, onlyDelimited bool, emit func
 			return err
 		}
 	}
+}
+
+var errLongRecord = errors.New("a CSV record over textio.MaxLine")
+
+// recordCap is the reader under encoding/csv: it fails once the bytes read
+// since the current record started pass textio.MaxLine (plus what csv's
+// buffer reads ahead).
+type recordCap struct {
+	r        io.Reader
+	n, start int64 // bytes read; where the current record starts
+}
+
+func (c *recordCap) Read(p []byte) (int, error) {
+	if c.n-c.start > textio.MaxLine {
+		return 0, errLongRecord
+	}
+	m, err := c.r.Read(p)
+	c.n += int64(m)
+	return m, err
 }

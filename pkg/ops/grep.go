@@ -29,16 +29,25 @@ type GrepOptions struct {
 	// Sink, when set, receives each file's result in path order instead
 	// of the result collecting them (streaming output).
 	Sink func(fr *FileResult) error
+	// Exact: Text and context lines are whole (the text form prints Raw);
+	// otherwise they are cut at max_line_bytes.
+	Exact bool
 }
 
 // Match is one matching line (or, with -v, one non-matching line).
 type Match struct {
-	Path   string   `json:"path"`
-	Line   int64    `json:"line"`
-	Column int      `json:"column"` // 1-based byte column of the first match; 0 with -v
-	Text   string   `json:"text"`
-	Before []string `json:"before,omitempty"`
-	After  []string `json:"after,omitempty"`
+	Path   string `json:"path"`
+	Line   int64  `json:"line"`
+	Column int    `json:"column"` // 1-based byte column of the first match; 0 with -v
+	Text   string `json:"text"`
+	// TextTruncated: Text is the first max_line_bytes of a longer line,
+	// TextBytes long (the text form prints the line whole).
+	TextTruncated bool     `json:"text_truncated,omitempty"`
+	TextBytes     int      `json:"text_bytes,omitempty"`
+	Before        []string `json:"before,omitempty"`
+	After         []string `json:"after,omitempty"`
+	// ContextTruncated: a line of Before or After was cut likewise.
+	ContextTruncated bool `json:"context_truncated,omitempty"`
 
 	Raw       []byte    `json:"-"` // the line as the file has it, without "\n"
 	MatchLen  int       `json:"-"` // bytes of the first match, from Column
@@ -64,6 +73,9 @@ type FileResult struct {
 	Matches []Match
 	Count   int64
 	Binary  bool
+	// LongLine: a line over textio.MaxLine, which grep does not hold: the
+	// file was skipped.
+	LongLine bool
 
 	skipped bool  // a walked file that could not be opened (raced away, denied)
 	skipErr error // why, for skipped.denied or skipped.errors
@@ -77,6 +89,9 @@ type GrepSkipped struct {
 	Special  int64 `json:"special"`  // FIFOs, sockets, devices: never opened
 	Symlinks int64 `json:"symlinks"` // not followed without -L
 	Globbed  int64 `json:"globbed"`  // left out by -g
+	// LongLines counts files skipped for a line over textio.MaxLine (64
+	// MiB): grep holds a line whole to match it, and never more than that.
+	LongLines int64 `json:"long_lines"`
 }
 
 // GrepResult is grep's answer. Exactly one of Matches, Counts and Paths
@@ -89,7 +104,8 @@ type GrepResult struct {
 	Count         int64        `json:"count"`
 	FilesSearched int64        `json:"files_searched"`
 	FilesMatched  int64        `json:"files_matched"`
-	BinaryFiles   []string     `json:"binary_files,omitempty"` // named files skipped as binary
+	BinaryFiles   []string     `json:"binary_files,omitempty"`    // named files skipped as binary
+	LongLineFiles []string     `json:"long_line_files,omitempty"` // named files skipped for a line over 64 MiB
 	Skipped       GrepSkipped  `json:"skipped"`
 	Truncation
 }
@@ -150,7 +166,7 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 	default:
 		res.Matches = &[]Match{}
 	}
-	s := &searcher{m: m, o: &o, perFile: o.MaxCount}
+	s := &searcher{m: m, o: &o, perFile: o.MaxCount, cut: lineCut(sb, o.Exact)}
 	if s.perFile == 0 || s.perFile > satAdd(max, 1) {
 		s.perFile = satAdd(max, 1)
 	}
@@ -318,6 +334,13 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 				}
 				continue
 			}
+			if fr.LongLine {
+				skipped.LongLines++
+				if named {
+					res.LongLineFiles = append(res.LongLineFiles, fr.Path)
+				}
+				continue
+			}
 			if fr.Count == 0 {
 				continue
 			}
@@ -408,6 +431,7 @@ type searcher struct {
 	m       *matcher
 	o       *GrepOptions
 	perFile int64
+	cut     int // where JSON text ends (lineCut); 0: whole
 }
 
 // searchEntry searches a walked file into fr, through f (closed, and

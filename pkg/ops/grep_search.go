@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/fsbox/fsbox/pkg/textio"
 )
 
 const (
 	searchBuf   = 256 << 10 // each worker's read buffer: most files fit in one read
 	keptBuf     = 1 << 20   // a buffer grown for a long line is kept up to this size
-	maxLineGrow = 64 << 20  // grow straight to the end of a file this close
+	maxLineGrow = 64 << 20  // grow straight to the end of a file this close (never past textio.MaxLine)
 )
 
 // search reads one file in blocks of whole lines and records its matching
@@ -37,13 +39,23 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 		if !eof {
 			end = bytes.LastIndexByte(data, '\n') + 1
 			if end == 0 {
+				// A NUL makes the file binary wherever it lies: said before
+				// any growth (a sparse file is one long run of NULs).
+				if bytes.IndexByte(data, 0) >= 0 {
+					fr.Binary, fr.Matches, fr.Count = true, nil, 0
+					return nil
+				}
+				if len(data) >= textio.MaxLine {
+					fr.LongLine, fr.Matches, fr.Count = true, nil, 0
+					return nil
+				}
 				// One line longer than the buffer: grow it, to the end of
 				// the file at once when that is near (fstat said how far),
 				// so a long line costs one allocation, not a doubling
 				// chain. Only a modest buffer is kept for the next file.
-				n := 2 * len(buf)
+				n := min(2*len(buf), textio.MaxLine+1)
 				if rest := size - total; rest >= 0 && rest <= maxLineGrow {
-					n = max(n, len(data)+int(rest)+1)
+					n = max(n, min(len(data)+int(rest)+1, textio.MaxLine+1))
 				}
 				nb := make([]byte, n)
 				copy(nb, data)
@@ -134,10 +146,10 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 		for i := range fr.Matches {
 			m := &fr.Matches[i]
 			for _, c := range m.BeforeRaw {
-				m.Before = append(m.Before, string(trimEOL(c.Raw)))
+				m.Before = append(m.Before, s.text(trimEOL(c.Raw), &m.ContextTruncated))
 			}
 			for _, c := range m.AfterRaw {
-				m.After = append(m.After, string(trimEOL(c.Raw)))
+				m.After = append(m.After, s.text(trimEOL(c.Raw), &m.ContextTruncated))
 			}
 		}
 	}
@@ -177,7 +189,21 @@ func (s *searcher) match(path string, lineNo int64, line []byte) Match {
 			col, n = loc[0]+1, loc[1]-loc[0]
 		}
 	}
-	return Match{Path: path, Line: lineNo, Column: col, Text: string(body), Raw: raw, MatchLen: n}
+	m := Match{Path: path, Line: lineNo, Column: col, Raw: raw, MatchLen: n}
+	m.Text = s.text(body, &m.TextTruncated)
+	if m.TextTruncated {
+		m.TextBytes = len(body)
+	}
+	return m
+}
+
+// text is a line's JSON text: cut at s.cut, which sets *cut.
+func (s *searcher) text(body []byte, cut *bool) string {
+	if s.cut > 0 && len(body) > s.cut {
+		*cut = true
+		return string(cutText(body, s.cut))
+	}
+	return string(body)
 }
 
 // dupLine copies a line without its "\n" (a "\r" stays, as grep prints it).

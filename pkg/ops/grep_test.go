@@ -38,7 +38,7 @@ func TestGrepBufferEdges(t *testing.T) {
 		}
 	}
 	for name, data := range files {
-		res, err := Grep(sb, GrepOptions{Pattern: "needle", Paths: []string{name}, Fixed: true})
+		res, err := Grep(sb, GrepOptions{Pattern: "needle", Paths: []string{name}, Fixed: true, Exact: true})
 		if err != nil && !strings.Contains(err.Error(), "no match") {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -5,7 +5,9 @@ package ops
 
 import (
 	"bytes"
+	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -15,6 +17,75 @@ import (
 type Truncation struct {
 	Truncated bool   `json:"truncated"`
 	Limit     string `json:"limit,omitempty"` // the policy limit or flag that cut it
+	// TextTruncated says that the JSON text of CutLines lines (or rows)
+	// was cut at max_line_bytes; the text form prints every line whole.
+	TextTruncated bool  `json:"text_truncated,omitempty"`
+	CutLines      int64 `json:"cut_lines,omitempty"`
+}
+
+// lineCut is where the JSON text of one line ends: max_line_bytes, but
+// never more than a line a command may hold (textio.MaxLine); 0 in the
+// text form (exact), which prints lines whole.
+func lineCut(sb *sandbox.Sandbox, exact bool) int {
+	if exact {
+		return 0
+	}
+	return int(min(sb.Limits().MaxLineBytes, textio.MaxLine))
+}
+
+// holdFor is how much of one line a reader keeps for a given cut: the cut
+// plus room for "\r\n", or a whole line up to textio.MaxLine.
+func holdFor(cut int) int {
+	if cut == 0 {
+		return textio.MaxLine
+	}
+	return cut + 2
+}
+
+// fitLine applies the long-line rule to a line read by ReadLineMax(
+// holdFor(cut)), whose whole length was n: a line that fits is returned
+// as it is; in JSON (cut > 0) a longer one is cut at a UTF-8 boundary and
+// counted in tr; in the text form a line over textio.MaxLine is too_large,
+// as it cannot be printed whole without holding it.
+func fitLine(line []byte, n int64, cut int, tr *Truncation, path string, lineNo int64) ([]byte, error) {
+	if cut == 0 {
+		if n > int64(len(line)) {
+			return nil, tooLongLine(path, lineNo, n)
+		}
+		return line, nil
+	}
+	if n == int64(len(line)) && len(textio.TrimEOL(line)) <= cut {
+		return line, nil
+	}
+	tr.TextTruncated = true
+	tr.CutLines++
+	return cutText(textio.TrimEOL(line), cut), nil
+}
+
+// tooLongLine is too_large for a line over textio.MaxLine (lineNo 0: its
+// number is not known).
+func tooLongLine(path string, lineNo, n int64) error {
+	which := "a line"
+	if lineNo > 0 {
+		which = fmt.Sprintf("line %d", lineNo)
+	}
+	return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: path,
+		Msg: fmt.Sprintf("%s of %s has %d bytes or more, over the %d that fsbox holds of one line; the JSON form shows its first max_line_bytes", which, path, n, textio.MaxLine)}
+}
+
+// cutText cuts b to at most max bytes without splitting a UTF-8 sequence.
+func cutText(b []byte, max int) []byte {
+	if len(b) <= max {
+		return b
+	}
+	// Back to the start of the sequence that b[max] belongs to (when
+	// none is near, the bytes are not UTF-8 anyway: cut at max).
+	for i := max; i > 0 && i > max-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			return b[:i]
+		}
+	}
+	return b[:max]
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }

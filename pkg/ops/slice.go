@@ -19,6 +19,9 @@ type SliceOptions struct {
 	Start *int64 // nil: 0
 	End   *int64 // nil: to the end
 	Sink  LineSink
+	// Exact: lines go out whole (the text form); otherwise their text is
+	// cut at max_line_bytes.
+	Exact bool
 }
 
 // SliceResult holds the selected lines.
@@ -104,8 +107,9 @@ func Slice(sb *sandbox.Sandbox, o SliceOptions) (SliceResult, error) {
 	if start >= 0 {
 		res.Line = ptr(start + 1)
 	}
+	cut := lineCut(sb, o.Exact)
 	for limit < 0 || res.Count < limit {
-		line, err := r.ReadLine()
+		line, n, err := r.ReadLineMax(holdFor(cut))
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -115,6 +119,13 @@ func Slice(sb *sandbox.Sandbox, o SliceOptions) (SliceResult, error) {
 		if res.Count >= max {
 			res.Truncated, res.Limit = true, "max_results"
 			break
+		}
+		var lineNo int64 // known when counting from the start
+		if start >= 0 {
+			lineNo = start + res.Count + 1
+		}
+		if line, err = fitLine(line, n, cut, &res.Truncation, o.Path, lineNo); err != nil {
+			return SliceResult{}, err
 		}
 		if err := sink(line); err != nil {
 			return SliceResult{}, err

@@ -65,7 +65,7 @@ func checkSlice(t *testing.T, sb *sandbox.Sandbox, dir string, data []byte, star
 		t.Fatal(err)
 	}
 	var got [][]byte
-	res, err := Slice(sb, SliceOptions{Path: "f.txt", Start: start, End: end, Sink: func(l []byte) error {
+	res, err := Slice(sb, SliceOptions{Path: "f.txt", Start: start, End: end, Exact: true, Sink: func(l []byte) error {
 		got = append(got, append([]byte(nil), l...))
 		return nil
 	}})

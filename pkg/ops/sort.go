@@ -21,6 +21,7 @@ type SortOptions struct {
 	Key        string // -k N or N,M: fields N to M (1-based, M default end of line)
 	Separator  string // -t: field separator (default: blank-to-non-blank transitions, as GNU)
 	Sink       LineSink
+	Exact      bool // lines go out whole (the text form), not cut at max_line_bytes
 }
 
 // SortResult holds the sorted lines.
@@ -83,6 +84,7 @@ func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
 		sink = collectLines(&res.Lines)
 	}
 	max := sb.Limits().MaxResults
+	cut := lineCut(sb, o.Exact)
 	var prev []byte
 	var buf []byte
 	for i := range lines {
@@ -102,6 +104,7 @@ func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
 			buf = append(append(buf[:0], l...), '\n')
 			out = buf
 		}
+		out, _ = fitLine(out, int64(len(out)), cut, &res.Truncation, o.Path, 0) // held whole: never too long
 		if err := sink(out); err != nil {
 			return SortResult{}, err
 		}

@@ -95,6 +95,9 @@ type Limits struct {
 	MaxWriteBytes int64 `toml:"max_write_bytes" json:"max_write_bytes"`
 	MaxResults    int64 `toml:"max_results" json:"max_results"`
 	MaxSortBytes  int64 `toml:"max_sort_bytes" json:"max_sort_bytes"`
+	// MaxLineBytes is where JSON and NDJSON cut a line's text (grep's text
+	// and context, slice's and sort's lines, cut's fields).
+	MaxLineBytes int64 `toml:"max_line_bytes" json:"max_line_bytes"`
 }
 
 // SandboxPolicy holds [sandbox].
@@ -113,6 +116,7 @@ var DefaultLimits = Limits{
 	MaxWriteBytes: 16 << 20,
 	MaxResults:    10000,
 	MaxSortBytes:  512 << 20,
+	MaxLineBytes:  64 << 10,
 }
 
 // newPolicy returns a policy holding every default a file may override.
@@ -182,7 +186,8 @@ func (p *Policy) validate() error {
 		name string
 		v    int64
 	}{{"max_read_bytes", p.Limits.MaxReadBytes}, {"max_write_bytes", p.Limits.MaxWriteBytes},
-		{"max_results", p.Limits.MaxResults}, {"max_sort_bytes", p.Limits.MaxSortBytes}} {
+		{"max_results", p.Limits.MaxResults}, {"max_sort_bytes", p.Limits.MaxSortBytes},
+		{"max_line_bytes", p.Limits.MaxLineBytes}} {
 		if lim.v <= 0 {
 			return fmt.Errorf("[limits] %s must be a positive number, got %d", lim.name, lim.v)
 		}

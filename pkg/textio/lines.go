@@ -19,8 +19,9 @@ type Reader struct {
 	buf        []byte
 	start, end int
 	err        error
-	partial    bool  // bytes consumed since the last newline
-	off        int64 // bytes consumed
+	partial    bool   // bytes consumed since the last newline
+	off        int64  // bytes consumed
+	long       []byte // the kept head of a line cut by ReadLineMax
 }
 
 // Offset returns how many bytes have been consumed.
@@ -173,6 +174,93 @@ func (r *Reader) ReadLine() ([]byte, error) {
 		n, r.err = r.r.Read(r.buf[r.end:])
 		r.end += n
 	}
+}
+
+// MaxLine is the longest line any command holds whole: 16 MiB. A longer
+// line is cut (JSON text, see ReadLineMax), skipped and counted (grep), or
+// too_large (the text form of slice, cut's split), never held without
+// bound. (Minified bundles run to a few MiB a line; a line past 16 MiB is
+// data, not text.)
+const MaxLine = 16 << 20
+
+// ReadLineMax is ReadLine holding at most limit bytes of a line: a longer
+// line's first limit bytes are returned and the rest of it is read and
+// dropped. n is the whole line's length, terminator included, so n >
+// len(line) says the line was cut. The slice is valid until the next call.
+func (r *Reader) ReadLineMax(limit int) (line []byte, n int64, err error) {
+	scanned := 0
+	for {
+		if i := bytes.IndexByte(r.buf[r.start+scanned:r.end], '\n'); i >= 0 {
+			line := r.buf[r.start : r.start+scanned+i+1]
+			r.consume(len(line))
+			if len(line) > limit {
+				return r.keepLong(line[:limit], int64(len(line)-limit))
+			}
+			return line, int64(len(line)), nil
+		}
+		scanned = r.end - r.start
+		if r.err != nil {
+			if scanned == 0 {
+				if errors.Is(r.err, io.EOF) {
+					return nil, 0, io.EOF
+				}
+				return nil, 0, r.err
+			}
+			line := r.buf[r.start:r.end]
+			r.consume(len(line))
+			if len(line) > limit {
+				return r.keepLong(line[:limit], int64(len(line)-limit))
+			}
+			return line, int64(len(line)), nil
+		}
+		if scanned > limit {
+			// Past the cap: keep its head, then drop the rest of the line
+			// block by block, never growing the buffer for it.
+			head := r.buf[r.start : r.start+limit]
+			dropped := int64(scanned - limit)
+			r.consume(scanned)
+			line, n, _ := r.keepLong(head, dropped)
+			rest, err := r.dropLine()
+			return line, n + rest, err
+		}
+		// Make room: move the partial line to the front, grow if full.
+		if r.start > 0 {
+			copy(r.buf, r.buf[r.start:r.end])
+			r.end -= r.start
+			r.start = 0
+		}
+		if r.end == len(r.buf) {
+			// Double, but never past the cap and one block: a line that
+			// long is cut above.
+			r.buf = append(r.buf, make([]byte, max(min(len(r.buf), limit+DefaultBufSize-len(r.buf)), 1))...)
+		}
+		var m int
+		m, r.err = r.r.Read(r.buf[r.end:])
+		r.end += m
+	}
+}
+
+// keepLong copies the head of a cut line where the next read cannot
+// overwrite it; n is the head's length plus the dropped bytes.
+func (r *Reader) keepLong(head []byte, dropped int64) ([]byte, int64, error) {
+	r.long = append(r.long[:0], head...)
+	return r.long, int64(len(head)) + dropped, nil
+}
+
+// dropLine consumes the rest of the current line, terminator included,
+// and returns how many bytes that was.
+func (r *Reader) dropLine() (int64, error) {
+	var n int64
+	for r.fill() {
+		chunk := r.buf[r.start:r.end]
+		if i := bytes.IndexByte(chunk, '\n'); i >= 0 {
+			r.consume(i + 1)
+			return n + int64(i) + 1, nil
+		}
+		r.consume(len(chunk))
+		n += int64(len(chunk))
+	}
+	return n, r.Err()
 }
 
 // LineStartFromEnd returns the byte offset where the k-th line from the

@@ -1,0 +1,123 @@
+package ops
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/textio"
+)
+
+// longLineSandbox is a workdir whose policy cuts JSON lines at cut bytes.
+func longLineSandbox(t *testing.T, cut int64, files map[string]string) *sandbox.Sandbox {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		must(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
+	}
+	p := sandbox.DefaultPolicy(dir)
+	p.Limits.MaxLineBytes = cut
+	p.Limits.MaxReadBytes = 64 << 20
+	sb, err := sandbox.New(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+// TestLongLinesCutInJSON: JSON text stops at max_line_bytes, on a UTF-8
+// boundary, and says so; the text form (Exact) gets every byte.
+func TestLongLinesCutInJSON(t *testing.T) {
+	long := "needle " + strings.Repeat("é", 20) // 7 + 40 bytes
+	sb := longLineSandbox(t, 10, map[string]string{"f.txt": "short\n" + long + "\nafter\n", "t.tsv": "a\t" + long + "\n"})
+
+	g, err := Grep(sb, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Before: 1, After: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := (*g.Matches)[0]
+	if !m.TextTruncated || m.TextBytes != len(long) || m.Text != "needle é" || string(m.Raw) != long {
+		t.Errorf("grep: text %q truncated %v bytes %d raw %d", m.Text, m.TextTruncated, m.TextBytes, len(m.Raw))
+	}
+	if m.ContextTruncated || strings.Join(m.Before, ",") != "short" || strings.Join(m.After, ",") != "after" {
+		t.Errorf("grep context: %q %q %v", m.Before, m.After, m.ContextTruncated)
+	}
+	g, _ = Grep(sb, GrepOptions{Pattern: "after", Paths: []string{"f.txt"}, Before: 1})
+	if m := (*g.Matches)[0]; !m.ContextTruncated || m.Before[0] != "needle é" {
+		t.Errorf("grep: a cut context line: %q %v", m.Before, m.ContextTruncated)
+	}
+	g, _ = Grep(sb, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Exact: true})
+	if m := (*g.Matches)[0]; m.TextTruncated || m.Text != long {
+		t.Errorf("grep, exact: %q", m.Text)
+	}
+
+	s, err := Slice(sb, SliceOptions{Path: "f.txt"})
+	if err != nil || strings.Join(s.Lines, "|") != "short|needle é|after" || !s.TextTruncated || s.CutLines != 1 {
+		t.Errorf("slice: %q %+v %v", s.Lines, s.Truncation, err)
+	}
+	var whole []string
+	_, err = Slice(sb, SliceOptions{Path: "f.txt", Exact: true, Sink: func(l []byte) error { whole = append(whole, string(l)); return nil }})
+	if err != nil || whole[1] != long+"\n" {
+		t.Errorf("slice, exact: %q %v", whole, err)
+	}
+
+	so, err := Sort(sb, SortOptions{Path: "f.txt"})
+	if err != nil || strings.Join(so.Lines, "|") != "after|needle é|short" || so.CutLines != 1 {
+		t.Errorf("sort: %q %+v %v", so.Lines, so.Truncation, err)
+	}
+
+	c, err := Cut(sb, CutOptions{Path: "t.tsv", Fields: "1,2"})
+	if err != nil || len(c.Rows) != 1 || c.Rows[0][0] != "a" || c.Rows[0][1] != "needle é" || c.CutLines != 1 {
+		t.Errorf("cut: %q %+v %v", c.Rows, c.Truncation, err)
+	}
+	for _, n := range []int{0, 1, 5, 6, 7, 8, 9} {
+		got := cutText([]byte(long), n)
+		if !utf8.Valid(got) || len(got) > n || len(got) < n-1 {
+			t.Errorf("cutText(%d) = %q", n, got)
+		}
+	}
+}
+
+// TestLongLinesNeverHeldWhole: a line over textio.MaxLine is skipped and
+// counted by grep (the files beside it still searched), cut short in
+// slice's JSON, and too_large where it would have to be printed or split
+// whole; a run of NULs is binary before any buffer grows for it.
+func TestLongLinesNeverHeldWhole(t *testing.T) {
+	huge := strings.Repeat("x", textio.MaxLine+10)
+	sb := longLineSandbox(t, 64, map[string]string{
+		"a.txt":     "needle\n",
+		"huge.txt":  "needle\n" + huge + "\nneedle\n",
+		"z.txt":     "needle\n",
+		"nul.bin":   strings.Repeat("\x00", textio.MaxLine+10),
+		"quote.csv": "a,\"" + huge + "\n",
+	})
+	g, err := Grep(sb, GrepOptions{Pattern: "needle", Paths: []string{"."}, Globs: []string{"*.txt"}})
+	if err != nil || g.Count != 2 || g.Skipped.LongLines != 1 {
+		t.Errorf("grep tree: count %d, skipped %+v, %v", g.Count, g.Skipped, err)
+	}
+	g, _ = Grep(sb, GrepOptions{Pattern: "needle", Paths: []string{"huge.txt"}, Exact: true})
+	if len(g.LongLineFiles) != 1 || g.Count != 0 {
+		t.Errorf("grep huge.txt: %+v", g)
+	}
+	g, _ = Grep(sb, GrepOptions{Pattern: "x", Paths: []string{"nul.bin"}})
+	if len(g.BinaryFiles) != 1 {
+		t.Errorf("grep nul.bin: %+v", g)
+	}
+	s, err := Slice(sb, SliceOptions{Path: "huge.txt"})
+	if err != nil || len(s.Lines) != 3 || len(s.Lines[1]) != 64 || s.CutLines != 1 {
+		t.Errorf("slice: %d lines, %+v, %v", len(s.Lines), s.Truncation, err)
+	}
+	if _, err := Slice(sb, SliceOptions{Path: "huge.txt", Exact: true, Sink: func([]byte) error { return nil }}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
+		t.Errorf("slice, exact: %v", err)
+	}
+	if _, err := Cut(sb, CutOptions{Path: "huge.txt", Fields: "1"}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
+		t.Errorf("cut: %v", err)
+	}
+	if _, err := Cut(sb, CutOptions{Path: "quote.csv", Fields: "1", CSV: true}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
+		t.Errorf("cut --csv, an open quote: %v", err)
+	}
+}
