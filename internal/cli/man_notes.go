@@ -56,6 +56,14 @@ so concurrent calls never interleave. A record that cannot be written turns the 
 io (7) with an error line, since the call's output was already printed.
 A call whose stdout or stderr pipe closes early is recorded too (a closed stdout as verdict error,
 code io, exit 141).
+.SH HOSTILE SIZES
+Every limit accepts 1 to 2^63-1 and works there. max_line_bytes (default 65536) cuts a line's JSON
+and NDJSON text at a UTF-8 boundary: grep marks the match text_truncated with text_bytes (or
+context_truncated); slice, sort and cut report text_truncated and cut_lines. The text form prints
+lines whole. No command holds more than 16 MiB of one line: grep skips such a file and counts it in
+skipped.long_lines (named files also in long_line_files); the text form of slice, and cut, are
+too_large. No command holds more than 4 GiB of one file (read unpaged, edit, sort,
+write \-\-append): above that, too_large (hold_cap), whatever the policy allows.
 .SH WRITE
 write takes its content from --content (literally: '' is an empty file, \- a dash) or from stdin.
 Without --content, stdin is read only when it is a pipe, a socket or a regular file; a terminal or
