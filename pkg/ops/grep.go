@@ -264,7 +264,7 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 					e.Release()
 					return nil
 				})
-			addWalk(&skipped.WalkSkipped, ws)
+			skipped.WalkSkipped.Add(ws)
 			if err == nil && !flush() {
 				err = errStop
 			}
@@ -398,14 +398,6 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 	res.Skipped.Denied += readDenied
 	res.Skipped.Errors += readErrors
 	return res, nil
-}
-
-func addWalk(dst *sandbox.WalkSkipped, w sandbox.WalkSkipped) {
-	dst.Ignored += w.Ignored
-	dst.Hidden += w.Hidden
-	dst.Denied += w.Denied
-	dst.Loops += w.Loops
-	dst.Errors += w.Errors
 }
 
 func statFollow(sb *sandbox.Sandbox, p string) (sandbox.Info, error) {

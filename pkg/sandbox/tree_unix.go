@@ -39,7 +39,7 @@ func scanTree(w *WriteTarget, want [2]uint64, check func(sub string, isDir bool)
 	defer unix.Close(fd)
 	var buf []byte
 	if err := scanDir(fd, top, "", 1, check, &buf); err != nil {
-		return nil, err
+		return nil, longPathErr(err, w.Path)
 	}
 	return top, nil
 }
@@ -82,6 +82,12 @@ func scanDir(fd int, n *treeNode, prefix string, depth int, check func(string, b
 			return &fs.PathError{Op: "lstat", Path: prefix + name, Err: err}
 		}
 		isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+		if len(prefix)+len(name) > maxPathLen {
+			// As a walk does not enter it: a path that long cannot be
+			// named to fsbox, and checking every path below it whole
+			// would cost the square of the chain's depth.
+			return errLongPath
+		}
 		sub := prefix + name
 		if err := check(sub, isDir); err != nil {
 			return err

@@ -23,7 +23,7 @@ type treeNode struct {
 
 func scanTree(w *WriteTarget, want [2]uint64, check func(sub string, isDir bool) error) (*treeNode, error) {
 	top := &treeNode{name: w.Name, dir: true, key: want}
-	return top, scanRoot(w.dir, w.Name, "", 1, top, check)
+	return top, longPathErr(scanRoot(w.dir, w.Name, "", 1, top, check), w.Path)
 }
 
 func scanRoot(r *os.Root, rel, prefix string, depth int, n *treeNode, check func(string, bool) error) error {
@@ -42,6 +42,9 @@ func scanRoot(r *os.Root, rel, prefix string, depth int, n *treeNode, check func
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	for _, e := range ents {
 		isDir := e.IsDir()
+		if len(prefix)+len(e.Name()) > maxPathLen {
+			return errLongPath
+		}
 		sub := prefix + e.Name()
 		if err := check(sub, isDir); err != nil {
 			return err

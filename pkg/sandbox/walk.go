@@ -36,6 +36,11 @@ type WalkSkipped struct {
 	Denied  int64 `json:"denied"`  // by the policy, or symlinks leading out of the root
 	Loops   int64 `json:"loops"`   // symlinked directories already on the path
 	Errors  int64 `json:"errors"`  // directories that could not be read
+	// LongPaths counts entries whose root-relative path would pass 4096
+	// bytes: such a path could not be passed back to fsbox (usage), and
+	// not entering them keeps a walk's cost linear in its entries, even
+	// over a chain thousands of directories deep.
+	LongPaths int64 `json:"long_paths"`
 }
 
 // Entry is one path a walk reports. Type is file, dir, symlink or other;
@@ -382,6 +387,9 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 		}
 		isDir := typ == fs.ModeDir
 		switch {
+		case len(rel) > maxPathLen:
+			j.skipped.LongPaths++
+			continue
 		case name == ".git" && isDir && !w.o.writeCheck:
 			if w.o.Hidden {
 				j.skipped.Ignored++
@@ -441,7 +449,7 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 // subdirectory (prepared by a worker ahead of time, or now) before going
 // on: the output is the serial walk's, whatever ran in parallel.
 func (w *walker) emit(j *dirJob) (err error) {
-	w.skipped.add(j.skipped)
+	w.skipped.Add(j.skipped)
 	for _, p := range j.denied {
 		w.o.onDenied(p)
 	}

@@ -79,12 +79,14 @@ func (k *keyNode) has(key [2]uint64) bool {
 	return false
 }
 
-func (s *WalkSkipped) add(o WalkSkipped) {
+// Add adds o's counts to s.
+func (s *WalkSkipped) Add(o WalkSkipped) {
 	s.Ignored += o.Ignored
 	s.Hidden += o.Hidden
 	s.Denied += o.Denied
 	s.Loops += o.Loops
 	s.Errors += o.Errors
+	s.LongPaths += o.LongPaths
 }
 
 // get makes sure j is prepared and takes it: prepared now by the walk if

@@ -559,6 +559,21 @@ func ioErr(p string, err error) error {
 	return &Error{Code: CodeIO, Path: p, Msg: fmt.Sprintf("%s: %v", p, unwrapPathErr(err)), Err: err}
 }
 
+// errLongPath is a tree scan meeting a path below its top longer than
+// maxPathLen: such a path cannot be named to fsbox, and a walk does not
+// enter it (skipped.long_paths); checking every path below it whole would
+// cost the square of a chain's depth.
+var errLongPath = errors.New("a path in the tree is too long")
+
+// longPathErr turns errLongPath into too_large for the tree at given.
+func longPathErr(err error, given string) error {
+	if errors.Is(err, errLongPath) {
+		return &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Path: given,
+			Msg: fmt.Sprintf("%s holds a path longer than %d bytes: nothing was changed", given, maxPathLen)}
+	}
+	return err
+}
+
 // satAdd is a+b for non-negative values, saturating at the largest int64:
 // a limit of 2^63-1 plus one must not wrap to a negative one.
 func satAdd(a, b int64) int64 {
