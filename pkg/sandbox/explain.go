@@ -129,7 +129,7 @@ func (s *Sandbox) CheckWrite(p string) (Info, error) {
 		return Info{}, err
 	}
 	clean := path.Clean(t.rel)
-	if err := s.checkPatterns(clean, false, AccessWrite, t.given); err != nil {
+	if err := s.checkPatterns(t.rt, clean, false, AccessWrite, t.given); err != nil {
 		return Info{}, err
 	}
 	if err := s.checkWrite(t.rt, clean, t.given); err != nil {
@@ -158,7 +158,7 @@ func (s *Sandbox) CheckWrite(p string) (Info, error) {
 				return Info{}, deny(RuleSymlink, t.given, "%s leads out of the workdir", t.given)
 			}
 			rel := path.Join(rrel, rest)
-			if err := s.checkPatterns(rel, false, AccessWrite, t.given); err != nil {
+			if err := s.checkPatterns(t.rt, rel, false, AccessWrite, t.given); err != nil {
 				return Info{}, err
 			}
 			if err := s.checkWrite(t.rt, rel, t.given); err != nil {

@@ -123,7 +123,7 @@ func (s *Sandbox) lexicalChecks(t *target) error {
 	if specialFS(t.rt.abs(clean)) {
 		return deny(RuleSpecialFS, t.given, "%s is under /proc, /sys or /dev, which are never readable", t.given)
 	}
-	if err := s.checkPatterns(clean, true, AccessRead, t.given); err != nil {
+	if err := s.checkPatterns(t.rt, clean, true, AccessRead, t.given); err != nil {
 		return err
 	}
 	return nil
@@ -194,7 +194,7 @@ func (s *Sandbox) checkOpened(f *os.File, t *target, wantDir bool, acc Access) (
 	if !ok {
 		return Info{}, deny(RuleSymlink, t.given, "%s leads out of its root", t.given)
 	}
-	if err := s.checkPatterns(rel, fi.IsDir(), acc, t.given); err != nil {
+	if err := s.checkPatterns(t.rt, rel, fi.IsDir(), acc, t.given); err != nil {
 		return Info{}, err
 	}
 	if acc == AccessWrite {
@@ -248,7 +248,7 @@ func (s *Sandbox) deniedAncestor(rt *root, rel, given string) *Error {
 			if !ok {
 				return deny(RuleSymlink, given, "%s leads out of its root", given)
 			}
-			return s.checkPatterns(path.Join(rrel, rest), true, AccessRead, given)
+			return s.checkPatterns(rt, path.Join(rrel, rest), true, AccessRead, given)
 		}
 		if dir == "." {
 			return nil
@@ -355,7 +355,7 @@ func (d *Dir) ReadDir() (Listing, error) {
 		if err != nil {
 			continue // vanished since the listing was read
 		}
-		if d.s.checkLeaf(rel, fi.IsDir(), AccessRead, name) != nil || specialFS(d.rt.abs(rel)) {
+		if d.s.checkLeaf(d.rt, rel, fi.IsDir(), AccessRead, name) != nil || specialFS(d.rt.abs(rel)) {
 			out.Denied++
 			continue
 		}
@@ -433,14 +433,14 @@ func (s *Sandbox) Lstat(p string) (Info, error) {
 	if specialFS(abs) {
 		return Info{}, deny(RuleSpecialFS, t.given, "%s leads into /proc, /sys or /dev, which are never readable", t.given)
 	}
-	if err := s.checkPatterns(rel, true, AccessRead, t.given); err != nil {
+	if err := s.checkPatterns(t.rt, rel, true, AccessRead, t.given); err != nil {
 		return Info{}, err
 	}
 	fi, err := sub.Lstat(name)
 	if err != nil {
 		return Info{}, s.mapErr(err, t)
 	}
-	if err := s.checkPatterns(rel, fi.IsDir(), AccessRead, t.given); err != nil {
+	if err := s.checkPatterns(t.rt, rel, fi.IsDir(), AccessRead, t.given); err != nil {
 		return Info{}, err
 	}
 	info := newInfo(name, t.display(), abs, fi)

@@ -77,3 +77,80 @@ func TestLongPathsAreNotEntered(t *testing.T) {
 		t.Errorf("a refused rm -r removed something: %v", err)
 	}
 }
+
+// TestNestedRootsShareRules: when the workdir lies inside a read root (or
+// a read root inside the workdir), a file below both is denied by a rule
+// written for either root, whichever root its spelling picks and whether
+// it is opened or walked. On 1f42b5c a '..' spelling through the outer
+// root, or a walk of it, read the file: it was matched only relative to
+// the root the spelling chose.
+func TestNestedRootsShareRules(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		work, ro      string // below the test's directory
+		deny          string
+		file          string // below the test's directory
+		spellings     []string
+		walks         []string
+		allowedToRead string // a file beside it that stays readable
+	}{
+		{name: "workdir inside a read root", work: "src/proj", ro: "src", deny: "secrets/**",
+			file:      "src/proj/secrets/k.txt",
+			spellings: []string{"secrets/k.txt", "@/src/proj/secrets/k.txt", "@/src/other/../proj/secrets/k.txt", "@/src/proj/../proj/secrets/k.txt"},
+			walks:     []string{"@/src", "@/src/other/../proj", "."}, allowedToRead: "src/other/ok.txt"},
+		{name: "read root inside the workdir", work: "w", ro: "w/ref", deny: "ref/secret/**",
+			file:      "w/ref/secret/k.txt",
+			spellings: []string{"ref/secret/k.txt", "@/w/ref/secret/k.txt", "@/w/ref/../ref/secret/k.txt"},
+			walks:     []string{"@/w/ref", ".", "ref"}, allowedToRead: "w/ref/ok.txt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range []string{tc.file, tc.allowedToRead, "src/other/ok.txt"} {
+				must(t, os.MkdirAll(dir+"/"+f[:strings.LastIndexByte(f, '/')], 0o755))
+				must(t, os.WriteFile(dir+"/"+f, []byte("SECRET "+f+"\n"), 0o644))
+			}
+			p := DefaultPolicy(dir + "/" + tc.work)
+			p.ReadRoots = []string{dir + "/" + tc.ro}
+			p.Paths.Deny = []string{tc.deny}
+			s, err := New(p, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			at := func(sp string) string { return strings.Replace(sp, "@", dir, 1) }
+			for _, sp := range tc.spellings {
+				if f, err := s.Open(at(sp)); err == nil || AsError(err).Code != CodeDenied {
+					if f != nil {
+						f.Close()
+					}
+					t.Errorf("open %s: %v, want denied", sp, err)
+				}
+			}
+			for _, w := range tc.walks {
+				_, err := s.Walk(at(w), WalkOptions{MaxDepth: -1}, func(e *Entry) error {
+					if strings.HasSuffix(e.Path, "/k.txt") {
+						t.Errorf("walk %s reported %s", w, e.Path)
+					}
+					e.Release()
+					return nil
+				})
+				if err != nil {
+					t.Errorf("walk %s: %v", w, err)
+				}
+			}
+			f, err := s.Open(dir + "/" + tc.allowedToRead)
+			if err != nil {
+				t.Errorf("a file no rule names: %v", err)
+			} else {
+				f.Close()
+			}
+		})
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -62,7 +62,7 @@ func TestRegexAncestors(t *testing.T) {
 				t.Errorf("%q on %q: full match %v, ancestor match %v, but no end assertion was found", e, p, got, want)
 			}
 			s := &Sandbox{denyRe: []*regexp.Regexp{re}, denyReEnd: []bool{hasEndAssertion(e)}, hasPatterns: true, policy: &Policy{}}
-			if denied := s.checkPatterns(p, true, AccessRead, p) != nil; denied != want {
+			if denied := s.checkPatterns(&root{}, p, true, AccessRead, p) != nil; denied != want {
 				t.Errorf("checkPatterns(%q) with deny_regex %q: denied %v, want %v", p, e, denied, want)
 			}
 		}

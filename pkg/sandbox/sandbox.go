@@ -33,6 +33,33 @@ type root struct {
 	r        *os.Root // every access below dir goes through r
 	writable bool     // the workdir
 	special  bool     // /proc, /sys or /dev may lie below dir
+	// nests are the other roots that overlap this one (a read root
+	// holding the workdir, or lying inside it): a path below both is
+	// checked relative to each, so which root its spelling picks never
+	// decides which deny rules apply.
+	nests []nest
+}
+
+// nest is another root overlapping a root: inside it at prefix (inner),
+// or holding it, the root lying at prefix below the other.
+type nest struct {
+	prefix string // root-relative, '/'-separated
+	inner  bool
+}
+
+// alias returns rel (relative to the root holding this nest) relative to
+// the nested root, or false when rel does not lie below both.
+func (n nest) alias(rel string) (string, bool) {
+	if !n.inner {
+		if rel == "." {
+			return n.prefix, true
+		}
+		return n.prefix + "/" + rel, true
+	}
+	if strings.HasPrefix(rel, n.prefix+"/") {
+		return rel[len(n.prefix)+1:], true
+	}
+	return "", false // the nested root itself ("." there) or outside it
 }
 
 // Sandbox applies one policy to every filesystem access.
@@ -116,6 +143,17 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		}
 		return a.writable && !b.writable
 	})
+	for _, a := range s.roots {
+		for _, b := range s.roots {
+			if a == b {
+				continue
+			}
+			if rel, ok := a.relOf(b.dir); ok && rel != "." {
+				a.nests = append(a.nests, nest{prefix: rel, inner: true})
+				b.nests = append(b.nests, nest{prefix: rel, inner: false})
+			}
+		}
+	}
 	// Paths are matched relative to their root, so a leading "/" or "./"
 	// (written to anchor a pattern at the root) is dropped rather than
 	// leaving a rule that silently never matches.
@@ -333,55 +371,71 @@ func specialFS(abs string) bool {
 }
 
 // checkPatterns applies deny, allow and (for writes) write_deny to a real
-// root-relative path. A path is denied when it or any of its parent
+// path relative to root rt. A path is denied when it or any of its parent
 // directories matches a deny glob or deny regex (a rule that matches a
-// directory protects everything beneath it). Allow rules apply to
-// everything but directories, which stay traversable. The cost is one
-// match per rule, not one per ancestor (see treeGlob, hasEndAssertion).
-func (s *Sandbox) checkPatterns(rel string, isDir bool, acc Access, given string) *Error {
-	if !s.hasPatterns && (acc == AccessRead || len(s.writeDeny) == 0) {
-		return nil
-	}
-	if rel != "." {
-		lower := strings.ToLower(rel)
-		if e := s.denyGlobs(lower, acc, given); e != nil {
-			return e
-		}
-		for i, re := range s.denyRe {
-			if re.MatchString(rel) {
-				return denyRegex(re, given, rel)
-			}
-			if !s.denyReEnd[i] {
-				continue
-			}
-			for end := strings.LastIndexByte(rel, '/'); end > 0; end = strings.LastIndexByte(rel[:end], '/') {
-				if re.MatchString(rel[:end]) {
-					return denyRegex(re, given, rel[:end])
-				}
-			}
-		}
-	}
-	return s.checkAllow(rel, isDir, given)
+// directory protects everything beneath it), relative to rt or to any
+// root overlapping rt (see nest). Allow rules apply to everything but
+// directories, which stay traversable, relative to the most specific
+// root. The cost is one match per rule, not one per ancestor (see
+// treeGlob, hasEndAssertion).
+func (s *Sandbox) checkPatterns(rt *root, rel string, isDir bool, acc Access, given string) *Error {
+	return s.check(rt, rel, isDir, acc, given, true)
 }
 
 // checkLeaf is checkPatterns for a path whose parent directory has already
 // passed checkPatterns (a walk's entries, a tree's members): no regex is
 // tried on the ancestors again.
-func (s *Sandbox) checkLeaf(rel string, isDir bool, acc Access, given string) *Error {
+func (s *Sandbox) checkLeaf(rt *root, rel string, isDir bool, acc Access, given string) *Error {
+	return s.check(rt, rel, isDir, acc, given, false)
+}
+
+func (s *Sandbox) check(rt *root, rel string, isDir bool, acc Access, given string, ancestors bool) *Error {
 	if !s.hasPatterns && (acc == AccessRead || len(s.writeDeny) == 0) {
 		return nil
 	}
-	if rel != "." {
-		if e := s.denyGlobs(strings.ToLower(rel), acc, given); e != nil {
+	if e := s.checkDeny(rel, acc, given, ancestors); e != nil {
+		return e
+	}
+	canon := rel
+	for _, n := range rt.nests {
+		alt, ok := n.alias(rel)
+		if !ok {
+			continue
+		}
+		if e := s.checkDeny(alt, acc, given, ancestors); e != nil {
 			return e
 		}
-		for _, re := range s.denyRe {
-			if re.MatchString(rel) {
-				return denyRegex(re, given, rel)
+		if n.inner && len(alt) < len(canon) {
+			canon = alt // below a root nested in rt: that root is the more specific
+		}
+	}
+	return s.checkAllow(canon, isDir, given)
+}
+
+// checkDeny applies the deny globs and regexes (and write_deny for
+// writes) to one root-relative form of a path; with ancestors, the regexes
+// with an end assertion are tried on each parent directory too.
+func (s *Sandbox) checkDeny(rel string, acc Access, given string, ancestors bool) *Error {
+	if rel == "." {
+		return nil
+	}
+	if e := s.denyGlobs(strings.ToLower(rel), acc, given); e != nil {
+		return e
+	}
+	for i, re := range s.denyRe {
+		if re.MatchString(rel) {
+			return denyRegex(re, given, rel)
+		}
+		if !ancestors || !s.denyReEnd[i] {
+			continue
+		}
+		for end := strings.LastIndexByte(rel, '/'); end > 0; end = strings.LastIndexByte(rel[:end], '/') {
+			if re.MatchString(rel[:end]) {
+				return denyRegex(re, given, rel[:end])
 			}
 		}
 	}
-	return s.checkAllow(rel, isDir, given)
+	return nil
 }
 
 // denyGlobs matches a lower-cased path against the deny globs and, for

@@ -284,7 +284,7 @@ func (w *walker) pushIgnores(st *ignore.Stack, d *Dir, names map[string]fs.FileM
 // not read) and at most 1 MiB of it.
 func (w *walker) readIgnore(d *Dir, name string) *ignore.File {
 	rel := path.Join(d.rel, name)
-	if w.s.checkPatterns(rel, false, AccessRead, name) != nil {
+	if w.s.checkPatterns(d.rt, rel, false, AccessRead, name) != nil {
 		return nil
 	}
 	f, err := d.openEntry(name)
@@ -400,7 +400,7 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 		case !w.o.Hidden && name[0] == '.':
 			j.skipped.Hidden++
 			continue
-		case w.s.checkLeaf(rel, isDir, w.access(), name) != nil || (d.rt.special && specialFS(d.rt.abs(rel))):
+		case w.s.checkLeaf(d.rt, rel, isDir, w.access(), name) != nil || (d.rt.special && specialFS(d.rt.abs(rel))):
 			j.skipped.Denied++
 			if w.o.onDenied != nil {
 				j.denied = append(j.denied, childPath(d.Info.Path, name))

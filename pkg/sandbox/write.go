@@ -69,7 +69,7 @@ func (s *Sandbox) openTarget4Write(p string, mkdirs, follow bool) (*WriteTarget,
 		return nil, err
 	}
 	clean := path.Clean(t.rel)
-	if err := s.checkPatterns(clean, !follow, AccessWrite, t.given); err != nil {
+	if err := s.checkPatterns(t.rt, clean, !follow, AccessWrite, t.given); err != nil {
 		return nil, err
 	}
 	if err := s.checkWrite(t.rt, clean, t.given); err != nil {
@@ -113,7 +113,7 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow bool, de
 		return fail(deny(RuleSpecialFS, given, "%s lies under /proc, /sys or /dev", given))
 	}
 	realRel := path.Join(w.dirRel, name)
-	if err := s.checkPatterns(realRel, !follow, AccessWrite, given); err != nil {
+	if err := s.checkPatterns(rt, realRel, !follow, AccessWrite, given); err != nil {
 		return fail(err)
 	}
 	if err := s.checkWrite(rt, realRel, given); err != nil {
@@ -225,7 +225,7 @@ func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string) error {
 				return nil
 			}
 			full := path.Join(rrel, rest)
-			if err := s.checkPatterns(full, true, AccessWrite, given); err != nil {
+			if err := s.checkPatterns(rt, full, true, AccessWrite, given); err != nil {
 				return err
 			}
 			if err := s.checkWrite(rt, full, given); err != nil {
@@ -634,10 +634,10 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 	}
 	if fi.IsDir() && (s.hasPatterns || len(s.writeDeny) > 0) {
 		_, err := scanTree(src, devIno(fi), func(sub string, isDir bool) error {
-			if e := s.checkLeaf(srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
+			if e := s.checkLeaf(src.rt, srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
 				return deny(e.Rule, e.Path, "%s; nothing was moved", e.Msg)
 			}
-			if e := s.checkLeaf(dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
+			if e := s.checkLeaf(dst.rt, dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
 				return deny(e.Rule, e.Path, "%s (the new place of %s); nothing was moved", e.Msg, path.Join(src.Path, sub))
 			}
 			if e := s.checkWrite(src.rt, dstRel+"/"+sub, path.Join(dst.Path, sub)); e != nil {
@@ -775,7 +775,7 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 		return Errorf(CodeNotAFile, w.Path, "%s is a directory: pass -r to remove it and everything below", w.Path)
 	}
 	tree, err := scanTree(w, w.Info.key, func(sub string, isDir bool) error {
-		if e := s.checkLeaf(rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {
+		if e := s.checkLeaf(w.rt, rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {
 			return deny(e.Rule, e.Path, "%s; nothing was removed", e.Msg)
 		}
 		if e := s.checkWrite(w.rt, rel+"/"+sub, path.Join(w.Path, sub)); e != nil {
