@@ -154,3 +154,35 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestMkdirThroughDanglingSymlink: a symlink made by another process,
+// pointing to a missing place inside a denied directory, is never followed
+// to create parents there. On 954f6a3 `write dl/y/z` answered denied but
+// had already made secret/newdir/y.
+func TestMkdirThroughDanglingSymlink(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.Mkdir(dir+"/secret", 0o755))
+	must(t, os.Symlink("secret/newdir", dir+"/dl"))
+	p := DefaultPolicy(dir)
+	p.Paths.Deny = []string{"secret/**"}
+	s, err := New(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, target := range []string{"dl/y/z", "dl/x"} {
+		w, err := s.OpenWriteTarget(target, true)
+		if err == nil {
+			w.Close()
+		}
+		if e := AsError(err); e == nil || e.Code != CodeDenied {
+			t.Errorf("write target %s: %v, want denied", target, err)
+		}
+		if _, _, err := s.Mkdir(target); AsError(err) == nil || AsError(err).Code != CodeDenied {
+			t.Errorf("mkdir %s: %v, want denied", target, err)
+		}
+		if ents, _ := os.ReadDir(dir + "/secret"); len(ents) != 0 {
+			t.Fatalf("after %s the denied directory holds %v", target, ents)
+		}
+	}
+}

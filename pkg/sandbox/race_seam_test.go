@@ -418,3 +418,49 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestSeamMkdirSwapped: write and mkdir make missing parents one at a
+// time; at the wrong moment a directory just made is replaced by a symlink
+// into a denied directory. Nothing is ever created below the denied
+// directory: the call answers conflict (or denied) and stops.
+//
+// On 954f6a3 the parents were made by os.Root.MkdirAll on the whole path
+// again, which follows such a symlink (and the seam did not exist).
+func TestSeamMkdirSwapped(t *testing.T) {
+	for _, cmd := range []string{"write", "mkdir"} {
+		t.Run(cmd, func(t *testing.T) {
+			seamSweep(t, []string{"mkdir.made"}, func(t *testing.T) *seamCase {
+				fx := newFixture(t, map[string]string{"secret/k.txt": "S"}, func(p *sandbox.Policy) {
+					p.Paths.Deny = []string{"secret/**"}
+				})
+				return &seamCase{fx: fx,
+					swap: func() { // the deepest directory made so far becomes a symlink to secret
+						for _, d := range []string{"a/b/c", "a/b", "a"} {
+							if _, err := os.Lstat(fx.abs(d)); err == nil {
+								must(t, os.RemoveAll(fx.abs(d)))
+								must(t, os.Symlink(strings.Repeat("../", strings.Count(d, "/"))+"secret", fx.abs(d)))
+								return
+							}
+						}
+					},
+					act: func() (any, error) {
+						if cmd == "mkdir" {
+							return ops.Mkdir(fx.sb, "a/b/c/d")
+						}
+						return ops.Write(fx.sb, ops.WriteOptions{Path: "a/b/c/f.txt", Content: strings.NewReader("x")})
+					},
+					check: func(t *testing.T, res any, err error, swapped bool) {
+						if ents, _ := os.ReadDir(fx.abs("secret")); len(ents) != 1 {
+							t.Errorf("%s created something in the denied directory: %v", cmd, ents)
+						}
+						if !swapped && err != nil {
+							t.Errorf("%s without a swap: %v", cmd, err)
+						}
+						if swapped {
+							wantCode(t, cmd, err, sandbox.CodeConflict, sandbox.CodeDenied)
+						}
+					}}
+			})
+		})
+	}
+}

@@ -13,6 +13,7 @@ package sandbox
 //	"append.checked"  an append target is checked, before it is opened for writing
 //	"edit.checked"    a checked target's current content is about to be read (edit)
 //	"open.checked"    a path was checked lexically, before it is opened
+//	"mkdir.made"      a missing parent directory was made, before it is entered
 var Seam func(point string)
 
 func atSeam(point string) {

@@ -207,19 +207,10 @@ func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string) error {
 	for {
 		sub, err := openRoot(rt.r, dir)
 		if err == nil {
-			f, err := sub.Open(".")
-			sub.Close()
+			defer func() { sub.Close() }()
+			rrel, err := realRel(rt, sub, dir, given)
 			if err != nil {
-				return mapOpenErr(err, given)
-			}
-			real, err := fdPath(f, rt.abs(dir))
-			f.Close()
-			if err != nil {
-				return ioErr(given, err)
-			}
-			rrel, ok := rt.relOf(real)
-			if !ok {
-				return deny(RuleSymlink, given, "%s leads out of the workdir", given)
+				return err
 			}
 			if rest == "" {
 				return nil
@@ -231,8 +222,32 @@ func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string) error {
 			if err := s.checkWrite(rt, full, given); err != nil {
 				return err
 			}
-			if err := rt.r.MkdirAll(full, 0o777); err != nil {
-				return mkdirAllErr(err, given)
+			// One directory at a time, each made in and entered from the
+			// one above (never the whole path again from the root, which
+			// would follow a symlink on the way), and each checked to be
+			// the directory just made where the checks above said.
+			for _, c := range strings.Split(rest, "/") {
+				rrel = path.Join(rrel, c)
+				if err := sub.Mkdir(c, 0o777); err != nil {
+					if errors.Is(err, fs.ErrExist) {
+						// It did not open as a directory, yet it exists: a
+						// symlink leading nowhere, or a file.
+						return deny(RuleSymlink, given, "%s: %s exists but is not a directory (a dangling symlink?): nothing more was created", given, rrel)
+					}
+					return mkdirAllErr(err, given)
+				}
+				atSeam("mkdir.made")
+				next, err := openRoot(sub, c)
+				if err != nil {
+					return mkdirAllErr(err, given)
+				}
+				sub.Close()
+				sub = next
+				if got, err := realRel(rt, sub, rrel, given); err != nil {
+					return err
+				} else if got != rrel {
+					return Errorf(CodeConflict, given, "%s: %s was replaced while being created: nothing more was created", given, rrel)
+				}
 			}
 			return nil
 		}
@@ -244,6 +259,25 @@ func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string) error {
 		}
 		dir, rest = path.Dir(dir), path.Join(path.Base(dir), rest)
 	}
+}
+
+// realRel is the real root-relative path of the opened directory sub
+// (lexically dir), which must lie inside rt.
+func realRel(rt *root, sub *os.Root, dir, given string) (string, error) {
+	f, err := sub.Open(".")
+	if err != nil {
+		return "", mapOpenErr(err, given)
+	}
+	real, err := fdPath(f, rt.abs(dir))
+	f.Close()
+	if err != nil {
+		return "", ioErr(given, err)
+	}
+	rrel, ok := rt.relOf(real)
+	if !ok {
+		return "", deny(RuleSymlink, given, "%s leads out of the workdir", given)
+	}
+	return rrel, nil
 }
 
 // Close releases the parent directory and the existing file.
