@@ -182,6 +182,9 @@ func (s *Sandbox) CheckWrite(p string) (Info, error) {
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		if fi, err = t.rt.r.Stat(t.rel); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
+				if d := s.deniedAncestor(t.rt, clean, t.given); d != nil {
+					return Info{}, d // where it leads is denied: say that, as for a target that exists
+				}
 				return Info{}, deny(RuleSymlink, t.given, "%s is a dangling symlink", t.given)
 			}
 			return Info{}, s.mapErr(err, t)

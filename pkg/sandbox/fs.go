@@ -225,8 +225,18 @@ func (s *Sandbox) mapErr(err error, t *target) error {
 
 // deniedAncestor resolves the deepest existing ancestor of rel through the
 // root and checks its real path plus the rest of rel against the deny
-// rules. It returns nil when nothing there is denied (or nothing resolves).
+// rules; when the rest starts with a symlink (a dangling one, or one to a
+// file where a directory was wanted), its target is followed the same
+// way. It returns nil when nothing there is denied (or nothing resolves).
 func (s *Sandbox) deniedAncestor(rt *root, rel, given string) *Error {
+	return s.deniedBeyond(rt, rel, given, 0)
+}
+
+// maxLinkHops bounds the symlinks deniedAncestor follows, as the kernel's
+// ELOOP limit does.
+const maxLinkHops = 40
+
+func (s *Sandbox) deniedBeyond(rt *root, rel, given string, hops int) *Error {
 	if !s.hasPatterns || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
 		return nil
 	}
@@ -234,21 +244,26 @@ func (s *Sandbox) deniedAncestor(rt *root, rel, given string) *Error {
 	for {
 		sub, err := openRoot(rt.r, dir)
 		if err == nil {
-			f, err := sub.Open(".")
+			rrel, err := realRel(rt, sub, dir, given)
+			var target string
+			var lerr error
+			first, more, _ := strings.Cut(rest, "/")
+			if err == nil {
+				target, lerr = sub.Readlink(first)
+			}
 			sub.Close()
-			if err != nil {
+			switch {
+			case err != nil:
+				if e := AsError(err); e.Code == CodeDenied {
+					return e
+				}
 				return nil
+			case lerr != nil || hops >= maxLinkHops:
+				return s.checkPatterns(rt, path.Join(rrel, rest), true, AccessRead, given)
+			case path.IsAbs(target):
+				return deny(RuleSymlink, given, "%s leads through an absolute symlink", given)
 			}
-			real, err := fdPath(f, rt.abs(dir))
-			f.Close()
-			if err != nil {
-				return nil
-			}
-			rrel, ok := rt.relOf(real)
-			if !ok {
-				return deny(RuleSymlink, given, "%s leads out of its root", given)
-			}
-			return s.checkPatterns(rt, path.Join(rrel, rest), true, AccessRead, given)
+			return s.deniedBeyond(rt, path.Join(rrel, target, more), given, hops+1)
 		}
 		if dir == "." {
 			return nil

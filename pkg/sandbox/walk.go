@@ -422,8 +422,10 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 		it := walkItem{ent: ent}
 		if typ == fs.ModeSymlink && w.o.Follow {
 			fi, err := d.rt.r.Stat(rel)
-			if err != nil {
-				j.skipped.Denied++ // leads out of the root, or dangles
+			if err != nil || w.s.deniedAncestor(d.rt, rel, name) != nil {
+				// Leads out of the root, dangles, or leads where a deny
+				// rule reaches: all look the same.
+				j.skipped.Denied++
 				continue
 			}
 			ent.Type, ent.via = TypeOf(fi.Mode()), true

@@ -75,7 +75,18 @@ func (s *Sandbox) openTarget4Write(p string, mkdirs, follow bool) (*WriteTarget,
 	if err := s.checkWrite(t.rt, clean, t.given); err != nil {
 		return nil, err
 	}
-	return s.openWriteTarget(t, clean, mkdirs, follow, 0)
+	w, err := s.openWriteTarget(t, clean, mkdirs, follow, 0)
+	if err != nil {
+		// not_found or not_a_dir must not tell what lies where a deny
+		// rule reaches (through a symlink, say): denied wins.
+		switch AsError(err).Code {
+		case CodeNotFound, CodeNotADir, CodeNotAFile:
+			if d := s.deniedAncestor(t.rt, clean, t.given); d != nil {
+				return nil, d
+			}
+		}
+	}
+	return w, err
 }
 
 func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow bool, depth int) (*WriteTarget, error) {

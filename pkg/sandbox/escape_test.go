@@ -186,3 +186,62 @@ func TestMkdirThroughDanglingSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestLeafSymlinkIntoDeniedDir: symlinks (made by another process) whose
+// last component leads into a denied directory answer denied for every
+// target, existing or not, file or not, for every kind of access: the
+// answer never tells what lies there (issue 12 item 11, the leaf form).
+// On 235f9fc a missing target was not_found, an existing one denied, a
+// file under a directory-wanted path not_a_dir, and find -L listed only
+// the links whose target exists.
+func TestLeafSymlinkIntoDeniedDir(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.Mkdir(dir+"/secret", 0o755))
+	must(t, os.WriteFile(dir+"/secret/exists.txt", []byte("S"), 0o644))
+	links := map[string]string{"p_exists": "secret/exists.txt", "p_missing": "secret/missing.txt",
+		"p_exists_sub": "secret/exists.txt/x", "p_missing_sub": "secret/nodir/x", "p_dir": "secret"}
+	for name, target := range links {
+		must(t, os.Symlink(target, dir+"/"+name))
+	}
+	p := DefaultPolicy(dir)
+	p.Paths.Deny = []string{"secret/**"}
+	s, err := New(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	denied := func(what string, err error) {
+		t.Helper()
+		if e := AsError(err); e == nil || e.Code != CodeDenied {
+			t.Errorf("%s: %v, want denied", what, err)
+		}
+	}
+	for name := range links {
+		f, err := s.Open(name)
+		if err == nil {
+			f.Close()
+		}
+		denied("open "+name, err)
+		d, err := s.OpenDir(name)
+		if err == nil {
+			d.Close()
+		}
+		denied("opendir "+name, err)
+		_, err = s.CheckWrite(name)
+		denied("check write "+name, err)
+		w, err := s.OpenWriteTarget(name, true)
+		if err == nil {
+			w.Close()
+		}
+		denied("write target "+name, err)
+	}
+	n := 0
+	sk, err := s.Walk(".", WalkOptions{MaxDepth: -1, Follow: true}, func(e *Entry) error {
+		n++
+		e.Release()
+		return nil
+	})
+	if err != nil || n != 0 || sk.Denied != int64(len(links)+1) {
+		t.Errorf("walk -L: %d entries, skipped %+v, %v; want none, every link and secret denied", n, sk, err)
+	}
+}
