@@ -245,3 +245,40 @@ func TestLeafSymlinkIntoDeniedDir(t *testing.T) {
 		t.Errorf("walk -L: %d entries, skipped %+v, %v; want none, every link and secret denied", n, sk, err)
 	}
 }
+
+// TestHardlinkEntriesWithDenyHardlinks: with deny_hardlinks on, mv and rm
+// refuse a name of an inode shared with outside, as reads, writes and
+// explain do. On 204a7ca mv and rm went ahead while explain said denied.
+func TestHardlinkEntriesWithDenyHardlinks(t *testing.T) {
+	base := t.TempDir()
+	must(t, os.Mkdir(base+"/w", 0o755))
+	must(t, os.WriteFile(base+"/victim.txt", []byte("OUTSIDE"), 0o644))
+	must(t, os.Link(base+"/victim.txt", base+"/w/hl.txt"))
+	must(t, os.WriteFile(base+"/w/plain.txt", []byte("P"), 0o644))
+	p := DefaultPolicy(base + "/w")
+	p.Paths.DenyHardlinks = true
+	p.Commands["rm"] = true
+	s, err := New(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if d, err := s.Explain("mv", "hl.txt"); err != nil || d.Allowed {
+		t.Fatalf("explain mv: %+v, %v", d, err)
+	}
+	w, err := s.OpenEntry("hl.txt")
+	if err == nil {
+		w.Close()
+	}
+	if e := AsError(err); e == nil || e.Code != CodeDenied || e.Rule != RuleHardlink {
+		t.Errorf("an entry with two links: %v, want denied (hardlink)", err)
+	}
+	if w, err := s.OpenEntry("plain.txt"); err != nil {
+		t.Errorf("an entry with one link: %v", err)
+	} else {
+		w.Close()
+	}
+	if fi, _ := os.Stat(base + "/w/hl.txt"); fi == nil {
+		t.Error("hl.txt is gone")
+	}
+}

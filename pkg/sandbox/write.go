@@ -137,6 +137,12 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow bool, de
 	case err != nil:
 		return fail(mapOpenErr(err, given))
 	case !follow:
+		if fi.Mode().IsRegular() && s.policy.Paths.DenyHardlinks && nlink(fi) > 1 {
+			// Renaming or removing one name of an inode shared with
+			// outside is refused like reading or writing it (and as
+			// explain says).
+			return fail(deny(RuleHardlink, given, "%s has %d hard links and deny_hardlinks is on", given, nlink(fi)))
+		}
 		w.Exists = true
 		w.Info = newInfo(name, w.Path, rt.abs(realRel), fi)
 		if fi.Mode()&fs.ModeSymlink != 0 {
