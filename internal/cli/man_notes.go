@@ -36,7 +36,12 @@ Paths are compared with symlinks resolved and at every step the name passes thro
 An empty --config is usage.
 Deny patterns match case-insensitively, against the path as written and as resolved, and deny
 everything below a denied directory (deny_regex too); a missing path below a denied directory is
-denied, not not_found. Allow patterns match files exactly and leave directories traversable.
+denied, not not_found, and so is a symlink whose last step leads into a denied directory,
+whatever lies there. When roots overlap, a path below both obeys the deny rules of each.
+Allow patterns match files exactly and leave directories traversable.
+Missing parents are made one at a time, never through a symlink. A walk does not enter a path
+over 4096 bytes (skipped.long_paths); rm \-r and mv refuse a tree holding one (too_large).
+With deny_hardlinks, mv and rm refuse a name of a file with several links too.
 Rules follow content, not names: mv refuses (denied) unless the moved entry and everything below
 it is writable at its old place and at its new one; rm -r checks the whole tree through
 descriptors first and then removes exactly the objects it checked (conflict if one was swapped).
