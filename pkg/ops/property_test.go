@@ -24,6 +24,14 @@ package ops
 //
 // Fails on the pre-fix main (1b30963) (issue 12 items 1 and 9): a seed finds an
 // ancestor rename or a regex-denied directory within a few sequences.
+//
+// Beside fsbox's calls, another process makes symlinks in the workdir (to
+// anything, dangling ones too), and half the sequences add a read root
+// holding the workdir, read and grepped through it as well; no directory
+// refused for writing may gain an entry. On 18ba4d1 this finds, within a
+// hundred sequences, files read through the outer root (the rules were
+// matched relative to the root a path's spelling picked) and directories
+// made inside a denied one through a dangling symlink.
 
 import (
 	"encoding/json"
@@ -171,6 +179,12 @@ type sequence struct {
 	dirs   []string
 	log    []string
 	failed bool
+	// sealed holds each directory refused for writing at the start, with
+	// the names it held: none may be added, whatever the steps do.
+	sealed map[string][]string
+	// outer, when set, is a read root holding the workdir (base/work), so
+	// every file is also reachable through it (base/x/../work/...).
+	outer string
 
 	outcomes map[string]int // "op outcome" -> count, over every sequence
 }
@@ -343,6 +357,9 @@ func (s *sequence) step(i int) {
 		if len(files) > 0 && s.r.IntN(3) == 0 {
 			return s.pick(files)
 		}
+		if len(files) > 0 && s.r.IntN(4) == 0 { // below a file or a symlink, maybe a dangling one
+			return path.Join(s.pick(files), s.pick(propDirs), s.pick(propFiles))
+		}
 		names := propFiles
 		if s.r.IntN(3) == 0 {
 			names = propDirs
@@ -366,9 +383,30 @@ func (s *sequence) step(i int) {
 	var desc string
 	var res any
 	var err error
-	switch s.r.IntN(8) {
+	switch s.r.IntN(9) {
+	case 8:
+		// Another process (not fsbox) makes a symlink in the workdir, to
+		// anything: a file or directory, protected or not, or a missing
+		// name below one.
+		var open []string // not in a sealed directory: the check is on fsbox's doing
+		for _, d := range dirs {
+			if _, sealed := s.sealed[d]; !sealed {
+				open = append(open, d)
+			}
+		}
+		at := path.Join(s.pick(open), fmt.Sprintf("ln%d", i))
+		to := anyEntry()
+		if s.r.IntN(2) == 0 {
+			to = path.Join(s.pick(dirs), s.pick(propFiles), s.pick(propDirs))
+		}
+		rel := strings.Repeat("../", strings.Count(at, "/")) + to
+		desc = fmt.Sprintf("(outside) ln -s %s %s", rel, at)
+		err = os.Symlink(rel, filepath.Join(s.work, at))
 	case 0:
 		p := path.Join(s.pick(dirs), s.pick(propDirs))
+		if len(files) > 0 && s.r.IntN(3) == 0 {
+			p = path.Join(s.pick(files), s.pick(propDirs))
+		}
 		desc = "mkdir " + p
 		res, err = Mkdir(s.sb, p)
 	case 1:
@@ -442,15 +480,46 @@ func (s *sequence) checkReads(after string) {
 			return
 		}
 	}
-	g, _ := Grep(s.sb, GrepOptions{Pattern: "MARK-", Paths: []string{"."}, Hidden: true, NoIgnore: true})
-	if m := firstLeak(g, nil, markers); m != "" {
-		s.fail("after %s: grep -r MARK- . shows the protected marker %s", after, m)
+	tops := []string{"."}
+	if s.outer != "" {
+		tops = append(tops, s.outer)
+		for _, p := range files { // the same files, spelled through the outer read root
+			r, err := Read(s.sb, ReadOptions{Path: path.Join(s.outer, "x/../work", p)})
+			if m := firstLeak(r.Content, nil, markers); err == nil && m != "" {
+				s.fail("after %s: read of %s through the outer root returns the protected marker %s", after, p, m)
+				return
+			}
+		}
+	}
+	for _, top := range tops {
+		for _, follow := range []bool{false, true} {
+			g, _ := Grep(s.sb, GrepOptions{Pattern: "MARK-", Paths: []string{top}, Hidden: true, NoIgnore: true, Follow: follow})
+			if m := firstLeak(g, nil, markers); m != "" {
+				s.fail("after %s: grep -r MARK- %s (follow %v) shows the protected marker %s", after, top, follow, m)
+			}
+		}
 	}
 }
 
+// listNames lists a directory by plain os calls.
+func listNames(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
 // checkUnchanged: every file refused for writing at its original place
-// is still there with its content and mode (plain os calls).
+// is still there with its content and mode, and nothing was added to a
+// directory refused for writing (plain os calls).
 func (s *sequence) checkUnchanged() {
+	for d, names := range s.sealed {
+		if now := listNames(filepath.Join(s.work, d)); len(now) > len(names) {
+			s.fail("at the end: protected directory %s holds %v, it held %v", d, now, names)
+		}
+	}
 	for _, f := range s.files {
 		if !f.writeP {
 			continue
@@ -482,8 +551,19 @@ func runSequence(t *testing.T, seed uint64, steps int, outcomes map[string]int) 
 		f.readP = s.pol.refused(f.rel, false, false)
 		f.writeP = s.pol.refused(f.rel, false, true)
 	}
+	s.sealed = map[string][]string{}
+	for _, d := range s.dirs[1:] {
+		if s.pol.refused(d, true, true) {
+			s.sealed[d] = listNames(filepath.Join(s.work, d))
+		}
+	}
 	p := sandbox.DefaultPolicy(s.work)
 	s.pol.apply(p)
+	if s.r.IntN(2) == 0 {
+		must(t, os.Mkdir(filepath.Join(base, "x"), 0o755))
+		s.outer = base
+		p.ReadRoots = []string{base}
+	}
 	s.sb, err = sandbox.New(p, "")
 	if err != nil {
 		t.Fatalf("seed %d: policy %+v: %v", seed, s.pol, err)
