@@ -282,3 +282,36 @@ func TestHardlinkEntriesWithDenyHardlinks(t *testing.T) {
 		t.Error("hl.txt is gone")
 	}
 }
+
+// TestIgnoreFilesNeverThroughSymlinks: an ignore file that is a symlink
+// (made by another process) to a denied file is not read, so the lines of
+// the denied file never become ignore rules whose effect on a walk would
+// tell whether a guessed line is in it. On 565047f .git/info/exclude ->
+// ../../.env hid the file named by the secret's line.
+func TestIgnoreFilesNeverThroughSymlinks(t *testing.T) {
+	for _, ign := range []string{".git/info/exclude", ".gitignore", ".ignore"} {
+		t.Run(ign, func(t *testing.T) {
+			dir := t.TempDir()
+			must(t, os.MkdirAll(dir+"/.git/info", 0o755))
+			must(t, os.WriteFile(dir+"/.env", []byte("hunter2\n"), 0o644))
+			must(t, os.WriteFile(dir+"/hunter2", []byte("x"), 0o644))
+			must(t, os.Symlink(strings.Repeat("../", strings.Count(ign, "/"))+".env", dir+"/"+ign))
+			p := DefaultPolicy(dir)
+			p.Paths.Deny = []string{"**/.env"}
+			s, err := New(p, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			seen := false
+			sk, err := s.Walk(".", WalkOptions{MaxDepth: -1}, func(e *Entry) error {
+				seen = seen || e.Path == "hunter2"
+				e.Release()
+				return nil
+			})
+			if err != nil || !seen || sk.Ignored != 0 {
+				t.Errorf("walk: hunter2 reported %v, skipped %+v, %v: the denied .env was read as ignore rules", seen, sk, err)
+			}
+		})
+	}
+}

@@ -566,15 +566,29 @@ func (d *Dir) openEntry(name string) (*File, error) {
 		}
 		return f, nil
 	}
-	if d.r == nil {
+	r := d.r
+	if r == nil {
 		sub, err := openRoot(d.rt.r, d.rel)
 		if err != nil {
 			return nil, err
 		}
 		defer sub.Close()
-		return openIn(d.s, sub, name)
+		r = sub
 	}
-	return openIn(d.s, d.r, name)
+	f, err := openIn(d.s, r, name)
+	if err != nil {
+		return nil, err
+	}
+	// Checked where the name was: a symlink on the way (.git/info/exclude
+	// -> ../../.env, made by another process) would feed the lines of a
+	// file the policy denies into the ignore rules, and the walk's counts
+	// would tell whether a guessed line is in it.
+	want := d.rt.abs(path.Join(d.rel, name))
+	if real, err := fdPath(f.os, want); err != nil || real != want {
+		f.Close()
+		return nil, deny(RuleSymlink, name, "%s leads elsewhere through a symlink", name)
+	}
+	return f, nil
 }
 
 func openIn(s *Sandbox, r *os.Root, name string) (*File, error) {
