@@ -166,7 +166,8 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 	default:
 		res.Matches = &[]Match{}
 	}
-	s := &searcher{m: m, o: &o, perFile: o.MaxCount, cut: lineCut(sb, o.Exact)}
+	s := &searcher{m: m, o: &o, perFile: o.MaxCount, cut: lineCut(sb, o.Exact),
+		before: int(min(int64(o.Before), max)), after: int(min(int64(o.After), max))}
 	if s.perFile == 0 || s.perFile > satAdd(max, 1) {
 		s.perFile = satAdd(max, 1)
 	}
@@ -424,6 +425,9 @@ type searcher struct {
 	o       *GrepOptions
 	perFile int64
 	cut     int // where JSON text ends (lineCut); 0: whole
+	// before and after are -B and -A, at most max_results lines each: a
+	// context list never holds more lines than a result may.
+	before, after int
 }
 
 // searchEntry searches a walked file into fr, through f (closed, and

@@ -26,7 +26,9 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 	lineNo := int64(1) // number of the first line in the block
 	carry := 0
 	var lc lineCtx
-	lc.init(o.Before, o.After)
+	if keep { // -c and -l count lines: no context is kept
+		lc.init(s.before, s.after)
+	}
 	var total int64
 	for {
 		n, eof, rerr := fillBlock(r, buf[carry:], size-total)
@@ -109,7 +111,7 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 						m := s.match(fr.Path, lineNo, line)
 						m.BeforeRaw = lc.takeBefore()
 						fr.Matches = append(fr.Matches, m)
-						lc.afterLeft = o.After
+						lc.afterLeft = s.after
 					}
 					fr.Count++
 				case hit && keep && lc.afterLeft > 0 && len(fr.Matches) > 0:
@@ -214,10 +216,12 @@ func dupLine(line []byte) []byte {
 
 var nl = []byte{'\n'}
 
-// lineCtx keeps the last -B lines before the next match.
+// lineCtx keeps the last -B lines before the next match, in a ring: each
+// line costs O(1), whatever -B is.
 type lineCtx struct {
 	before    int
-	ring      []CtxLine
+	ring      []CtxLine // at most before lines; the oldest at start once full
+	start     int
 	afterLeft int
 }
 
@@ -227,20 +231,23 @@ func (c *lineCtx) remember(lineNo int64, line []byte) {
 	if c.before == 0 {
 		return
 	}
-	if len(c.ring) == c.before {
-		copy(c.ring, c.ring[1:])
-		c.ring = c.ring[:len(c.ring)-1]
+	l := CtxLine{Line: lineNo, Raw: dupLine(line)}
+	if len(c.ring) < c.before {
+		c.ring = append(c.ring, l)
+		return
 	}
-	c.ring = append(c.ring, CtxLine{Line: lineNo, Raw: dupLine(line)})
+	c.ring[c.start] = l
+	c.start = (c.start + 1) % c.before
 }
 
 func (c *lineCtx) takeBefore() []CtxLine {
 	if len(c.ring) == 0 {
 		return nil
 	}
-	out := append([]CtxLine(nil), c.ring...)
-	c.ring = c.ring[:0]
+	out := make([]CtxLine, 0, len(c.ring))
+	out = append(append(out, c.ring[c.start:]...), c.ring[:c.start]...)
+	c.reset()
 	return out
 }
 
-func (c *lineCtx) reset() { c.ring = c.ring[:0] }
+func (c *lineCtx) reset() { c.ring, c.start = c.ring[:0], 0 }

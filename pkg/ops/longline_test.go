@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,5 +120,51 @@ func TestLongLinesNeverHeldWhole(t *testing.T) {
 	}
 	if _, err := Cut(sb, CutOptions{Path: "quote.csv", Fields: "1", CSV: true}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
 		t.Errorf("cut --csv, an open quote: %v", err)
+	}
+}
+
+// TestGrepContextRing checks -B against a plain reference for many sizes
+// (the ring must give the same lines in the same order), and that -A and
+// -B above max_results hold at most max_results lines. On 2b5e9f7 -B kept
+// its lines in a slice shifted on every line: -B 100000 over 300,000
+// lines took 35 s.
+func TestGrepContextRing(t *testing.T) {
+	var b strings.Builder
+	for i := range 200 {
+		if i%37 == 5 {
+			b.WriteString("needle\n")
+		} else {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+	}
+	text := b.String()
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	sb := longLineSandbox(t, 1<<16, map[string]string{"f.txt": text})
+	for _, before := range []int{1, 2, 3, 7, 36, 37, 38, 100, 500} {
+		g, err := Grep(sb, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Before: before})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := 0 // the line after the previous match: context never reaches back past it
+		for _, m := range *g.Matches {
+			from := max(prev, int(m.Line)-1-before)
+			want := lines[from : m.Line-1]
+			if strings.Join(m.Before, "|") != strings.Join(want, "|") {
+				t.Errorf("-B %d, match at %d: before %q, want %q", before, m.Line, m.Before, want)
+			}
+			prev = int(m.Line)
+		}
+	}
+	p := sandbox.DefaultPolicy(t.TempDir())
+	p.Limits.MaxResults = 3
+	must(t, os.WriteFile(filepath.Join(p.Workdir, "f.txt"), []byte(text), 0o644))
+	small, err := sandbox.New(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	g, err := Grep(small, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Before: 1000, After: 1000, MaxCount: 1})
+	if err != nil || len((*g.Matches)[0].Before) != 3 || len((*g.Matches)[0].After) != 3 {
+		t.Errorf("-A/-B 1000 under max_results 3: %+v, %v", g.Matches, err)
 	}
 }
