@@ -94,6 +94,7 @@ Symlinks are followed only with -L, never out of their root, never in a loop.
 grep uses RE2 syntax, matched line by line: ^ and \\A are a line's start, $ and \\z its end; a
 CRLF line matches as if it ended in LF; a file with a NUL byte is binary and skipped in trees.
 grep exits 1 when nothing matched and still prints its result.
+\-A and \-B above max_results keep max_results lines of context.
 A find or -g glob without '/' matches the base name at any depth.
 .SH SEE ALSO
 README.md in the fsbox source for the full contract.
