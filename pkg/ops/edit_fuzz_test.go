@@ -4,10 +4,24 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
+	"sort"
+	"strings"
 	"testing"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
 )
+
+// editOnce resolves and applies edits to data as Edit does.
+func editOnce(data []byte, specs []EditSpec) ([]byte, int, *editSet, error) {
+	set, err := resolveEdits(data, specs, "f")
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	out, n, err := applyAll(data, set, "f", 1<<40, "max_write_bytes")
+	return out, n, set, err
+}
 
 // FuzzApplyEdit: an edit changes exactly the replaced occurrence: the
 // bytes before and after it are the original ones.
@@ -19,7 +33,7 @@ func FuzzApplyEdit(f *testing.F) {
 		if old == "" {
 			return
 		}
-		out, n, err := applyEdit(data, EditSpec{Old: old, New: new}, "f", 0, 1)
+		out, n, _, err := editOnce(data, []EditSpec{{Old: old, New: new}})
 		if err != nil {
 			return
 		}
@@ -42,11 +56,33 @@ func FuzzApplyEdit(f *testing.F) {
 	})
 }
 
-// TestSpanDiffMatchesFullDiff: the windowed diff equals a diff of the
-// whole file.
-func TestSpanDiffMatchesFullDiff(t *testing.T) {
+// refSpans is every replacement of eds as go-udiff byte edits, found the
+// plain way and sorted.
+func refSpans(data []byte, eds []*resolved) []udiff.Edit {
+	var out []udiff.Edit
+	for _, e := range eds {
+		for pos := 0; ; {
+			i := bytes.Index(data[pos:], e.old)
+			if i < 0 {
+				break
+			}
+			out = append(out, udiff.Edit{Start: pos + i, End: pos + i + len(e.old), New: string(e.new)})
+			pos += i + len(e.old)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	return out
+}
+
+// TestRenderDiffMatchesUdiff: the one-pass diff equals go-udiff's diff of
+// the whole file for the same byte edits, for single edits, --all and
+// several edits at once; and the edited text is the edits applied to the
+// original.
+func TestRenderDiffMatchesUdiff(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
-	for iter := 0; iter < 300; iter++ {
+	olds := []string{"a\n", "b", "line 1", "c\nline", "tail", "\n", "line 2 ", "x"}
+	news := []string{"", "X", "Y\nZ\n", "W\n"}
+	for iter := 0; iter < 2000; iter++ {
 		var b bytes.Buffer
 		n := 1 + rng.Intn(30)
 		for i := 0; i < n; i++ {
@@ -56,20 +92,122 @@ func TestSpanDiffMatchesFullDiff(t *testing.T) {
 			b.WriteString("tail")
 		}
 		data := b.Bytes()
-		old := []string{"a\n", "b", "line 1", "c\nline", "tail", "\n"}[rng.Intn(6)]
-		e := EditSpec{Old: old, New: []string{"", "X", "Y\nZ\n"}[rng.Intn(3)], All: rng.Intn(2) == 0}
-		out, _, spans, err := applyEditSpans(data, e, "f", 0, 1)
+		var specs []EditSpec
+		for k := 1 + rng.Intn(3); k > 0; k-- {
+			specs = append(specs, EditSpec{Old: olds[rng.Intn(len(olds))], New: news[rng.Intn(len(news))], All: rng.Intn(2) == 0})
+		}
+		out, _, set, err := editOnce(data, specs)
 		if err != nil {
 			continue
 		}
-		got, err := spanDiff("a/f", "b/f", data, spans)
-		if err != nil {
-			t.Fatal(err)
+		ref := refSpans(data, set.eds)
+		want, _ := udiff.ToUnified("a/f", "b/f", string(data), ref, udiff.DefaultContextLines)
+		if got := renderDiff("a/f", "b/f", data, set); got != want {
+			t.Fatalf("edits %+v on %q:\ngot\n%s\nwant\n%s", specs, data, got, want)
 		}
-		want, _ := udiff.ToUnified("a/f", "b/f", string(data), spans, udiff.DefaultContextLines)
-		if got != want {
-			t.Fatalf("edit %+v on %q:\ngot\n%s\nwant\n%s", e, data, got, want)
+		applied, err := udiff.Apply(string(data), ref)
+		if err != nil || applied != string(out) {
+			t.Fatalf("edits %+v on %q: got %q, want %q (%v)", specs, data, out, applied, err)
 		}
-		_ = out
 	}
+}
+
+// TestEditsMatchTheOriginal: each edit of several is matched against the
+// original text (never against another's output), overlapping edits are
+// usage naming both, touching ones are fine, and the messages stay short.
+func TestEditsMatchTheOriginal(t *testing.T) {
+	data := []byte("one\ntwo\nthree\n")
+	for _, c := range []struct {
+		name  string
+		specs []EditSpec
+		want  string // the result, or the error code and a piece of its message
+	}{
+		{"independent", []EditSpec{{Old: "one", New: "1"}, {Old: "three", New: "3"}}, "1\ntwo\n3\n"},
+		{"a new text is not matched again", []EditSpec{{Old: "one", New: "two"}, {Old: "two", New: "2"}}, "two\n2\nthree\n"},
+		{"touching", []EditSpec{{Old: "one\n", New: "A"}, {Old: "two", New: "B"}}, "AB\nthree\n"},
+		{"swap", []EditSpec{{Old: "one", New: "two"}, {Old: "two", New: "one"}}, "two\none\nthree\n"},
+		{"overlap", []EditSpec{{Old: "one\ntwo", New: "x"}, {Old: "two\nthree", New: "y"}}, "usage: edits 1 and 2 overlap at line 2"},
+		{"same text twice", []EditSpec{{Old: "two", New: "x"}, {Old: "two", New: "y"}}, "usage: edits 1 and 2 overlap at line 2"},
+		{"inside another", []EditSpec{{Old: "o\nth", New: "x"}, {Old: "one\ntwo\nthree", New: "y"}}, "usage: edits 2 and 1 overlap at line 2"},
+		{"not found", []EditSpec{{Old: "one", New: "x"}, {Old: "four", New: "y"}}, "text_not_found: edit 2: the old text is not in f"},
+		{"ambiguous", []EditSpec{{Old: "t", New: "x"}}, "ambiguous: the old text occurs 2 times in f, at lines 2, 3:"},
+	} {
+		out, _, _, err := editOnce(data, c.specs)
+		got := string(out)
+		if err != nil {
+			got = string(sandbox.AsError(err).Code) + ": " + sandbox.AsError(err).Msg
+		}
+		if !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+	}
+	many := bytes.Repeat([]byte("x\n"), 50)
+	_, _, _, err := editOnce(many, []EditSpec{{Old: "x", New: "y"}})
+	if msg := sandbox.AsError(err).Msg; !strings.Contains(msg, "at lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 40 more:") {
+		t.Errorf("ambiguous with 50 matches: %q", msg)
+	}
+}
+
+// TestClosestHint: the hint names the best lines (score, then line), and
+// on a file past its budget says how far it looked instead of running on.
+func TestClosestHint(t *testing.T) {
+	data := []byte("alpha beta\nfunc main() {\nfunc mainly() {\nzzz\n")
+	if got := closest(data, "func main(x) {"); !strings.Contains(got, `closest: line 2: "func main() {"; line 3: "func mainly() {"`) {
+		t.Errorf("hint: %q", got)
+	}
+	big := bytes.Repeat([]byte(strings.Repeat("q", 400)+"\n"), 2000)
+	if got := closest(big, strings.Repeat("r", 200)); !strings.Contains(got, "among the first") {
+		t.Errorf("a hint past its budget: %q", got)
+	}
+}
+
+// indexAll is every occurrence of pat in text as bytes.Index finds them
+// from the left, without overlap.
+func indexAll(text, pat []byte) []int {
+	var out []int
+	for pos := 0; ; {
+		i := bytes.Index(text[pos:], pat)
+		if i < 0 {
+			return out
+		}
+		out = append(out, pos+i)
+		pos += i + len(pat)
+	}
+}
+
+// FuzzMatchMany: the one-pass matcher finds, for each pattern, exactly
+// the occurrences a left-to-right bytes.Index scan finds.
+func FuzzMatchMany(f *testing.F) {
+	f.Add([]byte("aaaa abab aab"), "aa", "ab", "b")
+	f.Add([]byte("one\ntwo\nthree"), "o", "two\nth", "one\ntwo\nthree")
+	f.Add([]byte("xxxxxx"), "x", "xx", "xxx")
+	f.Fuzz(func(t *testing.T, text []byte, a, b, c string) {
+		var pats [][]byte
+		for _, p := range []string{a, b, c} {
+			if p != "" {
+				pats = append(pats, []byte(p))
+			}
+		}
+		if len(pats) == 0 {
+			return
+		}
+		counts, spans, ok := matchMany(text, pats, true)
+		if !ok {
+			return // past the budget: refused, not miscounted
+		}
+		var want []uint64
+		for i, p := range pats {
+			at := indexAll(text, p)
+			if counts[i] != len(at) {
+				t.Fatalf("pattern %q in %q: count %d, want %d", p, text, counts[i], len(at))
+			}
+			for _, s := range at {
+				want = append(want, uint64(s)<<16|uint64(i))
+			}
+		}
+		sort.Slice(want, func(i, j int) bool { return want[i] < want[j] })
+		if fmt.Sprint(spans) != fmt.Sprint(want) {
+			t.Fatalf("patterns %q in %q: spans %v, want %v", pats, text, spans, want)
+		}
+	})
 }

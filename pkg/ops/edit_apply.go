@@ -1,0 +1,504 @@
+package ops
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+)
+
+// Edits are matched against the original text, each on its own (several
+// edits never see each other's output), must not overlap, and are applied
+// together in one pass; the diff comes from the replaced spans. Every step
+// is linear in the text plus the number of replacements: a million
+// replacements on one line, or thousands of edits over megabytes, cost
+// one pass each, and no replacement is ever held as an object of its own.
+
+// resolved is one edit matched against the original text.
+type resolved struct {
+	idx      int    // 0-based place among the edits
+	old, new []byte // as matched and written (CRLF-adjusted)
+	count    int    // replacements it makes
+}
+
+// maxEdits is how many edits one call may make (a span packs its edit's
+// number in 16 bits).
+const maxEdits = 1<<16 - 1
+
+// editSet is the edits resolved against one text, with (for several
+// edits) every replacement found in one pass, in order of position.
+type editSet struct {
+	eds   []*resolved
+	spans []uint64 // start<<16 | edit; nil for one edit, which scans as it goes
+}
+
+// resolveEdits matches every edit against data: text_not_found (with the
+// closest lines) when one is absent, ambiguous when one matches more than
+// once without All. Several edits are matched in one pass (matchMany).
+func resolveEdits(data []byte, specs []EditSpec, path string) (*editSet, error) {
+	if len(specs) > maxEdits {
+		return nil, usagef(path, "%d edits: at most %d go in one call", len(specs), maxEdits)
+	}
+	set := &editSet{eds: make([]*resolved, len(specs))}
+	for i, e := range specs {
+		set.eds[i] = &resolved{idx: i, old: []byte(e.Old), new: []byte(e.New)}
+	}
+	count := func(eds []*resolved) error {
+		if len(specs) == 1 {
+			eds[0].count = bytes.Count(data, eds[0].old)
+			return nil
+		}
+		pats := make([][]byte, len(eds))
+		for i, e := range eds {
+			pats[i] = e.old
+		}
+		counts, spans, ok := matchMany(data, pats, true)
+		if !ok {
+			return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: path,
+				Msg: fmt.Sprintf("the edits match %s more than %d times over: make their old texts longer", path, maxEditMatches(len(data)))}
+		}
+		for i, e := range eds {
+			e.count = counts[i]
+		}
+		for _, sp := range spans { // renumber: pats were eds' own order
+			set.spans = append(set.spans, sp>>16<<16|uint64(eds[sp&0xffff].idx))
+		}
+		return nil
+	}
+	if err := count(set.eds); err != nil {
+		return nil, err
+	}
+	// A CRLF file, old text written with LF: match and write CRLF.
+	var crlf []*resolved
+	if bytes.Contains(data, []byte("\r\n")) {
+		for _, e := range set.eds {
+			if e.count == 0 && bytes.Contains(e.old, []byte("\n")) && !bytes.Contains(e.old, []byte("\r\n")) {
+				crlf = append(crlf, &resolved{idx: e.idx, old: toCRLF(e.old), new: toCRLF(e.new)})
+			}
+		}
+	}
+	if len(crlf) > 0 {
+		if len(specs) == 1 {
+			crlf[0].count = bytes.Count(data, crlf[0].old)
+		} else if err := count(crlf); err != nil {
+			return nil, err
+		}
+		for _, e := range crlf {
+			if e.count > 0 {
+				set.eds[e.idx] = e
+			}
+		}
+		slices.Sort(set.spans)
+	}
+	for i, e := range specs {
+		r := set.eds[i]
+		which := ""
+		if len(specs) > 1 {
+			which = fmt.Sprintf("edit %d: ", i+1)
+		}
+		switch {
+		case r.count == 0:
+			return nil, sandbox.Errorf(sandbox.CodeTextNotFound, path, "%sthe old text is not in %s%s", which, path, closest(data, e.Old))
+		case r.count > 1 && !e.All:
+			return nil, sandbox.Errorf(sandbox.CodeAmbiguous, path, "%sthe old text occurs %d times in %s, at lines %s: add context to make it unique, or pass --all",
+				which, r.count, path, firstLines(data, r.old, r.count))
+		}
+	}
+	return set, nil
+}
+
+// maxListedLines is how many line numbers an ambiguous error lists.
+const maxListedLines = 10
+
+// firstLines lists the 1-based lines of the first occurrences of old (at
+// most maxListedLines, then how many more), in one pass.
+func firstLines(data, old []byte, count int) string {
+	var b strings.Builder
+	line, pos := 1, 0
+	for n := 0; n < count && n < maxListedLines; n++ {
+		i := bytes.Index(data[pos:], old)
+		line += bytes.Count(data[pos:pos+i], nl)
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, line)
+		line += bytes.Count(old, nl)
+		pos += i + len(old)
+	}
+	if count > maxListedLines {
+		fmt.Fprintf(&b, " and %d more", count-maxListedLines)
+	}
+	return b.String()
+}
+
+// span is one replacement: edit e at data[start:start+len(e.old)].
+type span struct {
+	start int
+	e     *resolved
+}
+
+// spans yields the replacements of an edit set in order of position: for
+// one edit, found as it goes; for several, from the set's list.
+type spans struct {
+	data []byte
+	set  *editSet
+	i    int // next in set.spans, or where the one edit's next search starts
+}
+
+func newSpans(data []byte, set *editSet) *spans { return &spans{data: data, set: set} }
+
+func (it *spans) next() (span, bool) {
+	set := it.set
+	if set.spans == nil {
+		e := set.eds[0]
+		j := bytes.Index(it.data[it.i:], e.old)
+		if j < 0 {
+			return span{}, false
+		}
+		sp := span{it.i + j, e}
+		it.i = sp.start + len(e.old)
+		return sp, true
+	}
+	// Several edits: spans from edits that no longer exist in the set (a
+	// CRLF spelling that found nothing) are skipped.
+	for it.i < len(set.spans) {
+		v := set.spans[it.i]
+		it.i++
+		start, e := int(v>>16), set.eds[v&0xffff]
+		if start+len(e.old) <= len(it.data) && bytes.HasPrefix(it.data[start:], e.old) {
+			return span{start, e}, true
+		}
+	}
+	return span{}, false
+}
+
+// applyAll replaces every span in one pass over data. Two edits whose
+// spans overlap are a usage error naming both; a result that would be
+// over limit bytes (limitName) is too_large before it is built.
+func applyAll(data []byte, set *editSet, path string, limit int64, limitName string) ([]byte, int, error) {
+	size := int64(len(data))
+	for _, e := range set.eds {
+		// count*len(old) <= len(data), and len(new) is bounded by what a
+		// call can pass: no term overflows, but the sum may pass limit.
+		size += int64(e.count) * (int64(len(e.new)) - int64(len(e.old)))
+		if size > limit {
+			return nil, 0, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: path,
+				Msg: fmt.Sprintf("the edited %s would be over %s = %d", path, limitName, limit)}
+		}
+	}
+	out := make([]byte, 0, max(size, 0))
+	it := newSpans(data, set)
+	pos, n := 0, 0
+	var prev *resolved
+	for {
+		sp, ok := it.next()
+		if !ok {
+			break
+		}
+		if sp.start < pos {
+			line := 1 + bytes.Count(data[:sp.start], nl)
+			return nil, 0, usagef(path, "edits %d and %d overlap at line %d: each edit is matched against the original text, so their old texts must not share bytes", prev.idx+1, sp.e.idx+1, line)
+		}
+		out = append(append(out, data[pos:sp.start]...), sp.e.new...)
+		pos = sp.start + len(sp.e.old)
+		prev = sp.e
+		n++
+	}
+	return append(out, data[pos:]...), n, nil
+}
+
+// A group is a run of replacements on lines that touch, widened to whole
+// lines: the unit of a diff (as go-udiff's lineEdits makes them, so the
+// output is byte for byte the diff of the whole file).
+type group struct {
+	start, end int    // whole lines of the original
+	new        []byte // what replaces them
+}
+
+// groups yields the groups of the spans of eds over data, in order.
+func groups(data []byte, set *editSet, yield func(g *group)) {
+	// go-udiff leaves edits alone when every one of them already covers
+	// whole lines, and otherwise merges edits on touching lines first.
+	aligned := true
+	it := newSpans(data, set)
+	for sp, ok := it.next(); ok && aligned; sp, ok = it.next() {
+		end := sp.start + len(sp.e.old)
+		aligned = sp.start < len(data) && (sp.start == 0 || data[sp.start-1] == '\n') &&
+			data[end-1] == '\n' && (len(sp.e.new) == 0 || sp.e.new[len(sp.e.new)-1] == '\n')
+	}
+	var g group
+	open := false
+	flush := func() {
+		if !open {
+			return
+		}
+		if !aligned {
+			expandGroup(data, &g)
+		}
+		yield(&g)
+		open = false
+	}
+	it = newSpans(data, set)
+	for sp, ok := it.next(); ok; sp, ok = it.next() {
+		end := sp.start + len(sp.e.old)
+		if open && !aligned && bytes.IndexByte(data[g.end:sp.start], '\n') < 0 {
+			g.new = append(append(g.new, data[g.end:sp.start]...), sp.e.new...)
+			g.end = end
+			continue
+		}
+		flush()
+		g = group{start: sp.start, end: end, new: append(g.new[:0], sp.e.new...)}
+		open = true
+	}
+	flush()
+}
+
+// expandGroup widens g to whole lines, as go-udiff's expandEdit does.
+func expandGroup(data []byte, g *group) {
+	ls := bytes.LastIndexByte(data[:g.start], '\n') + 1
+	head := data[ls:g.start]
+	end := g.end
+	endsLine := len(g.new) > 0 && g.new[len(g.new)-1] == '\n' || len(g.new) == 0 && len(head) == 0
+	if end > 0 && data[end-1] != '\n' || !endsLine {
+		if i := bytes.IndexByte(data[end:], '\n'); i < 0 {
+			g.end = len(data)
+		} else {
+			g.end = end + i + 1
+		}
+	}
+	n := make([]byte, 0, len(head)+len(g.new)+g.end-end)
+	g.new = append(append(append(n, head...), g.new...), data[end:g.end]...)
+	g.start = ls
+}
+
+// diffContext is the unified diff's lines of context.
+const diffContext = 3
+
+// renderDiff is the unified diff of applying eds to data, rendered from
+// the groups in one pass (the format of go-udiff's ToUnified, which counts
+// each edit's line number from the start of the file again).
+func renderDiff(from, to string, data []byte, set *editSet) string {
+	var out strings.Builder // its String is free: the diff is copied once, hunk by hunk
+	var body bytes.Buffer
+	var hunk struct {
+		open             bool
+		fromLine, toLine int
+		fromN, toN       int
+	}
+	line, lineOff := 0, 0 // the number of the line that starts at lineOff
+	lineAt := func(off int) int {
+		line += bytes.Count(data[lineOff:off], nl)
+		lineOff = off
+		return line
+	}
+	last, lastOff, toLine := 0, 0, 0
+	emit := func(kind byte, l []byte) {
+		body.WriteByte(kind)
+		body.Write(l)
+		if len(l) == 0 || l[len(l)-1] != '\n' {
+			body.WriteString("\n\\ No newline at end of file\n")
+		}
+		switch kind {
+		case '-':
+			hunk.fromN++
+		case '+':
+			hunk.toN++
+		default:
+			hunk.fromN++
+			hunk.toN++
+		}
+	}
+	// equal adds up to n lines of context from offset off; it returns how
+	// many there were before the end of data.
+	equal := func(off, n int) int {
+		k := 0
+		for ; k < n && off < len(data); k++ {
+			l := nextLine(data, off)
+			emit(' ', l)
+			off += len(l)
+		}
+		return k
+	}
+	closeHunk := func() {
+		if !hunk.open {
+			return
+		}
+		equal(lastOff, diffContext)
+		if out.Len() == 0 {
+			fmt.Fprintf(&out, "--- %s\n+++ %s\n", from, to)
+		}
+		out.WriteString("@@")
+		writeRange(&out, '-', hunk.fromLine, hunk.fromN)
+		writeRange(&out, '+', hunk.toLine, hunk.toN)
+		out.WriteString(" @@\n")
+		out.Write(body.Bytes())
+		body.Reset()
+		hunk.open = false
+	}
+	groups(data, set, func(g *group) {
+		start := lineAt(g.start)
+		end := start + bytes.Count(data[g.start:g.end], nl)
+		if g.end == len(data) && len(data) > 0 && data[len(data)-1] != '\n' {
+			end++ // EOF counts as an implicit newline
+		}
+		switch {
+		case hunk.open && start == last:
+		case hunk.open && start <= last+2*diffContext:
+			equal(lastOff, start-last)
+		default:
+			closeHunk()
+			toLine += start - last
+			hunk.open, hunk.fromN, hunk.toN = true, 0, 0
+			// Up to diffContext lines before the group.
+			ctxOff, k := g.start, 0
+			for ; k < diffContext && ctxOff > 0; k++ {
+				ctxOff = bytes.LastIndexByte(data[:ctxOff-1], '\n') + 1
+			}
+			delta := equal(ctxOff, k)
+			hunk.fromLine, hunk.toLine = start+1-delta, toLine+1-delta
+		}
+		for off := g.start; off < g.end; {
+			l := nextLine(data, off)
+			emit('-', l)
+			off += len(l)
+		}
+		last, lastOff = end, g.end
+		for off := 0; off < len(g.new); {
+			l := nextLine(g.new, off)
+			emit('+', l)
+			off += len(l)
+			toLine++
+		}
+	})
+	closeHunk()
+	return out.String()
+}
+
+// nextLine is the line of b starting at off, with its newline.
+func nextLine(b []byte, off int) []byte {
+	if i := bytes.IndexByte(b[off:], '\n'); i >= 0 {
+		return b[off : off+i+1]
+	}
+	return b[off:]
+}
+
+// writeRange writes one side of a hunk header as GNU diff -u does.
+func writeRange(b *strings.Builder, sign byte, line, n int) {
+	switch {
+	case n > 1:
+		fmt.Fprintf(b, " %c%d,%d", sign, line, n)
+	case line == 1 && n == 0:
+		fmt.Fprintf(b, " %c0,0", sign) // GNU's way of saying "an empty file"
+	default:
+		fmt.Fprintf(b, " %c%d", sign, line)
+	}
+}
+
+// hintBudget bounds the work of the text_not_found hint: the cells of the
+// longest-common-run tables it fills (about 50 ms), then it stops and says
+// how far it looked.
+const hintBudget = 50_000_000
+
+// closest names the lines most like the old text's first non-blank line,
+// by the longest run of characters they share: the best three, by score,
+// then line.
+func closest(data []byte, old string) string {
+	var probe []byte
+	for _, l := range strings.Split(old, "\n") {
+		if t := strings.TrimSpace(l); t != "" {
+			probe = []byte(t)
+			break
+		}
+	}
+	if len(probe) == 0 {
+		return ""
+	}
+	need := len(probe) // a line must share half of it, or 8 bytes
+	if len(probe) > 200 {
+		probe = probe[:200]
+	}
+	type cand struct {
+		line, score int
+		text        []byte
+	}
+	var best []cand
+	var lcs commonRunner
+	spent, lineNo, stoppedAt := 0, 0, 0
+	for off := 0; off < len(data); {
+		l := nextLine(data, off)
+		off += len(l)
+		lineNo++
+		t := bytes.TrimSpace(l)
+		if len(t) == 0 {
+			continue
+		}
+		if spent += len(probe) * min(len(t), 400); spent > hintBudget {
+			stoppedAt = lineNo
+			break
+		}
+		sc := lcs.run(probe, t)
+		if sc*2 < need && sc < 8 {
+			continue
+		}
+		c := cand{lineNo, sc, t}
+		i := len(best)
+		for i > 0 && best[i-1].score < sc {
+			i--
+		}
+		if i < 3 {
+			best = append(best[:i], append([]cand{c}, best[i:]...)...)
+			if len(best) > 3 {
+				best = best[:3]
+			}
+		}
+	}
+	within := ""
+	if stoppedAt > 0 {
+		within = fmt.Sprintf(" among the first %d lines", stoppedAt-1)
+	}
+	if len(best) == 0 {
+		return "; no similar line" + within
+	}
+	var b strings.Builder
+	b.WriteString("; closest" + within + ":")
+	for _, c := range best {
+		t := string(c.text)
+		if len(t) > 120 {
+			t = t[:120] + "…"
+		}
+		fmt.Fprintf(&b, " line %d: %q;", c.line, t)
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+// commonRunner computes longest common substrings, reusing its rows.
+type commonRunner struct{ prev, cur []int }
+
+// run is the length of the longest common substring of a and b (b cut at
+// 400 bytes).
+func (r *commonRunner) run(a, b []byte) int {
+	if len(b) > 400 {
+		b = b[:400]
+	}
+	if cap(r.prev) < len(b)+1 {
+		r.prev, r.cur = make([]int, len(b)+1), make([]int, len(b)+1)
+	}
+	prev, cur := r.prev[:len(b)+1], r.cur[:len(b)+1]
+	clear(prev)
+	best := 0
+	for i := 1; i <= len(a); i++ {
+		cur[0] = 0
+		for j := 1; j <= len(b); j++ {
+			if a[i-1] == b[j-1] {
+				cur[j] = prev[j-1] + 1
+				best = max(best, cur[j])
+			} else {
+				cur[j] = 0
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return best
+}
