@@ -21,7 +21,7 @@ func init() {
 			&ucli.StringFlag{Name: "new", Usage: "the text to put in its place"},
 			&ucli.StringFlag{Name: "old-file", Usage: "read the old text from this file", TakesFile: true},
 			&ucli.StringFlag{Name: "new-file", Usage: "read the new text from this file", TakesFile: true},
-			&ucli.StringFlag{Name: "edits-json", Usage: `several edits, applied in order, all or nothing: [{"old":…,"new":…,"all":false}]`},
+			&ucli.StringFlag{Name: "edits-json", Usage: `several edits, each matched against the original text, not overlapping, applied together, all or nothing: [{"old":…,"new":…,"all":false}]`},
 			&ucli.BoolFlag{Name: "all", Usage: "replace every occurrence"},
 			&ucli.BoolFlag{Name: "dry-run", Usage: "show the diff, change nothing"},
 			&ucli.StringFlag{Name: "expect-sha256", Usage: "refuse (conflict) unless the current content has this SHA-256"},

@@ -75,6 +75,11 @@ Without --content, stdin is read only when it is a pipe, a socket or a regular f
 /dev/null is usage and the file is left alone. PATH followed by \- reads stdin whatever it is.
 --mode takes permission bits only, octal 0 to 0777 (644, 0644 or 0o644); setuid, setgid and
 sticky (4000, 2000, 1000) are usage, with --append too.
+.SH EDIT
+edit matches exactly. With \-\-edits\-json each edit is matched against the original text (never
+against another's output); edits whose old texts share bytes are usage, naming both; all are
+applied together, all or nothing. text_not_found names the closest lines, searched within a fixed
+budget; ambiguous lists the first ten lines and how many more.
 .SH READ
 read pages with --offset (0-based line) and --limit; a file over max_read_bytes must be paged.
 sha256 and eol cover the whole file when it fits in max_read_bytes; otherwise sha256 is null
