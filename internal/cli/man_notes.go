@@ -94,7 +94,9 @@ cut follows GNU field lists; a line without the delimiter is kept whole; --csv p
 .SH GREP AND FIND
 Trees are walked depth first in name order, so output is in path order.
 .git is never entered; dot-names need --hidden; .gitignore, .ignore and .git/info/exclude apply
-(also outside git repositories) unless --no-ignore.
+(also outside git repositories) unless --no-ignore. An ignore file reached through a symlink is not
+read; only its first MiB is (whole lines), and at most 256 glob rules apply along one path; rules
+left out are counted in skipped.ignore_rules.
 Symlinks are followed only with -L, never out of their root, never in a loop.
 grep uses RE2 syntax, matched line by line: ^ and \\A are a line's start, $ and \\z its end; a
 CRLF line matches as if it ended in LF; a file with a NUL byte is binary and skipped in trees.

@@ -1,6 +1,14 @@
 package ignore
 
-import "testing"
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
 
 // Cases follow git's documented gitignore semantics, which ripgrep
 // implements; each names the rule it pins.
@@ -59,5 +67,127 @@ func TestNestedPrecedence(t *testing.T) {
 	both := (&Stack{}).Push("", Parse([]byte("*.md\n")), Parse([]byte("!README.md\n")))
 	if both.Ignored("README.md", false) || !both.Ignored("x.md", false) {
 		t.Error(".ignore must override .gitignore in the same directory")
+	}
+}
+
+// refMatch is the plain matcher the index must agree with: every rule in
+// order, the last match wins.
+func refMatch(f *File, rel string, isDir bool) int {
+	res := 0
+	for _, r := range f.rules {
+		if r.dirOnly && !isDir {
+			continue
+		}
+		if ok, _ := doublestar.Match(r.glob, rel); ok {
+			res = 1
+			if r.negate {
+				res = -1
+			}
+		}
+	}
+	return res
+}
+
+var (
+	ruleParts = []string{"a", "b.txt", "*.log", "*.tar.gz", "x*.go", "doc/", "/doc", "src/**/x*.go", "**/b.txt", "foo/**",
+		"**/foo", "a/**/b", "!b.txt", "!*.log", "[ab].txt", "a?c", "\\#h", "\\!n", "*", "d/*.txt", "/a/b", "a.log/", "{a,b}.md", ".hidden", "*.md "}
+	pathParts = []string{"a", "b.txt", "x.log", "y.tar.gz", "x1.go", "doc", "src", "foo", "b", "a.md", "#h", "!n", "abc", "a.log", ".hidden", "d"}
+)
+
+// TestIndexAgreesWithPlainMatch compares the indexed matcher with the
+// plain one over random rule files and paths.
+func TestIndexAgreesWithPlainMatch(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for iter := 0; iter < 3000; iter++ {
+		var rules []string
+		for n := 1 + rng.Intn(8); n > 0; n-- {
+			rules = append(rules, ruleParts[rng.Intn(len(ruleParts))])
+		}
+		f := Parse([]byte(strings.Join(rules, "\n")))
+		for k := 0; k < 10; k++ {
+			var parts []string
+			for n := 1 + rng.Intn(4); n > 0; n-- {
+				parts = append(parts, pathParts[rng.Intn(len(pathParts))])
+			}
+			rel, isDir := strings.Join(parts, "/"), rng.Intn(2) == 0
+			if got, want := f.Match(rel, isDir), refMatch(f, rel, isDir); got != want {
+				t.Fatalf("rules %q, path %q (dir %v): indexed %d, plain %d", rules, rel, isDir, got, want)
+			}
+		}
+	}
+}
+
+// FuzzIgnoreIndex is TestIndexAgreesWithPlainMatch for any rules and path.
+func FuzzIgnoreIndex(f *testing.F) {
+	f.Add([]byte("*.log\n!keep.log\nfoo/**\n**/b\n"), "foo", true)
+	f.Add([]byte("src/**/x*.go\n/a/b\n"), "src/x1.go", false)
+	f.Fuzz(func(t *testing.T, rules []byte, rel string, isDir bool) {
+		if rel == "" || strings.HasPrefix(rel, "/") || strings.HasSuffix(rel, "/") || strings.Contains(rel, "//") {
+			return // walks never ask about such paths
+		}
+		if !utf8.Valid(rules) || !utf8.ValidString(rel) {
+			return // doublestar takes any two invalid bytes as equal runes; the index compares bytes, as git does
+		}
+		p := Parse(rules)
+		if got, want := p.Match(rel, isDir), refMatch(p, rel, isDir); got != want {
+			t.Fatalf("rules %q, path %q (dir %v): indexed %d, plain %d", rules, rel, isDir, got, want)
+		}
+	})
+}
+
+// TestCaps: a file past MaxBytes keeps only its whole lines (the cut line
+// is no rule) and counts the rest; glob rules past MaxGlobs along a path
+// are dropped and counted, indexed ones never are.
+func TestCaps(t *testing.T) {
+	var b strings.Builder
+	for b.Len() < MaxBytes-20 {
+		b.WriteString("name.txt\n")
+	}
+	b.WriteString(strings.Repeat("#", MaxBytes-3-b.Len()) + "\n")
+	b.WriteString("src/**/x*.go\nlast\n") // "src" lies across MaxBytes
+	f := Parse([]byte(b.String()))
+	if f.Dropped != 2 || f.Match("src", true) != 0 || f.Match("last", false) != 0 || f.Match("name.txt", false) != 1 {
+		t.Errorf("past MaxBytes: dropped %d, src %d, last %d", f.Dropped, f.Match("src", true), f.Match("last", false))
+	}
+	var g strings.Builder
+	for i := 0; i < MaxGlobs+10; i++ {
+		fmt.Fprintf(&g, "g%d_*/x\nlit%d\n", i, i)
+	}
+	gf := Parse([]byte(g.String()))
+	st, dropped := (&Stack{}).PushCounted("", gf)
+	lastLit, lastKept, firstDropped := fmt.Sprintf("lit%d", MaxGlobs+9), fmt.Sprintf("g%d_a/x", MaxGlobs-1), fmt.Sprintf("g%d_a/x", MaxGlobs)
+	if dropped != 10 || !st.Ignored(lastLit, false) || !st.Ignored(lastKept, false) || st.Ignored(firstDropped, false) {
+		t.Errorf("past MaxGlobs: dropped %d; %s %v, %s %v, %s %v", dropped, lastLit, st.Ignored(lastLit, false),
+			lastKept, st.Ignored(lastKept, false), firstDropped, st.Ignored(firstDropped, false))
+	}
+	sub, dropped := st.PushCounted("sub", Parse([]byte("s*/x\nplain\n")))
+	if dropped != 1 || !sub.Ignored("sub/plain", false) || sub.Ignored("sub/s1/x", false) {
+		t.Errorf("a deeper file past the path's MaxGlobs: dropped %d", dropped)
+	}
+}
+
+// BenchmarkBigIgnoreFile matches 2,000 paths against a 1 MiB ignore file
+// of ~78k rules of every kind.
+func BenchmarkBigIgnoreFile(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	var g strings.Builder
+	for n := 0; g.Len() < MaxBytes-100; n++ {
+		switch r := rng.Float64(); {
+		case r < 0.4:
+			fmt.Fprintf(&g, "name%d.txt\n", n)
+		case r < 0.6:
+			fmt.Fprintf(&g, "*.ext%d\n", n)
+		case r < 0.8:
+			fmt.Fprintf(&g, "dir%d/\n", n)
+		default:
+			fmt.Fprintf(&g, "src/**/x%d*.go\n", n)
+		}
+	}
+	st, _ := (&Stack{}).PushCounted("", Parse([]byte(g.String())))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k := 0; k < 2000; k++ {
+			st.Ignored(fmt.Sprintf("src/f%d.go", k), false)
+		}
 	}
 }

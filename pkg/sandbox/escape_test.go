@@ -315,3 +315,32 @@ func TestIgnoreFilesNeverThroughSymlinks(t *testing.T) {
 		})
 	}
 }
+
+// TestBigIgnoreFile: an ignore file over 1 MiB is read as whole lines (the
+// line cut at the limit is no rule: on b426f6c a cut "src/**/x1*.go"
+// became the rule "src" and hid src/), and what is left out is counted.
+func TestBigIgnoreFile(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.Mkdir(dir+"/src", 0o755))
+	must(t, os.WriteFile(dir+"/src/f.go", []byte("x"), 0o644))
+	var b strings.Builder
+	for b.Len() < (1<<20)-20 {
+		b.WriteString("n.txt\n")
+	}
+	b.WriteString(strings.Repeat("#", (1<<20)-3-b.Len()) + "\nsrc/**/x1*.go\n")
+	must(t, os.WriteFile(dir+"/.gitignore", []byte(b.String()), 0o644))
+	s, err := New(DefaultPolicy(dir), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	seen := false
+	sk, err := s.Walk(".", WalkOptions{MaxDepth: -1}, func(e *Entry) error {
+		seen = seen || e.Path == "src/f.go"
+		e.Release()
+		return nil
+	})
+	if err != nil || !seen || sk.IgnoreRules != 1 {
+		t.Errorf("walk: src/f.go reported %v, skipped %+v, %v", seen, sk, err)
+	}
+}

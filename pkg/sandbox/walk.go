@@ -36,6 +36,10 @@ type WalkSkipped struct {
 	Denied  int64 `json:"denied"`  // by the policy, or symlinks leading out of the root
 	Loops   int64 `json:"loops"`   // symlinked directories already on the path
 	Errors  int64 `json:"errors"`  // directories that could not be read
+	// IgnoreRules counts ignore rules left out: past an ignore file's
+	// first MiB (its unread rest counted as one), or past the glob rules
+	// that may apply along one path (ignore.MaxGlobs).
+	IgnoreRules int64 `json:"ignore_rules"`
 	// LongPaths counts entries whose root-relative path would pass 4096
 	// bytes: such a path could not be passed back to fsbox (usage), and
 	// not entering them keeps a walk's cost linear in its entries, even
@@ -244,7 +248,7 @@ func (w *walker) ancestorIgnores(d *Dir) *ignore.Stack {
 		if err != nil {
 			return st
 		}
-		st = w.pushIgnores(st, ad, nil)
+		st = w.pushIgnores(st, ad, nil, &w.skipped)
 		ad.Close()
 	}
 	return st
@@ -252,7 +256,7 @@ func (w *walker) ancestorIgnores(d *Dir) *ignore.Stack {
 
 // pushIgnores reads dir's .gitignore, .ignore and (beside a .git
 // directory) .git/info/exclude, lowest precedence first.
-func (w *walker) pushIgnores(st *ignore.Stack, d *Dir, names map[string]fs.FileMode) *ignore.Stack {
+func (w *walker) pushIgnores(st *ignore.Stack, d *Dir, names map[string]fs.FileMode, sk *WalkSkipped) *ignore.Stack {
 	has := func(n string, want fs.FileMode) bool {
 		if names == nil {
 			fi, err := lstatIn(d, n)
@@ -277,11 +281,13 @@ func (w *walker) pushIgnores(st *ignore.Stack, d *Dir, names map[string]fs.FileM
 	if st == nil {
 		st = &ignore.Stack{}
 	}
-	return st.Push(dir, files...)
+	st, dropped := st.PushCounted(dir, files...)
+	sk.IgnoreRules += int64(dropped)
+	return st
 }
 
 // readIgnore reads one ignore file through the policy (a denied one is
-// not read) and at most 1 MiB of it.
+// not read), and at most ignore.MaxBytes of it as rules.
 func (w *walker) readIgnore(d *Dir, name string) *ignore.File {
 	rel := path.Join(d.rel, name)
 	if w.s.checkPatterns(d.rt, rel, false, AccessRead, name) != nil {
@@ -292,7 +298,7 @@ func (w *walker) readIgnore(d *Dir, name string) *ignore.File {
 		return nil
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	data, err := io.ReadAll(io.LimitReader(f, ignore.MaxBytes+1))
 	if err != nil {
 		return nil
 	}
@@ -367,7 +373,7 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 			}
 		}
 		if names != nil || stack == nil {
-			stack = w.pushIgnores(stack, d, names)
+			stack = w.pushIgnores(stack, d, names, &j.skipped)
 		}
 	}
 	var ancestors *keyNode

@@ -87,6 +87,7 @@ func (s *WalkSkipped) Add(o WalkSkipped) {
 	s.Loops += o.Loops
 	s.Errors += o.Errors
 	s.LongPaths += o.LongPaths
+	s.IgnoreRules += o.IgnoreRules
 }
 
 // get makes sure j is prepared and takes it: prepared now by the walk if
