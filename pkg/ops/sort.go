@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/textio"
 )
 
 // SortOptions are sort's inputs.
@@ -65,18 +67,8 @@ func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
 	if int64(len(data)) > limit {
 		return SortResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "%s grew past %s = %d while being read", o.Path, limitName, limit)
 	}
-	lines := make([][]byte, 0, bytes.Count(data, []byte{'\n'})+1)
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			lines = append(lines, data)
-			break
-		}
-		lines = append(lines, data[:i])
-		data = data[i+1:]
-	}
 	sorter := newLineSorter(o, key)
-	sorted := sorter.sort(lines)
+	each := sorter.sortData(data)
 
 	res := SortResult{Path: f.Info.Path}
 	sink := o.Sink
@@ -87,15 +79,16 @@ func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
 	cut := lineCut(sb, o.Exact)
 	var prev []byte
 	var buf []byte
-	for i := range lines {
-		l := sorted(i)
-		if o.Unique && i > 0 && sorter.keyCompare(prev, l) == 0 {
-			continue
+	var sinkErr error
+	first := true
+	each(func(l []byte) bool {
+		if o.Unique && !first && sorter.keyCompare(prev, l) == 0 {
+			return true
 		}
-		prev = l
+		first, prev = false, l
 		if res.Count >= max {
 			res.Truncated, res.Limit = true, "max_results"
-			break
+			return false
 		}
 		var out []byte
 		if len(l) < cap(l) && l[:len(l)+1][len(l)] == '\n' {
@@ -105,12 +98,200 @@ func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
 			out = buf
 		}
 		out, _ = fitLine(out, int64(len(out)), cut, &res.Truncation, o.Path, 0) // held whole: never too long
-		if err := sink(out); err != nil {
-			return SortResult{}, err
+		if sinkErr = sink(out); sinkErr != nil {
+			return false
 		}
 		res.Count++
+		return true
+	})
+	if sinkErr != nil {
+		return SortResult{}, sinkErr
 	}
 	return res, nil
+}
+
+// sortBudget is the memory sort may use beside the input for its own
+// structures: three times the input plus a constant, so that the whole
+// stays within four times the input plus a constant (SPEC, "Hostile
+// sizes"). A variable so tests can force the compact path.
+var sortBudget = func(n int) int { return 3*n + 24<<20 }
+
+// forcePacked makes tests take the packed -n path whenever it applies.
+var forcePacked = false
+
+// sortData sorts data's lines and returns an iterator over them in order
+// (each line once per occurrence, without its newline). The fast paths
+// (a radix pass, precomputed keys, a parallel merge) cost tens of bytes a
+// line; when that would pass sortBudget — many short lines, such as 16 MiB
+// of empty ones — the compact path sorts 4-byte line offsets in place,
+// with keys read at each comparison and empty lines counted, not stored.
+func (s *lineSorter) sortData(data []byte) func(yield func([]byte) bool) {
+	n := bytes.Count(data, nl)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	if (s.fastBytes(n, len(data)) > sortBudget(len(data)) || forcePacked) && len(data) < 1<<32 {
+		if s.o.Numeric && s.key.first == 0 && !s.o.IgnoreCase && (2*16*n <= sortBudget(len(data)) || forcePacked) {
+			if each := s.sortPackedNumeric(data, n); each != nil {
+				return each
+			}
+		}
+		return s.sortCompact(data, n)
+	}
+	lines := make([][]byte, 0, n)
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			lines = append(lines, data)
+			break
+		}
+		lines = append(lines, data[:i])
+		data = data[i+1:]
+	}
+	sorted := s.sort(lines)
+	return func(yield func([]byte) bool) {
+		for i := range lines {
+			if !yield(sorted(i)) {
+				return
+			}
+		}
+	}
+}
+
+// fastBytes is what the fast paths allocate for n lines of size bytes:
+// the line slice (24 bytes a line), and for keyed orders the keys and two
+// arrays of records (the parallel merge's buffer).
+func (s *lineSorter) fastBytes(n, size int) int {
+	switch {
+	case !s.o.Numeric && !s.o.IgnoreCase && s.key.first == 0:
+		return 24 * n
+	case s.key.first == 0 && !s.o.IgnoreCase:
+		return 24*n + 2*32*n // numeric: records of 24 bytes, or 32 when a key does not fit
+	}
+	return 24*n + 24*n + size + 2*32*n
+}
+
+// packedNum is a -n line as 16 bytes: its number as one word that orders
+// as the numbers do, and where the line starts.
+type packedNum struct {
+	key uint64
+	off uint32
+}
+
+// sortPackedNumeric is the -n path between the fast and the compact one:
+// when every number has at most 12 integer digits and 6 fraction digits
+// (as nearly all data has), each line is one packed word and an offset,
+// sorted in parallel; nil when a number does not pack.
+func (s *lineSorter) sortPackedNumeric(data []byte, n int) func(yield func([]byte) bool) {
+	const fracScale = 1_000_000_000_000 // fixed holds 18 fraction digits; 6 are kept
+	recs := make([]packedNum, 0, n)
+	for off := 0; off < len(data); {
+		l := nextLine(data, off)
+		f := parseFixed(textio.TrimEOL(l))
+		if f.big || f.int >= 1_000_000_000_000 || f.frac%fracScale != 0 {
+			return nil
+		}
+		m := f.int*1_000_000 + f.frac/fracScale // < 2^60
+		key := uint64(1<<62) + m
+		if f.neg {
+			key = uint64(1<<62) - 1 - m
+		}
+		recs = append(recs, packedNum{key, uint32(off)})
+		off += len(l)
+	}
+	line := func(off uint32) []byte {
+		l := data[off:]
+		if i := bytes.IndexByte(l, '\n'); i >= 0 {
+			return l[:i]
+		}
+		return l
+	}
+	parallelSort(recs, func(a, b packedNum) int {
+		c := cmp.Compare(a.key, b.key)
+		if c == 0 && !s.o.Unique {
+			c = bytes.Compare(line(a.off), line(b.off)) // GNU's last resort: whole lines
+		}
+		if s.o.Reverse {
+			c = -c
+		}
+		if c == 0 {
+			c = cmp.Compare(a.off, b.off) // equal keys keep input order
+		}
+		return c
+	}, false)
+	return func(yield func([]byte) bool) {
+		for _, r := range recs {
+			if !yield(line(r.off)) {
+				return
+			}
+		}
+	}
+}
+
+// sortCompact is sortData's compact path: one uint32 offset per non-empty
+// line (each at least two bytes of input), the empty lines as one entry
+// standing for all of them, sorted in place. Equal keys keep input order
+// (the offset decides last), as the fast paths' stable sort does.
+func (s *lineSorter) sortCompact(data []byte, n int) func(yield func([]byte) bool) {
+	empties := 0 // a newline at the start or right after another
+	for i := bytes.IndexByte(data, '\n'); i >= 0; {
+		if i == 0 || data[i-1] == '\n' {
+			empties++
+		}
+		j := bytes.IndexByte(data[i+1:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	offs := make([]uint32, 0, n-empties+1)
+	firstEmpty := -1
+	for off := 0; off < len(data); {
+		l := nextLine(data, off)
+		if l[0] == '\n' {
+			if firstEmpty < 0 {
+				firstEmpty = off
+				offs = append(offs, uint32(off))
+			}
+		} else {
+			offs = append(offs, uint32(off))
+		}
+		off += len(l)
+	}
+	line := func(off uint32) []byte {
+		l := data[off:]
+		if i := bytes.IndexByte(l, '\n'); i >= 0 {
+			return l[:i]
+		}
+		return l
+	}
+	slices.SortFunc(offs, func(a, b uint32) int {
+		la, lb := line(a), line(b)
+		c := s.keyCompare(la, lb)
+		if c == 0 && !s.o.Unique {
+			c = bytes.Compare(la, lb) // GNU's last resort: whole lines
+		}
+		if s.o.Reverse {
+			c = -c
+		}
+		if c == 0 {
+			c = cmp.Compare(a, b)
+		}
+		return c
+	})
+	return func(yield func([]byte) bool) {
+		for _, off := range offs {
+			l, times := line(off), 1
+			if int(off) == firstEmpty {
+				times = empties
+			}
+			for range times {
+				if !yield(l) {
+					return
+				}
+			}
+		}
+	}
 }
 
 func readAllInto(r io.Reader, b []byte) ([]byte, error) {
@@ -240,7 +421,7 @@ func (s *lineSorter) sort(lines [][]byte) (sorted func(i int) []byte) {
 				k = s.field(l)
 			}
 			if s.o.IgnoreCase {
-				k = bytes.ToUpper(k)
+				k = asciiUpper(k) // the C locale's -f, as foldCompare
 			}
 			keys[i] = k
 		}
@@ -425,6 +606,15 @@ func foldCompare(a, b []byte) int {
 		}
 	}
 	return len(a) - len(b)
+}
+
+// asciiUpper is a copy of b with ASCII letters upper-cased.
+func asciiUpper(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		out[i] = upper(c)
+	}
+	return out
 }
 
 func upper(c byte) byte {
