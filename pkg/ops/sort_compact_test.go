@@ -64,7 +64,7 @@ func TestSortCompactMatchesFast(t *testing.T) {
 	}
 }
 
-// TestSortMemoryBound: sorting 16 MiB of empty lines (on 2f9d29a: 1.2 GB
+// TestSortMemoryBound: sorting 16 MiB of empty lines (on f92ec3f: 1.2 GB
 // for -n) allocates within three times the input plus a constant beside
 // the input itself, for every order.
 func TestSortMemoryBound(t *testing.T) {
