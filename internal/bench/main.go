@@ -20,9 +20,11 @@
 // its own median wall time besides its peak RSS.
 //
 // Every run is killed, with its process group, when it outlives -timeout
-// (60s): the row then reports the time it was given and a MISS, and gets
-// no further runs. A side whose runs add up to more than -timeout stops
-// after fewer than the minimum number of runs (at least one).
+// (60s) or its resident set passes -max-rss (half the memory), as a
+// hostile row before its fix may: the row then reports how long it ran
+// and a MISS, and gets no further runs. A side whose runs add up to more
+// than -timeout stops after fewer than the minimum number of runs (at
+// least one).
 //
 // A missed target never makes the exit status non-zero: timings are not
 // pass/fail. The exit status is 1 only when a command could not run (a
@@ -435,7 +437,7 @@ type config struct {
 	quick   bool
 	json    bool
 	budget  time.Duration // per side
-	timeout time.Duration // per run; 0 = none
+	guard   guard         // per run
 	minRuns int
 	maxRuns int
 }
@@ -450,9 +452,11 @@ func main() {
 	flag.BoolVar(&cfg.json, "json", false, "print the results as JSON on stdout (the table goes to stderr)")
 	flag.DurationVar(&cfg.budget, "budget", 0, "time each side gets (default 1.5s, 0.3s with -quick)")
 	flag.IntVar(&cfg.minRuns, "min-runs", 0, "runs each side gets at least (default 5, 3 with -quick)")
-	flag.DurationVar(&cfg.timeout, "timeout", 60*time.Second, "kill a run (and its process group) that takes longer; 0 for no limit")
+	flag.DurationVar(&cfg.guard.timeout, "timeout", 60*time.Second, "kill a run (and its process group) that takes longer; 0 for no limit")
+	maxRSS := flag.Int64("max-rss", procStatusKiB("/proc/meminfo", "MemTotal:")>>11, "kill a run whose RSS passes this many MiB (default: half the memory); 0 for no limit")
 	list := flag.Bool("list", false, "list the comparisons and exit")
 	flag.Parse()
+	cfg.guard.rssKiB = *maxRSS << 10
 	if flag.NArg() > 0 {
 		fatalf(2, "unexpected argument %q", flag.Arg(0))
 	}
@@ -558,7 +562,7 @@ func run(cfg config) int {
 
 	rep := report{
 		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
-		Fsbox: fsbox, Data: dir, Quick: cfg.quick, BudgetMs: ms(cfg.budget), MinRuns: cfg.minRuns, TimeoutMs: ms(cfg.timeout),
+		Fsbox: fsbox, Data: dir, Quick: cfg.quick, BudgetMs: ms(cfg.budget), MinRuns: cfg.minRuns, TimeoutMs: ms(cfg.guard.timeout), MaxRSSKiB: cfg.guard.rssKiB,
 		Files: man.Files, LoadStart: loadavg(), RSSMethod: "GNU time %M (ru_maxrss of a fork()ed child), max of 3 runs",
 	}
 	if cfg.quick {
@@ -615,16 +619,25 @@ type proc struct {
 type sample struct {
 	wall   time.Duration
 	rssKiB int64
+	killed string // "" or why the guard killed the run: "time" or "RSS"
 }
 
-// errTimedOut is run's error for a process it killed at the timeout.
-var errTimedOut = errors.New("timed out")
+// guard bounds each run: past timeout, or once its resident set passes
+// rssKiB, it is killed with its process group. 0 is no bound.
+type guard struct {
+	timeout time.Duration
+	rssKiB  int64
+}
+
+// errKilled is run's error for a process the guard killed; the sample
+// says why.
+var errKilled = errors.New("killed")
 
 // run runs p once with the given stdout and stderr and waits for it, but
-// no longer than timeout (when above 0): then it kills p's process group
-// (p leads one of its own, so an sh -c pipeline dies whole) and returns
-// errTimedOut with the sample.
-func (p proc) run(stdout, stderr io.Writer, okExit []int, timeout time.Duration) (sample, error) {
+// only as long as g allows: then it kills p's process group (p leads one
+// of its own, so an sh -c pipeline dies whole) and returns errKilled with
+// the sample.
+func (p proc) run(stdout, stderr io.Writer, okExit []int, g guard) (sample, error) {
 	cmd := &exec.Cmd{Path: p.path, Args: p.argv, Dir: p.dir, Env: p.env, Stdout: stdout, Stderr: stderr}
 	if p.stdin != "" {
 		f, err := os.Open(filepath.Join(p.dir, p.stdin))
@@ -634,9 +647,9 @@ func (p proc) run(stdout, stderr io.Writer, okExit []int, timeout time.Duration)
 		defer f.Close()
 		cmd.Stdin = f
 	}
-	s, killed, err := runKilling(cmd, timeout)
-	if killed {
-		return s, errTimedOut
+	s, err := g.run(cmd)
+	if s.killed != "" {
+		return s, errKilled
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && slices.Contains(okExit, ee.ExitCode()) {
@@ -645,40 +658,76 @@ func (p proc) run(stdout, stderr io.Writer, okExit []int, timeout time.Duration)
 	return s, err
 }
 
-// runKilling runs cmd in a process group of its own, killing the group if
-// it is still running after timeout (when above 0).
-func runKilling(cmd *exec.Cmd, timeout time.Duration) (s sample, killed bool, err error) {
+// run runs cmd in a process group of its own and kills the group when cmd
+// outlives g.timeout or its leader's resident set (VmRSS, polled every
+// 100ms after the first, on systems with /proc) passes g.rssKiB.
+func (g guard) run(cmd *exec.Cmd) (s sample, err error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
-		return sample{}, false, err
+		return sample{}, err
 	}
 	done := make(chan struct{})
-	var fired chan bool
-	if timeout > 0 {
-		fired = make(chan bool, 1)
-		go func() {
-			t := time.NewTimer(timeout)
+	why := make(chan string, 1)
+	go func() {
+		var deadline <-chan time.Time
+		if g.timeout > 0 {
+			t := time.NewTimer(g.timeout)
 			defer t.Stop()
+			deadline = t.C
+		}
+		var poll <-chan time.Time
+		if g.rssKiB > 0 {
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			poll = t.C
+		}
+		for {
 			select {
 			case <-done:
-				fired <- false
-			case <-t.C:
+				why <- ""
+				return
+			case <-deadline:
 				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-				fired <- true
+				why <- "time"
+				return
+			case <-poll:
+				if vmRSSKiB(cmd.Process.Pid) > g.rssKiB {
+					syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+					why <- "RSS"
+					return
+				}
 			}
-		}()
-	}
+		}
+	}()
 	err = cmd.Wait()
 	s.wall = time.Since(t0)
 	close(done)
-	if fired != nil {
-		killed = <-fired
-	}
+	s.killed = <-why
 	if cmd.ProcessState != nil {
 		s.rssKiB = maxRSSKiB(cmd.ProcessState)
 	}
-	return s, killed, err
+	return s, err
+}
+
+// vmRSSKiB is a running process's resident set in KiB, 0 if unknown.
+func vmRSSKiB(pid int) int64 {
+	return procStatusKiB(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:")
+}
+
+// procStatusKiB reads one "Key:   N kB" line of a /proc status file.
+func procStatusKiB(path, key string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // maxRSSKiB is ru_maxrss of a finished child: KiB on Linux and the BSDs,
@@ -752,18 +801,18 @@ func (m *rssMeter) read() (int64, error) {
 }
 
 // peak runs p runs times under GNU time and returns its largest ru_maxrss.
-// A run killed at the timeout ends the series: the runs before it count.
-func (m *rssMeter) peak(p proc, devnull *os.File, okExit []int, runs int, timeout time.Duration) (int64, error) {
+// A run the guard kills ends the series: the runs before it count.
+func (m *rssMeter) peak(p proc, devnull *os.File, okExit []int, runs int, g guard) (int64, error) {
 	var top int64
 	for range runs {
 		argv := append([]string{"time", "-f", "%M", "-o", m.out, p.path}, p.argv[1:]...)
 		cmd := &exec.Cmd{Path: m.time, Args: argv, Dir: p.dir, Env: p.env, Stdout: devnull, Stderr: devnull}
-		_, killed, err := runKilling(cmd, timeout)
-		if killed {
+		s, err := g.run(cmd)
+		if s.killed != "" {
 			if top > 0 {
 				break
 			}
-			return 0, fmt.Errorf("time %s: %w", showArgv(p.argv), errTimedOut)
+			return 0, fmt.Errorf("time %s: %w", showArgv(p.argv), errKilled)
 		}
 		var ee *exec.ExitError
 		if err != nil && !(errors.As(err, &ee) && slices.Contains(okExit, ee.ExitCode())) {
@@ -779,25 +828,13 @@ func (m *rssMeter) peak(p proc, devnull *os.File, okExit []int, runs int, timeou
 }
 
 // ownHWM is the driver's own high-water mark (VmHWM) in KiB, 0 if unknown.
-func ownHWM() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
+func ownHWM() int64 { return procStatusKiB("/proc/self/status", "VmHWM:") }
 
 // warmup runs p once, capturing its output, and fails on a bad exit; its
-// error wraps errTimedOut, with the sample, when p was killed.
-func (p proc) warmup(okExit []int, timeout time.Duration) ([]byte, sample, error) {
+// error wraps errKilled, with the sample, when the guard killed p.
+func (p proc) warmup(okExit []int, g guard) ([]byte, sample, error) {
 	var out, errb bytes.Buffer
-	s, err := p.run(&out, &errb, okExit, timeout)
+	s, err := p.run(&out, &errb, okExit, g)
 	if err != nil {
 		msg := strings.TrimSpace(errb.String())
 		if len(msg) > 300 {
@@ -819,9 +856,9 @@ type stats struct {
 	PeakRSSKiB   int64   `json:"peak_rss_kib"`
 	RSSExact     bool    `json:"rss_exact"`      // false: an upper bound (see rssMeter)
 	DirectRSSKiB int64   `json:"direct_rss_kib"` // largest ru_maxrss of the timed runs
-	// TimedOut: the run was killed at the timeout (runs is 0, the times
-	// are the time it was given, and the peak RSS is its peak until then).
-	TimedOut bool `json:"timed_out,omitempty"`
+	// Killed says why the guard killed the run, "time" or "RSS" (runs is
+	// 0, the times are how long it ran, the peak RSS its peak until then).
+	Killed string `json:"killed,omitempty"`
 }
 
 func summarize(ss []sample) *stats {
@@ -921,9 +958,9 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 	// Warm-up, which also warms the page cache and runs the checks.
 	var outs [][]byte
 	for i, p := range procs {
-		out, s, err := p.warmup(c.okExit, cfg.timeout)
-		if i == 0 && errors.Is(err, errTimedOut) {
-			return timedOut(cfg, c, res, s)
+		out, s, err := p.warmup(c.okExit, cfg.guard)
+		if i == 0 && errors.Is(err, errKilled) {
+			return killed(cfg, c, res, s)
 		}
 		if err != nil {
 			res.Error = err.Error()
@@ -943,19 +980,20 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 
 	// Interleaved runs until each side has had its budget and its minimum,
 	// or, when its runs are slow, the timeout (one run at least).
+	timeout := cfg.guard.timeout
 	samples := make([][]sample, len(procs))
 	spent := make([]time.Duration, len(procs))
 	for {
 		busy := false
 		for i, p := range procs {
 			n := len(samples[i])
-			if n >= cfg.maxRuns || (n >= cfg.minRuns && spent[i] >= cfg.budget) || (n > 0 && cfg.timeout > 0 && spent[i] >= cfg.timeout) {
+			if n >= cfg.maxRuns || (n >= cfg.minRuns && spent[i] >= cfg.budget) || (n > 0 && timeout > 0 && spent[i] >= timeout) {
 				continue
 			}
 			busy = true
-			s, err := p.run(devnull, devnull, c.okExit, cfg.timeout)
-			if i == 0 && errors.Is(err, errTimedOut) {
-				return timedOut(cfg, c, res, s)
+			s, err := p.run(devnull, devnull, c.okExit, cfg.guard)
+			if i == 0 && errors.Is(err, errKilled) {
+				return killed(cfg, c, res, s)
 			}
 			if err != nil {
 				res.Error = fmt.Sprintf("%s: %v", showArgv(p.argv), err)
@@ -984,11 +1022,11 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 		}
 		// As many runs as fit in the timeout, one at least.
 		runs := rss.runs
-		if med := time.Duration(st.MedianMs * 1e6); cfg.timeout > 0 && med > 0 {
-			runs = max(1, min(runs, int(cfg.timeout/med)))
+		if med := time.Duration(st.MedianMs * 1e6); timeout > 0 && med > 0 {
+			runs = max(1, min(runs, int(timeout/med)))
 		}
-		k, err := rss.peak(procs[i], devnull, c.okExit, runs, cfg.timeout)
-		if errors.Is(err, errTimedOut) {
+		k, err := rss.peak(procs[i], devnull, c.okExit, runs, cfg.guard)
+		if errors.Is(err, errKilled) {
 			st.PeakRSSKiB, st.RSSExact = st.DirectRSSKiB, hwm > 0 && st.DirectRSSKiB > hwm
 			continue
 		}
@@ -1025,16 +1063,20 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 	return res
 }
 
-// timedOut completes res for a row whose fsbox run s was killed at the
-// timeout: the time target is missed; the peak RSS is the killed run's,
-// a lower bound of the whole run's when it is above the driver's own
-// high-water mark (see rssMeter), so it can tell a MISS but not a PASS.
-func timedOut(cfg config, c comparison, res result, s sample) result {
-	progress("   fsbox did not finish within %v: killed, with its process group; no further runs", cfg.timeout)
+// killed completes res for a row whose fsbox run s the guard killed. Its
+// time and peak RSS until then are lower bounds of the whole run's (the
+// RSS when it is above the driver's own high-water mark: see rssMeter),
+// so they can tell a MISS but not a PASS.
+func killed(cfg config, c comparison, res result, s sample) result {
+	if s.killed == "time" {
+		progress("   fsbox did not finish within %v: killed, with its process group; no further runs", cfg.guard.timeout)
+	} else {
+		progress("   fsbox passed -max-rss (%s) after %v: killed, with its process group; no further runs", kib(cfg.guard.rssKiB), s.wall.Round(time.Millisecond))
+	}
 	hwm := ownHWM()
 	res.Fsbox = &stats{MedianMs: ms(s.wall), MinMs: ms(s.wall), P25Ms: ms(s.wall), P75Ms: ms(s.wall), MaxMs: ms(s.wall),
-		PeakRSSKiB: s.rssKiB, RSSExact: hwm > 0 && s.rssKiB > hwm, DirectRSSKiB: s.rssKiB, TimedOut: true}
-	if c.maxSeconds > 0 {
+		PeakRSSKiB: s.rssKiB, RSSExact: hwm > 0 && s.rssKiB > hwm, DirectRSSKiB: s.rssKiB, Killed: s.killed}
+	if c.maxSeconds > 0 && res.Fsbox.MedianMs >= res.TimeTargetMs {
 		pass := false
 		res.TimePass = &pass
 	}
@@ -1087,7 +1129,8 @@ type report struct {
 	Quick     bool                 `json:"quick"`
 	BudgetMs  float64              `json:"budget_ms"`
 	MinRuns   int                  `json:"min_runs"`
-	TimeoutMs float64              `json:"timeout_ms,omitempty"` // a run is killed past it
+	TimeoutMs float64              `json:"timeout_ms,omitempty"`  // a run is killed past it
+	MaxRSSKiB int64                `json:"max_rss_kib,omitempty"` // or once its RSS passes this
 	Files     map[string]fileEntry `json:"files"`
 	RSSMethod string               `json:"rss_method"`
 	LoadStart string               `json:"loadavg_start,omitempty"` // /proc/loadavg: 1, 5, 15 minutes
@@ -1111,7 +1154,7 @@ func printTable(w io.Writer, rep report) {
 		switch {
 		case r.Error != "":
 			row[1] = "ERROR"
-		case r.Fsbox != nil && r.Fsbox.TimedOut:
+		case r.Fsbox != nil && r.Fsbox.Killed != "":
 			row[1] = "> " + dur(r.Fsbox.MedianMs)
 			row[3] = verdict(r.TimePass)
 			row[8] = "-"
@@ -1119,7 +1162,7 @@ func printTable(w io.Writer, rep report) {
 				row[8] = ">= " + kib(r.Fsbox.PeakRSSKiB)
 			}
 			row[10] = verdict(r.RSSPass)
-			row[11] = "killed"
+			row[11] = "killed (" + r.Fsbox.Killed + ")"
 		case r.Fsbox != nil:
 			row[1] = dur(r.Fsbox.MedianMs)
 			row[3] = verdict(r.TimePass)
@@ -1193,8 +1236,9 @@ func printTable(w io.Writer, rep report) {
 	}
 	fmt.Fprintf(w, "\nPeak RSS: %s.\n", rep.RSSMethod)
 	for _, r := range rep.Results {
-		if r.Fsbox != nil && r.Fsbox.TimedOut {
-			fmt.Fprintf(w, "> TIME: killed at -timeout %s with its process group; its RSS is its peak until then (>=, shown when above the driver's own).\n", dur(rep.TimeoutMs))
+		if r.Fsbox != nil && r.Fsbox.Killed != "" {
+			fmt.Fprintf(w, "killed: the run passed -timeout (%s) or -max-rss (%s) and was killed with its process group;\n", dur(rep.TimeoutMs), kib(rep.MaxRSSKiB))
+			fmt.Fprintln(w, "its time is how long it ran, its RSS (>=) its peak until then, shown when above the driver's own.")
 			break
 		}
 	}
