@@ -28,9 +28,9 @@
 //
 // A missed target never makes the exit status non-zero: timings are not
 // pass/fail. The exit status is 1 only when a command could not run (a
-// non-zero exit not listed as fine for the row, a rival that timed out,
-// or different output where the row asks for the same), and 2 for bad
-// flags or data that cannot be generated.
+// non-zero exit not listed as fine for the row, a rival that had to be
+// killed, or different output where the row asks for the same), and 2 for
+// bad flags or data that cannot be generated.
 //
 // fsbox runs under its built-in default policy (workdir = the data
 // directory, max_read_bytes = 1 MiB) unless a row names a policy, which is
@@ -359,7 +359,7 @@ var comparisons = []comparison{
 	},
 	{
 		// 16 times the row above: its diff alone is a 16 MiB '-' line and a
-		// 32 MiB '+' line, some 100 MB of JSON to write, so it gets a few
+		// 32 MiB '+' line, some 50 MB of JSON to write, so it gets a few
 		// seconds rather than one.
 		name: "hostile-edit-all-16MiB", needs: []string{fileA16MiB}, policy: bigWrite,
 		fsbox:      []string{"edit", fileA16MiB, "--old", "a", "--new", "bb", "--all", "--dry-run"},
