@@ -13,16 +13,32 @@
 // runs. It prints the median wall time of each side, the ratio
 // fsbox/rival and fsbox's peak RSS, with PASS/MISS against the targets.
 //
+// The hostile-* rows (issue 12) feed fsbox inputs an attacker can build
+// with fsbox itself: a 2,000-deep directory chain, a 1 MiB .gitignore, a
+// 256 MiB line, a 20 GiB sparse file and the like (about 320 MiB on disk
+// in all). They have no rival: fsbox is timed alone, against a target on
+// its own median wall time besides its peak RSS.
+//
+// Every run is killed, with its process group, when it outlives -timeout
+// (60s) or its resident set passes -max-rss (half the memory), as a
+// hostile row before its fix may: the row then reports how long it ran
+// and a MISS, and gets no further runs. A side whose runs add up to more
+// than -timeout stops after fewer than the minimum number of runs (at
+// least one).
+//
 // A missed target never makes the exit status non-zero: timings are not
 // pass/fail. The exit status is 1 only when a command could not run (a
-// non-zero exit, or different output where the row asks for the same),
-// and 2 for bad flags or data that cannot be generated.
+// non-zero exit not listed as fine for the row, a rival that had to be
+// killed, or different output where the row asks for the same), and 2 for
+// bad flags or data that cannot be generated.
 //
 // fsbox runs under its built-in default policy (workdir = the data
-// directory, max_read_bytes = 1 MiB): FSBOX_* variables are removed from
-// its environment and XDG_CONFIG_HOME points where no config.toml lies.
-// Commands are exec'd directly (no shell in between) unless a row's rival
-// is itself an sh -c pipeline.
+// directory, max_read_bytes = 1 MiB) unless a row names a policy, which is
+// written beside the data directory (outside it, as fsbox requires) and
+// passed with --config: FSBOX_* variables are removed from its environment
+// and XDG_CONFIG_HOME points where no config.toml lies. Commands are
+// exec'd directly (no shell in between) unless a row's rival is itself an
+// sh -c pipeline.
 //
 // It touches the filesystem with package os directly, not through
 // pkg/sandbox: it is the harness around fsbox (it generates the data,
@@ -99,7 +115,38 @@ var datasets = []dataset{
 	{fileEdit, 50_000_000, genEdit},
 	{fileSed, 50_000_000, genEdit},
 	{dirTree, 0, genTree},
+
+	{dirDeep, 0, genDeep},
+	{dirIgnore, 0, genIgnore},
+	{fileHint200k, 0, genHint(200_000)},
+	{fileHint400k, 0, genHint(400_000)},
+	{fileA1MiB, 1 << 20, genRepeat('a', "")},
+	{fileA16MiB, 16 << 20, genRepeat('a', "")},
+	{fileMarks, 4 << 20, genMarks},
+	{fileEmpty, 16 << 20, genEmpty},
+	{fileLongLine, 256<<20 + int64(len(longLineTail)), genRepeat('a', longLineTail)},
+	{fileSparse, 20 << 30, genSparse},
 }
+
+// The hostile-size data (issue 12): what an attacker can build with fsbox
+// itself under the default policy, about 320 MiB on disk in all.
+const (
+	dirDeep      = "hostile-deep"                // a chain of deepLevels directories d/d/d/…, leaf.txt and secret.txt at the bottom
+	dirIgnore    = "hostile-ignore"              // 2,000 small files under a 1 MiB .gitignore of about 78k rules
+	fileHint200k = "hostile-hint-200k.txt"       // 200,000 short lines all like edit's old text, none holding it
+	fileHint400k = "hostile-hint-400k.txt"       // the same, 400,000 lines
+	fileA1MiB    = "hostile-a-1MiB.txt"          // 'a' × 1 MiB, no newline
+	fileA16MiB   = "hostile-a-16MiB.txt"         // 'a' × 16 MiB, no newline
+	fileMarks    = "hostile-marks-4MiB.txt"      // text with markEdits unique marker lines @0000…, for --edits-json
+	fileEmpty    = "hostile-empty-16MiB.txt"     // 16 Mi empty lines
+	fileLongLine = "hostile-longline-256MiB.txt" // one 256 MiB line of 'a', then longLineTail
+	fileSparse   = "hostile-sparse-20GiB.bin"    // 20 GiB of NUL bytes in a sparse file: no disk
+
+	deepLevels   = 2000
+	hintOld      = "zzzz qqq" // edit's old text in the hint rows: in no line, and like every line
+	longLineTail = "\nneedle\n"
+	markEdits    = 3000
+)
 
 // ---------------------------------------------------------------------------
 // The comparisons. A later command adds one row.
@@ -108,25 +155,44 @@ type comparison struct {
 	name     string
 	needs    []string // datasets it reads (only those are generated)
 	fsbox    []string // fsbox's arguments
-	rival    []string // the rival's argv; rival[0] may list alternatives: "fd|fdfind"
+	rival    []string // the rival's argv; rival[0] may list alternatives: "fd|fdfind"; nil for none
 	requires []string // further programs the rival needs (e.g. both ends of an sh -c pipeline)
 	env      []string // extra environment for both sides, e.g. "LC_ALL=C"
 	okExit   []int    // exit codes besides 0 that mean success (grep's 1)
 
-	maxRatio  float64 // target: median(fsbox) / median(rival) <= maxRatio; 0 = none
-	maxRSSKiB int64   // target: fsbox's peak RSS < maxRSSKiB; 0 = none
-	same      bool    // both sides must print the same bytes (checked on the warm-up run)
+	maxRatio   float64 // target: median(fsbox) / median(rival) <= maxRatio; 0 = none
+	maxSeconds float64 // target: median(fsbox) < maxSeconds; 0 = none
+	maxRSSKiB  int64   // target: fsbox's peak RSS < maxRSSKiB; 0 = none
+	same       bool    // both sides must print the same bytes (checked on the warm-up run)
 
 	// bytes, when set, is how many bytes the command must get through;
 	// the time per GiB is reported.
 	bytes func(dir string) (int64, error)
 
-	// bigLimits runs fsbox with a policy (beside the data, outside it) whose
-	// limits do not cut the output: max_results and the size caps raised,
-	// so it does the same work as the rival.
-	bigLimits bool
-	stdin     string // a data file fed to both sides on stdin
+	policy policy // fsbox's policy; the zero value is the built-in default
+	stdin  string // a data file fed to both sides on stdin
 }
+
+// policy is a policy file for the rows that need one: text is what follows
+// its workdir line (the data directory). It is written beside the data
+// directory as DATA.NAME.toml (see writePolicy).
+type policy struct{ name, text string }
+
+// bigLimits raises the limits that would cut the output: max_results and
+// the size caps, so fsbox does the same work as the rival.
+var bigLimits = policy{"big-limits", "[limits]\nmax_read_bytes = 2147483648\nmax_write_bytes = 2147483648\nmax_results = 1000000000\nmax_sort_bytes = 2147483648\n"}
+
+// denyRules is the default policy with deny rules, which every path a walk
+// meets is checked against: the cost grows with the path's depth.
+var denyRules = policy{"hostile-deny", `[paths]
+deny = ["**/secret*"]
+deny_regex = ['(^|/)\.ssh$']
+`}
+
+// bigWrite lets edit write (and so --dry-run get through) what 'a' -> 'bb'
+// makes of 16 MiB: 32 MiB, over the default max_write_bytes of 16 MiB,
+// which would make it too_large.
+var bigWrite = policy{"hostile-big-write", "[limits]\nmax_write_bytes = 67108864\n"}
 
 const pageOffset = 5_000_000
 
@@ -176,32 +242,32 @@ var comparisons = []comparison{
 		same: true, maxRSSKiB: 32 << 10,
 	},
 	{
-		name: "sort-100MB", needs: []string{fileWords}, bigLimits: true,
+		name: "sort-100MB", needs: []string{fileWords}, policy: bigLimits,
 		fsbox: []string{"sort", fileWords, "--format", "text"}, rival: []string{"sort", fileWords}, env: []string{"LC_ALL=C"},
 		maxRatio: 1, same: true,
 	},
 	{
-		name: "sort-n", needs: []string{fileNums}, bigLimits: true,
+		name: "sort-n", needs: []string{fileNums}, policy: bigLimits,
 		fsbox: []string{"sort", "-n", fileNums, "--format", "text"}, rival: []string{"sort", "-n", fileNums}, env: []string{"LC_ALL=C"},
 		maxRatio: 1, same: true,
 	},
 	{
-		name: "cut-f1,3-200MB", needs: []string{fileTSV}, bigLimits: true,
+		name: "cut-f1,3-200MB", needs: []string{fileTSV}, policy: bigLimits,
 		fsbox: []string{"cut", fileTSV, "-f", "1,3", "--format", "text"}, rival: []string{"cut", "-f1,3", fileTSV},
 		maxRatio: 1, maxRSSKiB: 32 << 10, same: true,
 	},
 	{
-		name: "grep-tree-literal-rg", needs: []string{dirTree}, bigLimits: true, okExit: []int{1},
+		name: "grep-tree-literal-rg", needs: []string{dirTree}, policy: bigLimits, okExit: []int{1},
 		fsbox: []string{"grep", "-n", "func main", dirTree, "--no-ignore", "--hidden", "--format", "text"},
 		rival: []string{"rg", "-n", "-uuu", "func main", dirTree}, maxRatio: 1,
 	},
 	{
-		name: "grep-tree-literal-grep", needs: []string{dirTree}, bigLimits: true, okExit: []int{1},
+		name: "grep-tree-literal-grep", needs: []string{dirTree}, policy: bigLimits, okExit: []int{1},
 		fsbox: []string{"grep", "-n", "func main", dirTree, "--no-ignore", "--hidden", "--format", "text"},
 		rival: []string{"grep", "-rn", "func main", dirTree}, maxRatio: 1,
 	},
 	{
-		name: "grep-tree-regex-rg", needs: []string{dirTree}, bigLimits: true, okExit: []int{1},
+		name: "grep-tree-regex-rg", needs: []string{dirTree}, policy: bigLimits, okExit: []int{1},
 		fsbox: []string{"grep", "-n", `fmt\.Errorf\("[a-z]+`, dirTree, "--no-ignore", "--hidden", "--format", "text"},
 		rival: []string{"rg", "-n", "-uuu", `fmt\.Errorf\("[a-z]+`, dirTree}, maxRatio: 1,
 	},
@@ -211,7 +277,7 @@ var comparisons = []comparison{
 		maxRatio: 1.2, maxRSSKiB: 32 << 10,
 	},
 	{
-		name: "grep-log-regex", needs: []string{fileLog}, bigLimits: true, okExit: []int{1},
+		name: "grep-log-regex", needs: []string{fileLog}, policy: bigLimits, okExit: []int{1},
 		fsbox: []string{"grep", "-c", "latency_ms=[0-9]{3}", fileLog}, rival: []string{"rg", "-c", "latency_ms=[0-9]{3}", fileLog},
 		maxRatio: 1.2, maxRSSKiB: 32 << 10,
 	},
@@ -221,31 +287,146 @@ var comparisons = []comparison{
 		maxRatio: 1,
 	},
 	{
-		name: "find-all", needs: []string{dirTree}, bigLimits: true,
+		name: "find-all", needs: []string{dirTree}, policy: bigLimits,
 		fsbox: []string{"find", dirTree, "--no-ignore", "--hidden", "--format", "text"}, rival: []string{"find", dirTree},
 		maxRatio: 1,
 	},
 	{
-		name: "find-go-glob", needs: []string{dirTree}, bigLimits: true,
+		name: "find-go-glob", needs: []string{dirTree}, policy: bigLimits,
 		fsbox: []string{"find", dirTree, "**/*.go", "--no-ignore", "--hidden", "--format", "text"},
 		rival: []string{"find", dirTree, "-name", "*.go"}, maxRatio: 1,
 	},
 	{
-		name: "find-all-fd", needs: []string{dirTree}, bigLimits: true,
+		name: "find-all-fd", needs: []string{dirTree}, policy: bigLimits,
 		fsbox: []string{"find", dirTree, "--no-ignore", "--hidden", "--format", "text"}, rival: []string{"fd|fdfind", "-uu", ".", dirTree},
 		maxRatio: 1,
 	},
 	{
-		name: "write-100MiB-stdin", needs: []string{fileBlob}, bigLimits: true, stdin: fileBlob,
+		name: "write-100MiB-stdin", needs: []string{fileBlob}, policy: bigLimits, stdin: fileBlob,
 		fsbox: []string{"write", "out-fsbox.bin"}, rival: []string{"dd", "of=out-dd.bin", "bs=1M", "conv=fsync", "status=none"},
 		maxRatio: 1.5,
 	},
 	{
-		name: "edit-one-line-50MB", needs: []string{fileEdit, fileSed}, bigLimits: true,
+		name: "edit-one-line-50MB", needs: []string{fileEdit, fileSed}, policy: bigLimits,
 		fsbox: []string{"edit", fileEdit, "--old", "MARKER_LINE", "--new", "MARKER_LINE"},
 		rival: []string{"sed", "-i", "s/MARKER_LINE/MARKER_LINE/", fileSed}, maxRatio: 1.5,
 	},
+
+	// Hostile sizes (issue 12). No tool does what fsbox does here (a deny
+	// policy, the edit hint, a JSON cut at max_line_bytes), and a stand-in
+	// such as cat of the same file would time the page cache, not a rival:
+	// so these rows have none, and fsbox is held to its own wall time
+	// (maxSeconds: well under a second, unless said otherwise) and peak RSS
+	// (64 MiB where it holds little; holdCap of what it must hold where it
+	// holds the file). Each ran for seconds to minutes, or took gigabytes,
+	// before the fixes of issue 12.
+	{
+		name: "hostile-deep-find", needs: []string{dirDeep}, policy: denyRules,
+		fsbox:      []string{"find", dirDeep},
+		maxSeconds: 1, maxRSSKiB: 64 << 10,
+	},
+	{
+		name: "hostile-deep-grep", needs: []string{dirDeep}, policy: denyRules,
+		fsbox:      []string{"grep", "x", dirDeep},
+		maxSeconds: 1, maxRSSKiB: 64 << 10,
+	},
+	{
+		name: "hostile-ignore-find", needs: []string{dirIgnore},
+		fsbox:      []string{"find", dirIgnore},
+		maxSeconds: 1, maxRSSKiB: 64 << 10,
+	},
+	{
+		name: "hostile-ignore-grep", needs: []string{dirIgnore},
+		fsbox:      []string{"grep", "x", dirIgnore},
+		maxSeconds: 1, maxRSSKiB: 64 << 10,
+	},
+	{
+		// text_not_found (exit 5), with the closest lines as a hint.
+		name: "hostile-edit-hint-200k", needs: []string{fileHint200k}, okExit: []int{5},
+		fsbox:      []string{"edit", fileHint200k, "--old", hintOld, "--new", "y"},
+		maxSeconds: 1, maxRSSKiB: holdCap(3 << 20), // the file is 2.6 MiB
+	},
+	{
+		name: "hostile-edit-hint-400k", needs: []string{fileHint400k}, okExit: []int{5},
+		fsbox:      []string{"edit", fileHint400k, "--old", hintOld, "--new", "y"},
+		maxSeconds: 1, maxRSSKiB: holdCap(6 << 20), // the file is 5.2 MiB
+	},
+	{
+		// A million replacements, all on one line.
+		name: "hostile-edit-all-1MiB", needs: []string{fileA1MiB},
+		fsbox:      []string{"edit", fileA1MiB, "--old", "a", "--new", "bb", "--all", "--dry-run"},
+		maxSeconds: 1, maxRSSKiB: holdCap(1<<20 + 2<<20),
+	},
+	{
+		// 16 times the row above: its diff alone is a 16 MiB '-' line and a
+		// 32 MiB '+' line, some 50 MB of JSON to write, so it gets a few
+		// seconds rather than one.
+		name: "hostile-edit-all-16MiB", needs: []string{fileA16MiB}, policy: bigWrite,
+		fsbox:      []string{"edit", fileA16MiB, "--old", "a", "--new", "bb", "--all", "--dry-run"},
+		maxSeconds: 3, maxRSSKiB: holdCap(16<<20 + 32<<20),
+	},
+	{
+		// --dry-run: a real edit would change the file under the next run;
+		// the dry run does all the work but the atomic write, which
+		// edit-one-line-50MB times.
+		name: "hostile-edit-3000", needs: []string{fileMarks},
+		fsbox:      []string{"edit", fileMarks, "--edits-json", marksJSON, "--dry-run"},
+		maxSeconds: 1, maxRSSKiB: holdCap(4<<20 + 4<<20),
+	},
+	{
+		// Under the default policy, whose max_results cuts the output (the
+		// sorting is the same); the issue's target, 4× the input + 32 MiB.
+		name: "hostile-sort-n-empty", needs: []string{fileEmpty},
+		fsbox:      []string{"sort", "-n", fileEmpty},
+		maxSeconds: 1, maxRSSKiB: holdCap(16 << 20),
+	},
+	{
+		// The file has a line too long to hold: skipped and counted
+		// (skipped.long_lines), so no match (exit 1).
+		name: "hostile-longline-grep", needs: []string{fileLongLine}, okExit: []int{1},
+		fsbox:      []string{"grep", "needle", fileLongLine},
+		maxSeconds: 1, maxRSSKiB: 64 << 10,
+	},
+	{
+		// too_large (exit 6) once the line passes the 16 MiB fsbox holds,
+		// so it may hold that much: holdCap(16 MiB).
+		name: "hostile-longline-cut", needs: []string{fileLongLine}, okExit: []int{6},
+		fsbox:      []string{"cut", "-f1", fileLongLine},
+		maxSeconds: 1, maxRSSKiB: holdCap(16 << 20),
+	},
+	{
+		// JSON: the line cut at max_line_bytes (text_truncated).
+		name: "hostile-longline-slice", needs: []string{fileLongLine},
+		fsbox:      []string{"slice", fileLongLine},
+		maxSeconds: 1, maxRSSKiB: 64 << 10,
+	},
+	{
+		// Binary (a NUL byte) at once: no match, exit 1.
+		name: "hostile-sparse-grep", needs: []string{fileSparse}, okExit: []int{1},
+		fsbox:      []string{"grep", "x", fileSparse},
+		maxSeconds: 1, maxRSSKiB: 64 << 10,
+	},
 }
+
+// holdCap is the peak RSS target, in KiB, of a command that must hold n
+// bytes: 4n + 32 MiB (the target issue 12 sets for sort).
+func holdCap(n int64) int64 { return (4*n + 32<<20) >> 10 }
+
+// marksJSON is hostile-edit-3000's --edits-json: each marker line @NNNN of
+// fileMarks becomes #NNNN, every edit matching once. edit has no file form
+// of --edits-json, so it is one command-line argument, and Linux caps one
+// argument at 128 KiB (MAX_ARG_STRLEN) whatever ARG_MAX says: this is
+// 90,001 bytes.
+var marksJSON = func() string {
+	b := []byte{'['}
+	for i := range markEdits {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, `{"old":"@%04d","new":"#%04d"}`, i, i)
+	}
+	return string(append(b, ']'))
+}()
 
 // ---------------------------------------------------------------------------
 
@@ -256,6 +437,7 @@ type config struct {
 	quick   bool
 	json    bool
 	budget  time.Duration // per side
+	guard   guard         // per run
 	minRuns int
 	maxRuns int
 }
@@ -270,14 +452,17 @@ func main() {
 	flag.BoolVar(&cfg.json, "json", false, "print the results as JSON on stdout (the table goes to stderr)")
 	flag.DurationVar(&cfg.budget, "budget", 0, "time each side gets (default 1.5s, 0.3s with -quick)")
 	flag.IntVar(&cfg.minRuns, "min-runs", 0, "runs each side gets at least (default 5, 3 with -quick)")
+	flag.DurationVar(&cfg.guard.timeout, "timeout", 60*time.Second, "kill a run (and its process group) that takes longer; 0 for no limit")
+	maxRSS := flag.Int64("max-rss", procStatusKiB("/proc/meminfo", "MemTotal:")>>11, "kill a run whose RSS passes this many MiB (default: half the memory); 0 for no limit")
 	list := flag.Bool("list", false, "list the comparisons and exit")
 	flag.Parse()
+	cfg.guard.rssKiB = *maxRSS << 10
 	if flag.NArg() > 0 {
 		fatalf(2, "unexpected argument %q", flag.Arg(0))
 	}
 	if *list {
 		for _, c := range comparisons {
-			fmt.Printf("%-16s fsbox %s\n%-16s vs %s\n", c.name, strings.Join(c.fsbox, " "), "", strings.Join(c.rival, " "))
+			fmt.Printf("%-16s fsbox %s\n%-16s vs %s\n", c.name, showArgv(c.fsbox), "", rivalText(c.rival))
 		}
 		return
 	}
@@ -377,7 +562,7 @@ func run(cfg config) int {
 
 	rep := report{
 		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
-		Fsbox: fsbox, Data: dir, Quick: cfg.quick, BudgetMs: ms(cfg.budget), MinRuns: cfg.minRuns,
+		Fsbox: fsbox, Data: dir, Quick: cfg.quick, BudgetMs: ms(cfg.budget), MinRuns: cfg.minRuns, TimeoutMs: ms(cfg.guard.timeout), MaxRSSKiB: cfg.guard.rssKiB,
 		Files: man.Files, LoadStart: loadavg(), RSSMethod: "GNU time %M (ru_maxrss of a fork()ed child), max of 3 runs",
 	}
 	if cfg.quick {
@@ -434,10 +619,25 @@ type proc struct {
 type sample struct {
 	wall   time.Duration
 	rssKiB int64
+	killed string // "" or why the guard killed the run: "time" or "RSS"
 }
 
-// run runs p once with the given stdout and stderr and waits for it.
-func (p proc) run(stdout, stderr io.Writer, okExit []int) (sample, error) {
+// guard bounds each run: past timeout, or once its resident set passes
+// rssKiB, it is killed with its process group. 0 is no bound.
+type guard struct {
+	timeout time.Duration
+	rssKiB  int64
+}
+
+// errKilled is run's error for a process the guard killed; the sample
+// says why.
+var errKilled = errors.New("killed")
+
+// run runs p once with the given stdout and stderr and waits for it, but
+// only as long as g allows: then it kills p's process group (p leads one
+// of its own, so an sh -c pipeline dies whole) and returns errKilled with
+// the sample.
+func (p proc) run(stdout, stderr io.Writer, okExit []int, g guard) (sample, error) {
 	cmd := &exec.Cmd{Path: p.path, Args: p.argv, Dir: p.dir, Env: p.env, Stdout: stdout, Stderr: stderr}
 	if p.stdin != "" {
 		f, err := os.Open(filepath.Join(p.dir, p.stdin))
@@ -447,17 +647,87 @@ func (p proc) run(stdout, stderr io.Writer, okExit []int) (sample, error) {
 		defer f.Close()
 		cmd.Stdin = f
 	}
-	t0 := time.Now()
-	err := cmd.Run()
-	s := sample{wall: time.Since(t0)}
-	if cmd.ProcessState != nil {
-		s.rssKiB = maxRSSKiB(cmd.ProcessState)
+	s, err := g.run(cmd)
+	if s.killed != "" {
+		return s, errKilled
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && slices.Contains(okExit, ee.ExitCode()) {
 		err = nil
 	}
 	return s, err
+}
+
+// run runs cmd in a process group of its own and kills the group when cmd
+// outlives g.timeout or its leader's resident set (VmRSS, polled every
+// 100ms after the first, on systems with /proc) passes g.rssKiB.
+func (g guard) run(cmd *exec.Cmd) (s sample, err error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return sample{}, err
+	}
+	done := make(chan struct{})
+	why := make(chan string, 1)
+	go func() {
+		var deadline <-chan time.Time
+		if g.timeout > 0 {
+			t := time.NewTimer(g.timeout)
+			defer t.Stop()
+			deadline = t.C
+		}
+		var poll <-chan time.Time
+		if g.rssKiB > 0 {
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			poll = t.C
+		}
+		for {
+			select {
+			case <-done:
+				why <- ""
+				return
+			case <-deadline:
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				why <- "time"
+				return
+			case <-poll:
+				if vmRSSKiB(cmd.Process.Pid) > g.rssKiB {
+					syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+					why <- "RSS"
+					return
+				}
+			}
+		}
+	}()
+	err = cmd.Wait()
+	s.wall = time.Since(t0)
+	close(done)
+	s.killed = <-why
+	if cmd.ProcessState != nil {
+		s.rssKiB = maxRSSKiB(cmd.ProcessState)
+	}
+	return s, err
+}
+
+// vmRSSKiB is a running process's resident set in KiB, 0 if unknown.
+func vmRSSKiB(pid int) int64 {
+	return procStatusKiB(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:")
+}
+
+// procStatusKiB reads one "Key:   N kB" line of a /proc status file.
+func procStatusKiB(path, key string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // maxRSSKiB is ru_maxrss of a finished child: KiB on Linux and the BSDs,
@@ -530,20 +800,27 @@ func (m *rssMeter) read() (int64, error) {
 	return strconv.ParseInt(strings.TrimSpace(lines[len(lines)-1]), 10, 64)
 }
 
-// peak runs p m.runs times under GNU time and returns its largest ru_maxrss.
-func (m *rssMeter) peak(p proc, devnull *os.File, okExit []int) (int64, error) {
+// peak runs p runs times under GNU time and returns its largest ru_maxrss.
+// A run the guard kills ends the series: the runs before it count.
+func (m *rssMeter) peak(p proc, devnull *os.File, okExit []int, runs int, g guard) (int64, error) {
 	var top int64
-	for range m.runs {
+	for range runs {
 		argv := append([]string{"time", "-f", "%M", "-o", m.out, p.path}, p.argv[1:]...)
 		cmd := &exec.Cmd{Path: m.time, Args: argv, Dir: p.dir, Env: p.env, Stdout: devnull, Stderr: devnull}
-		err := cmd.Run()
+		s, err := g.run(cmd)
+		if s.killed != "" {
+			if top > 0 {
+				break
+			}
+			return 0, fmt.Errorf("time %s: %w", showArgv(p.argv), errKilled)
+		}
 		var ee *exec.ExitError
 		if err != nil && !(errors.As(err, &ee) && slices.Contains(okExit, ee.ExitCode())) {
-			return 0, fmt.Errorf("time %s: %v", strings.Join(p.argv, " "), err)
+			return 0, fmt.Errorf("time %s: %v", showArgv(p.argv), err)
 		}
 		k, err := m.read()
 		if err != nil {
-			return 0, fmt.Errorf("time %s: %v", strings.Join(p.argv, " "), err)
+			return 0, fmt.Errorf("time %s: %v", showArgv(p.argv), err)
 		}
 		top = max(top, k)
 	}
@@ -551,32 +828,21 @@ func (m *rssMeter) peak(p proc, devnull *os.File, okExit []int) (int64, error) {
 }
 
 // ownHWM is the driver's own high-water mark (VmHWM) in KiB, 0 if unknown.
-func ownHWM() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
+func ownHWM() int64 { return procStatusKiB("/proc/self/status", "VmHWM:") }
 
-// warmup runs p once, capturing its output, and fails on a bad exit.
-func (p proc) warmup(okExit []int) ([]byte, error) {
+// warmup runs p once, capturing its output, and fails on a bad exit; its
+// error wraps errKilled, with the sample, when the guard killed p.
+func (p proc) warmup(okExit []int, g guard) ([]byte, sample, error) {
 	var out, errb bytes.Buffer
-	_, err := p.run(&out, &errb, okExit)
+	s, err := p.run(&out, &errb, okExit, g)
 	if err != nil {
 		msg := strings.TrimSpace(errb.String())
 		if len(msg) > 300 {
 			msg = msg[:300] + "..."
 		}
-		return nil, fmt.Errorf("%s: %v: %s", strings.Join(p.argv, " "), err, msg)
+		return nil, s, fmt.Errorf("%s: %w: %s", showArgv(p.argv), err, msg)
 	}
-	return out.Bytes(), nil
+	return out.Bytes(), s, nil
 }
 
 type stats struct {
@@ -590,6 +856,9 @@ type stats struct {
 	PeakRSSKiB   int64   `json:"peak_rss_kib"`
 	RSSExact     bool    `json:"rss_exact"`      // false: an upper bound (see rssMeter)
 	DirectRSSKiB int64   `json:"direct_rss_kib"` // largest ru_maxrss of the timed runs
+	// Killed says why the guard killed the run, "time" or "RSS" (runs is
+	// 0, the times are how long it ran, the peak RSS its peak until then).
+	Killed string `json:"killed,omitempty"`
 }
 
 func summarize(ss []sample) *stats {
@@ -622,7 +891,7 @@ func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
 type result struct {
 	Name         string   `json:"name"`
 	FsboxArgv    []string `json:"fsbox_argv"`
-	RivalArgv    []string `json:"rival_argv"`
+	RivalArgv    []string `json:"rival_argv"`        // null: no rival
 	Skipped      string   `json:"skipped,omitempty"` // why the rival was not run
 	Error        string   `json:"error,omitempty"`
 	Fsbox        *stats   `json:"fsbox,omitempty"`
@@ -630,6 +899,8 @@ type result struct {
 	Ratio        float64  `json:"ratio,omitempty"` // median fsbox / median rival
 	RatioTarget  float64  `json:"ratio_target,omitempty"`
 	RatioPass    *bool    `json:"ratio_pass,omitempty"`
+	TimeTargetMs float64  `json:"time_target_ms,omitempty"` // median fsbox < this
+	TimePass     *bool    `json:"time_pass,omitempty"`
 	RSSTargetKiB int64    `json:"rss_target_kib,omitempty"`
 	RSSPass      *bool    `json:"rss_pass,omitempty"` // absent when an upper bound cannot tell
 	Bytes        int64    `json:"bytes,omitempty"`    // bytes the command gets through
@@ -657,21 +928,23 @@ func rivalPath(c comparison) (path, missing string) {
 }
 
 func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, devnull *os.File, rss *rssMeter) result {
-	res := result{Name: c.name, FsboxArgv: append([]string{"fsbox"}, c.fsbox...), RivalArgv: c.rival,
-		RatioTarget: c.maxRatio, RSSTargetKiB: c.maxRSSKiB}
+	res := result{Name: c.name, FsboxArgv: shortArgv(append([]string{"fsbox"}, c.fsbox...)), RivalArgv: c.rival,
+		RatioTarget: c.maxRatio, TimeTargetMs: c.maxSeconds * 1000, RSSTargetKiB: c.maxRSSKiB}
 	args := c.fsbox
-	if c.bigLimits {
-		args = append([]string{"--config", bigPolicy(dir)}, args...)
+	if c.policy != (policy{}) {
+		args = append([]string{"--config", writePolicy(dir, c.policy)}, args...)
 	}
 	fp := proc{path: fsbox, argv: append([]string{fsbox}, args...), dir: dir, env: append(slices.Clone(fsboxEnv), c.env...), stdin: c.stdin}
 	procs := []proc{fp}
-	rpath, missing := rivalPath(c)
-	if missing != "" {
-		res.Skipped = fmt.Sprintf("rival %q is not installed: skipped, timing fsbox alone", missing)
-	} else {
-		argv := slices.Clone(c.rival)
-		argv[0] = filepath.Base(rpath)
-		procs = append(procs, proc{path: rpath, argv: argv, dir: dir, env: append(os.Environ(), c.env...), stdin: c.stdin})
+	if c.rival != nil {
+		rpath, missing := rivalPath(c)
+		if missing != "" {
+			res.Skipped = fmt.Sprintf("rival %q is not installed: skipped, timing fsbox alone", missing)
+		} else {
+			argv := slices.Clone(c.rival)
+			argv[0] = filepath.Base(rpath)
+			procs = append(procs, proc{path: rpath, argv: argv, dir: dir, env: append(os.Environ(), c.env...), stdin: c.stdin})
+		}
 	}
 	if c.bytes != nil {
 		n, err := c.bytes(dir)
@@ -684,8 +957,11 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 
 	// Warm-up, which also warms the page cache and runs the checks.
 	var outs [][]byte
-	for _, p := range procs {
-		out, err := p.warmup(c.okExit)
+	for i, p := range procs {
+		out, s, err := p.warmup(c.okExit, cfg.guard)
+		if i == 0 && errors.Is(err, errKilled) {
+			return killed(cfg, c, res, s)
+		}
 		if err != nil {
 			res.Error = err.Error()
 			return res
@@ -702,20 +978,25 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 		}
 	}
 
-	// Interleaved runs until each side has had its budget and its minimum.
+	// Interleaved runs until each side has had its budget and its minimum,
+	// or, when its runs are slow, the timeout (one run at least).
+	timeout := cfg.guard.timeout
 	samples := make([][]sample, len(procs))
 	spent := make([]time.Duration, len(procs))
 	for {
 		busy := false
 		for i, p := range procs {
 			n := len(samples[i])
-			if n >= cfg.maxRuns || (n >= cfg.minRuns && spent[i] >= cfg.budget) {
+			if n >= cfg.maxRuns || (n >= cfg.minRuns && spent[i] >= cfg.budget) || (n > 0 && timeout > 0 && spent[i] >= timeout) {
 				continue
 			}
 			busy = true
-			s, err := p.run(devnull, devnull, c.okExit)
+			s, err := p.run(devnull, devnull, c.okExit, cfg.guard)
+			if i == 0 && errors.Is(err, errKilled) {
+				return killed(cfg, c, res, s)
+			}
 			if err != nil {
-				res.Error = fmt.Sprintf("%s: %v", strings.Join(p.argv, " "), err)
+				res.Error = fmt.Sprintf("%s: %v", showArgv(p.argv), err)
 				return res
 			}
 			samples[i] = append(samples[i], s)
@@ -739,7 +1020,16 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 			st.PeakRSSKiB, st.RSSExact = st.DirectRSSKiB, hwm > 0 && st.DirectRSSKiB > hwm
 			continue
 		}
-		k, err := rss.peak(procs[i], devnull, c.okExit)
+		// As many runs as fit in the timeout, one at least.
+		runs := rss.runs
+		if med := time.Duration(st.MedianMs * 1e6); timeout > 0 && med > 0 {
+			runs = max(1, min(runs, int(timeout/med)))
+		}
+		k, err := rss.peak(procs[i], devnull, c.okExit, runs, cfg.guard)
+		if errors.Is(err, errKilled) {
+			st.PeakRSSKiB, st.RSSExact = st.DirectRSSKiB, hwm > 0 && st.DirectRSSKiB > hwm
+			continue
+		}
 		if err != nil {
 			res.Error = err.Error()
 			return res
@@ -752,6 +1042,10 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 			pass := res.Ratio <= c.maxRatio
 			res.RatioPass = &pass
 		}
+	}
+	if c.maxSeconds > 0 {
+		pass := res.Fsbox.MedianMs < res.TimeTargetMs
+		res.TimePass = &pass
 	}
 	if c.maxRSSKiB > 0 {
 		if pass := res.Fsbox.PeakRSSKiB < c.maxRSSKiB; pass || res.Fsbox.RSSExact {
@@ -767,6 +1061,52 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 		}
 	}
 	return res
+}
+
+// killed completes res for a row whose fsbox run s the guard killed. Its
+// time and peak RSS until then are lower bounds of the whole run's (the
+// RSS when it is above the driver's own high-water mark: see rssMeter),
+// so they can tell a MISS but not a PASS.
+func killed(cfg config, c comparison, res result, s sample) result {
+	if s.killed == "time" {
+		progress("   fsbox did not finish within %v: killed, with its process group; no further runs", cfg.guard.timeout)
+	} else {
+		progress("   fsbox passed -max-rss (%s) after %v: killed, with its process group; no further runs", kib(cfg.guard.rssKiB), s.wall.Round(time.Millisecond))
+	}
+	hwm := ownHWM()
+	res.Fsbox = &stats{MedianMs: ms(s.wall), MinMs: ms(s.wall), P25Ms: ms(s.wall), P75Ms: ms(s.wall), MaxMs: ms(s.wall),
+		PeakRSSKiB: s.rssKiB, RSSExact: hwm > 0 && s.rssKiB > hwm, DirectRSSKiB: s.rssKiB, Killed: s.killed}
+	if c.maxSeconds > 0 && res.Fsbox.MedianMs >= res.TimeTargetMs {
+		pass := false
+		res.TimePass = &pass
+	}
+	if c.maxRSSKiB > 0 && res.Fsbox.RSSExact && s.rssKiB >= c.maxRSSKiB {
+		pass := false
+		res.RSSPass = &pass
+	}
+	return res
+}
+
+// showArgv joins argv for a message, each very long argument (such as an
+// --edits-json) shortened.
+func showArgv(argv []string) string { return strings.Join(shortArgv(argv), " ") }
+
+func shortArgv(argv []string) []string {
+	out := slices.Clone(argv)
+	for i, a := range out {
+		if len(a) > 100 {
+			out[i] = fmt.Sprintf("%s…(%d bytes)", a[:60], len(a))
+		}
+	}
+	return out
+}
+
+// rivalText is a row's rival for the listing.
+func rivalText(rival []string) string {
+	if rival == nil {
+		return "(no rival: fsbox alone, against its own targets)"
+	}
+	return strings.Join(rival, " ")
 }
 
 func head(b []byte) []byte {
@@ -789,6 +1129,8 @@ type report struct {
 	Quick     bool                 `json:"quick"`
 	BudgetMs  float64              `json:"budget_ms"`
 	MinRuns   int                  `json:"min_runs"`
+	TimeoutMs float64              `json:"timeout_ms,omitempty"`  // a run is killed past it
+	MaxRSSKiB int64                `json:"max_rss_kib,omitempty"` // or once its RSS passes this
 	Files     map[string]fileEntry `json:"files"`
 	RSSMethod string               `json:"rss_method"`
 	LoadStart string               `json:"loadavg_start,omitempty"` // /proc/loadavg: 1, 5, 15 minutes
@@ -797,40 +1139,53 @@ type report struct {
 }
 
 func printTable(w io.Writer, rep report) {
-	rows := [][]string{{"comparison", "fsbox", "rival", "ratio", "target", "", "fsbox RSS", "target", "", "runs", "time per GiB (fsbox / rival)"}}
+	rows := [][]string{{"comparison", "fsbox", "target", "", "rival", "ratio", "target", "", "fsbox RSS", "target", "", "runs", "time per GiB (fsbox / rival)"}}
 	for _, r := range rep.Results {
-		row := []string{r.Name, "-", "-", "-", "-", "", "-", "-", "", "-", ""}
+		row := []string{r.Name, "-", "-", "", "-", "-", "-", "", "-", "-", "", "-", ""}
+		if r.TimeTargetMs > 0 {
+			row[2] = "< " + dur(r.TimeTargetMs)
+		}
 		if r.RatioTarget > 0 {
-			row[4] = fmt.Sprintf("<= %gx", r.RatioTarget)
+			row[6] = fmt.Sprintf("<= %gx", r.RatioTarget)
 		}
 		if r.RSSTargetKiB > 0 {
-			row[7] = "< " + kib(r.RSSTargetKiB)
+			row[9] = "< " + kib(r.RSSTargetKiB)
 		}
 		switch {
 		case r.Error != "":
 			row[1] = "ERROR"
+		case r.Fsbox != nil && r.Fsbox.Killed != "":
+			row[1] = "> " + dur(r.Fsbox.MedianMs)
+			row[3] = verdict(r.TimePass)
+			row[8] = "-"
+			if r.Fsbox.RSSExact {
+				row[8] = ">= " + kib(r.Fsbox.PeakRSSKiB)
+			}
+			row[10] = verdict(r.RSSPass)
+			row[11] = "killed (" + r.Fsbox.Killed + ")"
 		case r.Fsbox != nil:
 			row[1] = dur(r.Fsbox.MedianMs)
-			row[6] = kib(r.Fsbox.PeakRSSKiB)
+			row[3] = verdict(r.TimePass)
+			row[8] = kib(r.Fsbox.PeakRSSKiB)
 			if !r.Fsbox.RSSExact {
-				row[6] = "<= " + row[6]
+				row[8] = "<= " + row[8]
 			}
-			row[8] = verdict(r.RSSPass)
-			row[9] = strconv.Itoa(r.Fsbox.Runs)
+			row[10] = verdict(r.RSSPass)
+			row[11] = strconv.Itoa(r.Fsbox.Runs)
 			if r.Rival != nil {
-				row[2] = dur(r.Rival.MedianMs)
-				row[3] = fmt.Sprintf("%.2fx", r.Ratio)
-				row[5] = verdict(r.RatioPass)
-				row[9] += "/" + strconv.Itoa(r.Rival.Runs)
-			} else {
-				row[2] = "skipped"
+				row[4] = dur(r.Rival.MedianMs)
+				row[5] = fmt.Sprintf("%.2fx", r.Ratio)
+				row[7] = verdict(r.RatioPass)
+				row[11] += "/" + strconv.Itoa(r.Rival.Runs)
+			} else if r.RivalArgv != nil {
+				row[4] = "skipped"
 			}
 			if r.Fsbox.PerGiBMs > 0 {
-				row[10] = dur(r.Fsbox.PerGiBMs)
+				row[12] = dur(r.Fsbox.PerGiBMs)
 				if r.Rival != nil {
-					row[10] += " / " + dur(r.Rival.PerGiBMs)
+					row[12] += " / " + dur(r.Rival.PerGiBMs)
 				}
-				row[10] += fmt.Sprintf(" (%.0f MiB skipped)", float64(r.Bytes)/(1<<20))
+				row[12] += fmt.Sprintf(" (%.0f MiB skipped)", float64(r.Bytes)/(1<<20))
 			}
 		}
 		rows = append(rows, row)
@@ -853,7 +1208,7 @@ func printTable(w io.Writer, rep report) {
 			if i > 0 {
 				b.WriteString("  ")
 			}
-			if i >= 1 && i <= 3 || i == 6 || i == 9 {
+			if i == 1 || i == 4 || i == 5 || i == 8 || i == 11 {
 				fmt.Fprintf(&b, "%*s", widths[i], cell) // numbers right-aligned
 			} else {
 				fmt.Fprintf(&b, "%-*s", widths[i], cell)
@@ -871,7 +1226,7 @@ func printTable(w io.Writer, rep report) {
 		fmt.Fprintln(w)
 	}
 	for _, r := range rep.Results {
-		fmt.Fprintf(w, "  %-14s %s\n  %-14s vs %s\n", r.Name, strings.Join(r.FsboxArgv, " "), "", strings.Join(r.RivalArgv, " "))
+		fmt.Fprintf(w, "  %-14s %s\n  %-14s vs %s\n", r.Name, strings.Join(r.FsboxArgv, " "), "", rivalText(r.RivalArgv))
 		if r.Skipped != "" {
 			fmt.Fprintf(w, "  %-14s %s\n", "", r.Skipped)
 		}
@@ -880,6 +1235,13 @@ func printTable(w io.Writer, rep report) {
 		}
 	}
 	fmt.Fprintf(w, "\nPeak RSS: %s.\n", rep.RSSMethod)
+	for _, r := range rep.Results {
+		if r.Fsbox != nil && r.Fsbox.Killed != "" {
+			fmt.Fprintf(w, "killed: the run passed -timeout (%s) or -max-rss (%s) and was killed with its process group;\n", dur(rep.TimeoutMs), kib(rep.MaxRSSKiB))
+			fmt.Fprintln(w, "its time is how long it ran, its RSS (>=) its peak until then, shown when above the driver's own.")
+			break
+		}
+	}
 	fmt.Fprintln(w, "PASS/MISS compare with the targets; a MISS is a finding to look into, not a failure.")
 }
 
@@ -963,7 +1325,11 @@ func prepare(dir string, need map[string]bool) (*manifest, error) {
 			continue
 		}
 		delete(man.Files, d.name)
-		progress("generating %s (%s) ...", path, sizeName(d.size))
+		if d.size > 0 {
+			progress("generating %s (%s) ...", path, sizeName(d.size))
+		} else {
+			progress("generating %s ...", path)
+		}
 		t0 := time.Now()
 		tmp := path + ".tmp"
 		lines, err := d.gen(tmp, d.size)
@@ -977,6 +1343,12 @@ func prepare(dir string, need map[string]bool) (*manifest, error) {
 		}
 		if d.size > 0 && fi.Size() != d.size {
 			return nil, fmt.Errorf("%s: generated %d bytes, want %d", d.name, fi.Size(), d.size)
+		}
+		if fi.IsDir() {
+			// A stale tree: rename does not replace a non-empty directory.
+			if err := os.RemoveAll(path); err != nil {
+				return nil, err
+			}
 		}
 		if err := os.Rename(tmp, path); err != nil {
 			return nil, err
@@ -996,13 +1368,10 @@ func prepare(dir string, need map[string]bool) (*manifest, error) {
 }
 
 func sizeName(n int64) string {
-	switch {
-	case n == 0:
-		return "small"
-	case n >= 1<<30:
-		return fmt.Sprintf("%g GiB", float64(n)/(1<<30))
+	if n >= 1<<30 {
+		return fmt.Sprintf("%.4g GiB", float64(n)/(1<<30))
 	}
-	return fmt.Sprintf("%g MiB", float64(n)/(1<<20))
+	return fmt.Sprintf("%.4g MiB", float64(n)/(1<<20))
 }
 
 // rng is splitmix64: fast, and the same sequence everywhere for a seed.
@@ -1201,12 +1570,12 @@ func lineOffset(name string, n int64) func(dir string) (int64, error) {
 	}
 }
 
-// bigPolicy writes (once) a policy beside the data directory whose limits
-// cut nothing these comparisons produce, and returns its path. It lies
-// outside the workdir, as fsbox requires.
-func bigPolicy(dir string) string {
-	p := dir + ".big-limits.toml"
-	text := fmt.Sprintf("workdir = %q\n[limits]\nmax_read_bytes = 2147483648\nmax_write_bytes = 2147483648\nmax_results = 1000000000\nmax_sort_bytes = 2147483648\n", dir)
+// writePolicy writes (once) policy p beside the data directory dir, with
+// dir as its workdir, and returns its path. It lies outside the workdir,
+// as fsbox requires.
+func writePolicy(dir string, pol policy) string {
+	p := dir + "." + pol.name + ".toml"
+	text := fmt.Sprintf("workdir = %q\n", dir) + pol.text
 	if b, err := os.ReadFile(p); err != nil || string(b) != text {
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			fatalf(2, "writing %s: %v", p, err)
@@ -1289,4 +1658,165 @@ func genTree(path string, _ int64) (int64, error) {
 		return 0, fmt.Errorf("copying the Go tree: %v: %s", err, out)
 	}
 	return 0, nil
+}
+
+// genDeep makes a chain of deepLevels directories d/d/d/… (about 4,000
+// bytes of path, near PATH_MAX, with the data directory before it), and at
+// its bottom leaf.txt, which holds an x, and secret.txt, which the deny
+// rules hide. Each directory is made relative to its parent's descriptor
+// (os.Root), so no call gets a long path.
+func genDeep(path string, _ int64) (int64, error) {
+	if err := os.RemoveAll(path); err != nil {
+		return 0, err
+	}
+	if err := os.Mkdir(path, 0o755); err != nil {
+		return 0, err
+	}
+	r, err := os.OpenRoot(path)
+	if err != nil {
+		return 0, err
+	}
+	for range deepLevels {
+		err = r.Mkdir("d", 0o755)
+		var next *os.Root
+		if err == nil {
+			next, err = r.OpenRoot("d")
+		}
+		r.Close()
+		if err != nil {
+			return 0, err
+		}
+		r = next
+	}
+	defer r.Close()
+	if err := r.WriteFile("leaf.txt", []byte("x marks the bottom\n"), 0o644); err != nil {
+		return 0, err
+	}
+	return 0, r.WriteFile("secret.txt", []byte("x\n"), 0o644)
+}
+
+// genIgnore writes 2,000 small Go files, src/dirK/xN.go (40 directories
+// of 50), each holding an x, under a .gitignore of exactly 1 MiB: about
+// 78k rules, in turn a literal name (nameN.txt), an extension (*.extN), a
+// directory (dirN/) and a path glob (src/**/xN*.go), N drawn below 100,000,
+// so that a few of the directories and files are ignored.
+func genIgnore(path string, _ int64) (int64, error) {
+	if err := os.RemoveAll(path); err != nil {
+		return 0, err
+	}
+	for n := range 2000 {
+		d := filepath.Join(path, "src", fmt.Sprintf("dir%d", n/50))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return 0, err
+		}
+		text := fmt.Sprintf("package dir%d\n\n// x%d is file %d of 2000.\nvar x%d = %d\n", n/50, n, n, n, n)
+		if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("x%d.go", n)), []byte(text), 0o644); err != nil {
+			return 0, err
+		}
+	}
+	r := &rng{s: 0x5eed07}
+	var k int
+	return writeLines(filepath.Join(path, ".gitignore"), 1<<20, func(b []byte) []byte {
+		n := r.intn(100_000)
+		k++
+		switch k % 4 {
+		case 0:
+			return fmt.Appendf(b, "name%d.txt\n", n)
+		case 1:
+			return fmt.Appendf(b, "*.ext%d\n", n)
+		case 2:
+			return fmt.Appendf(b, "dir%d/\n", n)
+		}
+		return fmt.Appendf(b, "src/**/x%d*.go\n", n)
+	})
+}
+
+// genHint returns a generator of n short lines "zzzz qqN", all sharing a
+// long run with hintOld (so every one is a candidate for edit's closest
+// lines) and none holding it.
+func genHint(n int) func(string, int64) (int64, error) {
+	return func(path string, _ int64) (int64, error) {
+		f, err := os.Create(path)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		var b []byte
+		for i := range n {
+			b = fmt.Appendf(b, "zzzz qq%d\n", i)
+		}
+		if _, err := f.Write(b); err != nil {
+			return 0, err
+		}
+		return int64(n), f.Close()
+	}
+}
+
+// genRepeat returns a generator of size bytes: the byte fill over and
+// over, then tail.
+func genRepeat(fill byte, tail string) func(string, int64) (int64, error) {
+	return func(path string, size int64) (int64, error) {
+		f, err := os.Create(path)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		block := bytes.Repeat([]byte{fill}, 1<<20)
+		for left := size - int64(len(tail)); left > 0; {
+			n := min(left, int64(len(block)))
+			if _, err := f.Write(block[:n]); err != nil {
+				return 0, err
+			}
+			left -= n
+		}
+		if _, err := f.WriteString(tail); err != nil {
+			return 0, err
+		}
+		lines := int64(strings.Count(tail, "\n"))
+		if !strings.HasSuffix(tail, "\n") {
+			lines++ // a last line without a newline is a line
+		}
+		return lines, f.Close()
+	}
+}
+
+// genMarks writes text (two words a line) with the markEdits marker lines
+// @0000, @0001, … one in 100 lines, none of them anywhere else.
+func genMarks(path string, size int64) (int64, error) {
+	r := &rng{s: 0x5eed06}
+	var n, marks int64
+	lines, err := writeLines(path, size, func(b []byte) []byte {
+		n++
+		if n%100 == 50 && marks < markEdits {
+			b = fmt.Appendf(b, "@%04d\n", marks)
+			marks++
+			return b
+		}
+		b = append(b, r.pick(words)...)
+		b = append(b, ' ')
+		b = append(b, r.pick(words)...)
+		return append(b, '\n')
+	})
+	if err == nil && n < 100*markEdits {
+		err = fmt.Errorf("%s: room for %d of the %d marker lines only", path, marks, markEdits)
+	}
+	return lines, err
+}
+
+// genEmpty writes empty lines.
+func genEmpty(path string, size int64) (int64, error) {
+	return writeLines(path, size, func(b []byte) []byte { return append(b, '\n') })
+}
+
+// genSparse makes a file of size NUL bytes that takes no disk.
+func genSparse(path string, size int64) (int64, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		return 0, err
+	}
+	return 0, f.Close()
 }
