@@ -33,7 +33,11 @@ inside its own workdir, or inside the current directory when FSBOX_CONFIG is uns
 else the current directory), inside the directory of that policy's or its own audit log, or inside
 fsbox's state directory ($XDG_STATE_HOME/fsbox or ~/.local/state/fsbox).
 Paths are compared with symlinks resolved and at every step the name passes through.
-An empty --config is usage.
+An empty --config is usage. The fallback's workdir is protected even when the fallback no longer
+loads; a policy must be a regular file (not a pipe, a device, or under /proc, /dev, /sys). With
+FSBOX_CONFIG unset, --config trusts any other readable regular file: a host with several policies
+sets FSBOX_CONFIG. A glob's leading / or ./, empty and . components and trailing / are dropped
+("secrets/" names the directory); in allow, "docs/" means the files below docs; ".." is config.
 Deny patterns match case-insensitively, against the path as written and as resolved, and deny
 everything below a denied directory (deny_regex too); a missing path below a denied directory is
 denied, not not_found, and so is a symlink whose last step leads into a denied directory,

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -342,5 +343,83 @@ func TestBigIgnoreFile(t *testing.T) {
 	})
 	if err != nil || !seen || sk.IgnoreRules != 1 {
 		t.Errorf("walk: src/f.go reported %v, skipped %+v, %v", seen, sk, err)
+	}
+}
+
+// TestGlobSpellings: deny, write_deny and allow globs written with a
+// trailing slash or with empty or '.' components mean the path they name
+// (on 1f42b5c "secrets/" and "secrets//k.txt" silently matched nothing);
+// a glob with '..' can never match and is a config error.
+func TestGlobSpellings(t *testing.T) {
+	for _, g := range []string{"secrets/", "**/secrets/", "/secrets/", "secrets//k.txt", "secrets/./k.txt", "./secrets/k.txt/"} {
+		dir := t.TempDir()
+		must(t, os.MkdirAll(dir+"/secrets", 0o755))
+		must(t, os.WriteFile(dir+"/secrets/k.txt", []byte("S"), 0o644))
+		must(t, os.WriteFile(dir+"/docs.txt", []byte("D"), 0o644))
+		p := DefaultPolicy(dir)
+		p.Paths.Deny = []string{g}
+		s, err := New(p, "")
+		if err != nil {
+			t.Fatalf("deny %q: %v", g, err)
+		}
+		if f, err := s.Open("secrets/k.txt"); err == nil || AsError(err).Code != CodeDenied {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("deny %q: read secrets/k.txt: %v, want denied", g, err)
+		}
+		s.Close()
+		p = DefaultPolicy(dir)
+		p.Paths.WriteDeny = []string{g}
+		s, _ = New(p, "")
+		if w, err := s.OpenWriteTarget("secrets/k.txt", false); err == nil || AsError(err).Code != CodeDenied {
+			if w != nil {
+				w.Close()
+			}
+			t.Errorf("write_deny %q: write secrets/k.txt: %v, want denied", g, err)
+		}
+		s.Close()
+	}
+	dir := t.TempDir()
+	must(t, os.MkdirAll(dir+"/docs", 0o755))
+	must(t, os.WriteFile(dir+"/docs/a.txt", []byte("A"), 0o644))
+	must(t, os.WriteFile(dir+"/b.txt", []byte("B"), 0o644))
+	p := DefaultPolicy(dir)
+	p.Paths.Allow = []string{"docs/"}
+	s, err := New(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.Open("docs/a.txt"); err != nil {
+		t.Errorf("allow docs/: docs/a.txt: %v", err)
+	} else {
+		f.Close()
+	}
+	if _, err := s.Open("b.txt"); err == nil {
+		t.Error("allow docs/: b.txt was readable")
+	}
+	s.Close()
+	for _, g := range []string{"../x", "a/../b", "/", "./"} {
+		p := DefaultPolicy(dir)
+		p.Paths.Deny = []string{g}
+		if _, err := New(p, ""); err == nil || AsError(err).Code != CodeConfig {
+			t.Errorf("deny %q: %v, want config", g, err)
+		}
+	}
+}
+
+// TestPolicyMustBeARegularFile: a policy on a pipe or under /dev (--config
+// /dev/stdin: the caller's own policy) is refused. On 1f42b5c it loaded.
+func TestPolicyMustBeARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := dir + "/p.toml"
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	for _, file := range []string{fifo, "/dev/stdin", "/dev/null"} {
+		_, err := Load(Env{ConfigFlag: file, Cwd: t.TempDir(), Getenv: func(string) (string, bool) { return "", false }})
+		if err == nil || AsError(err).Code != CodeConfig {
+			t.Errorf("--config %s: %v, want config", file, err)
+		}
 	}
 }

@@ -3,11 +3,13 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/BurntSushi/toml"
 )
@@ -130,13 +132,18 @@ func refuseWritable(p *Policy, file string, env Env) error {
 	type place struct{ dir, what string }
 	var places []place
 	if fb := discovered(env); fb != "" {
-		// A fallback that does not load leaves no workdir to protect:
-		// without --config every call fails, so none could write there.
-		if fp, err := loadFile(fb, env); err == nil {
-			places = append(places, place{fp.Workdir, "the workdir of " + fp.Source + ", the policy that applies without --config"})
-			if fp.Audit.Log != "" {
-				places = append(places, place{filepath.Dir(fp.Audit.Log), "the directory of the audit log of " + fp.Source})
-			}
+		// The fallback's workdir is protected even when the fallback does
+		// not load now: the sandboxed side may have broken it (renamed a
+		// read root away) after planting a policy in its workdir. Only the
+		// workdir key is needed; a fallback without one that can be read
+		// leaves nothing to compare, so --config is refused.
+		work, logDir, err := fallbackPlaces(fb, env)
+		if err != nil {
+			return Errorf(CodeConfig, file, "the policy that applies without --config, %s, cannot be read (%v): fsbox cannot tell where it writes, so no other policy is loaded with --config; fix it, or set FSBOX_CONFIG", fb, err)
+		}
+		places = append(places, place{work, "the workdir of " + fb + ", the policy that applies without --config"})
+		if logDir != "" {
+			places = append(places, place{logDir, "the directory of the audit log of " + fb})
 		}
 		places = append(places, place{env.Cwd, "the current directory"})
 	} else {
@@ -159,6 +166,42 @@ func refuseWritable(p *Policy, file string, env Env) error {
 		}
 	}
 	return nil
+}
+
+// fallbackPlaces reads the workdir (and the audit log's directory) of the
+// policy file fb as loosely as it can: its roots need not exist and its
+// other keys are not checked, so a policy broken after the fact still
+// names the places it made writable.
+func fallbackPlaces(fb string, env Env) (work, logDir string, err error) {
+	if fp, err := loadFile(fb, env); err == nil {
+		if fp.Audit.Log != "" {
+			logDir = filepath.Dir(fp.Audit.Log)
+		}
+		return fp.Workdir, logDir, nil
+	}
+	data, err := readPolicyFile(fb)
+	if err != nil {
+		return "", "", err
+	}
+	var loose struct {
+		Workdir string `toml:"workdir"`
+		Audit   struct {
+			Log string `toml:"log"`
+		} `toml:"audit"`
+	}
+	if _, err := toml.Decode(string(data), &loose); err != nil {
+		return "", "", err
+	}
+	if loose.Workdir == "" {
+		return "", "", errors.New("it names no workdir")
+	}
+	if work, err = expandRoot(loose.Workdir, env.Home, env.Getenv); err != nil {
+		return "", "", err
+	}
+	if loose.Audit.Log != "" && filepath.IsAbs(loose.Audit.Log) {
+		logDir = filepath.Dir(loose.Audit.Log)
+	}
+	return work, logDir, nil
 }
 
 // reach lists every place the resolution of the absolute path abs passes
@@ -203,7 +246,7 @@ func loadFile(file string, env Env) (*Policy, error) {
 	cfgErr := func(format string, args ...any) *Error {
 		return Errorf(CodeConfig, file, "%s: %s", file, fmt.Sprintf(format, args...))
 	}
-	data, err := os.ReadFile(file)
+	data, err := readPolicyFile(file)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, cfgErr("policy file does not exist")
@@ -266,6 +309,26 @@ func loadFile(file string, env Env) (*Policy, error) {
 	p.Source = canonical(file)
 	p.Link = filepath.Join(canonical(filepath.Dir(file)), filepath.Base(file))
 	return p, nil
+}
+
+// readPolicyFile reads a policy: a regular file, never a pipe, a device
+// or anything under /proc, /dev or /sys (--config /dev/stdin would let
+// the caller hand fsbox a policy of its own), opened without blocking.
+func readPolicyFile(file string) ([]byte, error) {
+	if real, err := filepath.EvalSymlinks(file); err == nil && specialFS(real) {
+		return nil, errors.New("it lies under /proc, /dev or /sys; a policy is a regular file")
+	}
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("it is a %s; a policy is a regular file", kindName(fi.Mode()))
+	}
+	return io.ReadAll(io.LimitReader(f, 16<<20))
 }
 
 // isDir reports why dir, a configured root, cannot serve as one.

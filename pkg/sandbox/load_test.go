@@ -20,14 +20,15 @@ import (
 // is not second-guessed (beyond its own workdir, which New refuses).
 func TestLoadRefusesWritablePlaces(t *testing.T) {
 	type lcase struct {
-		name   string
-		user   bool   // a ~/.config/fsbox/config.toml (workdir w, audit log in logs/)
-		broken bool   // ... that does not load
-		plant  string // where the candidate lies, relative to base ("" for none)
-		flag   string // --config, relative to base unless absolute or starting with "./" (cwd)
-		env    map[string]string
-		code   Code
-		msg    string // a substring of the message
+		name    string
+		user    bool   // a ~/.config/fsbox/config.toml (workdir w, audit log in logs/)
+		broken  bool   // ... that does not load
+		garbled bool   // ... that is not even TOML
+		plant   string // where the candidate lies, relative to base ("" for none)
+		flag    string // --config, relative to base unless absolute or starting with "./" (cwd)
+		env     map[string]string
+		code    Code
+		msg     string // a substring of the message
 	}
 	cases := []lcase{
 		// The reproduction: the user's workdir, however named.
@@ -65,9 +66,12 @@ func TestLoadRefusesWritablePlaces(t *testing.T) {
 		{name: "user: outside", user: true, plant: "etc/ok.toml", flag: "etc/ok.toml"},
 		{name: "user: beside the workdir", user: true, plant: "w2/ok.toml", flag: "w2/ok.toml"},
 		{name: "user: through a symlink to outside", user: true, plant: "etc/ok.toml", flag: "etc/oklink.toml"},
-		// A user policy that does not load protects no workdir (no call
-		// without --config can run), the cwd is still refused.
-		{name: "broken user: workdir", user: true, broken: true, plant: "w/ok.toml", flag: "w/ok.toml"},
+		// A user policy that does not load still protects its workdir: the
+		// sandboxed side may have broken it after planting a policy there
+		// (on 1f42b5c the guard was skipped). One that cannot even be
+		// parsed refuses every --config.
+		{name: "broken user: workdir", user: true, broken: true, plant: "w/ok.toml", flag: "w/ok.toml", code: CodeConfig, msg: "the workdir of"},
+		{name: "garbled user: anywhere", user: true, garbled: true, plant: "etc/ok.toml", flag: "etc/ok.toml", code: CodeConfig, msg: "cannot be read"},
 		{name: "broken user: cwd", user: true, broken: true, plant: "cwd/evil.toml", flag: "./evil.toml", code: CodeConfig, msg: "current directory"},
 		// FSBOX_CONFIG is the host's: not refused for lying in the user's workdir.
 		{name: "host fixed in user workdir", user: true, plant: "w/evil.toml",
@@ -107,6 +111,9 @@ func TestLoadRefusesWritablePlaces(t *testing.T) {
 				body := "workdir = \"" + work + "\"\n[audit]\nlog = \"" + b + "/logs/audit.jsonl\"\n"
 				if c.broken {
 					body += "denny = 1\n"
+				}
+				if c.garbled {
+					body += "[[[\n"
 				}
 				mustWrite(t, filepath.Join(ls.home, ".config", "fsbox", "config.toml"), body)
 			}

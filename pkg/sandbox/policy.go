@@ -202,8 +202,12 @@ func (p *Policy) validate() error {
 		pats []string
 	}{{"deny", p.Paths.Deny}, {"allow", p.Paths.Allow}, {"write_deny", p.Paths.WriteDeny}} {
 		for _, g := range set.pats {
-			if g == "" || !doublestar.ValidatePattern(g) {
+			n := normalizeGlob(g)
+			if n == "" || !doublestar.ValidatePattern(n) {
 				return fmt.Errorf("[paths] %s: invalid glob %q", set.name, g)
+			}
+			if n == ".." || strings.HasPrefix(n, "../") || strings.HasSuffix(n, "/..") || strings.Contains(n, "/../") {
+				return fmt.Errorf("[paths] %s: glob %q holds '..': paths are matched after '..' is resolved, so it could never match", set.name, g)
 			}
 		}
 	}
@@ -218,6 +222,23 @@ func (p *Policy) validate() error {
 		}
 	}
 	return nil
+}
+
+// normalizeGlob is a path glob as the paths it is matched against are
+// spelled: relative to its root (a leading "/" or "./" only anchors),
+// without empty or "." components, and without a trailing "/" (written
+// gitignore-style for a directory: a rule on a directory covers what lies
+// below it anyway). "secrets/", "/secrets/", "secrets//k" and
+// "secrets/./k" silently matched nothing before.
+func normalizeGlob(g string) string {
+	parts := strings.Split(g, "/")
+	kept := parts[:0]
+	for _, c := range parts {
+		if c != "" && c != "." {
+			kept = append(kept, c)
+		}
+	}
+	return strings.Join(kept, "/")
 }
 
 // LandlockStatus reports the kernel wall (see Restrict).

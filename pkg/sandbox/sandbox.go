@@ -157,12 +157,7 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	// Paths are matched relative to their root, so a leading "/" or "./"
 	// (written to anchor a pattern at the root) is dropped rather than
 	// leaving a rule that silently never matches.
-	anchor := func(g string) string {
-		for strings.HasPrefix(g, "/") || strings.HasPrefix(g, "./") {
-			g = strings.TrimPrefix(strings.TrimPrefix(g, "./"), "/")
-		}
-		return g
-	}
+	anchor := normalizeGlob
 	for _, g := range p.Paths.Deny {
 		s.deny = append(s.deny, strings.ToLower(anchor(g)))
 	}
@@ -171,6 +166,9 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	}
 	s.allow = nil
 	for _, g := range p.Paths.Allow {
+		if strings.HasSuffix(g, "/") { // "docs/": the files below docs (allow rules are on files)
+			g += "**"
+		}
 		s.allow = append(s.allow, anchor(g))
 	}
 	for _, r := range p.Paths.DenyRegex {
