@@ -54,6 +54,9 @@ func init() {
 			if err != nil {
 				return err
 			}
+			if x.out.format != formatText {
+				return x.out.emitWithString(&r, &r.Diff) // a diff can be tens of MiB
+			}
 			return x.out.emit(r, nil, nil, func(w *bufio.Writer) error {
 				_, err := w.WriteString(r.Diff)
 				return err

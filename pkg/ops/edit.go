@@ -83,7 +83,7 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 		return EditResult{}, err
 	}
 	res := EditResult{Path: w.Path, DryRun: o.DryRun, Replacements: n}
-	res.Diff = renderDiff("a/"+w.Path, "b/"+w.Path, old, set)
+	res.Diff = renderDiff("a/"+w.Path, "b/"+w.Path, old, cur, set)
 	res.SHA256 = sha256Hex(cur)
 	if o.DryRun {
 		return res, nil

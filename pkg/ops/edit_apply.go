@@ -211,14 +211,16 @@ func applyAll(data []byte, set *editSet, path string, limit int64, limitName str
 
 // A group is a run of replacements on lines that touch, widened to whole
 // lines: the unit of a diff (as go-udiff's lineEdits makes them, so the
-// output is byte for byte the diff of the whole file).
+// output is byte for byte the diff of the whole file). Its new text is a
+// piece of the edited output, never a copy.
 type group struct {
 	start, end int    // whole lines of the original
-	new        []byte // what replaces them
+	new        []byte // what replaces them: a slice of the edited text
 }
 
-// groups yields the groups of the spans of eds over data, in order.
-func groups(data []byte, set *editSet, yield func(g *group)) {
+// groups yields the groups of the spans of set over data, whose edited
+// text is out, in order.
+func groups(data, out []byte, set *editSet, yield func(g *group)) {
 	// go-udiff leaves edits alone when every one of them already covers
 	// whole lines, and otherwise merges edits on touching lines first.
 	aligned := true
@@ -229,48 +231,47 @@ func groups(data []byte, set *editSet, yield func(g *group)) {
 			data[end-1] == '\n' && (len(sp.e.new) == 0 || sp.e.new[len(sp.e.new)-1] == '\n')
 	}
 	var g group
+	var nstart, nend int // g.new as a range of out
+	delta := 0           // len(out) - len(data) over the spans so far
 	open := false
 	flush := func() {
 		if !open {
 			return
 		}
 		if !aligned {
-			expandGroup(data, &g)
+			// Widen to whole lines, as go-udiff's expandEdit does: the
+			// text around the span is the same on both sides.
+			ls := bytes.LastIndexByte(data[:g.start], '\n') + 1
+			head := g.start - ls
+			n := out[nstart:nend]
+			endsLine := len(n) > 0 && n[len(n)-1] == '\n' || len(n) == 0 && head == 0
+			end := g.end
+			if end > 0 && data[end-1] != '\n' || !endsLine {
+				if i := bytes.IndexByte(data[end:], '\n'); i < 0 {
+					g.end = len(data)
+				} else {
+					g.end = end + i + 1
+				}
+			}
+			g.start, nstart, nend = ls, nstart-head, nend+(g.end-end)
 		}
+		g.new = out[nstart:nend]
 		yield(&g)
 		open = false
 	}
 	it = newSpans(data, set)
 	for sp, ok := it.next(); ok; sp, ok = it.next() {
 		end := sp.start + len(sp.e.old)
-		if open && !aligned && bytes.IndexByte(data[g.end:sp.start], '\n') < 0 {
-			g.new = append(append(g.new, data[g.end:sp.start]...), sp.e.new...)
-			g.end = end
-			continue
+		if !(open && !aligned && bytes.IndexByte(data[g.end:sp.start], '\n') < 0) {
+			flush()
+			g = group{start: sp.start}
+			nstart = sp.start + delta
+			open = true
 		}
-		flush()
-		g = group{start: sp.start, end: end, new: append(g.new[:0], sp.e.new...)}
-		open = true
+		delta += len(sp.e.new) - len(sp.e.old)
+		g.end, nend = end, end+delta
 	}
 	flush()
-}
-
-// expandGroup widens g to whole lines, as go-udiff's expandEdit does.
-func expandGroup(data []byte, g *group) {
-	ls := bytes.LastIndexByte(data[:g.start], '\n') + 1
-	head := data[ls:g.start]
-	end := g.end
-	endsLine := len(g.new) > 0 && g.new[len(g.new)-1] == '\n' || len(g.new) == 0 && len(head) == 0
-	if end > 0 && data[end-1] != '\n' || !endsLine {
-		if i := bytes.IndexByte(data[end:], '\n'); i < 0 {
-			g.end = len(data)
-		} else {
-			g.end = end + i + 1
-		}
-	}
-	n := make([]byte, 0, len(head)+len(g.new)+g.end-end)
-	g.new = append(append(append(n, head...), g.new...), data[end:g.end]...)
-	g.start = ls
 }
 
 // diffContext is the unified diff's lines of context.
@@ -279,9 +280,14 @@ const diffContext = 3
 // renderDiff is the unified diff of applying eds to data, rendered from
 // the groups in one pass (the format of go-udiff's ToUnified, which counts
 // each edit's line number from the start of the file again).
-func renderDiff(from, to string, data []byte, set *editSet) string {
+func renderDiff(from, to string, data, edited []byte, set *editSet) string {
 	var out strings.Builder // its String is free: the diff is copied once, hunk by hunk
 	var body bytes.Buffer
+	// Room for the largest diff there can be, so neither grows by copies
+	// (untouched room costs no memory).
+	most := len(data) + len(edited) + 64
+	body.Grow(most)
+	out.Grow(most)
 	var hunk struct {
 		open             bool
 		fromLine, toLine int
@@ -337,7 +343,7 @@ func renderDiff(from, to string, data []byte, set *editSet) string {
 		body.Reset()
 		hunk.open = false
 	}
-	groups(data, set, func(g *group) {
+	groups(data, edited, set, func(g *group) {
 		start := lineAt(g.start)
 		end := start + bytes.Count(data[g.start:g.end], nl)
 		if g.end == len(data) && len(data) > 0 && data[len(data)-1] != '\n' {

@@ -102,7 +102,7 @@ func TestRenderDiffMatchesUdiff(t *testing.T) {
 		}
 		ref := refSpans(data, set.eds)
 		want, _ := udiff.ToUnified("a/f", "b/f", string(data), ref, udiff.DefaultContextLines)
-		if got := renderDiff("a/f", "b/f", data, set); got != want {
+		if got := renderDiff("a/f", "b/f", data, out, set); got != want {
 			t.Fatalf("edits %+v on %q:\ngot\n%s\nwant\n%s", specs, data, got, want)
 		}
 		applied, err := udiff.Apply(string(data), ref)
