@@ -199,25 +199,9 @@ func (s *lineSorter) sortPackedNumeric(data []byte, n int) func(yield func([]byt
 		recs = append(recs, packedNum{key, uint32(off)})
 		off += len(l)
 	}
-	line := func(off uint32) []byte {
-		l := data[off:]
-		if i := bytes.IndexByte(l, '\n'); i >= 0 {
-			return l[:i]
-		}
-		return l
-	}
+	line := func(off uint32) []byte { return lineAt(data, off) }
 	parallelSort(recs, func(a, b packedNum) int {
-		c := cmp.Compare(a.key, b.key)
-		if c == 0 && !s.o.Unique {
-			c = bytes.Compare(line(a.off), line(b.off)) // GNU's last resort: whole lines
-		}
-		if s.o.Reverse {
-			c = -c
-		}
-		if c == 0 {
-			c = cmp.Compare(a.off, b.off) // equal keys keep input order
-		}
-		return c
+		return s.finish(cmp.Compare(a.key, b.key), line(a.off), line(b.off), a.off, b.off)
 	}, false)
 	return func(yield func([]byte) bool) {
 		for _, r := range recs {
@@ -226,6 +210,31 @@ func (s *lineSorter) sortPackedNumeric(data []byte, n int) func(yield func([]byt
 			}
 		}
 	}
+}
+
+// lineAt is the line of data starting at off, without its newline.
+func lineAt(data []byte, off uint32) []byte {
+	l := data[off:]
+	if i := bytes.IndexByte(l, '\n'); i >= 0 {
+		return l[:i]
+	}
+	return l
+}
+
+// finish completes a comparison of two lines (at offsets a and b) whose
+// keys compared as c, as the fast paths order them: GNU's last resort
+// (whole lines) unless -u, reversed with -r, and equal ones in input order.
+func (s *lineSorter) finish(c int, la, lb []byte, a, b uint32) int {
+	if c == 0 && !s.o.Unique {
+		c = bytes.Compare(la, lb)
+	}
+	if s.o.Reverse {
+		c = -c
+	}
+	if c == 0 {
+		c = cmp.Compare(a, b)
+	}
+	return c
 }
 
 // sortCompact is sortData's compact path: one uint32 offset per non-empty
@@ -258,26 +267,10 @@ func (s *lineSorter) sortCompact(data []byte, n int) func(yield func([]byte) boo
 		}
 		off += len(l)
 	}
-	line := func(off uint32) []byte {
-		l := data[off:]
-		if i := bytes.IndexByte(l, '\n'); i >= 0 {
-			return l[:i]
-		}
-		return l
-	}
+	line := func(off uint32) []byte { return lineAt(data, off) }
 	slices.SortFunc(offs, func(a, b uint32) int {
 		la, lb := line(a), line(b)
-		c := s.keyCompare(la, lb)
-		if c == 0 && !s.o.Unique {
-			c = bytes.Compare(la, lb) // GNU's last resort: whole lines
-		}
-		if s.o.Reverse {
-			c = -c
-		}
-		if c == 0 {
-			c = cmp.Compare(a, b)
-		}
-		return c
+		return s.finish(s.keyCompare(la, lb), la, lb, a, b)
 	})
 	return func(yield func([]byte) bool) {
 		for _, off := range offs {
