@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,13 +57,11 @@ func TestLongPathsAreNotEntered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	longest, n := 0, 0
-	sk, err := s.Walk("chain", WalkOptions{MaxDepth: -1}, func(e *Entry) error {
-		n++
-		longest = max(longest, len(e.Path))
-		e.Release()
-		return nil
-	})
+	paths, sk, err := walkPaths(s, "chain", WalkOptions{MaxDepth: -1})
+	longest, n := 0, len(paths)
+	for _, p := range paths {
+		longest = max(longest, len(p))
+	}
 	if err != nil || sk.LongPaths != 1 || longest > maxPathLen || n != 20 {
 		t.Errorf("walk: %d entries, longest path %d bytes, skipped %+v, %v", n, longest, sk, err)
 	}
@@ -128,13 +127,12 @@ func TestNestedRootsShareRules(t *testing.T) {
 				}
 			}
 			for _, w := range tc.walks {
-				_, err := s.Walk(at(w), WalkOptions{MaxDepth: -1}, func(e *Entry) error {
-					if strings.HasSuffix(e.Path, "/k.txt") {
-						t.Errorf("walk %s reported %s", w, e.Path)
+				paths, _, err := walkPaths(s, at(w), WalkOptions{MaxDepth: -1})
+				for _, p := range paths {
+					if strings.HasSuffix(p, "/k.txt") {
+						t.Errorf("walk %s reported %s", w, p)
 					}
-					e.Release()
-					return nil
-				})
+				}
 				if err != nil {
 					t.Errorf("walk %s: %v", w, err)
 				}
@@ -147,6 +145,17 @@ func TestNestedRootsShareRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// walkPaths walks start with o and returns every path reported.
+func walkPaths(s *Sandbox, start string, o WalkOptions) ([]string, WalkSkipped, error) {
+	var paths []string
+	sk, err := s.Walk(start, o, func(e *Entry) error {
+		paths = append(paths, e.Path)
+		e.Release()
+		return nil
+	})
+	return paths, sk, err
 }
 
 func must(t testing.TB, err error) {
@@ -236,13 +245,8 @@ func TestLeafSymlinkIntoDeniedDir(t *testing.T) {
 		}
 		denied("write target "+name, err)
 	}
-	n := 0
-	sk, err := s.Walk(".", WalkOptions{MaxDepth: -1, Follow: true}, func(e *Entry) error {
-		n++
-		e.Release()
-		return nil
-	})
-	if err != nil || n != 0 || sk.Denied != int64(len(links)+1) {
+	paths, sk, err := walkPaths(s, ".", WalkOptions{MaxDepth: -1, Follow: true})
+	if n := len(paths); err != nil || n != 0 || sk.Denied != int64(len(links)+1) {
 		t.Errorf("walk -L: %d entries, skipped %+v, %v; want none, every link and secret denied", n, sk, err)
 	}
 }
@@ -304,13 +308,8 @@ func TestIgnoreFilesNeverThroughSymlinks(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			seen := false
-			sk, err := s.Walk(".", WalkOptions{MaxDepth: -1}, func(e *Entry) error {
-				seen = seen || e.Path == "hunter2"
-				e.Release()
-				return nil
-			})
-			if err != nil || !seen || sk.Ignored != 0 {
+			paths, sk, err := walkPaths(s, ".", WalkOptions{MaxDepth: -1})
+			if seen := slices.Contains(paths, "hunter2"); err != nil || !seen || sk.Ignored != 0 {
 				t.Errorf("walk: hunter2 reported %v, skipped %+v, %v: the denied .env was read as ignore rules", seen, sk, err)
 			}
 		})
@@ -335,13 +334,8 @@ func TestBigIgnoreFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	seen := false
-	sk, err := s.Walk(".", WalkOptions{MaxDepth: -1}, func(e *Entry) error {
-		seen = seen || e.Path == "src/f.go"
-		e.Release()
-		return nil
-	})
-	if err != nil || !seen || sk.IgnoreRules != 1 {
+	paths, sk, err := walkPaths(s, ".", WalkOptions{MaxDepth: -1})
+	if seen := slices.Contains(paths, "src/f.go"); err != nil || !seen || sk.IgnoreRules != 1 {
 		t.Errorf("walk: src/f.go reported %v, skipped %+v, %v", seen, sk, err)
 	}
 }
