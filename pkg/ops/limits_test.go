@@ -177,3 +177,10 @@ func FuzzLimits(f *testing.F) {
 		checkLimit(t, c, v, want)
 	})
 }
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -579,10 +579,3 @@ func runSequence(t *testing.T, seed uint64, steps int, outcomes map[string]int) 
 	}
 	return !s.failed
 }
-
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
