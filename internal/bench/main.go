@@ -807,6 +807,14 @@ func (m *rssMeter) peak(p proc, devnull *os.File, okExit []int, runs int, g guar
 	for range runs {
 		argv := append([]string{"time", "-f", "%M", "-o", m.out, p.path}, p.argv[1:]...)
 		cmd := &exec.Cmd{Path: m.time, Args: argv, Dir: p.dir, Env: p.env, Stdout: devnull, Stderr: devnull}
+		if p.stdin != "" { // as the timed runs get it (write reads no terminal and no /dev/null)
+			f, err := os.Open(filepath.Join(p.dir, p.stdin))
+			if err != nil {
+				return 0, err
+			}
+			cmd.Stdin = f
+			defer f.Close()
+		}
 		s, err := g.run(cmd)
 		if s.killed != "" {
 			if top > 0 {

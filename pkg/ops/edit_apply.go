@@ -283,11 +283,6 @@ const diffContext = 3
 func renderDiff(from, to string, data, edited []byte, set *editSet) string {
 	var out strings.Builder // its String is free: the diff is copied once, hunk by hunk
 	var body bytes.Buffer
-	// Room for the largest diff there can be, so neither grows by copies
-	// (untouched room costs no memory).
-	most := len(data) + len(edited) + 64
-	body.Grow(most)
-	out.Grow(most)
 	var hunk struct {
 		open             bool
 		fromLine, toLine int

@@ -201,7 +201,14 @@ func (s *lineSorter) sortPackedNumeric(data []byte, n int) func(yield func([]byt
 	}
 	line := func(off uint32) []byte { return lineAt(data, off) }
 	parallelSort(recs, func(a, b packedNum) int {
-		return s.finish(cmp.Compare(a.key, b.key), line(a.off), line(b.off), a.off, b.off)
+		if a.key != b.key { // the common case: no line is looked at
+			c := cmp.Compare(a.key, b.key)
+			if s.o.Reverse {
+				return -c
+			}
+			return c
+		}
+		return s.finish(0, line(a.off), line(b.off), a.off, b.off)
 	}, false)
 	return func(yield func([]byte) bool) {
 		for _, r := range recs {
