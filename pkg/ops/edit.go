@@ -99,11 +99,3 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 func toCRLF(b []byte) []byte {
 	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 }
-
-func joinInts(l []int) string {
-	s := make([]string, len(l))
-	for i, v := range l {
-		s[i] = fmt.Sprint(v)
-	}
-	return strings.Join(s, ", ")
-}

@@ -143,19 +143,10 @@ func (s *Sandbox) CheckWrite(p string) (Info, error) {
 	for {
 		sub, err := openRoot(t.rt.r, dir)
 		if err == nil {
-			f, err := sub.Open(".")
+			rrel, err := realRel(t.rt, sub, dir, t.given)
 			sub.Close()
 			if err != nil {
-				return Info{}, s.mapErr(err, t)
-			}
-			real, err := fdPath(f, t.rt.abs(dir))
-			f.Close()
-			if err != nil {
-				return Info{}, &Error{Code: CodeIO, Path: t.given, Msg: err.Error(), Err: err}
-			}
-			rrel, ok := t.rt.relOf(real)
-			if !ok {
-				return Info{}, deny(RuleSymlink, t.given, "%s leads out of the workdir", t.given)
+				return Info{}, err
 			}
 			rel := path.Join(rrel, rest)
 			if err := s.checkPatterns(t.rt, rel, false, AccessWrite, t.given); err != nil {
