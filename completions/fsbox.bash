@@ -1,38 +1,209 @@
 # bash completion for fsbox (generated; do not edit)
+_fsbox_valued() {
+  case "$2" in --config|--format|--color) return 0 ;; esac
+  case "$1 $2" in
+    "cut --fields"|"cut -f"|"cut --delimiter"|"cut -d"|"cut --output-delimiter") return 0 ;;
+    "edit --old"|"edit --new"|"edit --old-file"|"edit --new-file"|"edit --edits-json"|"edit --expect-sha256") return 0 ;;
+    "find --max-depth"|"find --type"|"find -t"|"find --exclude"|"find -E") return 0 ;;
+    "grep --after-context"|"grep -A"|"grep --before-context"|"grep -B"|"grep --context"|"grep -C"|"grep --max-count"|"grep -m"|"grep --limit"|"grep --glob"|"grep -g") return 0 ;;
+    "links --prefix") return 0 ;;
+    "read --offset"|"read --limit"|"read --max-bytes"|"read --encoding") return 0 ;;
+    "slice --start"|"slice --end") return 0 ;;
+    "sort --key"|"sort -k"|"sort --separator"|"sort -t") return 0 ;;
+    "write --content"|"write --expect-sha256"|"write --mode") return 0 ;;
+  esac
+  return 1
+}
 _fsbox() {
-  local cur cmd i
+  local cur prev cmd w i npos=0 skip=0
   cur="${COMP_WORDS[COMP_CWORD]}"
+  prev="${COMP_WORDS[COMP_CWORD-1]}"
   cmd=""
-  case "${COMP_WORDS[0]##*/}" in fsbox-*) cmd="${COMP_WORDS[0]##*/fsbox-}"; cmd="${cmd#fsbox-}" ;; esac
-  for ((i=1; i<COMP_CWORD; i++)); do case "${COMP_WORDS[i]}" in -*) ;; *) [ -z "$cmd" ] && cmd="${COMP_WORDS[i]}" ;; esac; done
+  case "${COMP_WORDS[0]##*/}" in fsbox-*) cmd="${COMP_WORDS[0]##*/fsbox-}" ;; esac
+  for ((i=1; i<COMP_CWORD; i++)); do
+    w="${COMP_WORDS[i]}"
+    if ((skip)); then skip=0; continue; fi
+    case "$w" in
+      --*=*) ;;
+      -*) _fsbox_valued "$cmd" "$w" && skip=1 ;;
+      *) if [ -z "$cmd" ]; then cmd="$w"; else npos=$((npos+1)); fi ;;
+    esac
+  done
+  if ((skip)); then
+    case "$prev" in
+      --config) COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
+      --format) COMPREPLY=( $(compgen -W "json ndjson text" -- "$cur") ); return ;;
+      --color) COMPREPLY=( $(compgen -W "auto always never" -- "$cur") ); return ;;
+    esac
+    case "$cmd $prev" in
+      "cut --fields"|"cut -f") COMPREPLY=(); return ;;
+      "cut --delimiter"|"cut -d") COMPREPLY=(); return ;;
+      "cut --output-delimiter") COMPREPLY=(); return ;;
+      "edit --old") COMPREPLY=(); return ;;
+      "edit --new") COMPREPLY=(); return ;;
+      "edit --old-file") COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
+      "edit --new-file") COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
+      "edit --edits-json") COMPREPLY=(); return ;;
+      "edit --expect-sha256") COMPREPLY=(); return ;;
+      "find --max-depth") COMPREPLY=(); return ;;
+      "find --type"|"find -t") COMPREPLY=( $(compgen -W "f d l" -- "$cur") ); return ;;
+      "find --exclude"|"find -E") COMPREPLY=(); return ;;
+      "grep --after-context"|"grep -A") COMPREPLY=(); return ;;
+      "grep --before-context"|"grep -B") COMPREPLY=(); return ;;
+      "grep --context"|"grep -C") COMPREPLY=(); return ;;
+      "grep --max-count"|"grep -m") COMPREPLY=(); return ;;
+      "grep --limit") COMPREPLY=(); return ;;
+      "grep --glob"|"grep -g") COMPREPLY=(); return ;;
+      "links --prefix") COMPREPLY=(); return ;;
+      "read --offset") COMPREPLY=(); return ;;
+      "read --limit") COMPREPLY=(); return ;;
+      "read --max-bytes") COMPREPLY=(); return ;;
+      "read --encoding") COMPREPLY=( $(compgen -W "utf-8 base64" -- "$cur") ); return ;;
+      "sort --key"|"sort -k") COMPREPLY=(); return ;;
+      "sort --separator"|"sort -t") COMPREPLY=(); return ;;
+      "write --content") COMPREPLY=(); return ;;
+      "write --expect-sha256") COMPREPLY=(); return ;;
+      "write --mode") COMPREPLY=(); return ;;
+    esac
+    COMPREPLY=(); return
+  fi
   if [ -z "$cmd" ]; then
     COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mkdir mv read rm roots slice sort stat tools wc write --config --format --pretty --color --version --help" -- "$cur") )
     return
   fi
   case "$cmd" in
-    completion) COMPREPLY=( $(compgen -W " --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    cp) COMPREPLY=( $(compgen -W "--force -f --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    cut) COMPREPLY=( $(compgen -W "--csv --delimiter --fields --only-delimited --output-delimiter --regex -d -f -s --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    edit) COMPREPLY=( $(compgen -W "--all --dry-run --edits-json --expect-sha256 --new --new-file --old --old-file --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    explain) COMPREPLY=( $(compgen -W " --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    find) COMPREPLY=( $(compgen -W "--exclude --follow --hidden --max-depth --no-ignore --type -E -L -t --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    grep) COMPREPLY=( $(compgen -W "--after-context --before-context --context --count --files-with-matches --fixed-strings --follow --glob --hidden --ignore-case --invert-match --limit --line-number --max-count --no-ignore --numbered --word-regexp -A -B -C -F -L -c -g -i -l -m -n -v -w --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    links) COMPREPLY=( $(compgen -W "--prefix --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    ls) COMPREPLY=( $(compgen -W "--all -a --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    man) COMPREPLY=( $(compgen -W " --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    mkdir) COMPREPLY=( $(compgen -W " --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    mv) COMPREPLY=( $(compgen -W "--force -f --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    read) COMPREPLY=( $(compgen -W "--encoding --limit --max-bytes --offset --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    rm) COMPREPLY=( $(compgen -W "--recursive -r --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    roots) COMPREPLY=( $(compgen -W " --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    slice) COMPREPLY=( $(compgen -W "--end --start --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    sort) COMPREPLY=( $(compgen -W "--ignore-case --key --numeric --reverse --separator --unique -f -k -n -r -t -u --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    stat) COMPREPLY=( $(compgen -W "--sha256 --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    tools) COMPREPLY=( $(compgen -W " --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    wc) COMPREPLY=( $(compgen -W " --config --format --pretty --color --version --help" -- "$cur") ) ;;
-    write) COMPREPLY=( $(compgen -W "--append --content --expect-sha256 --mode --no-clobber --config --format --pretty --color --version --help" -- "$cur") ) ;;
+    completion)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -W "bash zsh fish" -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    cp)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--force -f --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    cut)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--csv --delimiter --fields --only-delimited --output-delimiter --regex -d -f -s --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    edit)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--all --dry-run --edits-json --expect-sha256 --new --new-file --old --old-file --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    explain)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mkdir mv read rm roots slice sort stat tools wc write" -- "$cur") ) ;;
+        1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    find)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--exclude --follow --hidden --max-depth --no-ignore --type -E -L -t --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
+        1) COMPREPLY=() ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    grep)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--after-context --before-context --context --count --files-with-matches --fixed-strings --follow --glob --hidden --ignore-case --invert-match --limit --line-number --max-count --no-filename --no-ignore --numbered --with-filename --word-regexp -A -B -C -F -H -L -c -g -h -i -l -m -n -v -w --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=() ;;
+        *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    links)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--prefix --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    ls)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--all -a --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    man)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mkdir mv read rm roots slice sort stat tools wc write" -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    mkdir)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    mv)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--force -f --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    read)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--encoding --limit --max-bytes --offset --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    rm)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--recursive -r --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    roots)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        *) COMPREPLY=() ;;
+      esac ;;
+    slice)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--end --start --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        1) COMPREPLY=() ;;
+        2) COMPREPLY=() ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    sort)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--human-numeric --ignore-case --key --numeric --reverse --separator --unique -f -h -k -n -r -t -u --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    stat)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--sha256 --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    tools)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        *) COMPREPLY=() ;;
+      esac ;;
+    wc)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    write)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--append --content --expect-sha256 --mode --no-clobber --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
   esac
-  if [[ "$cur" != -* ]]; then COMPREPLY+=( $(compgen -f -- "$cur") ); fi
 }
 complete -o filenames -F _fsbox fsbox
 complete -o filenames -F _fsbox fsbox-completion

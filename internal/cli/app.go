@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -17,33 +18,50 @@ import (
 
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 )
 
-// Version is set at build time with -ldflags "-X ...cli.Version=...".
-var Version = "dev"
+// Call is one run of fsbox: everything Run reads and writes. Run keeps no
+// state between calls and shares none between concurrent ones.
+type Call struct {
+	Args           []string // argv, argv[0] included
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) (string, bool) // nil: os.LookupEnv
+	// Ops is the operations the call may run; nil means ops.Registry.
+	Ops *spec.Registry
+	// Landlock restricts the whole process to the policy's roots once the
+	// sandbox is open: process-wide and one-way, so only the binary's
+	// entry (Main) asks for it.
+	Landlock bool
+}
 
 // call is what a command's run function gets.
 type call struct {
-	ctx   *ucli.Context
+	cx    context.Context
+	op    *spec.Op
+	in    *spec.Input
 	sb    *sandbox.Sandbox
 	out   *printer
 	stdin io.Reader
 	args  []string
+	reg   *spec.Registry
 }
 
-// state is shared by the app's hooks during one Main call.
+// state is shared by the app's hooks during one Run.
 type state struct {
-	stdin          io.Reader
-	stdout, stderr io.Writer
-	getenv         func(string) (string, bool)
-	format         string
-	policy         *sandbox.Policy
-	policyErr      error
-	start          time.Time
-	auditLog       *sandbox.AuditLog // the policy's [audit] log, opened before Landlock
-	sb             *sandbox.Sandbox  // the call's sandbox, for the audit record
+	c         Call
+	reg       *spec.Registry
+	stdout    io.Writer
+	format    string
+	policy    *sandbox.Policy
+	policyErr error
+	start     time.Time
+	auditLog  *sandbox.AuditLog // the policy's [audit] log, opened before Landlock
+	sb        *sandbox.Sandbox  // the call's sandbox, for the audit record
 }
 
+// globalFlags are the flags every command takes.
 func globalFlags() []ucli.Flag {
 	return []ucli.Flag{
 		&ucli.StringFlag{Name: "config", Usage: "policy file (refused when FSBOX_CONFIG is set)", TakesFile: true},
@@ -52,6 +70,12 @@ func globalFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "color", Value: "auto", Usage: "color in the text form: auto, always or never", EnvVars: []string{"FSBOX_COLOR"}},
 	}
 }
+
+// globalMeta are the metavariables of the global flags that take a value.
+var globalMeta = map[string]string{"config": "FILE", "format": "FORMAT", "color": "WHEN"}
+
+// globalValues are what shells complete for the global flags' values.
+var globalValues = map[string][]string{"format": {"json", "ndjson", "text"}, "color": {"auto", "always", "never"}}
 
 func usageErr(format string, args ...any) error {
 	return sandbox.Errorf(sandbox.CodeUsage, "", format, args...)
@@ -62,40 +86,37 @@ func onUsageError(_ *ucli.Context, err error, _ bool) error {
 }
 
 func newApp(st *state) *ucli.App {
-	// -v means --invert-match to grep users; --version has no short form.
-	ucli.VersionFlag = &ucli.BoolFlag{Name: "version", Usage: "print the version"}
 	app := &ucli.App{
-		Name:                 "fsbox",
-		HelpName:             "fsbox",
-		Usage:                "sandboxed file tools that print JSON",
-		UsageText:            "fsbox [global flags] COMMAND [flags] [args]\n   fsbox-COMMAND [flags] [args]",
-		Version:              Version,
-		Flags:                globalFlags(),
-		Reader:               st.stdin,
-		Writer:               st.stdout,
-		ErrWriter:            st.stderr,
-		HideHelpCommand:      true,
-		EnableBashCompletion: true,
-		ExitErrHandler:       func(*ucli.Context, error) {},
-		OnUsageError:         onUsageError,
-		Before:               func(c *ucli.Context) error { return st.before(c) },
+		Name:            "fsbox",
+		HelpName:        "fsbox",
+		Usage:           "sandboxed file tools that print JSON",
+		Flags:           globalFlags(),
+		Reader:          st.c.Stdin,
+		Writer:          st.stdout,
+		ErrWriter:       st.c.Stderr,
+		HideHelp:        true, // help and --version are answered before the parser runs
+		HideHelpCommand: true,
+		HideVersion:     true,
+		ExitErrHandler:  func(*ucli.Context, error) {},
+		OnUsageError:    onUsageError,
+		Before:          func(c *ucli.Context) error { return st.before(c) },
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr("unknown command %q (run 'fsbox --help' for the list)", c.Args().First())
 			}
-			return ucli.ShowAppHelp(c)
+			return usageErr("no command given (run 'fsbox --help' for the list)")
 		},
 		// -g '*.{go,md}' is one glob: never split slice flags at commas.
 		DisableSliceFlagSeparator: true,
 	}
-	for _, name := range commandNames() {
-		app.Commands = append(app.Commands, st.wire(registry[name]))
+	for _, op := range st.reg.Ops() {
+		app.Commands = append(app.Commands, st.wire(op))
 	}
 	return app
 }
 
 // before validates the global flags and loads the policy. A policy error is
-// kept and reported by the commands that need a policy, so --help and the
+// kept and reported by the commands that need a policy, so the
 // documentation commands still work.
 func (st *state) before(c *ucli.Context) error {
 	st.format = c.String("format")
@@ -111,47 +132,55 @@ func (st *state) before(c *ucli.Context) error {
 	default:
 		return usageErr("--color must be auto, always or never, got %q", c.String("color"))
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		st.policyErr = sandbox.Errorf(sandbox.CodeIO, "", "cannot tell the current directory: %v", err)
-		return nil
-	}
-	home, _ := os.UserHomeDir()
-	st.policy, st.policyErr = sandbox.Load(sandbox.Env{ConfigFlag: c.String("config"), ConfigSet: c.IsSet("config"), Getenv: st.getenv, Cwd: cwd, Home: home})
+	st.policy, st.policyErr = st.loadPolicy(c.String("config"), c.IsSet("config"))
 	if st.policy != nil && st.policyErr == nil {
 		st.auditLog, st.policyErr = sandbox.OpenAudit(st.policy)
-	}
-	if st.policy != nil {
-		for _, cmd := range c.App.Commands {
-			if !ops.CommandEnabled(st.policy, cmd.Name) { // links needs mkdir and write too
-				cmd.Hidden = true
-			}
-		}
 	}
 	return nil
 }
 
-// wire turns a registry entry into a urfave command whose action checks
-// arguments, opens the sandbox, runs the command and prints its result.
-func (st *state) wire(cmd *command) *ucli.Command {
+// loadPolicy finds the policy as SPEC says and checks its [commands]
+// against the operations this call knows.
+func (st *state) loadPolicy(config string, set bool) (*sandbox.Policy, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, sandbox.Errorf(sandbox.CodeIO, "", "cannot tell the current directory: %v", err)
+	}
+	home, _ := os.UserHomeDir()
+	known := func(name string) bool { _, ok := st.reg.Lookup(name); return ok }
+	p, err := sandbox.Load(sandbox.Env{ConfigFlag: config, ConfigSet: set, Getenv: st.c.Getenv, Cwd: cwd, Home: home, Known: known})
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.CheckPolicyIn(st.reg, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// wire turns an operation into a urfave command whose action reads the
+// input, opens the sandbox, runs the operation and prints its result.
+func (st *state) wire(op *spec.Op) *ucli.Command {
 	return &ucli.Command{
-		Name:         cmd.name,
-		Usage:        cmd.usage,
-		ArgsUsage:    cmd.argsUsage,
-		Flags:        cmd.flags,
+		Name:         op.Name,
+		Usage:        op.Summary,
+		ArgsUsage:    op.Usage(),
+		Flags:        cliFlags(op),
+		HideHelp:     true,
 		OnUsageError: onUsageError,
 		Action: func(c *ucli.Context) error {
 			args := c.Args().Slice()
-			if len(args) < cmd.minArgs || (cmd.maxArgs >= 0 && len(args) > cmd.maxArgs) {
-				return usageErr("usage: fsbox %s %s", cmd.name, cmd.argsUsage)
-			}
 			for _, a := range args {
 				if strings.IndexByte(a, 0) >= 0 {
 					return usageErr("an argument holds a NUL byte")
 				}
 			}
-			x := &call{ctx: c, stdin: st.stdin, args: args, out: st.printer(c)}
-			if !cmd.noPolicy {
+			in, err := inputOf(op, c, args)
+			if err != nil {
+				return err
+			}
+			x := &call{cx: c.Context, op: op, in: in, stdin: st.c.Stdin, args: args, out: st.printer(c), reg: st.reg}
+			if !op.NoPolicy {
 				if st.policyErr != nil {
 					return st.policyErr
 				}
@@ -161,21 +190,76 @@ func (st *state) wire(cmd *command) *ucli.Command {
 					return err
 				}
 				defer sb.Close()
-				if err := sb.CheckCommand(cmd.name); err != nil {
+				if err := ops.CheckCommandIn(st.reg, st.policy, op.Name); err != nil {
 					return err
 				}
-				if err := sb.Restrict(); err != nil {
-					return err
+				if st.c.Landlock {
+					if err := sb.Restrict(); err != nil {
+						return err
+					}
 				}
 				x.sb, st.sb = sb, sb
 			}
-			return cmd.run(x)
+			if run, ok := runners[op.Name]; ok {
+				return run(x)
+			}
+			return runGeneric(x)
 		},
 	}
 }
 
+// runGeneric runs an operation the command line has no text form for: its
+// result is printed as JSON whatever the format.
+func runGeneric(x *call) error {
+	if x.op.Run == nil {
+		return usageErr("%s cannot run from the command line", x.op.Name)
+	}
+	r, err := x.op.Run(x.cx, x.sb, x.in)
+	if err != nil {
+		return err
+	}
+	return x.out.emit(r, nil, nil, nil)
+}
+
+// inputOf reads a command's flags and arguments into the operation's input.
+func inputOf(op *spec.Op, c *ucli.Context, args []string) (*spec.Input, error) {
+	in := spec.NewInput(op)
+	for i := range op.Options {
+		o := &op.Options[i]
+		name := o.Flag()
+		if !c.IsSet(name) {
+			continue
+		}
+		switch o.Type {
+		case spec.Bool:
+			in.Set(o.Name, c.Bool(name))
+		case spec.Int:
+			in.Set(o.Name, c.Int64(name))
+		case spec.Strings:
+			in.Set(o.Name, c.StringSlice(name))
+		case spec.Objects:
+			if err := in.SetJSON(o.Name, json.RawMessage(c.String(name))); err != nil {
+				return nil, err
+			}
+		default:
+			in.Set(o.Name, c.String(name))
+		}
+	}
+	for _, a := range op.Args {
+		if a.Flag && c.IsSet(a.Name) {
+			if err := in.SetFlagText(a.Name, c.String(a.Name)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := in.SetArgs(args); err != nil {
+		return nil, err
+	}
+	return in, in.Check()
+}
+
 func (st *state) printer(c *ucli.Context) *printer {
-	p := &printer{w: st.stdout, errw: st.stderr, format: st.format, pretty: c.Bool("pretty")}
+	p := &printer{w: st.stdout, errw: st.c.Stderr, format: st.format, pretty: c.Bool("pretty")}
 	tty := isTerminal(st.stdout)
 	p.tty = tty
 	if !c.IsSet("pretty") {
@@ -220,21 +304,33 @@ func (o *outWatch) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// Main runs fsbox and returns the exit code. It never panics: a panic
-// inside a command becomes an io error. Every call leaves its audit
-// record, even when stdout or stderr is a pipe closed early: SIGPIPE is
-// ignored (so such a write fails with EPIPE instead of killing the
-// process), and a closed stdout ends the call quietly, with nothing on
-// stderr and exit status ExitClosedPipe, after the record is written.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
-	// A short-lived process: collect garbage less often than the default.
+// Main is the binary's entry: it does what is process-wide by nature once
+// (SIGPIPE ignored, so a write to a closed pipe fails with EPIPE instead
+// of killing the process before the audit record is written; a GC tuned
+// for a short-lived process; Landlock once the sandbox is open), then runs
+// the call.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	debug.SetGCPercent(400)
-	// One sigaction: Go's runtime kills the process on EPIPE at fd 1 or 2
-	// unless SIGPIPE is ignored or caught.
 	signal.Ignore(syscall.SIGPIPE)
-	out := &outWatch{w: stdout}
-	st := &state{stdin: stdin, stdout: out, stderr: stderr, getenv: os.LookupEnv, format: formatJSON, start: time.Now()}
-	if f, ok := os.LookupEnv("FSBOX_FORMAT"); ok && (f == formatText || f == formatNDJSON) {
+	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true})
+}
+
+// Run runs one fsbox call and returns its exit code. It is reentrant: it
+// touches no package-level mutable state, so calls may run concurrently.
+// It never panics: a panic inside a command becomes an io error. Every
+// call leaves its audit record, even when stdout is a pipe closed early: a
+// closed stdout ends the call quietly, with nothing on stderr and exit
+// status ExitClosedPipe, after the record is written.
+func Run(ctx context.Context, c Call) (code int) {
+	if c.Getenv == nil {
+		c.Getenv = os.LookupEnv
+	}
+	if c.Ops == nil {
+		c.Ops = ops.Registry
+	}
+	out := &outWatch{w: c.Stdout}
+	st := &state{c: c, reg: c.Ops, stdout: out, format: formatJSON, start: time.Now()}
+	if f, ok := c.Getenv("FSBOX_FORMAT"); ok && (f == formatText || f == formatNDJSON) {
 		st.format = f
 	}
 	command := ""
@@ -245,21 +341,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 				code = st.audit(command, err, ExitClosedPipe)
 				return
 			}
-			code = st.audit(command, err, printError(stderr, st.format, err))
+			code = st.audit(command, err, printError(c.Stderr, st.format, err))
 		}
 	}()
-	args = multicall(args, isCommand)
-	global := flagsOf(globalFlags())
-	global["help"], global["h"], global["version"] = false, false, false
-	args = reorder(args, global, func(name string) (flagSet, bool) {
-		c, ok := registry[name]
-		if !ok {
-			return nil, false
-		}
-		fs := flagsOf(c.flags)
-		fs["help"], fs["h"] = false, false
-		return fs, true
-	})
+	args := multicall(c.Args, func(name string) bool { _, ok := st.reg.Lookup(name); return ok })
+	args = reorder(args, st.globalSet(), st.commandSet)
 	for i, a := range args {
 		if a == "--" {
 			break
@@ -270,15 +356,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			st.format = args[i+1]
 		}
 	}
-	command = commandOf(args)
-	err := newApp(st).RunContext(context.Background(), args)
+	command = st.commandOf(args)
+	if done, code := st.answerMeta(args, command); done {
+		return code
+	}
+	err := newApp(st).RunContext(ctx, args)
 	switch {
 	case out.closed.Load():
 		// The reader has what it wanted; the call's error, if any, is
 		// the failed write. Say nothing: a pipeline stage stops quietly.
 		code = ExitClosedPipe
 	case err != nil:
-		code = printError(stderr, st.format, err)
+		code = printError(c.Stderr, st.format, err)
 	}
 	return st.audit(command, err, code)
 }

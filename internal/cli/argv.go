@@ -8,30 +8,32 @@ import (
 	ucli "github.com/urfave/cli/v2"
 )
 
-// flagSet knows which flag names exist and which take a value.
-type flagSet map[string]bool // name -> takes a value
+// flagSet knows which flag names exist, which take a value, and the
+// first name of each (its primary), so argv can spell each flag one way
+// (urfave v2 refuses `-E a --exclude b` as "two forms of the same flag").
+type flagSet map[string]flagName
 
-// primaries maps every flag name and alias to the flag's first name, so
-// argv can spell each flag one way (urfave v2 refuses `-E a --exclude b`
-// as "two forms of the same flag").
-var primaries = map[string]string{}
+type flagName struct {
+	value   bool   // takes a value
+	primary string // the flag's first name
+}
 
 func flagsOf(fs []ucli.Flag) flagSet {
 	out := flagSet{}
 	for _, f := range fs {
 		_, isBool := f.(*ucli.BoolFlag)
 		for _, n := range f.Names() {
-			out[n] = !isBool
-			primaries[n] = f.Names()[0]
+			out[n] = flagName{value: !isBool, primary: f.Names()[0]}
 		}
 	}
 	return out
 }
 
 // canonical rewrites a flag token to its primary long name.
-func canonicalFlag(tok string) string {
+func (fs flagSet) canonical(tok string) string {
 	name, value, hasValue := strings.Cut(strings.TrimLeft(tok, "-"), "=")
-	p, ok := primaries[name]
+	f, ok := fs[name]
+	p := f.primary
 	if !ok || p == name && strings.HasPrefix(tok, "--") {
 		return tok
 	}
@@ -71,36 +73,25 @@ func reorder(args []string, global flagSet, command func(name string) (flagSet, 
 	i := 1
 	// take copies flag token args[i] and, if it needs one, its value.
 	take := func(dst *[]string, tok string, fs flagSet) {
-		*dst = append(*dst, canonicalFlag(tok))
+		*dst = append(*dst, fs.canonical(tok))
 		name := strings.TrimLeft(tok, "-")
 		if strings.Contains(name, "=") {
 			return
 		}
-		if fs[name] && i+1 < len(args) {
+		if fs[name].value && i+1 < len(args) {
 			i++
 			*dst = append(*dst, args[i])
 		}
 	}
-	help := false
 	for ; i < len(args); i++ {
 		tok := args[i]
 		if tok == "--" || !isFlag(tok) {
 			break
 		}
-		if tok == "--help" || tok == "-h" {
-			help = true
-			continue
-		}
 		take(&globals, tok, global)
 	}
 	if i >= len(args) {
-		// No command: drop --help, so the app's action prints the help
-		// after the policy is loaded and disabled commands are hidden
-		// (urfave answers --help before its Before hook runs).
 		return append([]string{args[0]}, globals...)
-	}
-	if help {
-		globals = append(globals, "--help")
 	}
 	name := args[i]
 	cmdFlags, ok := command(name)
@@ -148,8 +139,8 @@ func splitShort(tok string, fs flagSet, args []string, i *int) []string {
 	letters := tok[1:]
 	for j := 0; j < len(letters); j++ {
 		l := letters[j : j+1]
-		out = append(out, canonicalFlag("-"+l))
-		if fs[l] {
+		out = append(out, fs.canonical("-"+l))
+		if fs[l].value {
 			if rest := letters[j+1:]; rest != "" {
 				out = append(out, rest)
 			} else if *i+1 < len(args) {

@@ -3,14 +3,16 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/ops"
 )
 
 func grepFlags(name string) (flagSet, bool) {
-	c, ok := registry[name]
+	op, ok := ops.Registry.Lookup(name)
 	if !ok {
 		return nil, false
 	}
-	return flagsOf(c.flags), true
+	return specFlags(op), true
 }
 
 func TestReorder(t *testing.T) {
@@ -87,13 +89,13 @@ func terminator(args []string, global flagSet, command func(string) (flagSet, bo
 		}
 		name := strings.TrimLeft(tok, "-")
 		if _, known := fs[name]; known || strings.HasPrefix(tok, "--") {
-			if fs[name] {
+			if fs[name].value {
 				i++
 			}
 			continue
 		}
 		for j := range len(name) { // -inA: the letter taking a value ends the group
-			if fs[name[j:j+1]] {
+			if fs[name[j:j+1]].value {
 				if j == len(name)-1 {
 					i++
 				}

@@ -7,20 +7,6 @@ import (
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
-// commandOf names the command an argument list (already reordered) runs,
-// "" when it names none.
-func commandOf(args []string) string {
-	for _, a := range args[1:] {
-		if a == "--" {
-			break
-		}
-		if isCommand(a) {
-			return a
-		}
-	}
-	return ""
-}
-
 // audit appends the call's record to the policy's audit log, if it has
 // one, and returns the exit code: a record that cannot be written turns a
 // successful call into an io error (its output is already printed, so
@@ -61,7 +47,7 @@ func (st *state) audit(command string, err error, code int) int {
 		}
 	}
 	if aerr := st.auditLog.Append(rec); aerr != nil {
-		c := printError(st.stderr, st.format, aerr)
+		c := printError(st.c.Stderr, st.format, aerr)
 		if code <= 1 {
 			return c
 		}

@@ -4,74 +4,47 @@ import (
 	"bufio"
 	"fmt"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/fsbox/fsbox/pkg/ops"
 )
 
+// The text forms of the file commands: as their -v prints.
 func init() {
-	register(&command{
-		name: "mkdir", usage: "create a directory and its parents in the workdir", argsUsage: "PATH",
-		minArgs: 1, maxArgs: 1,
-		run: func(x *call) error {
-			r, err := ops.Mkdir(x.sb, x.args[0])
-			if err != nil {
-				return err
+	runners["mkdir"] = func(x *call) error {
+		return runText(x, func(r ops.MkdirResult, w *bufio.Writer) error {
+			_, err := fmt.Fprintln(w, x.out.safeName(r.Path))
+			return err
+		})
+	}
+	runners["mv"] = func(x *call) error {
+		return runText(x, func(r ops.MoveResult, w *bufio.Writer) error { return arrow(x, w, r.From, r.To) })
+	}
+	runners["cp"] = func(x *call) error {
+		return runText(x, func(r ops.CopyResult, w *bufio.Writer) error { return arrow(x, w, r.From, r.To) })
+	}
+	runners["rm"] = func(x *call) error {
+		return runText(x, func(r ops.RemoveResult, w *bufio.Writer) error {
+			if !r.Removed {
+				return nil
 			}
-			return x.out.emit(r, nil, nil, func(w *bufio.Writer) error {
-				_, err := fmt.Fprintln(w, x.out.safeName(r.Path)) // as mkdir -v names it
-				return err
-			})
-		},
-	})
-	register(&command{
-		name: "mv", usage: "move or rename within the workdir", argsUsage: "SRC DST",
-		minArgs: 2, maxArgs: 2,
-		flags: []ucli.Flag{&ucli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing DST"}},
-		run: func(x *call) error {
-			r, err := ops.Move(x.sb, x.args[0], x.args[1], x.ctx.Bool("force"))
-			if err != nil {
-				return err
-			}
-			return x.out.emit(r, nil, nil, arrow(x, r.From, r.To))
-		},
-	})
-	register(&command{
-		name: "cp", usage: "copy a readable file into the workdir (atomic)", argsUsage: "SRC DST",
-		minArgs: 2, maxArgs: 2,
-		flags: []ucli.Flag{&ucli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing DST"}},
-		run: func(x *call) error {
-			r, err := ops.Copy(x.sb, x.args[0], x.args[1], x.ctx.Bool("force"))
-			if err != nil {
-				return err
-			}
-			return x.out.emit(r, nil, nil, arrow(x, r.From, r.To))
-		},
-	})
-	register(&command{
-		name: "rm", usage: "remove a file, a symlink, or (-r) a tree in the workdir; off unless the policy turns it on", argsUsage: "PATH",
-		minArgs: 1, maxArgs: 1,
-		flags: []ucli.Flag{&ucli.BoolFlag{Name: "recursive", Aliases: []string{"r"}, Usage: "remove a directory and everything below"}},
-		run: func(x *call) error {
-			r, err := ops.Remove(x.sb, x.args[0], x.ctx.Bool("recursive"))
-			if err != nil {
-				return err
-			}
-			return x.out.emit(r, nil, nil, func(w *bufio.Writer) error {
-				if !r.Removed {
-					return nil
-				}
-				_, err := fmt.Fprintln(w, x.out.safeName(r.Path)) // as rm -v names it
-				return err
-			})
-		},
-	})
+			_, err := fmt.Fprintln(w, x.out.safeName(r.Path))
+			return err
+		})
+	}
+}
+
+// runText runs the operation through its descriptor and prints its result
+// as JSON, or with text in the text form.
+func runText[R any](x *call, text func(r R, w *bufio.Writer) error) error {
+	v, err := x.op.Run(x.cx, x.sb, x.in)
+	if err != nil {
+		return err
+	}
+	r := v.(R)
+	return x.out.emit(r, nil, nil, func(w *bufio.Writer) error { return text(r, w) })
 }
 
 // arrow is the text form of mv and cp: "FROM -> TO", as their -v prints.
-func arrow(x *call, from, to string) textFunc {
-	return func(w *bufio.Writer) error {
-		_, err := fmt.Fprintf(w, "%s -> %s\n", x.out.safeName(from), x.out.safeName(to))
-		return err
-	}
+func arrow(x *call, w *bufio.Writer, from, to string) error {
+	_, err := fmt.Fprintf(w, "%s -> %s\n", x.out.safeName(from), x.out.safeName(to))
+	return err
 }

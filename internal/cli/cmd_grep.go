@@ -4,69 +4,25 @@ import (
 	"bufio"
 	"strconv"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
-func init() {
-	register(&command{
-		name:      "grep",
-		usage:     "search files and trees for an RE2 pattern, honouring .gitignore",
-		argsUsage: "PATTERN [PATH...]",
-		minArgs:   1, maxArgs: -1,
-		flags: []ucli.Flag{
-			&ucli.BoolFlag{Name: "ignore-case", Aliases: []string{"i"}, Usage: "match case-insensitively"},
-			&ucli.BoolFlag{Name: "fixed-strings", Aliases: []string{"F"}, Usage: "PATTERN is a literal string"},
-			&ucli.BoolFlag{Name: "word-regexp", Aliases: []string{"w"}, Usage: "match whole words only"},
-			&ucli.BoolFlag{Name: "invert-match", Aliases: []string{"v"}, Usage: "select lines that do not match"},
-			&ucli.BoolFlag{Name: "numbered", Aliases: []string{"n", "line-number"}, Usage: "text form: prefix line numbers"},
-			&ucli.BoolFlag{Name: "count", Aliases: []string{"c"}, Usage: "count matching lines per file"},
-			&ucli.BoolFlag{Name: "files-with-matches", Aliases: []string{"l"}, Usage: "list the files that match"},
-			&ucli.IntFlag{Name: "after-context", Aliases: []string{"A"}, Usage: "lines of context after each match"},
-			&ucli.IntFlag{Name: "before-context", Aliases: []string{"B"}, Usage: "lines of context before each match"},
-			&ucli.IntFlag{Name: "context", Aliases: []string{"C"}, Usage: "lines of context around each match"},
-			&ucli.Int64Flag{Name: "max-count", Aliases: []string{"m"}, Usage: "stop a file after N matching lines"},
-			&ucli.Int64Flag{Name: "limit", Usage: "at most N matches in all (lowers max_results)"},
-			&ucli.StringSliceFlag{Name: "glob", Aliases: []string{"g"}, Usage: "search only files matching GLOB; !GLOB excludes (repeatable)"},
-			&ucli.BoolFlag{Name: "hidden", Usage: "search names starting with a dot"},
-			&ucli.BoolFlag{Name: "no-ignore", Usage: "do not honour .gitignore, .ignore and .git/info/exclude"},
-			&ucli.BoolFlag{Name: "follow", Aliases: []string{"L"}, Usage: "follow symlinks (never out of their root, never in a loop)"},
-		},
-		run: runGrep,
-	})
-}
+func init() { runners["grep"] = runGrep }
 
 func runGrep(x *call) error {
-	c := x.ctx
-	o := ops.GrepOptions{Pattern: x.args[0], Paths: x.args[1:], IgnoreCase: c.Bool("ignore-case"), Fixed: c.Bool("fixed-strings"),
-		Word: c.Bool("word-regexp"), Invert: c.Bool("invert-match"), Count: c.Bool("count"), FilesWithMatches: c.Bool("files-with-matches"),
-		Before: c.Int("before-context"), After: c.Int("after-context"), MaxCount: c.Int64("max-count"), Limit: c.Int64("limit"),
-		Globs: c.StringSlice("glob"), Hidden: c.Bool("hidden"), NoIgnore: c.Bool("no-ignore"), Follow: c.Bool("follow"),
-		Exact: x.out.exact()}
-	if c.IsSet("context") {
-		if !c.IsSet("before-context") {
-			o.Before = c.Int("context")
-		}
-		if !c.IsSet("after-context") {
-			o.After = c.Int("context")
-		}
+	o, err := ops.GrepInput(x.in)
+	if err != nil {
+		return err
 	}
-	if o.Before < 0 || o.After < 0 || o.MaxCount < 0 || o.Limit < 0 {
-		return usageErr("-A, -B, -C, --max-count and --limit take 0 or more")
-	}
-	if c.IsSet("limit") && o.Limit == 0 {
-		return usageErr("--limit must be 1 or more")
-	}
-	if o.Count && o.FilesWithMatches {
-		return usageErr("--count and --files-with-matches do not go together")
+	o.Exact = x.out.exact()
+	if x.in.Bool("no-filename") && x.in.Bool("with-filename") {
+		return usageErr("-h (--no-filename) and -H (--with-filename) do not go together")
 	}
 	p := x.out
 	var res ops.GrepResult
-	var err error
 	if p.format == formatJSON {
-		res, err = ops.Grep(x.sb, o)
+		res, err = ops.Grep(x.cx, x.sb, o)
 		if err != nil {
 			return err
 		}
@@ -77,8 +33,15 @@ func runGrep(x *call) error {
 		out, done := p.jsonOut() // C1 controls in ndjson escaped on a terminal
 		defer done()
 		bw := bufio.NewWriterSize(out, 64<<10)
-		tp := &grepText{w: bw, color: p.color, safe: p.safe, safeName: p.safeName, numbered: c.Bool("numbered"), context: o.Before > 0 || o.After > 0,
-			withPath: !ops.GrepNamesOneFile(x.sb, o.Paths)}
+		withPath := !ops.GrepNamesOneFile(x.sb, o.Paths)
+		switch {
+		case x.in.Bool("no-filename"):
+			withPath = false
+		case x.in.Bool("with-filename"):
+			withPath = true
+		}
+		tp := &grepText{w: bw, color: p.color, safe: p.safe, safeName: p.safeName, numbered: x.in.Bool("numbered"), context: o.Before > 0 || o.After > 0,
+			withPath: withPath}
 		enc := newEncoder(bw, false)
 		o.Sink = func(fr *ops.FileResult) error {
 			switch {
@@ -104,7 +67,7 @@ func runGrep(x *call) error {
 			tp.file(fr)
 			return nil
 		}
-		res, err = ops.Grep(x.sb, o)
+		res, err = ops.Grep(x.cx, x.sb, o)
 		if err != nil {
 			return err
 		}

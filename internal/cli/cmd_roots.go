@@ -9,29 +9,24 @@ import (
 )
 
 func init() {
-	register(&command{
-		name:  "roots",
-		usage: "show the policy in force: workdir, read roots, commands, limits",
-		run: func(x *call) error {
-			r := ops.Roots(x.sb, commandNames())
-			return x.out.emit(r, nil, nil, func(w *bufio.Writer) error {
-				name := x.out.safeName // paths are names: one a line
-				fmt.Fprintf(w, "workdir\t%s\n", name(r.Workdir))
-				for _, d := range r.ReadRoots {
-					fmt.Fprintf(w, "read_root\t%s\n", name(d))
-				}
-				cfg := "(built-in default)"
-				if r.Config != nil {
-					cfg = name(*r.Config)
-				}
-				fmt.Fprintf(w, "config\t%s\n", cfg)
-				if r.AuditLog != nil {
-					fmt.Fprintf(w, "audit_log\t%s\n", name(*r.AuditLog))
-				}
-				fmt.Fprintf(w, "commands\t%s\n", strings.Join(r.Commands, " "))
-				fmt.Fprintf(w, "landlock\t%s (enforced: %v)\n", r.Landlock.Mode, r.Landlock.Enforced)
-				return nil
-			})
-		},
-	})
+	runners["roots"] = func(x *call) error {
+		return runText(x, func(r ops.RootsResult, w *bufio.Writer) error {
+			name := x.out.safeName // paths are names: one a line
+			fmt.Fprintf(w, "workdir\t%s\n", name(r.Workdir))
+			for _, d := range r.ReadRoots {
+				fmt.Fprintf(w, "read_root\t%s\n", name(d))
+			}
+			cfg := "(built-in default)"
+			if r.Config != nil {
+				cfg = name(*r.Config)
+			}
+			fmt.Fprintf(w, "config\t%s\n", cfg)
+			if r.AuditLog != nil {
+				fmt.Fprintf(w, "audit_log\t%s\n", name(*r.AuditLog))
+			}
+			fmt.Fprintf(w, "commands\t%s\n", strings.Join(r.Commands, " "))
+			fmt.Fprintf(w, "landlock\t%s (enforced: %v)\n", r.Landlock.Mode, r.Landlock.Enforced)
+			return nil
+		})
+	}
 }

@@ -438,7 +438,7 @@ type errorBody struct {
 func printError(w io.Writer, format string, err error) int {
 	e := sandbox.AsError(err)
 	if e.Code == sandbox.CodeNoMatch {
-		return sandbox.ExitCode(e.Code) // grep's result is already on stdout
+		return exitCode(e.Code) // grep's result is already on stdout
 	}
 	if format == formatText {
 		msg := oneLine(e.Msg)
@@ -453,7 +453,7 @@ func printError(w io.Writer, format string, err error) int {
 		}
 		newEncoder(w, false).Encode(errorEnvelope{errorBody{Code: e.Code, Message: e.Msg, Path: e.Path, Rule: e.Rule}})
 	}
-	return sandbox.ExitCode(e.Code)
+	return exitCode(e.Code)
 }
 
 // oneLine keeps a message on one line in the text form.

@@ -46,7 +46,7 @@ func TestEmptyPathIsUsage(t *testing.T) {
 	}
 	// Commands that take no path argument at all.
 	noPath := []string{"roots", "tools", "completion", "man"}
-	for _, name := range commandNames() {
+	for _, name := range CommandNames() {
 		if _, ok := calls[name]; !ok && !slices.Contains(noPath, name) {
 			t.Errorf("command %q: add its path arguments to this test (or to noPath)", name)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -61,21 +62,21 @@ func TestReadmePolicies(t *testing.T) {
 	}
 	reviewer, agent, ci := policies[0], policies[1], policies[2]
 	for _, c := range []string{"write", "edit", "mkdir", "mv", "cp", "rm", "links"} {
-		if reviewer.Enabled(c) {
+		if ops.Enabled(reviewer, c) {
 			t.Errorf("the reviewer policy enables %s", c)
 		}
 	}
-	if !reviewer.Enabled("read") || !reviewer.Enabled("grep") {
+	if !ops.Enabled(reviewer, "read") || !ops.Enabled(reviewer, "grep") {
 		t.Error("the reviewer policy cannot read")
 	}
 	if !strings.HasSuffix(agent.Workdir, "/srv/agents/alice/work") || agent.Audit.Log != base+"/srv/agents/audit/alice.jsonl" {
 		t.Errorf("the agent policy: workdir %s, audit log %s", agent.Workdir, agent.Audit.Log)
 	}
-	if !agent.Paths.DenyHardlinks || len(agent.Paths.Deny) == 0 || agent.Enabled("rm") {
-		t.Errorf("the agent policy: deny_hardlinks %v, deny %v, rm %v", agent.Paths.DenyHardlinks, agent.Paths.Deny, agent.Enabled("rm"))
+	if !agent.Paths.DenyHardlinks || len(agent.Paths.Deny) == 0 || ops.Enabled(agent, "rm") {
+		t.Errorf("the agent policy: deny_hardlinks %v, deny %v, rm %v", agent.Paths.DenyHardlinks, agent.Paths.Deny, ops.Enabled(agent, "rm"))
 	}
-	if !ci.Enabled("rm") || ci.Enabled("mv") || ci.Sandbox.Landlock != "required" || len(ci.ReadRoots) != 1 {
-		t.Errorf("the CI policy: rm %v, mv %v, landlock %q, read roots %v", ci.Enabled("rm"), ci.Enabled("mv"), ci.Sandbox.Landlock, ci.ReadRoots)
+	if !ops.Enabled(ci, "rm") || ops.Enabled(ci, "mv") || ci.Sandbox.Landlock != "required" || len(ci.ReadRoots) != 1 {
+		t.Errorf("the CI policy: rm %v, mv %v, landlock %q, read roots %v", ops.Enabled(ci, "rm"), ops.Enabled(ci, "mv"), ci.Sandbox.Landlock, ci.ReadRoots)
 	}
 	// A typo in a README policy would be caught: the same loader refuses it.
 	bad := filepath.Join(base, "policy", "typo.toml")

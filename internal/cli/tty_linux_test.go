@@ -213,7 +213,7 @@ func TestTextFormEscapesOnTerminal(t *testing.T) {
 			t.Errorf("%q: %d lines on the terminal, want %d: %q", c.args, n, c.lines, out)
 		}
 	}
-	for _, name := range commandNames() {
+	for _, name := range CommandNames() {
 		if !covered[name] && name != "tools" && name != "completion" && name != "man" {
 			t.Errorf("command %q has a text form: add it to this test", name)
 		}

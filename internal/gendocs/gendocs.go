@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/pkg/ops"
 )
 
 // Files renders every generated file, keyed by its path relative to the
@@ -20,7 +21,7 @@ import (
 func Files() (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, name := range append([]string{""}, cli.CommandNames()...) {
-		page, err := cli.ManPage(name)
+		page, err := cli.ManPage(ops.Registry, name)
 		if err != nil {
 			return nil, err
 		}
@@ -31,7 +32,7 @@ func Files() (map[string][]byte, error) {
 		out[file] = []byte(page)
 	}
 	for shell, file := range map[string]string{"bash": "completions/fsbox.bash", "zsh": "completions/_fsbox", "fish": "completions/fsbox.fish"} {
-		s, err := cli.Completion(shell)
+		s, err := cli.Completion(ops.Registry, shell)
 		if err != nil {
 			return nil, err
 		}

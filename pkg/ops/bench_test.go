@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -70,7 +71,7 @@ func BenchmarkRead1MiB(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := Read(sb, ReadOptions{Path: "f.log"})
+		res, err := Read(context.Background(), sb, ReadOptions{Path: "f.log"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func BenchmarkReadPage(b *testing.B) {
 	b.SetBytes(int64(skipped))
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := Read(sb, ReadOptions{Path: "big.log", Offset: offset, Limit: 10})
+		res, err := Read(context.Background(), sb, ReadOptions{Path: "big.log", Offset: offset, Limit: 10})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -111,7 +112,7 @@ func BenchmarkStat(b *testing.B) {
 	b.Run("plain", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			res, err := Stat(sb, StatOptions{Path: "small.txt"})
+			res, err := Stat(context.Background(), sb, StatOptions{Path: "small.txt"})
 			if err != nil || !res.Exists {
 				b.Fatal(res, err)
 			}
@@ -120,7 +121,7 @@ func BenchmarkStat(b *testing.B) {
 	b.Run("missing", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			res, err := Stat(sb, StatOptions{Path: "no/such/file"})
+			res, err := Stat(context.Background(), sb, StatOptions{Path: "no/such/file"})
 			if err != nil || res.Exists {
 				b.Fatal(res, err)
 			}
@@ -130,7 +131,7 @@ func BenchmarkStat(b *testing.B) {
 		b.SetBytes(1 << 20)
 		b.ReportAllocs()
 		for b.Loop() {
-			res, err := Stat(sb, StatOptions{Path: "f.log", SHA256: true})
+			res, err := Stat(context.Background(), sb, StatOptions{Path: "f.log", SHA256: true})
 			if err != nil || res.SHA256 == nil {
 				b.Fatal(res, err)
 			}
@@ -179,7 +180,7 @@ func BenchmarkGrepTree(b *testing.B) {
 	sb := benchTree(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := Grep(sb, GrepOptions{Pattern: "func main"})
+		res, err := Grep(context.Background(), sb, GrepOptions{Pattern: "func main"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"io"
@@ -115,13 +116,16 @@ type CutResult struct {
 
 // Cut selects fields from each line, streaming. A line without the
 // delimiter is one field and is kept whole (GNU cut), unless OnlyDelimited.
-func Cut(sb *sandbox.Sandbox, o CutOptions) (CutResult, error) {
+func Cut(ctx context.Context, sb *sandbox.Sandbox, o CutOptions) (CutResult, error) {
+	if err := begin(ctx, sb, "cut"); err != nil {
+		return CutResult{}, err
+	}
 	fl, err := ParseFieldList(o.Fields)
 	if err != nil {
 		return CutResult{}, err
 	}
 	if o.Regex && o.CSV {
-		return CutResult{}, usagef(o.Path, "--regex and --csv do not go together")
+		return CutResult{}, usagef(o.Path, "regex and csv do not go together")
 	}
 	delim := o.Delimiter
 	if delim == "" {
@@ -133,11 +137,11 @@ func Cut(sb *sandbox.Sandbox, o CutOptions) (CutResult, error) {
 	var re *regexp.Regexp
 	if o.Regex {
 		if re, err = regexp.Compile(delim); err != nil {
-			return CutResult{}, usagef(o.Path, "invalid --regex delimiter %q: %v", delim, err)
+			return CutResult{}, usagef(o.Path, "invalid regex delimiter %q: %v", delim, err)
 		}
 	}
 	if o.CSV && (len([]rune(delim)) != 1 || delim == "\"" || delim == "\r" || delim == "\n") {
-		return CutResult{}, usagef(o.Path, "--csv needs a one-character delimiter other than a quote or newline, got %q", delim)
+		return CutResult{}, usagef(o.Path, "csv needs a one-character delimiter other than a quote or newline, got %q", delim)
 	}
 	f, err := sb.Open(o.Path)
 	if err != nil {
@@ -184,7 +188,7 @@ func Cut(sb *sandbox.Sandbox, o CutOptions) (CutResult, error) {
 	}
 	// A line is split whole, so one over textio.MaxLine is too_large in
 	// every form.
-	r := textio.NewReader(f, 0)
+	r := textio.NewReader(textio.WithContext(ctx, f), 0)
 	var sel [][]byte
 	sep := []byte(delim)
 	for lineNo := int64(1); ; lineNo++ {

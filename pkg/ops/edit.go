@@ -2,10 +2,12 @@ package ops
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/textio"
 )
 
 // EditSpec is one replacement.
@@ -36,9 +38,12 @@ type EditResult struct {
 // "\r\n" file and the new text gets "\r\n" too. Bytes outside the edits
 // never change. Absent old text is text_not_found (with the closest lines),
 // several matches without All are ambiguous (with their line numbers).
-func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
+func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
+	if err := begin(ctx, sb, "edit"); err != nil {
+		return EditResult{}, err
+	}
 	if len(o.Edits) == 0 {
-		return EditResult{}, usagef(o.Path, "no edit given: use --old/--new, --old-file/--new-file or --edits-json")
+		return EditResult{}, usagef(o.Path, "no edit given: give old and new, or edits")
 	}
 	for i, e := range o.Edits {
 		if e.Old == "" {
@@ -47,7 +52,7 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 	}
 	expect := strings.ToLower(o.ExpectSHA256)
 	if expect != "" && !isSHA256(expect) {
-		return EditResult{}, usagef(o.Path, "--expect-sha256 wants 64 hex digits, got %q", o.ExpectSHA256)
+		return EditResult{}, usagef(o.Path, "expect-sha256 wants 64 hex digits, got %q", o.ExpectSHA256)
 	}
 	w, err := sb.OpenWriteTarget(o.Path, false)
 	if err != nil {
@@ -62,7 +67,7 @@ func Edit(sb *sandbox.Sandbox, o EditOptions) (EditResult, error) {
 		return EditResult{}, err
 	}
 	max, maxName := holdLimit(sb.Limits().MaxWriteBytes, "max_write_bytes")
-	old, err := readUpTo(f, f.Info.Size, satAdd(max, 1))
+	old, err := readUpTo(textio.WithContext(ctx, f), f.Info.Size, satAdd(max, 1))
 	f.Close()
 	if err != nil {
 		return EditResult{}, sandbox.AsError(err)

@@ -102,7 +102,7 @@ func resolveEdits(data []byte, specs []EditSpec, path string) (*editSet, error) 
 		case r.count == 0:
 			return nil, sandbox.Errorf(sandbox.CodeTextNotFound, path, "%sthe old text is not in %s%s", which, path, closest(data, e.Old))
 		case r.count > 1 && !e.All:
-			return nil, sandbox.Errorf(sandbox.CodeAmbiguous, path, "%sthe old text occurs %d times in %s, at lines %s: add context to make it unique, or pass --all",
+			return nil, sandbox.Errorf(sandbox.CodeAmbiguous, path, "%sthe old text occurs %d times in %s, at lines %s: add context to make it unique, or replace every occurrence (all)",
 				which, r.count, path, firstLines(data, r.old, r.count))
 		}
 	}

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"context"
+
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -11,7 +13,10 @@ type MkdirResult struct {
 }
 
 // Mkdir creates a directory and its parents in the workdir.
-func Mkdir(sb *sandbox.Sandbox, p string) (MkdirResult, error) {
+func Mkdir(ctx context.Context, sb *sandbox.Sandbox, p string) (MkdirResult, error) {
+	if err := begin(ctx, sb, "mkdir"); err != nil {
+		return MkdirResult{}, err
+	}
 	display, created, err := sb.Mkdir(p)
 	if err != nil {
 		return MkdirResult{}, err
@@ -27,7 +32,10 @@ type MoveResult struct {
 
 // Move renames src to dst, both in the workdir; an existing dst is only
 // replaced with force.
-func Move(sb *sandbox.Sandbox, src, dst string, force bool) (MoveResult, error) {
+func Move(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force bool) (MoveResult, error) {
+	if err := begin(ctx, sb, "mv"); err != nil {
+		return MoveResult{}, err
+	}
 	s, err := sb.OpenEntry(src)
 	if err != nil {
 		return MoveResult{}, err
@@ -61,7 +69,10 @@ type CopyResult struct {
 // Copy copies a readable file into the workdir, atomically; an existing
 // dst is only replaced with force. The copy gets the source's permission
 // bits when it is new.
-func Copy(sb *sandbox.Sandbox, src, dst string, force bool) (CopyResult, error) {
+func Copy(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force bool) (CopyResult, error) {
+	if err := begin(ctx, sb, "cp"); err != nil {
+		return CopyResult{}, err
+	}
 	f, err := sb.Open(src)
 	if err != nil {
 		return CopyResult{}, err
@@ -73,7 +84,7 @@ func Copy(sb *sandbox.Sandbox, src, dst string, force bool) (CopyResult, error) 
 	}
 	defer w.Close()
 	if w.Exists && !force {
-		return CopyResult{}, sandbox.Errorf(sandbox.CodeExists, dst, "%s exists: pass --force to replace it", dst)
+		return CopyResult{}, sandbox.Errorf(sandbox.CodeExists, dst, "%s exists: replace it with force", dst)
 	}
 	mode := f.Info.Mode.Perm()
 	r, err := w.Commit(f, sb.Limits().MaxWriteBytes, sandbox.CommitOptions{Mode: &mode, NoReplace: !force})
@@ -92,7 +103,10 @@ type RemoveResult struct {
 
 // Remove deletes a file, a symlink (never its target) or, with recursive,
 // a directory tree in the workdir — never the workdir itself.
-func Remove(sb *sandbox.Sandbox, p string, recursive bool) (RemoveResult, error) {
+func Remove(ctx context.Context, sb *sandbox.Sandbox, p string, recursive bool) (RemoveResult, error) {
+	if err := begin(ctx, sb, "rm"); err != nil {
+		return RemoveResult{}, err
+	}
 	w, err := sb.OpenEntry(p)
 	if err != nil {
 		return RemoveResult{}, err

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"errors"
 	"path"
 	"strings"
@@ -61,7 +62,10 @@ func (g globMatcher) match(rel string) bool {
 }
 
 // Find walks Dir and lists the entries that match.
-func Find(sb *sandbox.Sandbox, o FindOptions) (FindResult, error) {
+func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, error) {
+	if err := begin(ctx, sb, "find"); err != nil {
+		return FindResult{}, err
+	}
 	var want string
 	switch o.Type {
 	case "":
@@ -72,7 +76,7 @@ func Find(sb *sandbox.Sandbox, o FindOptions) (FindResult, error) {
 	case "l", "symlink":
 		want = "symlink"
 	default:
-		return FindResult{}, usagef(o.Dir, "--type must be f, d or l, got %q", o.Type)
+		return FindResult{}, usagef(o.Dir, "type must be f, d or l, got %q", o.Type)
 	}
 	var glob globMatcher
 	if o.Glob != "" {
@@ -93,7 +97,7 @@ func Find(sb *sandbox.Sandbox, o FindOptions) (FindResult, error) {
 	}
 	max := sb.Limits().MaxResults
 	var sinkErr error
-	skipped, err := sb.Walk(o.Dir, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: o.MaxDepth},
+	skipped, err := sb.Walk(ctx, o.Dir, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: o.MaxDepth},
 		func(e *sandbox.Entry) error {
 			e.Release()
 			if len(excl) > 0 && excl.match(e.Rel) {

@@ -3,6 +3,7 @@
 package ops
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +48,7 @@ func findPaths(t *testing.T, sb *sandbox.Sandbox, o FindOptions) FindResult {
 	if o.Dir == "" {
 		o.Dir = "."
 	}
-	r, err := Find(sb, o)
+	r, err := Find(context.Background(), sb, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestFindGlobsDepthTypes(t *testing.T) {
 			t.Errorf("%+v: got %q want %q", c.o, got, c.want)
 		}
 	}
-	if _, err := Find(sb, FindOptions{Dir: ".", Glob: "[", MaxDepth: -1}); sandbox.AsError(err).Code != sandbox.CodeUsage {
+	if _, err := Find(context.Background(), sb, FindOptions{Dir: ".", Glob: "[", MaxDepth: -1}); sandbox.AsError(err).Code != sandbox.CodeUsage {
 		t.Errorf("invalid glob: %v", err)
 	}
 }
@@ -149,7 +150,7 @@ func TestFindSymlinksFollowAndLoops(t *testing.T) {
 	if r.Skipped.Loops == 0 || r.Skipped.Denied < 2 {
 		t.Errorf("want a loop and two escapes counted: %+v", r.Skipped)
 	}
-	g, err := Grep(sb, GrepOptions{Pattern: "OUTSIDE|x", Follow: true, Hidden: true, NoIgnore: true})
+	g, err := Grep(context.Background(), sb, GrepOptions{Pattern: "OUTSIDE|x", Follow: true, Hidden: true, NoIgnore: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestGrepNeverShowsDenied(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	g, err := Grep(sb, GrepOptions{Pattern: "token", Hidden: true, Follow: true})
+	g, err := Grep(context.Background(), sb, GrepOptions{Pattern: "token", Hidden: true, Follow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestGrepNeverShowsDenied(t *testing.T) {
 	if g.Skipped.Denied < 2 {
 		t.Errorf("denied not counted: %+v", g.Skipped)
 	}
-	if _, err := Grep(sb, GrepOptions{Pattern: "token", Paths: []string{"link/k.txt"}}); sandbox.AsError(err).Code != sandbox.CodeDenied {
+	if _, err := Grep(context.Background(), sb, GrepOptions{Pattern: "token", Paths: []string{"link/k.txt"}}); sandbox.AsError(err).Code != sandbox.CodeDenied {
 		t.Errorf("a named file through a symlink into a denied dir: %v", err)
 	}
 }
@@ -238,7 +239,7 @@ func TestGrepAgainstGNU(t *testing.T) {
 			}
 		}
 		c.o.Paths = []string{"."}
-		g, err := Grep(sb, c.o)
+		g, err := Grep(context.Background(), sb, c.o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -32,7 +33,12 @@ func TestSortKnownGNU(t *testing.T) {
 	}
 	for _, c := range cases {
 		c.o.Path = "in"
-		got := collectSorted(t, func(sink LineSink) error { o := c.o; o.Sink = sink; _, err := Sort(sb, o); return err })
+		got := collectSorted(t, func(sink LineSink) error {
+			o := c.o
+			o.Sink = sink
+			_, err := Sort(context.Background(), sb, o)
+			return err
+		})
 		if got != c.want {
 			t.Errorf("%+v:\ngot  %q\nwant %q", c.o, got, c.want)
 		}
@@ -100,7 +106,7 @@ func TestSortAgainstGNU(t *testing.T) {
 					o.Separator = flags[i]
 				}
 			}
-			got := collectSorted(t, func(sink LineSink) error { o.Sink = sink; _, err := Sort(sb, o); return err })
+			got := collectSorted(t, func(sink LineSink) error { o.Sink = sink; _, err := Sort(context.Background(), sb, o); return err })
 			if got != string(want) {
 				t.Fatalf("sort %v on %q:\ngot  %q\nwant %q", flags, b.String(), got, want)
 			}
@@ -122,7 +128,7 @@ func TestCutKnownGNU(t *testing.T) {
 	}
 	for list, want := range cases {
 		var b strings.Builder
-		_, err := Cut(sb, CutOptions{Path: "t", Fields: list, Sink: func(f [][]byte, eol []byte) error {
+		_, err := Cut(context.Background(), sb, CutOptions{Path: "t", Fields: list, Sink: func(f [][]byte, eol []byte) error {
 			b.Write(bytes.Join(f, []byte("\t")))
 			if len(eol) == 0 {
 				eol = []byte("\n")
@@ -238,7 +244,7 @@ func TestWcMatchesGNU(t *testing.T) {
 	}
 	for _, c := range cases {
 		os.WriteFile(filepath.Join(dir, "w"), []byte(c.in), 0o644)
-		r, err := Wc(sb, WcOptions{Paths: []string{"w"}})
+		r, err := Wc(context.Background(), sb, WcOptions{Paths: []string{"w"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -287,7 +293,7 @@ func TestSortLargeInputs(t *testing.T) {
 	}
 	run := func(o SortOptions) string {
 		o.Path = "big"
-		return collectSorted(t, func(sink LineSink) error { o.Sink = sink; _, err := Sort(sb, o); return err })
+		return collectSorted(t, func(sink LineSink) error { o.Sink = sink; _, err := Sort(context.Background(), sb, o); return err })
 	}
 	want := slices.Clone(lines)
 	slices.Sort(want)

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"slices"
@@ -125,38 +126,257 @@ const grepBatch = 16
 // order with ignore rules; files are searched on every core and reported
 // in path order. A file named explicitly is searched even if ignored or
 // hidden; a binary one is listed in binary_files.
-func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
-	m, err := newMatcher(o.Pattern, o.Fixed, o.IgnoreCase, o.Word)
-	if err != nil {
-		return GrepResult{}, err
-	}
-	var incl, excl []string
-	for _, g := range o.Globs {
-		if len(g) > 0 && g[0] == '!' {
-			excl = append(excl, g[1:])
-		} else {
-			incl = append(incl, g)
-		}
-	}
-	inclG, err := newGlobs(incl)
-	if err != nil {
-		return GrepResult{}, err
-	}
-	exclG, err := newGlobs(excl)
-	if err != nil {
+//
+// It runs in three stages: walk (one goroutine lists the files in path
+// order, in batches), search (a worker per core searches a batch) and
+// collect (this goroutine takes the batches back in order, applies the
+// limits and hands results to the sink). Once ctx is done no file is
+// opened or read and ctx's error is returned.
+func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
+	if err := begin(ctx, sb, "grep"); err != nil {
 		return GrepResult{}, err
 	}
 	if o.Before < 0 || o.After < 0 || o.MaxCount < 0 || o.Limit < 0 {
-		return GrepResult{}, usagef("", "context, --max-count and --limit must be 0 or more")
+		return GrepResult{}, usagef("", "context, max-count and limit must be 0 or more")
 	}
-	max := sb.Limits().MaxResults
-	limitName := "max_results"
-	if o.Limit > 0 && o.Limit < max {
-		max, limitName = o.Limit, "limit"
+	g := &grepRun{ctx: ctx, sb: sb, o: &o, stop: make(chan struct{})}
+	if err := g.compile(); err != nil {
+		return GrepResult{}, err
 	}
 	if len(o.Paths) == 0 {
 		o.Paths = []string{"."}
 	}
+	g.jobs = make(chan *grepJob, 16)
+	g.order = make(chan *grepJob, 64)
+	// Jobs go round: every fresh byte costs a page fault, so a job and its
+	// slices are used again once their results are reported.
+	g.free = make(chan *grepJob, cap(g.jobs)+cap(g.order)+runtime.GOMAXPROCS(0)+1)
+	go g.walk()
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g.search()
+		}()
+	}
+	res := g.collect()
+	wg.Wait()
+	switch {
+	case g.walkErr != nil:
+		return GrepResult{}, g.walkErr
+	case g.sinkErr != nil:
+		return GrepResult{}, g.sinkErr
+	}
+	if err := ctx.Err(); err != nil {
+		return GrepResult{}, err
+	}
+	return res, nil
+}
+
+// grepRun is one call of Grep: its options, compiled, and the channels
+// between its stages.
+type grepRun struct {
+	ctx         context.Context
+	sb          *sandbox.Sandbox
+	o           *GrepOptions
+	s           *searcher
+	incl, excl  globMatcher
+	max         int64  // matches in all
+	limitName   string // what max is
+	jobs, order chan *grepJob
+	free        chan *grepJob
+	stop        chan struct{} // closed by collect when it wants no more
+	walkErr     error         // set by walk before it closes order
+	sinkErr     error
+	skipped     GrepSkipped // walk's counts (read by collect after order closes)
+	readDenied  int64       // walked files that could not be opened
+	readErrors  int64       // or read
+	stopped     bool
+	skipDir     bool // keep left out a directory: walk skips it
+}
+
+// compile builds the matcher, the globs and the limits.
+func (g *grepRun) compile() error {
+	o := g.o
+	m, err := newMatcher(o.Pattern, o.Fixed, o.IgnoreCase, o.Word)
+	if err != nil {
+		return err
+	}
+	var incl, excl []string
+	for _, p := range o.Globs {
+		if len(p) > 0 && p[0] == '!' {
+			excl = append(excl, p[1:])
+		} else {
+			incl = append(incl, p)
+		}
+	}
+	if g.incl, err = newGlobs(incl); err != nil {
+		return err
+	}
+	if g.excl, err = newGlobs(excl); err != nil {
+		return err
+	}
+	g.max, g.limitName = g.sb.Limits().MaxResults, "max_results"
+	if o.Limit > 0 && o.Limit < g.max {
+		g.max, g.limitName = o.Limit, "limit"
+	}
+	s := &searcher{ctx: g.ctx, m: m, o: o, perFile: o.MaxCount, cut: lineCut(g.sb, o.Exact),
+		before: int(min(int64(o.Before), g.max)), after: int(min(int64(o.After), g.max))}
+	if s.perFile == 0 || s.perFile > satAdd(g.max, 1) {
+		s.perFile = satAdd(g.max, 1)
+	}
+	if o.FilesWithMatches {
+		s.perFile = 1
+	}
+	g.s = s
+	return nil
+}
+
+func (g *grepRun) newJob() *grepJob {
+	select {
+	case j := <-g.free:
+		return j
+	default:
+		return &grepJob{out: make(chan []FileResult, 1)}
+	}
+}
+
+// send queues a job for a worker and for collect; false once collect has
+// stopped (the job's entries are released).
+func (g *grepRun) send(j *grepJob) bool {
+	select {
+	case g.order <- j:
+	case <-g.stop:
+		for _, e := range j.entries {
+			e.Release()
+		}
+		return false
+	}
+	g.jobs <- j
+	return true
+}
+
+// walk is the first stage: it lists the files of every path in path
+// order, in batches of grepBatch, and queues them.
+func (g *grepRun) walk() {
+	defer close(g.order)
+	defer close(g.jobs)
+	o, sb := g.o, g.sb
+	pending := g.newJob()
+	flush := func() bool {
+		if len(pending.entries) == 0 {
+			return true
+		}
+		j := pending
+		pending = g.newJob()
+		return g.send(j)
+	}
+	for _, p := range o.Paths {
+		info, err := sb.Lstat(p)
+		if err == nil && info.Type == "symlink" {
+			info, err = statFollow(sb, p)
+		}
+		if err != nil {
+			g.walkErr = err
+			return
+		}
+		if info.Type != "dir" {
+			if info.Type == "other" {
+				g.walkErr = &sandbox.Error{Code: sandbox.CodeDenied, Rule: sandbox.RuleSpecialFile, Path: p,
+					Msg: p + " is a special file; FIFOs, sockets and devices are never opened"}
+				return
+			}
+			j := g.newJob()
+			j.file = p
+			if !g.send(j) {
+				return
+			}
+			continue
+		}
+		ws, err := sb.Walk(g.ctx, p, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: -1},
+			func(e *sandbox.Entry) error {
+				if !g.keep(e) {
+					e.Release()
+					if e.Type == "dir" && g.skipDir {
+						g.skipDir = false
+						return sandbox.SkipDir
+					}
+					return nil
+				}
+				pending.entries = append(pending.entries, e)
+				if len(pending.entries) == grepBatch && !flush() {
+					return errStop
+				}
+				return nil
+			})
+		g.skipped.WalkSkipped.Add(ws)
+		if err == nil && !flush() {
+			err = errStop
+		}
+		if err != nil {
+			for _, e := range pending.entries {
+				e.Release()
+			}
+			if !errors.Is(err, errStop) {
+				g.walkErr = err
+			}
+			return
+		}
+	}
+}
+
+// keep decides whether a walked entry is searched, counting what it
+// leaves out; an excluded directory sets skipDir.
+func (g *grepRun) keep(e *sandbox.Entry) bool {
+	sk := &g.skipped
+	switch {
+	case e.Type == "dir":
+		if len(g.excl) > 0 && g.excl.match(e.Rel) {
+			sk.Globbed++
+			g.skipDir = true
+		}
+		return false
+	case e.Type == "symlink":
+		sk.Symlinks++
+	case e.Type == "other":
+		sk.Special++
+	case (len(g.excl) > 0 && g.excl.match(e.Rel)) || (len(g.incl) > 0 && !g.incl.match(e.Rel)):
+		sk.Globbed++
+	default:
+		return true
+	}
+	return false
+}
+
+// search is the second stage, one per core: it searches each batch and
+// hands the results back on the job's own channel.
+func (g *grepRun) search() {
+	buf := make([]byte, searchBuf)
+	var f sandbox.File // reused: opening a walked file allocates nothing
+	for j := range g.jobs {
+		out := slices.Grow(j.results[:0], len(j.entries)+1)[:len(j.entries)]
+		if j.file != "" {
+			out = append(out, g.s.searchFile(g.sb, j.file, &buf))
+		}
+		for i, e := range j.entries {
+			g.s.searchEntry(e, &f, &out[i], &buf)
+		}
+		j.out <- out
+	}
+}
+
+func (g *grepRun) halt(err error) {
+	if !g.stopped {
+		g.sinkErr, g.stopped = err, true
+		close(g.stop)
+	}
+}
+
+// collect is the last stage: it takes the batches back in path order,
+// counts, applies max_results (or limit) and feeds the sink or the result.
+func (g *grepRun) collect() GrepResult {
+	o := g.o
 	res := GrepResult{Pattern: o.Pattern}
 	switch {
 	case o.Count:
@@ -166,239 +386,97 @@ func Grep(sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 	default:
 		res.Matches = &[]Match{}
 	}
-	s := &searcher{m: m, o: &o, perFile: o.MaxCount, cut: lineCut(sb, o.Exact),
-		before: int(min(int64(o.Before), max)), after: int(min(int64(o.After), max))}
-	if s.perFile == 0 || s.perFile > satAdd(max, 1) {
-		s.perFile = satAdd(max, 1)
-	}
-	if o.FilesWithMatches {
-		s.perFile = 1
-	}
-
-	// Pipeline: one goroutine walks in path order and hands out jobs;
-	// workers search; this goroutine takes results back in order.
-	jobs := make(chan *grepJob, 16)
-	order := make(chan *grepJob, 64)
-	// Jobs go round: every fresh byte costs a page fault, so a job and its
-	// slices are used again once their results are reported.
-	free := make(chan *grepJob, cap(jobs)+cap(order)+runtime.GOMAXPROCS(0)+1)
-	newJob := func() *grepJob {
-		select {
-		case j := <-free:
-			return j
-		default:
-			return &grepJob{out: make(chan []FileResult, 1)}
-		}
-	}
-	stop := make(chan struct{})
-	var walkErr error
-	var skipped GrepSkipped
-	go func() {
-		defer close(order)
-		defer close(jobs)
-		send := func(j *grepJob) bool {
-			select {
-			case order <- j:
-			case <-stop:
-				for _, e := range j.entries {
-					e.Release()
-				}
-				return false
-			}
-			jobs <- j
-			return true
-		}
-		pending := newJob()
-		flush := func() bool {
-			if len(pending.entries) == 0 {
-				return true
-			}
-			j := pending
-			pending = newJob()
-			return send(j)
-		}
-		for _, p := range o.Paths {
-			info, err := sb.Lstat(p)
-			if err == nil && info.Type == "symlink" {
-				info, err = statFollow(sb, p)
-			}
-			if err != nil {
-				walkErr = err
-				return
-			}
-			if info.Type != "dir" {
-				if info.Type == "other" {
-					walkErr = &sandbox.Error{Code: sandbox.CodeDenied, Rule: sandbox.RuleSpecialFile, Path: p,
-						Msg: p + " is a special file; FIFOs, sockets and devices are never opened"}
-					return
-				}
-				j := newJob()
-				j.file = p
-				if !send(j) {
-					return
-				}
-				continue
-			}
-			ws, err := sb.Walk(p, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: -1},
-				func(e *sandbox.Entry) error {
-					switch {
-					case e.Type == "dir":
-						e.Release()
-						if len(exclG) > 0 && exclG.match(e.Rel) {
-							skipped.Globbed++
-							return sandbox.SkipDir
-						}
-						return nil
-					case e.Type == "symlink":
-						skipped.Symlinks++
-					case e.Type == "other":
-						skipped.Special++
-					case (len(exclG) > 0 && exclG.match(e.Rel)) || (len(inclG) > 0 && !inclG.match(e.Rel)):
-						skipped.Globbed++
-					default:
-						pending.entries = append(pending.entries, e)
-						if len(pending.entries) == grepBatch && !flush() {
-							return errStop
-						}
-						return nil
-					}
-					e.Release()
-					return nil
-				})
-			skipped.WalkSkipped.Add(ws)
-			if err == nil && !flush() {
-				err = errStop
-			}
-			if err != nil {
-				for _, e := range pending.entries {
-					e.Release()
-				}
-				if !errors.Is(err, errStop) {
-					walkErr = err
-				}
-				return
-			}
-		}
-	}()
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, searchBuf)
-			var f sandbox.File // reused: opening a walked file allocates nothing
-			for j := range jobs {
-				out := slices.Grow(j.results[:0], len(j.entries)+1)[:len(j.entries)]
-				if j.file != "" {
-					out = append(out, s.searchFile(sb, j.file, &buf))
-				}
-				for i, e := range j.entries {
-					s.searchEntry(e, &f, &out[i], &buf)
-				}
-				j.out <- out
-			}
-		}()
-	}
-	var sinkErr error
-	var readDenied, readErrors int64 // walked files that could not be opened or read
-	stopped := false
-	halt := func(err error) {
-		if !stopped {
-			sinkErr, stopped = err, true
-			close(stop)
-		}
-	}
-	for j := range order {
+	for j := range g.order {
 		out := <-j.out
 		for i := range out {
-			fr := &out[i]
-			named := j.file != ""
-			switch {
-			case stopped:
-				continue
-			case fr.skipped:
-				if fr.skipErr != nil && sandbox.AsError(fr.skipErr).Code == sandbox.CodeDenied {
-					readDenied++
-				} else if fr.skipErr != nil {
-					readErrors++
-				}
-				continue
-			case fr.err != nil:
-				halt(fr.err)
-				continue
-			}
-			res.FilesSearched++
-			if fr.Binary {
-				skipped.Binary++
-				if named {
-					res.BinaryFiles = append(res.BinaryFiles, fr.Path)
-				}
-				continue
-			}
-			if fr.LongLine {
-				skipped.LongLines++
-				if named {
-					res.LongLineFiles = append(res.LongLineFiles, fr.Path)
-				}
-				continue
-			}
-			if fr.Count == 0 {
-				continue
-			}
-			// Each file is searched for up to max+1 lines, so a cut is only
-			// reported when something really was left out.
-			cut := res.Count+fr.Count > max
-			if cut {
-				fr.Count = max - res.Count
-				if int64(len(fr.Matches)) > fr.Count {
-					fr.Matches = fr.Matches[:fr.Count]
-				}
-				res.Truncated, res.Limit = true, limitName
-				if fr.Count == 0 {
-					halt(nil)
-					continue
-				}
-			}
-			res.Count += fr.Count
-			res.FilesMatched++
-			if o.Sink != nil {
-				if err := o.Sink(fr); err != nil {
-					halt(err)
-					continue
-				}
-			} else {
-				switch {
-				case o.Count:
-					*res.Counts = append(*res.Counts, FileCount{Path: fr.Path, Count: fr.Count})
-				case o.FilesWithMatches:
-					*res.Paths = append(*res.Paths, fr.Path)
-				default:
-					*res.Matches = append(*res.Matches, fr.Matches...)
-				}
-			}
-			if cut {
-				halt(nil)
+			if !g.stopped {
+				g.take(&res, &out[i], j.file != "")
 			}
 		}
 		clear(out)
 		clear(j.entries)
 		j.results, j.entries, j.file = out[:0], j.entries[:0], ""
 		select {
-		case free <- j:
+		case g.free <- j:
 		default:
 		}
 	}
-	wg.Wait()
-	if walkErr != nil {
-		return GrepResult{}, walkErr
+	res.Skipped = g.skipped
+	res.Skipped.Denied += g.readDenied
+	res.Skipped.Errors += g.readErrors
+	return res
+}
+
+// take adds one file's result; named says the file was named, not walked.
+func (g *grepRun) take(res *GrepResult, fr *FileResult, named bool) {
+	o := g.o
+	switch {
+	case g.ctx.Err() != nil:
+		g.halt(g.ctx.Err())
+		return
+	case fr.skipped:
+		if fr.skipErr != nil && sandbox.AsError(fr.skipErr).Code == sandbox.CodeDenied {
+			g.readDenied++
+		} else if fr.skipErr != nil {
+			g.readErrors++
+		}
+		return
+	case fr.err != nil:
+		g.halt(fr.err)
+		return
 	}
-	if sinkErr != nil {
-		return GrepResult{}, sinkErr
+	res.FilesSearched++
+	if fr.Binary {
+		g.skipped.Binary++
+		if named {
+			res.BinaryFiles = append(res.BinaryFiles, fr.Path)
+		}
+		return
 	}
-	res.Skipped = skipped
-	res.Skipped.Denied += readDenied
-	res.Skipped.Errors += readErrors
-	return res, nil
+	if fr.LongLine {
+		g.skipped.LongLines++
+		if named {
+			res.LongLineFiles = append(res.LongLineFiles, fr.Path)
+		}
+		return
+	}
+	if fr.Count == 0 {
+		return
+	}
+	// Each file is searched for up to max+1 lines, so a cut is only
+	// reported when something really was left out.
+	cut := res.Count+fr.Count > g.max
+	if cut {
+		fr.Count = g.max - res.Count
+		if int64(len(fr.Matches)) > fr.Count {
+			fr.Matches = fr.Matches[:fr.Count]
+		}
+		res.Truncated, res.Limit = true, g.limitName
+		if fr.Count == 0 {
+			g.halt(nil)
+			return
+		}
+	}
+	res.Count += fr.Count
+	res.FilesMatched++
+	if o.Sink != nil {
+		if err := o.Sink(fr); err != nil {
+			g.halt(err)
+			return
+		}
+	} else {
+		switch {
+		case o.Count:
+			*res.Counts = append(*res.Counts, FileCount{Path: fr.Path, Count: fr.Count})
+		case o.FilesWithMatches:
+			*res.Paths = append(*res.Paths, fr.Path)
+		default:
+			*res.Matches = append(*res.Matches, fr.Matches...)
+		}
+	}
+	if cut {
+		g.halt(nil)
+	}
 }
 
 func statFollow(sb *sandbox.Sandbox, p string) (sandbox.Info, error) {
@@ -421,6 +499,7 @@ func statFollow(sb *sandbox.Sandbox, p string) (sandbox.Info, error) {
 // searcher searches one file at a time; it is shared by the workers and
 // holds no per-file state.
 type searcher struct {
+	ctx     context.Context
 	m       *matcher
 	o       *GrepOptions
 	perFile int64
@@ -433,6 +512,11 @@ type searcher struct {
 // searchEntry searches a walked file into fr, through f (closed, and
 // reused from one file to the next).
 func (s *searcher) searchEntry(e *sandbox.Entry, f *sandbox.File, fr *FileResult, buf *[]byte) {
+	if err := s.ctx.Err(); err != nil {
+		e.Release()
+		*fr = FileResult{skipped: true} // never opened: collect returns the context's error
+		return
+	}
 	err := e.OpenInto(f)
 	e.Release()
 	if err != nil {
@@ -448,6 +532,9 @@ func (s *searcher) searchEntry(e *sandbox.Entry, f *sandbox.File, fr *FileResult
 }
 
 func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) FileResult {
+	if err := s.ctx.Err(); err != nil {
+		return FileResult{err: err}
+	}
 	f, err := sb.Open(path)
 	if err != nil {
 		return FileResult{err: err}

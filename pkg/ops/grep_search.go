@@ -31,6 +31,9 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 	}
 	var total int64
 	for {
+		if err := s.ctx.Err(); err != nil {
+			return err // nothing more is read once the call is cancelled
+		}
 		n, eof, rerr := fillBlock(r, buf[carry:], size-total)
 		total += int64(n)
 		if rerr != nil {

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func TestGrepBufferEdges(t *testing.T) {
 		}
 	}
 	for name, data := range files {
-		res, err := Grep(sb, GrepOptions{Pattern: "needle", Paths: []string{name}, Fixed: true, Exact: true})
+		res, err := Grep(context.Background(), sb, GrepOptions{Pattern: "needle", Paths: []string{name}, Fixed: true, Exact: true})
 		if err != nil && !strings.Contains(err.Error(), "no match") {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -32,60 +33,60 @@ func limitCases() []limitCase {
 	n := int64(len(limitsText))
 	return []limitCase{
 		{"read", readBytes, n, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Read(sb, ReadOptions{Path: "t.txt"})
+			r, err := Read(context.Background(), sb, ReadOptions{Path: "t.txt"})
 			return r, &r.Truncation, err
 		}, ""},
 		{"read page", readBytes, 22, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Read(sb, ReadOptions{Path: "t.txt", Offset: 1, Limit: 3})
+			r, err := Read(context.Background(), sb, ReadOptions{Path: "t.txt", Offset: 1, Limit: 3})
 			r.SHA256 = nil // a file over the cap is paged without a sum
 			return r, &r.Truncation, err
 		}, ""},
 		{"sort", sortBytes, n, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Sort(sb, SortOptions{Path: "t.txt", Numeric: true, Key: "2"})
+			r, err := Sort(context.Background(), sb, SortOptions{Path: "t.txt", Numeric: true, Key: "2"})
 			return r, &r.Truncation, err
 		}, ""},
 		{"sort results", results, 5, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Sort(sb, SortOptions{Path: "t.txt"})
+			r, err := Sort(context.Background(), sb, SortOptions{Path: "t.txt"})
 			return r, &r.Truncation, err
 		}, ""},
 		{"grep", results, 2, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Grep(sb, GrepOptions{Pattern: "pear", Paths: []string{"t.txt"}})
+			r, err := Grep(context.Background(), sb, GrepOptions{Pattern: "pear", Paths: []string{"t.txt"}})
 			return r, &r.Truncation, err
 		}, ""},
 		{"grep tree", results, 4, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Grep(sb, GrepOptions{Pattern: "p", Paths: []string{"."}, Count: true})
+			r, err := Grep(context.Background(), sb, GrepOptions{Pattern: "p", Paths: []string{"."}, Count: true})
 			return r, &r.Truncation, err
 		}, ""},
 		{"slice", results, 5, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Slice(sb, SliceOptions{Path: "t.txt"})
+			r, err := Slice(context.Background(), sb, SliceOptions{Path: "t.txt"})
 			return r, &r.Truncation, err
 		}, ""},
 		{"cut", results, 5, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Cut(sb, CutOptions{Path: "t.txt", Fields: "2", Delimiter: " "})
+			r, err := Cut(context.Background(), sb, CutOptions{Path: "t.txt", Fields: "2", Delimiter: " "})
 			return r, &r.Truncation, err
 		}, ""},
 		{"find", results, 3, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Find(sb, FindOptions{Dir: ".", MaxDepth: -1})
+			r, err := Find(context.Background(), sb, FindOptions{Dir: ".", MaxDepth: -1})
 			return r, &r.Truncation, err
 		}, ""},
 		{"ls", results, 2, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Ls(sb, LsOptions{Path: "."})
+			r, err := Ls(context.Background(), sb, LsOptions{Path: "."})
 			return r, &r.Truncation, err
 		}, ""},
 		{"edit", writeBytes, n + 2, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Edit(sb, EditOptions{Path: "t.txt", Edits: []EditSpec{{Old: "fig", New: "guava"}}, DryRun: true})
+			r, err := Edit(context.Background(), sb, EditOptions{Path: "t.txt", Edits: []EditSpec{{Old: "fig", New: "guava"}}, DryRun: true})
 			return r, nil, err
 		}, ""},
 		{"write", writeBytes, n, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Write(sb, WriteOptions{Path: "out.txt", Content: strings.NewReader(limitsText)})
+			r, err := Write(context.Background(), sb, WriteOptions{Path: "out.txt", Content: strings.NewReader(limitsText)})
 			return r, nil, err
 		}, "out.txt"},
 		{"append", writeBytes, n, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Write(sb, WriteOptions{Path: "out.txt", Content: strings.NewReader(limitsText), Append: true})
+			r, err := Write(context.Background(), sb, WriteOptions{Path: "out.txt", Content: strings.NewReader(limitsText), Append: true})
 			return r, nil, err
 		}, "out.txt"},
 		{"cp", writeBytes, n, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Copy(sb, "t.txt", "copy.txt", true)
+			r, err := Copy(context.Background(), sb, "t.txt", "copy.txt", true)
 			return r, nil, err
 		}, "copy.txt"},
 	}

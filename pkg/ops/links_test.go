@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,7 +21,7 @@ func TestLinksObeysWriteToggles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Links(sb, "bin", "fsbox-", []string{"read"})
+		_, err = Links(context.Background(), sb, "bin", "fsbox-", []string{"read"})
 		sb.Close()
 		if e := sandbox.AsError(err); e.Code != sandbox.CodeDenied || e.Rule != sandbox.RuleCommand {
 			t.Errorf("%s off: %v, want denied by rule command", off, err)

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ func TestLongLinesCutInJSON(t *testing.T) {
 	long := "needle " + strings.Repeat("é", 20) // 7 + 40 bytes
 	sb := longLineSandbox(t, 10, map[string]string{"f.txt": "short\n" + long + "\nafter\n", "t.tsv": "a\t" + long + "\n"})
 
-	g, err := Grep(sb, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Before: 1, After: 1})
+	g, err := Grep(context.Background(), sb, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Before: 1, After: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,31 +48,31 @@ func TestLongLinesCutInJSON(t *testing.T) {
 	if m.ContextTruncated || strings.Join(m.Before, ",") != "short" || strings.Join(m.After, ",") != "after" {
 		t.Errorf("grep context: %q %q %v", m.Before, m.After, m.ContextTruncated)
 	}
-	g, _ = Grep(sb, GrepOptions{Pattern: "after", Paths: []string{"f.txt"}, Before: 1})
+	g, _ = Grep(context.Background(), sb, GrepOptions{Pattern: "after", Paths: []string{"f.txt"}, Before: 1})
 	if m := (*g.Matches)[0]; !m.ContextTruncated || m.Before[0] != "needle é" {
 		t.Errorf("grep: a cut context line: %q %v", m.Before, m.ContextTruncated)
 	}
-	g, _ = Grep(sb, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Exact: true})
+	g, _ = Grep(context.Background(), sb, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Exact: true})
 	if m := (*g.Matches)[0]; m.TextTruncated || m.Text != long {
 		t.Errorf("grep, exact: %q", m.Text)
 	}
 
-	s, err := Slice(sb, SliceOptions{Path: "f.txt"})
+	s, err := Slice(context.Background(), sb, SliceOptions{Path: "f.txt"})
 	if err != nil || strings.Join(s.Lines, "|") != "short|needle é|after" || !s.TextTruncated || s.CutLines != 1 {
 		t.Errorf("slice: %q %+v %v", s.Lines, s.Truncation, err)
 	}
 	var whole []string
-	_, err = Slice(sb, SliceOptions{Path: "f.txt", Exact: true, Sink: func(l []byte) error { whole = append(whole, string(l)); return nil }})
+	_, err = Slice(context.Background(), sb, SliceOptions{Path: "f.txt", Exact: true, Sink: func(l []byte) error { whole = append(whole, string(l)); return nil }})
 	if err != nil || whole[1] != long+"\n" {
 		t.Errorf("slice, exact: %q %v", whole, err)
 	}
 
-	so, err := Sort(sb, SortOptions{Path: "f.txt"})
+	so, err := Sort(context.Background(), sb, SortOptions{Path: "f.txt"})
 	if err != nil || strings.Join(so.Lines, "|") != "after|needle é|short" || so.CutLines != 1 {
 		t.Errorf("sort: %q %+v %v", so.Lines, so.Truncation, err)
 	}
 
-	c, err := Cut(sb, CutOptions{Path: "t.tsv", Fields: "1,2"})
+	c, err := Cut(context.Background(), sb, CutOptions{Path: "t.tsv", Fields: "1,2"})
 	if err != nil || len(c.Rows) != 1 || c.Rows[0][0] != "a" || c.Rows[0][1] != "needle é" || c.CutLines != 1 {
 		t.Errorf("cut: %q %+v %v", c.Rows, c.Truncation, err)
 	}
@@ -96,29 +97,29 @@ func TestLongLinesNeverHeldWhole(t *testing.T) {
 		"nul.bin":   strings.Repeat("\x00", textio.MaxLine+10),
 		"quote.csv": "a,\"" + huge + "\n",
 	})
-	g, err := Grep(sb, GrepOptions{Pattern: "needle", Paths: []string{"."}, Globs: []string{"*.txt"}})
+	g, err := Grep(context.Background(), sb, GrepOptions{Pattern: "needle", Paths: []string{"."}, Globs: []string{"*.txt"}})
 	if err != nil || g.Count != 2 || g.Skipped.LongLines != 1 {
 		t.Errorf("grep tree: count %d, skipped %+v, %v", g.Count, g.Skipped, err)
 	}
-	g, _ = Grep(sb, GrepOptions{Pattern: "needle", Paths: []string{"huge.txt"}, Exact: true})
+	g, _ = Grep(context.Background(), sb, GrepOptions{Pattern: "needle", Paths: []string{"huge.txt"}, Exact: true})
 	if len(g.LongLineFiles) != 1 || g.Count != 0 {
 		t.Errorf("grep huge.txt: %+v", g)
 	}
-	g, _ = Grep(sb, GrepOptions{Pattern: "x", Paths: []string{"nul.bin"}})
+	g, _ = Grep(context.Background(), sb, GrepOptions{Pattern: "x", Paths: []string{"nul.bin"}})
 	if len(g.BinaryFiles) != 1 {
 		t.Errorf("grep nul.bin: %+v", g)
 	}
-	s, err := Slice(sb, SliceOptions{Path: "huge.txt"})
+	s, err := Slice(context.Background(), sb, SliceOptions{Path: "huge.txt"})
 	if err != nil || len(s.Lines) != 3 || len(s.Lines[1]) != 64 || s.CutLines != 1 {
 		t.Errorf("slice: %d lines, %+v, %v", len(s.Lines), s.Truncation, err)
 	}
-	if _, err := Slice(sb, SliceOptions{Path: "huge.txt", Exact: true, Sink: func([]byte) error { return nil }}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
+	if _, err := Slice(context.Background(), sb, SliceOptions{Path: "huge.txt", Exact: true, Sink: func([]byte) error { return nil }}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
 		t.Errorf("slice, exact: %v", err)
 	}
-	if _, err := Cut(sb, CutOptions{Path: "huge.txt", Fields: "1"}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
+	if _, err := Cut(context.Background(), sb, CutOptions{Path: "huge.txt", Fields: "1"}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
 		t.Errorf("cut: %v", err)
 	}
-	if _, err := Cut(sb, CutOptions{Path: "quote.csv", Fields: "1", CSV: true}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
+	if _, err := Cut(context.Background(), sb, CutOptions{Path: "quote.csv", Fields: "1", CSV: true}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
 		t.Errorf("cut --csv, an open quote: %v", err)
 	}
 }
@@ -141,7 +142,7 @@ func TestGrepContextRing(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	sb := longLineSandbox(t, 1<<16, map[string]string{"f.txt": text})
 	for _, before := range []int{1, 2, 3, 7, 36, 37, 38, 100, 500} {
-		g, err := Grep(sb, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Before: before})
+		g, err := Grep(context.Background(), sb, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Before: before})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestGrepContextRing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer small.Close()
-	g, err := Grep(small, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Before: 1000, After: 1000, MaxCount: 1})
+	g, err := Grep(context.Background(), small, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Before: 1000, After: 1000, MaxCount: 1})
 	if err != nil || len((*g.Matches)[0].Before) != 3 || len((*g.Matches)[0].After) != 3 {
 		t.Errorf("-A/-B 1000 under max_results 3: %+v, %v", g.Matches, err)
 	}

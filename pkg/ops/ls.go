@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -39,7 +40,10 @@ type LsResult struct {
 }
 
 // Ls lists one directory.
-func Ls(sb *sandbox.Sandbox, o LsOptions) (LsResult, error) {
+func Ls(ctx context.Context, sb *sandbox.Sandbox, o LsOptions) (LsResult, error) {
+	if err := begin(ctx, sb, "ls"); err != nil {
+		return LsResult{}, err
+	}
 	d, err := sb.OpenDir(o.Path)
 	if err != nil {
 		return LsResult{}, err

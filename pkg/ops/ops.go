@@ -123,3 +123,8 @@ func holdLimit(policy int64, name string) (int64, string) {
 	}
 	return policy, name
 }
+
+// usageErr is a malformed input: every face shows it as a usage error.
+func usageErr(format string, args ...any) error {
+	return sandbox.Errorf(sandbox.CodeUsage, "", format, args...)
+}

@@ -34,6 +34,7 @@ package ops
 // made inside a denied one through a dangling symlink.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -408,16 +409,16 @@ func (s *sequence) step(i int) {
 			p = path.Join(s.pick(files), s.pick(propDirs))
 		}
 		desc = "mkdir " + p
-		res, err = Mkdir(s.sb, p)
+		res, err = Mkdir(context.Background(), s.sb, p)
 	case 1:
 		p := target()
 		nc := s.r.IntN(3) == 0
 		desc = fmt.Sprintf("write %s (no-clobber %v)", p, nc)
-		res, err = Write(s.sb, WriteOptions{Path: p, NoClobber: nc, Content: strings.NewReader(content)})
+		res, err = Write(context.Background(), s.sb, WriteOptions{Path: p, NoClobber: nc, Content: strings.NewReader(content)})
 	case 2:
 		p := anyFile()
 		desc = "write --append " + p
-		res, err = Write(s.sb, WriteOptions{Path: p, Append: true, Content: strings.NewReader(content)})
+		res, err = Write(context.Background(), s.sb, WriteOptions{Path: p, Append: true, Content: strings.NewReader(content)})
 	case 3, 4:
 		src, dst := anyEntry(), target()
 		if s.r.IntN(2) == 0 {
@@ -425,21 +426,21 @@ func (s *sequence) step(i int) {
 		}
 		force := s.r.IntN(4) == 0
 		desc = fmt.Sprintf("mv %s %s (force %v)", src, dst, force)
-		res, err = Move(s.sb, src, dst, force)
+		res, err = Move(context.Background(), s.sb, src, dst, force)
 	case 5:
 		src, dst := anyFile(), target()
 		force := s.r.IntN(3) == 0
 		desc = fmt.Sprintf("cp %s %s (force %v)", src, dst, force)
-		res, err = Copy(s.sb, src, dst, force)
+		res, err = Copy(context.Background(), s.sb, src, dst, force)
 	case 6:
 		p := anyEntry()
 		desc = "rm -r " + p
-		res, err = Remove(s.sb, p, true)
+		res, err = Remove(context.Background(), s.sb, p, true)
 	case 7:
 		p := anyFile()
 		dry := s.r.IntN(3) == 0
 		desc = fmt.Sprintf("edit %s alpha->beta (dry-run %v)", p, dry)
-		res, err = Edit(s.sb, EditOptions{Path: p, Edits: []EditSpec{{Old: "alpha", New: "beta", All: true}}, DryRun: dry})
+		res, err = Edit(context.Background(), s.sb, EditOptions{Path: p, Edits: []EditSpec{{Old: "alpha", New: "beta", All: true}}, DryRun: dry})
 	}
 	outcome := "ok"
 	if err != nil {
@@ -464,14 +465,14 @@ func (s *sequence) checkReads(after string) {
 		return
 	}
 	_, files := s.current()
-	found, _ := Find(s.sb, FindOptions{Dir: ".", Hidden: true, NoIgnore: true, MaxDepth: -1})
+	found, _ := Find(context.Background(), s.sb, FindOptions{Dir: ".", Hidden: true, NoIgnore: true, MaxDepth: -1})
 	seen := map[string]bool{}
 	for _, p := range append(files, found.Paths...) {
 		if seen[p] {
 			continue
 		}
 		seen[p] = true
-		r, err := Read(s.sb, ReadOptions{Path: p})
+		r, err := Read(context.Background(), s.sb, ReadOptions{Path: p})
 		if err != nil {
 			continue
 		}
@@ -484,7 +485,7 @@ func (s *sequence) checkReads(after string) {
 	if s.outer != "" {
 		tops = append(tops, s.outer)
 		for _, p := range files { // the same files, spelled through the outer read root
-			r, err := Read(s.sb, ReadOptions{Path: path.Join(s.outer, "x/../work", p)})
+			r, err := Read(context.Background(), s.sb, ReadOptions{Path: path.Join(s.outer, "x/../work", p)})
 			if m := firstLeak(r.Content, nil, markers); err == nil && m != "" {
 				s.fail("after %s: read of %s through the outer root returns the protected marker %s", after, p, m)
 				return
@@ -493,7 +494,7 @@ func (s *sequence) checkReads(after string) {
 	}
 	for _, top := range tops {
 		for _, follow := range []bool{false, true} {
-			g, _ := Grep(s.sb, GrepOptions{Pattern: "MARK-", Paths: []string{top}, Hidden: true, NoIgnore: true, Follow: follow})
+			g, _ := Grep(context.Background(), s.sb, GrepOptions{Pattern: "MARK-", Paths: []string{top}, Hidden: true, NoIgnore: true, Follow: follow})
 			if m := firstLeak(g, nil, markers); m != "" {
 				s.fail("after %s: grep -r MARK- %s (follow %v) shows the protected marker %s", after, top, follow, m)
 			}

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -49,20 +50,23 @@ type ReadResult struct {
 // than max_read_bytes is read whole, so sha256 and eol describe the whole
 // file; a larger one must be paged with Offset/Limit, is streamed in
 // bounded memory, and has sha256 null (use `stat --sha256`).
-func Read(sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
+func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
+	if err := begin(ctx, sb, "read"); err != nil {
+		return ReadResult{}, err
+	}
 	switch {
 	case o.Offset < 0:
-		return ReadResult{}, usagef(o.Path, "--offset must be 0 or more, got %d", o.Offset)
+		return ReadResult{}, usagef(o.Path, "offset must be 0 or more, got %d", o.Offset)
 	case o.Limit < 0:
-		return ReadResult{}, usagef(o.Path, "--limit must be 1 or more, got %d", o.Limit)
+		return ReadResult{}, usagef(o.Path, "limit must be 1 or more, got %d", o.Limit)
 	case o.MaxBytes < 0:
-		return ReadResult{}, usagef(o.Path, "--max-bytes must be 1 or more, got %d", o.MaxBytes)
+		return ReadResult{}, usagef(o.Path, "max-bytes must be 1 or more, got %d", o.MaxBytes)
 	}
 	if o.Encoding == "" {
 		o.Encoding = "utf-8"
 	}
 	if o.Encoding != "utf-8" && o.Encoding != "base64" {
-		return ReadResult{}, usagef(o.Path, "--encoding must be utf-8 or base64, got %q", o.Encoding)
+		return ReadResult{}, usagef(o.Path, "encoding must be utf-8 or base64, got %q", o.Encoding)
 	}
 	policyCap, capName := holdLimit(sb.Limits().MaxReadBytes, "max_read_bytes")
 	capBytes := policyCap
@@ -78,7 +82,7 @@ func Read(sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
 	size := f.Info.Size
 	if !paging && size > capBytes {
 		return ReadResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
-			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d: read it in pages with --offset/--limit", o.Path, size, capName, capBytes)}
+			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d: read it in pages with offset and limit", o.Path, size, capName, capBytes)}
 	}
 	res := ReadResult{Path: f.Info.Path, Size: size, Mtime: rfc3339(f.Info.ModTime), Encoding: o.Encoding, Offset: o.Offset}
 	limit := o.Limit
@@ -89,7 +93,7 @@ func Read(sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
 	if size <= policyCap {
 		// Small: read it whole into one buffer (through a cap, in case it
 		// grows meanwhile) and page it in place, without copies.
-		data, err := readUpTo(f, size, satAdd(policyCap, 1))
+		data, err := readUpTo(textio.WithContext(ctx, f), size, satAdd(policyCap, 1))
 		if err != nil {
 			return ReadResult{}, sandbox.AsError(err)
 		}
@@ -107,7 +111,7 @@ func Read(sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
 			return ReadResult{}, err
 		}
 	} else {
-		r := textio.NewReader(f, 0)
+		r := textio.NewReader(textio.WithContext(ctx, f), 0)
 		head = append([]byte(nil), r.Peek()...)
 		if err := res.page(r, o, limit, int(capBytes), capName); err != nil {
 			return ReadResult{}, err
@@ -122,7 +126,7 @@ func Read(sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
 		head = head[:textio.SniffLen]
 	}
 	if o.Encoding != "base64" && (textio.IsBinary(head) || textio.IsBinary(res.Raw)) {
-		return ReadResult{}, sandbox.Errorf(sandbox.CodeBinary, o.Path, "%s holds binary data (a NUL byte); read it with --encoding base64", o.Path)
+		return ReadResult{}, sandbox.Errorf(sandbox.CodeBinary, o.Path, "%s holds binary data (a NUL byte); read it with encoding base64", o.Path)
 	}
 	content := res.Raw
 	if o.RawOnly {

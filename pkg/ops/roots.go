@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"context"
+
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -20,7 +22,10 @@ type RootsResult struct {
 // Roots reports the workdir, read roots, policy source, limits, and which
 // of the available commands the policy enables or disables (links counts
 // as disabled while mkdir or write is: CommandEnabled).
-func Roots(sb *sandbox.Sandbox, available []string) RootsResult {
+func Roots(ctx context.Context, sb *sandbox.Sandbox) (RootsResult, error) {
+	if err := begin(ctx, sb, "roots"); err != nil {
+		return RootsResult{}, err
+	}
 	p := sb.Policy()
 	res := RootsResult{Workdir: sb.Workdir(), ReadRoots: sb.ReadRoots(), Limits: p.Limits, Paths: p.Paths,
 		Commands: []string{}, Disabled: []string{}}
@@ -32,7 +37,7 @@ func Roots(sb *sandbox.Sandbox, available []string) RootsResult {
 		log := p.Audit.Log
 		res.AuditLog = &log
 	}
-	for _, c := range available {
+	for _, c := range Registry.Names() {
 		if CommandEnabled(p, c) {
 			res.Commands = append(res.Commands, c)
 		} else {
@@ -45,5 +50,5 @@ func Roots(sb *sandbox.Sandbox, available []string) RootsResult {
 		}
 	}
 	res.Landlock = sb.Landlock()
-	return res
+	return res, nil
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"errors"
 	"io"
 	"math"
@@ -44,7 +45,10 @@ type SliceResult struct {
 // count from the end, out-of-range bounds clamp. A negative bound is found
 // by scanning backwards from the end of the file, so `-10` reads only the
 // tail; a non-negative window stops reading at End.
-func Slice(sb *sandbox.Sandbox, o SliceOptions) (SliceResult, error) {
+func Slice(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions) (SliceResult, error) {
+	if err := begin(ctx, sb, "slice"); err != nil {
+		return SliceResult{}, err
+	}
 	f, err := sb.Open(o.Path)
 	if err != nil {
 		return SliceResult{}, err
@@ -72,7 +76,7 @@ func Slice(sb *sandbox.Sandbox, o SliceOptions) (SliceResult, error) {
 			}
 			return textio.LineStartFromEnd(f, size, k, buf)
 		}
-		r := textio.NewReader(io.NewSectionReader(f, 0, size), 0)
+		r := textio.NewReader(textio.WithContext(ctx, io.NewSectionReader(f, 0, size)), 0)
 		r.SkipLines(i)
 		return r.Offset(), r.Err()
 	}
@@ -99,7 +103,7 @@ func Slice(sb *sandbox.Sandbox, o SliceOptions) (SliceResult, error) {
 			to = from
 		}
 	}
-	r := textio.NewReader(io.NewSectionReader(f, from, to-from), 0)
+	r := textio.NewReader(textio.WithContext(ctx, io.NewSectionReader(f, from, to-from)), 0)
 	var skipped int64
 	if forward {
 		skipped = r.SkipLines(start)

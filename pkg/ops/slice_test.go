@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -65,7 +66,7 @@ func checkSlice(t *testing.T, sb *sandbox.Sandbox, dir string, data []byte, star
 		t.Fatal(err)
 	}
 	var got [][]byte
-	res, err := Slice(sb, SliceOptions{Path: "f.txt", Start: start, End: end, Exact: true, Sink: func(l []byte) error {
+	res, err := Slice(context.Background(), sb, SliceOptions{Path: "f.txt", Start: start, End: end, Exact: true, Sink: func(l []byte) error {
 		got = append(got, append([]byte(nil), l...))
 		return nil
 	}})

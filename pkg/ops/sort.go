@@ -3,6 +3,7 @@ package ops
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -38,13 +39,16 @@ type SortResult struct {
 // compare equal fall back to comparing whole lines, as GNU sort does
 // without -s; -r reverses both. The whole file is held in memory, so a file
 // over max_sort_bytes is too_large.
-func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
+func Sort(ctx context.Context, sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
+	if err := begin(ctx, sb, "sort"); err != nil {
+		return SortResult{}, err
+	}
 	key, err := parseKey(o.Key)
 	if err != nil {
 		return SortResult{}, err
 	}
 	if len(o.Separator) > 1 && o.Separator != `\0` {
-		return SortResult{}, usagef(o.Path, "--separator must be one character, got %q", o.Separator)
+		return SortResult{}, usagef(o.Path, "separator must be one character, got %q", o.Separator)
 	}
 	if o.Separator == `\0` {
 		o.Separator = "\x00"
@@ -60,7 +64,7 @@ func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
 			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d", o.Path, f.Info.Size, limitName, limit)}
 	}
 	data := make([]byte, 0, f.Info.Size+1)
-	data, err = readAllInto(io.LimitReader(f, satAdd(limit, 1)), data)
+	data, err = readAllInto(io.LimitReader(textio.WithContext(ctx, f), satAdd(limit, 1)), data)
 	if err != nil {
 		return SortResult{}, sandbox.AsError(err)
 	}
@@ -69,6 +73,9 @@ func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
 	}
 	sorter := newLineSorter(o, key)
 	each := sorter.sortData(data)
+	if err := ctx.Err(); err != nil {
+		return SortResult{}, err
+	}
 
 	res := SortResult{Path: f.Info.Path}
 	sink := o.Sink
@@ -86,6 +93,10 @@ func Sort(sb *sandbox.Sandbox, o SortOptions) (SortResult, error) {
 			return true
 		}
 		first, prev = false, l
+		if res.Count&1023 == 0 && ctx.Err() != nil {
+			sinkErr = ctx.Err()
+			return false
+		}
 		if res.Count >= max {
 			res.Truncated, res.Limit = true, "max_results"
 			return false
@@ -320,12 +331,12 @@ func parseKey(s string) (sortKey, error) {
 	a, b, hasEnd := strings.Cut(s, ",")
 	first, err := strconv.Atoi(a)
 	if err != nil || first < 1 {
-		return sortKey{}, usagef("", "invalid --key %q: want a field number N or N,M (1-based)", s)
+		return sortKey{}, usagef("", "invalid key %q: want a field number N or N,M (1-based)", s)
 	}
 	k := sortKey{first: first}
 	if hasEnd {
 		if k.last, err = strconv.Atoi(b); err != nil || k.last < first {
-			return sortKey{}, usagef("", "invalid --key %q: want N,M with M >= N", s)
+			return sortKey{}, usagef("", "invalid key %q: want N,M with M >= N", s)
 		}
 	}
 	return k, nil

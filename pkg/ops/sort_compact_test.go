@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"runtime"
@@ -17,7 +18,7 @@ func sortBoth(t *testing.T, text string, o SortOptions) (fast, compact string) {
 		var b strings.Builder
 		o.Path, o.Exact = "in.txt", true
 		o.Sink = func(l []byte) error { b.Write(l); return nil }
-		if _, err := Sort(s, o); err != nil {
+		if _, err := Sort(context.Background(), s, o); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()
@@ -78,7 +79,7 @@ func TestSortMemoryBound(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		r, err := Sort(sb, o)
+		r, err := Sort(context.Background(), sb, o)
 		runtime.ReadMemStats(&after)
 		if err != nil || r.Count == 0 {
 			t.Fatalf("%+v: %v", o, err)

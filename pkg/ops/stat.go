@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/textio"
 )
 
 // StatOptions are stat's inputs.
@@ -30,7 +32,10 @@ type StatResult struct {
 
 // Stat describes a path without following a final symlink. A missing path
 // is Exists:false, not an error.
-func Stat(sb *sandbox.Sandbox, o StatOptions) (StatResult, error) {
+func Stat(ctx context.Context, sb *sandbox.Sandbox, o StatOptions) (StatResult, error) {
+	if err := begin(ctx, sb, "stat"); err != nil {
+		return StatResult{}, err
+	}
 	info, err := sb.Lstat(o.Path)
 	if err != nil {
 		if sandbox.AsError(err).Code == sandbox.CodeNotFound {
@@ -51,7 +56,7 @@ func Stat(sb *sandbox.Sandbox, o StatOptions) (StatResult, error) {
 		}
 		defer f.Close()
 		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
+		if _, err := io.Copy(h, textio.WithContext(ctx, f)); err != nil {
 			return StatResult{}, sandbox.AsError(err)
 		}
 		sum := hex.EncodeToString(h.Sum(nil))

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"context"
+
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
@@ -24,7 +26,10 @@ type WcResult struct {
 
 // Wc counts lines, words, bytes and characters of each file in one
 // streaming pass, in memory that does not grow with the file.
-func Wc(sb *sandbox.Sandbox, o WcOptions) (WcResult, error) {
+func Wc(ctx context.Context, sb *sandbox.Sandbox, o WcOptions) (WcResult, error) {
+	if err := begin(ctx, sb, "wc"); err != nil {
+		return WcResult{}, err
+	}
 	res := WcResult{Files: []WcFile{}}
 	buf := make([]byte, textio.DefaultBufSize)
 	for _, p := range o.Paths {
@@ -32,7 +37,7 @@ func Wc(sb *sandbox.Sandbox, o WcOptions) (WcResult, error) {
 		if err != nil {
 			return WcResult{}, err
 		}
-		c, err := textio.Count(f, buf)
+		c, err := textio.Count(textio.WithContext(ctx, f), buf)
 		f.Close()
 		if err != nil {
 			return WcResult{}, sandbox.AsError(err)

@@ -2,12 +2,14 @@ package ops
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -32,7 +34,10 @@ type WriteResult struct {
 }
 
 // Write replaces a file atomically (or appends to it), creating parents.
-func Write(sb *sandbox.Sandbox, o WriteOptions) (WriteResult, error) {
+func Write(ctx context.Context, sb *sandbox.Sandbox, o WriteOptions) (WriteResult, error) {
+	if err := begin(ctx, sb, "write"); err != nil {
+		return WriteResult{}, err
+	}
 	if o.Mode != nil && *o.Mode&^fs.ModePerm != 0 {
 		// Setuid, setgid, sticky or a type bit: refused before anything
 		// is opened, so no caller (CLI or library) can make a setuid file.
@@ -40,7 +45,7 @@ func Write(sb *sandbox.Sandbox, o WriteOptions) (WriteResult, error) {
 	}
 	expect := strings.ToLower(o.ExpectSHA256)
 	if expect != "" && !isSHA256(expect) {
-		return WriteResult{}, usagef(o.Path, "--expect-sha256 wants 64 hex digits, got %q", o.ExpectSHA256)
+		return WriteResult{}, usagef(o.Path, "expect-sha256 wants 64 hex digits, got %q", o.ExpectSHA256)
 	}
 	w, err := sb.OpenWriteTarget(o.Path, true)
 	if err != nil {
@@ -48,7 +53,7 @@ func Write(sb *sandbox.Sandbox, o WriteOptions) (WriteResult, error) {
 	}
 	defer w.Close()
 	if o.NoClobber && w.Exists {
-		return WriteResult{}, sandbox.Errorf(sandbox.CodeExists, o.Path, "%s exists and --no-clobber is set", o.Path)
+		return WriteResult{}, sandbox.Errorf(sandbox.CodeExists, o.Path, "%s exists and no-clobber is set", o.Path)
 	}
 	// Checked early for a quick answer, and again by the sandbox at the
 	// moment of the change, under the workdir's write lock.
@@ -125,4 +130,23 @@ func isSHA256(s string) bool {
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// ParseMode reads a mode option: permission bits in octal, 0 to 0777,
+// written 644, 0644 or 0o644. Setuid, setgid and sticky (4000, 2000, 1000)
+// are refused (SPEC: modes are permission bits only), as is anything that
+// is not octal digits: a sign, spaces, 0x, symbolic modes such as u+x.
+func ParseMode(s string) (fs.FileMode, error) {
+	digits := s
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'o' || s[1] == 'O') {
+		digits = s[2:]
+	}
+	v, err := strconv.ParseUint(digits, 8, 32)
+	if err != nil { // ParseUint takes no sign, no spaces, no 0x in base 8
+		return 0, usageErr("mode wants octal permission bits such as 0644, got %q", s)
+	}
+	if v > 0o777 {
+		return 0, usageErr("mode takes permission bits only (0 to 0777): setuid, setgid and sticky (4000, 2000, 1000) are refused, got %q", s)
+	}
+	return fs.FileMode(v), nil
 }

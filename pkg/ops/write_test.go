@@ -4,6 +4,7 @@ package ops
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"math/rand"
@@ -33,7 +34,7 @@ func TestEditRoundTripsBytes(t *testing.T) {
 	for _, c := range cases {
 		p := filepath.Join(dir, "f")
 		os.WriteFile(p, []byte(c.in), 0o640)
-		if _, err := Edit(sb, EditOptions{Path: "f", Edits: []EditSpec{{Old: c.old, New: c.new}}}); err != nil {
+		if _, err := Edit(context.Background(), sb, EditOptions{Path: "f", Edits: []EditSpec{{Old: c.old, New: c.new}}}); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		got, _ := os.ReadFile(p)
@@ -60,7 +61,7 @@ func TestEditErrors(t *testing.T) {
 		{[]EditSpec{{Old: "gamma", New: "G"}, {Old: "nope", New: "x"}}, sandbox.CodeTextNotFound, "edit 2"},
 	}
 	for _, c := range cases {
-		_, err := Edit(sb, EditOptions{Path: "f", Edits: c.e})
+		_, err := Edit(context.Background(), sb, EditOptions{Path: "f", Edits: c.e})
 		e := sandbox.AsError(err)
 		if e == nil || e.Code != c.code || !strings.Contains(e.Msg, c.msg) {
 			t.Errorf("%+v: got %v, want %s mentioning %q", c.e, err, c.code, c.msg)
@@ -76,7 +77,7 @@ func TestWriteModesAndLimits(t *testing.T) {
 	p := filepath.Join(dir, "x")
 	os.WriteFile(p, []byte("old"), 0o600)
 	os.Link(p, filepath.Join(dir, "hardlink"))
-	if _, err := Write(sb, WriteOptions{Path: "x", Content: strings.NewReader("new")}); err != nil {
+	if _, err := Write(context.Background(), sb, WriteOptions{Path: "x", Content: strings.NewReader("new")}); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
@@ -86,7 +87,7 @@ func TestWriteModesAndLimits(t *testing.T) {
 		t.Errorf("writing through a name must not change the shared inode: %q", b)
 	}
 	big := strings.NewReader(strings.Repeat("x", int(sb.Limits().MaxWriteBytes)+1))
-	if _, err := Write(sb, WriteOptions{Path: "big", Content: big}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
+	if _, err := Write(context.Background(), sb, WriteOptions{Path: "big", Content: big}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
 		t.Errorf("over max_write_bytes: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "big")); err == nil {
@@ -100,7 +101,7 @@ func TestWriteModesAndLimits(t *testing.T) {
 	}
 	outside := t.TempDir()
 	os.Symlink(outside, filepath.Join(dir, "out"))
-	if _, err := Write(sb, WriteOptions{Path: "out/f", Content: strings.NewReader("x")}); sandbox.AsError(err).Code != sandbox.CodeDenied {
+	if _, err := Write(context.Background(), sb, WriteOptions{Path: "out/f", Content: strings.NewReader("x")}); sandbox.AsError(err).Code != sandbox.CodeDenied {
 		t.Errorf("write through a symlink out of the workdir: %v", err)
 	}
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
@@ -108,7 +109,7 @@ func TestWriteModesAndLimits(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := Write(sb, WriteOptions{Path: "fifo", Content: strings.NewReader("x"), Append: true})
+		_, err := Write(context.Background(), sb, WriteOptions{Path: "fifo", Content: strings.NewReader("x"), Append: true})
 		done <- err
 	}()
 	select {
@@ -136,7 +137,7 @@ func TestParallelEditsLoseNothing(t *testing.T) {
 				for {
 					cur, _ := os.ReadFile(p)
 					next := string(cur) + fmt.Sprintf("w%d-%d\n", i, n)
-					_, err := Write(sb, WriteOptions{Path: "shared", Content: strings.NewReader(next), ExpectSHA256: sha256Hex(cur)})
+					_, err := Write(context.Background(), sb, WriteOptions{Path: "shared", Content: strings.NewReader(next), ExpectSHA256: sha256Hex(cur)})
 					if err == nil {
 						break
 					}
@@ -168,7 +169,7 @@ func TestParallelAppendsDoNotInterleave(t *testing.T) {
 			defer wg.Done()
 			line := strings.Repeat(fmt.Sprint(i), 5000) + "\n"
 			for n := 0; n < 10; n++ {
-				if _, err := Write(sb, WriteOptions{Path: "log", Content: strings.NewReader(line), Append: true}); err != nil {
+				if _, err := Write(context.Background(), sb, WriteOptions{Path: "log", Content: strings.NewReader(line), Append: true}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -199,7 +200,7 @@ func TestCrashLeavesOldOrNew(t *testing.T) {
 			os.Exit(3)
 		}
 		for {
-			Write(sb, WriteOptions{Path: "target", Content: bytes.NewReader(bytes.Repeat([]byte("N"), 64<<20))})
+			Write(context.Background(), sb, WriteOptions{Path: "target", Content: bytes.NewReader(bytes.Repeat([]byte("N"), 64<<20))})
 		}
 	}
 	dir := t.TempDir()
@@ -259,7 +260,7 @@ func TestSymlinkSwapUnderWrite(t *testing.T) {
 		deadline = time.Now().Add(300 * time.Millisecond)
 	}
 	for time.Now().Before(deadline) {
-		Write(sb, WriteOptions{Path: "d/f", Content: strings.NewReader("x")})
+		Write(context.Background(), sb, WriteOptions{Path: "d/f", Content: strings.NewReader("x")})
 	}
 	close(stop)
 	wg.Wait()
@@ -283,7 +284,7 @@ func TestWriteModeIsPermissionBitsOnly(t *testing.T) {
 		for _, name := range []string{"run.sh", "new.sh"} {
 			for _, app := range []bool{false, true} {
 				mode := m
-				_, err := Write(sb, WriteOptions{Path: name, Content: strings.NewReader("pwn"), Append: app, Mode: &mode})
+				_, err := Write(context.Background(), sb, WriteOptions{Path: name, Content: strings.NewReader("pwn"), Append: app, Mode: &mode})
 				if e := sandbox.AsError(err); e.Code != sandbox.CodeUsage || !strings.Contains(e.Msg, "permission bits only") {
 					t.Errorf("mode %v on %s (append %v): %v, want usage", m, name, app, err)
 				}
@@ -299,7 +300,7 @@ func TestWriteModeIsPermissionBitsOnly(t *testing.T) {
 	}
 	for _, m := range []fs.FileMode{0o777, 0o700, 0o644, 0} {
 		mode := m
-		if _, err := Write(sb, WriteOptions{Path: "ok.sh", Content: strings.NewReader("x"), Mode: &mode}); err != nil {
+		if _, err := Write(context.Background(), sb, WriteOptions{Path: "ok.sh", Content: strings.NewReader("x"), Mode: &mode}); err != nil {
 			t.Fatalf("mode %v: %v", m, err)
 		}
 		if fi, _ := os.Stat(filepath.Join(dir, "ok.sh")); fi.Mode() != m {

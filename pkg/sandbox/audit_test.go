@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -138,7 +139,7 @@ func TestAuditTrail(t *testing.T) {
 		t.Fatal("opened /etc/passwd")
 	}
 	var walked int
-	if _, err := s.Walk("a", WalkOptions{MaxDepth: -1}, func(e *Entry) error {
+	if _, err := s.Walk(context.Background(), "a", WalkOptions{MaxDepth: -1}, func(e *Entry) error {
 		defer e.Release()
 		if e.Type == "file" {
 			f, err := e.Open()

@@ -26,28 +26,6 @@ const (
 	CodeNoMatch      Code = "no_match"
 )
 
-// ExitCode maps a code to its process exit status.
-func ExitCode(c Code) int {
-	switch c {
-	case CodeNoMatch:
-		return 1
-	case CodeUsage:
-		return 2
-	case CodeDenied:
-		return 3
-	case CodeNotFound, CodeNotAFile, CodeNotADir:
-		return 4
-	case CodeConflict, CodeExists, CodeTextNotFound, CodeAmbiguous:
-		return 5
-	case CodeTooLarge, CodeBinary:
-		return 6
-	case CodeConfig:
-		return 8
-	default:
-		return 7
-	}
-}
-
 // Rule names which part of the policy decided a denial. It is what
 // `fsbox explain` reports and is stable like Code.
 type Rule string

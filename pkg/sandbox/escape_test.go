@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"os"
 	"slices"
 	"strings"
@@ -150,7 +151,7 @@ func TestNestedRootsShareRules(t *testing.T) {
 // walkPaths walks start with o and returns every path reported.
 func walkPaths(s *Sandbox, start string, o WalkOptions) ([]string, WalkSkipped, error) {
 	var paths []string
-	sk, err := s.Walk(start, o, func(e *Entry) error {
+	sk, err := s.Walk(context.Background(), start, o, func(e *Entry) error {
 		paths = append(paths, e.Path)
 		e.Release()
 		return nil

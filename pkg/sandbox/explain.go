@@ -5,97 +5,72 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"strings"
 )
 
-// Decision is the answer of Explain: would OP on PATH be allowed, and which
-// rule decides.
-type Decision struct {
-	Op      string `json:"op"`
-	Path    string `json:"path"`
-	Allowed bool   `json:"allowed"`
-	Rule    string `json:"rule"`
-	Reason  string `json:"reason"`
-	Access  string `json:"access"`
-	Root    string `json:"root,omitempty"`
-	Real    string `json:"resolved,omitempty"`
-}
+// Need is what an operation needs of a path it is given.
+type Need string
 
-// pathOps take a path the policy decides on; the other commands take none.
-var fileOps = map[string]bool{"read": true, "wc": true, "slice": true, "sort": true, "cut": true}
-var dirOps = map[string]bool{"ls": true, "find": true}
+const (
+	NeedNone     Need = ""          // not a path
+	NeedReadFile Need = "read-file" // opened as a regular file, for reading
+	NeedReadDir  Need = "read-dir"  // opened as a directory, for listing
+	NeedReadAny  Need = "read-any"  // a file or a directory, read
+	NeedLook     Need = "stat"      // described, never opened for its content
+	NeedWrite    Need = "write"     // created, changed or removed in the workdir
+)
 
-// Explain runs the same checks a real call of op on p would run, without
-// reading or changing anything, and reports the first rule that refuses.
-// Only a malformed op or path is an error.
-func (s *Sandbox) Explain(op, p string) (Decision, error) {
-	acc, ok := CommandAccess(op)
-	if !ok {
-		return Decision{}, Errorf(CodeUsage, p, "unknown command %q (one of: %s)", op, strings.Join(Commands(), ", "))
-	}
+// Probe runs the checks an operation needing need of p runs before it
+// touches p, without reading or changing anything: the same Open, OpenDir,
+// Lstat and CheckWrite the operations call. limit > 0 holds a file's size
+// to it. A missing path is not found; for NeedLook it is no refusal (stat
+// reports exists:false), and Probe returns a zero Info and nil.
+func (s *Sandbox) Probe(need Need, p string, limit int64, limitName string) (Info, error) {
 	if err := ValidatePath(p); err != nil {
-		return Decision{}, err
+		return Info{}, err
 	}
-	d := Decision{Op: op, Path: p, Access: acc.String()}
-	if err := s.CheckCommand(op); err != nil {
-		return d.refuse(err), nil
-	}
-	if t, err := s.resolve(p); err == nil {
-		d.Root = t.rt.dir
-	}
-	var info Info
-	var err error
-	switch {
-	case acc == AccessWrite:
-		info, err = s.CheckWrite(p)
-	case fileOps[op]:
-		var f *File
-		if f, err = s.Open(p); err == nil {
-			info = f.Info
-			f.Close()
-			if op == "read" && info.Size > s.policy.Limits.MaxReadBytes {
-				err = &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Path: p,
-					Msg: fmt.Sprintf("%s has %d bytes, over max_read_bytes = %d: read it in pages with --offset/--limit", p, info.Size, s.policy.Limits.MaxReadBytes)}
-			}
-			if op == "sort" && info.Size > s.policy.Limits.MaxSortBytes {
-				err = &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Path: p,
-					Msg: fmt.Sprintf("%s has %d bytes, over max_sort_bytes = %d", p, info.Size, s.policy.Limits.MaxSortBytes)}
-			}
+	switch need {
+	case NeedWrite:
+		return s.CheckWrite(p)
+	case NeedReadFile:
+		f, err := s.Open(p)
+		if err != nil {
+			return Info{}, err
 		}
-	case dirOps[op]:
-		var dir *Dir
-		if dir, err = s.OpenDir(p); err == nil {
-			info = dir.Info
-			dir.Close()
+		info := f.Info
+		f.Close()
+		if limit > 0 && info.Size > limit {
+			return Info{}, &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Path: p,
+				Msg: fmt.Sprintf("%s has %d bytes, over %s = %d", p, info.Size, limitName, limit)}
 		}
-	case op == "stat" || op == "grep":
-		info, err = s.Lstat(p)
-		if err == nil && op == "grep" {
-			info, err = s.statFollow(p)
+		return info, nil
+	case NeedReadDir:
+		d, err := s.OpenDir(p)
+		if err != nil {
+			return Info{}, err
 		}
-		if op == "stat" && err != nil && AsError(err).Code == CodeNotFound {
-			d.Allowed, d.Rule, d.Reason = true, string(RuleOK), p+" does not exist: stat reports exists:false"
-			return d, nil
+		d.Close()
+		return d.Info, nil
+	case NeedReadAny:
+		if _, err := s.Lstat(p); err != nil {
+			return Info{}, err
 		}
-	default:
-		d.Allowed, d.Rule, d.Reason = true, string(RuleOK), op+" takes no path; the command is on"
-		return d, nil
+		return s.statFollow(p)
+	case NeedLook:
+		info, err := s.Lstat(p)
+		if err != nil && AsError(err).Code == CodeNotFound {
+			return Info{}, nil
+		}
+		return info, err
 	}
-	if err != nil {
-		return d.refuse(err), nil
-	}
-	d.Allowed, d.Rule, d.Real = true, string(RuleOK), info.Abs
-	d.Reason = fmt.Sprintf("%s may %s %s", op, acc, p)
-	return d, nil
+	return Info{}, nil
 }
 
-func (d Decision) refuse(err error) Decision {
-	e := AsError(err)
-	d.Allowed, d.Rule, d.Reason = false, string(e.Rule), e.Msg
-	if e.Rule == "" {
-		d.Rule = string(e.Code)
+// RootOf names the root p lies in ("" when it lies in none).
+func (s *Sandbox) RootOf(p string) string {
+	if t, err := s.resolve(p); err == nil {
+		return t.rt.dir
 	}
-	return d
+	return ""
 }
 
 // statFollow opens whatever p leads to (file or directory) and checks it.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -22,6 +23,10 @@ type Env struct {
 	Getenv     func(string) (string, bool) // os.LookupEnv
 	Cwd        string                      // the current directory
 	Home       string                      // the home directory ("" if unknown)
+	// Known, when set, says which names [commands] may switch: the
+	// operations the caller runs (the sandbox knows none by name). An
+	// unknown one is a config error naming its line.
+	Known func(name string) bool
 }
 
 // Load finds and loads the policy in SPEC order: $FSBOX_CONFIG, --config,
@@ -305,6 +310,18 @@ func loadFile(file string, env Env) (*Policy, error) {
 			return nil, cfgErr("line %d: %v", line, err)
 		}
 		return nil, cfgErr("%v", err)
+	}
+	if env.Known != nil {
+		names := make([]string, 0, len(p.Commands))
+		for name := range p.Commands {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if !env.Known(name) {
+				return nil, cfgErr("line %d: [commands]: unknown command %q", keyLine(string(data), toml.Key{"commands", name}), name)
+			}
+		}
 	}
 	p.Source = canonical(file)
 	p.Link = filepath.Join(canonical(filepath.Dir(file)), filepath.Base(file))

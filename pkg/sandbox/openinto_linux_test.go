@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -24,7 +25,7 @@ func TestOpenIntoReuse(t *testing.T) {
 	var f File
 	var got []string
 	var want int64
-	if _, err := s.Walk("r", WalkOptions{MaxDepth: -1, workers: -1}, func(e *Entry) error {
+	if _, err := s.Walk(context.Background(), "r", WalkOptions{MaxDepth: -1, workers: -1}, func(e *Entry) error {
 		defer e.Release()
 		if e.Name == "2.txt" { // swap the listed file for a FIFO
 			p := filepath.Join(tr.work, "r", e.Name)

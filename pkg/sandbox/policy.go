@@ -5,13 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// Access is what a command does to the paths it is given.
+// Access is what an operation does to the paths it is given.
 type Access int
 
 const (
@@ -26,45 +25,15 @@ func (a Access) String() string {
 	return "read"
 }
 
-// commandTable lists every command the policy can switch, its access class
-// and whether it is on in the built-in default. It is the one list the CLI
-// registry is checked against.
-var commandTable = map[string]struct {
-	Access Access
-	On     bool
-}{
-	"roots": {AccessRead, true}, "explain": {AccessRead, true},
-	"read": {AccessRead, true}, "ls": {AccessRead, true}, "stat": {AccessRead, true},
-	"grep": {AccessRead, true}, "wc": {AccessRead, true}, "slice": {AccessRead, true},
-	"sort": {AccessRead, true}, "cut": {AccessRead, true}, "find": {AccessRead, true},
-	"write": {AccessWrite, true}, "edit": {AccessWrite, true}, "mkdir": {AccessWrite, true},
-	"mv": {AccessWrite, true}, "cp": {AccessWrite, true}, "rm": {AccessWrite, false},
-	"links": {AccessWrite, true}, "tools": {AccessRead, true},
-	"completion": {AccessRead, true}, "man": {AccessRead, true},
-}
-
-// Commands returns every policy-switchable command name, sorted.
-func Commands() []string {
-	out := make([]string, 0, len(commandTable))
-	for k := range commandTable {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// CommandAccess reports the access class of a command and whether it exists.
-func CommandAccess(name string) (Access, bool) {
-	c, ok := commandTable[name]
-	return c.Access, ok
-}
-
 // Policy is the decoded TOML policy. Field tags are the file's keys.
 type Policy struct {
-	Workdir   string          `toml:"workdir" json:"workdir"`
-	ReadRoots []string        `toml:"read_roots" json:"read_roots"`
-	Commands  map[string]bool `toml:"commands" json:"commands"`
-	Paths     Paths           `toml:"paths" json:"paths"`
+	Workdir   string   `toml:"workdir" json:"workdir"`
+	ReadRoots []string `toml:"read_roots" json:"read_roots"`
+	// Commands switches operations on and off by name; an operation the
+	// table leaves out keeps its default (package ops knows the names
+	// and defaults, and refuses a name it does not know).
+	Commands map[string]bool `toml:"commands" json:"commands"`
+	Paths    Paths           `toml:"paths" json:"paths"`
 	// DenyHardlinks may also be written at the top level, before any table;
 	// it means the same as paths.deny_hardlinks.
 	DenyHardlinks bool          `toml:"deny_hardlinks" json:"-"`
@@ -100,6 +69,23 @@ type Limits struct {
 	MaxLineBytes int64 `toml:"max_line_bytes" json:"max_line_bytes"`
 }
 
+// Get returns the limit called name ("max_read_bytes").
+func (l Limits) Get(name string) (int64, bool) {
+	switch name {
+	case "max_read_bytes":
+		return l.MaxReadBytes, true
+	case "max_write_bytes":
+		return l.MaxWriteBytes, true
+	case "max_results":
+		return l.MaxResults, true
+	case "max_sort_bytes":
+		return l.MaxSortBytes, true
+	case "max_line_bytes":
+		return l.MaxLineBytes, true
+	}
+	return 0, false
+}
+
 // SandboxPolicy holds [sandbox].
 type SandboxPolicy struct {
 	Landlock string `toml:"landlock" json:"landlock"`
@@ -121,11 +107,7 @@ var DefaultLimits = Limits{
 
 // newPolicy returns a policy holding every default a file may override.
 func newPolicy() *Policy {
-	p := &Policy{Limits: DefaultLimits, Sandbox: SandboxPolicy{Landlock: "best-effort"}, Commands: map[string]bool{}}
-	for name, c := range commandTable {
-		p.Commands[name] = c.On
-	}
-	return p
+	return &Policy{Limits: DefaultLimits, Sandbox: SandboxPolicy{Landlock: "best-effort"}, Commands: map[string]bool{}}
 }
 
 // DefaultPolicy is the built-in policy: workdir = cwd, no extra read roots,
@@ -135,15 +117,6 @@ func DefaultPolicy(cwd string) *Policy {
 	p.Workdir = cwd
 	p.Paths.WriteDeny = []string{"**/.git/**"}
 	return p
-}
-
-// Enabled reports whether the policy switches command name on.
-func (p *Policy) Enabled(name string) bool {
-	on, ok := p.Commands[name]
-	if !ok {
-		return commandTable[name].On
-	}
-	return on
 }
 
 // expandRoot turns a configured root into an absolute path: ~ and
@@ -177,11 +150,6 @@ func expandRoot(s, home string, getenv func(string) (string, bool)) (string, err
 
 // validate checks everything that does not need the filesystem.
 func (p *Policy) validate() error {
-	for name := range p.Commands {
-		if _, ok := commandTable[name]; !ok {
-			return fmt.Errorf("[commands]: unknown command %q", name)
-		}
-	}
 	for _, lim := range []struct {
 		name string
 		v    int64

@@ -14,6 +14,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -145,7 +146,7 @@ func TestSeamRemoveTreeSwapped(t *testing.T) {
 				must(t, os.Rename(fx.abs("target"), fx.abs("old")))
 				must(t, os.Rename(fx.abs("victim"), fx.abs("target")))
 			},
-			act: func() (any, error) { return ops.Remove(fx.sb, "target", true) },
+			act: func() (any, error) { return ops.Remove(context.Background(), fx.sb, "target", true) },
 			check: func(t *testing.T, res any, err error, swapped bool) {
 				wantCode(t, "rm -r target", err, sandbox.CodeDenied, sandbox.CodeConflict, sandbox.CodeNotFound)
 				at := "victim/"
@@ -187,7 +188,7 @@ func TestSeamMoveSwapped(t *testing.T) {
 				must(t, os.Rename(fx.abs("proj"), fx.abs("proj.orig")))
 				must(t, os.Rename(fx.abs("incoming"), fx.abs("proj")))
 			},
-			act: func() (any, error) { return ops.Move(fx.sb, "proj", "dest", false) },
+			act: func() (any, error) { return ops.Move(context.Background(), fx.sb, "proj", "dest", false) },
 			check: func(t *testing.T, res any, err error, swapped bool) {
 				wantCode(t, "mv proj dest", err, sandbox.CodeDenied, sandbox.CodeConflict, sandbox.CodeNotFound)
 				noLeak(t, "mv proj dest", res, err, secret)
@@ -209,17 +210,17 @@ func TestSeamMoveSwapped(t *testing.T) {
 // file; grep the whole tree) and fails if a marker shows up.
 func assertUnreadable(t *testing.T, fx *fixture, markers ...string) {
 	t.Helper()
-	f, err := ops.Find(fx.sb, ops.FindOptions{Dir: ".", Hidden: true, NoIgnore: true, MaxDepth: -1, Follow: true})
+	f, err := ops.Find(context.Background(), fx.sb, ops.FindOptions{Dir: ".", Hidden: true, NoIgnore: true, MaxDepth: -1, Follow: true})
 	if err != nil {
 		t.Fatalf("find .: %v", err)
 	}
 	for _, p := range f.Paths {
-		r, err := ops.Read(fx.sb, ops.ReadOptions{Path: p})
+		r, err := ops.Read(context.Background(), fx.sb, ops.ReadOptions{Path: p})
 		if m := leaks(r, err, markers...); m != "" && err == nil {
 			t.Errorf("read %s returns %q, which a rule protects", p, m)
 		}
 	}
-	g, _ := ops.Grep(fx.sb, ops.GrepOptions{Pattern: "SECRET", Paths: []string{"."}, Hidden: true, NoIgnore: true, Follow: true})
+	g, _ := ops.Grep(context.Background(), fx.sb, ops.GrepOptions{Pattern: "SECRET", Paths: []string{"."}, Hidden: true, NoIgnore: true, Follow: true})
 	if m := leaks(g, nil, markers...); m != "" {
 		t.Errorf("grep . shows %q, which a rule protects", m)
 	}
@@ -240,9 +241,9 @@ func TestSeamNoClobberSwapped(t *testing.T) {
 					swap: func() { must(t, os.WriteFile(fx.abs("n.txt"), []byte("THEIRS"), 0o644)) },
 					act: func() (any, error) {
 						if cmd == "cp" {
-							return ops.Copy(fx.sb, "src.txt", "n.txt", false)
+							return ops.Copy(context.Background(), fx.sb, "src.txt", "n.txt", false)
 						}
-						return ops.Write(fx.sb, ops.WriteOptions{Path: "n.txt", NoClobber: true, Content: strings.NewReader("MINE")})
+						return ops.Write(context.Background(), fx.sb, ops.WriteOptions{Path: "n.txt", NoClobber: true, Content: strings.NewReader("MINE")})
 					},
 					check: func(t *testing.T, res any, err error, swapped bool) {
 						if !swapped {
@@ -280,20 +281,20 @@ func TestSeamFollowSwapped(t *testing.T) {
 	}
 	cmds := []command{
 		{"append", "append.checked", func(sb *sandbox.Sandbox) (any, error) {
-			return ops.Write(sb, ops.WriteOptions{Path: "t.txt", Append: true, Content: strings.NewReader("APPENDED\n")})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: "t.txt", Append: true, Content: strings.NewReader("APPENDED\n")})
 		}, "hello orig\nAPPENDED\n"},
 		{"append --mode", "append.checked", func(sb *sandbox.Sandbox) (any, error) {
 			m := fs.FileMode(0o600)
-			return ops.Write(sb, ops.WriteOptions{Path: "t.txt", Append: true, Mode: &m, Content: strings.NewReader("APPENDED\n")})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: "t.txt", Append: true, Mode: &m, Content: strings.NewReader("APPENDED\n")})
 		}, "hello orig\nAPPENDED\n"},
 		{"edit", "edit.checked", func(sb *sandbox.Sandbox) (any, error) {
-			return ops.Edit(sb, ops.EditOptions{Path: "t.txt", Edits: []ops.EditSpec{{Old: "orig", New: "EDITED"}}})
+			return ops.Edit(context.Background(), sb, ops.EditOptions{Path: "t.txt", Edits: []ops.EditSpec{{Old: "orig", New: "EDITED"}}})
 		}, "hello EDITED\n"},
 		{"edit --dry-run", "", func(sb *sandbox.Sandbox) (any, error) {
-			return ops.Edit(sb, ops.EditOptions{Path: "t.txt", Edits: []ops.EditSpec{{Old: "orig", New: "EDITED"}}, DryRun: true})
+			return ops.Edit(context.Background(), sb, ops.EditOptions{Path: "t.txt", Edits: []ops.EditSpec{{Old: "orig", New: "EDITED"}}, DryRun: true})
 		}, "hello orig\n"},
 		{"write (replace)", "replace.checked", func(sb *sandbox.Sandbox) (any, error) {
-			return ops.Write(sb, ops.WriteOptions{Path: "t.txt", Content: strings.NewReader("REPLACED\n")})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: "t.txt", Content: strings.NewReader("REPLACED\n")})
 		}, "REPLACED\n"},
 	}
 	for _, cmd := range cmds {
@@ -379,9 +380,9 @@ func TestConcurrentNoClobberCreators(t *testing.T) {
 						defer wg.Done()
 						<-start
 						if cmd == "cp" {
-							_, errs[i] = ops.Copy(fx.sb, fmt.Sprintf("s%d.txt", i), name, false)
+							_, errs[i] = ops.Copy(context.Background(), fx.sb, fmt.Sprintf("s%d.txt", i), name, false)
 						} else {
-							_, errs[i] = ops.Write(fx.sb, ops.WriteOptions{Path: name, NoClobber: true,
+							_, errs[i] = ops.Write(context.Background(), fx.sb, ops.WriteOptions{Path: name, NoClobber: true,
 								Content: strings.NewReader(fmt.Sprintf("creator-%d", i))})
 						}
 					}()
@@ -445,9 +446,9 @@ func TestSeamMkdirSwapped(t *testing.T) {
 					},
 					act: func() (any, error) {
 						if cmd == "mkdir" {
-							return ops.Mkdir(fx.sb, "a/b/c/d")
+							return ops.Mkdir(context.Background(), fx.sb, "a/b/c/d")
 						}
-						return ops.Write(fx.sb, ops.WriteOptions{Path: "a/b/c/f.txt", Content: strings.NewReader("x")})
+						return ops.Write(context.Background(), fx.sb, ops.WriteOptions{Path: "a/b/c/f.txt", Content: strings.NewReader("x")})
 					},
 					check: func(t *testing.T, res any, err error, swapped bool) {
 						if ents, _ := os.ReadDir(fx.abs("secret")); len(ents) != 1 {

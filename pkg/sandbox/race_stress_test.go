@@ -13,6 +13,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -88,33 +89,37 @@ func TestStressParentFlip(t *testing.T) {
 	rd := strings.NewReader
 	cmds := []command{
 		{"write", func(sb *sandbox.Sandbox, d string) (any, error) {
-			return ops.Write(sb, ops.WriteOptions{Path: d + "/f", Content: rd(sandbox.RaceInside)})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: d + "/f", Content: rd(sandbox.RaceInside)})
 		}},
 		{"write --no-clobber", func(sb *sandbox.Sandbox, d string) (any, error) {
-			return ops.Write(sb, ops.WriteOptions{Path: d + "/new.txt", NoClobber: true, Content: rd("new")})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: d + "/new.txt", NoClobber: true, Content: rd("new")})
 		}},
 		{"write --append", func(sb *sandbox.Sandbox, d string) (any, error) {
-			return ops.Write(sb, ops.WriteOptions{Path: d + "/log.txt", Append: true, Content: rd("x")})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: d + "/log.txt", Append: true, Content: rd("x")})
 		}},
 		{"edit", func(sb *sandbox.Sandbox, d string) (any, error) {
-			return ops.Edit(sb, ops.EditOptions{Path: d + "/f", Edits: []ops.EditSpec{{Old: "ins", New: "ins"}}})
+			return ops.Edit(context.Background(), sb, ops.EditOptions{Path: d + "/f", Edits: []ops.EditSpec{{Old: "ins", New: "ins"}}})
 		}},
 		{"edit --dry-run", func(sb *sandbox.Sandbox, d string) (any, error) {
-			return ops.Edit(sb, ops.EditOptions{Path: d + "/f", Edits: []ops.EditSpec{{Old: "SECRET", New: "x"}}, DryRun: true})
+			return ops.Edit(context.Background(), sb, ops.EditOptions{Path: d + "/f", Edits: []ops.EditSpec{{Old: "SECRET", New: "x"}}, DryRun: true})
 		}},
 		{"cp --force", func(sb *sandbox.Sandbox, d string) (any, error) {
-			return ops.Copy(sb, d+"/f", d+"/copy.txt", true)
+			return ops.Copy(context.Background(), sb, d+"/f", d+"/copy.txt", true)
 		}},
 		{"mv", func(sb *sandbox.Sandbox, d string) (any, error) {
-			r, err := ops.Move(sb, d+"/f", d+"/g", false)
+			r, err := ops.Move(context.Background(), sb, d+"/f", d+"/g", false)
 			if err == nil {
-				ops.Move(sb, d+"/g", d+"/f", false)
+				ops.Move(context.Background(), sb, d+"/g", d+"/f", false)
 			}
 			return r, err
 		}},
-		{"mkdir", func(sb *sandbox.Sandbox, d string) (any, error) { return ops.Mkdir(sb, d+"/sub") }},
-		{"rm", func(sb *sandbox.Sandbox, d string) (any, error) { return ops.Remove(sb, d+"/new.txt", false) }},
-		{"rm -r", func(sb *sandbox.Sandbox, d string) (any, error) { return ops.Remove(sb, d+"/sub", true) }},
+		{"mkdir", func(sb *sandbox.Sandbox, d string) (any, error) { return ops.Mkdir(context.Background(), sb, d+"/sub") }},
+		{"rm", func(sb *sandbox.Sandbox, d string) (any, error) {
+			return ops.Remove(context.Background(), sb, d+"/new.txt", false)
+		}},
+		{"rm -r", func(sb *sandbox.Sandbox, d string) (any, error) {
+			return ops.Remove(context.Background(), sb, d+"/sub", true)
+		}},
 	}
 	for _, c := range cmds {
 		t.Run(c.name, func(t *testing.T) {
@@ -191,16 +196,16 @@ func TestStressTargetFlip(t *testing.T) {
 	rd := strings.NewReader
 	cmds := []command{
 		{"append", func(sb *sandbox.Sandbox) (any, error) {
-			return ops.Write(sb, ops.WriteOptions{Path: "t", Append: true, Content: rd("A")})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: "t", Append: true, Content: rd("A")})
 		}},
 		{"edit", func(sb *sandbox.Sandbox) (any, error) {
-			return ops.Edit(sb, ops.EditOptions{Path: "t", Edits: []ops.EditSpec{{Old: "orig", New: "orig"}}})
+			return ops.Edit(context.Background(), sb, ops.EditOptions{Path: "t", Edits: []ops.EditSpec{{Old: "orig", New: "orig"}}})
 		}},
 		{"edit --dry-run", func(sb *sandbox.Sandbox) (any, error) {
-			return ops.Edit(sb, ops.EditOptions{Path: "t", Edits: []ops.EditSpec{{Old: "orig", New: "X"}}, DryRun: true})
+			return ops.Edit(context.Background(), sb, ops.EditOptions{Path: "t", Edits: []ops.EditSpec{{Old: "orig", New: "X"}}, DryRun: true})
 		}},
 		{"write --expect-sha256", func(sb *sandbox.Sandbox) (any, error) {
-			return ops.Write(sb, ops.WriteOptions{Path: "t", ExpectSHA256: sha256Hex("inside orig\n"), Content: rd("inside orig\n")})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: "t", ExpectSHA256: sha256Hex("inside orig\n"), Content: rd("inside orig\n")})
 		}},
 	}
 	for _, c := range cmds {
@@ -290,7 +295,7 @@ func TestStressRemoveSwap(t *testing.T) {
 		}
 		sw := sandbox.NewRaceSwapper(fx.work, "t")
 		stop := sw.Start()
-		_, err := ops.Remove(fx.sb, "t", true)
+		_, err := ops.Remove(context.Background(), fx.sb, "t", true)
 		stop() // an error is expected once t is gone
 		if err == nil {
 			removed++
@@ -337,10 +342,10 @@ func TestStressMoveSwap(t *testing.T) {
 		fx.put("proj.alt/secrets/k.txt", secret)
 		sw := sandbox.NewRaceSwapper(fx.work, "proj")
 		stop := sw.Start()
-		res, err := ops.Move(fx.sb, "proj", "dest", false)
+		res, err := ops.Move(context.Background(), fx.sb, "proj", "dest", false)
 		stop()
 		codes[codeOf(err)]++
-		r, rerr := ops.Read(fx.sb, ops.ReadOptions{Path: "dest/secrets/k.txt"})
+		r, rerr := ops.Read(context.Background(), fx.sb, ops.ReadOptions{Path: "dest/secrets/k.txt"})
 		if m := leaks([]any{res, r}, rerr, secret); (m != "" && rerr == nil) || fileExists(fx.abs("dest/secrets/k.txt")) {
 			if lost++; lost <= 3 {
 				t.Errorf("iteration %d: mv carried the victim to dest (mv: %v)", i, err)

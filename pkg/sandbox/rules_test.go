@@ -7,6 +7,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -126,7 +127,7 @@ func wantDenied(t testing.TB, what string, err error, rule sandbox.Rule) {
 	if e.Code != sandbox.CodeDenied || (rule != "" && e.Rule != rule) {
 		t.Errorf("%s: got %s (code %q, rule %q), want denied, rule %q", what, err, e.Code, e.Rule, rule)
 	}
-	if sandbox.ExitCode(e.Code) != 3 && e.Code == sandbox.CodeDenied {
+	if e.Code != sandbox.CodeDenied {
 		t.Errorf("%s: denied must exit 3", what)
 	}
 }
@@ -248,11 +249,11 @@ func TestMoveAncestorKeepsRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			fx := newFixture(t, c.files, c.pol)
 			for _, d := range c.pre {
-				if _, err := ops.Mkdir(fx.sb, d); err != nil {
+				if _, err := ops.Mkdir(context.Background(), fx.sb, d); err != nil {
 					t.Fatalf("mkdir %s: %v", d, err)
 				}
 			}
-			res, err := ops.Move(fx.sb, c.src, c.dst, false)
+			res, err := ops.Move(context.Background(), fx.sb, c.src, c.dst, false)
 			wantDenied(t, "mv "+c.src+" "+c.dst, err, c.rule)
 			if err == nil {
 				t.Logf("mv answered %+v", res)
@@ -272,14 +273,14 @@ func TestMoveAncestorKeepsRules(t *testing.T) {
 func TestMoveAncestorThenRead(t *testing.T) {
 	fx := newFixture(t, map[string]string{"data/secrets/k.txt": "SECRET-K"},
 		func(p *sandbox.Policy) { p.Paths.Deny = []string{"data/secrets/**"} })
-	ops.Move(fx.sb, "data", "d2", false)
+	ops.Move(context.Background(), fx.sb, "data", "d2", false)
 	for _, p := range []string{"d2/secrets/k.txt", "data/secrets/k.txt"} {
-		res, err := ops.Read(fx.sb, ops.ReadOptions{Path: p})
+		res, err := ops.Read(context.Background(), fx.sb, ops.ReadOptions{Path: p})
 		if m := leaks(res, err, "SECRET-K"); m != "" || err == nil {
 			t.Errorf("read %s after mv: %v, leaked %q", p, err, res.Content)
 		}
 	}
-	gr, _ := ops.Grep(fx.sb, ops.GrepOptions{Pattern: "SECRET", Paths: []string{"."}, Hidden: true, NoIgnore: true})
+	gr, _ := ops.Grep(context.Background(), fx.sb, ops.GrepOptions{Pattern: "SECRET", Paths: []string{"."}, Hidden: true, NoIgnore: true})
 	if m := leaks(gr, nil, "SECRET-K"); m != "" {
 		t.Errorf("grep found the secret after mv: %+v", gr)
 	}
@@ -292,9 +293,9 @@ func TestMoveAncestorThenRead(t *testing.T) {
 func TestWriteDenyAfterMoveRoundTrip(t *testing.T) {
 	fx := newFixture(t, map[string]string{"app/config/prod.toml": "PROD"},
 		func(p *sandbox.Policy) { p.Paths.WriteDeny = []string{"app/config/**"} })
-	ops.Move(fx.sb, "app", "app2", false)
-	ops.Write(fx.sb, ops.WriteOptions{Path: "app2/config/prod.toml", Content: strings.NewReader("PWNED")})
-	ops.Move(fx.sb, "app2", "app", false)
+	ops.Move(context.Background(), fx.sb, "app", "app2", false)
+	ops.Write(context.Background(), fx.sb, ops.WriteOptions{Path: "app2/config/prod.toml", Content: strings.NewReader("PWNED")})
+	ops.Move(context.Background(), fx.sb, "app2", "app", false)
 	fx.mustHave("app/config/prod.toml", "PROD")
 }
 
@@ -323,7 +324,7 @@ func TestRemoveTreeWithRefusedPath(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fx := newFixture(t, c.files, c.pol)
-			_, err := ops.Remove(fx.sb, "t", true)
+			_, err := ops.Remove(context.Background(), fx.sb, "t", true)
 			wantDenied(t, "rm -r t", err, c.rule)
 			for rel, content := range c.files {
 				fx.mustHave(rel, content)
@@ -343,21 +344,21 @@ func TestRegexRuleCoversDescendants(t *testing.T) {
 		func(p *sandbox.Policy) { p.Paths.DenyRegex = []string{`(^|/)\.ssh$`} })
 	sb := fx.sb
 
-	r, err := ops.Read(sb, ops.ReadOptions{Path: ".ssh/id_rsa"})
+	r, err := ops.Read(context.Background(), sb, ops.ReadOptions{Path: ".ssh/id_rsa"})
 	wantDenied(t, "read .ssh/id_rsa", err, sandbox.RuleDeny)
 	if m := leaks(r, err, secret); m != "" {
 		t.Errorf("read leaked %s", m)
 	}
-	_, err = ops.Read(sb, ops.ReadOptions{Path: ".ssh/sub/known"})
+	_, err = ops.Read(context.Background(), sb, ops.ReadOptions{Path: ".ssh/sub/known"})
 	wantDenied(t, "read .ssh/sub/known", err, sandbox.RuleDeny)
-	_, err = ops.Stat(sb, ops.StatOptions{Path: ".ssh/id_rsa", SHA256: true})
+	_, err = ops.Stat(context.Background(), sb, ops.StatOptions{Path: ".ssh/id_rsa", SHA256: true})
 	wantDenied(t, "stat .ssh/id_rsa", err, sandbox.RuleDeny)
-	_, err = ops.Ls(sb, ops.LsOptions{Path: ".ssh", All: true})
+	_, err = ops.Ls(context.Background(), sb, ops.LsOptions{Path: ".ssh", All: true})
 	wantDenied(t, "ls .ssh", err, sandbox.RuleDeny)
-	_, err = ops.Ls(sb, ops.LsOptions{Path: ".ssh/sub", All: true})
+	_, err = ops.Ls(context.Background(), sb, ops.LsOptions{Path: ".ssh/sub", All: true})
 	wantDenied(t, "ls .ssh/sub", err, sandbox.RuleDeny)
 
-	g, err := ops.Grep(sb, ops.GrepOptions{Pattern: "SECRET", Paths: []string{".ssh"}, Hidden: true, NoIgnore: true})
+	g, err := ops.Grep(context.Background(), sb, ops.GrepOptions{Pattern: "SECRET", Paths: []string{".ssh"}, Hidden: true, NoIgnore: true})
 	if m := leaks(g, err, secret, "id_rsa", "known"); m != "" {
 		t.Errorf("grep .ssh showed %q: %+v %v", m, g, err)
 	}
@@ -366,33 +367,33 @@ func TestRegexRuleCoversDescendants(t *testing.T) {
 	} else if g.Count != 0 {
 		t.Errorf("grep .ssh found %d matches", g.Count)
 	}
-	g, _ = ops.Grep(sb, ops.GrepOptions{Pattern: "SECRET", Paths: []string{"."}, Hidden: true, NoIgnore: true})
+	g, _ = ops.Grep(context.Background(), sb, ops.GrepOptions{Pattern: "SECRET", Paths: []string{"."}, Hidden: true, NoIgnore: true})
 	if m := leaks(g, nil, secret, "id_rsa", "known"); m != "" {
 		t.Errorf("grep . showed %q: %+v", m, g)
 	}
-	f, _ := ops.Find(sb, ops.FindOptions{Dir: ".", Hidden: true, NoIgnore: true, MaxDepth: -1})
+	f, _ := ops.Find(context.Background(), sb, ops.FindOptions{Dir: ".", Hidden: true, NoIgnore: true, MaxDepth: -1})
 	for _, p := range f.Paths {
 		if strings.Contains(p, ".ssh") {
 			t.Errorf("find . listed %s", p)
 		}
 	}
-	f, err = ops.Find(sb, ops.FindOptions{Dir: ".ssh", Hidden: true, NoIgnore: true, MaxDepth: -1})
+	f, err = ops.Find(context.Background(), sb, ops.FindOptions{Dir: ".ssh", Hidden: true, NoIgnore: true, MaxDepth: -1})
 	if err == nil && len(f.Paths) > 0 {
 		t.Errorf("find .ssh listed %v", f.Paths)
 	}
-	_, err = ops.Copy(sb, ".ssh/id_rsa", "copy.txt", false)
+	_, err = ops.Copy(context.Background(), sb, ".ssh/id_rsa", "copy.txt", false)
 	wantDenied(t, "cp .ssh/id_rsa copy.txt", err, sandbox.RuleDeny)
 	fx.mustNotExist("copy.txt")
 
-	_, err = ops.Write(sb, ops.WriteOptions{Path: ".ssh/id_rsa", Content: strings.NewReader("PWNED")})
+	_, err = ops.Write(context.Background(), sb, ops.WriteOptions{Path: ".ssh/id_rsa", Content: strings.NewReader("PWNED")})
 	wantDenied(t, "write .ssh/id_rsa", err, sandbox.RuleDeny)
-	_, err = ops.Write(sb, ops.WriteOptions{Path: ".ssh/authorized_keys", Content: strings.NewReader("PWNED")})
+	_, err = ops.Write(context.Background(), sb, ops.WriteOptions{Path: ".ssh/authorized_keys", Content: strings.NewReader("PWNED")})
 	wantDenied(t, "write .ssh/authorized_keys", err, sandbox.RuleDeny)
-	_, err = ops.Edit(sb, ops.EditOptions{Path: ".ssh/id_rsa", Edits: []ops.EditSpec{{Old: "SECRET", New: "X"}}, DryRun: true})
+	_, err = ops.Edit(context.Background(), sb, ops.EditOptions{Path: ".ssh/id_rsa", Edits: []ops.EditSpec{{Old: "SECRET", New: "X"}}, DryRun: true})
 	wantDenied(t, "edit .ssh/id_rsa", err, sandbox.RuleDeny)
-	_, err = ops.Move(sb, ".ssh/id_rsa", "moved", false)
+	_, err = ops.Move(context.Background(), sb, ".ssh/id_rsa", "moved", false)
 	wantDenied(t, "mv .ssh/id_rsa moved", err, sandbox.RuleDeny)
-	_, err = ops.Remove(sb, ".ssh/id_rsa", false)
+	_, err = ops.Remove(context.Background(), sb, ".ssh/id_rsa", false)
 	wantDenied(t, "rm .ssh/id_rsa", err, sandbox.RuleDeny)
 	fx.mustHave(".ssh/id_rsa", secret)
 	fx.mustNotExist(".ssh/authorized_keys")
@@ -415,16 +416,16 @@ func TestNoExistenceOracleUnderDenied(t *testing.T) {
 	for _, dir := range []string{"secrets", "link"} {
 		for _, name := range []string{"existing", "missing", "sub/deep", "sub/missing", "nodir/missing"} {
 			p := dir + "/" + name
-			st, err := ops.Stat(sb, ops.StatOptions{Path: p})
+			st, err := ops.Stat(context.Background(), sb, ops.StatOptions{Path: p})
 			wantDenied(t, "stat "+p, err, sandbox.RuleDeny)
 			if err == nil {
 				t.Errorf("stat %s answered exists=%v", p, st.Exists)
 			}
-			_, err = ops.Read(sb, ops.ReadOptions{Path: p})
+			_, err = ops.Read(context.Background(), sb, ops.ReadOptions{Path: p})
 			wantDenied(t, "read "+p, err, sandbox.RuleDeny)
-			_, err = ops.Ls(sb, ops.LsOptions{Path: p})
+			_, err = ops.Ls(context.Background(), sb, ops.LsOptions{Path: p})
 			wantDenied(t, "ls "+p, err, sandbox.RuleDeny)
-			_, err = ops.Write(sb, ops.WriteOptions{Path: p, Content: strings.NewReader("x")})
+			_, err = ops.Write(context.Background(), sb, ops.WriteOptions{Path: p, Content: strings.NewReader("x")})
 			wantDenied(t, "write "+p, err, sandbox.RuleDeny)
 		}
 	}
@@ -461,39 +462,41 @@ func TestHardlinkDeniedForEveryDescriptor(t *testing.T) {
 	}
 	calls := []call{
 		{"write --append", func() (any, error) {
-			return ops.Write(sb, ops.WriteOptions{Path: "hl.txt", Append: true, Content: strings.NewReader("PWNED")})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: "hl.txt", Append: true, Content: strings.NewReader("PWNED")})
 		}},
 		{"write --append --content '' --mode 0777", func() (any, error) {
-			return ops.Write(sb, ops.WriteOptions{Path: "hl.txt", Append: true, Content: strings.NewReader(""), Mode: &perm})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: "hl.txt", Append: true, Content: strings.NewReader(""), Mode: &perm})
 		}},
 		{"write (replace)", func() (any, error) {
-			return ops.Write(sb, ops.WriteOptions{Path: "hl.txt", Content: strings.NewReader("PWNED")})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: "hl.txt", Content: strings.NewReader("PWNED")})
 		}},
 		{"write --expect-sha256 (right hash)", func() (any, error) {
-			return ops.Write(sb, ops.WriteOptions{Path: "hl.txt", ExpectSHA256: right, Content: strings.NewReader("PWNED")})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: "hl.txt", ExpectSHA256: right, Content: strings.NewReader("PWNED")})
 		}},
 		{"write --expect-sha256 (wrong hash)", func() (any, error) {
-			return ops.Write(sb, ops.WriteOptions{Path: "hl.txt", ExpectSHA256: wrong, Content: strings.NewReader("PWNED")})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: "hl.txt", ExpectSHA256: wrong, Content: strings.NewReader("PWNED")})
 		}},
 		{"write --append --expect-sha256", func() (any, error) {
-			return ops.Write(sb, ops.WriteOptions{Path: "hl.txt", Append: true, ExpectSHA256: right, Content: strings.NewReader("PWNED")})
+			return ops.Write(context.Background(), sb, ops.WriteOptions{Path: "hl.txt", Append: true, ExpectSHA256: right, Content: strings.NewReader("PWNED")})
 		}},
 		{"edit", func() (any, error) {
-			return ops.Edit(sb, ops.EditOptions{Path: "hl.txt", Edits: []ops.EditSpec{{Old: "OUTSIDE", New: "PWNED"}}})
+			return ops.Edit(context.Background(), sb, ops.EditOptions{Path: "hl.txt", Edits: []ops.EditSpec{{Old: "OUTSIDE", New: "PWNED"}}})
 		}},
 		{"edit --dry-run", func() (any, error) {
-			return ops.Edit(sb, ops.EditOptions{Path: "hl.txt", Edits: []ops.EditSpec{{Old: "OUTSIDE", New: "PWNED"}}, DryRun: true})
+			return ops.Edit(context.Background(), sb, ops.EditOptions{Path: "hl.txt", Edits: []ops.EditSpec{{Old: "OUTSIDE", New: "PWNED"}}, DryRun: true})
 		}},
 		{"edit --dry-run (absent text)", func() (any, error) {
-			return ops.Edit(sb, ops.EditOptions{Path: "hl.txt", Edits: []ops.EditSpec{{Old: "OUTSIDE-SECRXT", New: "x"}}, DryRun: true})
+			return ops.Edit(context.Background(), sb, ops.EditOptions{Path: "hl.txt", Edits: []ops.EditSpec{{Old: "OUTSIDE-SECRXT", New: "x"}}, DryRun: true})
 		}},
 		{"edit --expect-sha256 (right hash)", func() (any, error) {
-			return ops.Edit(sb, ops.EditOptions{Path: "hl.txt", ExpectSHA256: right, Edits: []ops.EditSpec{{Old: "OUTSIDE", New: "PWNED"}}, DryRun: true})
+			return ops.Edit(context.Background(), sb, ops.EditOptions{Path: "hl.txt", ExpectSHA256: right, Edits: []ops.EditSpec{{Old: "OUTSIDE", New: "PWNED"}}, DryRun: true})
 		}},
-		{"cp hl.txt x", func() (any, error) { return ops.Copy(sb, "hl.txt", "x.txt", false) }},
-		{"cp --force plain.txt hl.txt", func() (any, error) { return ops.Copy(sb, "plain.txt", "hl.txt", true) }},
-		{"read", func() (any, error) { return ops.Read(sb, ops.ReadOptions{Path: "hl.txt"}) }},
-		{"stat --sha256", func() (any, error) { return ops.Stat(sb, ops.StatOptions{Path: "hl.txt", SHA256: true}) }},
+		{"cp hl.txt x", func() (any, error) { return ops.Copy(context.Background(), sb, "hl.txt", "x.txt", false) }},
+		{"cp --force plain.txt hl.txt", func() (any, error) { return ops.Copy(context.Background(), sb, "plain.txt", "hl.txt", true) }},
+		{"read", func() (any, error) { return ops.Read(context.Background(), sb, ops.ReadOptions{Path: "hl.txt"}) }},
+		{"stat --sha256", func() (any, error) {
+			return ops.Stat(context.Background(), sb, ops.StatOptions{Path: "hl.txt", SHA256: true})
+		}},
 	}
 	for _, c := range calls {
 		res, err := c.do()
@@ -519,8 +522,8 @@ func TestHardlinkDeniedForEveryDescriptor(t *testing.T) {
 		}
 	}
 	// Both expect-sha256 answers must be the same: no yes/no oracle.
-	_, e1 := ops.Write(sb, ops.WriteOptions{Path: "hl.txt", ExpectSHA256: right, Content: strings.NewReader("x")})
-	_, e2 := ops.Write(sb, ops.WriteOptions{Path: "hl.txt", ExpectSHA256: wrong, Content: strings.NewReader("x")})
+	_, e1 := ops.Write(context.Background(), sb, ops.WriteOptions{Path: "hl.txt", ExpectSHA256: right, Content: strings.NewReader("x")})
+	_, e2 := ops.Write(context.Background(), sb, ops.WriteOptions{Path: "hl.txt", ExpectSHA256: wrong, Content: strings.NewReader("x")})
 	if c1, c2 := sandbox.AsError(e1), sandbox.AsError(e2); c1 == nil || c2 == nil || c1.Code != c2.Code || c1.Rule != c2.Rule {
 		t.Errorf("--expect-sha256 answers differ with the outside hash: %v vs %v", e1, e2)
 	}
@@ -557,7 +560,7 @@ func TestRemoveTreeCheckErrorRemovesNothing(t *testing.T) {
 	fx := newFixture(t, map[string]string{"t/a.txt": "a", "t/sub/b.txt": "b", "t/locked/c.txt": "c"}, nil)
 	must(t, os.Chmod(fx.abs("t/locked"), 0))
 	t.Cleanup(func() { os.Chmod(fx.abs("t/locked"), 0o755) })
-	_, err := ops.Remove(fx.sb, "t", true)
+	_, err := ops.Remove(context.Background(), fx.sb, "t", true)
 	if err == nil {
 		t.Fatalf("rm -r t with an unreadable directory below succeeded")
 	}

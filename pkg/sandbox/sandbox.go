@@ -219,14 +219,6 @@ func (s *Sandbox) ReadRoots() []string {
 // Limits returns the policy's limits.
 func (s *Sandbox) Limits() Limits { return s.policy.Limits }
 
-// CheckCommand refuses a command the policy switched off.
-func (s *Sandbox) CheckCommand(name string) error {
-	if !s.policy.Enabled(name) {
-		return &Error{Code: CodeDenied, Rule: RuleCommand, Msg: fmt.Sprintf("the command %q is switched off by the policy", name)}
-	}
-	return nil
-}
-
 // ValidatePath applies the shape rules every path argument must pass: not
 // empty, no NUL byte, at most 4096 bytes, no component over 255 bytes.
 func ValidatePath(p string) error {

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -139,6 +140,7 @@ func (s *Sandbox) openTarget(t *target) (*File, error) {
 }
 
 type walker struct {
+	cx      context.Context // the call's: once it is done, nothing more is opened
 	s       *Sandbox
 	o       WalkOptions
 	fn      func(*Entry) error
@@ -199,12 +201,18 @@ func relPaths(dirRel string, ents []dirent) {
 // directory's entries in byte order of their names, so output is in path
 // order. It goes through the sandbox only: denied paths are never
 // reported, and each directory is reached from its parent's handle.
-func (s *Sandbox) Walk(start string, o WalkOptions, fn func(*Entry) error) (WalkSkipped, error) {
+//
+// Once ctx is done the walk opens no more directories and reports no more
+// entries; it returns ctx's error.
+func (s *Sandbox) Walk(ctx context.Context, start string, o WalkOptions, fn func(*Entry) error) (WalkSkipped, error) {
+	if err := ctx.Err(); err != nil {
+		return WalkSkipped{}, err
+	}
 	d, err := s.OpenDir(start)
 	if err != nil {
 		return WalkSkipped{}, err
 	}
-	w := &walker{s: s, o: o, fn: fn}
+	w := &walker{cx: ctx, s: s, o: o, fn: fn}
 	root := &dirJob{dir: d, list: true}
 	if !o.NoIgnore {
 		root.stack = w.ancestorIgnores(d)
@@ -220,6 +228,9 @@ func (s *Sandbox) Walk(start string, o WalkOptions, fn func(*Entry) error) (Walk
 	w.prepare(root, &w.ctx)
 	root.state.Store(jobDone)
 	err = w.emit(root)
+	if err == nil {
+		err = ctx.Err() // a cancel seen while preparing left entries out
+	}
 	if w.sched != nil {
 		w.sched.stop()
 	}
@@ -331,6 +342,14 @@ type nameSpan struct {
 // enter. It runs on a worker or on the walk itself, and touches nothing
 // but the job and ctx (the callback and the counters are the walk's).
 func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
+	if w.cx.Err() != nil {
+		if j.from != nil {
+			j.from.Close()
+			j.from = nil
+		}
+		j.fail = failError // never emitted: emit returns the context's error first
+		return
+	}
 	if j.from != nil {
 		sub, err := w.openSub(j.from, j.name, j.display, j.via)
 		j.from.Close()
@@ -471,6 +490,9 @@ func (w *walker) emit(j *dirJob) (err error) {
 		}
 	}()
 	for len(items) > 0 {
+		if err := w.cx.Err(); err != nil {
+			return err
+		}
 		it := items[0]
 		items = items[1:]
 		if sub := it.sub; sub != nil {

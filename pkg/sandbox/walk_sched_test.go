@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -92,7 +93,7 @@ func TestParallelWalkMatchesSerial(t *testing.T) {
 	walk := func(o WalkOptions, stopAt int, skipEvery int) run {
 		var r run
 		errStop := errors.New("stop")
-		r.skipped, r.err = s.Walk(".", o, func(e *Entry) error {
+		r.skipped, r.err = s.Walk(context.Background(), ".", o, func(e *Entry) error {
 			defer e.Release()
 			r.paths = append(r.paths, e.Path+" "+e.Type)
 			if stopAt > 0 && len(r.paths) == stopAt {

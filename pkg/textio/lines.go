@@ -5,6 +5,7 @@ package textio
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 )
@@ -366,3 +367,25 @@ func IsBinary(b []byte) bool { return bytes.IndexByte(b, 0) >= 0 }
 
 // BOM is the UTF-8 byte order mark.
 var BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// WithContext returns r, made to fail with ctx's error once ctx is done:
+// no read reaches the file after a cancel is seen. A context that can
+// never be done leaves r as it is.
+func WithContext(ctx context.Context, r io.Reader) io.Reader {
+	if ctx == nil || ctx.Done() == nil {
+		return r
+	}
+	return &ctxReader{ctx: ctx, r: r}
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+)
+
+// exitClasses map error codes to exit statuses: the command line's own
+// business (a library caller sees the codes). Help and the man pages list
+// them from here.
+var exitClasses = []struct {
+	status int
+	codes  []sandbox.Code
+	says   string
+}{
+	{0, nil, "success"},
+	{1, []sandbox.Code{sandbox.CodeNoMatch}, "grep found nothing (its result is still printed)"},
+	{2, []sandbox.Code{sandbox.CodeUsage}, "a malformed command line"},
+	{3, []sandbox.Code{sandbox.CodeDenied}, "the policy refused"},
+	{4, []sandbox.Code{sandbox.CodeNotFound, sandbox.CodeNotAFile, sandbox.CodeNotADir}, "the path is missing or of the wrong type"},
+	{5, []sandbox.Code{sandbox.CodeConflict, sandbox.CodeExists, sandbox.CodeTextNotFound, sandbox.CodeAmbiguous}, "the content is not what the call expected"},
+	{6, []sandbox.Code{sandbox.CodeTooLarge, sandbox.CodeBinary}, "over a limit, or binary"},
+	{7, []sandbox.Code{sandbox.CodeIO}, "an I/O error, or a cancelled call"},
+	{8, []sandbox.Code{sandbox.CodeConfig}, "a bad policy"},
+	{ExitClosedPipe, nil, "stdout's reader left early; nothing on stderr"},
+}
+
+// exitCode is the exit status of an error code (io for an unknown one).
+func exitCode(c sandbox.Code) int {
+	for _, e := range exitClasses {
+		for _, x := range e.codes {
+			if x == c {
+				return e.status
+			}
+		}
+	}
+	return 7
+}
+
+// exitLines renders the table, one status a line.
+func exitLines() []string {
+	var out []string
+	for _, e := range exitClasses {
+		var codes []string
+		for _, c := range e.codes {
+			codes = append(codes, string(c))
+		}
+		line := fmt.Sprintf("%d", e.status)
+		if len(codes) > 0 {
+			line += " " + strings.Join(codes, ", ")
+		}
+		out = append(out, line+": "+e.says)
+	}
+	return out
+}

@@ -1,0 +1,280 @@
+// Package spec describes fsbox's operations: one Op value per operation
+// says its name, help, examples, access class, path arguments (and what
+// access each needs), options, result type and text form. Every face of
+// an operation is generated from that one value: the command line's flags
+// and --help, the man pages, the shell completions, the tool schemas, the
+// policy's [commands] table, explain, and the README's command table.
+//
+// The package holds the types and the generators that need nothing but a
+// descriptor; the descriptors of fsbox's own operations live beside the
+// code that runs them, in package ops (ops.Registry).
+package spec
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+)
+
+// Class is an operation's access class.
+type Class string
+
+const (
+	Read        Class = "read"        // reads content, lists, stats
+	Write       Class = "write"       // creates in the workdir; replaces nothing
+	Destructive Class = "destructive" // may replace or remove what exists in the workdir
+	Meta        Class = "meta"        // describes fsbox or its policy; touches no file
+)
+
+// Use says what a path argument needs from the sandbox.
+type Use = sandbox.Need
+
+const (
+	NotPath  = sandbox.NeedNone     // not a path
+	ReadFile = sandbox.NeedReadFile // opened as a regular file, for reading
+	ReadDir  = sandbox.NeedReadDir  // opened as a directory, for listing
+	ReadAny  = sandbox.NeedReadAny  // a file or a directory, read (a tree is walked)
+	Look     = sandbox.NeedLook     // described, never opened for its content
+	Change   = sandbox.NeedWrite    // created, changed or removed in the workdir
+)
+
+// Type is the type of an option's or argument's value.
+type Type string
+
+const (
+	Bool    Type = "boolean"
+	Int     Type = "integer"
+	String  Type = "string"
+	Strings Type = "strings" // repeatable; an array in a tool call
+	Objects Type = "objects" // an array of objects (Fields); JSON text on the command line
+)
+
+// Complete says what a shell completes for a value.
+type Complete string
+
+const (
+	CompleteNone     Complete = "none"
+	CompleteFiles    Complete = "files"
+	CompleteDirs     Complete = "dirs"
+	CompleteCommands Complete = "commands"
+)
+
+// Option is one named input of an operation.
+type Option struct {
+	Name    string   // long name, lower-case words joined by '-': "ignore-case"
+	Short   string   // one-letter alias ("i"), or ""
+	Aliases []string // other long names ("line-number")
+	Type    Type
+	Meta    string // the value's metavariable in help: "N", "GLOB"
+	Default any    // the value when absent (nil: the type's zero)
+	// DefaultText replaces Default in help ("no limit", "all").
+	DefaultText string
+	Unit        string   // "lines", "bytes", "matches"
+	Enum        []string // the values allowed
+	Min, Max    *int64   // bounds of an integer
+	// Narrows names the policy limit the option can only lower.
+	Narrows  string
+	Help     string
+	Complete Complete
+	Fields   []Option // the fields of each object of an Objects option
+	// CLIOnly options exist on the command line only (a text-form
+	// switch, a value read from a file); ToolRequired ones must be in
+	// every tool call (a tool call has no stdin to fall back on).
+	CLIOnly      bool
+	ToolRequired bool
+}
+
+// Arg is one positional argument.
+type Arg struct {
+	Name     string // the tool property: "path", "paths", "pattern"
+	Meta     string // how help spells it: "PATH"
+	Help     string
+	Use      Use
+	Type     Type // String (the default) or Int
+	Optional bool
+	Many     bool // takes the rest of the arguments (at least one unless Optional)
+	Enum     []string
+	Complete Complete
+	// Flag: the argument may also be given as --NAME (slice's --start).
+	Flag    bool
+	CLIOnly bool // write's "-" (stdin): no tool call has stdin
+}
+
+// Example is one command line of the help, with what it does.
+type Example struct {
+	Cmd  string // without the leading "fsbox "
+	Says string
+}
+
+// Op describes one operation.
+type Op struct {
+	Name     string
+	Summary  string // one line, lower-case start, no final period
+	Help     string // a paragraph or more
+	Examples []Example
+	Class    Class
+	Off      bool     // off in the built-in default policy
+	Needs    []string // operations that must be on too (links needs mkdir and write)
+	Args     []Arg
+	Options  []Option
+	// Result is a zero value of the result type (its JSON shape).
+	Result any
+	// JSONNote says what the result's JSON does not (exit status, modes).
+	JSONNote string
+	Text     string // what --format text prints
+	// Limit names the policy limit a path argument's size is held to
+	// before it is opened ("max_read_bytes").
+	Limit      string
+	Idempotent bool
+	// NoTool: a documentation command for people, not a tool for agents.
+	NoTool bool
+	// NoPolicy: runs without a policy (documentation output).
+	NoPolicy bool
+	// Run performs the operation on the input; the command line, tool
+	// hosts and tests call it alike. Nil for the documentation commands
+	// that only the command line renders.
+	Run func(ctx context.Context, sb *sandbox.Sandbox, in *Input) (any, error)
+}
+
+// ReadOnly reports whether the operation changes nothing.
+func (o *Op) ReadOnly() bool { return o.Class == Read || o.Class == Meta }
+
+// Writes reports whether the operation needs the workdir's write access.
+func (o *Op) Writes() bool { return o.Class == Write || o.Class == Destructive }
+
+// Option returns the option called name.
+func (o *Op) Option(name string) *Option {
+	for i := range o.Options {
+		if o.Options[i].Name == name {
+			return &o.Options[i]
+		}
+	}
+	return nil
+}
+
+// Arg returns the argument called name.
+func (o *Op) Arg(name string) *Arg {
+	for i := range o.Args {
+		if o.Args[i].Name == name {
+			return &o.Args[i]
+		}
+	}
+	return nil
+}
+
+// Usage is the argument synopsis: "PATTERN [PATH...]".
+func (o *Op) Usage() string {
+	parts := make([]string, 0, len(o.Args))
+	for _, a := range o.Args {
+		s := a.Meta
+		if a.Many {
+			s += "..."
+		}
+		if a.Optional {
+			s = "[" + s + "]"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Property is the snake_case name of an option or argument in a tool call.
+func Property(name string) string { return strings.ReplaceAll(name, "-", "_") }
+
+// Flag is the command-line spelling of an option's long name: Objects
+// options take JSON text, as --NAME-json.
+func (o *Option) Flag() string {
+	if o.Type == Objects {
+		return o.Name + "-json"
+	}
+	return o.Name
+}
+
+// Registry is an ordered set of operations.
+type Registry struct {
+	ops    []*Op
+	byName map[string]*Op
+}
+
+// NewRegistry checks the descriptors and indexes them by name. A bad
+// descriptor is a programming error: it panics, at start-up, in every test.
+func NewRegistry(ops ...*Op) *Registry {
+	r := &Registry{byName: map[string]*Op{}}
+	for _, op := range ops {
+		if err := op.validate(); err != nil {
+			panic("spec: " + err.Error())
+		}
+		if _, dup := r.byName[op.Name]; dup {
+			panic("spec: two operations named " + op.Name)
+		}
+		r.byName[op.Name] = op
+		r.ops = append(r.ops, op)
+	}
+	sort.Slice(r.ops, func(i, j int) bool { return r.ops[i].Name < r.ops[j].Name })
+	return r
+}
+
+// With returns a registry holding r's operations and more.
+func (r *Registry) With(more ...*Op) *Registry { return NewRegistry(append(r.Ops(), more...)...) }
+
+// Lookup returns the operation called name.
+func (r *Registry) Lookup(name string) (*Op, bool) { op, ok := r.byName[name]; return op, ok }
+
+// Ops returns the operations sorted by name.
+func (r *Registry) Ops() []*Op { return append([]*Op(nil), r.ops...) }
+
+// Names returns the operation names, sorted.
+func (r *Registry) Names() []string {
+	out := make([]string, len(r.ops))
+	for i, op := range r.ops {
+		out[i] = op.Name
+	}
+	return out
+}
+
+func (o *Op) validate() error {
+	if o.Name == "" || strings.ToLower(o.Name) != o.Name || strings.ContainsAny(o.Name, " _/") {
+		return fmt.Errorf("bad operation name %q", o.Name)
+	}
+	switch o.Class {
+	case Read, Write, Destructive, Meta:
+	default:
+		return fmt.Errorf("%s: bad class %q", o.Name, o.Class)
+	}
+	if o.Summary == "" || len(o.Examples) == 0 {
+		return fmt.Errorf("%s: a summary and at least one example are required", o.Name)
+	}
+	seen := map[string]bool{"help": true, "h": true}
+	for _, a := range o.Args {
+		if a.Name == "" || a.Meta == "" {
+			return fmt.Errorf("%s: an argument needs a name and a metavariable", o.Name)
+		}
+	}
+	for _, opt := range o.Options {
+		names := append([]string{opt.Flag(), opt.Short}, opt.Aliases...)
+		for _, n := range names {
+			if n == "" {
+				continue
+			}
+			if seen[n] && !(n == "h" && opt.Short == "h") {
+				return fmt.Errorf("%s: flag name %q used twice", o.Name, n)
+			}
+			seen[n] = true
+		}
+		switch opt.Type {
+		case Bool, Int, String, Strings, Objects:
+		default:
+			return fmt.Errorf("%s --%s: bad type %q", o.Name, opt.Name, opt.Type)
+		}
+		if opt.Help == "" {
+			return fmt.Errorf("%s --%s: no help", o.Name, opt.Name)
+		}
+	}
+	return nil
+}
+
+// Int64 returns a pointer to v, for Option.Min and Option.Max.
+func Int64(v int64) *int64 { return &v }
