@@ -16,8 +16,13 @@ TAGS      ?= urfave_cli_no_docs
 
 # CGO_ENABLED=0: a static binary (quicker to start) whose Landlock setup
 # uses syscall.AllThreadsSyscall.
+# VERSION: git describe when this is a git checkout; --version adds the
+# commit and Go version from the build info (go install fills those too).
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS   := $(if $(VERSION),-X github.com/fsbox/fsbox/internal/cli.Version=$(VERSION))
+
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -tags $(TAGS) -o $(BIN) ./cmd/fsbox
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/fsbox
 
 # Build for every supported platform and vet it, tests included (Linux-
 # and Unix-only parts, and the tests that make FIFOs, sit behind build tags).
@@ -43,6 +48,7 @@ fmt-check:
 # Rewrite the testscript goldens from the current behaviour; review the diff.
 golden:
 	$(GO) test ./cmd/fsbox -run TestScript -update
+	$(GO) test ./internal/cli -run TestHelpExamplesRun -count=1 -update-examples
 
 # Each fuzz target briefly (FUZZTIME each: a duration, or a count of inputs
 # such as 10000x, which CI uses); the seed corpora also run in `make test`.

@@ -19,7 +19,8 @@ _fsbox() {
   cur="${COMP_WORDS[COMP_CWORD]}"
   prev="${COMP_WORDS[COMP_CWORD-1]}"
   cmd=""
-  case "${COMP_WORDS[0]##*/}" in fsbox-*) cmd="${COMP_WORDS[0]##*/fsbox-}" ;; esac
+  w="${COMP_WORDS[0]##*/}"
+  case "$w" in fsbox-*) cmd="${w#fsbox-}" ;; esac
   for ((i=1; i<COMP_CWORD; i++)); do
     w="${COMP_WORDS[i]}"
     if ((skip)); then skip=0; continue; fi

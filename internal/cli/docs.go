@@ -292,7 +292,7 @@ func writeBash(b *strings.Builder, reg *spec.Registry, names, global, globalValu
 	}
 	b.WriteString("  esac\n  return 1\n}\n")
 	b.WriteString("_fsbox() {\n  local cur prev cmd w i npos=0 skip=0\n  cur=\"${COMP_WORDS[COMP_CWORD]}\"\n  prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n  cmd=\"\"\n")
-	b.WriteString("  case \"${COMP_WORDS[0]##*/}\" in fsbox-*) cmd=\"${COMP_WORDS[0]##*/fsbox-}\" ;; esac\n")
+	b.WriteString("  w=\"${COMP_WORDS[0]##*/}\"\n  case \"$w\" in fsbox-*) cmd=\"${w#fsbox-}\" ;; esac\n")
 	b.WriteString("  for ((i=1; i<COMP_CWORD; i++)); do\n    w=\"${COMP_WORDS[i]}\"\n    if ((skip)); then skip=0; continue; fi\n")
 	b.WriteString("    case \"$w\" in\n      --*=*) ;;\n      -*) _fsbox_valued \"$cmd\" \"$w\" && skip=1 ;;\n      *) if [ -z \"$cmd\" ]; then cmd=\"$w\"; else npos=$((npos+1)); fi ;;\n    esac\n  done\n")
 	b.WriteString("  if ((skip)); then\n    case \"$prev\" in\n")

@@ -13,13 +13,17 @@ a terminal could obey: control bytes but tab and line ends, DEL, C1 controls (U+
 and bytes that are not valid UTF-8; in names, paths and link targets a newline and a CR as well.
 Into a pipeline the bytes are unchanged. JSON on a terminal writes C1 controls as \\u0080 to \\u009f.
 Paths inside the workdir are printed relative to it; paths under a read root are absolute.
-.SH EXIT STATUS
-0 success; 1 no_match (grep); 2 usage (an empty path too: ls '' is usage, ls alone lists the workdir); 3 denied; 4 not_found, not_a_file, not_a_dir;
-5 conflict, exists, text_not_found, ambiguous; 6 too_large, binary; 7 io; 8 config;
-141 when stdout is a pipe whose reader left early (fsbox grep x . | head \-1): the call stops
-quietly, nothing on stderr, as a pipeline stage ended by SIGPIPE would, after its audit record.
+.SH ERRORS
 On failure stdout is empty and stderr holds one line
-{"error":{"code":...,"message":...,"path":...,"rule":...}}.
+{"error":{"code":...,"message":...,"path":...,"rule":...}}; EXIT STATUS below maps each code to
+its status. An empty path is usage (ls '' is usage; ls alone lists the workdir). When stdout is
+a pipe whose reader left early (fsbox grep x . | head \-1) the call stops quietly, nothing on
+stderr, as a pipeline stage ended by SIGPIPE would, after its audit record: exit 141.
+.SH HELP
+\-\-help is always help, as is fsbox help COMMAND; \-h is help too, except where GNU gives it a
+meaning: grep \-h is \-\-no\-filename (and \-H \-\-with\-filename), sort \-h is GNU's
+human\-numeric sort, which fsbox refuses (usage) rather than sort differently. fsbox with no
+command is usage (exit 2). \-\-version prints the version, the commit and the Go version.
 .SH POLICY
 The policy comes from $FSBOX_CONFIG, else --config, else $XDG_CONFIG_HOME/fsbox/config.toml
 (or ~/.config/fsbox/config.toml), else the built-in default: the current directory is the workdir,

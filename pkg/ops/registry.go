@@ -133,7 +133,7 @@ var explainOp = &spec.Op{
 		{Name: "command", Meta: "COMMAND", Help: "the command to ask about", Complete: spec.CompleteCommands},
 		{Name: "path", Meta: "PATH", Help: "the path the command would be given", Complete: spec.CompleteFiles},
 	},
-	Examples: []spec.Example{{Cmd: "explain write .git/config --format text", Says: "denied: .git is never written by the default policy"}},
+	Examples: []spec.Example{{Cmd: "explain read /etc/passwd --format text", Says: "denied, rule root: the path lies outside every root"}},
 	JSONNote: "exit 0 whatever the verdict",
 	Text:     "one line: allowed|denied, the command, the path, the reason and the rule",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -21,6 +22,21 @@ type Schema struct {
 	Minimum              *int64             `json:"minimum,omitempty"`
 	Maximum              *int64             `json:"maximum,omitempty"`
 	AdditionalProperties *bool              `json:"additionalProperties,omitempty"`
+	// Nullable: the value may also be null (a Go pointer or slice that
+	// JSON writes as null); the type is then written ["TYPE", "null"].
+	Nullable bool `json:"-"`
+}
+
+// MarshalJSON writes a nullable type as a type array.
+func (s *Schema) MarshalJSON() ([]byte, error) {
+	type plain Schema
+	if !s.Nullable || s.Type == "" {
+		return json.Marshal((*plain)(s))
+	}
+	return json.Marshal(struct {
+		Type []string `json:"type"`
+		*plain
+	}{[]string{s.Type, "null"}, (*plain)(s)})
 }
 
 // PathHelp is how every path property says where a relative path leads.
@@ -136,6 +152,40 @@ func OptionHelp(o *Option) string {
 	return h
 }
 
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Schema) UnmarshalJSON(b []byte) error {
+	type plain Schema
+	var v struct {
+		Type json.RawMessage `json:"type"`
+		*plain
+	}
+	v.plain = (*plain)(s)
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	var types []string
+	if len(v.Type) > 0 && v.Type[0] == '[' {
+		if err := json.Unmarshal(v.Type, &types); err != nil {
+			return err
+		}
+	} else if len(v.Type) > 0 {
+		var t string
+		if err := json.Unmarshal(v.Type, &t); err != nil {
+			return err
+		}
+		types = []string{t}
+	}
+	s.Type, s.Nullable = "", false
+	for _, t := range types {
+		if t == "null" {
+			s.Nullable = true
+		} else {
+			s.Type = t
+		}
+	}
+	return nil
+}
+
 // OutputSchema describes the JSON of op's result, from its Go type.
 func OutputSchema(op *Op) *Schema {
 	if op.Result == nil {
@@ -186,6 +236,7 @@ func addFields(s *Schema, t reflect.Type, depth int) {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
+		omit := strings.Contains(opts, "omitempty")
 		if f.Anonymous && name == "" {
 			ft := f.Type
 			if ft.Kind() == reflect.Pointer {
@@ -199,8 +250,15 @@ func addFields(s *Schema, t reflect.Type, depth int) {
 		if name == "" {
 			name = f.Name
 		}
-		s.Properties[name] = typeSchema(f.Type, depth+1)
-		if !strings.Contains(opts, "omitempty") && f.Type.Kind() != reflect.Pointer {
+		p := typeSchema(f.Type, depth+1)
+		k := f.Type.Kind()
+		if !omit && (k == reflect.Pointer || k == reflect.Slice || k == reflect.Map) && p.Type != "" {
+			c := *p
+			c.Nullable = true // nil is written as null
+			p = &c
+		}
+		s.Properties[name] = p
+		if !omit {
 			s.Required = append(s.Required, name)
 		}
 	}

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
+)
+
+// fixture is a workdir and a policy outside it, handed to Run through the
+// call's own environment (FSBOX_CONFIG), so calls need no process state.
+type fixture struct {
+	work, policy string
+}
+
+func newFixture(t testing.TB, files map[string]string, policy string) fixture {
+	t.Helper()
+	base := t.TempDir()
+	fx := fixture{work: filepath.Join(base, "work"), policy: filepath.Join(base, "policy.toml")}
+	for name, body := range files {
+		p := filepath.Join(fx.work, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.MkdirAll(fx.work, 0o755)
+	body := "workdir = \"" + fx.work + "\"\n[sandbox]\nlandlock = \"off\"\n" + policy
+	if err := os.WriteFile(fx.policy, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fx
+}
+
+// run calls Run in the fixture with the operations of reg.
+func (fx fixture) run(reg *spec.Registry, args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	env := map[string]string{"FSBOX_CONFIG": fx.policy}
+	code = Run(context.Background(), Call{Args: append([]string{"fsbox"}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+		Ops: reg, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	return out.String(), errb.String(), code
+}
+
+type toyResult struct {
+	Path  string `json:"path"`
+	Loud  bool   `json:"loud"`
+	Times int64  `json:"times"`
+}
+
+// toyOp is an operation no fsbox build has: the faces must show it with
+// no edit but its descriptor.
+var toyOp = &spec.Op{
+	Name: "toy", Class: spec.Read, Result: toyResult{},
+	Summary:  "greet a file, to prove the faces follow the descriptor",
+	Help:     "Opens PATH through the sandbox and greets it TIMES times.",
+	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "the file to greet", Use: spec.ReadFile}},
+	Options:  []spec.Option{{Name: "shout-loud", Short: "S", Type: spec.Bool, Help: "greet loudly"}, {Name: "times", Type: spec.Int, Meta: "N", Min: spec.Int64(1), Help: "how often to greet"}},
+	Examples: []spec.Example{{Cmd: "toy notes.txt --times 2", Says: "greets notes.txt twice"}},
+	Text:     "the greeting",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		f, err := sb.Open(in.String("path"))
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+		return toyResult{Path: f.Info.Path, Loud: in.Bool("shout-loud"), Times: in.Int("times")}, nil
+	},
+}
+
+// TestToyOperationInEveryFace adds an operation to a test registry and
+// finds it, with its flags, in every face: the command line and its help,
+// the man pages, the three completions, the tools, explain, the policy's
+// [commands] table and the README's command table.
+func TestToyOperationInEveryFace(t *testing.T) {
+	reg := ops.Registry.With(toyOp)
+	fx := newFixture(t, map[string]string{"notes.txt": "hi\n"}, "")
+
+	out, errb, code := fx.run(reg, "toy", "-S", "notes.txt", "--times", "2")
+	if code != 0 || strings.TrimSpace(out) != `{"path":"notes.txt","loud":true,"times":2}` {
+		t.Errorf("fsbox toy: %d %q %q", code, out, errb)
+	}
+	if _, errb, code := fx.run(reg, "toy", "notes.txt", "--times", "0"); code != 2 || !strings.Contains(errb, "times must be 1 or more") {
+		t.Errorf("--times 0: %d %q, want usage from the descriptor's minimum", code, errb)
+	}
+	if _, _, code := fx.run(ops.Registry, "toy", "notes.txt"); code != 2 {
+		t.Errorf("without the descriptor toy is no command: exit %d", code)
+	}
+	help, _, _ := fx.run(reg, "toy", "--help")
+	for _, want := range []string{"fsbox toy - greet a file", "-S, --shout-loud", "--times N", "fsbox toy notes.txt --times 2", "Global flags:", "Exit status:"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("toy --help lacks %q:\n%s", want, help)
+		}
+	}
+	if main, _, _ := fx.run(reg, "--help"); !strings.Contains(main, "  toy ") {
+		t.Errorf("fsbox --help does not list toy:\n%s", main)
+	}
+	page, err := ManPage(reg, "toy")
+	if err != nil || !strings.Contains(page, `\-\-shout\-loud`) || !strings.Contains(page, ".SH EXIT STATUS") || !strings.Contains(page, ".SH EXAMPLES") {
+		t.Errorf("man toy: %v\n%s", err, page)
+	}
+	if page, _ := ManPage(reg, ""); !strings.Contains(page, "fsbox-toy") || !strings.Contains(page, "toy  ") {
+		t.Errorf("fsbox.1 does not list toy or its [commands] entry")
+	}
+	for shell, want := range map[string][]string{
+		"bash": {"    toy)", "--shout-loud", `"toy --times"`},
+		"zsh":  {"    toy) _arguments", "'--shout-loud[greet loudly]'", "'toy:greet a file"},
+		"fish": {"-a toy ", "-l shout-loud -s S", "complete -c fsbox-toy"},
+	} {
+		s, err := Completion(reg, shell)
+		for _, w := range want {
+			if err != nil || !strings.Contains(s, w) {
+				t.Errorf("%s completion lacks %q (%v)", shell, w, err)
+			}
+		}
+	}
+	var doc ToolsDoc
+	out, _, _ = fx.run(reg, "tools")
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var tool *Tool
+	for i := range doc.Tools {
+		if doc.Tools[i].Name == "fsbox_toy" {
+			tool = &doc.Tools[i]
+		}
+	}
+	if tool == nil {
+		t.Fatal("fsbox tools has no fsbox_toy")
+	}
+	if p := tool.InputSchema.Properties["shout_loud"]; p == nil || p.Type != "boolean" {
+		t.Errorf("toy's shout_loud property: %+v", p)
+	}
+	if p := tool.InputSchema.Properties["times"]; p == nil || p.Minimum == nil || *p.Minimum != 1 {
+		t.Errorf("toy's times property: %+v", p)
+	}
+	if tool.OutputSchema.Properties["loud"] == nil || !tool.Annotations.ReadOnlyHint {
+		t.Errorf("toy's output schema or annotations: %+v", tool)
+	}
+	out, _, _ = fx.run(reg, "explain", "toy", "notes.txt")
+	if !strings.Contains(out, `"allowed":true`) || !strings.Contains(out, `"op":"toy"`) {
+		t.Errorf("explain toy: %s", out)
+	}
+	if !strings.Contains(CommandsTOML(reg), "toy ") || !strings.Contains(CommandTable(reg), "| `toy` | `PATH` | read |") {
+		t.Error("the [commands] table or the README table lacks toy")
+	}
+
+	// The policy's [commands] table switches it like any command, and
+	// explain asks the same check the call runs.
+	off := newFixture(t, map[string]string{"notes.txt": "hi\n"}, "[commands]\ntoy = false\n")
+	if _, errb, code := off.run(reg, "toy", "notes.txt"); code != 3 || !strings.Contains(errb, `"rule":"command"`) {
+		t.Errorf("toy switched off: %d %s", code, errb)
+	}
+	if out, _, _ := off.run(reg, "explain", "toy", "notes.txt"); !strings.Contains(out, `"allowed":false,"rule":"command"`) {
+		t.Errorf("explain toy, switched off: %s", out)
+	}
+	if _, errb, code := off.run(ops.Registry, "read", "notes.txt"); code != 8 || !strings.Contains(errb, `unknown command \"toy\"`) {
+		t.Errorf("a policy naming toy, without its descriptor: %d %s", code, errb)
+	}
+}

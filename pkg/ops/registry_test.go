@@ -1,0 +1,197 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
+)
+
+// TestLibraryCallersObeyTheSwitches: a Go program using pkg/sandbox and
+// pkg/ops is held to the policy's [commands] as the command line is.
+// With the built-in policy rm is off; with every command off, every
+// operation refuses (denied, rule command) before touching a file.
+func TestLibraryCallersObeyTheSwitches(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "victim.txt"), []byte("keep me\n"), 0o644)
+	sb, err := sandbox.New(sandbox.DefaultPolicy(dir), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	_, err = Remove(ctx, sb, "victim.txt", false)
+	if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeDenied || e.Rule != sandbox.RuleCommand {
+		t.Fatalf("Remove with rm off: %v, want denied (command)", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "victim.txt")); err != nil {
+		t.Fatalf("the file went: %v", err)
+	}
+	d, err := Explain(ctx, sb, "rm", "victim.txt")
+	if err != nil || d.Allowed || d.Rule != string(sandbox.RuleCommand) {
+		t.Errorf("explain rm: %+v, %v; want denied by the same rule", d, err)
+	}
+
+	off := sandbox.DefaultPolicy(dir)
+	for _, name := range Registry.Names() {
+		off.Commands[name] = false
+	}
+	sbOff, err := sandbox.New(off, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sbOff.Close()
+	for _, op := range Registry.Ops() {
+		if op.Run == nil {
+			continue
+		}
+		in := spec.NewInput(op)
+		for _, a := range op.Args {
+			switch {
+			case a.Many:
+				in.Set(a.Name, []string{"victim.txt"})
+			case a.Type == spec.Int:
+				in.Set(a.Name, int64(0))
+			case a.Name == "command":
+				in.Set(a.Name, "read")
+			default:
+				in.Set(a.Name, "victim.txt")
+			}
+		}
+		in.Set("content", "x").Set("fields", "1").Set("old", "keep").Set("new", "k")
+		_, err := op.Run(ctx, sbOff, in)
+		if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeDenied || e.Rule != sandbox.RuleCommand {
+			t.Errorf("%s with every command off: %v, want denied (command)", op.Name, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "victim.txt")); string(b) != "keep me\n" {
+		t.Errorf("victim.txt = %q", b)
+	}
+	// A policy naming an operation that does not exist is refused at
+	// every entry point, not just by the command line's loader.
+	bad := sandbox.DefaultPolicy(dir)
+	bad.Commands["frobnicate"] = true
+	sbBad, err := sandbox.New(bad, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sbBad.Close()
+	if _, err := Read(ctx, sbBad, ReadOptions{Path: "victim.txt"}); sandbox.AsError(err) == nil || sandbox.AsError(err).Code != sandbox.CodeConfig {
+		t.Errorf("read under a policy naming frobnicate: %v, want config", err)
+	}
+}
+
+// TestNeedsAreEnforced: links runs only while mkdir and write are on too.
+func TestNeedsAreEnforced(t *testing.T) {
+	dir := t.TempDir()
+	p := sandbox.DefaultPolicy(dir)
+	p.Commands["write"] = false
+	if err := CheckCommand(p, "links"); sandbox.AsError(err) == nil || sandbox.AsError(err).Rule != sandbox.RuleCommand {
+		t.Errorf("links with write off: %v", err)
+	}
+	if err := CheckCommand(p, "mkdir"); err != nil {
+		t.Errorf("mkdir: %v", err)
+	}
+}
+
+// openFDs counts this process's open descriptors (Linux).
+func openFDs(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(ents)
+}
+
+// TestCancelStopsGrep: a tree grep whose context is cancelled after the
+// first file comes back returns the context's error, opens far fewer
+// files than the tree holds (only those already handed to a worker), and
+// leaves no descriptor open. A context cancelled before the call opens
+// nothing at all.
+func TestCancelStopsGrep(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("counts descriptors in /proc")
+	}
+	sb, dir := testSandbox(t)
+	const files = 3000
+	for i := 0; i < files; i++ {
+		sub := filepath.Join(dir, fmt.Sprintf("d%02d", i%30))
+		os.MkdirAll(sub, 0o755)
+		os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%04d.txt", i)), []byte("needle\nhay\n"), 0o644)
+	}
+	before := openFDs(t)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Grep(ctx, sb, GrepOptions{Pattern: "needle"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("grep with a cancelled context: %v", err)
+	}
+	if paths, read, _ := sb.Usage(); len(paths) != 0 || read != 0 {
+		t.Errorf("a cancelled grep touched %d paths, read %d bytes", len(paths), read)
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	seen := 0
+	_, err := Grep(ctx, sb, GrepOptions{Pattern: "needle", Sink: func(fr *FileResult) error {
+		seen++
+		cancel()
+		return nil
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("grep cancelled mid-way: %v, want context.Canceled", err)
+	}
+	_, read, _ := sb.Usage()
+	if opened := read / int64(len("needle\nhay\n")); opened >= files/2 {
+		t.Errorf("read %d of %d files after the cancel", opened, files)
+	}
+	if seen != 1 {
+		t.Errorf("the sink saw %d files after the cancel, want 1", seen)
+	}
+	if after := openFDs(t); after > before {
+		t.Errorf("%d descriptors open after the call, %d before", after, before)
+	}
+}
+
+// TestCancelStopsSort: a sort whose context is cancelled while its lines
+// go out stops with the context's error and closes its file.
+func TestCancelStopsSort(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("counts descriptors in /proc")
+	}
+	sb, dir := testSandbox(t)
+	var data []byte
+	for i := 0; i < 100000; i++ {
+		data = fmt.Appendf(data, "%08d\n", (i*7919)%100000)
+	}
+	os.WriteFile(filepath.Join(dir, "n.txt"), data, 0o644)
+	before := openFDs(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	lines := 0
+	_, err := Sort(ctx, sb, SortOptions{Path: "n.txt", Sink: func([]byte) error {
+		lines++
+		if lines == 10 {
+			cancel()
+		}
+		return nil
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("sort cancelled mid-way: %v", err)
+	}
+	if lines > 1024+10 {
+		t.Errorf("%d lines went out after the cancel", lines-10)
+	}
+	if after := openFDs(t); after > before {
+		t.Errorf("%d descriptors open after the call, %d before", after, before)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	if _, err := Sort(ctx, sb, SortOptions{Path: "n.txt"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("sort with a cancelled context: %v", err)
+	}
+}
