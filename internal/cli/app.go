@@ -85,7 +85,9 @@ func onUsageError(_ *ucli.Context, err error, _ bool) error {
 	return usageErr("%s", strings.TrimSpace(err.Error()))
 }
 
-func newApp(st *state) *ucli.App {
+// newApp builds the parser for one call: the global flags and, of the
+// commands, only the one invoked (none when it names none).
+func newApp(st *state, command string) *ucli.App {
 	app := &ucli.App{
 		Name:            "fsbox",
 		HelpName:        "fsbox",
@@ -109,8 +111,8 @@ func newApp(st *state) *ucli.App {
 		// -g '*.{go,md}' is one glob: never split slice flags at commas.
 		DisableSliceFlagSeparator: true,
 	}
-	for _, op := range st.reg.Ops() {
-		app.Commands = append(app.Commands, st.wire(op))
+	if op, ok := st.reg.Lookup(command); ok {
+		app.Commands = []*ucli.Command{st.wire(op)}
 	}
 	return app
 }
@@ -360,7 +362,7 @@ func Run(ctx context.Context, c Call) (code int) {
 	if done, code := st.answerMeta(args, command); done {
 		return code
 	}
-	err := newApp(st).RunContext(ctx, args)
+	err := newApp(st, command).RunContext(ctx, args)
 	switch {
 	case out.closed.Load():
 		// The reader has what it wanted; the call's error, if any, is

@@ -166,3 +166,41 @@ func TestToyOperationInEveryFace(t *testing.T) {
 		t.Errorf("a policy naming toy, without its descriptor: %d %s", code, errb)
 	}
 }
+
+// TestNoStateBetweenCalls: a call leaves nothing behind for the next one
+// in the same process (once, grep's -v made man -v --invert-match).
+func TestNoStateBetweenCalls(t *testing.T) {
+	fx := newFixture(t, map[string]string{"notes.txt": "hi\n"}, "")
+	fx.run(ops.Registry, "grep", "-v", "x", "notes.txt")
+	_, errb, code := fx.run(ops.Registry, "man", "-v")
+	if code != 2 || strings.Contains(errb, "invert") {
+		t.Errorf("man -v after grep -v: %d %s", code, errb)
+	}
+}
+
+// TestManPagesAreSafeRoff: no text line of a page starts with a request
+// roff does not know (".gitignore ..." would vanish).
+func TestManPagesAreSafeRoff(t *testing.T) {
+	for _, name := range append([]string{""}, ops.Registry.Names()...) {
+		page, err := ManPage(ops.Registry, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(page, "\n") {
+			if len(l) > 1 && (l[0] == '.' || l[0] == '\'') {
+				macro, _, _ := strings.Cut(l[1:], " ")
+				if !roffMacros[macro] || l[0] == '\'' {
+					t.Errorf("fsbox-%s.1 line %d would be read as a request: %q", name, i+1, l)
+				}
+			}
+		}
+		for _, sec := range []string{".SH EXIT STATUS", ".SH EXAMPLES"} {
+			if !strings.Contains(page, sec) {
+				t.Errorf("man page %q lacks %s", name, sec)
+			}
+		}
+	}
+	if page, _ := ManPage(ops.Registry, ""); !strings.Contains(page, "\\&.git is never entered") {
+		t.Error("fsbox.1's .git line is not escaped")
+	}
+}

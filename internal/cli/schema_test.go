@@ -84,8 +84,8 @@ func TestToolSchemas(t *testing.T) {
 		op, _ := ops.Registry.Lookup(tl.Command)
 		in := compileSchema(t, tl.Name+".in", tl.InputSchema)
 		compileSchema(t, tl.Name+".out", tl.OutputSchema)
-		if tl.InputSchema.Properties == nil {
-			t.Errorf("%s: inputSchema without properties", tl.Name)
+		if b, _ := json.Marshal(tl.InputSchema); !bytes.Contains(b, []byte(`"properties":{`)) {
+			t.Errorf("%s: inputSchema without properties: %s", tl.Name, b)
 		}
 		if len(tl.Description) < 40 {
 			t.Errorf("%s: description %q", tl.Name, tl.Description)

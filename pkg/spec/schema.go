@@ -27,16 +27,25 @@ type Schema struct {
 	Nullable bool `json:"-"`
 }
 
-// MarshalJSON writes a nullable type as a type array.
+// MarshalJSON writes a nullable type as a type array, and an object's
+// properties even when it has none (some hosts refuse an object schema
+// without them).
 func (s *Schema) MarshalJSON() ([]byte, error) {
 	type plain Schema
+	var b []byte
+	var err error
 	if !s.Nullable || s.Type == "" {
-		return json.Marshal((*plain)(s))
+		b, err = json.Marshal((*plain)(s))
+	} else {
+		b, err = json.Marshal(struct {
+			Type []string `json:"type"`
+			*plain
+		}{[]string{s.Type, "null"}, (*plain)(s)})
 	}
-	return json.Marshal(struct {
-		Type []string `json:"type"`
-		*plain
-	}{[]string{s.Type, "null"}, (*plain)(s)})
+	if err == nil && s.Type == "object" && s.Properties != nil && len(s.Properties) == 0 {
+		b = append([]byte(`{"properties":{},`), b[1:]...)
+	}
+	return b, err
 }
 
 // PathHelp is how every path property says where a relative path leads.
