@@ -9,7 +9,7 @@ import (
 
 func init() {
 	runners["explain"] = func(x *call) error {
-		d, err := ops.ExplainIn(x.reg, x.sb, x.in.String("command"), x.in.String("path"))
+		d, err := ops.ExplainIn(x.cx, x.reg, x.sb, x.in.String("command"), x.in.String("path"))
 		if err != nil {
 			return err
 		}

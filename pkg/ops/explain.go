@@ -30,14 +30,17 @@ type Decision struct {
 // (mv, cp) the one written is checked. Only a malformed name or path is an
 // error.
 func Explain(ctx context.Context, sb *sandbox.Sandbox, name, p string) (Decision, error) {
-	if err := begin(ctx, sb, "explain"); err != nil {
-		return Decision{}, err
-	}
-	return ExplainIn(Registry, sb, name, p)
+	return ExplainIn(ctx, Registry, sb, name, p)
 }
 
 // ExplainIn is Explain for the operations of reg (a host that adds its own).
-func ExplainIn(reg *spec.Registry, sb *sandbox.Sandbox, name, p string) (Decision, error) {
+func ExplainIn(ctx context.Context, reg *spec.Registry, sb *sandbox.Sandbox, name, p string) (Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return Decision{}, err
+	}
+	if err := CheckCommandIn(reg, sb.Policy(), "explain"); err != nil {
+		return Decision{}, err
+	}
 	op, ok := reg.Lookup(name)
 	if !ok {
 		return Decision{}, sandbox.Errorf(sandbox.CodeUsage, p, "unknown command %q (one of: %s)", name, strings.Join(reg.Names(), ", "))

@@ -472,6 +472,9 @@ var editOp = &spec.Op{
 	Examples: []spec.Example{{Cmd: "edit main.go --old 'TODO: flags' --new 'DONE: flags' --dry-run --format text", Says: "the diff the edit would make"}},
 	Text:     "the unified diff",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		if err := begin(ctx, sb, "edit"); err != nil {
+			return nil, err // before old_file or new_file is read
+		}
 		o, err := EditInput(sb, in)
 		if err != nil {
 			return nil, err
@@ -481,7 +484,8 @@ var editOp = &spec.Op{
 }
 
 // EditInput turns an edit input into options; old-file and new-file are
-// read through the sandbox.
+// read through the sandbox (a caller checks edit's switch first, as Run
+// does: Edit checks it again, too late for those reads).
 func EditInput(sb *sandbox.Sandbox, in *spec.Input) (EditOptions, error) {
 	o := EditOptions{Path: in.String("path"), DryRun: in.Bool("dry-run"), ExpectSHA256: in.String("expect-sha256")}
 	if in.IsSet("edits") {
