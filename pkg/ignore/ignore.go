@@ -39,8 +39,22 @@ type rule struct {
 	prefix, suffix, inner string
 }
 
+// Kind is what sort of ignore file a File is; it sets the precedence.
+type Kind uint8
+
+const (
+	// Gitignore is a .gitignore (the zero Kind).
+	Gitignore Kind = iota
+	// Exclude is a repository's .git/info/exclude.
+	Exclude
+	// Dotignore is a .ignore file: it beats .gitignore and exclude at
+	// every level, as in ripgrep and fd.
+	Dotignore
+)
+
 // File is the parsed rules of one ignore file, relative to its directory.
 type File struct {
+	Kind  Kind
 	rules []rule // every rule, in file order: the index decides who wins
 	// The rules that can be looked up: by base name ("**/name"), by the
 	// extension of a literal suffix ("**/*.ext", checked with HasSuffix),
@@ -58,6 +72,7 @@ type File struct {
 // unread rest as one more.
 func Parse(data []byte) *File {
 	f := &File{}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 BOM is no part of the first rule (git, rg)
 	if len(data) > MaxBytes {
 		cut := bytes.LastIndexByte(data[:MaxBytes], '\n') + 1
 		f.Dropped = bytes.Count(data[cut:], []byte("\n"))
@@ -92,6 +107,11 @@ func Parse(data []byte) *File {
 		s = strings.TrimPrefix(s, "/")
 		if !anchored && !strings.HasPrefix(s, "**") {
 			s = "**/" + s
+		}
+		if len(s) > 3 && strings.HasSuffix(s, "/**") {
+			// "x/**" is what lies inside x, not x itself (git, rg, fd);
+			// doublestar's "x/**" would match x too.
+			s += "/*"
 		}
 		if !doublestar.ValidatePattern(s) {
 			continue
@@ -238,6 +258,7 @@ func (f *File) match(rel string, isDir bool, globs int) int {
 type Stack struct {
 	parent *Stack
 	dir    string // "" for the root
+	repo   bool   // dir holds a .git: .gitignore and exclude rules from above stop here
 	files  []*File
 	globs  []int // how many of each file's glob rules apply (MaxGlobs)
 	total  int   // glob rules in force here and above
@@ -252,7 +273,14 @@ func (s *Stack) Push(dir string, files ...*File) *Stack {
 // PushCounted is Push that also says how many of the files' rules were
 // dropped (MaxBytes, MaxGlobs).
 func (s *Stack) PushCounted(dir string, files ...*File) (*Stack, int) {
-	top := &Stack{parent: s, dir: dir}
+	return s.PushDir(dir, false, files...)
+}
+
+// PushDir is PushCounted for a directory that may be a repository's top
+// (it holds .git): the .gitignore and exclude files of the directories
+// above it then no longer apply below it, as git, rg and fd have it.
+func (s *Stack) PushDir(dir string, repo bool, files ...*File) (*Stack, int) {
+	top := &Stack{parent: s, dir: dir, repo: repo}
 	if s != nil {
 		top.total = s.total
 	}
@@ -271,32 +299,43 @@ func (s *Stack) PushCounted(dir string, files ...*File) (*Stack, int) {
 		top.files = append(top.files, f)
 		top.globs = append(top.globs, keep)
 	}
-	if len(top.files) == 0 {
+	if len(top.files) == 0 && !repo {
 		return s, dropped
 	}
 	return top, dropped
 }
 
-// Ignored reports whether rel (relative to the root) is ignored: the
-// deepest ignore file with a matching rule decides, and within one
-// directory the later file (.ignore after .gitignore) wins.
-func (s *Stack) Ignored(rel string, isDir bool) bool {
-	for st := s; st != nil; st = st.parent {
-		sub := rel
-		if st.dir != "" {
-			if !strings.HasPrefix(rel, st.dir+"/") {
-				continue
+// Ignored reports whether rel (relative to the root) is ignored.
+func (s *Stack) Ignored(rel string, isDir bool) bool { return s.Match(rel, isDir) == 1 }
+
+// Match reports whether rel (relative to the root) is ignored (1),
+// whitelisted by a '!' rule (-1), or not mentioned (0), with ripgrep's
+// precedence: .ignore files first, then .gitignore files, then exclude;
+// within one kind the deepest file with a matching rule decides, and the
+// last matching rule within a file. .gitignore and exclude files above a
+// nested repository's top (a directory holding .git) do not reach into it.
+func (s *Stack) Match(rel string, isDir bool) int {
+	for _, kind := range [...]Kind{Dotignore, Gitignore, Exclude} {
+		for st := s; st != nil; st = st.parent {
+			sub := rel
+			if st.dir != "" {
+				if !strings.HasPrefix(rel, st.dir+"/") {
+					continue
+				}
+				sub = rel[len(st.dir)+1:]
 			}
-			sub = rel[len(st.dir)+1:]
-		}
-		for i := len(st.files) - 1; i >= 0; i-- {
-			switch st.files[i].match(sub, isDir, st.globs[i]) {
-			case 1:
-				return true
-			case -1:
-				return false
+			for i := len(st.files) - 1; i >= 0; i-- {
+				if st.files[i].Kind != kind {
+					continue
+				}
+				if m := st.files[i].match(sub, isDir, st.globs[i]); m != 0 {
+					return m
+				}
+			}
+			if st.repo && kind != Dotignore {
+				break // the repository's top: git's rules from above stop
 			}
 		}
 	}
-	return false
+	return 0
 }

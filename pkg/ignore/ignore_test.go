@@ -191,3 +191,42 @@ func BenchmarkBigIgnoreFile(b *testing.B) {
 		}
 	}
 }
+
+// TestAgreeWithGitAndRipgrep: the cases of issue 14 where fsbox read
+// ignore files differently from git, rg and fd.
+func TestAgreeWithGitAndRipgrep(t *testing.T) {
+	kind := func(k Kind, data string) *File { f := Parse([]byte(data)); f.Kind = k; return f }
+	cases := []struct {
+		name  string
+		stack *Stack
+		rel   string
+		isDir bool
+		want  int
+	}{
+		{"x/** is inside x", (*Stack)(nil).Push("", kind(Gitignore, "f/**\n")), "f", false, 0},
+		{"x/** ignores x/y", (*Stack)(nil).Push("", kind(Gitignore, "f/**\n")), "f/y", false, 1},
+		{"x/** then !x/keep", (*Stack)(nil).Push("", kind(Gitignore, "vendor/**\n!vendor/manifest\n")), "vendor/manifest", false, -1},
+		{"BOM", (*Stack)(nil).Push("", kind(Gitignore, "\xef\xbb\xbfsecret\n")), "secret", false, 1},
+		{".ignore beats a deeper .gitignore", (*Stack)(nil).Push("", kind(Dotignore, "!foo\n")).Push("inner", kind(Gitignore, "foo\n")), "inner/foo", false, -1},
+		{"a deeper .gitignore beats a shallower one", (*Stack)(nil).Push("", kind(Gitignore, "!foo\n")).Push("inner", kind(Gitignore, "foo\n")), "inner/foo", false, 1},
+		{"nested repository", func() *Stack {
+			st := (*Stack)(nil).Push("", kind(Gitignore, "sherlock\n"))
+			st, _ = st.PushDir("foo", true)
+			return st
+		}(), "foo/bar/sherlock", false, 0},
+		{".ignore reaches into a nested repository", func() *Stack {
+			st := (*Stack)(nil).Push("", kind(Dotignore, "sherlock\n"))
+			st, _ = st.PushDir("foo", true)
+			return st
+		}(), "foo/bar/sherlock", false, 1},
+		{"the repository's own .gitignore", func() *Stack {
+			st, _ := (*Stack)(nil).PushDir("foo", true, kind(Gitignore, "sherlock\n"))
+			return st
+		}(), "foo/sherlock", false, 1},
+	}
+	for _, c := range cases {
+		if got := c.stack.Match(c.rel, c.isDir); got != c.want {
+			t.Errorf("%s: Match(%q) = %d, want %d", c.name, c.rel, got, c.want)
+		}
+	}
+}

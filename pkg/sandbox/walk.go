@@ -277,12 +277,17 @@ func (w *walker) pushIgnores(st *ignore.Stack, d *Dir, names map[string]fs.FileM
 		return ok && m == want
 	}
 	var files []*ignore.File
-	if has(".git", fs.ModeDir) {
-		files = append(files, w.readIgnore(d, ".git/info/exclude"))
+	gitDir := has(".git", fs.ModeDir)
+	repo := gitDir || has(".git", 0) // a worktree or submodule has a .git file
+	if gitDir {
+		files = append(files, w.readIgnore(d, ".git/info/exclude", ignore.Exclude))
 	}
-	for _, n := range []string{".gitignore", ".ignore"} {
-		if has(n, 0) {
-			files = append(files, w.readIgnore(d, n))
+	for _, f := range []struct {
+		name string
+		kind ignore.Kind
+	}{{".gitignore", ignore.Gitignore}, {".ignore", ignore.Dotignore}} {
+		if has(f.name, 0) {
+			files = append(files, w.readIgnore(d, f.name, f.kind))
 		}
 	}
 	dir := d.rel
@@ -292,14 +297,14 @@ func (w *walker) pushIgnores(st *ignore.Stack, d *Dir, names map[string]fs.FileM
 	if st == nil {
 		st = &ignore.Stack{}
 	}
-	st, dropped := st.PushCounted(dir, files...)
+	st, dropped := st.PushDir(dir, repo, files...)
 	sk.IgnoreRules += int64(dropped)
 	return st
 }
 
 // readIgnore reads one ignore file through the policy (a denied one is
 // not read), and at most ignore.MaxBytes of it as rules.
-func (w *walker) readIgnore(d *Dir, name string) *ignore.File {
+func (w *walker) readIgnore(d *Dir, name string, kind ignore.Kind) *ignore.File {
 	rel := path.Join(d.rel, name)
 	if w.s.checkPatterns(d.rt, rel, false, AccessRead, name) != nil {
 		return nil
@@ -313,7 +318,9 @@ func (w *walker) readIgnore(d *Dir, name string) *ignore.File {
 	if err != nil {
 		return nil
 	}
-	return ignore.Parse(data)
+	p := ignore.Parse(data)
+	p.Kind = kind
+	return p
 }
 
 // dirent is one name in a directory listing, with its type bits.
@@ -422,7 +429,8 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 				j.skipped.Hidden++
 			}
 			continue
-		case !w.o.Hidden && name[0] == '.':
+		case !w.o.Hidden && name[0] == '.' && (stack == nil || stack.Match(rel, isDir) != -1):
+			// A dot-name a '!' rule whitelists is shown (rg, fd).
 			j.skipped.Hidden++
 			continue
 		case w.s.checkLeaf(d.rt, rel, isDir, w.access(), name) != nil || (d.rt.special && specialFS(d.rt.abs(rel))):
@@ -447,14 +455,19 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 		it := walkItem{ent: ent}
 		if typ == fs.ModeSymlink && w.o.Follow {
 			fi, err := d.rt.r.Stat(rel)
-			if err != nil || w.s.deniedAncestor(d.rt, rel, name) != nil {
-				// Leads out of the root, dangles, or leads where a deny
-				// rule reaches: all look the same.
+			switch {
+			case w.s.deniedAncestor(d.rt, rel, name) != nil || (err != nil && !errors.Is(err, fs.ErrNotExist)):
+				// Leads out of the root, or where a deny rule reaches:
+				// both look the same.
 				j.skipped.Denied++
 				continue
+			case err != nil:
+				// Dangles inside its root: listed as the symlink it is,
+				// as fd -L lists it (find -L -t l), and not followed.
+			default:
+				ent.Type, ent.via = TypeOf(fi.Mode()), true
+				isDir = fi.IsDir()
 			}
-			ent.Type, ent.via = TypeOf(fi.Mode()), true
-			isDir = fi.IsDir()
 		}
 		if isDir {
 			it.sub = &dirJob{from: d, name: name, via: ent.via, display: display, relPrefix: walkRel,
