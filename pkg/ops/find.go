@@ -35,26 +35,52 @@ type FindResult struct {
 
 var errStop = errors.New("stop")
 
-// globMatcher matches a walk entry: a pattern without '/' against the base
-// name, one with '/' against the path relative to the start.
-type globMatcher []string
+// globMatcher matches walk entries with globs read as ripgrep and fd read
+// -g and -E, gitignore-style: a glob without '/' matches the base name at
+// any depth; a leading '/' (or a '/' inside) anchors it at the search's
+// start; a trailing '/' matches directories only; "x/**" is what lies
+// inside x. (Policy patterns keep doublestar's meaning, where x/** is x
+// too: over-denying is the safe side.)
+type globMatcher []entryGlob
 
-func newGlobs(pats []string) (globMatcher, error) {
-	for _, p := range pats {
-		if !doublestar.ValidatePattern(p) {
-			return nil, usagef("", "invalid glob %q", p)
-		}
-	}
-	return globMatcher(pats), nil
+type entryGlob struct {
+	pat     string // doublestar, relative to the start (or a base name)
+	base    bool   // matched against the base name
+	dirOnly bool
 }
 
-func (g globMatcher) match(rel string) bool {
+func newGlobs(pats []string) (globMatcher, error) {
+	var out globMatcher
+	for _, p := range pats {
+		g := entryGlob{pat: p}
+		if len(g.pat) > 1 && strings.HasSuffix(g.pat, "/") {
+			g.dirOnly, g.pat = true, strings.TrimRight(g.pat, "/")
+		}
+		anchored := strings.HasPrefix(g.pat, "/")
+		g.pat = strings.TrimLeft(g.pat, "/")
+		g.base = !anchored && !strings.Contains(g.pat, "/")
+		if len(g.pat) > 3 && strings.HasSuffix(g.pat, "/**") {
+			g.pat += "/*"
+		}
+		if g.pat == "" || !doublestar.ValidatePattern(g.pat) {
+			return nil, usagef("", "invalid glob %q", p)
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// match reports whether the entry at rel (relative to the start) matches.
+func (g globMatcher) match(rel string, isDir bool) bool {
 	for _, p := range g {
+		if p.dirOnly && !isDir {
+			continue
+		}
 		subject := rel
-		if !strings.Contains(p, "/") {
+		if p.base {
 			subject = path.Base(rel)
 		}
-		if ok, _ := doublestar.Match(p, subject); ok {
+		if ok, _ := doublestar.Match(p.pat, subject); ok {
 			return true
 		}
 	}
@@ -100,10 +126,10 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 	skipped, err := sb.Walk(ctx, o.Dir, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: o.MaxDepth},
 		func(e *sandbox.Entry) error {
 			e.Release()
-			if len(excl) > 0 && excl.match(e.Rel) {
+			if len(excl) > 0 && excl.match(e.Rel, e.Type == "dir") {
 				return sandbox.SkipDir
 			}
-			if (want != "" && e.Type != want) || (glob != nil && !glob.match(e.Rel)) {
+			if (want != "" && e.Type != want) || (glob != nil && !glob.match(e.Rel, e.Type == "dir")) {
 				return nil
 			}
 			if res.Count >= max {

@@ -21,7 +21,7 @@ type GrepOptions struct {
 	Count            bool     // -c: counts per file
 	FilesWithMatches bool     // -l: paths only
 	Before, After    int      // -B, -A (-C sets both)
-	MaxCount         int64    // -m: matching lines per file; 0 = no limit
+	MaxCount         *int64   // -m: matching lines per file (0: none, as GNU grep and rg: nothing is read); nil: no limit
 	Limit            int64    // --limit: matches in all; 0 = max_results
 	Globs            []string // -g: include globs; "!GLOB" excludes
 	Hidden           bool
@@ -136,7 +136,7 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 	if err := begin(ctx, sb, "grep"); err != nil {
 		return GrepResult{}, err
 	}
-	if o.Before < 0 || o.After < 0 || o.MaxCount < 0 || o.Limit < 0 {
+	if o.Before < 0 || o.After < 0 || (o.MaxCount != nil && *o.MaxCount < 0) || o.Limit < 0 {
 		return GrepResult{}, usagef("", "context, max-count and limit must be 0 or more")
 	}
 	g := &grepRun{ctx: ctx, sb: sb, o: &o, stop: make(chan struct{})}
@@ -145,6 +145,18 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 	}
 	if len(o.Paths) == 0 {
 		o.Paths = []string{"."}
+	}
+	if o.MaxCount != nil && *o.MaxCount == 0 {
+		// -m 0: no line of any file, so no file is read (GNU grep, rg);
+		// the paths are still checked.
+		for _, p := range o.Paths {
+			if _, err := statFollow(sb, p); err != nil {
+				return GrepResult{}, err
+			}
+		}
+		g.order = make(chan *grepJob)
+		close(g.order)
+		return g.collect(), nil
 	}
 	g.jobs = make(chan *grepJob, 16)
 	g.order = make(chan *grepJob, 64)
@@ -221,9 +233,12 @@ func (g *grepRun) compile() error {
 	if o.Limit > 0 && o.Limit < g.max {
 		g.max, g.limitName = o.Limit, "limit"
 	}
-	s := &searcher{ctx: g.ctx, m: m, o: o, perFile: o.MaxCount, cut: lineCut(g.sb, o.Exact),
+	s := &searcher{ctx: g.ctx, m: m, o: o, cut: lineCut(g.sb, o.Exact),
 		before: int(min(int64(o.Before), g.max)), after: int(min(int64(o.After), g.max))}
-	if s.perFile == 0 || s.perFile > satAdd(g.max, 1) {
+	if o.MaxCount != nil {
+		s.perFile = *o.MaxCount
+	}
+	if o.MaxCount == nil || s.perFile > satAdd(g.max, 1) {
 		s.perFile = satAdd(g.max, 1)
 	}
 	if o.FilesWithMatches {
@@ -332,7 +347,7 @@ func (g *grepRun) keep(e *sandbox.Entry) bool {
 	sk := &g.skipped
 	switch {
 	case e.Type == "dir":
-		if len(g.excl) > 0 && g.excl.match(e.Rel) {
+		if len(g.excl) > 0 && g.excl.match(e.Rel, true) {
 			sk.Globbed++
 			g.skipDir = true
 		}
@@ -341,7 +356,7 @@ func (g *grepRun) keep(e *sandbox.Entry) bool {
 		sk.Symlinks++
 	case e.Type == "other":
 		sk.Special++
-	case (len(g.excl) > 0 && g.excl.match(e.Rel)) || (len(g.incl) > 0 && !g.incl.match(e.Rel)):
+	case (len(g.excl) > 0 && g.excl.match(e.Rel, false)) || (len(g.incl) > 0 && !g.incl.match(e.Rel, false)):
 		sk.Globbed++
 	default:
 		return true

@@ -34,10 +34,16 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 		if err := s.ctx.Err(); err != nil {
 			return err // nothing more is read once the call is cancelled
 		}
+		first := total == 0
 		n, eof, rerr := fillBlock(r, buf[carry:], size-total)
 		total += int64(n)
 		if rerr != nil {
 			return rerr
+		}
+		if first && bytes.HasPrefix(buf[:n], textio.BOM) {
+			// A UTF-8 BOM is no text: ^ matches after it and columns
+			// count from it, as in rg (read strips it too).
+			n = copy(buf, buf[len(textio.BOM):n])
 		}
 		data := buf[:carry+n]
 		end := len(data)
@@ -188,10 +194,17 @@ func (s *searcher) match(path string, lineNo int64, line []byte) Match {
 	body := trimEOL(line)
 	col, n := 0, 0
 	if !s.o.Invert {
-		if s.m.pure && !s.m.fold {
+		switch {
+		case s.m.pure && !s.m.fold:
 			col, n = bytes.Index(body, s.m.lit)+1, len(s.m.lit)
-		} else if loc := s.m.re.FindIndex(body); loc != nil {
-			col, n = loc[0]+1, loc[1]-loc[0]
+		case s.m.word:
+			if loc := s.m.re.FindSubmatchIndex(body); loc != nil {
+				col, n = loc[2]+1, loc[3]-loc[2]
+			}
+		default:
+			if loc := s.m.re.FindIndex(body); loc != nil {
+				col, n = loc[0]+1, loc[1]-loc[0]
+			}
 		}
 	}
 	m := Match{Path: path, Line: lineNo, Column: col, Raw: raw, MatchLen: n}

@@ -164,7 +164,7 @@ func TestGrepContextRing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer small.Close()
-	g, err := Grep(context.Background(), small, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Before: 1000, After: 1000, MaxCount: 1})
+	g, err := Grep(context.Background(), small, GrepOptions{Pattern: "needle", Paths: []string{"f.txt"}, Before: 1000, After: 1000, MaxCount: ptr(int64(1))})
 	if err != nil || len((*g.Matches)[0].Before) != 3 || len((*g.Matches)[0].After) != 3 {
 		t.Errorf("-A/-B 1000 under max_results 3: %+v, %v", g.Matches, err)
 	}

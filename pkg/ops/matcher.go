@@ -12,6 +12,7 @@ import (
 // found with a rare-byte scan and the regexp runs only on candidate lines.
 type matcher struct {
 	re      *regexp.Regexp
+	word    bool   // -w: group 1 of re is the match
 	lit     []byte // a substring every match contains ("" if none)
 	fold    bool   // lit is matched ASCII-case-insensitively
 	pure    bool   // the pattern is exactly lit: no regexp needed
@@ -55,7 +56,10 @@ func newMatcher(pattern string, fixed, ignoreCase, word bool) (*matcher, error) 
 		expr = ast.String()
 	}
 	if word {
-		expr = `\b(?:` + expr + `)\b`
+		// ripgrep's -w: the match is preceded and followed by a non-word
+		// character or the line's edge (so -w . matches "...", which
+		// \b...\b would not); group 1 is the match itself.
+		expr = `(?:^|\W)(` + expr + `)(?:$|\W)`
 	}
 	if ignoreCase {
 		expr = `(?i)` + expr
@@ -64,7 +68,7 @@ func newMatcher(pattern string, fixed, ignoreCase, word bool) (*matcher, error) 
 	if err != nil {
 		return nil, usagef("", "invalid regular expression %q: %v", pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
-	m := &matcher{re: re}
+	m := &matcher{re: re, word: word}
 	ast, perr := syntax.Parse(expr, syntax.Perl)
 	if mast, err := syntax.Parse(expr, syntax.Perl&^syntax.OneLine); err == nil && !hasTextAnchor(mast) {
 		m.bufRe = regexp.MustCompile(`(?m)` + expr)

@@ -214,7 +214,7 @@ var grepOp = &spec.Op{
 		{Name: "after-context", Short: "A", Type: spec.Int, Meta: "N", Min: min0, Help: "show N lines after each match"},
 		{Name: "before-context", Short: "B", Type: spec.Int, Meta: "N", Min: min0, Help: "show N lines before each match"},
 		{Name: "context", Short: "C", Type: spec.Int, Meta: "N", Min: min0, Help: "show N lines before and after each match"},
-		{Name: "max-count", Short: "m", Type: spec.Int, Meta: "N", Min: min0, DefaultText: "0, no limit", Help: "stop searching a file after N matching lines"},
+		{Name: "max-count", Short: "m", Type: spec.Int, Meta: "N", Min: min0, DefaultText: "no limit", Help: "stop searching a file after N matching lines (0: print nothing, as GNU grep and rg)"},
 		{Name: "limit", Type: spec.Int, Meta: "N", Unit: "matches", Min: min1, Narrows: "max_results", Help: "stop after N matches in all"},
 		{Name: "glob", Short: "g", Type: spec.Strings, Meta: "GLOB", Help: "search only files matching GLOB; !GLOB leaves files out (repeatable)"},
 		{Name: "hidden", Type: spec.Bool, Help: "search names starting with a dot"},
@@ -241,8 +241,12 @@ var grepOp = &spec.Op{
 func GrepInput(in *spec.Input) (GrepOptions, error) {
 	o := GrepOptions{Pattern: in.String("pattern"), Paths: in.Strings("paths"), IgnoreCase: in.Bool("ignore-case"), Fixed: in.Bool("fixed-strings"),
 		Word: in.Bool("word-regexp"), Invert: in.Bool("invert-match"), Count: in.Bool("count"), FilesWithMatches: in.Bool("files-with-matches"),
-		Before: int(in.Int("before-context")), After: int(in.Int("after-context")), MaxCount: in.Int("max-count"), Limit: in.Int("limit"),
+		Before: int(in.Int("before-context")), After: int(in.Int("after-context")), Limit: in.Int("limit"),
 		Globs: in.Strings("glob"), Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), Follow: in.Bool("follow")}
+	if in.IsSet("max-count") {
+		m := in.Int("max-count")
+		o.MaxCount = &m
+	}
 	if in.IsSet("context") {
 		if !in.IsSet("before-context") {
 			o.Before = int(in.Int("context"))
