@@ -19,6 +19,9 @@ func init() {
 		switch {
 		case c.IsSet("output-delimiter"):
 			out = c.String("output-delimiter")
+			if out == "" {
+				out = "\x00" // an empty --output-delimiter is a NUL, as GNU cut has it
+			}
 		case o.Regex || out == "":
 			out = "\t"
 			if o.CSV {

@@ -93,13 +93,15 @@ read pages with --offset (0-based line) and --limit; a file over max_read_bytes 
 sha256 and eol cover the whole file when it fits in max_read_bytes; otherwise sha256 is null
 (use stat --sha256). A UTF-8 BOM is reported as bom and left out of content.
 .SH LINE TOOLS
-wc counts as GNU wc -lwmc in a UTF-8 locale.
+wc counts as GNU coreutils 9.1's wc \-lwmc in a UTF-8 locale (9.5 changed how control and
+invalid bytes count; fsbox keeps 9.1's rules) and pads the text form's columns as 9.1 does.
 slice has Python's lines[START:END] semantics; a negative bound reads only the end of the file,
 so total and line are null unless the whole file was read.
 sort orders bytes as LC_ALL=C sort, with GNU's last-resort whole-line comparison; -k takes
 whole fields only; -f folds ASCII letters only. Its memory stays within four times the input plus
 a constant, whatever the lines.
-cut follows GNU field lists; a line without the delimiter is kept whole; --csv parses RFC 4180.
+cut follows GNU field lists; a line without the delimiter is kept whole; --csv parses RFC 4180;
+an empty \-\-output\-delimiter is a NUL (GNU); an open range needs no cap.
 .SH GREP AND FIND
 Trees are walked depth first in name order, so output is in path order.
 .git is never entered; dot-names need --hidden; .gitignore, .ignore and .git/info/exclude apply
@@ -111,7 +113,14 @@ grep uses RE2 syntax, matched line by line: ^ and \\A are a line's start, $ and 
 CRLF line matches as if it ended in LF; a file with a NUL byte is binary and skipped in trees.
 grep exits 1 when nothing matched and still prints its result.
 \-A and \-B above max_results keep max_results lines of context.
-A find or -g glob without '/' matches the base name at any depth.
+Globs of ignore files, \-g and \-E (and find's GLOB) are read gitignore\-style, as git, rg and fd
+read them: without '/' a glob matches the base name at any depth, a leading '/' anchors it at
+the search's start, a trailing '/' means a directory, and x/** is what lies inside x (policy
+patterns keep doublestar's meaning, where x/** is x too). Ignore files follow ripgrep's
+precedence: .ignore beats .gitignore beats exclude at every depth; a nested repository stops
+the .gitignore rules from above; a UTF\-8 BOM is skipped; a dot\-name a '!' rule whitelists is shown.
+\-m 0 prints nothing (exit 1); \-w is rg's rule; a UTF\-8 BOM opening a file is no text.
+find \-L lists a symlink dangling inside its root as a symlink.
 .SH SEE ALSO
 README.md in the fsbox source for the full contract.
 `

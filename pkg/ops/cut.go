@@ -6,7 +6,9 @@ import (
 	"encoding/csv"
 	"errors"
 	"io"
+	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -15,36 +17,37 @@ import (
 )
 
 // FieldList is a parsed cut field list: 1-based fields in ascending order,
-// as GNU cut prints them whatever order the list names them in.
+// as GNU cut prints them whatever order the list names them in. It holds
+// ranges, so no list costs memory by the size of its numbers: "1-" and
+// "1234567890-" are as cheap as "1".
 type FieldList struct {
-	explicit []bool // explicit[i]: field i+1 selected
-	from     int    // every field >= from selected (0: none)
+	ranges []fieldRange // sorted, merged; hi == math.MaxInt for an open range
 }
 
+type fieldRange struct{ lo, hi int }
+
 // ParseFieldList parses "1,3", "2-4", "3-", "-2" and their combinations.
+// A number too large for an int is usage, as GNU cut 9.1 has it ("field
+// number is too large").
 func ParseFieldList(s string) (FieldList, error) {
 	var fl FieldList
 	if s == "" {
 		return fl, usagef("", "empty field list")
 	}
 	num := func(t string) (int, error) {
-		n, err := strconv.Atoi(t)
-		if err != nil || n < 1 || strings.ContainsAny(t, "+-") {
+		if t == "" || strings.Trim(t, "0123456789") != "" {
 			return 0, usagef("", "invalid field %q in list %q: fields are numbered from 1", t, s)
 		}
-		if n > 1<<20 {
-			return 0, usagef("", "field %d in list %q is too large", n, s)
+		n, err := strconv.Atoi(t)
+		if err != nil {
+			return 0, usagef("", "field number %q in list %q is too large", t, s)
+		}
+		if n < 1 {
+			return 0, usagef("", "invalid field %q in list %q: fields are numbered from 1", t, s)
 		}
 		return n, nil
 	}
-	set := func(lo, hi int) {
-		for len(fl.explicit) < hi {
-			fl.explicit = append(fl.explicit, false)
-		}
-		for i := lo; i <= hi; i++ {
-			fl.explicit[i-1] = true
-		}
-	}
+	var rs []fieldRange
 	for _, part := range strings.Split(s, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
 		switch {
@@ -53,7 +56,7 @@ func ParseFieldList(s string) (FieldList, error) {
 			if err != nil {
 				return fl, err
 			}
-			set(n, n)
+			rs = append(rs, fieldRange{n, n})
 		case lo == "" && hi == "":
 			return fl, usagef("", "invalid range %q in list %q", part, s)
 		case hi == "":
@@ -61,9 +64,7 @@ func ParseFieldList(s string) (FieldList, error) {
 			if err != nil {
 				return fl, err
 			}
-			if fl.from == 0 || n < fl.from {
-				fl.from = n
-			}
+			rs = append(rs, fieldRange{n, math.MaxInt})
 		default:
 			a := 1
 			if lo != "" {
@@ -79,15 +80,41 @@ func ParseFieldList(s string) (FieldList, error) {
 			if b < a {
 				return fl, usagef("", "invalid decreasing range %q in list %q", part, s)
 			}
-			set(a, b)
+			rs = append(rs, fieldRange{a, b})
 		}
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].lo < rs[j].lo })
+	for _, r := range rs {
+		if n := len(fl.ranges); n > 0 && r.lo <= fl.ranges[n-1].hi+1 && fl.ranges[n-1].hi != math.MaxInt {
+			fl.ranges[n-1].hi = max(fl.ranges[n-1].hi, r.hi)
+			continue
+		} else if n > 0 && fl.ranges[n-1].hi == math.MaxInt {
+			continue // an open range already takes everything after it
+		}
+		fl.ranges = append(fl.ranges, r)
 	}
 	return fl, nil
 }
 
+// last is the highest selected field (math.MaxInt with an open range).
+func (fl FieldList) last() int {
+	if len(fl.ranges) == 0 {
+		return 0
+	}
+	return fl.ranges[len(fl.ranges)-1].hi
+}
+
 // Has reports whether 1-based field i is selected.
 func (fl FieldList) Has(i int) bool {
-	return (fl.from > 0 && i >= fl.from) || (i <= len(fl.explicit) && fl.explicit[i-1])
+	for _, r := range fl.ranges {
+		if i < r.lo {
+			return false
+		}
+		if i <= r.hi {
+			return true
+		}
+	}
+	return false
 }
 
 // RowSink receives each row's selected fields and the line's terminator;
@@ -245,7 +272,7 @@ func Cut(ctx context.Context, sb *sandbox.Sandbox, o CutOptions) (CutResult, err
 					sel = append(sel, rest[:j])
 				}
 				rest = rest[j+len(sep):]
-				if fl.from == 0 && i >= len(fl.explicit) {
+				if i >= fl.last() {
 					break
 				}
 			}
