@@ -255,6 +255,31 @@ func groups(data, out []byte, set *editSet, yield func(g *group)) {
 			}
 			g.start, nstart, nend = ls, nstart-head, nend+(g.end-end)
 		}
+		if trimLines {
+			// Lines a replacement leaves as they were are context, not
+			// '-' and '+': trim them off both ends of the group. A
+			// group that changes nothing is no hunk.
+			o, n := data[g.start:g.end], out[nstart:nend]
+			for len(o) > 0 && len(n) > 0 {
+				lo, ln := lineLen(o), lineLen(n)
+				if !bytes.Equal(o[:lo], n[:ln]) {
+					break
+				}
+				o, n, g.start, nstart = o[lo:], n[ln:], g.start+lo, nstart+ln
+			}
+			for len(o) > 0 && len(n) > 0 {
+				lo, ln := lastLineStart(o), lastLineStart(n)
+				if !bytes.Equal(o[lo:], n[ln:]) {
+					break
+				}
+				g.end, nend = g.end-(len(o)-lo), nend-(len(n)-ln)
+				o, n = o[:lo], n[:ln]
+			}
+			if len(o) == 0 && len(n) == 0 {
+				open = false
+				return
+			}
+		}
 		g.new = out[nstart:nend]
 		yield(&g)
 		open = false
@@ -272,6 +297,27 @@ func groups(data, out []byte, set *editSet, yield func(g *group)) {
 		g.end, nend = end, end+delta
 	}
 	flush()
+}
+
+// trimLines makes the diff show only the lines a replacement changes (a
+// variable so tests can compare the untrimmed diff with go-udiff's).
+var trimLines = true
+
+// lineLen is the length of b's first line, with its newline.
+func lineLen(b []byte) int {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return i + 1
+	}
+	return len(b)
+}
+
+// lastLineStart is where b's last line starts (b's final newline, if any,
+// ends that line).
+func lastLineStart(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	return bytes.LastIndexByte(b[:len(b)-1], '\n') + 1
 }
 
 // diffContext is the unified diff's lines of context.

@@ -102,9 +102,13 @@ func TestRenderDiffMatchesUdiff(t *testing.T) {
 		}
 		ref := refSpans(data, set.eds)
 		want, _ := udiff.ToUnified("a/f", "b/f", string(data), ref, udiff.DefaultContextLines)
-		if got := renderDiff("a/f", "b/f", data, out, set); got != want {
+		trimLines = false
+		got := renderDiff("a/f", "b/f", data, out, set)
+		trimLines = true
+		if got != want {
 			t.Fatalf("edits %+v on %q:\ngot\n%s\nwant\n%s", specs, data, got, want)
 		}
+		checkTrimmedDiff(t, data, out, renderDiff("a/f", "b/f", data, out, set))
 		applied, err := udiff.Apply(string(data), ref)
 		if err != nil || applied != string(out) {
 			t.Fatalf("edits %+v on %q: got %q, want %q (%v)", specs, data, out, applied, err)
@@ -210,4 +214,95 @@ func FuzzMatchMany(f *testing.F) {
 			t.Fatalf("patterns %q in %q: spans %v, want %v", pats, text, spans, want)
 		}
 	})
+}
+
+// checkTrimmedDiff: the diff, applied to data, gives out; no change block
+// starts or ends with a line it removes and adds back unchanged; and an
+// edit that changes nothing has no hunk.
+func checkTrimmedDiff(t *testing.T, data, out []byte, diff string) {
+	t.Helper()
+	if bytes.Equal(data, out) {
+		if diff != "" {
+			t.Fatalf("an edit that changes nothing has a diff:\n%s", diff)
+		}
+		return
+	}
+	lines := strings.SplitAfter(diff, "\n")
+	var got []byte
+	pos := 0 // in data
+	src := strings.SplitAfter(string(data), "\n")
+	if len(src) > 0 && src[len(src)-1] == "" {
+		src = src[:len(src)-1]
+	}
+	var minus, plus []string
+	endBlock := func() {
+		if len(minus) > 0 && len(plus) > 0 && (minus[0] == plus[0] || minus[len(minus)-1] == plus[len(plus)-1]) {
+			t.Fatalf("a change block removes and adds back the same line:\n%s", diff)
+		}
+		minus, plus = nil, nil
+	}
+	for i := 2; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasPrefix(l, "@@") {
+			endBlock()
+			var a int
+			fmt.Sscanf(l, "@@ -%d", &a)
+			for ; pos < a-1 && pos < len(src); pos++ {
+				got = append(got, src[pos]...)
+			}
+			continue
+		}
+		if l == "" {
+			continue
+		}
+		text := l[1:]
+		if i+1 < len(lines) && lines[i+1] == "\\ No newline at end of file\n" {
+			text = strings.TrimSuffix(text, "\n")
+			i++
+		}
+		switch l[0] {
+		case ' ':
+			endBlock()
+			got = append(got, text...)
+			pos++
+		case '-':
+			minus = append(minus, text)
+			pos++
+		case '+':
+			plus = append(plus, text)
+			got = append(got, text...)
+		}
+	}
+	endBlock()
+	for ; pos < len(src); pos++ {
+		got = append(got, src[pos]...)
+	}
+	if !bytes.Equal(got, out) {
+		t.Fatalf("the diff applied to %q gives %q, want %q:\n%s", data, got, out, diff)
+	}
+}
+
+// TestDiffShowsOnlyChangedLines: lines a replacement leaves as they were
+// are context, and a replacement that changes nothing has no hunk.
+func TestDiffShowsOnlyChangedLines(t *testing.T) {
+	data := []byte("line1\nline2\nline3\nline4\n")
+	for _, c := range []struct {
+		old, new, want string
+	}{
+		{"line2", "line2", ""},
+		{"line1\nline2\nline3", "line1\nLINE2\nline3", "@@ -1,4 +1,4 @@\n line1\n-line2\n+LINE2\n line3\n line4\n"},
+		{"line2\nline3\n", "line2\nnew\nline3\n", "@@ -1,4 +1,5 @@\n line1\n line2\n+new\n line3\n line4\n"},
+	} {
+		out, _, set, err := editOnce(data, []EditSpec{{Old: c.old, New: c.new}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := renderDiff("a/f", "b/f", data, out, set)
+		if c.want != "" {
+			c.want = "--- a/f\n+++ b/f\n" + c.want
+		}
+		if got != c.want {
+			t.Errorf("%q -> %q:\ngot\n%s\nwant\n%s", c.old, c.new, got, c.want)
+		}
+	}
 }
