@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -102,29 +103,36 @@ func resolveEdits(data []byte, specs []EditSpec, path string) (*editSet, error) 
 		case r.count == 0:
 			return nil, sandbox.Errorf(sandbox.CodeTextNotFound, path, "%sthe old text is not in %s%s", which, path, closest(data, e.Old))
 		case r.count > 1 && !e.All:
-			return nil, sandbox.Errorf(sandbox.CodeAmbiguous, path, "%sthe old text occurs %d times in %s, at lines %s: add context to make it unique, or replace every occurrence (all)",
+			return nil, sandbox.Errorf(sandbox.CodeAmbiguous, path, "%sthe old text occurs %d times in %s, at %s (line:column): add context to make it unique, or replace every occurrence (all)",
 				which, r.count, path, firstLines(data, r.old, r.count))
 		}
 	}
 	return set, nil
 }
 
-// maxListedLines is how many line numbers an ambiguous error lists.
+// maxListedLines is how many occurrences an ambiguous error lists.
 const maxListedLines = 10
 
-// firstLines lists the 1-based lines of the first occurrences of old (at
-// most maxListedLines, then how many more), in one pass.
+// firstLines lists the first occurrences of old as 1-based line:column
+// (the byte column in its line), each once (at most maxListedLines, then
+// how many more), in one pass.
 func firstLines(data, old []byte, count int) string {
 	var b strings.Builder
-	line, pos := 1, 0
+	line, pos, lineStart := 1, 0, 0
 	for n := 0; n < count && n < maxListedLines; n++ {
 		i := bytes.Index(data[pos:], old)
-		line += bytes.Count(data[pos:pos+i], nl)
+		if nls := bytes.Count(data[pos:pos+i], nl); nls > 0 {
+			line += nls
+			lineStart = pos + bytes.LastIndexByte(data[pos:pos+i], '\n') + 1
+		}
 		if n > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprint(&b, line)
-		line += bytes.Count(old, nl)
+		fmt.Fprintf(&b, "%d:%d", line, pos+i-lineStart+1)
+		if nls := bytes.Count(old, nl); nls > 0 {
+			line += nls
+			lineStart = pos + i + bytes.LastIndexByte(old, '\n') + 1
+		}
 		pos += i + len(old)
 	}
 	if count > maxListedLines {
@@ -450,12 +458,17 @@ const hintBudget = 50_000_000
 
 // closest names the lines most like the old text's first non-blank line,
 // by the longest run of characters they share: the best three, by score,
-// then line.
+// then line, with tabs and trailing spaces made visible. For the best one
+// it says where the old text, laid over the file from there, first
+// differs, and how (indentation, trailing space, a column): an agent can
+// act on that. Nothing is ever applied fuzzily.
 func closest(data []byte, old string) string {
+	oldLines := strings.Split(old, "\n")
 	var probe []byte
-	for _, l := range strings.Split(old, "\n") {
+	at := 0 // the probe's line in the old text
+	for i, l := range oldLines {
 		if t := strings.TrimSpace(l); t != "" {
-			probe = []byte(t)
+			probe, at = []byte(t), i
 			break
 		}
 	}
@@ -489,7 +502,7 @@ func closest(data []byte, old string) string {
 		if sc*2 < need && sc < 8 {
 			continue
 		}
-		c := cand{lineNo, sc, t}
+		c := cand{lineNo, sc, bytes.TrimRight(l, "\r\n")}
 		i := len(best)
 		for i > 0 && best[i-1].score < sc {
 			i--
@@ -511,13 +524,94 @@ func closest(data []byte, old string) string {
 	var b strings.Builder
 	b.WriteString("; closest" + within + ":")
 	for _, c := range best {
-		t := string(c.text)
+		t := c.text
 		if len(t) > 120 {
-			t = t[:120] + "…"
+			t = append(t[:120:120], "…"...)
 		}
-		fmt.Fprintf(&b, " line %d: %q;", c.line, t)
+		fmt.Fprintf(&b, " line %d: %s;", c.line, visible(string(t)))
+	}
+	if d := firstDifference(data, best[0].line-at, oldLines); d != "" {
+		b.WriteString(" " + d)
+		return b.String()
 	}
 	return strings.TrimSuffix(b.String(), ";")
+}
+
+// visible quotes a line with its tabs as \t and its trailing spaces as
+// '·', so indentation can be read off an error message.
+func visible(s string) string {
+	body := strings.TrimRight(s, " ")
+	q := strconv.Quote(body)
+	return q[:len(q)-1] + strings.Repeat("·", len(s)-len(body)) + `"`
+}
+
+// firstDifference lays the old text's lines over the file's from line
+// first (1-based) and says where and how they first differ.
+func firstDifference(data []byte, first int, oldLines []string) string {
+	if first < 1 {
+		return ""
+	}
+	off := 0
+	for n := 1; n < first && off < len(data); n++ {
+		off += len(nextLine(data, off))
+	}
+	for j, o := range oldLines {
+		if off >= len(data) {
+			return fmt.Sprintf("the file ends before line %d of the old text", j+1)
+		}
+		fl := nextLine(data, off)
+		off += len(fl)
+		f := strings.TrimRight(string(fl), "\n")
+		f = strings.TrimSuffix(f, "\r")
+		if f == o {
+			continue
+		}
+		where := fmt.Sprintf("line %d of the old text differs from line %d of the file", j+1, first+j)
+		fi, oi := leading(f), leading(o)
+		switch {
+		case f[len(fi):] == o[len(oi):]:
+			return fmt.Sprintf("%s in its indentation: the file indents with %s where the old text has %s", where, describeSpace(fi), describeSpace(oi))
+		case strings.TrimRight(f, " \t") == strings.TrimRight(o, " \t"):
+			return fmt.Sprintf("%s in its trailing space: the file has %s where the old text has %s",
+				where, describeSpace(f[len(strings.TrimRight(f, " \t")):]), describeSpace(o[len(strings.TrimRight(o, " \t")):]))
+		}
+		col := 0
+		for col < len(f) && col < len(o) && f[col] == o[col] {
+			col++
+		}
+		return fmt.Sprintf("%s at column %d: the file has %s where the old text has %s", where, col+1, visible(clip(f[col:], 24)), visible(clip(o[col:], 24)))
+	}
+	return ""
+}
+
+func leading(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))] }
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// describeSpace names a run of blanks: "a tab", "4 spaces", "nothing".
+func describeSpace(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	tabs, spaces := strings.Count(s, "\t"), strings.Count(s, " ")
+	name := func(n int, one, many string) string {
+		if n == 1 {
+			return "a " + one
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	}
+	switch {
+	case spaces == 0:
+		return name(tabs, "tab", "tabs")
+	case tabs == 0:
+		return name(spaces, "space", "spaces")
+	}
+	return name(tabs, "tab", "tabs") + " and " + name(spaces, "space", "spaces")
 }
 
 // commonRunner computes longest common substrings, reusing its rows.

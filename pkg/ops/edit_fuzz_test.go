@@ -134,7 +134,7 @@ func TestEditsMatchTheOriginal(t *testing.T) {
 		{"same text twice", []EditSpec{{Old: "two", New: "x"}, {Old: "two", New: "y"}}, "usage: edits 1 and 2 overlap at line 2"},
 		{"inside another", []EditSpec{{Old: "o\nth", New: "x"}, {Old: "one\ntwo\nthree", New: "y"}}, "usage: edits 2 and 1 overlap at line 2"},
 		{"not found", []EditSpec{{Old: "one", New: "x"}, {Old: "four", New: "y"}}, "text_not_found: edit 2: the old text is not in f"},
-		{"ambiguous", []EditSpec{{Old: "t", New: "x"}}, "ambiguous: the old text occurs 2 times in f, at lines 2, 3:"},
+		{"ambiguous", []EditSpec{{Old: "t", New: "x"}}, "ambiguous: the old text occurs 2 times in f, at 2:1, 3:1 (line:column):"},
 	} {
 		out, _, _, err := editOnce(data, c.specs)
 		got := string(out)
@@ -147,7 +147,7 @@ func TestEditsMatchTheOriginal(t *testing.T) {
 	}
 	many := bytes.Repeat([]byte("x\n"), 50)
 	_, _, _, err := editOnce(many, []EditSpec{{Old: "x", New: "y"}})
-	if msg := sandbox.AsError(err).Msg; !strings.Contains(msg, "at lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 40 more:") {
+	if msg := sandbox.AsError(err).Msg; !strings.Contains(msg, "at 1:1, 2:1, 3:1, 4:1, 5:1, 6:1, 7:1, 8:1, 9:1, 10:1 and 40 more (line:column):") {
 		t.Errorf("ambiguous with 50 matches: %q", msg)
 	}
 }
@@ -156,7 +156,7 @@ func TestEditsMatchTheOriginal(t *testing.T) {
 // on a file past its budget says how far it looked instead of running on.
 func TestClosestHint(t *testing.T) {
 	data := []byte("alpha beta\nfunc main() {\nfunc mainly() {\nzzz\n")
-	if got := closest(data, "func main(x) {"); !strings.Contains(got, `closest: line 2: "func main() {"; line 3: "func mainly() {"`) {
+	if got := closest(data, "func main(x) {"); !strings.Contains(got, `closest: line 2: "func main() {"; line 3: "func mainly() {";`) {
 		t.Errorf("hint: %q", got)
 	}
 	big := bytes.Repeat([]byte(strings.Repeat("q", 400)+"\n"), 2000)
@@ -304,5 +304,30 @@ func TestDiffShowsOnlyChangedLines(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%q -> %q:\ngot\n%s\nwant\n%s", c.old, c.new, got, c.want)
 		}
+	}
+}
+
+// TestHintsAnAgentCanActOn: a not-found hint shows indentation and says
+// how the old text first differs; an ambiguous one lists line:column once
+// per occurrence.
+func TestHintsAnAgentCanActOn(t *testing.T) {
+	data := []byte("func f() {\n\treturn 1\n}\nx x x\n")
+	for _, c := range []struct{ old, want string }{
+		{"func f() {\n    return 1\n}", `line 2 of the old text differs from line 2 of the file in its indentation: the file indents with a tab where the old text has 4 spaces`},
+		{"func f() {\n\treturn 2\n}", `line 2 of the old text differs from line 2 of the file at column 9: the file has "1" where the old text has "2"`},
+		{"func f() {  \n\treturn 1", `in its trailing space: the file has nothing where the old text has 2 spaces`},
+		{"\treturn 1   ", `line 2: "\treturn 1"`},
+	} {
+		_, _, _, err := editOnce(data, []EditSpec{{Old: c.old, New: "y"}})
+		if msg := sandbox.AsError(err).Msg; !strings.Contains(msg, c.want) {
+			t.Errorf("old %q: %s\nwant it to say %s", c.old, msg, c.want)
+		}
+	}
+	_, _, _, err := editOnce(data, []EditSpec{{Old: "x", New: "y"}})
+	if msg := sandbox.AsError(err).Msg; !strings.Contains(msg, "at 4:1, 4:3, 4:5 (line:column)") {
+		t.Errorf("ambiguous on one line: %s", msg)
+	}
+	if got := visible("\tab  "); got != `"\tab··"` {
+		t.Errorf("visible = %s", got)
 	}
 }
