@@ -176,7 +176,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     sort)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--human-numeric --ignore-case --key --numeric --reverse --separator --unique -f -h -k -n -r -t -u --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--human-numeric --ignore-case --key --numeric --reverse --separator --stable --unique -f -h -k -n -r -s -t -u --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;

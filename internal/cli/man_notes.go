@@ -97,8 +97,9 @@ wc counts as GNU coreutils 9.1's wc \-lwmc in a UTF-8 locale (9.5 changed how co
 invalid bytes count; fsbox keeps 9.1's rules) and pads the text form's columns as 9.1 does.
 slice has Python's lines[START:END] semantics; a negative bound reads only the end of the file,
 so total and line are null unless the whole file was read.
-sort orders bytes as LC_ALL=C sort, with GNU's last-resort whole-line comparison; -k takes
-whole fields only; -f folds ASCII letters only. Its memory stays within four times the input plus
+sort orders bytes as LC_ALL=C sort, with GNU's last\-resort whole\-line comparison (none with
+\-s); \-k is GNU's: repeatable, F[.C] positions, the key options n, f, r and b (others are usage,
+never ignored); \-f folds ASCII letters only. Its memory stays within four times the input plus
 a constant, whatever the lines.
 cut follows GNU field lists; a line without the delimiter is kept whole; --csv parses RFC 4180;
 an empty \-\-output\-delimiter is a NUL (GNU); an open range needs no cap.

@@ -28,7 +28,7 @@ func TestSortKnownGNU(t *testing.T) {
 		{SortOptions{}, "\n  -3.5 x\n-0\n0.0\n10\n1e3\n2\nA 2\nB 1\na 2\na 2\nb 10\nc\n"},
 		{SortOptions{Numeric: true}, "  -3.5 x\n\n-0\n0.0\nA 2\nB 1\na 2\na 2\nb 10\nc\n1e3\n2\n10\n"},
 		{SortOptions{IgnoreCase: true, Unique: true}, "\n  -3.5 x\n-0\n0.0\n10\n1e3\n2\na 2\nB 1\nb 10\nc\n"},
-		{SortOptions{Key: "2", Numeric: true}, "\n  -3.5 x\n-0\n0.0\n10\n1e3\n2\nc\nB 1\nA 2\na 2\na 2\nb 10\n"},
+		{SortOptions{Keys: []string{"2"}, Numeric: true}, "\n  -3.5 x\n-0\n0.0\n10\n1e3\n2\nc\nB 1\nA 2\na 2\na 2\nb 10\n"},
 		{SortOptions{Reverse: true, Unique: true}, "c\nb 10\na 2\nB 1\nA 2\n2\n1e3\n10\n0.0\n-0\n  -3.5 x\n\n"},
 	}
 	for _, c := range cases {
@@ -72,7 +72,11 @@ func TestSortAgainstGNU(t *testing.T) {
 			b.WriteString("\n")
 		}
 		os.WriteFile(filepath.Join(dir, "in"), b.Bytes(), 0o644)
-		for _, flags := range [][]string{{}, {"-r"}, {"-n"}, {"-f"}, {"-u"}, {"-nu"}, {"-fu"}, {"-k", "2"}, {"-n", "-k", "2"}, {"-t", " ", "-k", "2"}, {"-ru"}, {"-nr"}} {
+		for _, flags := range [][]string{{}, {"-r"}, {"-n"}, {"-f"}, {"-u"}, {"-nu"}, {"-fu"}, {"-k", "2"}, {"-n", "-k", "2"}, {"-t", " ", "-k", "2"}, {"-ru"}, {"-nr"},
+			// Several keys, key options, character positions, -s (issue 14, item 11).
+			{"-k", "2,2n", "-k", "1,1r"}, {"-s", "-k", "2,2"}, {"-k", "1.2"}, {"-k", "2b"}, {"-k", "1.2,1.3", "-k", "2"},
+			{"-t", " ", "-k", "2,2", "-k", "1"}, {"-k", "1,1f", "-k", "2n"}, {"-r", "-k", "2,2", "-k", "1,1"}, {"-u", "-k", "1,1"},
+			{"-s", "-r", "-k", "1,1"}, {"-k", "2,1"}, {"-k", "99999999999999999999"}, {"-n", "-k", "2,2", "-k", "1,1"}} {
 			cmd := exec.Command(gnu, append(flags, filepath.Join(dir, "in"))...)
 			cmd.Env = append(os.Environ(), "LC_ALL=C")
 			want, err := cmd.Output()
@@ -100,7 +104,9 @@ func TestSortAgainstGNU(t *testing.T) {
 					o.Numeric, o.Reverse = true, true
 				case "-k":
 					i++
-					o.Key = flags[i]
+					o.Keys = append(o.Keys, flags[i])
+				case "-s":
+					o.Stable = true
 				case "-t":
 					i++
 					o.Separator = flags[i]

@@ -42,7 +42,7 @@ func limitCases() []limitCase {
 			return r, &r.Truncation, err
 		}, ""},
 		{"sort", sortBytes, n, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
-			r, err := Sort(context.Background(), sb, SortOptions{Path: "t.txt", Numeric: true, Key: "2"})
+			r, err := Sort(context.Background(), sb, SortOptions{Path: "t.txt", Numeric: true, Keys: []string{"2"}})
 			return r, &r.Truncation, err
 		}, ""},
 		{"sort results", results, 5, func(sb *sandbox.Sandbox) (any, *Truncation, error) {

@@ -314,7 +314,8 @@ var sortOp = &spec.Op{
 		{Name: "human-numeric", Short: "h", Type: spec.Bool, CLIOnly: true, Help: "GNU sort -h; refused (usage): fsbox does not compare SI suffixes"},
 		{Name: "ignore-case", Short: "f", Type: spec.Bool, Help: "fold lower case to upper case (ASCII)"},
 		{Name: "unique", Short: "u", Type: spec.Bool, Help: "keep the first of lines with equal keys"},
-		{Name: "key", Short: "k", Type: spec.String, Meta: "N[,M]", Help: "sort on fields N to M (M: the end of the line), 1-based"},
+		{Name: "key", Short: "k", Type: spec.Strings, Meta: "POS1[,POS2]", Help: "sort on a key, as GNU sort -k (repeatable: the first key decides, then the next): POS is F[.C][OPTS], field F and byte C 1-based, OPTS from n, f, r, b; without POS2 the key runs to the line's end"},
+		{Name: "stable", Short: "s", Type: spec.Bool, Help: "keep lines with equal keys in input order (no last-resort whole-line comparison)"},
 		{Name: "separator", Short: "t", Type: spec.String, Meta: "SEP", DefaultText: "blanks", Help: "field separator for key"},
 	},
 	Examples: []spec.Example{{Cmd: "sort -u notes.txt --format text", Says: "the distinct lines, sorted"}},
@@ -331,7 +332,7 @@ var sortOp = &spec.Op{
 // SortInput turns a sort input into options.
 func SortInput(in *spec.Input) (SortOptions, error) {
 	o := SortOptions{Path: in.String("path"), Reverse: in.Bool("reverse"), Numeric: in.Bool("numeric"),
-		IgnoreCase: in.Bool("ignore-case"), Unique: in.Bool("unique"), Key: in.String("key"), Separator: in.String("separator")}
+		IgnoreCase: in.Bool("ignore-case"), Unique: in.Bool("unique"), Keys: in.Strings("key"), Stable: in.Bool("stable"), Separator: in.String("separator")}
 	if in.IsSet("separator") && o.Separator == "" {
 		return o, usageErr("separator must not be empty")
 	}

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -17,14 +15,17 @@ import (
 // SortOptions are sort's inputs.
 type SortOptions struct {
 	Path       string
-	Reverse    bool   // -r
-	Numeric    bool   // -n, as GNU sort -n
-	IgnoreCase bool   // -f, fold lower case to upper
-	Unique     bool   // -u, first of each run of equal keys
-	Key        string // -k N or N,M: fields N to M (1-based, M default end of line)
-	Separator  string // -t: field separator (default: blank-to-non-blank transitions, as GNU)
-	Sink       LineSink
-	Exact      bool // lines go out whole (the text form), not cut at max_line_bytes
+	Reverse    bool // -r
+	Numeric    bool // -n, as GNU sort -n
+	IgnoreCase bool // -f, fold lower case to upper
+	Unique     bool // -u, first of each run of equal keys
+	// Keys are GNU sort's -k POS1[,POS2], in order: POS is F[.C][OPTS],
+	// OPTS from n, f, r, b (a key with none takes the global ones).
+	Keys      []string
+	Stable    bool   // -s: equal keys keep input order (no last-resort comparison)
+	Separator string // -t: field separator (default: blank-to-non-blank transitions, as GNU)
+	Sink      LineSink
+	Exact     bool // lines go out whole (the text form), not cut at max_line_bytes
 }
 
 // SortResult holds the sorted lines.
@@ -43,9 +44,18 @@ func Sort(ctx context.Context, sb *sandbox.Sandbox, o SortOptions) (SortResult, 
 	if err := begin(ctx, sb, "sort"); err != nil {
 		return SortResult{}, err
 	}
-	key, err := parseKey(o.Key)
-	if err != nil {
-		return SortResult{}, err
+	var specs []keySpec
+	for _, k := range o.Keys {
+		spec, err := parseKeySpec(k)
+		if err != nil {
+			return SortResult{}, err
+		}
+		specs = append(specs, spec)
+	}
+	general := len(specs) > 1 || (len(specs) == 1 && !specs[0].simple()) || o.Stable
+	var key sortKey
+	if len(specs) == 1 && !general {
+		key = sortKey{first: specs[0].sf, last: specs[0].ef}
 	}
 	if len(o.Separator) > 1 && o.Separator != `\0` {
 		return SortResult{}, usagef(o.Path, "separator must be one character, got %q", o.Separator)
@@ -72,7 +82,18 @@ func Sort(ctx context.Context, sb *sandbox.Sandbox, o SortOptions) (SortResult, 
 		return SortResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "%s grew past %s = %d while being read", o.Path, limitName, limit)
 	}
 	sorter := newLineSorter(o, key)
-	each := sorter.sortData(data)
+	keyCompare := sorter.keyCompare
+	var each func(yield func([]byte) bool)
+	if general {
+		if len(data) >= 1<<32 {
+			return SortResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "%s has %d bytes: sort with several keys, key options or -s holds at most 4 GiB", o.Path, len(data))
+		}
+		ks := &keysSorter{o: o, keys: specs}
+		keyCompare = ks.compareKeys
+		each = ks.sortData(data)
+	} else {
+		each = sorter.sortData(data)
+	}
 	if err := ctx.Err(); err != nil {
 		return SortResult{}, err
 	}
@@ -89,7 +110,7 @@ func Sort(ctx context.Context, sb *sandbox.Sandbox, o SortOptions) (SortResult, 
 	var sinkErr error
 	first := true
 	each(func(l []byte) bool {
-		if o.Unique && !first && sorter.keyCompare(prev, l) == 0 {
+		if o.Unique && !first && keyCompare(prev, l) == 0 {
 			return true
 		}
 		first, prev = false, l
@@ -323,24 +344,6 @@ func readAllInto(r io.Reader, b []byte) ([]byte, error) {
 
 // sortKey is -k N[,M]: fields first..last (last 0 = end of line).
 type sortKey struct{ first, last int }
-
-func parseKey(s string) (sortKey, error) {
-	if s == "" {
-		return sortKey{}, nil
-	}
-	a, b, hasEnd := strings.Cut(s, ",")
-	first, err := strconv.Atoi(a)
-	if err != nil || first < 1 {
-		return sortKey{}, usagef("", "invalid key %q: want a field number N or N,M (1-based)", s)
-	}
-	k := sortKey{first: first}
-	if hasEnd {
-		if k.last, err = strconv.Atoi(b); err != nil || k.last < first {
-			return sortKey{}, usagef("", "invalid key %q: want N,M with M >= N", s)
-		}
-	}
-	return k, nil
-}
 
 type lineSorter struct {
 	o   SortOptions

@@ -53,7 +53,7 @@ func TestSortCompactMatchesFast(t *testing.T) {
 		}
 		o := SortOptions{Reverse: rng.Intn(2) == 0, Numeric: rng.Intn(2) == 0, IgnoreCase: rng.Intn(3) == 0, Unique: rng.Intn(2) == 0}
 		if rng.Intn(3) == 0 {
-			o.Key = fmt.Sprint(1 + rng.Intn(2))
+			o.Keys = []string{fmt.Sprint(1 + rng.Intn(2))}
 			if rng.Intn(2) == 0 {
 				o.Separator = " "
 			}
@@ -74,7 +74,7 @@ func TestSortMemoryBound(t *testing.T) {
 	}
 	text := strings.Repeat("\n", 16<<20)
 	sb := longLineSandbox(t, 1<<16, map[string]string{"e.txt": text})
-	for _, o := range []SortOptions{{}, {Numeric: true}, {IgnoreCase: true}, {Key: "1"}, {Unique: true}, {Numeric: true, Reverse: true}} {
+	for _, o := range []SortOptions{{}, {Numeric: true}, {IgnoreCase: true}, {Keys: []string{"1"}}, {Unique: true}, {Numeric: true, Reverse: true}} {
 		o.Path, o.Sink = "e.txt", func([]byte) error { return nil }
 		var before, after runtime.MemStats
 		runtime.GC()
