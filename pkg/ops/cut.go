@@ -22,6 +22,7 @@ import (
 // "1234567890-" are as cheap as "1".
 type FieldList struct {
 	ranges []fieldRange // sorted, merged; hi == math.MaxInt for an open range
+	small  uint64       // bit i: field i (1 to 63) selected, for Has's common case
 }
 
 type fieldRange struct{ lo, hi int }
@@ -93,6 +94,11 @@ func ParseFieldList(s string) (FieldList, error) {
 		}
 		fl.ranges = append(fl.ranges, r)
 	}
+	for i := 1; i < 64; i++ {
+		if fl.scan(i) {
+			fl.small |= 1 << i
+		}
+	}
 	return fl, nil
 }
 
@@ -106,6 +112,13 @@ func (fl FieldList) last() int {
 
 // Has reports whether 1-based field i is selected.
 func (fl FieldList) Has(i int) bool {
+	if i > 0 && i < 64 {
+		return fl.small&(1<<i) != 0
+	}
+	return fl.scan(i)
+}
+
+func (fl FieldList) scan(i int) bool {
 	for _, r := range fl.ranges {
 		if i < r.lo {
 			return false
