@@ -55,7 +55,7 @@ func TestEditErrors(t *testing.T) {
 		code sandbox.Code
 		msg  string
 	}{
-		{[]EditSpec{{Old: "alpha beta", New: "x"}}, sandbox.CodeAmbiguous, "lines 1, 3"},
+		{[]EditSpec{{Old: "alpha beta", New: "x"}}, sandbox.CodeAmbiguous, "at 1:1, 3:1"},
 		{[]EditSpec{{Old: "alpha betx", New: "x"}}, sandbox.CodeTextNotFound, "line 1"},
 		{[]EditSpec{{Old: "", New: "x"}}, sandbox.CodeUsage, "empty"},
 		{[]EditSpec{{Old: "gamma", New: "G"}, {Old: "nope", New: "x"}}, sandbox.CodeTextNotFound, "edit 2"},
