@@ -41,8 +41,21 @@ var update = flag.Bool("update", false, "rewrite the testscript goldens (cmp aga
 // TestMain makes the test binary double as fsbox: testscript installs it
 // in $PATH as "fsbox" and as "fsbox-NAME" for every command (never as a
 // bare NAME, which would shadow testscript's own verbs such as grep).
+//
+// testscript gives every command a pipe as stdin (empty unless the script
+// said `stdin FILE`), and fsbox reads a pipe when a filter names no path
+// (ripgrep's rule). So fsbox gets /dev/null, as an exec tool gives it,
+// unless the script sets FSBOX_TEST_STDIN=1 to hand it the pipe.
 func TestMain(m *testing.M) {
-	run := func() { os.Exit(cli.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) }
+	run := func() {
+		stdin := os.Stdin
+		if os.Getenv("FSBOX_TEST_STDIN") == "" {
+			if null, err := os.Open(os.DevNull); err == nil {
+				stdin = null
+			}
+		}
+		os.Exit(cli.Main(os.Args, stdin, os.Stdout, os.Stderr))
+	}
 	cmds := map[string]func(){"fsbox": run}
 	for _, name := range cli.CommandNames() {
 		cmds["fsbox-"+name] = run
@@ -64,7 +77,7 @@ func TestScript(t *testing.T) {
 			kept := env.Vars[:0]
 			for _, kv := range env.Vars {
 				name, _, _ := strings.Cut(kv, "=")
-				if strings.HasPrefix(name, "FSBOX_") || name == "XDG_CONFIG_HOME" || name == "HOME" {
+				if (strings.HasPrefix(name, "FSBOX_") && name != "FSBOX_TEST_STDIN") || name == "XDG_CONFIG_HOME" || name == "HOME" {
 					continue
 				}
 				kept = append(kept, kv)

@@ -177,7 +177,7 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 					return usageErr("an argument holds a NUL byte")
 				}
 			}
-			in, err := inputOf(op, c, args)
+			in, err := inputOf(op, c, args, st.c.Stdin)
 			if err != nil {
 				return err
 			}
@@ -192,6 +192,7 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 					return err
 				}
 				defer sb.Close()
+				sb.SetStdin(st.c.Stdin)
 				if err := ops.CheckCommandIn(st.reg, st.policy, op.Name); err != nil {
 					return err
 				}
@@ -224,8 +225,11 @@ func runGeneric(x *call) error {
 }
 
 // inputOf reads a command's flags and arguments into the operation's input.
-func inputOf(op *spec.Op, c *ucli.Context, args []string) (*spec.Input, error) {
+func inputOf(op *spec.Op, c *ucli.Context, args []string, stdin io.Reader) (*spec.Input, error) {
 	in := spec.NewInput(op)
+	if stdinHolds(stdin) {
+		in.Stdin = stdin // a left-out filter PATH is standard input (ripgrep's rule)
+	}
 	for i := range op.Options {
 		o := &op.Options[i]
 		name := o.Flag()

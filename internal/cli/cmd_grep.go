@@ -61,7 +61,7 @@ func runGrep(x *call) error {
 				bw.WriteString(strconv.FormatInt(fr.Count, 10))
 				return bw.WriteByte('\n')
 			case o.FilesWithMatches:
-				bw.WriteString(tp.paint(p.safeName(fr.Path), colorPath))
+				bw.WriteString(tp.paint(tp.textName(fr.Path), colorPath))
 				return bw.WriteByte('\n')
 			}
 			tp.file(fr)
@@ -109,9 +109,18 @@ func (t *grepText) paint(s, color string) string {
 	return color + s + colorReset
 }
 
+// textName is how the text form names a file: standard input is
+// "<stdin>", as rg names it.
+func (t *grepText) textName(path string) string {
+	if path == sandbox.StdinPath {
+		return "<stdin>"
+	}
+	return t.safeName(path)
+}
+
 func (t *grepText) prefix(path string, line int64, sep byte) {
 	if t.withPath {
-		t.w.WriteString(t.paint(t.safeName(path), colorPath))
+		t.w.WriteString(t.paint(t.textName(path), colorPath))
 		t.w.WriteByte(sep)
 	}
 	if line > 0 && t.numbered {

@@ -45,7 +45,7 @@ func newFixture(t testing.TB, files map[string]string, policy string) fixture {
 func (fx fixture) run(reg *spec.Registry, args ...string) (stdout, stderr string, code int) {
 	var out, errb bytes.Buffer
 	env := map[string]string{"FSBOX_CONFIG": fx.policy}
-	code = Run(context.Background(), Call{Args: append([]string{"fsbox"}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+	code = Run(context.Background(), Call{Args: append([]string{"fsbox"}, args...), Stdout: &out, Stderr: &errb,
 		Ops: reg, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	return out.String(), errb.String(), code
 }

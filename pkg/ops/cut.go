@@ -183,7 +183,7 @@ func Cut(ctx context.Context, sb *sandbox.Sandbox, o CutOptions) (CutResult, err
 	if o.CSV && (len([]rune(delim)) != 1 || delim == "\"" || delim == "\r" || delim == "\n") {
 		return CutResult{}, usagef(o.Path, "csv needs a one-character delimiter other than a quote or newline, got %q", delim)
 	}
-	f, err := sb.Open(o.Path)
+	f, err := openInput(sb, o.Path)
 	if err != nil {
 		return CutResult{}, err
 	}

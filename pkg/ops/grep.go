@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -150,6 +151,9 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 		// -m 0: no line of any file, so no file is read (GNU grep, rg);
 		// the paths are still checked.
 		for _, p := range o.Paths {
+			if p == sandbox.StdinPath {
+				continue
+			}
 			if _, err := statFollow(sb, p); err != nil {
 				return GrepResult{}, err
 			}
@@ -288,6 +292,14 @@ func (g *grepRun) walk() {
 		return g.send(j)
 	}
 	for _, p := range o.Paths {
+		if p == sandbox.StdinPath {
+			j := g.newJob()
+			j.file = p
+			if !g.send(j) {
+				return
+			}
+			continue
+		}
 		info, err := sb.Lstat(p)
 		if err == nil && info.Type == "symlink" {
 			info, err = statFollow(sb, p)
@@ -550,13 +562,17 @@ func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) Fil
 	if err := s.ctx.Err(); err != nil {
 		return FileResult{err: err}
 	}
-	f, err := sb.Open(path)
+	f, err := openInput(sb, path)
 	if err != nil {
 		return FileResult{err: err}
 	}
 	defer f.Close()
 	fr := FileResult{Path: f.Info.Path}
-	if err := s.search(f, f.Info.Size, &fr, buf); err != nil {
+	size := f.Info.Size
+	if size < 0 {
+		size = math.MaxInt64 // standard input: read to its end
+	}
+	if err := s.search(f, size, &fr, buf); err != nil {
 		return FileResult{err: sandbox.AsError(err)}
 	}
 	return fr
@@ -567,6 +583,9 @@ func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) Fil
 func GrepNamesOneFile(sb *sandbox.Sandbox, paths []string) bool {
 	if len(paths) != 1 {
 		return false
+	}
+	if paths[0] == sandbox.StdinPath {
+		return true
 	}
 	info, err := statFollow(sb, paths[0])
 	return err == nil && info.Type == "file"

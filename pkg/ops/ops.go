@@ -128,3 +128,12 @@ func holdLimit(policy int64, name string) (int64, string) {
 func usageErr(format string, args ...any) error {
 	return sandbox.Errorf(sandbox.CodeUsage, "", format, args...)
 }
+
+// openInput opens a path argument of a reading operation: "-" is the
+// call's standard input (sandbox.OpenStdin), anything else a file.
+func openInput(sb *sandbox.Sandbox, p string) (*sandbox.File, error) {
+	if p == sandbox.StdinPath {
+		return sb.OpenStdin()
+	}
+	return sb.Open(p)
+}

@@ -33,6 +33,14 @@ func pathArg(use spec.Use, help string) spec.Arg {
 	return spec.Arg{Name: "path", Meta: "PATH", Help: help, Use: use, Complete: spec.CompleteFiles}
 }
 
+// stdinArg is the PATH of a filter: "-" (or, on the command line, nothing
+// while stdin is a pipe or a file) reads standard input.
+func stdinArg(help string) spec.Arg {
+	a := pathArg(spec.ReadFile, help+"; - is standard input (the default on the command line when stdin is a pipe or a file)")
+	a.Stdin = true
+	return a
+}
+
 // Enabled reports whether the policy switches operation name on: its own
 // entry in [commands], or the operation's default when the policy says
 // nothing. An unknown name is never enabled.
@@ -199,7 +207,7 @@ var grepOp = &spec.Op{
 	Help:    "Searches each PATH (the workdir when none is given) for lines matching PATTERN, an RE2 regular expression. Directories are walked in path order, honouring .gitignore, .ignore and .git/info/exclude and leaving out hidden names; a file named on the command line is always searched. Binary files are skipped and counted.",
 	Args: []spec.Arg{
 		{Name: "pattern", Meta: "PATTERN", Help: "an RE2 regular expression (a literal string with fixed_strings)"},
-		{Name: "paths", Meta: "PATH", Help: "files or directories to search", Use: spec.ReadAny, Many: true, Optional: true, Complete: spec.CompleteFiles},
+		{Name: "paths", Meta: "PATH", Help: "files or directories to search; - is standard input (the default on the command line when stdin is a pipe or a file, else the workdir)", Use: spec.ReadAny, Many: true, Optional: true, Stdin: true, Complete: spec.CompleteFiles},
 	},
 	Options: []spec.Option{
 		{Name: "ignore-case", Short: "i", Type: spec.Bool, Help: "match case-insensitively"},
@@ -265,7 +273,7 @@ var wcOp = &spec.Op{
 	Name: "wc", Class: spec.Read, Result: WcResult{},
 	Summary:  "count lines, words, bytes and characters",
 	Help:     "Counts each file's lines, words (runs of non-space), bytes and UTF-8 characters, as wc -lwmc, with a total.",
-	Args:     []spec.Arg{{Name: "paths", Meta: "PATH", Help: "the files to count", Use: spec.ReadFile, Many: true, Complete: spec.CompleteFiles}},
+	Args:     []spec.Arg{{Name: "paths", Meta: "PATH", Help: "the files to count; - is standard input (the default on the command line when stdin is a pipe or a file)", Use: spec.ReadFile, Many: true, Stdin: true, Complete: spec.CompleteFiles}},
 	Examples: []spec.Example{{Cmd: "wc main.go notes.txt --format text", Says: "lines words chars bytes per file, and a total"}},
 	Text:     "lines words chars bytes path, one line per file, and a total line for several",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
@@ -307,7 +315,7 @@ var sortOp = &spec.Op{
 	Name: "sort", Class: spec.Read, Result: SortResult{}, Limit: "max_sort_bytes",
 	Summary: "sort a file's lines (byte order, as LC_ALL=C sort)",
 	Help:    "Sorts a file's lines in byte order, as LC_ALL=C sort does; the sort is stable. Files over max_sort_bytes are refused.",
-	Args:    []spec.Arg{pathArg(spec.ReadFile, "the file to sort")},
+	Args:    []spec.Arg{stdinArg("the file to sort")},
 	Options: []spec.Option{
 		{Name: "reverse", Short: "r", Type: spec.Bool, Help: "reverse the order"},
 		{Name: "numeric", Short: "n", Type: spec.Bool, Help: "compare leading numbers, as sort -n"},
@@ -346,7 +354,7 @@ var cutOp = &spec.Op{
 	Name: "cut", Class: spec.Read, Result: CutResult{},
 	Summary: "select fields from each line",
 	Help:    "Keeps the listed fields of each line, split at a delimiter (a tab unless told), at an RE2 pattern with regex, or as RFC 4180 CSV records with csv.",
-	Args:    []spec.Arg{pathArg(spec.ReadFile, "the file to cut")},
+	Args:    []spec.Arg{stdinArg("the file to cut")},
 	Options: []spec.Option{
 		{Name: "fields", Short: "f", Type: spec.String, Meta: "LIST", ToolRequired: true, Help: "fields to keep, 1-based: 1,3 or 2-4 or 3- (required)"},
 		{Name: "delimiter", Short: "d", Type: spec.String, Meta: "DELIM", DefaultText: "tab; comma with csv", Help: "field delimiter"},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -193,5 +194,23 @@ func TestCancelStopsSort(t *testing.T) {
 	cancel()
 	if _, err := Sort(ctx, sb, SortOptions{Path: "n.txt"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("sort with a cancelled context: %v", err)
+	}
+}
+
+// TestStdinWithoutOne: a Go caller (or a tool call) that gives no stdin
+// gets not_found for "-", never a read of the process's own stdin.
+func TestStdinWithoutOne(t *testing.T) {
+	sb, _ := testSandbox(t)
+	_, err := Sort(context.Background(), sb, SortOptions{Path: "-"})
+	if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeNotFound {
+		t.Errorf("sort - without a stdin: %v", err)
+	}
+	sb.SetStdin(strings.NewReader("b\na\n"))
+	var got []string
+	if _, err := Sort(context.Background(), sb, SortOptions{Path: "-", Sink: func(l []byte) error { got = append(got, string(l)); return nil }}); err != nil || strings.Join(got, "") != "a\nb\n" {
+		t.Errorf("sort - with a stdin: %q %v", got, err)
+	}
+	if _, err := Wc(context.Background(), sb, WcOptions{Paths: []string{"-"}}); sandbox.AsError(err) == nil || sandbox.AsError(err).Code != sandbox.CodeUsage {
+		t.Errorf("stdin read twice: %v", err)
 	}
 }

@@ -63,7 +63,7 @@ func Sort(ctx context.Context, sb *sandbox.Sandbox, o SortOptions) (SortResult, 
 	if o.Separator == `\0` {
 		o.Separator = "\x00"
 	}
-	f, err := sb.Open(o.Path)
+	f, err := openInput(sb, o.Path)
 	if err != nil {
 		return SortResult{}, err
 	}
@@ -73,7 +73,7 @@ func Sort(ctx context.Context, sb *sandbox.Sandbox, o SortOptions) (SortResult, 
 		return SortResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
 			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d", o.Path, f.Info.Size, limitName, limit)}
 	}
-	data := make([]byte, 0, f.Info.Size+1)
+	data := make([]byte, 0, max(f.Info.Size, 0)+1) // standard input's size is unknown (-1)
 	data, err = readAllInto(io.LimitReader(textio.WithContext(ctx, f), satAdd(limit, 1)), data)
 	if err != nil {
 		return SortResult{}, sandbox.AsError(err)

@@ -33,7 +33,7 @@ func Wc(ctx context.Context, sb *sandbox.Sandbox, o WcOptions) (WcResult, error)
 	res := WcResult{Files: []WcFile{}}
 	buf := make([]byte, textio.DefaultBufSize)
 	for _, p := range o.Paths {
-		f, err := sb.Open(p)
+		f, err := openInput(sb, p)
 		if err != nil {
 			return WcResult{}, err
 		}

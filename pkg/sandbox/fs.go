@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -54,6 +55,8 @@ type File struct {
 	borrowed bool
 
 	cname []byte // scratch for the NUL-terminated name of Entry.OpenInto
+
+	stream io.Reader // standard input (OpenStdin): read, never at an offset
 }
 
 func newFile(s *Sandbox, f *os.File, info Info) *File {
@@ -62,6 +65,11 @@ func newFile(s *Sandbox, f *os.File, info Info) *File {
 
 // Read reads from the file's current offset.
 func (f *File) Read(p []byte) (n int, err error) {
+	if f.stream != nil {
+		n, err = f.stream.Read(p)
+		f.n += int64(n)
+		return n, err
+	}
 	if f.fd >= 0 {
 		n, err = rawRead(f.fd, p)
 	} else {
@@ -73,6 +81,9 @@ func (f *File) Read(p []byte) (n int, err error) {
 
 // ReadAt reads at an absolute offset.
 func (f *File) ReadAt(p []byte, off int64) (n int, err error) {
+	if f.stream != nil {
+		return 0, errNotSeekable
+	}
 	if f.fd >= 0 {
 		n, err = rawPread(f.fd, p, off)
 	} else {
@@ -93,8 +104,8 @@ func (f *File) Close() error {
 		f.fd = -2
 		return rawClose(fd)
 	}
-	if f.os == nil || f.borrowed {
-		return nil
+	if f.os == nil || f.borrowed || f.stream != nil {
+		return nil // stdin belongs to the caller
 	}
 	return f.os.Close()
 }

@@ -7,6 +7,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -16,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -87,6 +89,8 @@ type Sandbox struct {
 	landlock    LandlockStatus
 	trail       trail
 	writes      sync.Mutex // held with the workdir's flock by lockWrites
+	stdin       io.Reader  // the call's standard input (SetStdin), or nil
+	stdinUsed   atomic.Bool
 }
 
 // Landlock reports whether Restrict raised the kernel wall.

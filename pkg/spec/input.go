@@ -13,6 +13,9 @@ import (
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
+// StdinPath is the argument that names standard input.
+const StdinPath = sandbox.StdinPath
+
 // Input holds the values of one call of an operation, keyed by option and
 // argument name, whichever face they came from.
 type Input struct {
@@ -113,6 +116,8 @@ func (in *Input) SetArgs(args []string) error {
 		if a.Many {
 			if i < len(args) {
 				in.vals[a.Name] = append([]string(nil), args[i:]...)
+			} else if a.Stdin && in.Stdin != nil {
+				in.vals[a.Name] = []string{StdinPath}
 			} else if !a.Optional {
 				return usage("usage: %s %s", op.Name, op.Usage())
 			}
@@ -120,6 +125,10 @@ func (in *Input) SetArgs(args []string) error {
 			continue
 		}
 		if i >= len(args) {
+			if a.Stdin && in.Stdin != nil {
+				in.vals[a.Name] = StdinPath
+				continue
+			}
 			if !a.Optional {
 				return usage("usage: %s %s", op.Name, op.Usage())
 			}

@@ -99,7 +99,12 @@ type Arg struct {
 	Enum     []string
 	Complete Complete
 	// Flag: the argument may also be given as --NAME (slice's --start).
-	Flag    bool
+	Flag bool
+	// Stdin: when the argument is left out and the input has a Stdin
+	// (a command line whose stdin is a pipe or a file: ripgrep's rule),
+	// it is "-", standard input. A tool call has no stdin: there the
+	// argument keeps its own rule (required, or its default).
+	Stdin   bool
 	CLIOnly bool // write's "-" (stdin): no tool call has stdin
 }
 
