@@ -5,7 +5,7 @@ _fsbox_valued() {
     "cut --fields"|"cut -f"|"cut --delimiter"|"cut -d"|"cut --output-delimiter") return 0 ;;
     "edit --old"|"edit --new"|"edit --old-file"|"edit --new-file"|"edit --edits-json"|"edit --expect-sha256") return 0 ;;
     "find --max-depth"|"find --type"|"find -t"|"find --exclude"|"find -E") return 0 ;;
-    "grep --after-context"|"grep -A"|"grep --before-context"|"grep -B"|"grep --context"|"grep -C"|"grep --max-count"|"grep -m"|"grep --limit"|"grep --glob"|"grep -g") return 0 ;;
+    "grep --regexp"|"grep -e"|"grep --file"|"grep -f"|"grep --max-columns"|"grep --after-context"|"grep -A"|"grep --before-context"|"grep -B"|"grep --context"|"grep -C"|"grep --max-count"|"grep -m"|"grep --limit"|"grep --glob"|"grep -g") return 0 ;;
     "links --prefix") return 0 ;;
     "read --offset"|"read --limit"|"read --max-bytes"|"read --encoding") return 0 ;;
     "slice --start"|"slice --end") return 0 ;;
@@ -49,6 +49,9 @@ _fsbox() {
       "find --max-depth") COMPREPLY=(); return ;;
       "find --type"|"find -t") COMPREPLY=( $(compgen -W "f d l" -- "$cur") ); return ;;
       "find --exclude"|"find -E") COMPREPLY=(); return ;;
+      "grep --regexp"|"grep -e") COMPREPLY=(); return ;;
+      "grep --file"|"grep -f") COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
+      "grep --max-columns") COMPREPLY=(); return ;;
       "grep --after-context"|"grep -A") COMPREPLY=(); return ;;
       "grep --before-context"|"grep -B") COMPREPLY=(); return ;;
       "grep --context"|"grep -C") COMPREPLY=(); return ;;
@@ -113,7 +116,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     grep)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--after-context --before-context --context --count --files-with-matches --fixed-strings --follow --glob --hidden --ignore-case --invert-match --limit --line-number --max-count --no-filename --no-ignore --numbered --with-filename --word-regexp -A -B -C -F -H -L -c -g -h -i -l -m -n -v -w --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--after-context --before-context --context --count --dereference-recursive --extended-regexp --file --files-with-matches --fixed-strings --follow --glob --hidden --ignore-case --invert-match --limit --line-number --line-regexp --max-columns --max-count --no-filename --no-ignore --numbered --only-matching --quiet --recursive --regexp --with-filename --word-regexp -A -B -C -E -F -H -L -R -c -e -f -g -h -i -l -m -n -o -q -r -v -w -x --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=() ;;
         *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
@@ -138,7 +141,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     mkdir)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--parents -p --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         *) COMPREPLY=() ;;
@@ -193,7 +196,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     wc)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--bytes --chars --lines --words -c -l -m -w --help --config --format --pretty --color --version --help" -- "$cur") ); return; fi
       case $npos in
         *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;

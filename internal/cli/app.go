@@ -67,7 +67,7 @@ func globalFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "config", Usage: "policy file (refused when FSBOX_CONFIG is set)", TakesFile: true},
 		&ucli.StringFlag{Name: "format", Value: formatJSON, Usage: "output format: json, ndjson or text", EnvVars: []string{"FSBOX_FORMAT"}},
 		&ucli.BoolFlag{Name: "pretty", Usage: "indent JSON (the default when stdout is a terminal)", EnvVars: []string{"FSBOX_PRETTY"}},
-		&ucli.StringFlag{Name: "color", Value: "auto", Usage: "color in the text form: auto, always or never", EnvVars: []string{"FSBOX_COLOR"}},
+		&ucli.StringFlag{Name: "color", Value: "auto", Usage: "color in the text form: auto (on a terminal, unless NO_COLOR is set), always or never", EnvVars: []string{"FSBOX_COLOR"}},
 	}
 }
 
@@ -275,7 +275,9 @@ func (st *state) printer(c *ucli.Context) *printer {
 	case "always":
 		p.color = true
 	case "auto":
-		p.color = tty
+		// NO_COLOR (no-color.org): set and not empty, auto means never.
+		noColor, _ := st.c.Getenv("NO_COLOR")
+		p.color = tty && noColor == ""
 	}
 	return p
 }

@@ -11,13 +11,25 @@ import (
 func init() { runners["grep"] = runGrep }
 
 func runGrep(x *call) error {
-	o, err := ops.GrepInput(x.in)
+	o, err := ops.GrepInput(x.sb, x.in)
 	if err != nil {
 		return err
 	}
 	o.Exact = x.out.exact()
 	if x.in.Bool("no-filename") && x.in.Bool("with-filename") {
 		return usageErr("-h (--no-filename) and -H (--with-filename) do not go together")
+	}
+	if x.in.Bool("quiet") {
+		// -q: nothing printed; the first match ends the search.
+		o.Limit, o.Count, o.FilesWithMatches, o.OnlyMatching = 1, false, true, false
+		res, err := ops.Grep(x.cx, x.sb, o)
+		if err != nil {
+			return err
+		}
+		if res.Count == 0 {
+			return &sandbox.Error{Code: sandbox.CodeNoMatch, Msg: "no match"}
+		}
+		return nil
 	}
 	p := x.out
 	var res ops.GrepResult
@@ -40,8 +52,8 @@ func runGrep(x *call) error {
 		case x.in.Bool("with-filename"):
 			withPath = true
 		}
-		tp := &grepText{w: bw, color: p.color, safe: p.safe, safeName: p.safeName, numbered: x.in.Bool("numbered"), context: o.Before > 0 || o.After > 0,
-			withPath: withPath}
+		tp := &grepText{w: bw, color: p.color, safe: p.safe, safeName: p.safeName, numbered: x.in.Bool("numbered"), context: (o.Before > 0 || o.After > 0) && !o.OnlyMatching,
+			withPath: withPath, maxColumns: int(x.in.Int("max-columns"))}
 		enc := newEncoder(bw, false)
 		o.Sink = func(fr *ops.FileResult) error {
 			switch {
@@ -100,6 +112,8 @@ type grepText struct {
 	withPath bool
 	last     int64 // last line printed in the current file, for "--"
 	printed  bool
+	// maxColumns > 0: a line longer prints as a note (rg --max-columns).
+	maxColumns int
 }
 
 func (t *grepText) paint(s, color string) string {
@@ -160,6 +174,12 @@ func (t *grepText) file(fr *ops.FileResult) {
 
 // highlight colors the first match in the line (the column ops found).
 func (t *grepText) highlight(m ops.Match) []byte {
+	if t.maxColumns > 0 && len(m.Raw) > t.maxColumns {
+		return []byte("[Omitted long line with " + strconv.Itoa(len(m.Raw)) + " bytes]")
+	}
+	if m.Only {
+		return []byte(t.paint(string(t.safe(m.Raw)), colorMatch))
+	}
 	if !t.color || m.Column == 0 {
 		return t.safe(m.Raw)
 	}

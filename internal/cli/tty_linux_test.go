@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -267,5 +268,37 @@ func TestTextFormEscapesOnTerminal(t *testing.T) {
 	}
 	if i, bad := rawControl(out); bad || bytes.Count(out, []byte("\n")) != 1 {
 		t.Errorf("the error line reached the terminal raw (at %d): %q", i, out)
+	}
+}
+
+// TestNoColor: grep colors on a terminal, and NO_COLOR (no-color.org)
+// turns that off; --color always wins over it.
+func TestNoColor(t *testing.T) {
+	master, slave := openPTY(t)
+	pty := newPTYReader(master)
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	os.MkdirAll(work, 0o755)
+	os.WriteFile(filepath.Join(work, "a.txt"), []byte("needle\n"), 0o644)
+	policy := filepath.Join(dir, "p.toml")
+	os.WriteFile(policy, []byte("workdir = "+strconv.Quote(work)+"\n[sandbox]\nlandlock = \"off\"\n"), 0o644)
+	t.Setenv("FSBOX_CONFIG", policy)
+	run := func(args ...string) []byte {
+		var errb bytes.Buffer
+		if code := Main(append([]string{"fsbox", "--format", "text", "grep"}, args...), nil, slave, &errb); code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errb.String())
+		}
+		slave.WriteString(endMark)
+		return pty.take(t)
+	}
+	if out := run("needle", "a.txt"); !sgr.Match(out) {
+		t.Errorf("no color on a terminal: %q", out)
+	}
+	t.Setenv("NO_COLOR", "1")
+	if out := run("needle", "a.txt"); sgr.Match(out) {
+		t.Errorf("NO_COLOR set, still colored: %q", out)
+	}
+	if out := run("--color", "always", "needle", "a.txt"); !sgr.Match(out) {
+		t.Errorf("--color always under NO_COLOR: %q", out)
 	}
 }

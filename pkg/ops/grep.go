@@ -13,12 +13,20 @@ import (
 
 // GrepOptions are grep's inputs.
 type GrepOptions struct {
-	Pattern          string
-	Paths            []string // files or directories; default "."
-	IgnoreCase       bool     // -i
-	Fixed            bool     // -F
-	Word             bool     // -w
-	Invert           bool     // -v
+	Pattern    string
+	Paths      []string // files or directories; default "."
+	IgnoreCase bool     // -i
+	Fixed      bool     // -F
+	Word       bool     // -w
+	Invert     bool     // -v
+	LineRegexp bool     // -x: the whole line must match
+	// Patterns, when not nil, are the patterns (grep -e, -f): a line
+	// matches when any does; an empty list matches nothing. Pattern is
+	// then only what the result shows.
+	Patterns []string
+	// OnlyMatching (-o): each match is one Match whose Text is the match
+	// itself; Count still counts lines.
+	OnlyMatching     bool
 	Count            bool     // -c: counts per file
 	FilesWithMatches bool     // -l: paths only
 	Before, After    int      // -B, -A (-C sets both)
@@ -51,7 +59,8 @@ type Match struct {
 	// ContextTruncated: a line of Before or After was cut likewise.
 	ContextTruncated bool `json:"context_truncated,omitempty"`
 
-	Raw       []byte    `json:"-"` // the line as the file has it, without "\n"
+	Raw       []byte    `json:"-"` // the line as the file has it, without "\n" (with -o, the match)
+	Only      bool      `json:"-"` // -o: Text and Raw are the match, not the line
 	MatchLen  int       `json:"-"` // bytes of the first match, from Column
 	BeforeRaw []CtxLine `json:"-"`
 	AfterRaw  []CtxLine `json:"-"`
@@ -140,6 +149,9 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 	if o.Before < 0 || o.After < 0 || (o.MaxCount != nil && *o.MaxCount < 0) || o.Limit < 0 {
 		return GrepResult{}, usagef("", "context, max-count and limit must be 0 or more")
 	}
+	if o.OnlyMatching {
+		o.Before, o.After = 0, 0 // -o prints no context, as grep
+	}
 	g := &grepRun{ctx: ctx, sb: sb, o: &o, stop: make(chan struct{})}
 	if err := g.compile(); err != nil {
 		return GrepResult{}, err
@@ -215,7 +227,11 @@ type grepRun struct {
 // compile builds the matcher, the globs and the limits.
 func (g *grepRun) compile() error {
 	o := g.o
-	m, err := newMatcher(o.Pattern, o.Fixed, o.IgnoreCase, o.Word)
+	patterns := o.Patterns
+	if o.Patterns == nil {
+		patterns = []string{o.Pattern}
+	}
+	m, err := newMatcherOf(patterns, o.Fixed, o.IgnoreCase, o.Word, o.LineRegexp)
 	if err != nil {
 		return err
 	}
@@ -475,9 +491,7 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult, named bool) {
 	cut := res.Count+fr.Count > g.max
 	if cut {
 		fr.Count = g.max - res.Count
-		if int64(len(fr.Matches)) > fr.Count {
-			fr.Matches = fr.Matches[:fr.Count]
-		}
+		fr.Matches = firstLinesOf(fr.Matches, fr.Count)
 		res.Truncated, res.Limit = true, g.limitName
 		if fr.Count == 0 {
 			g.halt(nil)
@@ -504,6 +518,21 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult, named bool) {
 	if cut {
 		g.halt(nil)
 	}
+}
+
+// firstLinesOf keeps the matches of the first n matching lines (one match
+// a line, or with -o several).
+func firstLinesOf(ms []Match, n int64) []Match {
+	lines, last := int64(0), int64(-1)
+	for i, m := range ms {
+		if m.Line != last {
+			if lines == n {
+				return ms[:i]
+			}
+			lines, last = lines+1, m.Line
+		}
+	}
+	return ms
 }
 
 func statFollow(sb *sandbox.Sandbox, p string) (sandbox.Info, error) {

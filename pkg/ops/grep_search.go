@@ -93,7 +93,7 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 				if needLines {
 					lineNo += int64(bytes.Count(block[last:st], nl))
 					last = st
-					fr.Matches = append(fr.Matches, s.match(fr.Path, lineNo, block[st:en]))
+					fr.Matches = s.appendMatches(fr.Matches, fr.Path, lineNo, block[st:en])
 				}
 				fr.Count++
 				pos = en
@@ -116,7 +116,9 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 				hit := s.m.matchLine(trimEOL(line)) != o.Invert
 				switch {
 				case hit && fr.Count < s.perFile:
-					if keep {
+					if keep && s.o.OnlyMatching {
+						fr.Matches = s.appendMatches(fr.Matches, fr.Path, lineNo, line)
+					} else if keep {
 						m := s.match(fr.Path, lineNo, line)
 						m.BeforeRaw = lc.takeBefore()
 						fr.Matches = append(fr.Matches, m)
@@ -186,6 +188,40 @@ func fillBlock(r io.Reader, buf []byte, expect int64) (n int, eof bool, err erro
 		}
 	}
 	return n, false, nil
+}
+
+// appendMatches adds a matching line's Match, or with -o one Match per
+// match in it (none for -v: an inverted line holds no match), each with
+// the match as its text.
+func (s *searcher) appendMatches(ms []Match, path string, lineNo int64, line []byte) []Match {
+	if !s.o.OnlyMatching {
+		return append(ms, s.match(path, lineNo, line))
+	}
+	if s.o.Invert {
+		return ms
+	}
+	body := trimEOL(line)
+	var locs [][]int
+	if s.m.word {
+		for _, l := range s.m.re.FindAllSubmatchIndex(body, -1) {
+			locs = append(locs, l[2:4])
+		}
+	} else {
+		locs = s.m.re.FindAllIndex(body, -1)
+	}
+	for _, l := range locs {
+		if l[1] == l[0] {
+			continue // an empty match prints nothing, as grep -o
+		}
+		raw := dupLine(body[l[0]:l[1]])
+		m := Match{Path: path, Line: lineNo, Column: l[0] + 1, Raw: raw, MatchLen: len(raw), Only: true}
+		m.Text = s.text(raw, &m.TextTruncated)
+		if m.TextTruncated {
+			m.TextBytes = len(raw)
+		}
+		ms = append(ms, m)
+	}
+	return ms
 }
 
 // match builds a Match for a line (with or without its terminator).

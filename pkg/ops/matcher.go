@@ -41,19 +41,54 @@ type matcher struct {
 	bufRe *regexp.Regexp
 }
 
-func newMatcher(pattern string, fixed, ignoreCase, word bool) (*matcher, error) {
+func newMatcher(pattern string, fixed, ignoreCase, word, line bool) (*matcher, error) {
+	return newMatcherOf([]string{pattern}, fixed, ignoreCase, word, line)
+}
+
+// normalizeExpr turns one pattern into RE2 syntax that can be wrapped: a
+// literal quoted, and \Q without \E spelled out (it would swallow a
+// wrapper's ")").
+func normalizeExpr(pattern string, fixed bool) (string, error) {
 	expr := pattern
 	if fixed {
 		expr = regexp.QuoteMeta(pattern)
 	}
 	if strings.Contains(expr, `\Q`) {
-		// \Q without \E quotes to the end of the pattern, and so would
-		// swallow the ")" of the wrappers below: spell it out first.
 		ast, err := syntax.Parse(expr, syntax.Perl)
 		if err != nil {
-			return nil, usagef("", "invalid regular expression %q: %v", pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+			return "", usagef("", "invalid regular expression %q: %v", pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 		}
 		expr = ast.String()
+	}
+	return expr, nil
+}
+
+// newMatcherOf matches a line when any of patterns does (grep -e, -f); no
+// pattern matches nothing. line (-x) wants the whole line to match.
+func newMatcherOf(patterns []string, fixed, ignoreCase, word, line bool) (*matcher, error) {
+	pattern := strings.Join(patterns, "\n")
+	var expr string
+	switch len(patterns) {
+	case 0:
+		expr = `[^\x00-\x{10FFFF}]` // grep -f of an empty file: no line matches
+	case 1:
+		var err error
+		if expr, err = normalizeExpr(patterns[0], fixed); err != nil {
+			return nil, err
+		}
+	default:
+		parts := make([]string, len(patterns))
+		for i, p := range patterns {
+			e, err := normalizeExpr(p, fixed)
+			if err != nil {
+				return nil, err
+			}
+			parts[i] = "(?:" + e + ")"
+		}
+		expr, fixed = strings.Join(parts, "|"), false
+	}
+	if line {
+		expr, fixed = `^(?:`+expr+`)$`, false
 	}
 	if word {
 		// ripgrep's -w: the match is preceded and followed by a non-word

@@ -35,7 +35,7 @@ func TestMatcherAgainstRegexp(t *testing.T) {
 		}
 		text := sb.String()
 		for _, pc := range patterns {
-			m, err := newMatcher(pc.p, pc.fixed, pc.fold, pc.word)
+			m, err := newMatcher(pc.p, pc.fixed, pc.fold, pc.word, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func FuzzMatcher(f *testing.F) {
 		if len(pattern) > 64 || len(text) > 2048 {
 			return
 		}
-		m, err := newMatcher(pattern, fixed, fold, word)
+		m, err := newMatcher(pattern, fixed, fold, word, false)
 		if err != nil {
 			return
 		}
@@ -100,7 +100,7 @@ func FuzzMatcher(f *testing.F) {
 }
 
 func TestAnchoredPrefix(t *testing.T) {
-	m, err := newMatcher(`latency_ms=[0-9]{3}\b`, false, false, false)
+	m, err := newMatcher(`latency_ms=[0-9]{3}\b`, false, false, false, false)
 	if err != nil || m.anchored == nil {
 		t.Fatalf("want an anchored check for a literal-prefix pattern (err %v)", err)
 	}
@@ -134,7 +134,7 @@ func TestLiteralTail(t *testing.T) {
 		{`abc[x]+y`, false, 0}, {`abc[x]{1,2}y`, false, 0}, {`abc(x|y)`, false, 0}, {`abc$`, false, 0}, {`abc[x]{1,3}`, false, 0},
 		{`abc[é]`, false, 0}, {`abc\b`, false, 0},
 	} {
-		m, err := newMatcher(c.p, false, false, false)
+		m, err := newMatcher(c.p, false, false, false, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -206,7 +206,7 @@ var grepOp = &spec.Op{
 	Summary: "search files and trees for an RE2 pattern, honouring .gitignore",
 	Help:    "Searches each PATH (the workdir when none is given) for lines matching PATTERN, an RE2 regular expression. Directories are walked in path order, honouring .gitignore, .ignore and .git/info/exclude and leaving out hidden names; a file named on the command line is always searched. Binary files are skipped and counted.",
 	Args: []spec.Arg{
-		{Name: "pattern", Meta: "PATTERN", Help: "an RE2 regular expression (a literal string with fixed_strings)"},
+		{Name: "pattern", Meta: "PATTERN", Help: "an RE2 regular expression (a literal string with fixed_strings)", OmitWith: []string{"regexp", "file"}},
 		{Name: "paths", Meta: "PATH", Help: "files or directories to search; - is standard input (the default on the command line when stdin is a pipe or a file, else the workdir)", Use: spec.ReadAny, Many: true, Optional: true, Stdin: true, Complete: spec.CompleteFiles},
 	},
 	Options: []spec.Option{
@@ -214,6 +214,15 @@ var grepOp = &spec.Op{
 		{Name: "fixed-strings", Short: "F", Type: spec.Bool, Help: "PATTERN is a literal string"},
 		{Name: "word-regexp", Short: "w", Type: spec.Bool, Help: "match whole words only"},
 		{Name: "invert-match", Short: "v", Type: spec.Bool, Help: "select lines that do not match"},
+		{Name: "regexp", Short: "e", Type: spec.Strings, Meta: "PATTERN", CLIOnly: true, Help: "a pattern (repeatable: a line matches when any does); PATTERN is then no argument"},
+		{Name: "file", Short: "f", Type: spec.String, Meta: "FILE", CLIOnly: true, Complete: spec.CompleteFiles, Help: "read patterns from FILE, one a line (an empty file matches nothing); PATTERN is then no argument"},
+		{Name: "line-regexp", Short: "x", Type: spec.Bool, Help: "match whole lines only"},
+		{Name: "only-matching", Short: "o", Type: spec.Bool, Help: "give each match alone: its text is the match, column where it starts (the line count stays)"},
+		{Name: "quiet", Short: "q", Type: spec.Bool, CLIOnly: true, Help: "print nothing; exit 0 at the first match, 1 when there is none"},
+		{Name: "extended-regexp", Short: "E", Type: spec.Bool, CLIOnly: true, Help: "accepted for GNU grep: patterns are always RE2, which is extended syntax"},
+		{Name: "recursive", Short: "r", Type: spec.Bool, CLIOnly: true, Help: "accepted for GNU grep: directories are always searched recursively"},
+		{Name: "dereference-recursive", Short: "R", Type: spec.Bool, CLIOnly: true, Help: "as GNU grep -R: recursive, following symlinks (the same as --follow)"},
+		{Name: "max-columns", Type: spec.Int, Meta: "N", Min: min1, CLIOnly: true, Help: "in the text form, print a line longer than N bytes as a note, as rg does (JSON cuts at max_line_bytes)"},
 		{Name: "numbered", Short: "n", Aliases: []string{"line-number"}, Type: spec.Bool, CLIOnly: true, Help: "prefix each line of the text form with its number (JSON always has it)"},
 		{Name: "no-filename", Short: "h", Type: spec.Bool, CLIOnly: true, Help: "never prefix lines of the text form with the file name"},
 		{Name: "with-filename", Short: "H", Type: spec.Bool, CLIOnly: true, Help: "always prefix lines of the text form with the file name"},
@@ -236,7 +245,10 @@ var grepOp = &spec.Op{
 	JSONNote: "-c gives counts[{path, count}] and -l paths[] in place of matches; exit 1 when nothing matches",
 	Text:     "path:line:text with -n, path:text without (no path for one named file, or with -h), context lines with '-', groups split by '--'; -c path:count; -l one path a line; colors on a terminal",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		o, err := GrepInput(in)
+		if err := begin(ctx, sb, "grep"); err != nil {
+			return nil, err // before a pattern file is read
+		}
+		o, err := GrepInput(sb, in)
 		if err != nil {
 			return nil, err
 		}
@@ -246,11 +258,34 @@ var grepOp = &spec.Op{
 
 // GrepInput turns a grep input into options (the command line adds the
 // streaming Sink and the text form's exactness).
-func GrepInput(in *spec.Input) (GrepOptions, error) {
-	o := GrepOptions{Pattern: in.String("pattern"), Paths: in.Strings("paths"), IgnoreCase: in.Bool("ignore-case"), Fixed: in.Bool("fixed-strings"),
+func GrepInput(sb *sandbox.Sandbox, in *spec.Input) (GrepOptions, error) {
+	o := GrepOptions{LineRegexp: in.Bool("line-regexp"), OnlyMatching: in.Bool("only-matching"), Pattern: in.String("pattern"), Paths: in.Strings("paths"), IgnoreCase: in.Bool("ignore-case"), Fixed: in.Bool("fixed-strings"),
 		Word: in.Bool("word-regexp"), Invert: in.Bool("invert-match"), Count: in.Bool("count"), FilesWithMatches: in.Bool("files-with-matches"),
 		Before: int(in.Int("before-context")), After: int(in.Int("after-context")), Limit: in.Int("limit"),
-		Globs: in.Strings("glob"), Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), Follow: in.Bool("follow")}
+		Globs: in.Strings("glob"), Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), Follow: in.Bool("follow") || in.Bool("dereference-recursive")}
+	if in.IsSet("regexp") || in.IsSet("file") {
+		o.Patterns = append([]string{}, in.Strings("regexp")...)
+		if in.IsSet("file") {
+			f, err := openInput(sb, in.String("file"))
+			if err != nil {
+				return o, err
+			}
+			data, err := io.ReadAll(io.LimitReader(f, sb.Limits().MaxReadBytes+1))
+			f.Close()
+			if err != nil {
+				return o, sandbox.AsError(err)
+			}
+			if int64(len(data)) > sb.Limits().MaxReadBytes {
+				return o, sandbox.Errorf(sandbox.CodeTooLarge, in.String("file"), "the pattern file %s is over max_read_bytes = %d", in.String("file"), sb.Limits().MaxReadBytes)
+			}
+			for _, l := range strings.SplitAfter(string(data), "\n") {
+				if l != "" {
+					o.Patterns = append(o.Patterns, strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r"))
+				}
+			}
+		}
+		o.Pattern = strings.Join(o.Patterns, "\n")
+	}
 	if in.IsSet("max-count") {
 		m := in.Int("max-count")
 		o.MaxCount = &m
@@ -274,8 +309,14 @@ var wcOp = &spec.Op{
 	Summary:  "count lines, words, bytes and characters",
 	Help:     "Counts each file's lines, words (runs of non-space), bytes and UTF-8 characters, as wc -lwmc, with a total.",
 	Args:     []spec.Arg{{Name: "paths", Meta: "PATH", Help: "the files to count; - is standard input (the default on the command line when stdin is a pipe or a file)", Use: spec.ReadFile, Many: true, Stdin: true, Complete: spec.CompleteFiles}},
+	Options: []spec.Option{
+		{Name: "lines", Short: "l", Type: spec.Bool, CLIOnly: true, Help: "the text form prints the line count (JSON always has all four)"},
+		{Name: "words", Short: "w", Type: spec.Bool, CLIOnly: true, Help: "the text form prints the word count"},
+		{Name: "chars", Short: "m", Type: spec.Bool, CLIOnly: true, Help: "the text form prints the character count"},
+		{Name: "bytes", Short: "c", Type: spec.Bool, CLIOnly: true, Help: "the text form prints the byte count"},
+	},
 	Examples: []spec.Example{{Cmd: "wc main.go notes.txt --format text", Says: "lines words chars bytes per file, and a total"}},
-	Text:     "lines words chars bytes path, one line per file, and a total line for several",
+	Text:     "lines words chars bytes path (or only those -l -w -m -c select, in that order), one line per file, and a total line for several; columns padded as GNU wc 9.1",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
 		return Wc(ctx, sb, WcOptions{Paths: in.Strings("paths")})
 	},
@@ -543,6 +584,7 @@ var mkdirOp = &spec.Op{
 	Summary:  "create a directory and its parents in the workdir",
 	Help:     "Creates DIR in the workdir and any missing parents, one at a time; an existing directory is no error (created is false).",
 	Args:     []spec.Arg{{Name: "path", Meta: "DIR", Help: "the directory to create", Use: spec.Change, Complete: spec.CompleteDirs}},
+	Options:  []spec.Option{{Name: "parents", Short: "p", Type: spec.Bool, CLIOnly: true, Help: "accepted for mkdir -p: parents are always made, and an existing directory is no error"}},
 	Examples: []spec.Example{{Cmd: "mkdir build/logs --format text", Says: "the directory's path, as mkdir -v names it"}},
 	Text:     "the directory's path, as mkdir -v names it",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {

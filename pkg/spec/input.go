@@ -106,6 +106,9 @@ func (in *Input) SetArgs(args []string) error {
 	op := in.op
 	i := 0
 	for _, a := range op.Args {
+		if slices.ContainsFunc(a.OmitWith, in.IsSet) {
+			continue
+		}
 		if a.CLIOnly {
 			if i < len(args) {
 				in.vals[a.Name] = args[i]

@@ -104,8 +104,11 @@ type Arg struct {
 	// (a command line whose stdin is a pipe or a file: ripgrep's rule),
 	// it is "-", standard input. A tool call has no stdin: there the
 	// argument keeps its own rule (required, or its default).
-	Stdin   bool
-	CLIOnly bool // write's "-" (stdin): no tool call has stdin
+	Stdin bool
+	// OmitWith: the argument is not taken when one of these options is
+	// given (grep's PATTERN with -e or -f).
+	OmitWith []string
+	CLIOnly  bool // write's "-" (stdin): no tool call has stdin
 }
 
 // Example is one command line of the help, with what it does.
