@@ -306,9 +306,9 @@ func GrepInput(sb *sandbox.Sandbox, in *spec.Input) (GrepOptions, error) {
 
 var wcOp = &spec.Op{
 	Name: "wc", Class: spec.Read, Result: WcResult{},
-	Summary:  "count lines, words, bytes and characters",
-	Help:     "Counts each file's lines, words (runs of non-space), bytes and UTF-8 characters, as wc -lwmc, with a total.",
-	Args:     []spec.Arg{{Name: "paths", Meta: "PATH", Help: "the files to count; - is standard input (the default on the command line when stdin is a pipe or a file)", Use: spec.ReadFile, Many: true, Stdin: true, Complete: spec.CompleteFiles}},
+	Summary: "count lines, words, bytes and characters",
+	Help:    "Counts each file's lines, words (runs of non-space), bytes and UTF-8 characters, as wc -lwmc, with a total.",
+	Args:    []spec.Arg{{Name: "paths", Meta: "PATH", Help: "the files to count; - is standard input (the default on the command line when stdin is a pipe or a file)", Use: spec.ReadFile, Many: true, Stdin: true, Complete: spec.CompleteFiles}},
 	Options: []spec.Option{
 		{Name: "lines", Short: "l", Type: spec.Bool, CLIOnly: true, Help: "the text form prints the line count (JSON always has all four)"},
 		{Name: "words", Short: "w", Type: spec.Bool, CLIOnly: true, Help: "the text form prints the word count"},
