@@ -83,7 +83,7 @@ func runGrep(x *call) error {
 		if err != nil {
 			return err
 		}
-		p.trailer(bw, &res.Truncation)
+		p.trailer(bw, &res, &res.Truncation)
 		if err := bw.Flush(); err != nil {
 			return err
 		}

@@ -279,7 +279,7 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 		if err := text(bw); err != nil {
 			return err
 		}
-		p.trailer(bw, tr) // a note on stderr, as lines() gives
+		p.trailer(bw, v, tr) // a note on stderr, as lines() gives
 		if err := bw.Flush(); err != nil {
 			return err
 		}
@@ -302,7 +302,7 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 			return err
 		}
 	}
-	p.trailer(bw, tr)
+	p.trailer(bw, v, tr)
 	if err := bw.Flush(); err != nil {
 		return err
 	}
@@ -365,11 +365,11 @@ func stream[S any](p *printer, run func(S) (any, *ops.Truncation, error), sinkFo
 		out, done = p.textOut()
 	}
 	bw := bufio.NewWriterSize(out, 64<<10)
-	_, tr, err := run(sinkFor(bw))
+	v, tr, err := run(sinkFor(bw))
 	if err != nil {
 		return err
 	}
-	p.trailer(bw, tr)
+	p.trailer(bw, v, tr)
 	if err := bw.Flush(); err != nil {
 		return err
 	}
@@ -394,13 +394,17 @@ func (p *printer) paths(run func(sink func(string) error) (any, *ops.Truncation,
 	})
 }
 
-// trailer reports a truncated list after its items.
-func (p *printer) trailer(bw *bufio.Writer, tr *ops.Truncation) {
-	if tr == nil || (!tr.Truncated && !tr.TextTruncated) {
-		return
-	}
+// listFields are the result fields that hold a list command's items: in
+// NDJSON they go out one a line, and the summary line has the rest.
+var listFields = []string{"matches", "counts", "paths", "entries", "lines", "rows", "links"}
+
+// trailer ends a list: in NDJSON exactly one last line
+// {"summary":{...}}, the result without its items (count, truncated,
+// limit, skipped, files_searched, ...), for every list command; in the
+// text form a note on stderr when a limit cut the list.
+func (p *printer) trailer(bw *bufio.Writer, result any, tr *ops.Truncation) {
 	if p.format == formatText {
-		if !tr.Truncated || bw.Flush() != nil {
+		if tr == nil || !tr.Truncated || bw.Flush() != nil {
 			return // stdout is gone (a closed pipe): no note either
 		}
 		what := tr.Limit + " limit"
@@ -410,7 +414,17 @@ func (p *printer) trailer(bw *bufio.Writer, tr *ops.Truncation) {
 		fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the output\n", what)
 		return
 	}
-	newEncoder(bw, false).Encode(tr)
+	b, err := json.Marshal(result)
+	var fields map[string]json.RawMessage
+	if err != nil || json.Unmarshal(b, &fields) != nil {
+		fields = map[string]json.RawMessage{}
+	}
+	for _, k := range listFields {
+		delete(fields, k)
+	}
+	newEncoder(bw, false).Encode(struct {
+		Summary map[string]json.RawMessage `json:"summary"`
+	}{fields})
 }
 
 func newEncoder(w io.Writer, pretty bool) *json.Encoder {

@@ -5,7 +5,8 @@ package cli
 const manNotes = `.SH OUTPUT
 JSON by default: one object on stdout ending in a newline.
 .B --format ndjson
-prints list items one per line (a last line {"truncated":true,...} when a limit cut the list);
+prints list items one per line, then one last line {"summary":{...}}: the result without its items
+(count, truncated, limit, skipped, ...), the same for every list command;
 .B --format text
 prints what the Unix tool would: raw bytes for read, one name a line for ls.
 On a terminal the text form (and a text error line on a terminal stderr) shows as \\xNN whatever
