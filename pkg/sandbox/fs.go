@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -230,8 +232,27 @@ func (s *Sandbox) mapErr(err error, t *target) error {
 		if d := s.deniedAncestor(t.rt, path.Clean(t.rel), t.given); d != nil {
 			return d
 		}
+		e.Msg += s.whereLooked(t)
 	}
 	return e
+}
+
+// whereLooked says where a relative path that was not found was looked
+// for when the current directory lies outside the workdir: "fsbox grep
+// TODO server.go" from elsewhere looks in the workdir, not here.
+func (s *Sandbox) whereLooked(t *target) string {
+	if filepath.IsAbs(t.given) || strings.HasPrefix(t.given, "~") {
+		return ""
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(cwd); err != nil || within(real, s.work.dir) {
+		return ""
+	}
+	return fmt.Sprintf(" (looked for %s: a relative path resolves against the workdir %s, and the current directory %s is not under it)",
+		t.rt.abs(path.Clean(t.rel)), s.work.dir, cwd)
 }
 
 // deniedAncestor resolves the deepest existing ancestor of rel through the
