@@ -169,7 +169,16 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 		ArgsUsage:    op.Usage(),
 		Flags:        cliFlags(op),
 		HideHelp:     true,
-		OnUsageError: onUsageError,
+		OnUsageError: func(_ *ucli.Context, err error, _ bool) error {
+			msg := strings.TrimSpace(err.Error())
+			if bad, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+				msg = "unknown flag --" + bad
+				if len(bad) == 1 {
+					msg = "unknown flag -" + bad
+				}
+			}
+			return usageErr("%s%s", msg, suggestFlag(op, err))
+		},
 		Action: func(c *ucli.Context) error {
 			args := c.Args().Slice()
 			for _, a := range args {

@@ -176,3 +176,58 @@ func wrap(text string, width int, indent string) string {
 func opsEnabled(reg *spec.Registry, p *sandbox.Policy, name string) bool {
 	return ops.CheckCommandIn(reg, p, name) == nil
 }
+
+// suggestFlag names the spelling nearest an unknown flag, as git and gh
+// do: "; did you mean --ignore-case?" ("" when none is near).
+func suggestFlag(op *spec.Op, err error) string {
+	bad, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	bad = strings.TrimLeft(bad, "-")
+	best, dist := "", len(bad)/3+2
+	try := func(name string) {
+		if d := editDistance(strings.ToLower(bad), strings.ToLower(name)); d < dist {
+			best, dist = name, d
+		}
+	}
+	for i := range op.Options {
+		o := &op.Options[i]
+		for _, n := range append([]string{o.Flag(), o.Short}, o.Aliases...) {
+			if n != "" {
+				try(n)
+			}
+		}
+	}
+	for _, f := range globalFlags() {
+		try(f.Names()[0])
+	}
+	if best == "" || (len(bad) == 1 && len(best) == 1) {
+		return fmt.Sprintf(" (fsbox %s --help lists its flags)", op.Name)
+	}
+	if len(best) == 1 {
+		return "; did you mean -" + best + "?"
+	}
+	return "; did you mean --" + best + "?"
+}
+
+// editDistance is the Levenshtein distance of two short strings.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
