@@ -164,11 +164,11 @@ func (st *state) loadPolicy(config string, set bool) (*sandbox.Policy, error) {
 // input, opens the sandbox, runs the operation and prints its result.
 func (st *state) wire(op *spec.Op) *ucli.Command {
 	return &ucli.Command{
-		Name:         op.Name,
-		Usage:        op.Summary,
-		ArgsUsage:    op.Usage(),
-		Flags:        cliFlags(op),
-		HideHelp:     true,
+		Name:      op.Name,
+		Usage:     op.Summary,
+		ArgsUsage: op.Usage(),
+		Flags:     cliFlags(op),
+		HideHelp:  true,
 		OnUsageError: func(_ *ucli.Context, err error, _ bool) error {
 			msg := strings.TrimSpace(err.Error())
 			if bad, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
