@@ -59,6 +59,7 @@ type state struct {
 	start     time.Time
 	auditLog  *sandbox.AuditLog // the policy's [audit] log, opened before Landlock
 	sb        *sandbox.Sandbox  // the call's sandbox, for the audit record
+	shape     *shape            // --fields, --jq
 }
 
 // globalFlags are the flags every command takes.
@@ -67,12 +68,14 @@ func globalFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "config", Usage: "policy file (refused when FSBOX_CONFIG is set)", TakesFile: true},
 		&ucli.StringFlag{Name: "format", Value: formatJSON, Usage: "output format: json, ndjson or text", EnvVars: []string{"FSBOX_FORMAT"}},
 		&ucli.BoolFlag{Name: "pretty", Usage: "indent JSON (the default when stdout is a terminal)", EnvVars: []string{"FSBOX_PRETTY"}},
+		&ucli.StringFlag{Name: "fields", Usage: "keep only these keys, comma-separated: of each item for list commands (counts, truncated and the summary stay), of the result otherwise"},
+		&ucli.StringFlag{Name: "jq", Usage: "filter the JSON result with a jq program (built in: gojq); strings print raw, as gh --jq"},
 		&ucli.StringFlag{Name: "color", Value: "auto", Usage: "color in the text form: auto (on a terminal, unless NO_COLOR is set), always or never", EnvVars: []string{"FSBOX_COLOR"}},
 	}
 }
 
 // globalMeta are the metavariables of the global flags that take a value.
-var globalMeta = map[string]string{"config": "FILE", "format": "FORMAT", "color": "WHEN"}
+var globalMeta = map[string]string{"config": "FILE", "format": "FORMAT", "color": "WHEN", "fields": "FIELDS", "jq": "EXPR"}
 
 // globalValues are what shells complete for the global flags' values.
 var globalValues = map[string][]string{"format": {"json", "ndjson", "text"}, "color": {"auto", "always", "never"}}
@@ -120,7 +123,7 @@ func newApp(st *state, command string) *ucli.App {
 // before validates the global flags and loads the policy. A policy error is
 // kept and reported by the commands that need a policy, so the
 // documentation commands still work.
-func (st *state) before(c *ucli.Context) error {
+func (st *state) before(c *ucli.Context) (err error) {
 	st.format = c.String("format")
 	switch st.format {
 	case formatJSON, formatNDJSON, formatText:
@@ -133,6 +136,12 @@ func (st *state) before(c *ucli.Context) error {
 	case "auto", "always", "never":
 	default:
 		return usageErr("--color must be auto, always or never, got %q", c.String("color"))
+	}
+	if st.shape, err = parseShape(c.String("fields"), c.String("jq")); err != nil {
+		return err
+	}
+	if st.shape != nil && st.shape.jq != nil && st.format != formatJSON {
+		return usageErr("--jq filters the JSON result: it does not go with --format %s", st.format)
 	}
 	st.policy, st.policyErr = st.loadPolicy(c.String("config"), c.IsSet("config"))
 	if st.policy != nil && st.policyErr == nil {
@@ -274,7 +283,7 @@ func inputOf(op *spec.Op, c *ucli.Context, args []string, stdin io.Reader) (*spe
 }
 
 func (st *state) printer(c *ucli.Context) *printer {
-	p := &printer{w: st.stdout, errw: st.c.Stderr, format: st.format, pretty: c.Bool("pretty")}
+	p := &printer{w: st.stdout, errw: st.c.Stderr, format: st.format, pretty: c.Bool("pretty"), shape: st.shape}
 	tty := isTerminal(st.stdout)
 	p.tty = tty
 	if !c.IsSet("pretty") {

@@ -54,7 +54,7 @@ func runGrep(x *call) error {
 		}
 		tp := &grepText{w: bw, color: p.color, safe: p.safe, safeName: p.safeName, numbered: x.in.Bool("numbered"), context: (o.Before > 0 || o.After > 0) && !o.OnlyMatching,
 			withPath: withPath, maxColumns: int(x.in.Int("max-columns"))}
-		enc := newEncoder(bw, false)
+		enc := p.itemEncoder(bw)
 		o.Sink = func(fr *ops.FileResult) error {
 			switch {
 			case p.format == formatNDJSON && o.Count:

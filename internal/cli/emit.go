@@ -29,7 +29,8 @@ type printer struct {
 	format string
 	pretty bool
 	color  bool
-	tty    bool // stdout is a terminal: the text form escapes control bytes
+	tty    bool   // stdout is a terminal: the text form escapes control bytes
+	shape  *shape // --fields, --jq: nil for the output as it is
 }
 
 // exact reports whether lines go out whole: the text form prints them as
@@ -285,6 +286,10 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 		}
 		return done()
 	}
+	if p.shape != nil && p.format == formatJSON {
+		out, _ := p.jsonOut()
+		return p.shape.write(out, v, p.pretty)
+	}
 	if p.format != formatNDJSON || items == nil {
 		// One document: json.Encoder marshals all of it before its one
 		// Write, so a failure leaves stdout empty without a copy of ours
@@ -296,7 +301,7 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 	var buf bytes.Buffer
 	bw := bufio.NewWriterSize(&buf, 64<<10)
 	rv := reflect.ValueOf(items)
-	enc := newEncoder(bw, false)
+	enc := p.itemEncoder(bw)
 	for i := 0; i < rv.Len(); i++ {
 		if err := enc.Encode(rv.Index(i).Interface()); err != nil {
 			return err
@@ -426,6 +431,25 @@ func (p *printer) trailer(bw *bufio.Writer, result any, tr *ops.Truncation) {
 		Summary map[string]json.RawMessage `json:"summary"`
 	}{fields})
 }
+
+// itemEncoder encodes NDJSON items, each shaped by --fields.
+func (p *printer) itemEncoder(w io.Writer) interface{ Encode(any) error } {
+	enc := newEncoder(w, false)
+	if p.shape == nil || p.shape.fields == nil {
+		return enc
+	}
+	return itemFunc(func(v any) error {
+		g, err := generic(v)
+		if err != nil {
+			return err
+		}
+		return enc.Encode(p.shape.keep(g))
+	})
+}
+
+type itemFunc func(any) error
+
+func (f itemFunc) Encode(v any) error { return f(v) }
 
 func newEncoder(w io.Writer, pretty bool) *json.Encoder {
 	enc := json.NewEncoder(w)

@@ -69,6 +69,9 @@ const bigStringMark = "\x00"
 // builds a long string by repeated growth (about five times its size in
 // fresh memory, a page fault per page), where this takes one allocation.
 func (p *printer) emitWithString(v any, field *string) error {
+	if p.shape != nil {
+		return p.emit(v, nil, nil, nil)
+	}
 	s := *field
 	*field = bigStringMark
 	var doc bytes.Buffer

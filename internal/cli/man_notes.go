@@ -14,6 +14,11 @@ a terminal could obey: control bytes but tab and line ends, DEL, C1 controls (U+
 and bytes that are not valid UTF-8; in names, paths and link targets a newline and a CR as well.
 Into a pipeline the bytes are unchanged. JSON on a terminal writes C1 controls as \\u0080 to \\u009f.
 Paths inside the workdir are printed relative to it; paths under a read root are absolute.
+.SS Shaping and pipelines
+\-\-fields a,b keeps only those keys (of each item for list commands); \-\-jq EXPR runs a jq
+program over the JSON result (built in; strings print raw). grep, wc, sort and cut read standard
+input when the path is \-, or when no path is given and stdin is a pipe or a file (ripgrep's
+rule); a terminal or /dev/null is no stdin. NO_COLOR turns \-\-color auto off.
 .SH ERRORS
 On failure stdout is empty and stderr holds one line
 {"error":{"code":...,"message":...,"path":...,"rule":...}}; EXIT STATUS below maps each code to
