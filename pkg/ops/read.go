@@ -73,32 +73,43 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 	if o.MaxBytes > 0 && o.MaxBytes < capBytes {
 		capBytes, capName = o.MaxBytes, "max_bytes"
 	}
-	f, err := sb.Open(o.Path)
+	f, err := openInput(sb, o.Path)
 	if err != nil {
 		return ReadResult{}, err
 	}
 	defer f.Close()
 	paging := o.Offset > 0 || o.Limit > 0
 	size := f.Info.Size
+	stream := size < 0 // standard input: its size is known once read
 	if !paging && size > capBytes {
 		return ReadResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
 			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d: read it in pages with offset and limit", o.Path, size, capName, capBytes)}
 	}
 	res := ReadResult{Path: f.Info.Path, Size: size, Mtime: rfc3339(f.Info.ModTime), Encoding: o.Encoding, Offset: o.Offset}
+	if stream {
+		res.Mtime = ""
+	}
 	limit := o.Limit
 	if limit == 0 {
 		limit = -1
 	}
 	var head []byte // the file's first bytes, for BOM and binary sniffing
-	if size <= policyCap {
-		// Small: read it whole into one buffer (through a cap, in case it
+	if size <= policyCap && !(stream && paging) {
+		// Small (or standard input read whole): read it whole into one buffer (through a cap, in case it
 		// grows meanwhile) and page it in place, without copies.
 		data, err := readUpTo(textio.WithContext(ctx, f), size, satAdd(policyCap, 1))
 		if err != nil {
 			return ReadResult{}, sandbox.AsError(err)
 		}
+		if stream && int64(len(data)) > capBytes {
+			return ReadResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
+				Msg: fmt.Sprintf("standard input has more than %s = %d bytes: read it in pages with offset and limit", capName, capBytes)}
+		}
 		if int64(len(data)) > policyCap && !paging {
 			return ReadResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "%s grew past %s = %d while being read", o.Path, capName, policyCap)
+		}
+		if stream {
+			res.Size = int64(len(data))
 		}
 		if int64(len(data)) <= policyCap {
 			sum := sha256.Sum256(data)

@@ -153,7 +153,7 @@ var readOp = &spec.Op{
 	Name: "read", Class: spec.Read, Result: ReadResult{}, Limit: "max_read_bytes",
 	Summary: "print a file's content, or a page of its lines",
 	Help:    "Prints a text file whole, or LIMIT lines from line OFFSET. A file over max_read_bytes is refused unless read in pages. A UTF-8 BOM and CRLF line ends are reported, not changed.",
-	Args:    []spec.Arg{pathArg(spec.ReadFile, "the file to read")},
+	Args:    []spec.Arg{stdinArg("the file to read")},
 	Options: []spec.Option{
 		{Name: "offset", Type: spec.Int, Meta: "N", Min: min0, Help: "first line to return, 0-based"},
 		{Name: "limit", Type: spec.Int, Meta: "N", Min: min1, DefaultText: "all", Help: "number of lines to return"},
@@ -327,7 +327,7 @@ var sliceOp = &spec.Op{
 	Summary: "select lines START to END, as Python's lines[START:END] (negatives count from the end)",
 	Help:    "Selects the lines from START (0-based) up to, not including, END. A negative START or END counts from the end of the file: slice f -10 is tail -n 10.",
 	Args: []spec.Arg{
-		pathArg(spec.ReadFile, "the file to take lines from"),
+		stdinArg("the file to take lines from (standard input takes non-negative bounds only)"),
 		{Name: "start", Meta: "START", Type: spec.Int, Optional: true, Flag: true, Help: "first line, 0-based; negative counts from the end"},
 		{Name: "end", Meta: "END", Type: spec.Int, Optional: true, Flag: true, Help: "line to stop before; negative counts from the end"},
 	},

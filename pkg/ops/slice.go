@@ -49,7 +49,7 @@ func Slice(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions) (SliceResul
 	if err := begin(ctx, sb, "slice"); err != nil {
 		return SliceResult{}, err
 	}
-	f, err := sb.Open(o.Path)
+	f, err := openInput(sb, o.Path)
 	if err != nil {
 		return SliceResult{}, err
 	}
@@ -57,6 +57,10 @@ func Slice(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions) (SliceResul
 	var start int64
 	if o.Start != nil {
 		start = *o.Start
+	}
+	stream := f.Info.Size < 0 // standard input: read forward only
+	if stream && (start < 0 || (o.End != nil && *o.End < 0)) {
+		return SliceResult{}, usagef(o.Path, "a negative bound counts from the end, which standard input only reaches by reading all of it: give non-negative bounds, or slice a file")
 	}
 	res := SliceResult{Path: f.Info.Path, Start: start, End: o.End}
 	sink := o.Sink
@@ -103,7 +107,11 @@ func Slice(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions) (SliceResul
 			to = from
 		}
 	}
-	r := textio.NewReader(textio.WithContext(ctx, io.NewSectionReader(f, from, to-from)), 0)
+	var in io.Reader = io.NewSectionReader(f, from, to-from)
+	if stream {
+		in = f
+	}
+	r := textio.NewReader(textio.WithContext(ctx, in), 0)
 	var skipped int64
 	if forward {
 		skipped = r.SkipLines(start)
