@@ -1,0 +1,4 @@
+package main
+
+// TODO: localise
+func greet(name string) string { return "hello, " + name }
