@@ -284,6 +284,7 @@ func inputOf(op *spec.Op, c *ucli.Context, args []string, stdin io.Reader) (*spe
 
 func (st *state) printer(c *ucli.Context) *printer {
 	p := &printer{w: st.stdout, errw: st.c.Stderr, format: st.format, pretty: c.Bool("pretty"), shape: st.shape}
+	p.lsColors, _ = st.c.Getenv("LS_COLORS")
 	tty := isTerminal(st.stdout)
 	p.tty = tty
 	if !c.IsSet("pretty") {

@@ -24,14 +24,18 @@ const (
 // printer writes a command's result in the chosen format. It buffers, so a
 // command that fails half way leaves stdout empty (SPEC §3).
 type printer struct {
-	w      io.Writer
-	errw   io.Writer // for the text form's truncation note
-	format string
-	pretty bool
-	color  bool
-	tty    bool   // stdout is a terminal: the text form escapes control bytes
-	shape  *shape // --fields, --jq: nil for the output as it is
+	w        io.Writer
+	errw     io.Writer // for the text form's truncation note
+	format   string
+	pretty   bool
+	color    bool
+	tty      bool   // stdout is a terminal: the text form escapes control bytes
+	shape    *shape // --fields, --jq: nil for the output as it is
+	lsColors string // LS_COLORS
 }
+
+// typeColors are the colours of entry types for ls and find.
+func (p *printer) typeColors() typeColors { return newTypeColors(p.lsColors) }
 
 // exact reports whether lines go out whole: the text form prints them as
 // the file has them; JSON and NDJSON cut them at max_line_bytes.

@@ -18,7 +18,8 @@ Paths inside the workdir are printed relative to it; paths under a read root are
 \-\-fields a,b keeps only those keys (of each item for list commands); \-\-jq EXPR runs a jq
 program over the JSON result (built in; strings print raw). grep, wc, sort and cut read standard
 input when the path is \-, or when no path is given and stdin is a pipe or a file (ripgrep's
-rule); a terminal or /dev/null is no stdin. NO_COLOR turns \-\-color auto off.
+rule); a terminal or /dev/null is no stdin. On a terminal grep colours matches and ls and find
+colour names by type (GNU ls's colours, or LS_COLORS); NO_COLOR turns \-\-color auto off.
 .SH ERRORS
 On failure stdout is empty and stderr holds one line
 {"error":{"code":...,"message":...,"path":...,"rule":...}}; EXIT STATUS below maps each code to

@@ -199,9 +199,9 @@ func TestTextFormEscapesOnTerminal(t *testing.T) {
 		if len(out) == 0 {
 			t.Errorf("%q: no output", c.args)
 		}
-		if c.args[0] == "grep" {
-			// grep colors on a terminal: its own SGR codes are the only
-			// escape sequences allowed through.
+		if c.args[0] == "grep" || c.args[0] == "ls" || c.args[0] == "find" {
+			// grep, ls and find colour on a terminal: their own SGR codes
+			// are the only escape sequences allowed through.
 			out = sgr.ReplaceAll(out, nil)
 		}
 		if testing.Verbose() {
@@ -300,5 +300,26 @@ func TestNoColor(t *testing.T) {
 	}
 	if out := run("--color", "always", "needle", "a.txt"); !sgr.Match(out) {
 		t.Errorf("--color always under NO_COLOR: %q", out)
+	}
+
+	// ls and find colour names by type on a terminal (LS_COLORS wins).
+	os.MkdirAll(filepath.Join(work, "sub"), 0o755)
+	t.Setenv("NO_COLOR", "")
+	list := func(cmd ...string) []byte {
+		var errb bytes.Buffer
+		if code := Main(append([]string{"fsbox", "--format", "text"}, cmd...), nil, slave, &errb); code != 0 {
+			t.Fatalf("%q: exit %d: %s", cmd, code, errb.String())
+		}
+		slave.WriteString(endMark)
+		return pty.take(t)
+	}
+	for _, cmd := range [][]string{{"ls"}, {"find"}} {
+		if out := list(cmd...); !bytes.Contains(out, []byte("\x1b[01;34msub\x1b[0m")) || bytes.Contains(out, []byte("\x1b[01;34ma.txt")) {
+			t.Errorf("%s on a terminal: %q, want sub in GNU's directory colour", cmd[0], out)
+		}
+	}
+	t.Setenv("LS_COLORS", "di=01;32")
+	if out := list("ls"); !bytes.Contains(out, []byte("\x1b[01;32msub\x1b[0m")) {
+		t.Errorf("ls under LS_COLORS di=01;32: %q", out)
 	}
 }

@@ -22,6 +22,9 @@ type FindOptions struct {
 	NoIgnore bool
 	Follow   bool
 	Sink     func(path string) error // stream instead of collecting
+	// TypedSink, when set, is Sink with each path's type (file, dir,
+	// symlink, other): the text form colours by it.
+	TypedSink func(path, typ string) error
 }
 
 // FindResult lists matching paths in path order.
@@ -116,10 +119,13 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 		return FindResult{}, err
 	}
 	res := FindResult{Dir: o.Dir}
-	sink := o.Sink
-	if sink == nil {
+	sink := func(p, _ string) error { return o.Sink(p) }
+	switch {
+	case o.TypedSink != nil:
+		sink = o.TypedSink
+	case o.Sink == nil:
 		res.Paths = []string{}
-		sink = func(p string) error { res.Paths = append(res.Paths, p); return nil }
+		sink = func(p, _ string) error { res.Paths = append(res.Paths, p); return nil }
 	}
 	max := sb.Limits().MaxResults
 	var sinkErr error
@@ -137,7 +143,7 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 				return errStop
 			}
 			res.Count++
-			if sinkErr = sink(e.Path); sinkErr != nil {
+			if sinkErr = sink(e.Path, e.Type); sinkErr != nil {
 				return errStop
 			}
 			return nil
