@@ -256,6 +256,27 @@ var comparisons = []comparison{
 		fsbox: []string{"cut", fileTSV, "-f", "1,3", "--format", "text"}, rival: []string{"cut", "-f1,3", fileTSV},
 		maxRatio: 1, maxRSSKiB: 32 << 10, same: true,
 	},
+	// Filters on standard input (the data file is their stdin; no path).
+	{
+		name: "grep-stdin-1GiB", needs: []string{fileLog}, okExit: []int{1}, stdin: fileLog,
+		fsbox: []string{"grep", "-c", "ZZTOP_NEEDLE"}, rival: []string{"rg", "-c", "ZZTOP_NEEDLE"},
+		maxRatio: 1.2, maxRSSKiB: 32 << 10,
+	},
+	{
+		name: "wc-stdin-1GiB", needs: []string{fileLog}, stdin: fileLog,
+		fsbox: []string{"wc"}, rival: []string{"wc", "-l", "-w", "-c"},
+		maxRatio: 1, maxRSSKiB: 32 << 10,
+	},
+	{
+		name: "cut-stdin-200MB", needs: []string{fileTSV}, policy: bigLimits, stdin: fileTSV,
+		fsbox: []string{"cut", "-f", "1,3", "--format", "text"}, rival: []string{"cut", "-f1,3"},
+		maxRatio: 1, maxRSSKiB: 32 << 10, same: true,
+	},
+	{
+		name: "sort-stdin-100MB", needs: []string{fileWords}, policy: bigLimits, stdin: fileWords,
+		fsbox: []string{"sort", "--format", "text"}, rival: []string{"sort"}, env: []string{"LC_ALL=C"},
+		maxRatio: 1, same: true,
+	},
 	{
 		name: "grep-tree-literal-rg", needs: []string{dirTree}, policy: bigLimits, okExit: []int{1},
 		fsbox: []string{"grep", "-n", "func main", dirTree, "--no-ignore", "--hidden", "--format", "text"},

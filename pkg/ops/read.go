@@ -80,7 +80,7 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 	defer f.Close()
 	paging := o.Offset > 0 || o.Limit > 0
 	size := f.Info.Size
-	stream := size < 0 // standard input: its size is known once read
+	stream := f.Stream() // standard input: read forward; a pipe's size is known once read
 	if !paging && size > capBytes {
 		return ReadResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
 			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d: read it in pages with offset and limit", o.Path, size, capName, capBytes)}

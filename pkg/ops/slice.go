@@ -58,7 +58,7 @@ func Slice(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions) (SliceResul
 	if o.Start != nil {
 		start = *o.Start
 	}
-	stream := f.Info.Size < 0 // standard input: read forward only
+	stream := f.Stream() // standard input: read forward only
 	if stream && (start < 0 || (o.End != nil && *o.End < 0)) {
 		return SliceResult{}, usagef(o.Path, "a negative bound counts from the end, which standard input only reaches by reading all of it: give non-negative bounds, or slice a file")
 	}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"io"
+	"os"
 )
 
 // StdinPath is how standard input is named, as an argument and in output.
@@ -28,7 +29,21 @@ func (s *Sandbox) OpenStdin() (*File, error) {
 		return nil, Errorf(CodeUsage, StdinPath, "standard input (-) can be read once per call")
 	}
 	s.trail.note(StdinPath, "", false)
-	return &File{stream: s.stdin, fd: -1, s: s, Info: Info{Name: StdinPath, Path: StdinPath, Type: "file", Size: -1}}, nil
+	size := int64(-1)
+	if f, ok := s.stdin.(*os.File); ok {
+		// A regular file on stdin says how much is left: readers size
+		// their buffers by it (a pipe stays unknown).
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if off, err := f.Seek(0, io.SeekCurrent); err == nil && off <= fi.Size() {
+				size = fi.Size() - off
+			}
+		}
+	}
+	return &File{stream: s.stdin, fd: -1, s: s, Info: Info{Name: StdinPath, Path: StdinPath, Type: "file", Size: size}}, nil
 }
 
 var errNotSeekable = errors.New("standard input cannot be read at an offset")
+
+// Stream reports whether f is standard input: read forward only (ReadAt
+// fails), whatever its size.
+func (f *File) Stream() bool { return f.stream != nil }
