@@ -490,10 +490,13 @@ func printError(w io.Writer, format string, err error) int {
 		}
 		fmt.Fprintf(w, "fsbox: %s: %s\n", e.Code, msg)
 	} else {
+		pretty := false
 		if isTerminal(w) {
-			w = &c1Writer{w: w} // one whole line: nothing is held back
+			// For a person: indented, as --pretty is the default for
+			// stdout on a terminal; still one JSON document.
+			w, pretty = &c1Writer{w: w}, true // one whole document: nothing is held back
 		}
-		newEncoder(w, false).Encode(errorEnvelope{errorBody{Code: e.Code, Message: e.Msg, Path: e.Path, Rule: e.Rule}})
+		newEncoder(w, pretty).Encode(errorEnvelope{errorBody{Code: e.Code, Message: e.Msg, Path: e.Path, Rule: e.Rule}})
 	}
 	return exitCode(e.Code)
 }

@@ -22,8 +22,8 @@ rule); a terminal or /dev/null is no stdin. On a terminal grep colours matches a
 colour names by type (GNU ls's colours, or LS_COLORS); NO_COLOR turns \-\-color auto off.
 .SH ERRORS
 On failure stdout is empty and stderr holds one line
-{"error":{"code":...,"message":...,"path":...,"rule":...}}; EXIT STATUS below maps each code to
-its status. An empty path is usage (ls '' is usage; ls alone lists the workdir). When stdout is
+{"error":{"code":...,"message":...,"path":...,"rule":...}} (indented when stderr is a terminal);
+EXIT STATUS below maps each code to its status. An empty path is usage (ls '' is usage; ls alone lists the workdir). When stdout is
 a pipe whose reader left early (fsbox grep x . | head \-1) the call stops quietly, nothing on
 stderr, as a pipeline stage ended by SIGPIPE would, after its audit record: exit 141.
 .SH HELP

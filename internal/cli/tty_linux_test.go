@@ -257,6 +257,8 @@ func TestTextFormEscapesOnTerminal(t *testing.T) {
 		t.Errorf("JSON error line on a terminal: exit %d, %q", code, out)
 	} else if i, bad := rawControl(out); bad {
 		t.Errorf("JSON error line: raw control at %d: %q", i, out)
+	} else if !bytes.Contains(out, []byte("\n    \"code\": \"not_found\"")) {
+		t.Errorf("a JSON error on a terminal is not indented for a person: %q", out)
 	}
 
 	// An error line on a terminal stderr is escaped too.
