@@ -2,7 +2,6 @@ package cli
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -47,7 +46,28 @@ func (fs flagSet) canonical(tok string) string {
 	return out
 }
 
-var negativeNumber = regexp.MustCompile(`^-[0-9]+(\.[0-9]*)?$`)
+// isNegativeNumber reports whether tok is a negative number, -N or -N.M:
+// an argument, not a flag (checked by hand: a regexp compiled at start-up
+// costs every call).
+func isNegativeNumber(tok string) bool {
+	if len(tok) < 2 || tok[0] != '-' {
+		return false
+	}
+	i, digits := 1, 0
+	for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
+		i, digits = i+1, digits+1
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(tok) && tok[i] == '.' {
+		i++
+		for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
+			i++
+		}
+	}
+	return i == len(tok)
+}
 
 // multicall turns `fsbox-NAME args` or `NAME args` into `fsbox NAME args`.
 func multicall(args []string, known func(string) bool) []string {
@@ -129,7 +149,7 @@ func reorder(args []string, global flagSet, command func(name string) (flagSet, 
 }
 
 func isFlag(tok string) bool {
-	return len(tok) > 1 && tok[0] == '-' && !negativeNumber.MatchString(tok)
+	return len(tok) > 1 && tok[0] == '-' && !isNegativeNumber(tok)
 }
 
 // splitShort expands "-abc" into "-a -b -c"; when a letter takes a value,

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // keySpec is one GNU sort key, -k POS1[,POS2]: POS is F[.C][OPTS] with
@@ -21,7 +22,11 @@ type keySpec struct {
 	own                    bool // the key named options of its own
 }
 
-var keySyntax = regexp.MustCompile(`^([0-9]+)(?:\.([0-9]+))?([A-Za-z]*)(?:,([0-9]+)(?:\.([0-9]+))?([A-Za-z]*))?$`)
+// keySyntax is compiled on first use: a regexp compiled at start-up costs
+// every call of every command.
+var keySyntax = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([0-9]+)(?:\.([0-9]+))?([A-Za-z]*)(?:,([0-9]+)(?:\.([0-9]+))?([A-Za-z]*))?$`)
+})
 
 // atoiClamp reads a field or character number; a number too large for an
 // int means "past the end", as GNU clamps it to SIZE_MAX.
@@ -36,7 +41,7 @@ func atoiClamp(s string) int {
 // parseKeySpec reads one -k value. Options sort does not have (d, g, h, i,
 // M, R, V) are usage, never ignored.
 func parseKeySpec(s string) (keySpec, error) {
-	m := keySyntax.FindStringSubmatch(s)
+	m := keySyntax().FindStringSubmatch(s)
 	if m == nil {
 		return keySpec{}, usagef("", "invalid key %q: want F[.C][OPTS][,F[.C][OPTS]] (1-based fields, as GNU sort -k)", s)
 	}
