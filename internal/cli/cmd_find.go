@@ -15,21 +15,16 @@ func init() {
 			// the lines go out past the terminal escaper: only our SGR
 			// codes reach the terminal.
 			colors := x.out.typeColors()
-			out, done := x.out.jsonOut()
-			bw := bufio.NewWriterSize(out, 64<<10)
-			o.TypedSink = func(p, typ string) error {
-				bw.WriteString(colors.paint(x.out.safeName(p), typ))
-				return bw.WriteByte('\n')
-			}
-			r, err := ops.Find(x.cx, x.sb, o)
-			if err != nil {
+			var r ops.FindResult
+			return x.out.paintedText(&r, &r.Truncation, func(bw *bufio.Writer) error {
+				o.TypedSink = func(p, typ string) error {
+					bw.WriteString(colors.paint(x.out.safeName(p), typ))
+					return bw.WriteByte('\n')
+				}
+				var err error
+				r, err = ops.Find(x.cx, x.sb, o)
 				return err
-			}
-			x.out.trailer(bw, r, &r.Truncation)
-			if err := bw.Flush(); err != nil {
-				return err
-			}
-			return done()
+			})
 		}
 		return x.out.paths(func(sink func(string) error) (any, *ops.Truncation, error) {
 			o.Sink = sink

@@ -19,17 +19,13 @@ func init() {
 			// By type, as ls --color: names escaped first, then painted,
 			// past the terminal escaper (only our SGR codes get through).
 			colors := x.out.typeColors()
-			out, done := x.out.jsonOut()
-			bw := bufio.NewWriterSize(out, 64<<10)
-			for _, e := range r.Entries {
-				bw.WriteString(colors.paint(x.out.safeName(e.Name), e.Type))
-				bw.WriteByte('\n')
-			}
-			x.out.trailer(bw, r, &r.Truncation)
-			if err := bw.Flush(); err != nil {
-				return err
-			}
-			return done()
+			return x.out.paintedText(r, &r.Truncation, func(bw *bufio.Writer) error {
+				for _, e := range r.Entries {
+					bw.WriteString(colors.paint(x.out.safeName(e.Name), e.Type))
+					bw.WriteByte('\n')
+				}
+				return nil
+			})
 		}
 		return x.out.emit(r, r.Entries, &r.Truncation, func(w *bufio.Writer) error {
 			for _, e := range r.Entries {

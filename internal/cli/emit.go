@@ -436,6 +436,22 @@ func (p *printer) trailer(bw *bufio.Writer, result any, tr *ops.Truncation) {
 	}{fields})
 }
 
+// paintedText prints a list's text form that write has already escaped
+// (names through safeName) and coloured: past the terminal escaper, so
+// only fsbox's own SGR codes reach the terminal; a cut gets its note.
+func (p *printer) paintedText(result any, tr *ops.Truncation, write func(bw *bufio.Writer) error) error {
+	out, done := p.jsonOut()
+	bw := bufio.NewWriterSize(out, 64<<10)
+	if err := write(bw); err != nil {
+		return err
+	}
+	p.trailer(bw, result, tr)
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return done()
+}
+
 // itemEncoder encodes NDJSON items, each shaped by --fields.
 func (p *printer) itemEncoder(w io.Writer) interface{ Encode(any) error } {
 	enc := newEncoder(w, false)
