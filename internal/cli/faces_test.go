@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -202,5 +204,95 @@ func TestManPagesAreSafeRoff(t *testing.T) {
 	}
 	if page, _ := ManPage(ops.Registry, ""); !strings.Contains(page, "\\&.git is never entered") {
 		t.Error("fsbox.1's .git line is not escaped")
+	}
+}
+
+// TestToolCallAsArgv: the README's rule for running a tool call through
+// the command line (each non-args property as a flag with '-' for '_',
+// an array of objects as JSON text to --NAME-json, then -- and the args)
+// gives the same result as the call run through spec.FromJSON.
+func TestToolCallAsArgv(t *testing.T) {
+	fx := newFixture(t, map[string]string{"f.txt": "alpha\nbeta\n"}, "")
+	calls := map[string]string{
+		"edit": `{"path":"f.txt","edits":[{"old":"alpha","new":"ALPHA"}],"dry_run":true}`,
+		"grep": `{"pattern":"a","paths":["f.txt"],"ignore_case":true,"max_count":1}`,
+		"read": `{"path":"f.txt","offset":1,"limit":1}`,
+	}
+	for name, call := range calls {
+		op, _ := ops.Registry.Lookup(name)
+		tool := ToolOf(op)
+		var props map[string]json.RawMessage
+		json.Unmarshal([]byte(call), &props)
+		argv := []string{name}
+		for prop, raw := range props {
+			if slices.Contains(tool.Args, prop) {
+				continue
+			}
+			flag := "--" + strings.ReplaceAll(prop, "_", "-")
+			var v any
+			json.Unmarshal(raw, &v)
+			switch x := v.(type) {
+			case bool:
+				if x {
+					argv = append(argv, flag)
+				}
+			case []any:
+				if _, objs := x[0].(map[string]any); objs {
+					argv = append(argv, flag+"-json", string(raw))
+				} else {
+					for _, e := range x {
+						argv = append(argv, flag, fmt.Sprint(e))
+					}
+				}
+			case float64:
+				argv = append(argv, flag, fmt.Sprint(int64(x)))
+			default:
+				argv = append(argv, flag, fmt.Sprint(x))
+			}
+		}
+		argv = append(argv, "--")
+		for _, a := range tool.Args {
+			var v any
+			if raw, ok := props[a]; ok && json.Unmarshal(raw, &v) == nil {
+				if list, ok := v.([]any); ok {
+					for _, e := range list {
+						argv = append(argv, fmt.Sprint(e))
+					}
+				} else {
+					argv = append(argv, fmt.Sprint(v))
+				}
+			}
+		}
+		out, errb, code := fx.run(ops.Registry, argv...)
+		if code != 0 {
+			t.Fatalf("%s %q: exit %d: %s", name, argv, code, errb)
+		}
+		in, err := spec.FromJSON(op, json.RawMessage(call))
+		if err != nil {
+			t.Fatal(err)
+		}
+		home, _ := os.UserHomeDir()
+		p, err := sandbox.Load(sandbox.Env{Getenv: func(k string) (string, bool) {
+			if k == "FSBOX_CONFIG" {
+				return fx.policy, true
+			}
+			return "", false
+		}, Cwd: fx.work, Home: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb, err := sandbox.New(p, home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := op.Run(context.Background(), sb, in)
+		sb.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(v)
+		if strings.TrimSpace(out) != string(want) {
+			t.Errorf("%s: the command line %q printed\n%s\nthe tool call gave\n%s", name, argv, out, want)
+		}
 	}
 }

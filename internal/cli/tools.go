@@ -23,7 +23,9 @@ type Tool struct {
 	Destructive  bool            `json:"destructive"`
 	Idempotent   bool            `json:"idempotent"`
 	// Args lists the positional properties in command-line order: a host
-	// runs `fsbox COMMAND --flag value ... -- ARGS...`.
+	// runs `fsbox COMMAND --flag value ... -- ARGS...`, each other property
+	// as a flag spelt with '-' for '_' (an array of objects as JSON text to
+	// --NAME-json).
 	Args []string `json:"args"`
 }
 
