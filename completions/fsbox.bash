@@ -7,6 +7,7 @@ _fsbox_valued() {
     "find --max-depth"|"find --type"|"find -t"|"find --exclude"|"find -E") return 0 ;;
     "grep --regexp"|"grep -e"|"grep --file"|"grep -f"|"grep --max-columns"|"grep --after-context"|"grep -A"|"grep --before-context"|"grep -B"|"grep --context"|"grep -C"|"grep --max-count"|"grep -m"|"grep --limit"|"grep --glob"|"grep -g") return 0 ;;
     "links --prefix") return 0 ;;
+    "mcp --profile"|"mcp --http") return 0 ;;
     "read --offset"|"read --limit"|"read --max-bytes"|"read --encoding") return 0 ;;
     "slice --start"|"slice --end") return 0 ;;
     "sort --key"|"sort -k"|"sort --separator"|"sort -t") return 0 ;;
@@ -61,6 +62,8 @@ _fsbox() {
       "grep --limit") COMPREPLY=(); return ;;
       "grep --glob"|"grep -g") COMPREPLY=(); return ;;
       "links --prefix") COMPREPLY=(); return ;;
+      "mcp --profile") COMPREPLY=( $(compgen -W "native reference" -- "$cur") ); return ;;
+      "mcp --http") COMPREPLY=(); return ;;
       "read --offset") COMPREPLY=(); return ;;
       "read --limit") COMPREPLY=(); return ;;
       "read --max-bytes") COMPREPLY=(); return ;;
@@ -74,7 +77,7 @@ _fsbox() {
     COMPREPLY=(); return
   fi
   if [ -z "$cmd" ]; then
-    COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mkdir mv read rm roots slice sort stat tools wc write --config --format --pretty --fields --jq --color --version --help" -- "$cur") )
+    COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mcp mkdir mv read rm roots slice sort stat tools wc write --config --format --pretty --fields --jq --color --version --help" -- "$cur") )
     return
   fi
   case "$cmd" in
@@ -106,7 +109,7 @@ _fsbox() {
     explain)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
-        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mkdir mv read rm roots slice sort stat tools wc write" -- "$cur") ) ;;
+        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mcp mkdir mv read rm roots slice sort stat tools wc write" -- "$cur") ) ;;
         1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
@@ -139,7 +142,13 @@ _fsbox() {
     man)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
-        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mkdir mv read rm roots slice sort stat tools wc write" -- "$cur") ) ;;
+        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mcp mkdir mv read rm roots slice sort stat tools wc write" -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    mcp)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--http --profile --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        *) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     mkdir)
@@ -222,6 +231,7 @@ complete -o filenames -F _fsbox fsbox-grep
 complete -o filenames -F _fsbox fsbox-links
 complete -o filenames -F _fsbox fsbox-ls
 complete -o filenames -F _fsbox fsbox-man
+complete -o filenames -F _fsbox fsbox-mcp
 complete -o filenames -F _fsbox fsbox-mkdir
 complete -o filenames -F _fsbox fsbox-mv
 complete -o filenames -F _fsbox fsbox-read

@@ -34,6 +34,9 @@ type Call struct {
 	// sandbox is open: process-wide and one-way, so only the binary's
 	// entry (Main) asks for it.
 	Landlock bool
+	// Serve runs `fsbox mcp` in this process; nil runs the fsbox-mcpd
+	// binary beside this one instead (see Serve).
+	Serve Serve
 }
 
 // call is what a command's run function gets.
@@ -46,6 +49,17 @@ type call struct {
 	stdin io.Reader
 	args  []string
 	reg   *spec.Registry
+	// For the commands that open their own sandbox (mcp): the policy the
+	// call loaded and its error, whether to apply Landlock, the audit log,
+	// the server, the whole normalised argv and the call's environment.
+	policy         *sandbox.Policy
+	policyErr      error
+	landlock       bool
+	audit          *sandbox.AuditLog
+	serve          Serve
+	argv           []string
+	getenv         func(string) (string, bool)
+	stdout, stderr io.Writer
 }
 
 // state is shared by the app's hooks during one Run.
@@ -60,6 +74,7 @@ type state struct {
 	auditLog  *sandbox.AuditLog // the policy's [audit] log, opened before Landlock
 	sb        *sandbox.Sandbox  // the call's sandbox, for the audit record
 	shape     *shape            // --fields, --jq
+	argv      []string          // normalised: "fsbox", global flags, command, its flags, "--", arguments
 }
 
 // globalFlags are the flags every command takes.
@@ -199,7 +214,9 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			x := &call{cx: c.Context, op: op, in: in, stdin: st.c.Stdin, args: args, out: st.printer(c), reg: st.reg}
+			x := &call{cx: c.Context, op: op, in: in, stdin: st.c.Stdin, args: args, out: st.printer(c), reg: st.reg,
+				policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Serve,
+				argv: st.argv, getenv: st.c.Getenv, stdout: st.stdout, stderr: st.c.Stderr}
 			if !op.NoPolicy {
 				if st.policyErr != nil {
 					return st.policyErr
@@ -337,9 +354,17 @@ func (o *outWatch) Write(b []byte) (int, error) {
 // for a short-lived process; Landlock once the sandbox is open), then runs
 // the call.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	debug.SetGCPercent(400)
+	return MainServing(args, stdin, stdout, stderr, nil)
+}
+
+// MainServing is Main for a binary that serves `fsbox mcp` itself
+// (cmd/fsbox-mcpd). A server lives long: its GC keeps the default pace.
+func MainServing(args []string, stdin io.Reader, stdout, stderr io.Writer, serve Serve) int {
+	if serve == nil {
+		debug.SetGCPercent(400)
+	}
 	signal.Ignore(syscall.SIGPIPE)
-	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true})
+	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, Serve: serve})
 }
 
 // Run runs one fsbox call and returns its exit code. It is reentrant: it
@@ -373,6 +398,7 @@ func Run(ctx context.Context, c Call) (code int) {
 	}()
 	args := multicall(c.Args, func(name string) bool { _, ok := st.reg.Lookup(name); return ok })
 	args = reorder(args, st.globalSet(), st.commandSet)
+	st.argv = args
 	for i, a := range args {
 		if a == "--" {
 			break

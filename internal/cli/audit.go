@@ -16,17 +16,41 @@ func (st *state) audit(command string, err error, code int) int {
 		return code
 	}
 	defer st.auditLog.Close()
+	rec := auditRecord(st.sb, command, st.start, err, code)
+	rec.Policy = st.policy.Source
+	if aerr := st.auditLog.Append(rec); aerr != nil {
+		c := printError(st.c.Stderr, st.format, aerr)
+		if code <= 1 {
+			return c
+		}
+	}
+	return code
+}
+
+// AuditRecordOf is the audit record of one call a long-lived host ran on
+// sb (a ForCall view): as the CLI writes it, with the exit status the
+// command line would have given.
+func AuditRecordOf(sb *sandbox.Sandbox, command string, start time.Time, err error) *sandbox.AuditRecord {
+	code := 0
+	if err != nil {
+		code = exitCode(sandbox.AsError(err).Code)
+	}
+	rec := auditRecord(sb, command, start, err, code)
+	rec.Policy = sb.Policy().Source
+	return rec
+}
+
+func auditRecord(sb *sandbox.Sandbox, command string, start time.Time, err error, code int) *sandbox.AuditRecord {
 	rec := &sandbox.AuditRecord{
-		Time:       st.start.UTC().Format(time.RFC3339Nano),
+		Time:       start.UTC().Format(time.RFC3339Nano),
 		PID:        os.Getpid(),
-		Policy:     st.policy.Source,
 		Command:    command,
 		Paths:      []sandbox.AuditPath{},
 		Exit:       code,
-		DurationMS: float64(time.Since(st.start).Microseconds()) / 1000,
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000,
 	}
-	if st.sb != nil {
-		rec.Paths, rec.BytesRead, rec.BytesWritten = st.sb.Usage()
+	if sb != nil {
+		rec.Paths, rec.BytesRead, rec.BytesWritten = sb.Usage()
 	}
 	switch e := sandbox.AsError(err); {
 	case code == ExitClosedPipe:
@@ -46,11 +70,5 @@ func (st *state) audit(command string, err error, code int) int {
 			rec.Error = &sandbox.AuditError{Code: e.Code, Rule: e.Rule, Path: e.Path}
 		}
 	}
-	if aerr := st.auditLog.Append(rec); aerr != nil {
-		c := printError(st.c.Stderr, st.format, aerr)
-		if code <= 1 {
-			return c
-		}
-	}
-	return code
+	return rec
 }

@@ -492,6 +492,14 @@ type errorBody struct {
 	Rule    sandbox.Rule `json:"rule,omitempty"`
 }
 
+// ErrorJSON is err as the CLI prints it in JSON: {"error":{code, message,
+// path, rule}}, without the newline.
+func ErrorJSON(err error) []byte {
+	e := sandbox.AsError(err)
+	b, _ := json.Marshal(errorEnvelope{errorBody{Code: e.Code, Message: e.Msg, Path: e.Path, Rule: e.Rule}})
+	return b
+}
+
 // printError writes err to w in the chosen format and returns the exit code.
 func printError(w io.Writer, format string, err error) int {
 	e := sandbox.AsError(err)

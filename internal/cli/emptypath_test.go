@@ -43,6 +43,7 @@ func TestEmptyPathIsUsage(t *testing.T) {
 		"rm":      {{"rm", ""}, {"rm", "-r", ""}},
 		"explain": {{"explain", "read", ""}, {"explain", "write", ""}},
 		"links":   {{"links", ""}},
+		"mcp":     {{"mcp", ""}, {"mcp", ".", ""}},
 	}
 	// Commands that take no path argument at all.
 	noPath := []string{"roots", "tools", "completion", "man"}

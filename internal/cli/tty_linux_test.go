@@ -215,7 +215,7 @@ func TestTextFormEscapesOnTerminal(t *testing.T) {
 		}
 	}
 	for _, name := range CommandNames() {
-		if !covered[name] && name != "tools" && name != "completion" && name != "man" {
+		if !covered[name] && name != "tools" && name != "completion" && name != "man" && name != "mcp" {
 			t.Errorf("command %q has a text form: add it to this test", name)
 		}
 	}

@@ -19,7 +19,7 @@ var Registry *spec.Registry
 func init() {
 	Registry = spec.NewRegistry(
 		rootsOp, explainOp, readOp, lsOp, statOp, grepOp, wcOp, sliceOp, sortOp, cutOp, findOp,
-		writeOp, editOp, mkdirOp, mvOp, cpOp, rmOp, linksOp, toolsOp, completionOp, manOp,
+		writeOp, editOp, mkdirOp, mvOp, cpOp, rmOp, linksOp, toolsOp, completionOp, manOp, mcpOp,
 	)
 }
 
@@ -678,4 +678,24 @@ var manOp = &spec.Op{
 	Examples: []spec.Example{{Cmd: "man grep", Says: "fsbox-grep(1) in roff"}},
 	JSONNote: "not JSON: the roff page",
 	Text:     "the roff man page",
+}
+
+var mcpOp = &spec.Op{
+	Name: "mcp", Class: spec.Meta, NoTool: true, NoPolicy: true,
+	Summary: "serve the enabled commands as MCP tools over stdio (or loopback HTTP)",
+	Help: "Serves the Model Context Protocol on stdin and stdout: one tool per command the policy enables, with the input and output schemas of fsbox tools, results as structuredContent plus one text block, errors as isError results with the same {code, message, path, rule}. " +
+		"It never serves the built-in default policy: set FSBOX_CONFIG, give --config, or name the directories (the first is the workdir, the rest read roots; with a policy they only narrow it). " +
+		"The policy is loaded once and Landlock applied once; roots a client announces narrow the served roots, never widen them; a cancelled call stops its walk. " +
+		"The server is the fsbox-mcpd binary installed beside fsbox (so the MCP SDK's start-up cost is not paid by every other command); fsbox mcp runs it.",
+	Args: []spec.Arg{{Name: "dirs", Meta: "DIR", Help: "directories to serve: the workdir, then read roots", Many: true, Optional: true, Complete: spec.CompleteDirs}},
+	Options: []spec.Option{
+		{Name: "profile", Type: spec.String, Meta: "PROFILE", Default: "native", Enum: []string{"native", "reference"}, Help: "tool names and arguments: native (fsbox_COMMAND, as fsbox tools prints them) or reference (the reference MCP filesystem server's)"},
+		{Name: "http", Type: spec.String, Meta: "ADDR", Help: "serve streamable HTTP on a loopback ADDR (host:port) instead of stdio; needs FSBOX_MCP_TOKEN, which every request must carry as a bearer token"},
+	},
+	Examples: []spec.Example{
+		{Cmd: "mcp ~/src/project ~/docs", Says: "serve ~/src/project (writable) and ~/docs (read-only) to an MCP host over stdio", Serves: true},
+		{Cmd: "mcp --profile reference ~/src/project", Says: "a drop-in for the reference filesystem server", Serves: true},
+	},
+	JSONNote: "not JSON on stdout: the MCP protocol",
+	Text:     "the MCP protocol",
 }

@@ -31,6 +31,7 @@ type AuditRecord struct {
 	BytesRead    int64       `json:"bytes_read"`
 	BytesWritten int64       `json:"bytes_written"`
 	DurationMS   float64     `json:"duration_ms"`
+	RequestID    any         `json:"request_id,omitempty"` // the JSON-RPC id of an MCP tool call
 }
 
 // AuditPath is one path argument: as given, and where it resolved to

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -175,5 +176,110 @@ func TestAuditTrail(t *testing.T) {
 	// (2), b/deep.txt (4); cert.PEM is denied.
 	if walked != 3 || read != 5+5+2+4 || written != 5 {
 		t.Errorf("walked %d files, read %d bytes, wrote %d; want 3, 16, 5", walked, read, written)
+	}
+}
+
+// A ForCall view shares the sandbox's rules and roots but keeps its own
+// trail: a long-lived host's audit record names one call's paths and
+// bytes. Closing a view leaves the roots open; the view denies what the
+// sandbox denies. Every field of the view but the per-call ones is the
+// sandbox's own, so a field added later cannot be forgotten by ForCall.
+func TestForCallView(t *testing.T) {
+	tr := newTree(t, t.TempDir())
+	s := newSandbox(t, tr, nil)
+	a, b := s.ForCall(), s.ForCall()
+	if f, err := a.Open("a/readme.md"); err != nil {
+		t.Fatal(err)
+	} else {
+		readAll(t, f)
+		f.Close()
+	}
+	if _, err := b.Open("/etc/passwd"); err == nil || AsError(err).Code != CodeDenied {
+		t.Fatalf("view opened /etc/passwd: %v", err)
+	}
+	if _, err := b.Open("a/cert.PEM"); err == nil {
+		t.Fatal("view opened a denied file")
+	}
+	pa, ra, _ := a.Usage()
+	pb, rb, _ := b.Usage()
+	if fmt.Sprint(pa) != fmt.Sprint([]AuditPath{{Arg: "a/readme.md", Path: filepath.Join(tr.work, "a/readme.md")}}) || ra != 2 {
+		t.Errorf("view a: paths %v, read %d", pa, ra)
+	}
+	if len(pb) != 2 || rb != 0 {
+		t.Errorf("view b: paths %v, read %d", pb, rb)
+	}
+	if ps, rs, _ := s.Usage(); len(ps) != 0 || rs != 0 {
+		t.Errorf("the sandbox's own trail took the views' calls: %v, %d", ps, rs)
+	}
+	a.Close()
+	if _, err := s.Lstat("a/readme.md"); err != nil {
+		t.Errorf("closing a view closed the roots: %v", err)
+	}
+	if a.HasStdin() {
+		t.Error("a view has a standard input")
+	}
+	sv, av := reflect.ValueOf(s).Elem(), reflect.ValueOf(a).Elem()
+	for i := 0; i < sv.NumField(); i++ {
+		name := sv.Type().Field(i).Name
+		switch name {
+		case "trail", "stdin", "stdinUsed", "view":
+			continue
+		}
+		if fmt.Sprintf("%#v", sv.Field(i)) != fmt.Sprintf("%#v", av.Field(i)) {
+			t.Errorf("ForCall does not carry field %s", name)
+		}
+	}
+}
+
+// Narrow keeps a view inside the announced directories for reads, writes
+// and walks; a directory outside every root is ignored, and with none
+// left the view is the sandbox's own.
+func TestNarrow(t *testing.T) {
+	tr := newTree(t, t.TempDir())
+	s := newSandbox(t, tr, nil)
+	v, kept, ignored := s.Narrow([]string{filepath.Join(tr.work, "a/b"), "/etc", filepath.Join(tr.work, "missing")})
+	if len(kept) != 1 || len(ignored) != 2 {
+		t.Fatalf("kept %v, ignored %v", kept, ignored)
+	}
+	if f, err := v.Open("a/b/deep.txt"); err != nil {
+		t.Errorf("inside the announced root: %v", err)
+	} else {
+		f.Close()
+	}
+	for _, p := range []string{"file.txt", "a/inner.txt", "a", ".", "/etc/passwd", "in_link"} {
+		if f, err := v.Open(p); err == nil {
+			f.Close()
+			t.Errorf("%s opened outside the announced root", p)
+		} else if AsError(err).Code != CodeDenied && AsError(err).Code != CodeNotAFile {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if _, err := v.OpenWriteTarget("new.txt", false); err == nil || AsError(err).Code != CodeDenied {
+		t.Errorf("write outside the announced root: %v", err)
+	}
+	if w, err := v.OpenWriteTarget("a/b/new.txt", false); err != nil {
+		t.Errorf("write inside the announced root: %v", err)
+	} else {
+		w.Close()
+	}
+	var seen []string
+	if _, err := v.Walk(context.Background(), "a/b", WalkOptions{MaxDepth: -1}, func(e *Entry) error {
+		seen = append(seen, e.Rel)
+		e.Release()
+		return nil
+	}); err != nil {
+		t.Errorf("walk inside: %v", err)
+	}
+	if _, err := v.Walk(context.Background(), "a", WalkOptions{MaxDepth: -1}, func(e *Entry) error { e.Release(); return nil }); err == nil {
+		t.Error("walked a, above the announced root")
+	}
+	if none, kept, _ := s.Narrow([]string{"/etc"}); len(kept) != 0 || none.within != nil {
+		t.Errorf("nothing kept, yet the view is narrowed: %v", none.within)
+	}
+	// Narrowing a narrowed view never widens it.
+	w, _, _ := v.Narrow([]string{tr.work})
+	if f, err := w.Open("file.txt"); err == nil {
+		f.Close()
+		t.Error("a second announcement widened the view")
 	}
 }

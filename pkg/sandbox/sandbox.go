@@ -88,9 +88,13 @@ type Sandbox struct {
 	hasPatterns bool
 	landlock    LandlockStatus
 	trail       trail
-	writes      sync.Mutex // held with the workdir's flock by lockWrites
-	stdin       io.Reader  // the call's standard input (SetStdin), or nil
+	writes      *sync.Mutex // held with the workdir's flock by lockWrites; shared by ForCall views
+	stdin       io.Reader   // the call's standard input (SetStdin), or nil
 	stdinUsed   atomic.Bool
+	view        bool // made by ForCall: Close leaves the roots open
+	// within, when not nil, is the only part of the roots this view
+	// reaches (Narrow): canonical directories, each inside a root.
+	within []string
 }
 
 // Landlock reports whether Restrict raised the kernel wall.
@@ -107,7 +111,7 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	if err := p.validate(); err != nil {
 		return nil, Errorf(CodeConfig, p.Source, "%v", err)
 	}
-	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow}
+	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow, writes: new(sync.Mutex)}
 	open := func(dir string, writable bool) (*root, error) {
 		real, err := filepath.EvalSymlinks(dir)
 		if err != nil {
@@ -194,10 +198,81 @@ func New(p *Policy, home string) (*Sandbox, error) {
 
 // Close releases the roots.
 func (s *Sandbox) Close() error {
+	if s.view {
+		return nil
+	}
 	for _, r := range s.roots {
 		r.r.Close()
 	}
 	return nil
+}
+
+// ForCall returns a view of s for one call of a long-lived host (the MCP
+// server): the same roots, rules, Landlock status and write lock, with
+// its own audit trail (Usage counts this call only) and no standard
+// input. Closing a view is a no-op: the roots belong to s.
+func (s *Sandbox) ForCall() *Sandbox {
+	v := &Sandbox{
+		policy: s.policy, work: s.work, roots: s.roots, deny: s.deny, allow: s.allow, writeDeny: s.writeDeny,
+		denyTree: s.denyTree, writeDenyTree: s.writeDenyTree, denyReEnd: s.denyReEnd, denyRe: s.denyRe, allowRe: s.allowRe,
+		home: s.home, hasPatterns: s.hasPatterns, landlock: s.landlock, writes: s.writes, view: true, within: s.within,
+	}
+	return v
+}
+
+// Narrow returns a view of s (as ForCall) that reaches only the given
+// directories and what lies below them: the roots an MCP client
+// announces narrow the policy's, never widen them. Each directory is
+// resolved to its real path; one that lies inside no root (or does not
+// exist) is left out and returned in ignored. When none is left, the
+// view is s's own: an announcement fsbox cannot honour does not take
+// the policy's roots away.
+func (s *Sandbox) Narrow(dirs []string) (v *Sandbox, kept, ignored []string) {
+	v = s.ForCall()
+	for _, d := range dirs {
+		real, err := filepath.EvalSymlinks(d)
+		if err == nil && filepath.IsAbs(real) && s.insideRoot(real) {
+			kept = append(kept, filepath.Clean(real))
+		} else {
+			ignored = append(ignored, d)
+		}
+	}
+	switch {
+	case len(kept) == 0:
+	case s.within == nil:
+		v.within = kept
+	default: // narrowing a narrowed view: only what lies in both
+		var both []string
+		for _, k := range kept {
+			if underAny(k, s.within) {
+				both = append(both, k)
+			}
+		}
+		if len(both) > 0 {
+			v.within = both
+		}
+	}
+	return v, kept, ignored
+}
+
+// insideRoot: abs is a root or lies below one.
+func (s *Sandbox) insideRoot(abs string) bool {
+	for _, r := range s.roots {
+		if abs == r.dir || strings.HasPrefix(abs, strings.TrimSuffix(r.dir, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// underAny: abs is one of dirs or lies below one.
+func underAny(abs string, dirs []string) bool {
+	for _, d := range dirs {
+		if abs == d || strings.HasPrefix(abs, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Policy returns the policy the sandbox enforces.
@@ -384,6 +459,9 @@ func (s *Sandbox) checkLeaf(rt *root, rel string, isDir bool, acc Access, given 
 }
 
 func (s *Sandbox) check(rt *root, rel string, isDir bool, acc Access, given string, ancestors bool) *Error {
+	if s.within != nil && !underAny(rt.abs(rel), s.within) {
+		return deny(RuleRoot, given, "%s is outside the roots this client announced", given)
+	}
 	if !s.hasPatterns && (acc == AccessRead || len(s.writeDeny) == 0) {
 		return nil
 	}

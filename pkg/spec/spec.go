@@ -115,6 +115,9 @@ type Arg struct {
 type Example struct {
 	Cmd  string // without the leading "fsbox "
 	Says string
+	// Serves: the example starts a server and does not return, so the
+	// test that runs every example leaves it out.
+	Serves bool
 }
 
 // Op describes one operation.

@@ -1,0 +1,334 @@
+// Package mcpserver is `fsbox mcp`: the operations of a registry served as
+// Model Context Protocol tools on the official Go SDK, every call through
+// one sandbox that the policy built once. It is linked only into the
+// fsbox-mcpd binary (cmd/fsbox-mcpd), so the SDK's start-up cost is not
+// paid by every fsbox command.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
+)
+
+// Workers bounds the tool calls that run at once; the others wait for a
+// worker (or for their cancellation).
+var Workers = max(4, 2*runtime.GOMAXPROCS(0))
+
+// Serve is the cli.Serve of fsbox-mcpd: stdio, or streamable HTTP.
+func Serve(ctx context.Context, s *cli.ServeSpec) error {
+	srv := New(s)
+	if s.HTTP != "" {
+		return serveHTTP(ctx, srv, s)
+	}
+	t := &idTransport{inner: &mcp.IOTransport{Reader: io.NopCloser(s.Stdin), Writer: nopCloser{s.Stdout}}}
+	err := srv.Run(ctx, t)
+	if err == io.EOF || ctx.Err() != nil {
+		return nil // the host closed our stdin, or the call was cancelled
+	}
+	return err
+}
+
+// Server is one fsbox MCP server: the SDK's server with fsbox's tools.
+type Server struct {
+	*mcp.Server
+	spec  *cli.ServeSpec
+	work  chan struct{} // a token per running call (Workers)
+	roots *rootSet      // the roots clients announced
+}
+
+// New builds the server for s: one tool per operation the policy enables
+// (native profile), or the reference server's tools (reference profile).
+func New(s *cli.ServeSpec) *Server {
+	srv := &Server{spec: s, work: make(chan struct{}, Workers), roots: newRootSet(s.Sandbox)}
+	srv.Server = mcp.NewServer(&mcp.Implementation{Name: "fsbox", Title: "fsbox: sandboxed file tools", Version: s.Version}, &mcp.ServerOptions{
+		Instructions: "File tools inside one sandbox: relative paths resolve against the policy's workdir; only the workdir is writable. " +
+			"Errors are tool results with isError and {\"error\":{code, message, path, rule}}.",
+		InitializedHandler:      func(ctx context.Context, r *mcp.InitializedRequest) { srv.roots.refresh(ctx, r.Session, s.Stderr) },
+		RootsListChangedHandler: func(ctx context.Context, r *mcp.RootsListChangedRequest) { srv.roots.refresh(ctx, r.Session, s.Stderr) },
+	})
+	if s.Profile == "reference" {
+		srv.addReferenceTools()
+	} else {
+		srv.addNativeTools()
+	}
+	return srv
+}
+
+// addNativeTools adds fsbox_COMMAND for every operation the policy
+// enables: generated from the descriptor like every other face (the
+// schemas and annotations of `fsbox tools`). A disabled operation is no
+// tool, and calling it finds none.
+func (srv *Server) addNativeTools() {
+	reg, p := srv.spec.Reg, srv.spec.Sandbox.Policy()
+	for _, op := range reg.Ops() {
+		if op.NoTool || op.Run == nil || ops.CheckCommandIn(reg, p, op.Name) != nil {
+			continue
+		}
+		t := cli.ToolOf(op)
+		destructive, openWorld := t.Destructive, false
+		srv.AddTool(&mcp.Tool{
+			Name: t.Name, Title: t.Annotations.Title, Description: t.Description,
+			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+			Annotations: &mcp.ToolAnnotations{Title: t.Annotations.Title, ReadOnlyHint: t.ReadOnly, DestructiveHint: &destructive,
+				IdempotentHint: t.Idempotent, OpenWorldHint: &openWorld},
+		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var raw json.RawMessage
+			if req.Params != nil {
+				raw = req.Params.Arguments
+			}
+			return srv.call(ctx, req, op, func(sb *sandbox.Sandbox) (any, error) {
+				in, err := spec.FromJSON(op, raw)
+				if err != nil {
+					return nil, err
+				}
+				return op.Run(ctx, sb, in)
+			})
+		})
+	}
+}
+
+// call runs one tool call: it waits for a worker, makes the call's view of
+// the sandbox (its own audit trail; the client's roots, if any, narrow
+// it), runs fn, writes the audit record and shapes the result: the JSON
+// object as structuredContent and as one text block, or an isError result.
+func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.Op, fn func(*sandbox.Sandbox) (any, error)) (*mcp.CallToolResult, error) {
+	start := time.Now()
+	select {
+	case srv.work <- struct{}{}:
+		defer func() { <-srv.work }()
+	case <-ctx.Done():
+		return toolError(sandbox.Errorf(sandbox.CodeIO, "", "cancelled before it started")), nil
+	}
+	sb := srv.roots.view(req.Session)
+	v, err := srv.guard(ctx, op, sb, fn)
+	srv.audit(req, op.Name, sb, start, err)
+	if err != nil {
+		return toolError(err), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return toolError(err), nil
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
+}
+
+// guard runs fn with the operation's switch checked (a disabled operation
+// is refused even if a client calls a name it was not offered), the
+// context's error for a cancelled call, and a panic turned into io.
+func (srv *Server) guard(ctx context.Context, op *spec.Op, sb *sandbox.Sandbox, fn func(*sandbox.Sandbox) (any, error)) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, sandbox.Errorf(sandbox.CodeIO, "", "internal error: %v", r)
+		}
+	}()
+	if err := ops.CheckCommandIn(srv.spec.Reg, sb.Policy(), op.Name); err != nil {
+		return nil, err
+	}
+	v, err = fn(sb)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err != nil && (err == context.Canceled || err == context.DeadlineExceeded) {
+		err = sandbox.Errorf(sandbox.CodeIO, "", "cancelled: %v", err)
+	}
+	return v, err
+}
+
+// toolError is an error as a tool result: isError, and the CLI's error
+// object as the text.
+func toolError(err error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(cli.ErrorJSON(err))}}}
+}
+
+// audit appends the call's record (as the CLI does for a command), with
+// the JSON-RPC request id.
+func (srv *Server) audit(req *mcp.CallToolRequest, command string, sb *sandbox.Sandbox, start time.Time, err error) {
+	if srv.spec.Audit == nil {
+		return
+	}
+	rec := cli.AuditRecordOf(sb, command, start, err)
+	if req.Params != nil {
+		rec.RequestID = requestIDOf(req.Params.Meta)
+	}
+	if aerr := srv.spec.Audit.Append(rec); aerr != nil {
+		fmt.Fprintf(srv.spec.Stderr, "fsbox mcp: audit: %v\n", aerr)
+	}
+}
+
+// The SDK does not hand a tool handler the JSON-RPC id of its request, so
+// idTransport copies it into the request's _meta, where the handler finds
+// it for the audit record.
+const idMetaKey = "fsbox/request_id"
+
+func requestIDOf(m mcp.Meta) any {
+	if m == nil {
+		return nil
+	}
+	return m[idMetaKey]
+}
+
+// idTransport also holds back the end of the input until every request
+// read has been answered: a host that writes its calls and closes stdin
+// still gets every reply.
+type idTransport struct{ inner mcp.Transport }
+
+func (t *idTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ic := &idConn{Connection: c, pending: map[jsonrpc.ID]bool{}}
+	ic.cond = sync.NewCond(&ic.mu)
+	return ic, nil
+}
+
+type idConn struct {
+	mcp.Connection
+	mu      sync.Mutex
+	cond    *sync.Cond
+	pending map[jsonrpc.ID]bool // requests read and not yet answered
+}
+
+func (c *idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if err == io.EOF {
+		c.mu.Lock()
+		for len(c.pending) > 0 && ctx.Err() == nil {
+			c.cond.Wait()
+		}
+		c.mu.Unlock()
+		return m, err
+	}
+	r, ok := m.(*jsonrpc.Request)
+	if !ok || err != nil || !r.ID.IsValid() {
+		return m, err
+	}
+	c.mu.Lock()
+	c.pending[r.ID] = true
+	c.mu.Unlock()
+	if r.Method == "tools/call" {
+		var p map[string]any
+		if json.Unmarshal(r.Params, &p) == nil && p != nil {
+			meta, _ := p["_meta"].(map[string]any)
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			meta[idMetaKey] = r.ID.Raw()
+			p["_meta"] = meta
+			if b, err := json.Marshal(p); err == nil {
+				r.Params = b
+			}
+		}
+	}
+	return m, err
+}
+
+func (c *idConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, m)
+	if r, ok := m.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		delete(c.pending, r.ID)
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	}
+	return err
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// logf writes one line to the server's stderr (a host shows it in its
+// server log).
+func (srv *Server) logf(format string, a ...any) {
+	w := srv.spec.Stderr
+	if w == nil {
+		w = os.Stderr
+	}
+	fmt.Fprintf(w, "fsbox mcp: "+format+"\n", a...)
+}
+
+// rootSet is what each client's roots leave of the policy's roots.
+type rootSet struct {
+	base *sandbox.Sandbox
+	mu   sync.RWMutex
+	cur  map[*mcp.ServerSession]*sandbox.Sandbox // base narrowed to a session's roots
+}
+
+func newRootSet(base *sandbox.Sandbox) *rootSet {
+	return &rootSet{base: base, cur: map[*mcp.ServerSession]*sandbox.Sandbox{}}
+}
+
+// view is a call's view of the sandbox: narrowed when its client
+// announced roots.
+func (r *rootSet) view(ss *mcp.ServerSession) *sandbox.Sandbox {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if v := r.cur[ss]; v != nil {
+		return v.ForCall()
+	}
+	return r.base.ForCall()
+}
+
+// refresh asks a client that offers roots for them (once it is
+// initialized, and whenever it says they changed) and narrows its view
+// to them: file:// URIs only; a root outside the policy is ignored, and
+// logged.
+func (r *rootSet) refresh(ctx context.Context, ss *mcp.ServerSession, logw io.Writer) {
+	if ss == nil {
+		return
+	}
+	if p := ss.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.RootsV2 == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	res, err := ss.ListRoots(ctx, nil)
+	if err != nil {
+		fmt.Fprintf(logw, "fsbox mcp: roots/list: %v\n", err)
+		return
+	}
+	var dirs []string
+	for _, root := range res.Roots {
+		u, err := url.Parse(root.URI)
+		if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || u.Path == "" {
+			fmt.Fprintf(logw, "fsbox mcp: ignoring the client's root %q: not a file:// URI of a local directory\n", root.URI)
+			continue
+		}
+		dirs = append(dirs, filepath.Clean(u.Path))
+	}
+	v, kept, ignored := r.base.Narrow(dirs)
+	for _, d := range ignored {
+		fmt.Fprintf(logw, "fsbox mcp: ignoring the client's root %s: it lies outside the policy's roots (roots narrow, never widen)\n", d)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(kept) == 0 {
+		delete(r.cur, ss)
+		return
+	}
+	r.cur[ss] = v
+}
+
+// forget drops a closed session's roots.
+func (r *rootSet) forget(ss *mcp.ServerSession) {
+	r.mu.Lock()
+	delete(r.cur, ss)
+	r.mu.Unlock()
+}
