@@ -116,6 +116,15 @@ func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.
 		return toolError(sandbox.Errorf(sandbox.CodeIO, "", "cancelled before it started")), nil
 	}
 	sb := srv.roots.view(req.Session)
+	if req.Params != nil && req.Session != nil {
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			// The client asked for progress: a walk reports its count of
+			// entries (no total: a walk does not know it in advance).
+			sb.SetProgress(func(n int64) {
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(n), Message: fmt.Sprintf("%d entries walked", n)})
+			})
+		}
+	}
 	v, err := srv.guard(ctx, op, sb, fn)
 	srv.audit(req, op.Name, sb, start, err)
 	if err != nil {

@@ -222,7 +222,7 @@ func TestForCallView(t *testing.T) {
 	for i := 0; i < sv.NumField(); i++ {
 		name := sv.Type().Field(i).Name
 		switch name {
-		case "trail", "stdin", "stdinUsed", "view":
+		case "trail", "stdin", "stdinUsed", "view", "progress":
 			continue
 		}
 		if fmt.Sprintf("%#v", sv.Field(i)) != fmt.Sprintf("%#v", av.Field(i)) {
@@ -281,5 +281,31 @@ func TestNarrow(t *testing.T) {
 	if f, err := w.Open("file.txt"); err == nil {
 		f.Close()
 		t.Error("a second announcement widened the view")
+	}
+}
+
+// A view's progress function hears a walk's running count of entries.
+func TestWalkProgress(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 3 * ProgressEvery {
+		mustWrite(t, filepath.Join(dir, fmt.Sprintf("d%d/f%d.txt", i%7, i)), "x")
+	}
+	s, err := New(DefaultPolicy(dir), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	v := s.ForCall()
+	var got []int64
+	v.SetProgress(func(n int64) { got = append(got, n) })
+	if _, err := v.Walk(context.Background(), ".", WalkOptions{MaxDepth: -1}, func(e *Entry) error { e.Release(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{ProgressEvery, 2 * ProgressEvery, 3 * ProgressEvery}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("progress %v, want %v (3·%d files and 7 directories)", got, want, ProgressEvery)
+	}
+	if _, err := s.Walk(context.Background(), ".", WalkOptions{MaxDepth: -1}, func(e *Entry) error { e.Release(); return nil }); err != nil || len(got) != 3 {
+		t.Errorf("the sandbox's own walk called the view's progress: %v", got)
 	}
 }

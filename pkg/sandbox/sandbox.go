@@ -92,6 +92,9 @@ type Sandbox struct {
 	stdin       io.Reader   // the call's standard input (SetStdin), or nil
 	stdinUsed   atomic.Bool
 	view        bool // made by ForCall: Close leaves the roots open
+	// progress, when set (SetProgress), hears a walk's running count of
+	// entries.
+	progress func(entries int64)
 	// within, when not nil, is the only part of the roots this view
 	// reaches (Narrow): canonical directories, each inside a root.
 	within []string
@@ -219,6 +222,14 @@ func (s *Sandbox) ForCall() *Sandbox {
 	}
 	return v
 }
+
+// SetProgress asks for fn to be called as walks go: with the count of
+// entries delivered so far, every ProgressEvery entries. For a per-call
+// view (ForCall) of a long-lived host; fn must not block for long.
+func (s *Sandbox) SetProgress(fn func(entries int64)) { s.progress = fn }
+
+// ProgressEvery is how many walk entries pass between progress calls.
+const ProgressEvery = 512
 
 // Narrow returns a view of s (as ForCall) that reaches only the given
 // directories and what lies below them: the roots an MCP client

@@ -145,6 +145,7 @@ type walker struct {
 	o       WalkOptions
 	fn      func(*Entry) error
 	skipped WalkSkipped
+	visited int64   // entries delivered (emit runs on one goroutine)
 	ctx     walkCtx // the walk's own buffers (workers have theirs)
 	sched   *sched  // nil: no workers, the walk prepares every directory itself
 }
@@ -525,6 +526,9 @@ func (w *walker) emit(j *dirJob) (err error) {
 		d.refs.Add(1)
 		it.ent.dir = d
 		err = w.fn(it.ent)
+		if w.visited++; w.s.progress != nil && w.visited%ProgressEvery == 0 {
+			w.s.progress(w.visited)
+		}
 		if sub := it.sub; sub != nil {
 			if err == nil && sub.list {
 				err = w.emit(sub)
