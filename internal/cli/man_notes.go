@@ -31,6 +31,15 @@ stderr, as a pipeline stage ended by SIGPIPE would, after its audit record: exit
 meaning: grep \-h is \-\-no\-filename (and \-H \-\-with\-filename), sort \-h is GNU's
 human\-numeric sort, which fsbox refuses (usage) rather than sort differently. fsbox with no
 command is usage (exit 2). \-\-version prints the version, the commit and the Go version.
+.SH MCP SERVER
+fsbox mcp DIR... serves the enabled commands as MCP tools over stdio (\-\-http 127.0.0.1:PORT:
+streamable HTTP, loopback only, every request with FSBOX_MCP_TOKEN as a bearer token). It never
+serves the built\-in default policy alone: it needs FSBOX_CONFIG, \-\-config or directories
+(the first the workdir, the rest read roots; with a policy they only narrow it). Roots a client
+announces narrow the served roots, never widen them. \-\-profile reference offers the reference
+filesystem server's tool names and arguments. The server is the fsbox\-mcpd binary beside fsbox,
+which fsbox mcp runs: fsbox does not link the MCP SDK, whose start\-up cost (about 0.9 ms) every
+call would pay. This differs from the single binary SPEC describes; install both.
 .SH POLICY
 The policy comes from $FSBOX_CONFIG, else --config, else $XDG_CONFIG_HOME/fsbox/config.toml
 (or ~/.config/fsbox/config.toml), else the built-in default: the current directory is the workdir,
