@@ -21,14 +21,15 @@ TAGS      ?= urfave_cli_no_docs
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS   := $(if $(VERSION),-X github.com/fsbox/fsbox/internal/cli.Version=$(VERSION))
 
-# fsbox-mcpd is fsbox with the MCP server built in; `fsbox mcp` runs it
-# from beside fsbox. A binary of its own: the MCP SDK's package init
-# (about 0.9 ms) would otherwise be paid by every fsbox call.
-MCPD      := $(dir $(BIN))fsbox-mcpd
+# fsbox-full is fsbox with the extras built in (the MCP server, the --jq
+# filter); fsbox runs it from beside itself for `fsbox mcp` and --jq. A
+# binary of its own: the MCP SDK's and gojq's package inits (about 0.9 and
+# 0.3 ms) would otherwise be paid by every fsbox call.
+FULL      := $(dir $(BIN))fsbox-full
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/fsbox
-	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(MCPD) ./cmd/fsbox-mcpd
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(FULL) ./cmd/fsbox-full
 
 # Build for every supported platform and vet it, tests included (Linux-
 # and Unix-only parts, and the tests that make FIFOs, sit behind build tags).
@@ -38,7 +39,7 @@ cross:
 	  os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
 	  echo "build $$os/$$arch"; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -tags $(TAGS) -o bin/cross/fsbox-$$os-$$arch$$ext ./cmd/fsbox; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -tags $(TAGS) -o bin/cross/fsbox-mcpd-$$os-$$arch$$ext ./cmd/fsbox-mcpd; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -tags $(TAGS) -o bin/cross/fsbox-full-$$os-$$arch$$ext ./cmd/fsbox-full; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) vet -tags $(TAGS) ./...; \
 	done
 
@@ -94,7 +95,7 @@ install: build
 	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/fsbox
-	install -m 0755 $(MCPD) $(DESTDIR)$(PREFIX)/bin/fsbox-mcpd
+	install -m 0755 $(FULL) $(DESTDIR)$(PREFIX)/bin/fsbox-full
 	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 completions/fsbox.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/fsbox
 	install -m 0644 completions/_fsbox $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_fsbox

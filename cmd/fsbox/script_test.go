@@ -34,6 +34,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/jq"
+	"github.com/fsbox/fsbox/internal/mcpserver"
 )
 
 var update = flag.Bool("update", false, "rewrite the testscript goldens (cmp against archive files) from the current output")
@@ -54,7 +56,9 @@ func TestMain(m *testing.M) {
 				stdin = null
 			}
 		}
-		os.Exit(cli.Main(os.Args, stdin, os.Stdout, os.Stderr))
+		// The scripts run fsbox-full: fsbox with the extras (--jq, mcp)
+		// built in; TestLeanExecsFull checks that fsbox hands them over.
+		os.Exit(cli.MainFull(os.Args, stdin, os.Stdout, os.Stderr, cli.Extras{JQ: jq.Compile, Serve: mcpserver.Serve}))
 	}
 	cmds := map[string]func(){"fsbox": run}
 	for _, name := range cli.CommandNames() {

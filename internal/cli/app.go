@@ -34,9 +34,11 @@ type Call struct {
 	// sandbox is open: process-wide and one-way, so only the binary's
 	// entry (Main) asks for it.
 	Landlock bool
-	// Serve runs `fsbox mcp` in this process; nil runs the fsbox-mcpd
-	// binary beside this one instead (see Serve).
-	Serve Serve
+	// Extras: the MCP server and the jq filter, where linked (Extras).
+	Extras Extras
+	// ExecFull: a call that needs a missing extra runs fsbox-full beside
+	// this binary in this process's place (only the binary's entry asks).
+	ExecFull bool
 }
 
 // call is what a command's run function gets.
@@ -57,6 +59,7 @@ type call struct {
 	landlock       bool
 	audit          *sandbox.AuditLog
 	serve          Serve
+	execFull       bool
 	argv           []string
 	getenv         func(string) (string, bool)
 	stdout, stderr io.Writer
@@ -84,7 +87,7 @@ func globalFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "format", Value: formatJSON, Usage: "output format: json, ndjson or text", EnvVars: []string{"FSBOX_FORMAT"}},
 		&ucli.BoolFlag{Name: "pretty", Usage: "indent JSON (the default when stdout is a terminal)", EnvVars: []string{"FSBOX_PRETTY"}},
 		&ucli.StringFlag{Name: "fields", Usage: "keep only these keys, comma-separated: of each item for list commands (counts, truncated and the summary stay), of the result otherwise"},
-		&ucli.StringFlag{Name: "jq", Usage: "filter the JSON result with a jq program (built in: gojq); strings print raw, as gh --jq"},
+		&ucli.StringFlag{Name: "jq", Usage: "filter the JSON result with a jq program (gojq, in fsbox-full); strings print raw, as gh --jq"},
 		&ucli.StringFlag{Name: "color", Value: "auto", Usage: "color in the text form: auto (on a terminal, unless NO_COLOR is set), always or never", EnvVars: []string{"FSBOX_COLOR"}},
 	}
 }
@@ -152,7 +155,10 @@ func (st *state) before(c *ucli.Context) (err error) {
 	default:
 		return usageErr("--color must be auto, always or never, got %q", c.String("color"))
 	}
-	if st.shape, err = parseShape(c.String("fields"), c.String("jq")); err != nil {
+	if st.shape, err = parseShape(c.String("fields"), c.String("jq"), st.c.Extras.JQ); err != nil {
+		if errors.Is(err, errNeedsFull) {
+			return (&call{argv: st.argv, execFull: st.c.ExecFull}).needsFull("--jq")
+		}
 		return err
 	}
 	if st.shape != nil && st.shape.jq != nil && st.format != formatJSON {
@@ -215,7 +221,7 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 				return err
 			}
 			x := &call{cx: c.Context, op: op, in: in, stdin: st.c.Stdin, args: args, out: st.printer(c), reg: st.reg,
-				policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Serve,
+				policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Extras.Serve, execFull: st.c.ExecFull,
 				argv: st.argv, getenv: st.c.Getenv, stdout: st.stdout, stderr: st.c.Stderr}
 			if !op.NoPolicy {
 				if st.policyErr != nil {
@@ -354,17 +360,17 @@ func (o *outWatch) Write(b []byte) (int, error) {
 // for a short-lived process; Landlock once the sandbox is open), then runs
 // the call.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return MainServing(args, stdin, stdout, stderr, nil)
+	debug.SetGCPercent(400)
+	signal.Ignore(syscall.SIGPIPE)
+	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, ExecFull: true})
 }
 
-// MainServing is Main for a binary that serves `fsbox mcp` itself
-// (cmd/fsbox-mcpd). A server lives long: its GC keeps the default pace.
-func MainServing(args []string, stdin io.Reader, stdout, stderr io.Writer, serve Serve) int {
-	if serve == nil {
-		debug.SetGCPercent(400)
-	}
+// MainFull is Main for fsbox-full, the binary with every extra
+// (cmd/fsbox-full). It may serve MCP for long: its GC keeps the default
+// pace.
+func MainFull(args []string, stdin io.Reader, stdout, stderr io.Writer, x Extras) int {
 	signal.Ignore(syscall.SIGPIPE)
-	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, Serve: serve})
+	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, Extras: x})
 }
 
 // Run runs one fsbox call and returns its exit code. It is reentrant: it

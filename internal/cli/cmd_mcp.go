@@ -17,9 +17,22 @@ import (
 // (and restricted): it serves until its input ends or ctx is done. The
 // fsbox binary has none: linking the MCP SDK would add its package
 // initialisation (about 0.9 ms) to every call of every command, so fsbox
-// runs the fsbox-mcpd binary beside it instead, which is this same CLI
-// with a Serve (cmd/fsbox-mcpd).
+// runs fsbox-full instead (see Extras).
 type Serve func(ctx context.Context, s *ServeSpec) error
+
+// Extras are what the fsbox binary leaves out so that every call starts
+// quickly: the MCP server and the jq filter, whose libraries' package
+// inits alone cost about 0.9 ms and 0.3 ms at each start. fsbox-full
+// (cmd/fsbox-full) is this CLI with them; a call that needs one, run
+// without it, replaces its process with the fsbox-full beside the binary
+// (Call.ExecFull), with the same arguments, before it has opened a root.
+type Extras struct {
+	Serve Serve // fsbox mcp
+	JQ    JQ    // --jq
+}
+
+// FullBinary is the name of the binary with every extra.
+const FullBinary = "fsbox-full"
 
 // ServeSpec is what a server gets.
 type ServeSpec struct {
@@ -35,9 +48,6 @@ type ServeSpec struct {
 	Stderr   io.Writer
 	Landlock bool // whether the process was restricted
 }
-
-// ServerBinary is the name of the binary `fsbox mcp` runs.
-const ServerBinary = "fsbox-mcpd"
 
 func init() {
 	runners["mcp"] = func(x *call) error {
@@ -65,7 +75,7 @@ func init() {
 			}
 		}
 		if x.serve == nil {
-			return execServer(x.argv)
+			return x.needsFull("fsbox mcp")
 		}
 		home, _ := os.UserHomeDir()
 		sb, err := sandbox.New(p, home)
@@ -85,26 +95,36 @@ func init() {
 	}
 }
 
-// execServer replaces this process with the fsbox-mcpd beside the running
-// binary, with the same (normalised) arguments: the server loads the same
-// policy from them. Nothing else has been opened yet that it would keep.
-func execServer(argv []string) error {
+// execFull replaces this process with the fsbox-full beside the running
+// binary, with the same (normalised) arguments: it loads the same policy
+// from them. Nothing has been opened yet that it would keep (descriptors
+// are close-on-exec), and Landlock is not applied yet.
+func execFull(argv []string, what string) error {
 	self, err := os.Executable()
 	if err == nil {
 		self, err = filepath.EvalSymlinks(self)
 	}
 	if err != nil {
-		return sandbox.Errorf(sandbox.CodeConfig, "", "fsbox mcp cannot tell where the fsbox binary is, to run %s beside it: %v", ServerBinary, err)
+		return sandbox.Errorf(sandbox.CodeConfig, "", "%s runs %s, but where the fsbox binary lies is unknown: %v", what, FullBinary, err)
 	}
-	bin := filepath.Join(filepath.Dir(self), ServerBinary)
+	bin := filepath.Join(filepath.Dir(self), FullBinary)
 	fi, err := os.Stat(bin)
 	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
-		return sandbox.Errorf(sandbox.CodeConfig, bin, "fsbox mcp runs %s, which is not installed beside fsbox (%s): make install puts both there; with go install, install github.com/fsbox/fsbox/cmd/%s too", ServerBinary, bin, ServerBinary)
+		return sandbox.Errorf(sandbox.CodeConfig, bin, "%s runs %s, which is not installed beside fsbox (%s): make install puts both there; with go install, install github.com/fsbox/fsbox/cmd/%s too", what, FullBinary, bin, FullBinary)
 	}
 	if err := syscall.Exec(bin, argv, os.Environ()); err != nil {
 		return sandbox.Errorf(sandbox.CodeIO, bin, "running %s: %v", bin, err)
 	}
 	return nil
+}
+
+// needsFull is the answer of a call that needs an extra this binary does
+// not have: fsbox-full (Main), or a config error (a library caller).
+func (x *call) needsFull(what string) error {
+	if x.execFull {
+		return execFull(x.argv, what)
+	}
+	return sandbox.Errorf(sandbox.CodeConfig, "", "%s is not built into this program (it is in %s)", what, FullBinary)
 }
 
 // checkHTTPAddr accepts host:port with a loopback host (an IP literal or

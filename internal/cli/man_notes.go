@@ -37,9 +37,13 @@ streamable HTTP, loopback only, every request with FSBOX_MCP_TOKEN as a bearer t
 serves the built\-in default policy alone: it needs FSBOX_CONFIG, \-\-config or directories
 (the first the workdir, the rest read roots; with a policy they only narrow it). Roots a client
 announces narrow the served roots, never widen them. \-\-profile reference offers the reference
-filesystem server's tool names and arguments. The server is the fsbox\-mcpd binary beside fsbox,
-which fsbox mcp runs: fsbox does not link the MCP SDK, whose start\-up cost (about 0.9 ms) every
-call would pay. This differs from the single binary SPEC describes; install both.
+filesystem server's tool names and arguments.
+.SH FSBOX-FULL
+The MCP server and the \-\-jq filter live in fsbox\-full, installed beside fsbox: fsbox links
+neither the MCP SDK nor gojq, whose package inits (about 0.9 ms and 0.3 ms) every call would
+pay, and a call that needs one (fsbox mcp, any \-\-jq) replaces its process with fsbox\-full,
+same arguments, before any root is opened. This differs from the single binary SPEC describes;
+install both (without fsbox\-full, such a call exits with config).
 .SH POLICY
 The policy comes from $FSBOX_CONFIG, else --config, else $XDG_CONFIG_HOME/fsbox/config.toml
 (or ~/.config/fsbox/config.toml), else the built-in default: the current directory is the workdir,

@@ -3,22 +3,33 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
-
-	"github.com/itchyny/gojq"
 )
 
 // shape is what --fields and --jq do to the JSON output: keep some keys,
 // or run a jq program over the result (gojq: the jq language in Go, so a
 // host without jq gets the same; well kept, and gh uses it for --jq).
 type shape struct {
-	fields map[string]bool // --fields: keys kept
-	jq     *gojq.Code      // --jq
+	fields map[string]bool           // --fields: keys kept
+	jq     func(input any) JQOutputs // --jq
 }
 
+// JQ compiles a jq program (internal/jq, on gojq). The fsbox binary has
+// none: it runs fsbox-full for --jq (see Extras).
+type JQ func(program string) (func(input any) JQOutputs, error)
+
+// JQOutputs yields a jq program's outputs for one input, one at a time;
+// an error is an output too. (gojq's iterator.)
+type JQOutputs = interface{ Next() (any, bool) }
+
+// errNeedsFull: the call needs an extra this binary does not link.
+var errNeedsFull = errors.New("needs fsbox-full")
+
 // parseShape compiles --fields and --jq; a bad jq program is usage.
-func parseShape(fields, jq string) (*shape, error) {
+// Without a compiler, --jq is errNeedsFull.
+func parseShape(fields, jq string, compile JQ) (*shape, error) {
 	if fields == "" && jq == "" {
 		return nil, nil
 	}
@@ -32,13 +43,14 @@ func parseShape(fields, jq string) (*shape, error) {
 		}
 	}
 	if jq != "" {
-		q, err := gojq.Parse(jq)
+		if compile == nil {
+			return nil, errNeedsFull
+		}
+		run, err := compile(jq)
 		if err != nil {
 			return nil, usageErr("--jq: %v", err)
 		}
-		if sh.jq, err = gojq.Compile(q); err != nil {
-			return nil, usageErr("--jq: %v", err)
-		}
+		sh.jq = run
 	}
 	return sh, nil
 }
@@ -121,7 +133,7 @@ func (sh *shape) write(w io.Writer, v any, pretty bool) error {
 		return newEncoder(w, pretty).Encode(g)
 	}
 	var out bytes.Buffer
-	iter := sh.jq.Run(g)
+	iter := sh.jq(g)
 	for {
 		r, ok := iter.Next()
 		if !ok {
