@@ -68,6 +68,7 @@ type testServer struct {
 	auditLog string
 	stderr   *syncBuffer
 	clock    *fakeClock
+	stop     func() error // cancels the server's context and waits for it to return
 }
 
 // startHTTP serves a native-profile server on 127.0.0.1:0 (no Landlock),
@@ -103,14 +104,19 @@ func startHTTP(t *testing.T) *testServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serveListener(ctx, ln, New(s), s, clock.now) }()
+	var once sync.Once
+	var serveErr error
+	stop := func() error {
+		once.Do(func() { cancel(); serveErr = <-done })
+		return serveErr
+	}
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("serveListener: %v", err)
 		}
 	})
 	hp := ln.Addr().String()
-	return &testServer{url: "http://" + hp + mcpPath, hostport: hp, work: work, auditLog: p.Audit.Log, stderr: stderr, clock: clock}
+	return &testServer{url: "http://" + hp + mcpPath, hostport: hp, work: work, auditLog: p.Audit.Log, stderr: stderr, clock: clock, stop: stop}
 }
 
 // refusals are the audit log's mcp-http records.
@@ -354,6 +360,29 @@ func TestHTTPRefusalFlood(t *testing.T) {
 	}
 	if !strings.Contains(ts.stderr.String(), "(190 more refusals before this one not logged)") {
 		t.Errorf("stderr does not count the dropped refusals:\n%s", ts.stderr)
+	}
+}
+
+// TestHTTPShutdown: the server returns when its context is done, with a
+// client's session (and its standalone stream) still open.
+func TestHTTPShutdown(t *testing.T) {
+	ts := startHTTP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.url, HTTPClient: &http.Client{Transport: bearerTransport{testToken}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.stop(); err != nil {
+		t.Fatalf("serveListener: %v", err)
+	}
+	if err := cs.Ping(ctx, nil); err == nil {
+		t.Errorf("a ping after shutdown succeeded")
 	}
 }
 
