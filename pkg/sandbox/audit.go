@@ -32,6 +32,7 @@ type AuditRecord struct {
 	BytesWritten int64       `json:"bytes_written"`
 	DurationMS   float64     `json:"duration_ms"`
 	RequestID    any         `json:"request_id,omitempty"` // the JSON-RPC id of an MCP tool call
+	Dropped      int64       `json:"dropped,omitempty"`    // refusals of `fsbox mcp --http` left out before this one (rate limit)
 }
 
 // AuditPath is one path argument: as given, and where it resolved to
