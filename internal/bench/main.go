@@ -45,6 +45,12 @@
 // times processes, reads /proc for load and memory), not a part of
 // fsbox, and sandboxing it would measure the harness instead.
 //
+// The mcp-* rows (mcp.go) time `fsbox mcp` as an MCP server over stdio:
+// its start-up to the initialize reply, per-call round trips of warm tool
+// calls (median and p90) against the reference MCP filesystem server where
+// node, npx and that package are installed (else the peer is reported as
+// skipped), and its resident set idle and after 1,000 mixed calls.
+//
 // To add a comparison, add a row to comparisons; to add data, add a
 // generator to datasets and name it in the row's needs.
 package main
@@ -126,6 +132,8 @@ var datasets = []dataset{
 	{fileEmpty, 16 << 20, genEmpty},
 	{fileLongLine, 256<<20 + int64(len(longLineTail)), genRepeat('a', longLineTail)},
 	{fileSparse, 20 << 30, genSparse},
+
+	{dirMCP, 0, genMCP}, // the MCP rows' workdir (mcp.go)
 }
 
 // The hostile-size data (issue 12): what an attacker can build with fsbox
@@ -485,6 +493,13 @@ func main() {
 		for _, c := range comparisons {
 			fmt.Printf("%-16s fsbox %s\n%-16s vs %s\n", c.name, showArgv(c.fsbox), "", rivalText(c.rival))
 		}
+		for _, n := range mcpRowNames {
+			peer := fmt.Sprintf("npx %s DATA/%s where installed", mcpPeerPkg, dirMCP)
+			if strings.HasPrefix(n, "mcp-rss-") {
+				peer = rivalText(nil)
+			}
+			fmt.Printf("%-16s fsbox mcp DATA/%s (MCP over stdio)\n%-16s vs %s\n", n, dirMCP, "", peer)
+		}
 		return
 	}
 	if only != "" {
@@ -551,7 +566,11 @@ func run(cfg config) int {
 			need[n] = true
 		}
 	}
-	if len(selected) == 0 {
+	mcpRows := mcpSelected(cfg)
+	if len(mcpRows) > 0 {
+		need[dirMCP] = true
+	}
+	if len(selected) == 0 && len(mcpRows) == 0 {
 		fatalf(2, "-only %q matches no comparison (see -list)", cfg.only)
 	}
 	man, err := prepare(dir, need)
@@ -602,6 +621,17 @@ func run(cfg config) int {
 			progress("   error: %s", r.Error)
 		}
 		rep.Results = append(rep.Results, r)
+	}
+	if len(mcpRows) > 0 {
+		for _, r := range benchMCP(cfg, dir, fsbox, fsboxEnv, mcpRows) {
+			if r.Skipped != "" {
+				progress("   %s: %s", r.Name, r.Skipped)
+			}
+			if r.Error != "" {
+				progress("   %s: error: %s", r.Name, r.Error)
+			}
+			rep.Results = append(rep.Results, r)
+		}
 	}
 
 	rep.LoadEnd = loadavg()
@@ -880,6 +910,7 @@ type stats struct {
 	MinMs        float64 `json:"min_ms"`
 	P25Ms        float64 `json:"p25_ms"`
 	P75Ms        float64 `json:"p75_ms"`
+	P90Ms        float64 `json:"p90_ms,omitempty"` // the MCP rows' per-call round trips
 	MaxMs        float64 `json:"max_ms"`
 	PerGiBMs     float64 `json:"ms_per_gib,omitempty"`
 	PeakRSSKiB   int64   `json:"peak_rss_kib"`
@@ -934,6 +965,7 @@ type result struct {
 	RSSPass      *bool    `json:"rss_pass,omitempty"` // absent when an upper bound cannot tell
 	Bytes        int64    `json:"bytes,omitempty"`    // bytes the command gets through
 	SameOutput   *bool    `json:"same_output,omitempty"`
+	Note         string   `json:"note,omitempty"` // what the MCP rows measure, their p90s
 }
 
 // rivalPath finds the rival's program and the programs it requires; ""
@@ -1168,7 +1200,7 @@ type report struct {
 }
 
 func printTable(w io.Writer, rep report) {
-	rows := [][]string{{"comparison", "fsbox", "target", "", "rival", "ratio", "target", "", "fsbox RSS", "target", "", "runs", "time per GiB (fsbox / rival)"}}
+	rows := [][]string{{"comparison", "fsbox", "target", "", "rival", "ratio", "target", "", "fsbox RSS", "target", "", "runs", "time per GiB (fsbox / rival), or notes"}}
 	for _, r := range rep.Results {
 		row := []string{r.Name, "-", "-", "", "-", "-", "-", "", "-", "-", "", "-", ""}
 		if r.TimeTargetMs > 0 {
@@ -1193,11 +1225,15 @@ func printTable(w io.Writer, rep report) {
 			row[10] = verdict(r.RSSPass)
 			row[11] = "killed (" + r.Fsbox.Killed + ")"
 		case r.Fsbox != nil:
-			row[1] = dur(r.Fsbox.MedianMs)
+			if r.Fsbox.MaxMs > 0 { // else a memory-only row
+				row[1] = dur(r.Fsbox.MedianMs)
+			}
 			row[3] = verdict(r.TimePass)
-			row[8] = kib(r.Fsbox.PeakRSSKiB)
-			if !r.Fsbox.RSSExact {
-				row[8] = "<= " + row[8]
+			if r.Fsbox.PeakRSSKiB > 0 { // else not measured (mcp-startup)
+				row[8] = kib(r.Fsbox.PeakRSSKiB)
+				if !r.Fsbox.RSSExact {
+					row[8] = "<= " + row[8]
+				}
 			}
 			row[10] = verdict(r.RSSPass)
 			row[11] = strconv.Itoa(r.Fsbox.Runs)
@@ -1215,6 +1251,9 @@ func printTable(w io.Writer, rep report) {
 					row[12] += " / " + dur(r.Rival.PerGiBMs)
 				}
 				row[12] += fmt.Sprintf(" (%.0f MiB skipped)", float64(r.Bytes)/(1<<20))
+			}
+			if r.Note != "" {
+				row[12] = r.Note
 			}
 		}
 		rows = append(rows, row)
@@ -1264,6 +1303,7 @@ func printTable(w io.Writer, rep report) {
 		}
 	}
 	fmt.Fprintf(w, "\nPeak RSS: %s.\n", rep.RSSMethod)
+	mcpFooter(w, rep)
 	for _, r := range rep.Results {
 		if r.Fsbox != nil && r.Fsbox.Killed != "" {
 			fmt.Fprintf(w, "killed: the run passed -timeout (%s) or -max-rss (%s) and was killed with its process group;\n", dur(rep.TimeoutMs), kib(rep.MaxRSSKiB))
