@@ -2,7 +2,7 @@
 
 package main
 
-// The MCP rows: `fsbox mcp WORKDIR` (which execs fsbox-mcpd, beside the
+// The MCP rows: `fsbox mcp WORKDIR` (which execs fsbox-full, beside the
 // fsbox binary) driven over its stdin and stdout by a small JSON-RPC 2.0
 // client of the harness's own (newline-delimited messages, request ids,
 // lines read until the reply with that id); the MCP SDK stays out of the
@@ -540,8 +540,8 @@ func benchMCP(cfg config, dir, fsbox string, fsboxEnv []string, rows []string) [
 		}
 		return results
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(fsbox), "fsbox-mcpd")); err != nil {
-		return fail(fmt.Errorf("fsbox-mcpd is not beside %s (make build builds both)", fsbox))
+	if _, err := os.Stat(filepath.Join(filepath.Dir(fsbox), "fsbox-full")); err != nil {
+		return fail(fmt.Errorf("fsbox-full is not beside %s (make build builds both)", fsbox))
 	}
 	// XDG_CONFIG_HOME (fsboxEnv's) is an empty directory: no config.toml.
 	for _, kv := range fsboxEnv {
