@@ -295,6 +295,9 @@ func refReadText(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, e
 		return refOut{text: ""}, nil
 	}
 	out := refOut{text: r.Content}
+	if r.BOM {
+		out.text = "\uFEFF" + out.text // kept, as a UTF-8 reader that does not strip it gives it
+	}
 	if r.Truncated {
 		out.note = fmt.Sprintf("[fsbox: cut at %s; read the rest with head/tail or fsbox read]", r.Limit)
 	}
@@ -352,7 +355,9 @@ func absPath(sb *sandbox.Sandbox, p string) string {
 	return filepath.Join(sb.Workdir(), p)
 }
 
-func fileURI(sb *sandbox.Sandbox, p string) string { return "file://" + filepath.ToSlash(absPath(sb, p)) }
+func fileURI(sb *sandbox.Sandbox, p string) string {
+	return "file://" + filepath.ToSlash(absPath(sb, p))
+}
 
 func refReadMultiple(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, error) {
 	var paths []string

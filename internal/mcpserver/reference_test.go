@@ -205,6 +205,12 @@ func TestReferenceRead(t *testing.T) {
 	if got := okText(t, cs, "read_text_file", map[string]any{"path": "crlf.txt"}); got != "alpha\r\nbeta\r\n" {
 		t.Errorf("CRLF not kept: %q", got)
 	}
+	if err := os.WriteFile(filepath.Join(work, "bom.txt"), []byte("\xEF\xBB\xBFhi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := okText(t, cs, "read_text_file", map[string]any{"path": "bom.txt"}); got != "\uFEFFhi\n" {
+		t.Errorf("BOM not kept: %q", got)
+	}
 	if got := okText(t, cs, "read_text_file", map[string]any{"path": filepath.Join(ro, "notes.md")}); got != "read only\n" {
 		t.Errorf("read root: %q", got)
 	}
