@@ -707,13 +707,14 @@ func refFileInfo(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, e
 	if err != nil {
 		return refOut{}, err
 	}
-	t := fileTimesOf(info)
+	// Times come from the sandbox's own lstat, as every byte does; it
+	// reads no birth time, so created is unknown rather than guessed.
 	const layout = "2006-01-02T15:04:05.000Z"
 	lines := []string{
 		fmt.Sprintf("size: %d", info.Size),
-		"created: " + t.created.UTC().Format(layout),
+		"created: unknown",
 		"modified: " + info.ModTime.UTC().Format(layout),
-		"accessed: " + t.accessed.UTC().Format(layout),
+		"accessed: " + info.ATime.UTC().Format(layout),
 		fmt.Sprintf("isDirectory: %t", info.Type == "dir"),
 		fmt.Sprintf("isFile: %t", info.Type == "file"),
 		fmt.Sprintf("permissions: %03o", info.Mode.Perm()),

@@ -22,7 +22,8 @@ type Info struct {
 	Size    int64       // bytes
 	Mode    fs.FileMode // permission bits and type
 	ModTime time.Time
-	Target  string // symlink target, as stored
+	ATime   time.Time // last access, where the platform layer reads it (Linux); else ModTime
+	Target  string    // symlink target, as stored
 	Nlink   uint64
 	key     [2]uint64 // device and inode where known
 }
@@ -42,7 +43,7 @@ func TypeOf(m fs.FileMode) string {
 
 func newInfo(name, display, abs string, fi fs.FileInfo) Info {
 	return Info{Name: name, Path: display, Abs: abs, Type: TypeOf(fi.Mode()), Size: fi.Size(),
-		Mode: fi.Mode(), ModTime: fi.ModTime().UTC(), Nlink: nlink(fi), key: devIno(fi)}
+		Mode: fi.Mode(), ModTime: fi.ModTime().UTC(), ATime: atime(fi), Nlink: nlink(fi), key: devIno(fi)}
 }
 
 // File is a regular file opened for reading that passed every check.

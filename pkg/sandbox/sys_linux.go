@@ -50,6 +50,14 @@ func nlink(fi fs.FileInfo) uint64 {
 	return 1
 }
 
+// atime is a file's last access time.
+func atime(fi fs.FileInfo) time.Time {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return time.Unix(st.Atim.Sec, st.Atim.Nsec).UTC()
+	}
+	return fi.ModTime().UTC()
+}
+
 // fileKey identifies a file by device and inode, for loop detection.
 func fileKey(info Info) ([2]uint64, bool) {
 	return info.key, info.key != [2]uint64{}
@@ -96,7 +104,7 @@ func openChild(d *Dir, name, display string, f *File) error {
 		return AsError(refuse)
 	}
 	f.Info = Info{Name: name, Path: display, Type: "file", Size: st.Size, Mode: fs.FileMode(st.Mode & 0o777),
-		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(), Nlink: uint64(st.Nlink), key: [2]uint64{uint64(st.Dev), st.Ino}}
+		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(), ATime: time.Unix(st.Atim.Sec, st.Atim.Nsec).UTC(), Nlink: uint64(st.Nlink), key: [2]uint64{uint64(st.Dev), st.Ino}}
 	f.os, f.fd, f.s, f.n = nil, fd, d.s, 0
 	return nil
 }
@@ -283,7 +291,7 @@ func openChildDir(d *Dir, name, display string) (*Dir, error) {
 		rel = d.rel + "/" + name
 	}
 	info := Info{Name: name, Path: display, Abs: d.rt.abs(rel), Type: "dir", Mode: fs.ModeDir | fs.FileMode(st.Mode&0o777),
-		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(), Nlink: uint64(st.Nlink), key: [2]uint64{uint64(st.Dev), st.Ino}}
+		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(), ATime: time.Unix(st.Atim.Sec, st.Atim.Nsec).UTC(), Nlink: uint64(st.Nlink), key: [2]uint64{uint64(st.Dev), st.Ino}}
 	sub := &Dir{s: d.s, rt: d.rt, fd: fd, rel: rel, Info: info}
 	sub.refs.Store(1)
 	return sub, nil
