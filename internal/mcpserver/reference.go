@@ -23,7 +23,7 @@ import (
 // tools. A tool whose operation the policy switches off is not offered.
 // Results are text, as the reference gives them, with {"content": text}
 // as structuredContent; errors are isError results with fsbox's error
-// object. REFERENCE.md lists where fsbox is stricter.
+// object. The README's profile table lists where fsbox is stricter.
 
 // refTool is one reference tool.
 type refTool struct {
