@@ -1,9 +1,11 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +38,8 @@ const (
 	idleTimeout       = 2 * time.Minute
 	maxHeaderBytes    = 64 << 10
 	shutdownGrace     = 5 * time.Second // for tool calls in flight when ctx is done
+	sessionTimeout    = 30 * time.Minute
+	maxBody           = 4 << 20 // the SDK's own cap on a request body
 )
 
 // The refusal log's rate: at most refusalBurst records at once, refilled
@@ -129,7 +133,9 @@ func serveListener(ctx context.Context, ln net.Listener, srv *Server, s *cli.Ser
 	// listener refuses a Host that is not loopback) stays on beneath the
 	// front's stricter one (the same port too). Its CrossOriginProtection
 	// option is deprecated; the front checks Origin itself.
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.Server }, &mcp.StreamableHTTPOptions{})
+	// An idle session ends after SessionTimeout, and what it held (its
+	// token binding, its roots) with it.
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.Server }, &mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout})
 	mux := http.NewServeMux()
 	mux.Handle(mcpPath, mcpHandler)
 	mux.Handle("/", http.NotFoundHandler())
@@ -137,6 +143,7 @@ func serveListener(ctx context.Context, ln net.Listener, srv *Server, s *cli.Ser
 	stop := make(chan struct{}) // closed when ctx is done: ends the standalone SSE streams
 	f := newFront(mux, s, ln.Addr(), hostOf(s.HTTP), clock)
 	f.stop = stop
+	srv.sessionEnded = f.forget
 	hs := &http.Server{
 		Handler:           f,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -265,6 +272,12 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// response carries to the token.
 		w = &sessionRecorder{ResponseWriter: w, f: f, sum: sum}
 	}
+	if r.Method == http.MethodPost {
+		if err := stampRequestIDs(r); err != nil {
+			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
 	rec := &statusRecorder{ResponseWriter: w}
 	f.next.ServeHTTP(rec, r)
 	if sid != "" && r.Method == http.MethodDelete && rec.status >= 200 && rec.status < 300 {
@@ -272,6 +285,45 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(f.sessions, sid)
 		f.mu.Unlock()
 	}
+}
+
+// forget drops an ended session's token binding.
+func (f *front) forget(id string) {
+	f.mu.Lock()
+	delete(f.sessions, id)
+	f.mu.Unlock()
+}
+
+// stampRequestIDs copies the JSON-RPC id of a tools/call in the body into
+// its params' _meta, as idConn does on stdio: the SDK does not hand a
+// tool handler its request's id, which the audit record carries. A body
+// over maxBody is left to the SDK, which refuses it.
+func stampRequestIDs(r *http.Request) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	r.Body.Close()
+	if err != nil {
+		return err
+	}
+	if len(body) <= maxBody {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" && len(msg.ID) > 0 {
+			var id any
+			var whole map[string]json.RawMessage
+			if json.Unmarshal(msg.ID, &id) == nil && json.Unmarshal(body, &whole) == nil {
+				whole["params"] = withRequestID(msg.Params, id)
+				if b, err := json.Marshal(whole); err == nil {
+					body = b
+				}
+			}
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return nil
 }
 
 // bearerSum is the SHA-256 of the token in an Authorization header of

@@ -50,6 +50,9 @@ type Server struct {
 	spec  *cli.ServeSpec
 	work  chan struct{} // a token per running call (Workers)
 	roots *rootSet      // the roots clients announced
+	// sessionEnded, when set (HTTP), hears the id of each session that
+	// ended.
+	sessionEnded func(id string)
 }
 
 // New builds the server for s: one tool per operation the policy enables
@@ -59,7 +62,16 @@ func New(s *cli.ServeSpec) *Server {
 	srv.Server = mcp.NewServer(&mcp.Implementation{Name: "fsbox", Title: "fsbox: sandboxed file tools", Version: s.Version}, &mcp.ServerOptions{
 		Instructions: "File tools inside one sandbox: relative paths resolve against the policy's workdir; only the workdir is writable. " +
 			"Errors are tool results with isError and {\"error\":{code, message, path, rule}}.",
-		InitializedHandler:      func(ctx context.Context, r *mcp.InitializedRequest) { srv.roots.refresh(ctx, r.Session, s.Stderr) },
+		InitializedHandler: func(ctx context.Context, r *mcp.InitializedRequest) {
+			srv.roots.refresh(ctx, r.Session, s.Stderr)
+			go func() { // what the session held goes with it
+				r.Session.Wait()
+				srv.roots.forget(r.Session)
+				if srv.sessionEnded != nil {
+					srv.sessionEnded(r.Session.ID())
+				}
+			}()
+		},
 		RootsListChangedHandler: func(ctx context.Context, r *mcp.RootsListChangedRequest) { srv.roots.refresh(ctx, r.Session, s.Stderr) },
 	})
 	if s.Profile == "reference" {
@@ -232,18 +244,7 @@ func (c *idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	c.pending[r.ID] = true
 	c.mu.Unlock()
 	if r.Method == "tools/call" {
-		var p map[string]any
-		if json.Unmarshal(r.Params, &p) == nil && p != nil {
-			meta, _ := p["_meta"].(map[string]any)
-			if meta == nil {
-				meta = map[string]any{}
-			}
-			meta[idMetaKey] = r.ID.Raw()
-			p["_meta"] = meta
-			if b, err := json.Marshal(p); err == nil {
-				r.Params = b
-			}
-		}
+		r.Params = withRequestID(r.Params, r.ID.Raw())
 	}
 	return m, err
 }
@@ -257,6 +258,26 @@ func (c *idConn) Write(ctx context.Context, m jsonrpc.Message) error {
 		c.mu.Unlock()
 	}
 	return err
+}
+
+// withRequestID returns a tools/call's params with id under _meta's
+// idMetaKey (params that are not an object are left as they are).
+func withRequestID(params json.RawMessage, id any) json.RawMessage {
+	var p map[string]any
+	if json.Unmarshal(params, &p) != nil || p == nil {
+		return params
+	}
+	meta, _ := p["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[idMetaKey] = id
+	p["_meta"] = meta
+	b, err := json.Marshal(p)
+	if err != nil {
+		return params
+	}
+	return b
 }
 
 type nopCloser struct{ io.Writer }
