@@ -3,8 +3,10 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -601,4 +603,105 @@ func TestRootsLatestProtocol(t *testing.T) {
 	}
 	t.Skipf("roots announced on protocol %s are not applied (the server cannot ask for them): top.txt outside the client's root was served",
 		cs.InitializeResult().ProtocolVersion)
+}
+
+// TestStdioProcess runs the server as the separate process a host starts:
+// fsbox-mcpd over stdio, and fsbox mcp, which execs the fsbox-mcpd beside
+// it.
+func TestStdioProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	bin := t.TempDir()
+	build := exec.Command(goBin, "build", "-o", bin, "github.com/fsbox/fsbox/cmd/fsbox", "github.com/fsbox/fsbox/cmd/fsbox-mcpd")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	work, empty, home := filepath.Join(base, "work"), filepath.Join(base, "xdg"), filepath.Join(base, "home")
+	for _, d := range []string{work, empty, home} {
+		must(t, os.MkdirAll(d, 0o755))
+	}
+	writeFile(t, filepath.Join(work, "a.txt"), "over stdio\n")
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "FSBOX_CONFIG" && k != "XDG_CONFIG_HOME" && k != "HOME" && k != "FSBOX_FORMAT" {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "XDG_CONFIG_HOME="+empty, "HOME="+home)
+	command := func(name string, args ...string) *exec.Cmd {
+		c := exec.Command(filepath.Join(bin, name), args...)
+		c.Env, c.Dir = env, base
+		return c
+	}
+	connect := func(t *testing.T, c *exec.Cmd) *mcp.ClientSession {
+		t.Helper()
+		var stderr lockedBuf
+		c.Stderr = &stderr
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: c}, nil)
+		if err != nil {
+			t.Fatalf("connecting to %v: %v\nstderr: %s", c.Args, err, stderr.String())
+		}
+		t.Cleanup(func() {
+			if err := cs.Close(); err != nil {
+				t.Logf("close: %v", err)
+			}
+		})
+		return cs
+	}
+
+	t.Run("fsbox-mcpd", func(t *testing.T) {
+		cs := connect(t, command(cli.ServerBinary, "mcp", work))
+		if info := cs.InitializeResult().ServerInfo; info == nil || info.Name != "fsbox" {
+			t.Errorf("server info %+v", info)
+		}
+		names, _ := listNames(t, cs)
+		if !contains(names, "fsbox_read") || contains(names, "fsbox_rm") {
+			t.Errorf("tools/list over stdio: %v", names)
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fsbox_read", Arguments: map[string]any{"path": "a.txt"}})
+		if out := okResult(t, "fsbox_read", nil, res, err); out["content"] != "over stdio\n" {
+			t.Errorf("read over stdio: %v", out)
+		}
+		res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fsbox_write", Arguments: map[string]any{"path": "../escape.txt", "content": "x"}})
+		failResult(t, "fsbox_write ../escape.txt", nil, res, err, "denied", "")
+		if _, err := os.Stat(filepath.Join(base, "escape.txt")); !os.IsNotExist(err) {
+			t.Errorf("a write outside the workdir happened")
+		}
+	})
+
+	t.Run("no-policy", func(t *testing.T) {
+		c := command(cli.ServerBinary, "mcp")
+		var stdout, stderr strings.Builder
+		c.Stdin, c.Stdout, c.Stderr = strings.NewReader(""), &stdout, &stderr
+		err := c.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 8 {
+			t.Fatalf("fsbox-mcpd mcp with no directories and no policy: %v, want exit 8\nstderr: %s", err, stderr.String())
+		}
+		var env struct {
+			Error *errBody `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(stderr.String()), &env); err != nil || env.Error == nil || env.Error.Code != "config" {
+			t.Errorf("stderr is not a config error in JSON: %q (%v)", stderr.String(), err)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("stdout: %q", stdout.String())
+		}
+	})
+
+	t.Run("fsbox-mcp-execs-mcpd", func(t *testing.T) {
+		cs := connect(t, command("fsbox", "mcp", work))
+		if r := cs.InitializeResult(); r == nil || r.ServerInfo == nil || r.ServerInfo.Name != "fsbox" {
+			t.Fatalf("initialize through fsbox mcp: %+v", r)
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fsbox_stat", Arguments: map[string]any{"path": "a.txt"}})
+		okResult(t, "fsbox_stat", nil, res, err)
+	})
 }
