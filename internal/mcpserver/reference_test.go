@@ -94,9 +94,9 @@ func okText(t *testing.T, cs *mcp.ClientSession, name string, args map[string]an
 	t.Helper()
 	res := callTool(t, cs, name, args)
 	if res.IsError {
-		t.Fatalf("%s %v: isError: %s", name, args, textOf(res))
+		t.Fatalf("%s %v: isError: %s", name, args, refTextOf(res))
 	}
-	text := textOf(res)
+	text := refTextOf(res)
 	var sc struct {
 		Content *string `json:"content"`
 	}
@@ -107,7 +107,7 @@ func okText(t *testing.T, cs *mcp.ClientSession, name string, args map[string]an
 	return text
 }
 
-func textOf(res *mcp.CallToolResult) string {
+func refTextOf(res *mcp.CallToolResult) string {
 	if len(res.Content) == 0 {
 		return ""
 	}
@@ -122,7 +122,7 @@ func errCode(t *testing.T, cs *mcp.ClientSession, name string, args map[string]a
 	t.Helper()
 	res := callTool(t, cs, name, args)
 	if !res.IsError {
-		t.Fatalf("%s %v: want isError, got %s", name, args, textOf(res))
+		t.Fatalf("%s %v: want isError, got %s", name, args, refTextOf(res))
 	}
 	var e struct {
 		Error struct {
@@ -130,8 +130,8 @@ func errCode(t *testing.T, cs *mcp.ClientSession, name string, args map[string]a
 			Rule string `json:"rule"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(textOf(res)), &e); err != nil {
-		t.Fatalf("%s: the error text is not fsbox's error JSON: %q", name, textOf(res))
+	if err := json.Unmarshal([]byte(refTextOf(res)), &e); err != nil {
+		t.Fatalf("%s: the error text is not fsbox's error JSON: %q", name, refTextOf(res))
 	}
 	return e.Error.Code
 }

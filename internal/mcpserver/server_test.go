@@ -446,12 +446,12 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 }
 
-func fileURI(p string) string { return "file://" + filepath.ToSlash(p) }
+func rootURI(p string) string { return "file://" + filepath.ToSlash(p) }
 
 func TestRootsNarrow(t *testing.T) {
 	h := newHarness(t, setup{noClient: true, files: map[string]string{"top.txt": "top\n", "sub/in.txt": "inside\n"}})
 	sub := filepath.Join(h.work, "sub")
-	cs := h.connectVersion(legacyProtocol, nil, &mcp.Root{URI: fileURI(sub)}, &mcp.Root{URI: fileURI(h.outside)}, &mcp.Root{URI: "https://example.invalid/x"})
+	cs := h.connectVersion(legacyProtocol, nil, &mcp.Root{URI: rootURI(sub)}, &mcp.Root{URI: rootURI(h.outside)}, &mcp.Root{URI: "https://example.invalid/x"})
 	eventually(t, "the client's roots to be applied", func() bool {
 		h.srv.roots.mu.RLock()
 		defer h.srv.roots.mu.RUnlock()
@@ -494,7 +494,7 @@ func TestRootsListChanged(t *testing.T) {
 	defer func() { cs.Close(); ss.Wait() }()
 	res, err := h.callOn(context.Background(), cs, "fsbox_read", map[string]any{"path": "top.txt"})
 	okResult(t, "fsbox_read before roots", nil, res, err)
-	c.AddRoots(&mcp.Root{URI: fileURI(filepath.Join(h.work, "sub"))})
+	c.AddRoots(&mcp.Root{URI: rootURI(filepath.Join(h.work, "sub"))})
 	eventually(t, "the changed roots to be applied", func() bool {
 		h.srv.roots.mu.RLock()
 		defer h.srv.roots.mu.RUnlock()
@@ -503,8 +503,8 @@ func TestRootsListChanged(t *testing.T) {
 	res, err = h.callOn(context.Background(), cs, "fsbox_read", map[string]any{"path": "top.txt"})
 	failResult(t, "fsbox_read after roots", nil, res, err, "denied", "")
 	// Only a root outside the policy: the view goes back to the policy's.
-	c.RemoveRoots(fileURI(filepath.Join(h.work, "sub")))
-	c.AddRoots(&mcp.Root{URI: fileURI(h.outside)})
+	c.RemoveRoots(rootURI(filepath.Join(h.work, "sub")))
+	c.AddRoots(&mcp.Root{URI: rootURI(h.outside)})
 	eventually(t, "the outside-only roots to be dropped", func() bool {
 		h.srv.roots.mu.RLock()
 		defer h.srv.roots.mu.RUnlock()
@@ -591,7 +591,7 @@ func TestRequestIDNotForged(t *testing.T) {
 // through SEP-2322 input requests), make this test demand the denial.
 func TestRootsLatestProtocol(t *testing.T) {
 	h := newHarness(t, setup{noClient: true, files: map[string]string{"top.txt": "top\n", "sub/in.txt": "inside\n"}})
-	cs := h.connect(nil, &mcp.Root{URI: fileURI(filepath.Join(h.work, "sub"))})
+	cs := h.connect(nil, &mcp.Root{URI: rootURI(filepath.Join(h.work, "sub"))})
 	res, err := h.callOn(context.Background(), cs, "fsbox_read", map[string]any{"path": "sub/in.txt"})
 	okResult(t, "fsbox_read inside", nil, res, err)
 	// Whatever happens to roots, the policy still holds.
@@ -606,7 +606,7 @@ func TestRootsLatestProtocol(t *testing.T) {
 }
 
 // TestStdioProcess runs the server as the separate process a host starts:
-// fsbox-mcpd over stdio, and fsbox mcp, which execs the fsbox-mcpd beside
+// fsbox-full over stdio, and fsbox mcp, which execs the fsbox-full beside
 // it.
 func TestStdioProcess(t *testing.T) {
 	if testing.Short() {
@@ -617,7 +617,7 @@ func TestStdioProcess(t *testing.T) {
 		t.Skip("no go on PATH")
 	}
 	bin := t.TempDir()
-	build := exec.Command(goBin, "build", "-o", bin, "github.com/fsbox/fsbox/cmd/fsbox", "github.com/fsbox/fsbox/cmd/fsbox-mcpd")
+	build := exec.Command(goBin, "build", "-o", bin, "github.com/fsbox/fsbox/cmd/fsbox", "github.com/fsbox/fsbox/cmd/fsbox-full")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -656,8 +656,8 @@ func TestStdioProcess(t *testing.T) {
 		return cs
 	}
 
-	t.Run("fsbox-mcpd", func(t *testing.T) {
-		cs := connect(t, command(cli.ServerBinary, "mcp", work))
+	t.Run("fsbox-full", func(t *testing.T) {
+		cs := connect(t, command(cli.FullBinary, "mcp", work))
 		if info := cs.InitializeResult().ServerInfo; info == nil || info.Name != "fsbox" {
 			t.Errorf("server info %+v", info)
 		}
@@ -677,13 +677,13 @@ func TestStdioProcess(t *testing.T) {
 	})
 
 	t.Run("no-policy", func(t *testing.T) {
-		c := command(cli.ServerBinary, "mcp")
+		c := command(cli.FullBinary, "mcp")
 		var stdout, stderr strings.Builder
 		c.Stdin, c.Stdout, c.Stderr = strings.NewReader(""), &stdout, &stderr
 		err := c.Run()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 8 {
-			t.Fatalf("fsbox-mcpd mcp with no directories and no policy: %v, want exit 8\nstderr: %s", err, stderr.String())
+			t.Fatalf("fsbox-full mcp with no directories and no policy: %v, want exit 8\nstderr: %s", err, stderr.String())
 		}
 		var env struct {
 			Error *errBody `json:"error"`
