@@ -25,24 +25,6 @@ import (
 
 const testToken = "0123456789abcdef-test-token"
 
-// syncBuffer is a goroutine-safe stderr.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // fakeClock is the refusal log's clock: it moves only when told.
 type fakeClock struct {
 	mu sync.Mutex
@@ -66,7 +48,7 @@ type testServer struct {
 	hostport string
 	work     string
 	auditLog string
-	stderr   *syncBuffer
+	stderr   *lockedBuf
 	clock    *fakeClock
 	stop     func() error // cancels the server's context and waits for it to return
 }
@@ -93,7 +75,7 @@ func startHTTP(t *testing.T) *testServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { audit.Close() })
-	stderr := &syncBuffer{}
+	stderr := &lockedBuf{}
 	s := &cli.ServeSpec{Reg: ops.Registry, Sandbox: sb, Audit: audit, Version: "test", Profile: "native",
 		HTTP: "127.0.0.1:0", Token: testToken, Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: stderr}
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
@@ -122,6 +104,12 @@ func startHTTP(t *testing.T) *testServer {
 // refusals are the audit log's mcp-http records.
 func (ts *testServer) refusals(t *testing.T) []sandbox.AuditRecord {
 	t.Helper()
+	return ts.records(t, "mcp-http")
+}
+
+// records are the audit log's records of one command.
+func (ts *testServer) records(t *testing.T, command string) []sandbox.AuditRecord {
+	t.Helper()
 	f, err := os.Open(ts.auditLog)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +122,7 @@ func (ts *testServer) refusals(t *testing.T) []sandbox.AuditRecord {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("audit line %q: %v", sc.Text(), err)
 		}
-		if r.Command == "mcp-http" {
+		if r.Command == command {
 			recs = append(recs, r)
 		}
 	}
@@ -270,6 +258,10 @@ func TestHTTPClient(t *testing.T) {
 	if !st.Exists || st.Type != "file" || st.Size != int64(len("hello, world\n")) {
 		t.Errorf("structuredContent %s", b)
 	}
+	// Its audit record carries the JSON-RPC id, as on stdio.
+	if recs := ts.records(t, "stat"); len(recs) != 1 || recs[0].RequestID == nil || recs[0].Verdict != "ok" {
+		t.Errorf("audit records of the stat call over HTTP: %+v; want one, ok, with its request id", recs)
+	}
 
 	// The session is bound to the token: the same id with another token
 	// is refused (at the token check: the server knows one token).
@@ -297,7 +289,7 @@ func TestFrontSessionBinding(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
-	s := &cli.ServeSpec{Token: "token-a-0123456789", Stderr: &syncBuffer{}}
+	s := &cli.ServeSpec{Token: "token-a-0123456789", Stderr: &lockedBuf{}}
 	f := newFront(next, s, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8000}, "127.0.0.1", nil)
 	serve := func(token, sid string) int {
 		r := httptest.NewRequest("POST", "http://127.0.0.1:8000/mcp", nil)
@@ -325,8 +317,8 @@ func TestFrontSessionBinding(t *testing.T) {
 	if c := serve("token-b-0123456789", "session-2"); c != 200 {
 		t.Errorf("session-2 with its token: %d", c)
 	}
-	if !strings.Contains(s.Stderr.(*syncBuffer).String(), "another token") {
-		t.Errorf("the refusal is not logged: %q", s.Stderr.(*syncBuffer).String())
+	if !strings.Contains(s.Stderr.(*lockedBuf).String(), "another token") {
+		t.Errorf("the refusal is not logged: %q", s.Stderr.(*lockedBuf).String())
 	}
 }
 
