@@ -48,7 +48,8 @@
 // The mcp-* rows (mcp.go) time `fsbox mcp` as an MCP server over stdio:
 // its start-up to the initialize reply, per-call round trips of warm tool
 // calls (median and p90) against the reference MCP filesystem server where
-// node, npx and that package are installed (else the peer is reported as
+// node and npm are installed (npm installs the server into DATA/mcp-peer
+// on first use; without them, or offline, the peer is reported as
 // skipped), and its resident set idle and after 1,000 mixed calls.
 //
 // To add a comparison, add a row to comparisons; to add data, add a
@@ -494,7 +495,7 @@ func main() {
 			fmt.Printf("%-16s fsbox %s\n%-16s vs %s\n", c.name, showArgv(c.fsbox), "", rivalText(c.rival))
 		}
 		for _, n := range mcpRowNames {
-			peer := fmt.Sprintf("npx %s DATA/%s where installed", mcpPeerPkg, dirMCP)
+			peer := fmt.Sprintf("node DATA/%s/node_modules/%s/dist/index.js DATA/%s (%s@%s, installed by npm on first use)", dirMCPPeer, mcpPeerPkg, dirMCP, mcpPeerPkg, mcpPeerVer)
 			if strings.HasPrefix(n, "mcp-rss-") {
 				peer = rivalText(nil)
 			}

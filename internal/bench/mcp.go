@@ -14,11 +14,14 @@ package main
 //	mcp-rss-idle      VmRSS right after initialize (target < 30 MiB)
 //	mcp-rss-1000      VmRSS after 1,000 mixed calls in a fresh session (target < 60 MiB)
 //
-// The peer is the reference MCP filesystem server, run as `npx --offline
-// -y @modelcontextprotocol/server-filesystem WORKDIR` the same way, with
-// its own tool names and absolute paths, when node and npx are installed
-// and npm's cache holds the package (--offline: nothing is downloaded).
-// Otherwise the rows time fsbox alone and say why the peer was skipped.
+// The peer is the reference MCP filesystem server,
+// @modelcontextprotocol/server-filesystem at mcpPeerVersion (the release
+// the targets were set against; the nearest earlier one if the registry
+// lacks it, said in the output), installed once with `npm install --prefix
+// DATA/mcp-peer` and reused after, and run as `node ENTRY WORKDIR` (ENTRY:
+// the package's bin, dist/index.js) the same way, with its own tool names
+// and absolute paths. Without node or npm, or when npm cannot install it,
+// the rows time fsbox alone and say why the peer was skipped.
 
 import (
 	"bufio"
@@ -47,6 +50,8 @@ const (
 	mcpLsDir    = "go/strings"     // about 18 entries
 	mcpEditFile = "edit.txt"       // rewritten by the harness before each session
 	mcpPeerPkg  = "@modelcontextprotocol/server-filesystem"
+	mcpPeerVer  = "2026.8.31"
+	dirMCPPeer  = "mcp-peer" // npm's prefix for the peer, in the data directory
 )
 
 var mcpGoDirs = []string{"strings", "bufio", "encoding/json"}
@@ -169,7 +174,7 @@ func (s *rpcServer) close() {
 		s.kill()
 		<-done
 	}
-	s.kill() // children (npx's node) that outlived their parent
+	s.kill() // children that outlived their parent
 }
 
 // send writes one message.
@@ -347,14 +352,14 @@ func fsboxMCPSide(fsbox, work string, env []string) mcpSide {
 // peerMCPSide is the reference server, with its tool names (read_text_file
 // in current releases, read_file in older ones) and absolute paths, which
 // it wants.
-func peerMCPSide(npx, work string, names map[string]bool) mcpSide {
+func peerMCPSide(peer *mcpPeerInstall, work string, names map[string]bool) mcpSide {
 	read := "read_text_file"
 	if !names[read] {
 		read = "read_file"
 	}
 	abs := func(p string) string { return filepath.Join(work, p) }
 	return mcpSide{
-		path: npx, argv: []string{"npx", "--offline", "-y", mcpPeerPkg, work}, env: os.Environ(),
+		path: peer.node, argv: peer.argv(work), env: os.Environ(),
 		ops: []mcpOp{
 			{"mcp-stat", func(int) (string, map[string]any) { return "get_file_info", map[string]any{"path": abs(mcpText)} }},
 			{"mcp-read-10KiB", func(int) (string, map[string]any) { return read, map[string]any{"path": abs(mcpText)} }},
@@ -510,16 +515,132 @@ func runMCPSide(side mcpSide, work string, limit time.Duration, want map[string]
 	return r, nil
 }
 
-// mcpPeer finds the peer: its npx, or why it is skipped.
-func mcpPeer() (npx, why string) {
-	if _, err := exec.LookPath("node"); err != nil {
-		return "", "skipped: node not installed"
-	}
-	p, err := exec.LookPath("npx")
+// mcpPeerInstall is the installed peer.
+type mcpPeerInstall struct {
+	node    string // node's path
+	entry   string // the package's bin script
+	version string // the installed version
+	note    string // "": mcpPeerVer; else why another
+}
+
+func (p *mcpPeerInstall) argv(work string) []string { return []string{"node", p.entry, work} }
+
+// mcpPeer installs the peer into DATA/mcp-peer unless it is there already,
+// or says why it is skipped.
+func mcpPeer(dir string) (*mcpPeerInstall, string) {
+	node, err := exec.LookPath("node")
 	if err != nil {
-		return "", "skipped: npx not installed"
+		return nil, "skipped: node not installed"
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return nil, "skipped: npm not installed"
+	}
+	prefix := filepath.Join(dir, dirMCPPeer)
+	p := &mcpPeerInstall{node: node}
+	installed := func() (string, string) {
+		b, err := os.ReadFile(filepath.Join(prefix, "node_modules", mcpPeerPkg, "package.json"))
+		if err != nil {
+			return "", ""
+		}
+		var pj struct {
+			Version string          `json:"version"`
+			Bin     json.RawMessage `json:"bin"`
+		}
+		if json.Unmarshal(b, &pj) != nil {
+			return "", ""
+		}
+		var bin string
+		var bins map[string]string
+		if json.Unmarshal(pj.Bin, &bin) != nil && json.Unmarshal(pj.Bin, &bins) == nil {
+			bin = bins["mcp-server-filesystem"]
+			if bin == "" {
+				for _, v := range bins {
+					bin = v
+				}
+			}
+		}
+		if bin == "" {
+			return "", ""
+		}
+		return pj.Version, filepath.Join(prefix, "node_modules", mcpPeerPkg, bin)
+	}
+	npmRun := func(args ...string) ([]byte, error) {
+		cmd := exec.Command(npm, args...)
+		cmd.Dir = prefix
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("npm %s: %v: %s", args[0], err, firstLine(strings.TrimSpace(stderr.String())))
+		}
+		return out, nil
+	}
+	if err := os.MkdirAll(prefix, 0o755); err != nil {
+		return nil, "skipped: " + err.Error()
+	}
+
+	want := mcpPeerVer
+	if v, entry := installed(); v != mcpPeerVer {
+		// Not installed, or another version: the registry's versions.
+		out, err := npmRun("view", mcpPeerPkg, "versions", "--json")
+		if err != nil {
+			if entry == "" {
+				return nil, "skipped: " + err.Error()
+			}
+			want = v // offline: what is there
+		} else {
+			var vs []string
+			if err := json.Unmarshal(out, &vs); err != nil {
+				return nil, "skipped: npm view: " + err.Error()
+			}
+			if want = nearestVersion(vs, mcpPeerVer); want == "" {
+				return nil, fmt.Sprintf("skipped: %s has no release at or before %s", mcpPeerPkg, mcpPeerVer)
+			}
+		}
+		if v != want {
+			progress("== mcp: npm install --prefix %s %s@%s", prefix, mcpPeerPkg, want)
+			if _, err := npmRun("install", "--prefix", prefix, "--save-exact", "--no-audit", "--no-fund", "--loglevel=error", mcpPeerPkg+"@"+want); err != nil {
+				return nil, "skipped: " + err.Error()
+			}
+		}
+	}
+	p.version, p.entry = installed()
+	if p.entry == "" {
+		return nil, "skipped: " + mcpPeerPkg + " has no bin script after npm install"
+	}
+	if p.version != mcpPeerVer {
+		p.note = fmt.Sprintf("%s %s is not to be had: the nearest earlier release, %s", mcpPeerPkg, mcpPeerVer, p.version)
 	}
 	return p, ""
+}
+
+// nearestVersion is want if vs has it, else the newest of vs before it
+// (dotted numbers compared field by field; pre-releases left out); "" if none.
+func nearestVersion(vs []string, want string) string {
+	parse := func(v string) []int {
+		var n []int
+		for f := range strings.SplitSeq(v, ".") {
+			i, err := strconv.Atoi(f)
+			if err != nil {
+				return nil
+			}
+			n = append(n, i)
+		}
+		return n
+	}
+	w := parse(want)
+	best, bestN := "", []int(nil)
+	for _, v := range vs {
+		n := parse(v)
+		if n == nil || slices.Compare(n, w) > 0 {
+			continue
+		}
+		if bestN == nil || slices.Compare(n, bestN) > 0 {
+			best, bestN = v, n
+		}
+	}
+	return best
 }
 
 // benchMCP measures the selected MCP rows.
@@ -529,7 +650,7 @@ func benchMCP(cfg config, dir, fsbox string, fsboxEnv []string, rows []string) [
 		want[n] = true
 	}
 	work := filepath.Join(dir, dirMCP)
-	peerArgv := []string{"npx", "--offline", "-y", mcpPeerPkg, work}
+	peerArgv := []string{"node", filepath.Join("DATA", dirMCPPeer, "node_modules", mcpPeerPkg, "dist/index.js"), work}
 	results := make([]result, len(rows))
 	for i, n := range rows {
 		results[i] = result{Name: n, FsboxArgv: []string{"fsbox", "mcp", work}}
@@ -558,11 +679,18 @@ func benchMCP(cfg config, dir, fsbox string, fsboxEnv []string, rows []string) [
 		return fail(err)
 	}
 
-	npx, skipped := mcpPeer()
+	peer, skipped := mcpPeer(dir)
 	var pr *mcpResult
-	if npx != "" {
-		progress("== mcp: peer %s", strings.Join(peerArgv, " "))
-		pr, err = runMCPPeer(npx, work, cfg.guard.timeout, want)
+	peerVersion := ""
+	if peer != nil {
+		peerArgv = peer.argv(work)
+		peerVersion = fmt.Sprintf("peer %s@%s", mcpPeerPkg, peer.version)
+		progress("== mcp: %s: %s", peerVersion, strings.Join(peerArgv, " "))
+		if peer.note != "" {
+			progress("   %s", peer.note)
+			peerVersion += " (" + peer.note + ")"
+		}
+		pr, err = runMCPPeer(peer, work, cfg.guard.timeout, want)
 		if err != nil {
 			pr, skipped = nil, "skipped: it did not run ("+firstLine(err.Error())+")"
 		}
@@ -581,6 +709,7 @@ func benchMCP(cfg config, dir, fsbox string, fsboxEnv []string, rows []string) [
 			res.Note = fmt.Sprintf("process start to initialize reply; %d fresh starts", len(fs))
 			if pr != nil {
 				ps = pr.startup
+				res.Note += "; " + peerVersion
 			}
 		case "mcp-rss-idle":
 			res.Fsbox = &stats{Runs: 1, PeakRSSKiB: fr.idleKiB, RSSExact: fr.idleKiB > 0}
@@ -646,8 +775,8 @@ func benchMCP(cfg config, dir, fsbox string, fsboxEnv []string, rows []string) [
 }
 
 // runMCPPeer runs the peer, once its tool names are known.
-func runMCPPeer(npx, work string, limit time.Duration, want map[string]bool) (*mcpResult, error) {
-	s, err := startServer(npx, []string{"npx", "--offline", "-y", mcpPeerPkg, work}, work, os.Environ(), limit)
+func runMCPPeer(peer *mcpPeerInstall, work string, limit time.Duration, want map[string]bool) (*mcpResult, error) {
+	s, err := startServer(peer.node, peer.argv(work), work, os.Environ(), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -667,7 +796,7 @@ func runMCPPeer(npx, work string, limit time.Duration, want map[string]bool) (*m
 			return nil, errors.New("the peer has no tool " + t)
 		}
 	}
-	return runMCPSide(peerMCPSide(npx, work, names), work, limit, want)
+	return runMCPSide(peerMCPSide(peer, work, names), work, limit, want)
 }
 
 // summarizeCalls is summarize plus the p90.
