@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -26,12 +27,21 @@ import (
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
+// memoryLimit is the server's soft memory limit (the GC works harder as
+// the heap nears it).
+const memoryLimit = 64 << 20
+
 // Workers bounds the tool calls that run at once; the others wait for a
 // worker (or for their cancellation).
 var Workers = max(4, 2*runtime.GOMAXPROCS(0))
 
 // Serve is the cli.Serve of fsbox-full: stdio, or streamable HTTP.
 func Serve(ctx context.Context, s *cli.ServeSpec) error {
+	// A server's live heap is small and its garbage per call large (a
+	// result is marshalled three times on its way out): collect less
+	// often, within a soft memory limit.
+	debug.SetGCPercent(400)
+	debug.SetMemoryLimit(memoryLimit)
 	srv := New(s)
 	if s.HTTP != "" {
 		return serveHTTP(ctx, srv, s)
