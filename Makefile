@@ -27,9 +27,16 @@ LDFLAGS   := $(if $(VERSION),-X github.com/fsbox/fsbox/internal/cli.Version=$(VE
 # 0.3 ms) would otherwise be paid by every fsbox call.
 FULL      := $(dir $(BIN))fsbox-full
 
+# Each binary is linked to a temporary name and then copied into place:
+# the linker writes its output through mmap, which leaves the file in the
+# page cache as 4 KiB pages, and every exec of it then takes about 0.25 ms
+# more page faults than the same bytes written sequentially (as install,
+# cp, go install or a read from disk leave them) until the cache drops it.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/fsbox
-	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(FULL) ./cmd/fsbox-full
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN).link ./cmd/fsbox
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(FULL).link ./cmd/fsbox-full
+	cp $(BIN).link $(BIN).new && mv -f $(BIN).new $(BIN) && rm -f $(BIN).link
+	cp $(FULL).link $(FULL).new && mv -f $(FULL).new $(FULL) && rm -f $(FULL).link
 
 # Build for every supported platform and vet it, tests included (Linux-
 # and Unix-only parts, and the tests that make FIFOs, sit behind build tags).

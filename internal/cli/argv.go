@@ -21,11 +21,26 @@ func flagsOf(fs []ucli.Flag) flagSet {
 	out := flagSet{}
 	for _, f := range fs {
 		_, isBool := f.(*ucli.BoolFlag)
-		for _, n := range f.Names() {
-			out[n] = flagName{value: !isBool, primary: f.Names()[0]}
+		names := flagNames(f)
+		for _, n := range names {
+			out[n] = flagName{value: !isBool, primary: names[0]}
 		}
 	}
 	return out
+}
+
+// flagNames is f.Names() without its cost: urfave/cli runs a regexp over
+// every name each time Names is called (a v1 migration guard), and this
+// runs at every start. The flags here are fsbox's own, so the fields are
+// what Names would return.
+func flagNames(f ucli.Flag) []string {
+	switch f := f.(type) {
+	case *ucli.StringFlag:
+		return append([]string{f.Name}, f.Aliases...)
+	case *ucli.BoolFlag:
+		return append([]string{f.Name}, f.Aliases...)
+	}
+	return f.Names()
 }
 
 // canonical rewrites a flag token to its primary long name.
