@@ -705,3 +705,45 @@ func TestStdioProcess(t *testing.T) {
 		okResult(t, "fsbox_stat", nil, res, err)
 	})
 }
+
+// A call that carries a progress token hears a walk's progress: one
+// notifications/progress per sandbox.ProgressEvery entries, counts rising,
+// all before the result; a call without one hears nothing.
+func TestProgress(t *testing.T) {
+	files := map[string]string{}
+	for i := range 3*sandbox.ProgressEvery + 10 {
+		files[fmt.Sprintf("d%d/f%d.txt", i%5, i)] = "x\n"
+	}
+	h := newHarness(t, setup{noClient: true, files: files})
+	var mu sync.Mutex
+	var got []float64
+	cs := h.connect(&mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		got = append(got, r.Params.Progress)
+		mu.Unlock()
+	}})
+	params := &mcp.CallToolParams{Name: "fsbox_find", Arguments: map[string]any{"glob": "**/*.txt"}}
+	params.SetProgressToken("walk-1")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("find: %v %+v", err, res)
+	}
+	mu.Lock()
+	n := len(got)
+	ok := n >= 3
+	for i := 1; i < n; i++ {
+		ok = ok && got[i] > got[i-1]
+	}
+	mu.Unlock()
+	if !ok {
+		t.Errorf("progress %v: want at least 3 rising counts for %d entries", got, 3*sandbox.ProgressEvery+15)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fsbox_find", Arguments: map[string]any{"glob": "**/*.txt"}}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != n {
+		t.Errorf("a call without a progress token got %d notifications", len(got)-n)
+	}
+}
