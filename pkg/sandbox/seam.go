@@ -14,6 +14,8 @@ package sandbox
 //	"edit.checked"    a checked target's current content is about to be read (edit)
 //	"open.checked"    a path was checked lexically, before it is opened
 //	"mkdir.made"      a missing parent directory was made, before it is entered
+//	"batch.checked"   a batch holds the write lock and is about to re-check its targets
+//	"batch.swapped"   one of a batch's changes was swapped in, before the next
 var Seam func(point string)
 
 func atSeam(point string) {

@@ -333,15 +333,32 @@ func renameAt(src, dst *WriteTarget, force bool) error {
 // (renameat2 RENAME_NOREPLACE; where a filesystem lacks it, link(2), which
 // fails on an existing name too, then unlink of tmp).
 func renameNoReplace(w *WriteTarget, tmp string) error {
+	return renameNoReplaceFrom(w, tmp, w.Name)
+}
+
+// renameNoReplaceFrom renames from to to inside the target's pinned
+// directory, only if to is free.
+func renameNoReplaceFrom(w *WriteTarget, from, to string) error {
 	dfd := int(w.dirF.Fd())
-	err := unix.Renameat2(dfd, tmp, dfd, w.Name, unix.RENAME_NOREPLACE)
+	err := unix.Renameat2(dfd, from, dfd, to, unix.RENAME_NOREPLACE)
 	if err == unix.EINVAL || err == unix.ENOSYS {
-		if err = unix.Linkat(dfd, tmp, dfd, w.Name, 0); err == nil {
-			unix.Unlinkat(dfd, tmp, 0)
+		if err = unix.Linkat(dfd, from, dfd, to, 0); err == nil {
+			unix.Unlinkat(dfd, from, 0)
 		}
 	}
 	if err == unix.EEXIST {
 		return fs.ErrExist
+	}
+	return err
+}
+
+// exchangeAt swaps the target's name and tmp in one step (renameat2
+// RENAME_EXCHANGE); where a filesystem lacks it, in three renames.
+func exchangeAt(w *WriteTarget, tmp string) error {
+	dfd := int(w.dirF.Fd())
+	err := unix.Renameat2(dfd, tmp, dfd, w.Name, unix.RENAME_EXCHANGE)
+	if err == unix.EINVAL || err == unix.ENOSYS {
+		return exchangeByRenames(w, tmp)
 	}
 	return err
 }

@@ -74,8 +74,14 @@ func openNoFollow(w *WriteTarget, name string, flags int, perm uint32) (*os.File
 func sweepTemps(w *WriteTarget) {}
 
 func renameNoReplace(w *WriteTarget, tmp string) error {
-	if _, err := w.dir.Lstat(w.Name); err == nil {
+	return renameNoReplaceFrom(w, tmp, w.Name)
+}
+
+func renameNoReplaceFrom(w *WriteTarget, from, to string) error {
+	if _, err := w.dir.Lstat(to); err == nil {
 		return fs.ErrExist
 	}
-	return w.dir.Rename(tmp, w.Name)
+	return w.dir.Rename(from, to)
 }
+
+func exchangeAt(w *WriteTarget, tmp string) error { return exchangeByRenames(w, tmp) }

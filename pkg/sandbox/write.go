@@ -42,6 +42,14 @@ type WriteTarget struct {
 
 const tempPrefix = ".fsbox-tmp-"
 
+// tempName is a fresh temporary name (a random suffix: created with
+// O_EXCL or renamed to without replacing, never guessed into use).
+func tempName() string {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	return tempPrefix + hex.EncodeToString(rnd[:])
+}
+
 // OpenWriteTarget resolves p for writing: it must lie in the workdir,
 // match no deny or write_deny pattern (on its real path), not be the
 // policy file, and be a regular file or not exist. With mkdirs, missing
@@ -388,9 +396,7 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 // syncs the directory: readers see the old content or the new, never a
 // mix. Over max: too_large, and nothing changes.
 func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceResult, error) {
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := tempPrefix + hex.EncodeToString(rnd[:])
+	tmp := tempName()
 	f, err := w.dir.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return ReplaceResult{}, mapOpenErr(err, w.Path)

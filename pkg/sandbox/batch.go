@@ -1,0 +1,260 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// Batch is a set of changes to files in the workdir made as one: all of
+// them or none (a patch over several files). Each change is staged first
+// — Put writes the new content to a synced temporary file beside its
+// target, Delete only notes the target — and Commit then, under the
+// workdir's write lock:
+//
+//  1. re-checks every target: its pinned parent still lies where it was
+//     checked, and, where asked, the file is still the one read
+//     (Unchanged) or hashes as expected (Expect); any miss is conflict and
+//     nothing has changed;
+//  2. swaps each staged file in: a file that exists is exchanged with its
+//     temporary file in one step (renameat2 RENAME_EXCHANGE), so the old
+//     file waits at the temporary name; a new file takes its name only if
+//     the name is still free (RENAME_NOREPLACE); a deleted file is renamed
+//     to a temporary name. If a swap fails, those done are swapped back in
+//     reverse order and the error returned: the tree is as it was;
+//  3. unlinks the old files and syncs every directory touched.
+//
+// Readers see each file old or new, never half-written; between the first
+// swap and the last, a reader may see some files new and others still
+// old. Across a crash in step 2 the tree may hold such a mix until the
+// journal's recovery runs (see the README).
+type Batch struct {
+	s     *Sandbox
+	items []*batchItem
+	done  bool
+}
+
+type batchItem struct {
+	w       *WriteTarget
+	tmp     string // the staged content (put), or the old file's new name (delete)
+	del     bool
+	o       CommitOptions
+	res     ReplaceResult
+	swapped bool
+	exchang bool // swapped by exchange: the old file is at tmp
+}
+
+// NewBatch starts an empty batch.
+func (s *Sandbox) NewBatch() *Batch { return &Batch{s: s} }
+
+// Put stages content for w (a target from OpenWriteTarget; the batch does
+// not close it): at most max bytes, with o's mode and checks. It is
+// written and synced now; nothing is visible until Commit.
+func (b *Batch) Put(w *WriteTarget, content []byte, max int64, o CommitOptions) error {
+	if err := b.add(w); err != nil {
+		return err
+	}
+	if int64(len(content)) > max {
+		return &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Path: w.Path,
+			Msg: fmt.Sprintf("the new content of %s is over max_write_bytes = %d: nothing was written", w.Path, max)}
+	}
+	tmp, f, err := w.createTemp()
+	if err != nil {
+		return err
+	}
+	it := &batchItem{w: w, tmp: tmp, o: o}
+	b.items = append(b.items, it)
+	if _, err := f.Write(content); err != nil {
+		f.Close()
+		return ioErr(w.Path, err)
+	}
+	switch {
+	case o.Mode != nil:
+		err = f.Chmod(*o.Mode & fs.ModePerm)
+	case w.Exists:
+		err = f.Chmod(w.Info.Mode.Perm())
+	}
+	if err == nil {
+		it.res.SHA256, err = syncHashing(f, int64(len(content)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return ioErr(w.Path, err)
+	}
+	it.res.Bytes = int64(len(content))
+	return nil
+}
+
+// Delete stages the removal of w's file (a regular file or a symlink,
+// taken as itself), with o's checks (Unchanged, Expect).
+func (b *Batch) Delete(w *WriteTarget, o CommitOptions) error {
+	if err := b.add(w); err != nil {
+		return err
+	}
+	if !w.Exists {
+		return Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
+	}
+	if w.Info.Type == "dir" {
+		return Errorf(CodeNotAFile, w.Path, "%s is a directory: a batch deletes files only", w.Path)
+	}
+	b.items = append(b.items, &batchItem{w: w, tmp: tempName(), del: true, o: o})
+	return nil
+}
+
+// add refuses a second change to one name, and a finished batch.
+func (b *Batch) add(w *WriteTarget) error {
+	if b.done {
+		return Errorf(CodeIO, w.Path, "the batch was already committed or aborted")
+	}
+	for _, it := range b.items {
+		if it.w.rt == w.rt && it.w.dirRel == w.dirRel && it.w.Name == w.Name {
+			return Errorf(CodeUsage, w.Path, "%s is changed twice in one batch", w.Path)
+		}
+	}
+	return nil
+}
+
+// Abort drops what was staged; nothing in the tree changes.
+func (b *Batch) Abort() {
+	if b.done {
+		return
+	}
+	b.done = true
+	for _, it := range b.items {
+		if !it.del {
+			it.w.dir.Remove(it.tmp)
+		}
+	}
+}
+
+// Commit makes every staged change, or none (see Batch). It returns each
+// change's result in staging order (a deletion's is zero).
+func (b *Batch) Commit() ([]ReplaceResult, error) {
+	if b.done {
+		return nil, Errorf(CodeIO, "", "the batch was already committed or aborted")
+	}
+	defer b.Abort()
+	unlock, err := b.s.lockWrites()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	atSeam("batch.checked")
+	for _, it := range b.items {
+		if err := it.w.recheck(it.o.Expect); err != nil {
+			return nil, err
+		}
+		if it.o.Unchanged {
+			if err := it.w.unchanged(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, it := range b.items {
+		if err := it.swap(); err != nil {
+			for j := i - 1; j >= 0; j-- {
+				b.items[j].unswap()
+			}
+			return nil, err
+		}
+		atSeam("batch.swapped")
+	}
+	b.done = true
+	var synced []*os.File
+	var firstErr error
+	out := make([]ReplaceResult, len(b.items))
+	for i, it := range b.items {
+		out[i] = it.res
+		if it.del || it.exchang {
+			if err := it.w.dir.Remove(it.tmp); err != nil && firstErr == nil && !errors.Is(err, fs.ErrNotExist) {
+				firstErr = ioErr(it.w.Path, err)
+			}
+		}
+		b.s.trail.bytesWritten.Add(it.res.Bytes)
+		if !containsFile(synced, it.w.dirF) {
+			synced = append(synced, it.w.dirF)
+			if err := it.w.dirF.Sync(); err != nil && firstErr == nil {
+				firstErr = ioErr(it.w.Path, err)
+			}
+		}
+	}
+	return out, firstErr
+}
+
+// swap makes one staged change (under the write lock).
+func (it *batchItem) swap() error {
+	w := it.w
+	var err error
+	switch {
+	case it.del:
+		err = renameNoReplaceFrom(w, w.Name, it.tmp)
+	case w.Exists:
+		if err = exchangeAt(w, it.tmp); err == nil {
+			it.exchang = true
+		}
+	default:
+		err = renameNoReplace(w, it.tmp)
+		if errors.Is(err, fs.ErrExist) {
+			return Errorf(CodeExists, w.Path, "%s appeared during the call: nothing was changed", w.Path)
+		}
+	}
+	if err != nil {
+		return ioErr(w.Path, err)
+	}
+	it.swapped = true
+	return nil
+}
+
+// unswap undoes a swap (rollback after a later one failed).
+func (it *batchItem) unswap() {
+	if !it.swapped {
+		return
+	}
+	w := it.w
+	switch {
+	case it.del:
+		renameNoReplaceFrom(w, it.tmp, w.Name)
+	case it.exchang:
+		exchangeAt(w, it.tmp)
+		it.exchang = false
+	default:
+		renameNoReplaceFrom(w, w.Name, it.tmp) // the new file back to its temporary name, removed by Abort
+	}
+	it.swapped = false
+}
+
+// createTemp creates a new temporary file beside the target.
+func (w *WriteTarget) createTemp() (string, *os.File, error) {
+	tmp := tempName()
+	f, err := w.dir.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return "", nil, mapOpenErr(err, w.Path)
+	}
+	return tmp, f, nil
+}
+
+// exchangeByRenames swaps the target's name and tmp in three renames,
+// through a third temporary name, where no one-step exchange exists.
+func exchangeByRenames(w *WriteTarget, tmp string) error {
+	aside := tempName()
+	if err := w.dir.Rename(w.Name, aside); err != nil {
+		return err
+	}
+	if err := w.dir.Rename(tmp, w.Name); err != nil {
+		w.dir.Rename(aside, w.Name)
+		return err
+	}
+	return w.dir.Rename(aside, tmp)
+}
+
+func containsFile(fs []*os.File, f *os.File) bool {
+	for _, g := range fs {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
