@@ -47,19 +47,21 @@ var levelNames = [numLevels]string{MatchExact, MatchTrailingWhitespace, MatchEOL
 
 func trimWS(s string) string { return strings.TrimRight(s, " \t") }
 
-func eolOK(eol string, crlf bool) bool {
+// eolOK reports whether a file line's ending is the one a hunk expects; a
+// last line without newline counts as ending with dom, the dominant one.
+func eolOK(eol, dom string, crlf bool) bool {
 	if eol == "" {
-		return true
+		eol = dom
 	}
 	return (eol == "\r\n") == crlf
 }
 
-func lineMatches(l fline, s string, level int, crlf bool) bool {
+func lineMatches(l fline, s string, level int, crlf bool, dom string) bool {
 	switch level {
 	case levelExact:
-		return l.text == s && eolOK(l.eol, crlf)
+		return l.text == s && eolOK(l.eol, dom, crlf)
 	case levelTrailingWS:
-		return trimWS(l.text) == trimWS(s) && eolOK(l.eol, crlf)
+		return trimWS(l.text) == trimWS(s) && eolOK(l.eol, dom, crlf)
 	default:
 		return trimWS(l.text) == trimWS(s)
 	}
@@ -90,7 +92,7 @@ func Apply(content []byte, hunks []Hunk) (*Result, error) {
 	from := 0
 	for k := range hunks {
 		h := &hunks[k]
-		start, level, err := locate(lines, from, h, k)
+		start, level, err := locate(lines, from, h, k, dom)
 		if err != nil {
 			return nil, err
 		}
@@ -203,7 +205,7 @@ func findAnchor(lines []fline, from int, a string) int {
 }
 
 // locate finds where hunk k starts in lines, searching from line index from.
-func locate(lines []fline, from int, h *Hunk, k int) (int, int, error) {
+func locate(lines []fline, from int, h *Hunk, k int, dom string) (int, int, error) {
 	n := len(lines)
 	searchFrom := from
 	for _, a := range h.Anchors {
@@ -235,7 +237,7 @@ func locate(lines []fline, from int, h *Hunk, k int) (int, int, error) {
 			lo = max(lo, n-m)
 		}
 		for s := lo; s <= hi; s++ {
-			if windowMatches(lines[s:s+m], h, level) {
+			if windowMatches(lines[s:s+m], h, level, dom) {
 				cands = append(cands, s)
 			}
 		}
@@ -280,9 +282,9 @@ func abs(x int) int {
 	return x
 }
 
-func windowMatches(win []fline, h *Hunk, level int) bool {
+func windowMatches(win []fline, h *Hunk, level int, dom string) bool {
 	for i, s := range h.Old {
-		if !lineMatches(win[i], s, level, h.CRLF) {
+		if !lineMatches(win[i], s, level, h.CRLF, dom) {
 			return false
 		}
 	}

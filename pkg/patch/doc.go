@@ -80,7 +80,8 @@
 //   - "eol": equal once trailing spaces and tabs are removed, whatever the
 //     ending (so an LF patch on a CRLF file reports "eol").
 //
-// A file's last line without a newline matches either ending. There is no
+// A file's last line without a newline counts as ending with the dominant
+// ending (above). There is no
 // other tolerance: no re-indenting, no ignored context lines.
 //
 // If the Old lines match in several places at the first level that

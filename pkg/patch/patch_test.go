@@ -3,6 +3,7 @@ package patch
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -358,9 +359,15 @@ func TestApply(t *testing.T) {
 		{"unified offset", "n\nn\na\nb\n", func(t *testing.T) []Hunk { return uniHunks(t, "@@ -1,2 +1,2 @@", " a", "-b", "+c") }, "n\nn\na\nc\n", []string{"exact"}},
 		{"unified insert at start -0,0", "a\n", func(t *testing.T) []Hunk { return uniHunks(t, "@@ -0,0 +1 @@", "+z") }, "z\na\n", []string{"exact"}},
 		{"unified insert after line", "a\nb\nc\n", func(t *testing.T) []Hunk { return uniHunks(t, "@@ -2,0 +3 @@", "+z") }, "a\nb\nz\nc\n", []string{"exact"}},
-		{"unified remove newline", "a\nb\n", func(t *testing.T) []Hunk { return uniHunks(t, "@@ -2 +2 @@", "-b", "+b", "\\ No newline at end of file") }, "a\nb", []string{"exact"}},
-		{"unified add newline", "a\nb", func(t *testing.T) []Hunk { return uniHunks(t, "@@ -2 +2 @@", "-b", "\\ No newline at end of file", "+b") }, "a\nb\n", []string{"exact"}},
-		{"unified delete last no-eol line", "a\nb", func(t *testing.T) []Hunk { return uniHunks(t, "@@ -1,2 +1 @@", " a", "-b", "\\ No newline at end of file") }, "a\n", []string{"exact"}},
+		{"unified remove newline", "a\nb\n", func(t *testing.T) []Hunk {
+			return uniHunks(t, "@@ -2 +2 @@", "-b", "+b", "\\ No newline at end of file")
+		}, "a\nb", []string{"exact"}},
+		{"unified add newline", "a\nb", func(t *testing.T) []Hunk {
+			return uniHunks(t, "@@ -2 +2 @@", "-b", "\\ No newline at end of file", "+b")
+		}, "a\nb\n", []string{"exact"}},
+		{"unified delete last no-eol line", "a\nb", func(t *testing.T) []Hunk {
+			return uniHunks(t, "@@ -1,2 +1 @@", " a", "-b", "\\ No newline at end of file")
+		}, "a\n", []string{"exact"}},
 		{"unified both no-eol", "a\nb", func(t *testing.T) []Hunk {
 			return uniHunks(t, "@@ -1,2 +1,2 @@", "-a", "+A", " b", "\\ No newline at end of file")
 		}, "A\nb", []string{"exact"}},
@@ -463,3 +470,27 @@ func TestVisible(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestParseLarge guards against superlinear parsing: inputs of 200k lines
+// in shapes that stress each loop must parse (or fail) quickly.
+func TestParseLarge(t *testing.T) {
+	const n = 200000
+	var env, uni, prose strings.Builder
+	env.WriteString("*** Begin Patch\n*** Update File: f\n")
+	uni.WriteString("--- a/f\n+++ b/f\n@@ -1," + itoa(n) + " +1," + itoa(n) + " @@\n")
+	for range n {
+		env.WriteString("@@ x\n")
+		uni.WriteString(" x\n")
+		prose.WriteString("--- \n")
+	}
+	env.WriteString("-y\n*** End Patch\n")
+	for _, in := range []string{env.String(), uni.String(), prose.String()} {
+		_, _ = Parse([]byte(in))
+	}
+	fs, err := Parse([]byte(env.String()))
+	if err != nil || len(fs[0].Hunks[0].Anchors) != n {
+		t.Fatal(err)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
