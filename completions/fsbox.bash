@@ -8,6 +8,7 @@ _fsbox_valued() {
     "grep --regexp"|"grep -e"|"grep --file"|"grep -f"|"grep --max-columns"|"grep --after-context"|"grep -A"|"grep --before-context"|"grep -B"|"grep --context"|"grep -C"|"grep --max-count"|"grep -m"|"grep --limit"|"grep --glob"|"grep -g") return 0 ;;
     "links --prefix") return 0 ;;
     "mcp --profile"|"mcp --http") return 0 ;;
+    "patch --patch"|"patch --patch-file"|"patch --expect-sha256") return 0 ;;
     "read --offset"|"read --limit"|"read --max-bytes"|"read --encoding") return 0 ;;
     "slice --start"|"slice --end") return 0 ;;
     "sort --key"|"sort -k"|"sort --separator"|"sort -t") return 0 ;;
@@ -64,6 +65,9 @@ _fsbox() {
       "links --prefix") COMPREPLY=(); return ;;
       "mcp --profile") COMPREPLY=( $(compgen -W "native reference" -- "$cur") ); return ;;
       "mcp --http") COMPREPLY=(); return ;;
+      "patch --patch") COMPREPLY=(); return ;;
+      "patch --patch-file") COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
+      "patch --expect-sha256") COMPREPLY=(); return ;;
       "read --offset") COMPREPLY=(); return ;;
       "read --limit") COMPREPLY=(); return ;;
       "read --max-bytes") COMPREPLY=(); return ;;
@@ -77,7 +81,7 @@ _fsbox() {
     COMPREPLY=(); return
   fi
   if [ -z "$cmd" ]; then
-    COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mcp mkdir mv read rm roots slice sort stat tools wc write --config --format --pretty --fields --jq --color --version --help" -- "$cur") )
+    COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mcp mkdir mv patch read rm roots slice sort stat tools wc write --config --format --pretty --fields --jq --color --version --help" -- "$cur") )
     return
   fi
   case "$cmd" in
@@ -109,7 +113,7 @@ _fsbox() {
     explain)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
-        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mcp mkdir mv read rm roots slice sort stat tools wc write" -- "$cur") ) ;;
+        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mcp mkdir mv patch read rm roots slice sort stat tools wc write" -- "$cur") ) ;;
         1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
@@ -142,7 +146,7 @@ _fsbox() {
     man)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
-        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mcp mkdir mv read rm roots slice sort stat tools wc write" -- "$cur") ) ;;
+        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mcp mkdir mv patch read rm roots slice sort stat tools wc write" -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     mcp)
@@ -162,6 +166,11 @@ _fsbox() {
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
+    patch)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--dry-run --expect-sha256 --patch --patch-file --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
+      case $npos in
         *) COMPREPLY=() ;;
       esac ;;
     read)
@@ -234,6 +243,7 @@ complete -o filenames -F _fsbox fsbox-man
 complete -o filenames -F _fsbox fsbox-mcp
 complete -o filenames -F _fsbox fsbox-mkdir
 complete -o filenames -F _fsbox fsbox-mv
+complete -o filenames -F _fsbox fsbox-patch
 complete -o filenames -F _fsbox fsbox-read
 complete -o filenames -F _fsbox fsbox-rm
 complete -o filenames -F _fsbox fsbox-roots

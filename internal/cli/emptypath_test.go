@@ -44,6 +44,7 @@ func TestEmptyPathIsUsage(t *testing.T) {
 		"explain": {{"explain", "read", ""}, {"explain", "write", ""}},
 		"links":   {{"links", ""}},
 		"mcp":     {{"mcp", ""}, {"mcp", ".", ""}},
+		"patch":   {{"patch", "--patch-file", ""}},
 	}
 	// Commands that take no path argument at all.
 	noPath := []string{"roots", "tools", "completion", "man"}

@@ -174,6 +174,7 @@ var exampleFiles = map[string]string{
 	"src/app.go":    "package src\n\n// TODO: tests\n",
 	"src/util.go":   "package src\n",
 	"build/out.txt": "old build\n",
+	"fix.patch":     "*** Begin Patch\n*** Update File: main.go\n@@\n-// TODO: flags\n+// DONE: flags\n*** Add File: CHANGES\n+flags parsed\n*** End Patch\n",
 }
 
 // shellWords splits an example command line: words, and 'single-quoted'

@@ -178,6 +178,7 @@ func TestTextFormEscapesOnTerminal(t *testing.T) {
 		{[]string{"grep", "-c", "a", "."}, -1},
 		{[]string{"write", "new" + evil, "--content", "x\x1b[31m"}, 1},
 		{[]string{"edit", "new" + evil, "--old", "x", "--new", "y\u009b\a", "--dry-run"}, -1},
+		{[]string{"patch", "--patch", "*** Begin Patch\n*** Add File: p\x1b]0;pwn\a\u009b2J.txt\n+x\n*** End Patch\n"}, 1},
 		{[]string{"mkdir", "d" + evil}, 1},
 		{[]string{"cp", "plain.txt", "c" + evil}, 1},
 		{[]string{"mv", "c" + evil, "m" + evil}, 1},

@@ -178,7 +178,8 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f patch.File, max int64,
 	case patch.Delete:
 		p.out.Action = "delete"
 		if err := CheckCommand(sb.Policy(), "rm"); err != nil {
-			return nil, sandbox.Errorf(sandbox.CodeDenied, f.Path, "the patch deletes %s, and the command \"rm\" is switched off by the policy", f.Path)
+			return nil, &sandbox.Error{Code: sandbox.CodeDenied, Rule: sandbox.RuleCommand, Path: f.Path,
+				Msg: fmt.Sprintf("the patch deletes %s, and the command \"rm\" is switched off by the policy", f.Path)}
 		}
 	}
 	src, err := sb.OpenWriteTarget(f.Path, false)
@@ -270,13 +271,14 @@ func patchErr(err error, path string) error {
 	var pe *patch.ParseError
 	var nf *patch.NotFoundError
 	var am *patch.AmbiguousError
+	var le *patch.LimitError
 	switch {
 	case errors.As(err, &pe):
-		return sandbox.Errorf(sandbox.CodeUsage, path, "the patch, line %d: %s", pe.Line, pe.Msg)
+		return sandbox.Errorf(sandbox.CodeUsage, path, "%s", pe.Error())
 	case errors.As(err, &nf):
-		msg := fmt.Sprintf("%s: hunk %d does not match: %s", path, nf.Hunk, nf.Msg)
+		msg := path + ": " + nf.Msg
 		if nf.Closest != "" {
-			msg += "; closest lines:\n" + nf.Closest
+			msg += "; the closest lines in the file:\n" + nf.Closest
 		}
 		return sandbox.Errorf(sandbox.CodeTextNotFound, path, "%s", msg)
 	case errors.As(err, &am):
@@ -284,7 +286,9 @@ func patchErr(err error, path string) error {
 		for i, l := range am.Lines {
 			lines[i] = fmt.Sprint(l)
 		}
-		return sandbox.Errorf(sandbox.CodeAmbiguous, path, "%s: hunk %d matches at lines %s: add context (or, in a unified diff, line numbers) to place it", path, am.Hunk, strings.Join(lines, ", "))
+		return sandbox.Errorf(sandbox.CodeAmbiguous, path, "%s: hunk %d matches at lines %s: add context (or, in a unified diff, line numbers) to place it", path, am.Hunk+1, strings.Join(lines, ", "))
+	case errors.As(err, &le):
+		return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: path, Msg: path + ": " + le.Msg}
 	}
 	return err
 }
@@ -294,11 +298,9 @@ func patchErr(err error, path string) error {
 func fileDiff(from, to string, old []byte, r *patch.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "--- a/%s\n+++ b/%s\n", from, to)
-	offset := 0
 	for _, h := range r.Hunks {
-		fmt.Fprintf(&b, "@@ -%s +%s @@\n", diffRange(h.OldLine, len(h.Old)), diffRange(h.OldLine+offset, len(h.New)))
+		fmt.Fprintf(&b, "@@ -%s +%s @@\n", diffRange(h.OldLine, len(h.Old)), diffRange(h.NewLine, len(h.New)))
 		writeHunkLines(&b, h.Old, h.New)
-		offset += len(h.New) - len(h.Old)
 	}
 	return b.String()
 }
@@ -348,12 +350,12 @@ func writeHunkLines(b *strings.Builder, old, new []string) {
 			b.WriteString(" " + old[i] + "\n")
 			i++
 			j++
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			b.WriteString("+" + new[j] + "\n")
-			j++
-		default:
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
 			b.WriteString("-" + old[i] + "\n")
 			i++
+		default:
+			b.WriteString("+" + new[j] + "\n")
+			j++
 		}
 	}
 }

@@ -89,14 +89,25 @@ func Apply(content []byte, hunks []Hunk) (*Result, error) {
 
 	res := &Result{Matched: make([]string, 0, len(hunks))}
 	out := make([]fline, 0, n+8)
+	m := &matcher{lines: lines, dom: dom, index: map[string][]int{}}
+	total := n
+	for k := range hunks {
+		total += len(hunks[k].Old)
+	}
+	m.budget = workPerLine*total + minWork
+	for i, l := range lines {
+		key := trimWS(l.text)
+		m.index[key] = append(m.index[key], i)
+	}
 	from := 0
 	for k := range hunks {
 		h := &hunks[k]
-		start, level, err := locate(lines, from, h, k, dom)
+		start, level, err := m.locate(from, h, k)
 		if err != nil {
 			return nil, err
 		}
 		end := start + len(h.Old)
+		res.Hunks = append(res.Hunks, Placed{OldLine: start + 1, NewLine: len(out) + (start - from) + 1, Old: h.Old, New: h.New})
 		out = append(out, lines[from:start]...)
 		out = appendNew(out, lines[start:end], h, dom)
 		if end == n {
@@ -205,7 +216,33 @@ func findAnchor(lines []fline, from int, a string) int {
 }
 
 // locate finds where hunk k starts in lines, searching from line index from.
-func locate(lines []fline, from int, h *Hunk, k int, dom string) (int, int, error) {
+// Matching work is bounded: at most workPerLine line comparisons per line
+// of file and hunks (plus minWork), so a hostile file of identical lines
+// against a long hunk costs linear time, not lines × hunk lines. Past
+// the bound Apply fails with *LimitError.
+const (
+	workPerLine = 64
+	minWork     = 1 << 20
+)
+
+// matcher finds hunks in one file: its lines, their dominant ending, an
+// index of line positions by text (trailing whitespace trimmed: every
+// tolerance level needs at least that equality), and the work left.
+type matcher struct {
+	lines  []fline
+	dom    string
+	index  map[string][]int
+	budget int
+}
+
+// spend takes n comparisons from the budget; false when it is gone.
+func (m *matcher) spend(n int) bool {
+	m.budget -= n
+	return m.budget >= 0
+}
+
+func (m *matcher) locate(from int, h *Hunk, k int) (int, int, error) {
+	lines, dom := m.lines, m.dom
 	n := len(lines)
 	searchFrom := from
 	for _, a := range h.Anchors {
@@ -216,9 +253,9 @@ func locate(lines []fline, from int, h *Hunk, k int, dom string) (int, int, erro
 		}
 		searchFrom = p + 1
 	}
-	m := len(h.Old)
+	hm := len(h.Old)
 	positioned := h.HasRange || h.OldStart > 0
-	if m == 0 {
+	if hm == 0 {
 		pos := n
 		switch {
 		case h.EOF:
@@ -230,14 +267,21 @@ func locate(lines []fline, from int, h *Hunk, k int, dom string) (int, int, erro
 		return pos, levelExact, nil
 	}
 	atEndOnly := h.EOF || h.OldNoEOL
+	starts := m.index[trimWS(h.Old[0])] // every window that can match at any level starts here
 	for level := range numLevels {
 		var cands []int
-		lo, hi := searchFrom, n-m
+		lo, hi := searchFrom, n-hm
 		if atEndOnly {
-			lo = max(lo, n-m)
+			lo = max(lo, n-hm)
 		}
-		for s := lo; s <= hi; s++ {
-			if windowMatches(lines[s:s+m], h, level, dom) {
+		for _, s := range starts {
+			if s < lo || s > hi {
+				continue
+			}
+			if !m.spend(hm) {
+				return 0, 0, &LimitError{Hunk: k, Msg: fmt.Sprintf("hunk %d (patch line %d): matching it against this file takes more than %d line comparisons (a file of many equal lines?): give it distinct context", k+1, h.Line, workPerLine)}
+			}
+			if windowMatches(lines[s:s+hm], h, level, dom) {
 				cands = append(cands, s)
 			}
 		}
@@ -271,8 +315,8 @@ func locate(lines []fline, from int, h *Hunk, k int, dom string) (int, int, erro
 	}
 	return 0, 0, &NotFoundError{Hunk: k,
 		Msg: fmt.Sprintf("hunk %d (patch line %d): its %d old line(s) are not in the file %s, even ignoring trailing whitespace and line endings",
-			k+1, h.Line, m, where),
-		Closest: closest(lines, h.Old)}
+			k+1, h.Line, hm, where),
+		Closest: m.closest(h.Old)}
 }
 
 func abs(x int) int {
@@ -293,38 +337,42 @@ func windowMatches(win []fline, h *Hunk, level int, dom string) bool {
 
 // closest renders the window of len(old) file lines with the most lines
 // equal to old's after trimming whitespace at both ends (the first such
-// window on ties), or "" when no line is equal.
-func closest(lines []fline, old []string) string {
-	m := len(old)
-	if m == 0 || len(lines) == 0 {
+// window on ties), or "" when no line is equal (or finding it would take
+// more than the matcher's work budget).
+func (m *matcher) closest(old []string) string {
+	lines := m.lines
+	hm := len(old)
+	if hm == 0 || len(lines) == 0 {
 		return ""
 	}
-	trimmed := make([]string, m)
-	for i, s := range old {
-		trimmed[i] = strings.TrimSpace(s)
-	}
-	ftrim := make([]string, len(lines))
+	byText := map[string][]int{}
 	for i, l := range lines {
-		ftrim[i] = strings.TrimSpace(l.text)
+		k := strings.TrimSpace(l.text)
+		byText[k] = append(byText[k], i)
+	}
+	// A window starting at s (which may hang over either end of the file,
+	// so a hunk near an end still finds its lines) scores one for each i
+	// with file line s+i equal to old[i].
+	score := map[int]int{}
+	for i, o := range old {
+		ps := byText[strings.TrimSpace(o)]
+		if !m.spend(len(ps)) {
+			return ""
+		}
+		for _, j := range ps {
+			score[j-i]++
+		}
 	}
 	best, bestScore := 0, 0
-	// Windows may hang over either end of the file so that a hunk longer
-	// than the file, or near its start or end, still finds its lines.
-	for s := -(m - 1); s < len(lines); s++ {
-		score := 0
-		for i := range m {
-			if j := s + i; j >= 0 && j < len(lines) && ftrim[j] == trimmed[i] {
-				score++
-			}
-		}
-		if score > bestScore {
-			best, bestScore = s, score
+	for s, sc := range score {
+		if sc > bestScore || sc == bestScore && s < best {
+			best, bestScore = s, sc
 		}
 	}
 	if bestScore == 0 {
 		return ""
 	}
-	lo, hi := max(best, 0), min(best+m, len(lines))
+	lo, hi := max(best, 0), min(best+hm, len(lines))
 	return render(lines, lo, hi)
 }
 

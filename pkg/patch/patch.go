@@ -79,7 +79,26 @@ type Result struct {
 	Matched []string
 	// Replacements is the number of hunks applied.
 	Replacements int
+	// Hunks says where each hunk landed, in order.
+	Hunks []Placed
 }
+
+// Placed is one applied hunk: its Old lines replaced the file's lines
+// from OldLine (1-based, in the original), and its New lines start at
+// NewLine in the result.
+type Placed struct {
+	OldLine, NewLine int
+	Old, New         []string
+}
+
+// LimitError: matching a hunk would take more work than the bound (see
+// Apply).
+type LimitError struct {
+	Hunk int // 0-based
+	Msg  string
+}
+
+func (e *LimitError) Error() string { return e.Msg }
 
 // Match levels reported in Result.Matched.
 const (

@@ -494,3 +494,20 @@ func TestParseLarge(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// A hostile file of equal lines against a long hunk is bounded work: the
+// call ends (LimitError or NotFoundError), never in lines × hunk lines.
+func TestApplyBoundedWork(t *testing.T) {
+	content := []byte(strings.Repeat("x\n", 200000))
+	old := make([]string, 5000)
+	for i := range old {
+		old[i] = "x"
+	}
+	old[len(old)-1] = "y"
+	_, err := Apply(content, []Hunk{{Old: old, New: []string{"z"}}})
+	var le *LimitError
+	var nf *NotFoundError
+	if !errors.As(err, &le) && !errors.As(err, &nf) {
+		t.Fatalf("Apply: %v, want a LimitError or NotFoundError", err)
+	}
+}
