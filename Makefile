@@ -70,6 +70,8 @@ golden:
 # Then PROPERTY_N random policy/call sequences of the sandbox property test
 # (`make test` runs 20).
 PROPERTY_N ?= 2000
+# Crash runs of a 20-file batch killed at random points (make test: 40).
+CRASH_N ?= 200
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
@@ -78,6 +80,7 @@ fuzz:
 	  done; \
 	done
 	FSBOX_PROPERTY_N=$(PROPERTY_N) $(GO) test ./pkg/ops -run '^TestPropertySequences$$' -count=1
+	FSBOX_CRASH_N=$(CRASH_N) $(GO) test ./pkg/sandbox -run '^TestBatchCrashRecovery$$' -count=1
 
 # Go benchmarks, then whole-process ratios against the GNU tools, ripgrep
 # and fd where installed, and the hostile-size rows (fsbox alone). Data is

@@ -26,6 +26,11 @@ func init() {
 			}
 			fmt.Fprintf(w, "commands\t%s\n", strings.Join(r.Commands, " "))
 			fmt.Fprintf(w, "landlock\t%s (enforced: %v)\n", r.Landlock.Mode, r.Landlock.Enforced)
+			if r.Journal.Enabled {
+				fmt.Fprintf(w, "journal\t%s\n", name(r.Journal.Dir))
+			} else {
+				fmt.Fprintf(w, "journal\toff: %s\n", r.Journal.Reason)
+			}
 			return nil
 		})
 	}

@@ -21,12 +21,13 @@ import (
 // call's own environment (FSBOX_CONFIG), so calls need no process state.
 type fixture struct {
 	work, policy string
+	state        string // $XDG_STATE_HOME of the calls: the journal lives below it
 }
 
 func newFixture(t testing.TB, files map[string]string, policy string) fixture {
 	t.Helper()
 	base := t.TempDir()
-	fx := fixture{work: filepath.Join(base, "work"), policy: filepath.Join(base, "policy.toml")}
+	fx := fixture{work: filepath.Join(base, "work"), policy: filepath.Join(base, "policy.toml"), state: filepath.Join(base, "state")}
 	for name, body := range files {
 		p := filepath.Join(fx.work, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -47,7 +48,7 @@ func newFixture(t testing.TB, files map[string]string, policy string) fixture {
 // run calls Run in the fixture with the operations of reg.
 func (fx fixture) run(reg *spec.Registry, args ...string) (stdout, stderr string, code int) {
 	var out, errb bytes.Buffer
-	env := map[string]string{"FSBOX_CONFIG": fx.policy}
+	env := map[string]string{"FSBOX_CONFIG": fx.policy, "XDG_STATE_HOME": fx.state}
 	code = Run(context.Background(), Call{Args: append([]string{"fsbox"}, args...), Stdout: &out, Stderr: &errb,
 		Ops: reg, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Extras: Extras{JQ: jq.Compile}})
 	return out.String(), errb.String(), code

@@ -166,6 +166,10 @@ func TestToolSchemas(t *testing.T) {
 
 var updateExamples = flag.Bool("update-examples", false, "rewrite testdata/examples.golden")
 
+// journalDir is the workdir's journal under the fixture's state
+// directory: its last part hashes the (temporary) workdir's path.
+var journalDir = regexp.MustCompile(`\$STATE/fsbox/journal/[0-9a-f]{16}`)
+
 // exampleFiles is the workdir every help example runs in.
 var exampleFiles = map[string]string{
 	"main.go":       "package main\n\n// TODO: flags\nfunc main() {}\n",
@@ -234,6 +238,7 @@ func TestHelpExamplesRun(t *testing.T) {
 			}
 			stdout = strings.ReplaceAll(stdout, fx.work, "$WORK")
 			stdout = strings.ReplaceAll(stdout, fx.policy, "$POLICY")
+			stdout = journalDir.ReplaceAllString(strings.ReplaceAll(stdout, fx.state, "$STATE"), "$$JOURNAL")
 			lines := strings.SplitAfter(stdout, "\n")
 			for i, l := range lines {
 				if len(l) > 300 {

@@ -211,6 +211,9 @@ func TestEveryToolOnce(t *testing.T) {
 	})
 	check("fsbox_write", map[string]any{"path": "w.txt", "content": "new\n"}, nil)
 	check("fsbox_edit", map[string]any{"path": "e.txt", "old": "beta", "new": "gamma"}, nil)
+	check("fsbox_patch", map[string]any{"patch": "*** Begin Patch\n*** Add File: p.txt\n+patched\n*** End Patch\n"}, func(o map[string]any) {
+		eq(o, "dry_run", false)
+	})
 	check("fsbox_mkdir", map[string]any{"path": "newdir/deeper"}, nil)
 	check("fsbox_mv", map[string]any{"src": "m.txt", "dst": "newdir/m.txt"}, nil)
 	check("fsbox_cp", map[string]any{"src": "cpsrc.txt", "dst": "cpdst.txt"}, nil)
@@ -218,7 +221,7 @@ func TestEveryToolOnce(t *testing.T) {
 	check("fsbox_roots", nil, func(o map[string]any) { eq(o, "workdir", h.work) })
 	check("fsbox_explain", map[string]any{"command": "read", "path": "a.txt"}, func(o map[string]any) { eq(o, "allowed", true) })
 
-	for name, want := range map[string]string{"w.txt": "new\n", "e.txt": "alpha gamma\n", "newdir/m.txt": "move me\n", "cpdst.txt": "copy me\n"} {
+	for name, want := range map[string]string{"p.txt": "patched\n", "w.txt": "new\n", "e.txt": "alpha gamma\n", "newdir/m.txt": "move me\n", "cpdst.txt": "copy me\n"} {
 		b, err := os.ReadFile(filepath.Join(h.work, name))
 		if err != nil || string(b) != want {
 			t.Errorf("%s: %q, %v; want %q", name, b, err, want)

@@ -17,6 +17,7 @@ type RootsResult struct {
 	Limits    sandbox.Limits         `json:"limits"`
 	Paths     sandbox.Paths          `json:"paths"`
 	Landlock  sandbox.LandlockStatus `json:"landlock"`
+	Journal   sandbox.JournalStatus  `json:"journal"` // where the workdir's journal is, or why there is none
 }
 
 // Roots reports the workdir, read roots, policy source, limits, and which
@@ -50,5 +51,6 @@ func Roots(ctx context.Context, sb *sandbox.Sandbox) (RootsResult, error) {
 		}
 	}
 	res.Landlock = sb.Landlock()
+	res.Journal = sb.Journal()
 	return res, nil
 }

@@ -153,6 +153,16 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 			}
 		}
 	}
+	// The plan goes to the journal before the first swap: a crash between
+	// two swaps leaves a mix that the next call carries forward.
+	var planName string
+	if j := b.s.jn.open; j != nil && len(b.items) > 1 {
+		if planName, err = j.writePlan(b.items); err != nil {
+			return nil, Errorf(CodeIO, j.dir, "the journal %s cannot take the change's plan: %v", j.dir, err)
+		}
+		defer j.donePlan(planName)
+	}
+	atSeam("batch.planned")
 	for i, it := range b.items {
 		if err := it.swap(); err != nil {
 			for j := i - 1; j >= 0; j-- {

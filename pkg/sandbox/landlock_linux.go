@@ -36,6 +36,13 @@ func (s *Sandbox) Restrict() error {
 		rules = append(rules, landlock.RODirs(ro...))
 	}
 	rules = append(rules, landlock.RWDirs(s.work.dir).WithRefer())
+	// The journal must be reachable after the wall goes up: made now.
+	if err := s.useJournal(); err != nil {
+		return err
+	}
+	if j := s.jn.open; j != nil {
+		rules = append(rules, landlock.RWDirs(j.dir))
+	}
 	cfg := landlock.V7.BestEffort()
 	if err := cfg.RestrictPaths(rules...); err != nil {
 		if mode == "required" {

@@ -64,7 +64,9 @@ func Load(env Env) (*Policy, error) {
 		file = discovered(env)
 	}
 	if file == "" {
-		return DefaultPolicy(env.Cwd), nil
+		p := DefaultPolicy(env.Cwd)
+		p.Journal.State = StateDir(env)
+		return p, nil
 	}
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(env.Cwd, file)
@@ -294,6 +296,11 @@ func loadFile(file string, env Env) (*Policy, error) {
 			return nil, cfgErr("%sread_roots: %s: %v", atLine("read_roots"), p.ReadRoots[i], err)
 		}
 	}
+	if p.Journal.Dir != "" {
+		if p.Journal.Dir, err = expandRoot(p.Journal.Dir, env.Home, env.Getenv); err != nil {
+			return nil, cfgErr("%s[journal] dir: %v", atLine("journal", "dir"), err)
+		}
+	}
 	if p.Audit.Log != "" {
 		if p.Audit.Log, err = auditPath(p, env); err != nil {
 			return nil, cfgErr("%s[audit] log: %v", atLine("audit", "log"), err)
@@ -325,6 +332,7 @@ func loadFile(file string, env Env) (*Policy, error) {
 	}
 	p.Source = canonical(file)
 	p.Link = filepath.Join(canonical(filepath.Dir(file)), filepath.Base(file))
+	p.Journal.State = StateDir(env)
 	return p, nil
 }
 

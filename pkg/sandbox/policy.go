@@ -40,6 +40,7 @@ type Policy struct {
 	Limits        Limits        `toml:"limits" json:"limits"`
 	Sandbox       SandboxPolicy `toml:"sandbox" json:"sandbox"`
 	Audit         Audit         `toml:"audit" json:"audit"`
+	Journal       Journal       `toml:"journal" json:"journal"`
 
 	// Source is the policy file's canonical path, "" for the built-in default.
 	Source string `toml:"-" json:"-"`
@@ -96,6 +97,22 @@ type Audit struct {
 	Log string `toml:"log" json:"log"`
 }
 
+// Journal holds [journal]: where the workdir's journal lives (outside
+// every root; "" is the default, a directory per workdir under fsbox's
+// state directory) and how large it may grow.
+type Journal struct {
+	Enabled  bool   `toml:"enabled" json:"enabled"`
+	Dir      string `toml:"dir" json:"dir"`
+	MaxBytes int64  `toml:"max_bytes" json:"max_bytes"`
+	// State is fsbox's state directory as Load found it in the call's
+	// environment (the default journal lives below it); "" has New read
+	// the process's.
+	State string `toml:"-" json:"-"`
+}
+
+// DefaultJournal is [journal] when the policy leaves it out.
+var DefaultJournal = Journal{Enabled: true, MaxBytes: 1 << 30}
+
 // DefaultLimits are the limits of SPEC §4.
 var DefaultLimits = Limits{
 	MaxReadBytes:  1 << 20,
@@ -107,7 +124,7 @@ var DefaultLimits = Limits{
 
 // newPolicy returns a policy holding every default a file may override.
 func newPolicy() *Policy {
-	return &Policy{Limits: DefaultLimits, Sandbox: SandboxPolicy{Landlock: "best-effort"}, Commands: map[string]bool{}}
+	return &Policy{Limits: DefaultLimits, Sandbox: SandboxPolicy{Landlock: "best-effort"}, Commands: map[string]bool{}, Journal: DefaultJournal}
 }
 
 // DefaultPolicy is the built-in policy: workdir = cwd, no extra read roots,
@@ -150,6 +167,12 @@ func expandRoot(s, home string, getenv func(string) (string, bool)) (string, err
 
 // validate checks everything that does not need the filesystem.
 func (p *Policy) validate() error {
+	if p.Journal.MaxBytes <= 0 {
+		return fmt.Errorf("[journal] max_bytes must be a positive number, got %d", p.Journal.MaxBytes)
+	}
+	if p.Journal.Dir != "" && !filepath.IsAbs(p.Journal.Dir) {
+		return fmt.Errorf("[journal] dir must be an absolute path, got %q", p.Journal.Dir)
+	}
 	for _, lim := range []struct {
 		name string
 		v    int64

@@ -91,7 +91,8 @@ type Sandbox struct {
 	writes      *sync.Mutex // held with the workdir's flock by lockWrites; shared by ForCall views
 	stdin       io.Reader   // the call's standard input (SetStdin), or nil
 	stdinUsed   atomic.Bool
-	view        bool // made by ForCall: Close leaves the roots open
+	view        bool          // made by ForCall: Close leaves the roots open
+	jn          *journalState // the workdir's journal, shared by views
 	// progress, when set (SetProgress), hears a walk's running count of
 	// entries.
 	progress func(entries int64)
@@ -196,6 +197,11 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		s.allowRe = append(s.allowRe, regexp.MustCompile(r))
 	}
 	s.hasPatterns = len(s.deny)+len(s.allow)+len(s.denyRe)+len(s.allowRe) > 0
+	s.jn = &journalState{}
+	if err := s.findJournal(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -203,6 +209,9 @@ func New(p *Policy, home string) (*Sandbox, error) {
 func (s *Sandbox) Close() error {
 	if s.view {
 		return nil
+	}
+	if j := s.jn.open; j != nil {
+		j.r.Close()
 	}
 	for _, r := range s.roots {
 		r.r.Close()
@@ -219,6 +228,7 @@ func (s *Sandbox) ForCall() *Sandbox {
 		policy: s.policy, work: s.work, roots: s.roots, deny: s.deny, allow: s.allow, writeDeny: s.writeDeny,
 		denyTree: s.denyTree, writeDenyTree: s.writeDenyTree, denyReEnd: s.denyReEnd, denyRe: s.denyRe, allowRe: s.allowRe,
 		home: s.home, hasPatterns: s.hasPatterns, landlock: s.landlock, writes: s.writes, view: true, within: s.within,
+		jn: s.jn,
 	}
 	return v
 }
@@ -678,8 +688,20 @@ func (s *Sandbox) lockWrites() (func(), error) {
 		s.writes.Unlock()
 		return nil, &Error{Code: CodeIO, Path: s.work.dir, Msg: fmt.Sprintf("cannot lock the workdir %s: %v", s.work.dir, unwrapPathErr(err)), Err: err}
 	}
-	return func() {
+	unlock := func() {
 		f.Close() // closing the only descriptor of the open file releases the flock
 		s.writes.Unlock()
-	}, nil
+	}
+	if err := s.useJournal(); err != nil {
+		unlock()
+		return nil, err
+	}
+	if s.jn.open != nil {
+		// A change a crash interrupted is finished before any other.
+		if err := s.recover(); err != nil {
+			unlock()
+			return nil, err
+		}
+	}
+	return unlock, nil
 }

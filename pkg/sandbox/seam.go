@@ -15,6 +15,7 @@ package sandbox
 //	"open.checked"    a path was checked lexically, before it is opened
 //	"mkdir.made"      a missing parent directory was made, before it is entered
 //	"batch.checked"   a batch holds the write lock and is about to re-check its targets
+//	"batch.planned"   a batch's plan is in the journal, before its first swap
 //	"batch.swapped"   one of a batch's changes was swapped in, before the next
 var Seam func(point string)
 

@@ -1,0 +1,338 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// The journal is a directory outside every root, one per workdir, where
+// fsbox keeps what it needs to finish a change a crash interrupted: before
+// a Batch swaps its first file in, it writes the plan there (and syncs
+// it); the next call that changes the workdir finds an unfinished plan
+// under the write lock and completes it. No command of fsbox can reach the
+// journal: it lies outside every root, and a policy that puts it inside
+// one is refused.
+type journal struct {
+	dir string   // canonical
+	r   *os.Root // every access goes through r
+}
+
+// journalState is where a sandbox's journal lives and, once opened, the
+// journal; one per sandbox, shared by its views.
+type journalState struct {
+	mu   sync.Mutex // guards open
+	dir  string     // where it lives, "" when off
+	off  string     // why it is off
+	open *journal   // nil until first needed
+}
+
+// JournalStatus is what roots reports about the journal.
+type JournalStatus struct {
+	Enabled bool   `json:"enabled"`
+	Dir     string `json:"dir,omitempty"`
+	Reason  string `json:"reason,omitempty"` // why it is off
+}
+
+// Journal reports where the journal is, or why there is none.
+func (s *Sandbox) Journal() JournalStatus {
+	if s.jn.dir == "" {
+		return JournalStatus{Reason: s.jn.off}
+	}
+	if j := s.jn.open; j != nil {
+		return JournalStatus{Enabled: true, Dir: j.dir}
+	}
+	return JournalStatus{Enabled: true, Dir: s.jn.dir}
+}
+
+// findJournal decides where the workdir's journal lives, without
+// touching the disk: the policy's dir, or the default, a directory named
+// by a hash of the workdir under fsbox's state directory. An explicit dir
+// inside a root is a config error; a default that falls inside a root (a
+// workdir of $HOME, say) turns the journal off, with the reason. The
+// directory is made and opened on first need (openJournal).
+func (s *Sandbox) findJournal() error {
+	p := s.policy
+	if !p.Journal.Enabled {
+		s.jn.off = "switched off by the policy ([journal] enabled = false)"
+		return nil
+	}
+	dir := p.Journal.Dir
+	if dir == "" {
+		state := p.Journal.State
+		if state == "" {
+			state = StateDir(Env{Getenv: os.LookupEnv, Home: s.home})
+		}
+		if state == "" {
+			s.jn.off = "no state directory: neither $XDG_STATE_HOME nor a home directory is known"
+			return nil
+		}
+		sum := sha256.Sum256([]byte(s.work.dir))
+		dir = filepath.Join(state, "journal", hex.EncodeToString(sum[:8]))
+	}
+	s.jn.dir = filepath.Clean(dir)
+	return s.journalInside(s.jn.dir)
+}
+
+// journalInside refuses a journal at or below a root.
+func (s *Sandbox) journalInside(d string) error {
+	for _, r := range s.roots {
+		if d == r.dir || strings.HasPrefix(d, strings.TrimSuffix(r.dir, "/")+"/") || strings.HasPrefix(r.dir, strings.TrimSuffix(d, "/")+"/") {
+			if s.policy.Journal.Dir != "" {
+				return Errorf(CodeConfig, s.policy.Source, "%s: [journal] dir %s overlaps the root %s: fsbox's commands could reach its own journal; put it outside every root", s.policy.Source, d, r.dir)
+			}
+			s.jn.dir = ""
+			s.jn.off = fmt.Sprintf("its default place %s overlaps the root %s; set [journal] dir outside every root", d, r.dir)
+			return nil
+		}
+	}
+	return nil
+}
+
+// openJournal makes and opens the journal directory (mode 0700) the first
+// time a call needs it: before Landlock is applied, and before the first
+// change. A default place that cannot be made turns the journal off.
+func (s *Sandbox) openJournal() error {
+	if s.jn.open != nil || s.jn.dir == "" {
+		return nil
+	}
+	explicit := s.policy.Journal.Dir != ""
+	fail := func(err error) error {
+		if explicit {
+			return Errorf(CodeConfig, s.policy.Source, "%s: [journal] dir %s: %v", s.policy.Source, s.jn.dir, unwrapPathErr(err))
+		}
+		s.jn.off = fmt.Sprintf("its default place %s cannot be used: %v", s.jn.dir, unwrapPathErr(err))
+		s.jn.dir = ""
+		return nil
+	}
+	if err := os.MkdirAll(s.jn.dir, 0o700); err != nil {
+		return fail(err)
+	}
+	real, err := filepath.EvalSymlinks(s.jn.dir)
+	if err != nil {
+		return fail(err)
+	}
+	if err := s.journalInside(real); err != nil || s.jn.dir == "" {
+		return err
+	}
+	r, err := os.OpenRoot(real)
+	if err != nil {
+		return fail(err)
+	}
+	if err := r.MkdirAll("pending", 0o700); err != nil {
+		r.Close()
+		return fail(err)
+	}
+	s.jn.open = &journal{dir: real, r: r}
+	return nil
+}
+
+// useJournal opens the journal if it is not open yet (under journalMu:
+// views of one sandbox share it).
+func (s *Sandbox) useJournal() error {
+	if s.jn.dir == "" {
+		return nil
+	}
+	s.jn.mu.Lock()
+	defer s.jn.mu.Unlock()
+	return s.openJournal()
+}
+
+// plan is a Batch's changes, written before the first swap so that a
+// later call can finish them after a crash.
+type plan struct {
+	Items []planItem `json:"items"`
+}
+
+type planItem struct {
+	Dir   string `json:"dir"`  // the parent's real path, relative to the workdir
+	Name  string `json:"name"` // the target's name in it
+	Tmp   string `json:"tmp"`  // the staged file (put), or the old file's new name (delete)
+	Kind  string `json:"kind"` // "exchange", "new" or "delete"
+	After string `json:"after,omitempty"`
+}
+
+// writePlan records a batch's plan durably and returns its name.
+func (j *journal) writePlan(items []*batchItem) (string, error) {
+	var pl plan
+	for _, it := range items {
+		kind := "new"
+		switch {
+		case it.del:
+			kind = "delete"
+		case it.w.Exists:
+			kind = "exchange"
+		}
+		pl.Items = append(pl.Items, planItem{Dir: it.w.dirRel, Name: it.w.Name, Tmp: it.tmp, Kind: kind, After: it.res.SHA256})
+	}
+	b, err := json.Marshal(pl)
+	if err != nil {
+		return "", err
+	}
+	name := path.Join("pending", tempName()[len(tempPrefix):]+".json")
+	f, err := j.r.OpenFile(name+".part", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	if _, err = f.Write(b); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = j.r.Rename(name+".part", name)
+	}
+	if err == nil {
+		err = j.syncDir("pending")
+	}
+	if err != nil {
+		j.r.Remove(name + ".part")
+		return "", err
+	}
+	return name, nil
+}
+
+// donePlan drops a plan whose batch finished (or was rolled back).
+func (j *journal) donePlan(name string) {
+	if name != "" {
+		j.r.Remove(name)
+		j.syncDir("pending")
+	}
+}
+
+func (j *journal) syncDir(name string) error {
+	d, err := j.r.Open(name)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// recover finishes every unfinished plan: it runs under the workdir's
+// write lock (lockWrites), before the call's own change. A plan's staged
+// files were complete and synced before it was written, so each one is
+// carried forward: a file not yet swapped is swapped now, a deletion not
+// yet made is made, and the leftover temporary files are removed.
+func (s *Sandbox) recover() error {
+	j := s.jn.open
+	d, err := j.r.Open("pending")
+	if err != nil {
+		return nil
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil
+	}
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".json") {
+			j.r.Remove(path.Join("pending", n)) // a plan never finished writing: its batch never started
+			continue
+		}
+		b, err := j.r.ReadFile(path.Join("pending", n))
+		var pl plan
+		if err == nil {
+			err = json.Unmarshal(b, &pl)
+		}
+		if err != nil {
+			return Errorf(CodeIO, j.dir, "the journal's unfinished change %s cannot be read: %v", n, err)
+		}
+		for _, it := range pl.Items {
+			if err := s.recoverItem(it); err != nil {
+				return Errorf(CodeIO, path.Join(it.Dir, it.Name), "finishing an interrupted change to %s: %v", path.Join(it.Dir, it.Name), err)
+			}
+		}
+		j.donePlan(path.Join("pending", n))
+	}
+	return nil
+}
+
+// recoverItem carries one planned change forward.
+func (s *Sandbox) recoverItem(it planItem) error {
+	if !validName(it.Name) || !validName(it.Tmp) || !strings.HasPrefix(it.Tmp, tempPrefix) || path.IsAbs(it.Dir) || strings.HasPrefix(path.Clean(it.Dir), "..") {
+		return errors.New("the plan names a path outside the workdir")
+	}
+	sub, err := openRoot(s.work.r, it.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // its directory is gone: nothing left to finish
+	}
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	dirF, err := sub.Open(".")
+	if err != nil {
+		return err
+	}
+	defer dirF.Close()
+	w := &WriteTarget{s: s, rt: s.work, dir: sub, dirF: dirF, dirRel: it.Dir, Name: it.Name}
+	have := func(name string) string {
+		f, err := openNoFollow(w, name, openReadFlags, 0)
+		if err != nil {
+			return ""
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			return ""
+		}
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			return ""
+		}
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	switch it.Kind {
+	case "exchange":
+		if have(it.Name) != it.After && have(it.Tmp) == it.After {
+			if err := exchangeAt(w, it.Tmp); err != nil {
+				return err
+			}
+		}
+	case "new":
+		if have(it.Name) != it.After && have(it.Tmp) == it.After {
+			if err := renameNoReplaceFrom(w, it.Tmp, it.Name); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+		}
+	case "delete":
+		if _, err := sub.Lstat(it.Tmp); errors.Is(err, fs.ErrNotExist) {
+			if err := renameNoReplaceFrom(w, it.Name, it.Tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("unknown kind %q", it.Kind)
+	}
+	if err := sub.Remove(it.Tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return dirF.Sync()
+}
+
+// validName: one path component, not "." or "..".
+func validName(n string) bool {
+	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, "/\x00")
+}
+
+// Recover finishes a change a crash interrupted, if the journal holds
+// one (every call that changes the workdir does this first, under the
+// write lock).
+func (s *Sandbox) Recover() error {
+	unlock, err := s.lockWrites()
+	if err != nil {
+		return err
+	}
+	unlock()
+	return nil
+}
