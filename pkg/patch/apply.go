@@ -71,6 +71,12 @@ func lineMatches(l fline, s string, level int, crlf bool, dom string) bool {
 // See the package doc for the rules.
 func Apply(content []byte, hunks []Hunk) (*Result, error) {
 	hasBOM, lines := splitFile(content)
+	if hasBOM && len(lines) > 0 && bomInOld(hunks) {
+		// A unified diff (git diff, diff -u) carries the BOM as text of
+		// line 1: match it, and keep or drop it, as that text.
+		hasBOM = false
+		lines[0].text = bom + lines[0].text
+	}
 	n := len(lines)
 	crlfs, lfs := 0, 0
 	for _, l := range lines {
@@ -153,6 +159,16 @@ func Apply(content []byte, hunks []Hunk) (*Result, error) {
 	}
 	res.Content = b
 	return res, nil
+}
+
+// bomInOld reports whether a hunk's first old line starts with a BOM.
+func bomInOld(hunks []Hunk) bool {
+	for k := range hunks {
+		if len(hunks[k].Old) > 0 && strings.HasPrefix(hunks[k].Old[0], bom) {
+			return true
+		}
+	}
+	return false
 }
 
 // appendNew appends the hunk's New lines, which replace the file lines

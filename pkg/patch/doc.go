@@ -7,7 +7,7 @@
 // Parse accepts two formats and tells them apart by the first non-blank
 // line. CRLF line endings in the patch text are accepted everywhere (the
 // "\r" is not part of any line; Hunk.CRLF records that a hunk's lines all
-// had one).
+// had one, not counting a line marked "\ No newline at end of file").
 //
 // The envelope starts with "*** Begin Patch" (only blank lines may come
 // before it) and ends with "*** End Patch" (only blank lines may follow).
@@ -42,8 +42,10 @@
 // before, between and after files (a commit message, "Only in ..." lines, a
 // "-- " signature) is skipped. Paths: /dev/null as the old side makes an
 // Add (Content is the new side of its single hunk, with a final newline
-// unless "\ No newline" follows its last line), as the new side a Delete
-// (its hunk, which must only remove lines, is dropped). The a/ and b/
+// unless "\ No newline" follows its last line; its lines end with "\r\n"
+// when the hunk's lines all did, as Hunk.CRLF says, else with "\n"), as
+// the new side a Delete (its hunk, which must only remove lines, is
+// dropped). The a/ and b/
 // prefixes are stripped when both sides carry them (git's header vouches
 // for the prefix when one side is /dev/null). An Update's Path is the old
 // name for git (MoveTo the new one for a rename); for plain diff -u with
@@ -57,7 +59,10 @@
 //
 // Apply treats the file as lines, each with its own ending ("\n" or
 // "\r\n"; a lone "\r" is text). A UTF-8 byte order mark at the start is
-// kept and is not part of the first line. Lines a hunk adds take the
+// kept and is not part of the first line, unless some hunk's first Old
+// line starts with one (a unified diff of the file's first lines carries
+// the BOM as text, as git diff and diff -u write it): then the BOM is
+// text of the file's first line, matched, kept or dropped as such. Lines a hunk adds take the
 // dominant ending of the file: "\r\n" if more lines end with "\r\n" than
 // with "\n", else "\n" (for a file with no line endings at all, the first
 // hunk's CRLF decides). Lines a hunk keeps (equal in Old and New) are

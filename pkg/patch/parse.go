@@ -545,6 +545,10 @@ func unifiedHunks(ls []pline, i int, f *File) (int, error) {
 		oldLeft, newLeft := oldCount, newCount
 		last := byte(0) // kind of the previous body line
 		bodyLines, crlfLines := 0, 0
+		// A line marked "\ No newline at end of file" has no ending: it
+		// does not count for CRLF (a CRLF file's one-line side would
+		// otherwise make its hunk LF).
+		lastCRLF, uncounted := false, false
 		short := func() error {
 			if oldLeft > 0 {
 				return perr(hl.num, "unified hunk says %d old lines but has %d", oldCount, oldCount-oldLeft)
@@ -552,6 +556,10 @@ func unifiedHunks(ls []pline, i int, f *File) (int, error) {
 			return perr(hl.num, "unified hunk says %d new lines but has %d", newCount, newCount-newLeft)
 		}
 		marker := func() {
+			if !lastCRLF && !uncounted && bodyLines > 0 {
+				bodyLines--
+				uncounted = true
+			}
 			switch last {
 			case ' ':
 				h.OldNoEOL, h.NewNoEOL = true, true
@@ -596,6 +604,7 @@ func unifiedHunks(ls []pline, i int, f *File) (int, error) {
 			}
 			last = kind
 			bodyLines++
+			lastCRLF, uncounted = l.crlf, false
 			if l.crlf {
 				crlfLines++
 			}
@@ -668,10 +677,14 @@ func (u *unifiedFile) finish() error {
 				return perr(h.Line, "a new file (%s) has old lines", newName)
 			}
 			var b strings.Builder
+			eol := "\n"
+			if h.CRLF {
+				eol = "\r\n" // git diff of a CRLF file: keep its endings
+			}
 			for i, l := range h.New {
 				b.WriteString(l)
 				if i < len(h.New)-1 || !h.NewNoEOL {
-					b.WriteByte('\n')
+					b.WriteString(eol)
 				}
 			}
 			f.Content = []byte(b.String())

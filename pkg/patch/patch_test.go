@@ -348,6 +348,15 @@ func TestApply(t *testing.T) {
 		}, "a\r\nc\r\n", []string{"exact"}},
 		{"mostly lf file", "a\r\nb\nc\n", func(t *testing.T) []Hunk { return envHunks(t, " a", "+x") }, "a\r\nx\nb\nc\n", []string{"eol"}},
 		{"bom kept", "\xef\xbb\xbfa\nb\n", func(t *testing.T) []Hunk { return envHunks(t, "-a", "+A") }, "\xef\xbb\xbfA\nb\n", []string{"exact"}},
+		{"unified bom as text of line 1", "\xef\xbb\xbfa\nb\n", func(t *testing.T) []Hunk {
+			return uniHunks(t, "@@ -1,2 +1,2 @@", "-\xef\xbb\xbfa", "+\xef\xbb\xbfA", " b")
+		}, "\xef\xbb\xbfA\nb\n", []string{"exact"}},
+		{"unified bom dropped", "\xef\xbb\xbfa\nb\n", func(t *testing.T) []Hunk {
+			return uniHunks(t, "@@ -1 +1 @@", "-\xef\xbb\xbfa", "+a")
+		}, "a\nb\n", []string{"exact"}},
+		{"unified bom kept by a later hunk", "\xef\xbb\xbfa\nb\nc\n", func(t *testing.T) []Hunk {
+			return uniHunks(t, "@@ -3 +3 @@", "-c", "+C")
+		}, "\xef\xbb\xbfa\nb\nC\n", []string{"exact"}},
 		{"trailing whitespace", "a  \nb\t\nc\n", func(t *testing.T) []Hunk { return envHunks(t, " a", "-b", "+B", " c") }, "a  \nB\nc\n", []string{"trailing_whitespace"}},
 		{"exact beats tolerant", "a \nb\na\nb\n", func(t *testing.T) []Hunk { return envHunks(t, " a", "-b", "+X") }, "a \nb\na\nX\n", []string{"exact"}},
 		{"rename only has no hunks", "x\n", func(t *testing.T) []Hunk { return nil }, "x\n", []string{}},
@@ -399,6 +408,23 @@ func TestApplyAddContentRoundTrip(t *testing.T) {
 	r, err := Apply(nil, []Hunk{{New: []string{"a", "b"}}})
 	if err != nil || string(r.Content) != string(fs[0].Content) {
 		t.Fatalf("%q %v vs %q", r.Content, err, fs[0].Content)
+	}
+}
+
+func TestParseUnifiedCRLF(t *testing.T) {
+	// A new CRLF file keeps its endings; a line marked "\ No newline"
+	// has none, so it does not make a CRLF hunk LF.
+	fs := mustParse(t, "--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+a\r\n+b\n\\ No newline at end of file\n")
+	if got := string(fs[0].Content); got != "a\r\nb" {
+		t.Errorf("added content %q, want %q", got, "a\r\nb")
+	}
+	fs = mustParse(t, "--- a/f\n+++ b/f\n@@ -1 +1,2 @@\n-a\n\\ No newline at end of file\n+b\r\n+a\n\\ No newline at end of file\n")
+	if !fs[0].Hunks[0].CRLF {
+		t.Errorf("hunk CRLF false, want true")
+	}
+	r, err := Apply([]byte("a"), fs[0].Hunks)
+	if err != nil || string(r.Content) != "b\r\na" {
+		t.Errorf("applied %q %v, want %q", r.Content, err, "b\r\na")
 	}
 }
 
