@@ -134,7 +134,8 @@ var datasets = []dataset{
 	{fileLongLine, 256<<20 + int64(len(longLineTail)), genRepeat('a', longLineTail)},
 	{fileSparse, 20 << 30, genSparse},
 
-	{dirMCP, 0, genMCP}, // the MCP rows' workdir (mcp.go)
+	{dirMCP, 0, genMCP},     // the MCP rows' workdir (mcp.go)
+	{dirPatch, 0, genPatch}, // the patch row's files and patch (patch.go)
 }
 
 // The hostile-size data (issue 12): what an attacker can build with fsbox
@@ -180,6 +181,9 @@ type comparison struct {
 
 	policy policy // fsbox's policy; the zero value is the built-in default
 	stdin  string // a data file fed to both sides on stdin
+	// setup, when set, runs (untimed) before every run of either side:
+	// for rows whose command changes their data.
+	setup func(dir string) error
 }
 
 // policy is a policy file for the rows that need one: text is what follows
@@ -206,6 +210,14 @@ var bigWrite = policy{"hostile-big-write", "[limits]\nmax_write_bytes = 67108864
 const pageOffset = 5_000_000
 
 var comparisons = []comparison{
+	{
+		// A 50-file, 200-hunk unified diff; git apply does not fsync, fsbox
+		// patch syncs every file and directory and commits all or nothing.
+		name: "patch-50-files", needs: []string{dirPatch}, setup: resetPatch,
+		fsbox:    []string{"patch", "--patch-file", dirPatch + "/fix.patch"},
+		rival:    []string{"git", "apply", dirPatch + "/fix.patch"},
+		maxRatio: 3,
+	},
 	{
 		name:  "stat",
 		needs: []string{fileSmall},
@@ -665,7 +677,8 @@ type proc struct {
 	argv  []string // argv[0] as the program sees it
 	dir   string
 	env   []string
-	stdin string // file fed on stdin, relative to dir ("" for none)
+	stdin string                 // file fed on stdin, relative to dir ("" for none)
+	setup func(dir string) error // the row's setup, run before each run (untimed)
 }
 
 type sample struct {
@@ -690,6 +703,11 @@ var errKilled = errors.New("killed")
 // of its own, so an sh -c pipeline dies whole) and returns errKilled with
 // the sample.
 func (p proc) run(stdout, stderr io.Writer, okExit []int, g guard) (sample, error) {
+	if p.setup != nil {
+		if err := p.setup(p.dir); err != nil {
+			return sample{}, fmt.Errorf("setup: %v", err)
+		}
+	}
 	cmd := &exec.Cmd{Path: p.path, Args: p.argv, Dir: p.dir, Env: p.env, Stdout: stdout, Stderr: stderr}
 	if p.stdin != "" {
 		f, err := os.Open(filepath.Join(p.dir, p.stdin))
@@ -857,6 +875,11 @@ func (m *rssMeter) read() (int64, error) {
 func (m *rssMeter) peak(p proc, devnull *os.File, okExit []int, runs int, g guard) (int64, error) {
 	var top int64
 	for range runs {
+		if p.setup != nil {
+			if err := p.setup(p.dir); err != nil {
+				return 0, fmt.Errorf("setup: %v", err)
+			}
+		}
 		argv := append([]string{"time", "-f", "%M", "-o", m.out, p.path}, p.argv[1:]...)
 		cmd := &exec.Cmd{Path: m.time, Args: argv, Dir: p.dir, Env: p.env, Stdout: devnull, Stderr: devnull}
 		if p.stdin != "" { // as the timed runs get it (write reads no terminal and no /dev/null)
@@ -996,7 +1019,7 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 	if c.policy != (policy{}) {
 		args = append([]string{"--config", writePolicy(dir, c.policy)}, args...)
 	}
-	fp := proc{path: fsbox, argv: append([]string{fsbox}, args...), dir: dir, env: append(slices.Clone(fsboxEnv), c.env...), stdin: c.stdin}
+	fp := proc{path: fsbox, argv: append([]string{fsbox}, args...), dir: dir, env: append(slices.Clone(fsboxEnv), c.env...), stdin: c.stdin, setup: c.setup}
 	procs := []proc{fp}
 	if c.rival != nil {
 		rpath, missing := rivalPath(c)
@@ -1005,7 +1028,7 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 		} else {
 			argv := slices.Clone(c.rival)
 			argv[0] = filepath.Base(rpath)
-			procs = append(procs, proc{path: rpath, argv: argv, dir: dir, env: append(os.Environ(), c.env...), stdin: c.stdin})
+			procs = append(procs, proc{path: rpath, argv: argv, dir: dir, env: append(os.Environ(), c.env...), stdin: c.stdin, setup: c.setup})
 		}
 	}
 	if c.bytes != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 
 	"github.com/fsbox/fsbox/pkg/patch"
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -37,6 +38,9 @@ type PatchFile struct {
 	SHA256After  *string  `json:"sha256_after"`      // null for a deleted file
 	Diff         string   `json:"diff"`
 }
+
+// planWorkers is how many files of a patch are planned at once.
+const planWorkers = 4
 
 // planned is one file of the plan: its targets and its new content.
 type planned struct {
@@ -89,16 +93,38 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 		used[w.Rel()] = given
 		return nil
 	}
-	for _, f := range files {
-		if err := ctx.Err(); err != nil {
-			return PatchResult{}, err
+	// Files are planned in parallel (each resolves its paths, reads its
+	// file and applies its hunks); the first error in patch order wins.
+	plans := make([]*planned, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range min(planWorkers, len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if err := ctx.Err(); err != nil {
+					errs[i] = err
+					continue
+				}
+				plans[i], errs[i] = planFile(ctx, sb, files[i], max, maxName, o.Expect)
+			}
+		}()
+	}
+	for i := range files {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	for i := range files {
+		if plans[i] != nil {
+			plan = append(plan, plans[i])
 		}
-		p, err := planFile(ctx, sb, f, max, maxName, o.Expect)
-		if p != nil {
-			plan = append(plan, p)
-		}
-		if err != nil {
-			return PatchResult{}, err
+	}
+	for i, p := range plans {
+		if errs[i] != nil {
+			return PatchResult{}, errs[i]
 		}
 		targets := []*sandbox.WriteTarget{p.src}
 		if p.dst != p.src {

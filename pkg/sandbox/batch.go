@@ -1,10 +1,13 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 )
 
 // Batch is a set of changes to files in the workdir made as one: all of
@@ -33,7 +36,15 @@ type Batch struct {
 	s     *Sandbox
 	items []*batchItem
 	done  bool
+	// Staged files are synced in the background, a few at once, so the
+	// filesystem can fold the syncs of a many-file batch together;
+	// Commit and Abort wait for them.
+	syncs sync.WaitGroup
+	slots chan struct{}
 }
+
+// batchSyncs is how many staged files sync at once.
+const batchSyncs = 8
 
 type batchItem struct {
 	w       *WriteTarget
@@ -41,12 +52,13 @@ type batchItem struct {
 	del     bool
 	o       CommitOptions
 	res     ReplaceResult
+	syncErr error // the background sync's failure
 	swapped bool
 	exchang bool // swapped by exchange: the old file is at tmp
 }
 
 // NewBatch starts an empty batch.
-func (s *Sandbox) NewBatch() *Batch { return &Batch{s: s} }
+func (s *Sandbox) NewBatch() *Batch { return &Batch{s: s, slots: make(chan struct{}, batchSyncs)} }
 
 // Put stages content for w (a target from OpenWriteTarget; the batch does
 // not close it): at most max bytes, with o's mode and checks. It is
@@ -65,26 +77,34 @@ func (b *Batch) Put(w *WriteTarget, content []byte, max int64, o CommitOptions) 
 	}
 	it := &batchItem{w: w, tmp: tmp, o: o}
 	b.items = append(b.items, it)
-	if _, err := f.Write(content); err != nil {
+	_, err = f.Write(content)
+	if err == nil {
+		switch {
+		case o.Mode != nil:
+			err = f.Chmod(*o.Mode & fs.ModePerm)
+		case w.Exists:
+			err = f.Chmod(w.Info.Mode.Perm())
+		}
+	}
+	if err != nil {
 		f.Close()
 		return ioErr(w.Path, err)
 	}
-	switch {
-	case o.Mode != nil:
-		err = f.Chmod(*o.Mode & fs.ModePerm)
-	case w.Exists:
-		err = f.Chmod(w.Info.Mode.Perm())
-	}
-	if err == nil {
-		it.res.SHA256, err = syncHashing(f, int64(len(content)))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return ioErr(w.Path, err)
-	}
-	it.res.Bytes = int64(len(content))
+	sum := sha256.Sum256(content)
+	it.res = ReplaceResult{Bytes: int64(len(content)), SHA256: hex.EncodeToString(sum[:])}
+	b.syncs.Add(1)
+	b.slots <- struct{}{}
+	go func() {
+		defer b.syncs.Done()
+		defer func() { <-b.slots }()
+		err := f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			it.syncErr = ioErr(w.Path, err)
+		}
+	}()
 	return nil
 }
 
@@ -123,6 +143,7 @@ func (b *Batch) Abort() {
 		return
 	}
 	b.done = true
+	b.syncs.Wait()
 	for _, it := range b.items {
 		if !it.del {
 			it.w.dir.Remove(it.tmp)
@@ -137,6 +158,12 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 		return nil, Errorf(CodeIO, "", "the batch was already committed or aborted")
 	}
 	defer b.Abort()
+	b.syncs.Wait()
+	for _, it := range b.items {
+		if it.syncErr != nil {
+			return nil, it.syncErr
+		}
+	}
 	unlock, err := b.s.lockWrites()
 	if err != nil {
 		return nil, err
@@ -173,7 +200,7 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 		atSeam("batch.swapped")
 	}
 	b.done = true
-	var synced []*os.File
+	synced := map[string]bool{} // directories synced, by root and real path: targets pin one each
 	var firstErr error
 	out := make([]ReplaceResult, len(b.items))
 	for i, it := range b.items {
@@ -184,8 +211,8 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 			}
 		}
 		b.s.trail.bytesWritten.Add(it.res.Bytes)
-		if !containsFile(synced, it.w.dirF) {
-			synced = append(synced, it.w.dirF)
+		if key := it.w.rt.dir + "\x00" + it.w.dirRel; !synced[key] {
+			synced[key] = true
 			if err := it.w.dirF.Sync(); err != nil && firstErr == nil {
 				firstErr = ioErr(it.w.Path, err)
 			}
@@ -258,13 +285,4 @@ func exchangeByRenames(w *WriteTarget, tmp string) error {
 		return err
 	}
 	return w.dir.Rename(aside, tmp)
-}
-
-func containsFile(fs []*os.File, f *os.File) bool {
-	for _, g := range fs {
-		if g == f {
-			return true
-		}
-	}
-	return false
 }
