@@ -561,8 +561,18 @@ func EditInput(sb *sandbox.Sandbox, in *spec.Input) (EditOptions, error) {
 			return "", err
 		}
 		defer f.Close()
-		b, err := io.ReadAll(io.LimitReader(f, sb.Limits().MaxWriteBytes))
-		return string(b), err
+		max := sb.Limits().MaxWriteBytes
+		b, err := io.ReadAll(io.LimitReader(f, satAdd(max, 1)))
+		if err != nil {
+			return "", sandbox.AsError(err)
+		}
+		if int64(len(b)) > max {
+			// Never cut silently: a truncated old text could match
+			// somewhere it should not.
+			return "", &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: in.String(name + "-file"),
+				Msg: fmt.Sprintf("%s-file %s is over max_write_bytes = %d", name, in.String(name+"-file"), max)}
+		}
+		return string(b), nil
 	}
 	if (!in.IsSet("old") && !in.IsSet("old-file")) || (!in.IsSet("new") && !in.IsSet("new-file")) {
 		return o, usageErr("edit needs old and new (new '' deletes), or edits")
