@@ -81,7 +81,7 @@ _fsbox() {
     COMPREPLY=(); return
   fi
   if [ -z "$cmd" ]; then
-    COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mcp mkdir mv patch read rm roots slice sort stat tools wc write --config --format --pretty --fields --jq --color --version --help" -- "$cur") )
+    COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch read rm roots slice sort stat tools undo wc write --config --format --pretty --fields --jq --color --version --help" -- "$cur") )
     return
   fi
   case "$cmd" in
@@ -113,7 +113,7 @@ _fsbox() {
     explain)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
-        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mcp mkdir mv patch read rm roots slice sort stat tools wc write" -- "$cur") ) ;;
+        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch read rm roots slice sort stat tools undo wc write" -- "$cur") ) ;;
         1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
@@ -131,6 +131,12 @@ _fsbox() {
         *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
+    history)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--purge --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=() ;;
+      esac ;;
     links)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--prefix --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
@@ -146,7 +152,7 @@ _fsbox() {
     man)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
-        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep links ls man mcp mkdir mv patch read rm roots slice sort stat tools wc write" -- "$cur") ) ;;
+        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch read rm roots slice sort stat tools undo wc write" -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     mcp)
@@ -215,6 +221,12 @@ _fsbox() {
       case $npos in
         *) COMPREPLY=() ;;
       esac ;;
+    undo)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--force -f --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=() ;;
+        *) COMPREPLY=() ;;
+      esac ;;
     wc)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--bytes --chars --lines --words -c -l -m -w --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
@@ -237,6 +249,7 @@ complete -o filenames -F _fsbox fsbox-edit
 complete -o filenames -F _fsbox fsbox-explain
 complete -o filenames -F _fsbox fsbox-find
 complete -o filenames -F _fsbox fsbox-grep
+complete -o filenames -F _fsbox fsbox-history
 complete -o filenames -F _fsbox fsbox-links
 complete -o filenames -F _fsbox fsbox-ls
 complete -o filenames -F _fsbox fsbox-man
@@ -251,5 +264,6 @@ complete -o filenames -F _fsbox fsbox-slice
 complete -o filenames -F _fsbox fsbox-sort
 complete -o filenames -F _fsbox fsbox-stat
 complete -o filenames -F _fsbox fsbox-tools
+complete -o filenames -F _fsbox fsbox-undo
 complete -o filenames -F _fsbox fsbox-wc
 complete -o filenames -F _fsbox fsbox-write

@@ -81,7 +81,7 @@ func TestScript(t *testing.T) {
 			kept := env.Vars[:0]
 			for _, kv := range env.Vars {
 				name, _, _ := strings.Cut(kv, "=")
-				if (strings.HasPrefix(name, "FSBOX_") && name != "FSBOX_TEST_STDIN") || name == "XDG_CONFIG_HOME" || name == "HOME" {
+				if (strings.HasPrefix(name, "FSBOX_") && name != "FSBOX_TEST_STDIN") || name == "XDG_CONFIG_HOME" || name == "XDG_STATE_HOME" || name == "HOME" {
 					continue
 				}
 				kept = append(kept, kv)

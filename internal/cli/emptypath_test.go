@@ -45,9 +45,10 @@ func TestEmptyPathIsUsage(t *testing.T) {
 		"links":   {{"links", ""}},
 		"mcp":     {{"mcp", ""}, {"mcp", ".", ""}},
 		"patch":   {{"patch", "--patch-file", ""}},
+		"history": {{"history", ""}},
 	}
 	// Commands that take no path argument at all.
-	noPath := []string{"roots", "tools", "completion", "man"}
+	noPath := []string{"roots", "tools", "completion", "man", "undo"}
 	for _, name := range CommandNames() {
 		if _, ok := calls[name]; !ok && !slices.Contains(noPath, name) {
 			t.Errorf("command %q: add its path arguments to this test (or to noPath)", name)

@@ -170,6 +170,10 @@ var updateExamples = flag.Bool("update-examples", false, "rewrite testdata/examp
 // directory: its last part hashes the (temporary) workdir's path.
 var journalDir = regexp.MustCompile(`\$STATE/fsbox/journal/[0-9a-f]{16}`)
 
+// changeTime is a journal record's time (to the nanosecond, unlike the
+// fixture's fixed mtimes).
+var changeTime = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z`)
+
 // exampleFiles is the workdir every help example runs in.
 var exampleFiles = map[string]string{
 	"main.go":       "package main\n\n// TODO: flags\nfunc main() {}\n",
@@ -227,6 +231,11 @@ func TestHelpExamplesRun(t *testing.T) {
 			}
 			fx := newFixture(t, exampleFiles, "[commands]\nrm = true\n")
 			filepath.WalkDir(fx.work, func(p string, _ os.DirEntry, _ error) error { return os.Chtimes(p, mtime, mtime) })
+			if ex.After != "" {
+				if _, stderr, code := fx.run(ops.Registry, shellWords(ex.After)...); code != 0 {
+					t.Errorf("fsbox %s (before %s): exit %d: %s", ex.After, ex.Cmd, code, stderr)
+				}
+			}
 			stdout, stderr, code := fx.run(ops.Registry, shellWords(ex.Cmd)...)
 			if code != 0 {
 				t.Errorf("fsbox %s: exit %d: %s", ex.Cmd, code, stderr)
@@ -239,6 +248,7 @@ func TestHelpExamplesRun(t *testing.T) {
 			stdout = strings.ReplaceAll(stdout, fx.work, "$WORK")
 			stdout = strings.ReplaceAll(stdout, fx.policy, "$POLICY")
 			stdout = journalDir.ReplaceAllString(strings.ReplaceAll(stdout, fx.state, "$STATE"), "$$JOURNAL")
+			stdout = changeTime.ReplaceAllString(stdout, "$$TIME")
 			lines := strings.SplitAfter(stdout, "\n")
 			for i, l := range lines {
 				if len(l) > 300 {

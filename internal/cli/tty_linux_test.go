@@ -152,6 +152,7 @@ func TestTextFormEscapesOnTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("FSBOX_CONFIG", policy)
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // the journal, away from the real one
 
 	cases := []struct {
 		args  []string
@@ -179,6 +180,8 @@ func TestTextFormEscapesOnTerminal(t *testing.T) {
 		{[]string{"write", "new" + evil, "--content", "x\x1b[31m"}, 1},
 		{[]string{"edit", "new" + evil, "--old", "x", "--new", "y\u009b\a", "--dry-run"}, -1},
 		{[]string{"patch", "--patch", "*** Begin Patch\n*** Add File: p\x1b]0;pwn\a\u009b2J.txt\n+x\n*** End Patch\n"}, 1},
+		{[]string{"history"}, -1},
+		{[]string{"undo"}, 1},
 		{[]string{"mkdir", "d" + evil}, 1},
 		{[]string{"cp", "plain.txt", "c" + evil}, 1},
 		{[]string{"mv", "c" + evil, "m" + evil}, 1},

@@ -214,6 +214,8 @@ func TestEveryToolOnce(t *testing.T) {
 	check("fsbox_patch", map[string]any{"patch": "*** Begin Patch\n*** Add File: p.txt\n+patched\n*** End Patch\n"}, func(o map[string]any) {
 		eq(o, "dry_run", false)
 	})
+	check("fsbox_history", nil, func(o map[string]any) { eq(o, "purged", false) })
+	check("fsbox_undo", nil, nil) // takes the patch above back
 	check("fsbox_mkdir", map[string]any{"path": "newdir/deeper"}, nil)
 	check("fsbox_mv", map[string]any{"src": "m.txt", "dst": "newdir/m.txt"}, nil)
 	check("fsbox_cp", map[string]any{"src": "cpsrc.txt", "dst": "cpdst.txt"}, nil)
@@ -221,7 +223,10 @@ func TestEveryToolOnce(t *testing.T) {
 	check("fsbox_roots", nil, func(o map[string]any) { eq(o, "workdir", h.work) })
 	check("fsbox_explain", map[string]any{"command": "read", "path": "a.txt"}, func(o map[string]any) { eq(o, "allowed", true) })
 
-	for name, want := range map[string]string{"p.txt": "patched\n", "w.txt": "new\n", "e.txt": "alpha gamma\n", "newdir/m.txt": "move me\n", "cpdst.txt": "copy me\n"} {
+	if _, err := os.Stat(filepath.Join(h.work, "p.txt")); err == nil {
+		t.Error("fsbox_undo left the patched file")
+	}
+	for name, want := range map[string]string{"w.txt": "new\n", "e.txt": "alpha gamma\n", "newdir/m.txt": "move me\n", "cpdst.txt": "copy me\n"} {
 		b, err := os.ReadFile(filepath.Join(h.work, name))
 		if err != nil || string(b) != want {
 			t.Errorf("%s: %q, %v; want %q", name, b, err, want)

@@ -27,11 +27,12 @@ type EditOptions struct {
 
 // EditResult describes the change.
 type EditResult struct {
-	Path         string `json:"path"`
-	Replacements int    `json:"replacements"`
-	Diff         string `json:"diff"`
-	SHA256       string `json:"sha256"` // of the new content (the current one with --dry-run... see DryRun)
-	DryRun       bool   `json:"dry_run"`
+	Path         string  `json:"path"`
+	Replacements int     `json:"replacements"`
+	Diff         string  `json:"diff"`
+	SHA256       string  `json:"sha256"` // of the new content (the current one with --dry-run... see DryRun)
+	DryRun       bool    `json:"dry_run"`
+	ChangeID     *string `json:"change_id"` // the journal's id of the change; null with --dry-run or without a journal
 }
 
 // Edit replaces exact text in a file. Old text written with "\n" matches a
@@ -95,7 +96,9 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 	}
 	// The file must still be what was read when the new content takes
 	// its name: checked under the workdir's write lock.
-	if _, err := w.Commit(bytes.NewReader(cur), max, sandbox.CommitOptions{Unchanged: true}); err != nil {
+	r, err := w.Commit(bytes.NewReader(cur), max, sandbox.CommitOptions{Unchanged: true})
+	res.ChangeID = changeID(r.ChangeID)
+	if err != nil {
 		return EditResult{}, err
 	}
 	return res, nil

@@ -39,6 +39,14 @@ type PatchFile struct {
 	Diff         string   `json:"diff"`
 }
 
+// changeID is a journal id as results carry it: null for none.
+func changeID(id string) *string {
+	if id == "" {
+		return nil
+	}
+	return &id
+}
+
 // planWorkers is how many files of a patch are planned at once.
 const planWorkers = 4
 
@@ -171,6 +179,7 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 	if _, err := b.Commit(); err != nil {
 		return PatchResult{}, err
 	}
+	res.ChangeID = changeID(b.ChangeID)
 	return res, nil
 }
 

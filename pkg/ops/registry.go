@@ -19,7 +19,7 @@ var Registry *spec.Registry
 func init() {
 	Registry = spec.NewRegistry(
 		rootsOp, explainOp, readOp, lsOp, statOp, grepOp, wcOp, sliceOp, sortOp, cutOp, findOp,
-		writeOp, editOp, patchOp, mkdirOp, mvOp, cpOp, rmOp, linksOp, toolsOp, completionOp, manOp, mcpOp,
+		writeOp, editOp, patchOp, historyOp, undoOp, mkdirOp, mvOp, cpOp, rmOp, linksOp, toolsOp, completionOp, manOp, mcpOp,
 	)
 }
 
@@ -119,6 +119,7 @@ func begin(ctx context.Context, sb *sandbox.Sandbox, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	sb.SetCommand(name) // the journal's records name it
 	return CheckCommand(sb.Policy(), name)
 }
 
@@ -791,4 +792,33 @@ func PatchInput(sb *sandbox.Sandbox, in *spec.Input) (PatchOptions, error) {
 	}
 	o.Patch = b
 	return o, nil
+}
+
+var historyOp = &spec.Op{
+	Name: "history", Class: spec.Read, Result: HistoryResult{},
+	Summary:  "list the workdir's recorded changes, newest first (write, edit, cp, append, patch, undo)",
+	Help:     "Lists the changes the journal recorded in this workdir, newest first: change_id, time, command, and each path's sha256, size and mode before and after (null: absent). With PATH, only the changes touching it (or, for a directory, anything below it). The journal keeps prior contents until max_bytes evicts the oldest changes; purge forgets them all now.",
+	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "only changes touching this file or directory", Optional: true, Complete: spec.CompleteFiles}},
+	Options:  []spec.Option{{Name: "purge", Type: spec.Bool, Help: "forget every recorded change and the content kept for them"}},
+	Examples: []spec.Example{{Cmd: "history --format text", Says: "one line per change: id, time, command and paths", After: "write notes.txt --content 'new notes'"}},
+	Text:     "one line per change: its id, time, command and paths, tab-separated",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		if in.IsSet("path") && in.String("path") == "" {
+			return nil, usageErr("an empty path: leave it out to list every change")
+		}
+		return History(ctx, sb, in.String("path"), in.Bool("purge"))
+	},
+}
+
+var undoOp = &spec.Op{
+	Name: "undo", Class: spec.Destructive, Result: UndoResult{}, Needs: []string{"write"},
+	Summary:  "take a recorded change back (default: the newest not yet undone), all or nothing",
+	Help:     "Restores every path of a change to what it held before, as one all-or-nothing commit, if each still holds what the change left there; otherwise conflict, naming the paths that moved on (force restores anyway). A file the change created is deleted only while it holds what the change wrote, so undo never deletes anything else, even with rm off. It obeys the policy in force now. Without CHANGE_ID it takes back the newest change not yet undone, so repeated undo walks back; an undo is itself a change: undo it by its id to redo.",
+	Args:     []spec.Arg{{Name: "change_id", Meta: "CHANGE_ID", Help: "the change to take back, as history shows it (default: the newest not yet undone)", Optional: true, Complete: spec.CompleteNone}},
+	Options:  []spec.Option{{Name: "force", Short: "f", Type: spec.Bool, Help: "restore even paths that changed since"}},
+	Examples: []spec.Example{{Cmd: "undo --format text", Says: "the paths restored or deleted, one a line", After: "edit main.go --old 'TODO: flags' --new 'DONE: flags'"}},
+	Text:     "one line per path: restore or delete, and the path",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		return Undo(ctx, sb, in.String("change_id"), in.Bool("force"))
+	},
 }

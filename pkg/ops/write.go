@@ -31,6 +31,9 @@ type WriteResult struct {
 	Bytes   int64  `json:"bytes"`
 	Created bool   `json:"created"`
 	SHA256  string `json:"sha256"` // of the file's whole content afterwards
+	// ChangeID is the journal's id of the change (undo takes it back);
+	// null without a journal.
+	ChangeID *string `json:"change_id"`
 }
 
 // Write replaces a file atomically (or appends to it), creating parents.
@@ -90,7 +93,7 @@ func Write(ctx context.Context, sb *sandbox.Sandbox, o WriteOptions) (WriteResul
 	} else if r, err = w.Commit(o.Content, max, co); err != nil {
 		return WriteResult{}, err
 	}
-	res.Bytes, res.SHA256 = r.Bytes, r.SHA256
+	res.Bytes, res.SHA256, res.ChangeID = r.Bytes, r.SHA256, changeID(r.ChangeID)
 	return res, nil
 }
 

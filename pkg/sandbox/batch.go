@@ -41,6 +41,10 @@ type Batch struct {
 	// Commit and Abort wait for them.
 	syncs sync.WaitGroup
 	slots chan struct{}
+	// Undoes names the change this batch takes back (undo), for its
+	// journal record; ChangeID is the record's id once committed.
+	Undoes   string
+	ChangeID string
 }
 
 // batchSyncs is how many staged files sync at once.
@@ -52,7 +56,9 @@ type batchItem struct {
 	del     bool
 	o       CommitOptions
 	res     ReplaceResult
-	syncErr error // the background sync's failure
+	syncErr error      // the background sync's failure
+	mode    string     // the staged file's permission bits (octal), for the journal
+	before  *FileState // what the name held, as the journal kept it
 	swapped bool
 	exchang bool // swapped by exchange: the old file is at tmp
 }
@@ -92,6 +98,9 @@ func (b *Batch) Put(w *WriteTarget, content []byte, max int64, o CommitOptions) 
 	}
 	sum := sha256.Sum256(content)
 	it.res = ReplaceResult{Bytes: int64(len(content)), SHA256: hex.EncodeToString(sum[:])}
+	if fi, err := f.Stat(); err == nil {
+		it.mode = fmt.Sprintf("%04o", fi.Mode().Perm())
+	}
 	b.syncs.Add(1)
 	b.slots <- struct{}{}
 	go func() {
@@ -180,6 +189,15 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 			}
 		}
 	}
+	// The journal keeps what each name holds before any of them changes.
+	var stored int64
+	for _, it := range b.items {
+		before, n, err := b.s.keepBefore(it.w)
+		if err != nil {
+			return nil, err
+		}
+		it.before, stored = before, stored+n
+	}
 	// The plan goes to the journal before the first swap: a crash between
 	// two swaps leaves a mix that the next call carries forward.
 	var planName string
@@ -200,6 +218,14 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 		atSeam("batch.swapped")
 	}
 	b.done = true
+	var paths []PathChange
+	for _, it := range b.items {
+		pc := PathChange{Path: it.w.Rel(), Before: it.before}
+		if !it.del {
+			pc.After = &FileState{SHA256: it.res.SHA256, Size: it.res.Bytes, Mode: it.mode}
+		}
+		paths = append(paths, pc)
+	}
 	synced := map[string]bool{} // directories synced, by root and real path: targets pin one each
 	var firstErr error
 	out := make([]ReplaceResult, len(b.items))
@@ -218,7 +244,15 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 			}
 		}
 	}
-	return out, firstErr
+	if firstErr != nil {
+		return out, firstErr
+	}
+	id, err := b.s.record(paths, stored, b.Undoes)
+	b.ChangeID = id
+	for i := range out {
+		out[i].ChangeID = id
+	}
+	return out, err
 }
 
 // swap makes one staged change (under the write lock).

@@ -11,8 +11,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The journal is a directory outside every root, one per workdir, where
@@ -335,4 +338,353 @@ func (s *Sandbox) Recover() error {
 	}
 	unlock()
 	return nil
+}
+
+// Change is one recorded change to the workdir: the state of each path
+// it touched before and after. The journal keeps each prior content
+// (objects/SHA256, one copy per content) until the change is evicted.
+type Change struct {
+	ID      string       `json:"change_id"`
+	Time    string       `json:"time"` // RFC 3339, UTC
+	Command string       `json:"command"`
+	Paths   []PathChange `json:"paths"`
+	Bytes   int64        `json:"bytes"`            // prior content this change stored in the journal
+	Undoes  string       `json:"undoes,omitempty"` // the change an undo took back
+}
+
+// PathChange is one path of a change; a nil state is "absent".
+type PathChange struct {
+	Path   string     `json:"path"` // workdir-relative, real
+	Before *FileState `json:"before"`
+	After  *FileState `json:"after"`
+}
+
+// FileState is a regular file's content (by hash), size and mode.
+type FileState struct {
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+	Mode   string `json:"mode"` // permission bits, octal
+}
+
+const changesFile = "changes.jsonl"
+
+// SetCommand names the operation the sandbox runs for (its journal
+// records say which command made each change). Operations call it first;
+// operations run at once on one sandbox share it (the last one named
+// wins), so a host that runs calls concurrently gives each a ForCall view.
+func (s *Sandbox) SetCommand(name string) { s.cmd.Store(&name) }
+
+func (s *Sandbox) command() string {
+	if p := s.cmd.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// keepBefore saves the file now at w's name (opened without following,
+// under the write lock, checked like a read) into the journal and
+// returns its state and the bytes newly stored; nil when there is no
+// file there or no journal.
+func (s *Sandbox) keepBefore(w *WriteTarget) (*FileState, int64, error) {
+	j := s.jn.open
+	if j == nil {
+		return nil, 0, nil
+	}
+	f, err := openNoFollow(w, w.Name, openReadFlags, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, noFollowErr(err, w.Path)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, ioErr(w.Path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, nil // a symlink or special file: not recorded (yet)
+	}
+	sum, stored, err := j.saveObject(f)
+	if err != nil {
+		return nil, 0, Errorf(CodeIO, j.dir, "the journal %s cannot keep the prior content of %s: %v", j.dir, w.Path, err)
+	}
+	return &FileState{SHA256: sum, Size: fi.Size(), Mode: fmt.Sprintf("%04o", fi.Mode().Perm())}, stored, nil
+}
+
+// saveObject copies r into objects/SHA256 (synced), unless that content
+// is already there; it returns the hash and the bytes newly stored.
+func (j *journal) saveObject(r io.Reader) (string, int64, error) {
+	if err := j.r.MkdirAll("objects", 0o700); err != nil {
+		return "", 0, err
+	}
+	tmp := path.Join("objects", tempName())
+	f, err := j.r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", 0, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), r)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		j.r.Remove(tmp)
+		return "", 0, err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	name := path.Join("objects", sum)
+	if _, err := j.r.Lstat(name); err == nil {
+		j.r.Remove(tmp)
+		return sum, 0, nil
+	}
+	if err := j.r.Rename(tmp, name); err != nil {
+		j.r.Remove(tmp)
+		return "", 0, err
+	}
+	return sum, n, j.syncDir("objects")
+}
+
+// stateOf describes a file the call just wrote (its temporary file or
+// the name), for a change's after state.
+func stateOf(fi fs.FileInfo, sum string) *FileState {
+	return &FileState{SHA256: sum, Size: fi.Size(), Mode: fmt.Sprintf("%04o", fi.Mode().Perm())}
+}
+
+// record appends a change (under the write lock) and returns its id ("":
+// no journal). The oldest changes are then evicted while the journal's
+// stored bytes exceed [journal] max_bytes.
+func (s *Sandbox) record(paths []PathChange, stored int64, undoes string) (string, error) {
+	j := s.jn.open
+	if j == nil || len(paths) == 0 {
+		return "", nil
+	}
+	next, total, err := j.counters()
+	if err != nil {
+		return "", err
+	}
+	// The id is taken before the record is written: a crash between the
+	// two leaves a gap in the ids, never an id used twice.
+	j.setCounters(next+1, total+stored)
+	c := Change{ID: strconv.Itoa(next), Time: timeNow().UTC().Format(time.RFC3339Nano), Command: s.command(), Paths: paths, Bytes: stored, Undoes: undoes}
+	line, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	f, err := j.r.OpenFile(changesFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return "", Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
+	}
+	_, err = f.Write(append(line, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
+	}
+	if total += stored; total > s.policy.Journal.MaxBytes {
+		if changes, err := j.changes(); err == nil {
+			j.setCounters(next+1, j.evict(changes, s.policy.Journal.MaxBytes))
+		}
+	}
+	return c.ID, nil
+}
+
+// counters is the next change id and the bytes the recorded changes
+// keep, from the journal's small counter file (rebuilt from the change
+// list when missing), so recording a change does not read the history.
+func (j *journal) counters() (next int, total int64, err error) {
+	if b, err := j.r.ReadFile(countersFile); err == nil {
+		if _, err := fmt.Sscanf(string(b), "%d %d", &next, &total); err == nil && next > 0 {
+			return next, total, nil
+		}
+	}
+	changes, err := j.changes()
+	if err != nil {
+		return 0, 0, err
+	}
+	next = 1
+	for _, c := range changes {
+		if id, _ := strconv.Atoi(c.ID); id >= next {
+			next = id + 1
+		}
+		total += c.Bytes
+	}
+	return next, total, nil
+}
+
+// setCounters writes the counter file (atomically; losing it only costs
+// a rebuild).
+func (j *journal) setCounters(next int, total int64) {
+	tmp := tempName()
+	if j.r.WriteFile(tmp, fmt.Appendf(nil, "%d %d\n", next, total), 0o600) == nil && j.r.Rename(tmp, countersFile) == nil {
+		return
+	}
+	j.r.Remove(tmp)
+}
+
+const countersFile = "counters"
+
+// changes reads every recorded change, oldest first.
+func (j *journal) changes() ([]Change, error) {
+	b, err := j.r.ReadFile(changesFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+	}
+	var out []Change
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" {
+			continue
+		}
+		var c Change
+		if json.Unmarshal([]byte(line), &c) == nil {
+			out = append(out, c) // a torn last line (a crash mid-append) is skipped
+		}
+	}
+	return out, nil
+}
+
+// evict drops the oldest changes until the stored bytes fit in max
+// (keeping the newest change always), then every object no remaining
+// change refers to.
+func (j *journal) evict(changes []Change, max int64) int64 {
+	var total int64
+	for _, c := range changes {
+		total += c.Bytes
+	}
+	drop := 0
+	for drop < len(changes)-1 && total > max {
+		total -= changes[drop].Bytes
+		drop++
+	}
+	j.rewrite(changes[drop:])
+	return total
+}
+
+// rewrite replaces the change list with keep and removes the objects it
+// no longer refers to.
+func (j *journal) rewrite(keep []Change) {
+	var b strings.Builder
+	used := map[string]bool{}
+	for _, c := range keep {
+		line, _ := json.Marshal(c)
+		b.Write(line)
+		b.WriteByte('\n')
+		for _, p := range c.Paths {
+			if p.Before != nil {
+				used[p.Before.SHA256] = true
+			}
+		}
+	}
+	tmp := tempName()
+	if err := j.r.WriteFile(tmp, []byte(b.String()), 0o600); err != nil || j.r.Rename(tmp, changesFile) != nil {
+		j.r.Remove(tmp)
+		return
+	}
+	d, err := j.r.Open("objects")
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	for _, n := range names {
+		if !used[n] {
+			j.r.Remove(path.Join("objects", n))
+		}
+	}
+}
+
+// History is the journal's changes, newest first; "" path lists all, else
+// those touching path (a workdir-relative real path) or a path below it.
+func (s *Sandbox) History(p string) ([]Change, error) {
+	if err := s.useJournal(); err != nil {
+		return nil, err
+	}
+	j := s.jn.open
+	if j == nil {
+		return nil, Errorf(CodeConfig, "", "there is no journal: %s", s.jn.off)
+	}
+	changes, err := j.changes()
+	if err != nil {
+		return nil, err
+	}
+	out := []Change{}
+	for i := len(changes) - 1; i >= 0; i-- {
+		c := changes[i]
+		if p == "" || slices.ContainsFunc(c.Paths, func(pc PathChange) bool {
+			return p == "." || pc.Path == p || strings.HasPrefix(pc.Path, p+"/")
+		}) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// PurgeJournal forgets every change and the content kept for them.
+func (s *Sandbox) PurgeJournal() error {
+	unlock, err := s.lockWrites()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if j := s.jn.open; j != nil {
+		j.rewrite(nil)
+		next, _, err := j.counters()
+		if err == nil {
+			j.setCounters(next, 0) // ids go on rising: an old id never names a new change
+		}
+	}
+	return nil
+}
+
+// ObjectOf opens the kept content with this hash (for undo).
+func (s *Sandbox) objectOf(sum string) (*os.File, error) {
+	j := s.jn.open
+	if j == nil || len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
+		return nil, Errorf(CodeNotFound, "", "the journal holds no content %q", sum)
+	}
+	f, err := j.r.Open(path.Join("objects", sum))
+	if err != nil {
+		return nil, Errorf(CodeNotFound, "", "the journal no longer holds the content %s (evicted?)", sum)
+	}
+	return f, nil
+}
+
+// JournalContent reads kept content by its hash (at most max bytes).
+func (s *Sandbox) JournalContent(sum string, max int64) ([]byte, error) {
+	f, err := s.objectOf(sum)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, Errorf(CodeIO, "", "reading kept content %s: %v", sum, err)
+	}
+	if int64(len(b)) > max {
+		return nil, &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Msg: fmt.Sprintf("the kept content %s is over max_write_bytes = %d", sum, max)}
+	}
+	return b, nil
+}
+
+// WorkdirRel resolves p (as a write would) to its real path relative to
+// the workdir, for history's filter; a path outside the workdir is denied.
+func (s *Sandbox) WorkdirRel(p string) (string, error) {
+	t, err := s.resolve(p)
+	if err != nil {
+		return "", err
+	}
+	if t.rt != s.work {
+		return "", deny(RuleRoot, p, "%s is outside the workdir: only the workdir's changes are recorded", p)
+	}
+	return path.Clean(t.rel), nil
 }

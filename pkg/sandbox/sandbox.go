@@ -93,6 +93,7 @@ type Sandbox struct {
 	stdinUsed   atomic.Bool
 	view        bool          // made by ForCall: Close leaves the roots open
 	jn          *journalState // the workdir's journal, shared by views
+	cmd         atomic.Pointer[string] // the operation this sandbox runs for (SetCommand)
 	// progress, when set (SetProgress), hears a walk's running count of
 	// entries.
 	progress func(entries int64)

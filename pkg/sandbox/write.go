@@ -383,6 +383,8 @@ type CommitOptions struct {
 type ReplaceResult struct {
 	Bytes  int64
 	SHA256 string
+	// ChangeID is the journal's id of the change ("" without a journal).
+	ChangeID string
 }
 
 // Replace is Commit with only a mode.
@@ -448,6 +450,15 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 			return ReplaceResult{}, err
 		}
 	}
+	// The journal keeps what the name holds now before it changes.
+	before, stored, err := w.s.keepBefore(w)
+	if err != nil {
+		return ReplaceResult{}, err
+	}
+	tfi, err := w.dir.Lstat(tmp)
+	if err != nil {
+		return ReplaceResult{}, ioErr(w.Path, err)
+	}
 	if o.NoReplace {
 		err = renameNoReplace(w, tmp)
 		if errors.Is(err, fs.ErrExist) {
@@ -465,7 +476,8 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
 	sweepTemps(w)
-	return ReplaceResult{Bytes: n, SHA256: sum}, nil
+	id, err := w.s.record([]PathChange{{Path: w.Rel(), Before: before, After: stateOf(tfi, sum)}}, stored, "")
+	return ReplaceResult{Bytes: n, SHA256: sum, ChangeID: id}, err
 }
 
 // recheck runs under the write lock, right before a change: the pinned
@@ -552,6 +564,10 @@ func (w *WriteTarget) Append(data []byte, o CommitOptions) (ReplaceResult, error
 	if err := w.recheck(o.Expect); err != nil {
 		return ReplaceResult{}, err
 	}
+	before, stored, err := w.s.keepBefore(w)
+	if err != nil {
+		return ReplaceResult{}, err
+	}
 	perm := fs.FileMode(0o666)
 	if o.Mode != nil {
 		perm = *o.Mode & fs.ModePerm
@@ -593,7 +609,12 @@ func (w *WriteTarget) Append(data []byte, o CommitOptions) (ReplaceResult, error
 	if err != nil {
 		return ReplaceResult{}, err
 	}
-	return ReplaceResult{Bytes: int64(n), SHA256: sum}, nil
+	after, err := f.Stat()
+	if err != nil {
+		return ReplaceResult{}, ioErr(w.Path, err)
+	}
+	id, err := w.s.record([]PathChange{{Path: w.Rel(), Before: before, After: stateOf(after, sum)}}, stored, "")
+	return ReplaceResult{Bytes: int64(n), SHA256: sum, ChangeID: id}, err
 }
 
 // mkdirAllErr maps a failed MkdirAll of a path's parents: EEXIST (or

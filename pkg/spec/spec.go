@@ -118,6 +118,10 @@ type Example struct {
 	// Serves: the example starts a server and does not return, so the
 	// test that runs every example leaves it out.
 	Serves bool
+	// After, when set, is a command (without "fsbox ") the example
+	// follows: the test runs it first, in the same workdir (undo needs a
+	// change to take back).
+	After string
 }
 
 // Op describes one operation.

@@ -1,0 +1,238 @@
+package ops
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+)
+
+// journaled is a sandbox over a fresh workdir with files, its journal in
+// a state directory of its own.
+func journaled(t *testing.T, files map[string]string, edit func(p *sandbox.Policy)) (*sandbox.Sandbox, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := sandbox.DefaultPolicy(dir)
+	p.Journal.State = t.TempDir()
+	if edit != nil {
+		edit(p)
+	}
+	sb, err := sandbox.New(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb, dir
+}
+
+// tree is every file under dir with its content and mode.
+func undoTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		fi, _ := os.Lstat(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = fi.Mode().Perm().String() + " " + string(b)
+		return nil
+	})
+	return out
+}
+
+func sameTree(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d files %v, want %d %v", what, len(got), got, len(want), want)
+		return
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s is %q, want %q", what, k, got[k], v)
+		}
+	}
+}
+
+// Undo after write, edit, append, cp and a multi-file patch puts every
+// byte and mode back; an undo is a change, so undoing it redoes.
+func TestUndoRestores(t *testing.T) {
+	ctx := context.Background()
+	sb, dir := journaled(t, map[string]string{"a.txt": "one\r\ntwo\r\n", "b.txt": "bee\n", "sub/c.txt": "sea\n"}, func(p *sandbox.Policy) { p.Commands["rm"] = true })
+	os.Chmod(filepath.Join(dir, "a.txt"), 0o600)
+	orig := undoTree(t, dir)
+	steps := []func() error{
+		func() error {
+			_, err := Write(ctx, sb, WriteOptions{Path: "a.txt", Content: stringsReader("replaced\n")})
+			return err
+		},
+		func() error {
+			_, err := Edit(ctx, sb, EditOptions{Path: "b.txt", Edits: []EditSpec{{Old: "bee", New: "BEE"}}})
+			return err
+		},
+		func() error {
+			_, err := Write(ctx, sb, WriteOptions{Path: "new/n.txt", Content: stringsReader("created\n")})
+			return err
+		},
+		func() error {
+			_, err := Write(ctx, sb, WriteOptions{Path: "b.txt", Append: true, Content: stringsReader("more\n")})
+			return err
+		},
+		func() error {
+			_, err := Copy(ctx, sb, "sub/c.txt", "copy.txt", false)
+			return err
+		},
+		func() error {
+			_, err := Patch(ctx, sb, PatchOptions{Patch: []byte("*** Begin Patch\n*** Update File: sub/c.txt\n*** Move to: sub/moved.txt\n@@\n-sea\n+SEA\n*** Delete File: copy.txt\n*** Add File: added.txt\n+added\n*** End Patch\n")})
+			return err
+		},
+	}
+	var trees []map[string]string
+	for i, step := range steps {
+		trees = append(trees, undoTree(t, dir))
+		if err := step(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	h, err := History(ctx, sb, "", false)
+	if err != nil || h.Count != len(steps) {
+		t.Fatalf("history: %d changes, %v; want %d", h.Count, err, len(steps))
+	}
+	for i := len(steps) - 1; i >= 0; i-- {
+		r, err := Undo(ctx, sb, "", false)
+		if err != nil {
+			t.Fatalf("undo of step %d: %v", i, err)
+		}
+		sameTree(t, "after undoing step "+r.Undid, undoTree(t, dir), trees[i])
+		// The undo is a change: undoing it by its id redoes, and undoing
+		// that takes the step back again.
+		if i == 3 {
+			redo, err := Undo(ctx, sb, *r.ChangeID, false)
+			if err != nil {
+				t.Fatalf("redo: %v", err)
+			}
+			sameTree(t, "after redo", undoTree(t, dir), trees[i+1])
+			if _, err := Undo(ctx, sb, *redo.ChangeID, false); err != nil {
+				t.Fatalf("undo of the redo: %v", err)
+			}
+			sameTree(t, "after redo and undo", undoTree(t, dir), trees[i])
+		}
+	}
+	if _, err := Undo(ctx, sb, "", false); sandbox.AsError(err).Code != sandbox.CodeNotFound {
+		t.Errorf("undo with everything undone: %v, want not_found", err)
+	}
+	sameTree(t, "all undone", undoTree(t, dir), orig)
+}
+
+// A path changed since the change is conflict, naming it, and nothing is
+// restored; force restores anyway. An unknown id is not_found.
+func TestUndoConflict(t *testing.T) {
+	ctx := context.Background()
+	sb, dir := journaled(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"}, nil)
+	if _, err := Patch(ctx, sb, PatchOptions{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** Update File: b.txt\n@@\n-b\n+B\n*** End Patch\n")}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("someone else\n"), 0o644)
+	_, err := Undo(ctx, sb, "", false)
+	if e := sandbox.AsError(err); err == nil || e.Code != sandbox.CodeConflict || e.Path != "b.txt" {
+		t.Fatalf("undo over a changed file: %v, want conflict on b.txt", err)
+	}
+	if got := undoTree(t, dir); got["a.txt"] != "-rw-r--r-- A\n" {
+		t.Errorf("a conflicting undo changed a.txt: %q", got["a.txt"])
+	}
+	if _, err := Undo(ctx, sb, "", true); err != nil {
+		t.Fatalf("forced undo: %v", err)
+	}
+	if got := undoTree(t, dir); got["a.txt"] != "-rw-r--r-- a\n" || got["b.txt"] != "-rw-r--r-- b\n" {
+		t.Errorf("forced undo left %v", got)
+	}
+	if _, err := Undo(ctx, sb, "99", false); sandbox.AsError(err).Code != sandbox.CodeNotFound {
+		t.Errorf("undo 99: %v, want not_found", err)
+	}
+	if _, err := Undo(ctx, sb, "x", false); sandbox.AsError(err).Code != sandbox.CodeUsage {
+		t.Errorf("undo x: %v, want usage", err)
+	}
+}
+
+// Undo of a creation deletes the file only while it holds what the
+// change wrote, even with rm off (the default); undo obeys its own
+// switch; the oldest changes are evicted past max_bytes; purge forgets
+// all.
+func TestUndoRulesAndEviction(t *testing.T) {
+	ctx := context.Background()
+	sb, dir := journaled(t, nil, func(p *sandbox.Policy) { p.Journal.MaxBytes = 10 })
+	if _, err := Write(ctx, sb, WriteOptions{Path: "n.txt", Content: stringsReader("new\n")}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "n.txt"), []byte("edited by hand\n"), 0o644)
+	if _, err := Undo(ctx, sb, "", false); sandbox.AsError(err).Code != sandbox.CodeConflict {
+		t.Fatalf("undo of a creation whose file changed: %v, want conflict", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "n.txt")); err != nil {
+		t.Fatal("the changed file was deleted")
+	}
+	// Eviction: each rewrite keeps 15 bytes of prior content; max 10.
+	for _, s := range []string{"v1 xxxxxxxxxxx\n", "v2 xxxxxxxxxxx\n", "v3 xxxxxxxxxxx\n"} {
+		if _, err := Write(ctx, sb, WriteOptions{Path: "n.txt", Content: stringsReader(s)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, _ := History(ctx, sb, "", false)
+	if h.Count != 1 || h.Changes[0].ID != "4" {
+		t.Errorf("after eviction: %+v, want only change 4", h.Changes)
+	}
+	if _, err := Undo(ctx, sb, "2", false); sandbox.AsError(err).Code != sandbox.CodeNotFound {
+		t.Errorf("undo of an evicted change: %v", err)
+	}
+	if h, err := History(ctx, sb, "n.txt", false); err != nil || h.Count != 1 {
+		t.Errorf("history of n.txt: %+v %v", h, err)
+	}
+	if h, err := History(ctx, sb, "other.txt", false); err != nil || h.Count != 0 {
+		t.Errorf("history of other.txt: %+v %v", h, err)
+	}
+	if _, err := History(ctx, sb, "", true); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := History(ctx, sb, "", false); h.Count != 0 {
+		t.Errorf("after purge: %d changes", h.Count)
+	}
+	p := sb.Policy()
+	p.Commands["undo"] = false
+	if _, err := Undo(ctx, sb, "", false); sandbox.AsError(err).Rule != sandbox.RuleCommand {
+		t.Errorf("undo switched off: %v", err)
+	}
+}
+
+func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// The default of undo walks back through redos: undo, redo (an undo of
+// the undo), then undo takes the redone change back again.
+func TestNewestUndoable(t *testing.T) {
+	ch := func(id, undoes string) sandbox.Change { return sandbox.Change{ID: id, Undoes: undoes} }
+	for _, c := range []struct {
+		log  []sandbox.Change // newest first
+		want string
+	}{
+		{[]sandbox.Change{ch("2", ""), ch("1", "")}, "2"},
+		{[]sandbox.Change{ch("3", "2"), ch("2", ""), ch("1", "")}, "1"},
+		{[]sandbox.Change{ch("4", "3"), ch("3", "2"), ch("2", ""), ch("1", "")}, "2"},               // 2 redone
+		{[]sandbox.Change{ch("5", "4"), ch("4", "3"), ch("3", "2"), ch("2", ""), ch("1", "")}, "1"}, // redo undone
+		{[]sandbox.Change{ch("2", "1"), ch("1", "")}, ""},
+	} {
+		got, ok := newestUndoable(c.log)
+		if (c.want == "") == ok || got.ID != c.want {
+			t.Errorf("%v: %q %v, want %q", c.log, got.ID, ok, c.want)
+		}
+	}
+}
