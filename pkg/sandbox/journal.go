@@ -405,47 +405,89 @@ func (s *Sandbox) keepBefore(w *WriteTarget) (*FileState, int64, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, 0, nil // a symlink or special file: not recorded (yet)
 	}
-	sum, stored, err := j.saveObject(f)
-	if err != nil {
-		return nil, 0, Errorf(CodeIO, j.dir, "the journal %s cannot keep the prior content of %s: %v", j.dir, w.Path, err)
-	}
-	return &FileState{SHA256: sum, Size: fi.Size(), Mode: fmt.Sprintf("%04o", fi.Mode().Perm())}, stored, nil
+	return s.keepFile(f, fi, w.Path)
 }
 
-// saveObject copies r into objects/SHA256 (synced), unless that content
-// is already there; it returns the hash and the bytes newly stored.
-func (j *journal) saveObject(r io.Reader) (string, int64, error) {
-	if err := j.r.MkdirAll("objects", 0o700); err != nil {
-		return "", 0, err
+// preKept is content kept ahead of the write lock (Commit).
+type preKept struct {
+	state  *FileState
+	stored int64
+	err    error
+}
+
+// keepAhead starts keeping the target's current file (the one it opened
+// and checked) while the new content is still being synced: Commit then
+// uses it when, under the lock, the name still holds that very file
+// unchanged, and keeps the file anew otherwise. Nil without a journal or
+// a current file.
+func (w *WriteTarget) keepAhead() chan preKept {
+	if w.cur == nil || w.curStat == nil || w.s.jn.dir == "" {
+		return nil
 	}
-	tmp := path.Join("objects", tempName())
-	f, err := j.r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", 0, err
-	}
+	ch := make(chan preKept, 1)
+	go func() {
+		if err := w.s.useJournal(); err != nil || w.s.jn.open == nil {
+			ch <- preKept{err: err}
+			return
+		}
+		st, n, err := w.s.keepFile(w.cur, w.curStat, w.Path)
+		ch <- preKept{st, n, err}
+	}()
+	return ch
+}
+
+// saveObject keeps the n bytes of f from offset 0 as objects/SHA256
+// (synced), unless that content is already there: it hashes f first, so
+// kept content is never copied twice, then copies it (copy_file_range
+// where the kernel offers it). It returns the hash and the bytes newly
+// stored.
+func (j *journal) saveObject(f *os.File, n int64) (string, int64, error) {
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), r)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		j.r.Remove(tmp)
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, n)); err != nil {
 		return "", 0, err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	name := path.Join("objects", sum)
 	if _, err := j.r.Lstat(name); err == nil {
-		j.r.Remove(tmp)
 		return sum, 0, nil
 	}
-	if err := j.r.Rename(tmp, name); err != nil {
+	if err := j.r.MkdirAll("objects", 0o700); err != nil {
+		return "", 0, err
+	}
+	tmp := path.Join("objects", tempName())
+	out, err := j.r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", 0, err
+	}
+	copied, err := io.Copy(out, io.NewSectionReader(f, 0, n))
+	if err == nil && copied != n {
+		err = io.ErrUnexpectedEOF
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = j.r.Rename(tmp, name)
+	}
+	if err != nil {
 		j.r.Remove(tmp)
 		return "", 0, err
 	}
 	return sum, n, j.syncDir("objects")
+}
+
+// keepFile keeps an open, checked regular file's content in the journal
+// and returns its state.
+func (s *Sandbox) keepFile(f *os.File, fi fs.FileInfo, given string) (*FileState, int64, error) {
+	j := s.jn.open
+	sum, stored, err := j.saveObject(f, fi.Size())
+	if err != nil {
+		return nil, 0, Errorf(CodeIO, j.dir, "the journal %s cannot keep the prior content of %s: %v", j.dir, given, err)
+	}
+	return &FileState{SHA256: sum, Size: fi.Size(), Mode: fmt.Sprintf("%04o", fi.Mode().Perm())}, stored, nil
 }
 
 // stateOf describes a file the call just wrote (its temporary file or

@@ -398,6 +398,7 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 // syncs the directory: readers see the old content or the new, never a
 // mix. Over max: too_large, and nothing changes.
 func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceResult, error) {
+	ahead := w.keepAhead() // the journal's copy of the old file, made while the new one is written
 	tmp := tempName()
 	f, err := w.dir.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
@@ -450,10 +451,19 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 			return ReplaceResult{}, err
 		}
 	}
-	// The journal keeps what the name holds now before it changes.
-	before, stored, err := w.s.keepBefore(w)
-	if err != nil {
-		return ReplaceResult{}, err
+	// The journal keeps what the name holds now before it changes: the
+	// copy made ahead when the name still holds that very file.
+	var before *FileState
+	var stored int64
+	if ahead != nil {
+		if p := <-ahead; p.err == nil && p.state != nil && w.unchanged() == nil {
+			before, stored = p.state, p.stored
+		}
+	}
+	if before == nil {
+		if before, stored, err = w.s.keepBefore(w); err != nil {
+			return ReplaceResult{}, err
+		}
 	}
 	tfi, err := w.dir.Lstat(tmp)
 	if err != nil {
