@@ -38,6 +38,15 @@ serves the built\-in default policy alone: it needs FSBOX_CONFIG, \-\-config or 
 (the first the workdir, the rest read roots; with a policy they only narrow it). Roots a client
 announces narrow the served roots, never widen them. \-\-profile reference offers the reference
 filesystem server's tool names and arguments.
+.SH JOURNAL
+Each workdir has a journal outside every root ([journal] dir, or
+$XDG_STATE_HOME/fsbox/journal/HASH; roots says where, or why it is off). write, append, edit,
+cp, patch and undo keep what each name held before the change and record it (change_id in
+their results); mv, rm and mkdir are not recorded yet. history lists the changes newest first;
+undo restores a change's paths all or nothing if they still hold what it left (conflict
+otherwise, \-\-force anyway), by default the newest change not yet undone. Kept content stays
+until [journal] max_bytes evicts it or history \-\-purge: deleted content lives on until then.
+A multi\-file patch interrupted by a crash is finished by the next call that changes the workdir.
 .SH FSBOX-FULL
 The MCP server and the \-\-jq filter live in fsbox\-full, installed beside fsbox: fsbox links
 neither the MCP SDK nor gojq, whose package inits (about 0.9 ms and 0.3 ms) every call would
