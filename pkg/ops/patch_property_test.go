@@ -540,6 +540,7 @@ func ptSandbox(t *testing.T, dir string) *sandbox.Sandbox {
 	t.Helper()
 	p := sandbox.DefaultPolicy(dir)
 	p.Commands["rm"] = true
+	p.Journal.State = t.TempDir()
 	sb, err := sandbox.New(p, "")
 	if err != nil {
 		t.Fatal(err)
@@ -630,7 +631,25 @@ func runPatchCase(t *testing.T, g *ptGit, seed uint64) (ok bool) {
 			}
 			return true
 		}
-		if apply("forward", form.forward, c.new) && apply("reverse", form.back, c.old) {
+		// Undo takes a patch back byte for byte (and mode), and undoing
+		// the undo puts it back again.
+		undo := func(what string, id string, want ptTree) bool {
+			if _, err := Undo(ctx, sb, id, false); err != nil {
+				fail("%s, %s: %v", form.name, what, err)
+				return false
+			}
+			if d := diffTree(work, want); len(d) > 0 {
+				fail("%s, %s: the tree differs:\n  %s", form.name, what, strings.Join(d, "\n  "))
+				return false
+			}
+			return true
+		}
+		redoOf := func() string {
+			h, _ := History(ctx, sb, "", false)
+			return h.Changes[0].ID // the undo just made
+		}
+		if apply("forward", form.forward, c.new) && undo("undo of the forward patch", "", c.old) &&
+			undo("redo", redoOf(), c.new) && apply("reverse", form.back, c.old) {
 			// All or nothing: the forward patch with one hunk's context
 			// matching nowhere fails, and the tree stays as it was.
 			corrupt := corruptUnified
