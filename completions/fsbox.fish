@@ -112,7 +112,7 @@ complete -c fsbox -n '__fish_seen_subcommand_from grep' -l no-ignore -d 'do not 
 complete -c fsbox-grep -l no-ignore -d 'do not honour .gitignore, .ignore and .git/info/exclude'
 complete -c fsbox -n '__fish_seen_subcommand_from grep' -l follow -s L -d 'follow symlinks (never out of their root, never in a loop)'
 complete -c fsbox-grep -l follow -s L -d 'follow symlinks (never out of their root, never in a loop)'
-complete -c fsbox -f -n __fish_use_subcommand -a history -d 'list the workdir\'s recorded changes, newest first (write, edit, cp, append, patch, undo)'
+complete -c fsbox -f -n __fish_use_subcommand -a history -d 'list the workdir\'s recorded changes, newest first'
 complete -c fsbox -n '__fish_seen_subcommand_from history' -l purge -d 'forget every recorded change and the content kept for them'
 complete -c fsbox-history -l purge -d 'forget every recorded change and the content kept for them'
 complete -c fsbox -f -n __fish_use_subcommand -a links -d 'create fsbox-COMMAND links to this binary in DIR (inside the workdir)'

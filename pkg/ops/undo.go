@@ -2,7 +2,7 @@ package ops
 
 import (
 	"context"
-	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,7 +64,7 @@ type UndoResult struct {
 // UndoneFile is one path an undo put back.
 type UndoneFile struct {
 	Path   string `json:"path"`
-	Action string `json:"action"` // "restore" (content and mode put back) or "delete" (a file the change created)
+	Action string `json:"action"` // restore (content and mode put back), delete (a file the change created), move (renamed back), mkdir, symlink, rmdir
 }
 
 // Undo takes a recorded change back (id "" is the newest): every path of
@@ -105,67 +105,233 @@ func Undo(ctx context.Context, sb *sandbox.Sandbox, id string, force bool) (Undo
 			return UndoResult{}, sandbox.Errorf(sandbox.CodeNotFound, "", "the journal holds no change %s (evicted, purged, or never made)", id)
 		}
 	}
-	max := sb.Limits().MaxWriteBytes
+	return undoChange(ctx, sb, c, force)
+}
+
+// undoChange takes c back: renames reversed, directories made again,
+// files restored or deleted as one batch (which records the undo, with
+// the rest), symlinks made again, directories the change made removed
+// when empty.
+func undoChange(ctx context.Context, sb *sandbox.Sandbox, c sandbox.Change, force bool) (UndoResult, error) {
+	res := UndoResult{Undid: c.ID, Files: []UndoneFile{}}
+	movedTo := map[string]bool{}
+	var moved []string
+	for _, m := range c.Moved {
+		movedTo[m.To] = true
+		to, err := sb.EntryState(m.To)
+		if err != nil {
+			return res, err
+		}
+		from, err := sb.EntryState(m.From)
+		if err != nil {
+			return res, err
+		}
+		// The name a rename came from must be free again, unless the
+		// change itself put a file there after renaming (an undo's
+		// restored file), which goes first.
+		createdAfter := c.MovesFirst && slices.ContainsFunc(c.Paths, func(pc sandbox.PathChange) bool {
+			return pc.Path == m.From && pc.Before == nil && sameState(from, pc.After)
+		})
+		if to == nil || (from != nil && !createdAfter) {
+			moved = append(moved, m.To)
+		}
+	}
+	now := make([]*sandbox.FileState, len(c.Paths))
+	for i, pc := range c.Paths {
+		st, err := sb.EntryState(pc.Path)
+		if err != nil {
+			return res, err
+		}
+		now[i] = st
+		if !movedTo[pc.Path] && !sameState(st, pc.After) {
+			moved = append(moved, pc.Path)
+		}
+	}
+	if len(moved) > 0 && !force {
+		sort.Strings(moved)
+		return res, sandbox.Errorf(sandbox.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there (force restores anyway)", c.ID, strings.Join(moved, ", "))
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	quiet := sb.Quiet() // the undo's one record, below, says all it does
 	b := sb.NewBatch()
 	defer b.Abort()
 	b.Undoes = c.ID
-	res := UndoResult{Undid: c.ID, Files: []UndoneFile{}}
-	var moved []string
+	order := make([]int, len(c.Paths)) // parents before children
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool {
+		return strings.Count(c.Paths[order[x]].Path, "/") < strings.Count(c.Paths[order[y]].Path, "/")
+	})
+	isType := func(st *sandbox.FileState, typ string) bool { return st != nil && st.Type == typ }
+
+	// The inverse, in reverse order of what the change did: directories it
+	// removed come back first (parents first), symlinks it made go; then
+	// its renames and its files, in the opposite order to the change's;
+	// then symlinks it removed come back, and directories it made go
+	// (deepest first, only when empty).
+	for _, i := range order {
+		if pc := c.Paths[i]; isType(pc.Before, "dir") && now[i] == nil {
+			if _, _, err := quiet.Mkdir(pc.Path); err != nil {
+				return res, err
+			}
+			b.Extra = append(b.Extra, sandbox.PathChange{Path: pc.Path, After: &sandbox.FileState{Type: "dir"}})
+			res.Files = append(res.Files, UndoneFile{Path: pc.Path, Action: "mkdir"})
+		}
+	}
+	for i, pc := range c.Paths {
+		if pc.Before == nil && isType(pc.After, "symlink") && sameState(now[i], pc.After) {
+			w, err := quiet.OpenEntry(pc.Path)
+			if err != nil {
+				return res, err
+			}
+			err = quiet.Remove(w, false)
+			w.Close()
+			if err != nil {
+				return res, err
+			}
+			b.Extra = append(b.Extra, sandbox.PathChange{Path: pc.Path, Before: pc.After})
+			res.Files = append(res.Files, UndoneFile{Path: pc.Path, Action: "unlink"})
+		}
+	}
+	movesBack := func() error {
+		for i := len(c.Moved) - 1; i >= 0; i-- {
+			m := c.Moved[i]
+			if err := renameBack(quiet, m.To, m.From); err != nil {
+				return err
+			}
+			b.Moved = append(b.Moved, sandbox.Move{From: m.To, To: m.From})
+			res.Files = append(res.Files, UndoneFile{Path: m.From, Action: "move"})
+		}
+		return nil
+	}
+	if !c.MovesFirst {
+		if err := movesBack(); err != nil {
+			return res, err
+		}
+	}
+	b.MovesFirst = !c.MovesFirst
+	max := sb.Limits().MaxWriteBytes
 	var targets []*sandbox.WriteTarget
 	defer func() {
 		for _, w := range targets {
 			w.Close()
 		}
 	}()
-	for _, pc := range c.Paths {
-		w, err := sb.OpenWriteTarget(pc.Path, pc.Before != nil)
-		if err != nil {
-			return UndoResult{}, err
+	for i, pc := range c.Paths {
+		cur := now[i]
+		if movedTo[pc.Path] && !c.MovesFirst {
+			cur = nil // the moved entry went back
 		}
-		targets = append(targets, w)
-		now, err := currentState(w)
-		if err != nil {
-			return UndoResult{}, err
+		var expect *string
+		if !force {
+			expect = expectOf(cur)
 		}
-		if !sameState(now, pc.After) {
-			moved = append(moved, pc.Path)
-		}
-		expect := expectOf(now)
-		if force {
-			expect = nil
-		}
-		if pc.Before == nil {
-			if now == nil {
-				continue // already gone
+		switch {
+		case isType(pc.Before, "file"):
+			w, err := sb.OpenWriteTarget(pc.Path, true)
+			if err != nil {
+				return res, err
 			}
+			targets = append(targets, w)
+			content, err := sb.JournalContent(pc.Before.SHA256, max)
+			if err != nil {
+				return res, err
+			}
+			mode, err := ParseMode(pc.Before.Mode)
+			if err != nil {
+				return res, err
+			}
+			if err := b.Put(w, content, max, sandbox.CommitOptions{Expect: expect, Mode: &mode}); err != nil {
+				return res, err
+			}
+			res.Files = append(res.Files, UndoneFile{Path: w.Path, Action: "restore"})
+		case pc.Before == nil && isType(pc.After, "file") && cur != nil:
+			w, err := sb.OpenWriteTarget(pc.Path, false)
+			if err != nil {
+				return res, err
+			}
+			targets = append(targets, w)
 			if err := b.Delete(w, sandbox.CommitOptions{Expect: expect}); err != nil {
-				return UndoResult{}, err
+				return res, err
 			}
 			res.Files = append(res.Files, UndoneFile{Path: w.Path, Action: "delete"})
-			continue
 		}
-		content, err := sb.JournalContent(pc.Before.SHA256, max)
-		if err != nil {
-			return UndoResult{}, err
-		}
-		mode, err := ParseMode(pc.Before.Mode)
-		if err != nil {
-			return UndoResult{}, err
-		}
-		if err := b.Put(w, content, max, sandbox.CommitOptions{Expect: expect, Mode: &mode}); err != nil {
-			return UndoResult{}, err
-		}
-		res.Files = append(res.Files, UndoneFile{Path: w.Path, Action: "restore"})
 	}
-	if len(moved) > 0 && !force {
-		sort.Strings(moved)
-		return UndoResult{}, sandbox.Errorf(sandbox.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there (force restores anyway)", c.ID, strings.Join(moved, ", "))
+	// What follows the batch is in its record too (it is written at the
+	// batch's commit).
+	for _, pc := range c.Paths {
+		if isType(pc.Before, "symlink") {
+			b.Extra = append(b.Extra, sandbox.PathChange{Path: pc.Path, After: pc.Before})
+		}
+	}
+	for x := len(order) - 1; x >= 0; x-- {
+		if pc := c.Paths[order[x]]; pc.Before == nil && isType(pc.After, "dir") {
+			b.Extra = append(b.Extra, sandbox.PathChange{Path: pc.Path, Before: pc.After})
+		}
+	}
+	if c.MovesFirst {
+		// The change renamed first, so its renames are undone last; the
+		// record says so (its own undo renames first again).
+		b.MovesFirst = false
+		for i := len(c.Moved) - 1; i >= 0; i-- {
+			m := c.Moved[i]
+			b.Moved = append(b.Moved, sandbox.Move{From: m.To, To: m.From})
+		}
 	}
 	if _, err := b.Commit(); err != nil {
-		return UndoResult{}, err
+		return res, err
 	}
 	res.ChangeID = changeID(b.ChangeID)
+	if c.MovesFirst {
+		for i := len(c.Moved) - 1; i >= 0; i-- {
+			m := c.Moved[i]
+			if err := renameBack(quiet, m.To, m.From); err != nil {
+				return res, err
+			}
+			res.Files = append(res.Files, UndoneFile{Path: m.From, Action: "move"})
+		}
+	}
+	for _, pc := range c.Paths {
+		if isType(pc.Before, "symlink") {
+			if _, err := quiet.Symlink(pc.Path, pc.Before.Target); err != nil {
+				return res, err
+			}
+			res.Files = append(res.Files, UndoneFile{Path: pc.Path, Action: "symlink"})
+		}
+	}
+	for x := len(order) - 1; x >= 0; x-- {
+		if pc := c.Paths[order[x]]; pc.Before == nil && isType(pc.After, "dir") {
+			w, err := quiet.OpenEntry(pc.Path)
+			if err != nil {
+				return res, err
+			}
+			err = quiet.RemoveEmptyDir(w)
+			w.Close()
+			if err != nil && !force {
+				return res, err
+			}
+			res.Files = append(res.Files, UndoneFile{Path: pc.Path, Action: "rmdir"})
+		}
+	}
 	return res, nil
+}
+
+// renameBack renames to back to from, never over anything.
+func renameBack(sb *sandbox.Sandbox, to, from string) error {
+	src, err := sb.OpenEntry(to)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := sb.OpenEntry(from)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	return sb.Rename(src, dst, false)
 }
 
 // newestUndoable is the default of undo: the newest change that is not
@@ -200,23 +366,11 @@ func newestUndoable(newestFirst []sandbox.Change) (sandbox.Change, bool) {
 	return sandbox.Change{}, false
 }
 
-// currentState describes the file at a target now (nil: absent).
-func currentState(w *sandbox.WriteTarget) (*sandbox.FileState, error) {
-	if !w.Exists {
-		return nil, nil
-	}
-	sum, err := w.CurrentSHA256()
-	if err != nil {
-		return nil, err
-	}
-	return &sandbox.FileState{SHA256: sum, Size: w.Info.Size, Mode: fmt.Sprintf("%04o", w.Info.Mode.Perm())}, nil
-}
-
 func sameState(a, b *sandbox.FileState) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.SHA256 == b.SHA256
+	return a.Type == b.Type && a.SHA256 == b.SHA256 && a.Target == b.Target
 }
 
 // expectOf is the sha256 a commit must still find (absent: "").

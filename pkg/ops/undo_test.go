@@ -236,3 +236,67 @@ func TestNewestUndoable(t *testing.T) {
 		}
 	}
 }
+
+// mv (a file, a directory, one over another with --force), rm (a file, a
+// symlink, a whole tree) and mkdir are recorded too, and undo takes each
+// back exactly; undoing the undo redoes it.
+func TestUndoTreeChanges(t *testing.T) {
+	ctx := context.Background()
+	files := map[string]string{"a.txt": "a\n", "b.txt": "b\n", "d/x.txt": "x\n", "d/e/y.txt": "y\n", "d/.hidden": "h\n"}
+	for _, c := range []struct {
+		name string
+		do   func(sb *sandbox.Sandbox, dir string) error
+	}{
+		{"mv file", func(sb *sandbox.Sandbox, _ string) error {
+			_, err := Move(ctx, sb, "a.txt", "c.txt", false)
+			return err
+		}},
+		{"mv dir", func(sb *sandbox.Sandbox, _ string) error { _, err := Move(ctx, sb, "d", "d2", false); return err }},
+		{"mv --force", func(sb *sandbox.Sandbox, _ string) error { _, err := Move(ctx, sb, "a.txt", "b.txt", true); return err }},
+		{"rm file", func(sb *sandbox.Sandbox, _ string) error { _, err := Remove(ctx, sb, "a.txt", false); return err }},
+		{"rm symlink", func(sb *sandbox.Sandbox, _ string) error { _, err := Remove(ctx, sb, "link", false); return err }},
+		{"rm -r", func(sb *sandbox.Sandbox, _ string) error { _, err := Remove(ctx, sb, "d", true); return err }},
+		{"mkdir -p", func(sb *sandbox.Sandbox, _ string) error { _, err := Mkdir(ctx, sb, "m/n/o"); return err }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sb, dir := journaled(t, files, func(p *sandbox.Policy) { p.Commands["rm"] = true })
+			os.Chmod(filepath.Join(dir, "d/e/y.txt"), 0o600)
+			var before map[string]string
+			snap := func() map[string]string {
+				out := undoTree(t, dir)
+				filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+					rel, _ := filepath.Rel(dir, p)
+					if err == nil && d.IsDir() && rel != "." {
+						out[rel+"/"] = "dir"
+					}
+					if err == nil && d.Type()&os.ModeSymlink != 0 {
+						target, _ := os.Readlink(p)
+						out[rel] = "-> " + target
+					}
+					return nil
+				})
+				return out
+			}
+			if c.name == "rm symlink" {
+				os.Symlink("a.txt", filepath.Join(dir, "link"))
+			}
+			if c.name == "rm -r" {
+				os.Symlink("x.txt", filepath.Join(dir, "d/lx"))
+			}
+			before = snap()
+			if err := c.do(sb, dir); err != nil {
+				t.Fatal(err)
+			}
+			after := snap()
+			r, err := Undo(ctx, sb, "", false)
+			if err != nil {
+				t.Fatalf("undo: %v", err)
+			}
+			sameTree(t, "undone", snap(), before)
+			if _, err := Undo(ctx, sb, *r.ChangeID, false); err != nil {
+				t.Fatalf("redo: %v", err)
+			}
+			sameTree(t, "redone", snap(), after)
+		})
+	}
+}

@@ -222,7 +222,7 @@ func TestForCallView(t *testing.T) {
 	for i := 0; i < sv.NumField(); i++ {
 		name := sv.Type().Field(i).Name
 		switch name {
-		case "trail", "stdin", "stdinUsed", "view", "progress", "cmd":
+		case "trail", "stdin", "stdinUsed", "view", "progress", "cmd", "quiet":
 			continue
 		}
 		if fmt.Sprintf("%#v", sv.Field(i)) != fmt.Sprintf("%#v", av.Field(i)) {

@@ -45,6 +45,11 @@ type Batch struct {
 	// journal record; ChangeID is the record's id once committed.
 	Undoes   string
 	ChangeID string
+	// Extra and Moved join the batch's journal record: what else the
+	// call changed (directories, symlinks, renames) beside its files.
+	Extra      []PathChange
+	Moved      []Move
+	MovesFirst bool
 }
 
 // batchSyncs is how many staged files sync at once.
@@ -222,7 +227,7 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 	for _, it := range b.items {
 		pc := PathChange{Path: it.w.Rel(), Before: it.before}
 		if !it.del {
-			pc.After = &FileState{SHA256: it.res.SHA256, Size: it.res.Bytes, Mode: it.mode}
+			pc.After = &FileState{Type: "file", SHA256: it.res.SHA256, Size: it.res.Bytes, Mode: it.mode}
 		}
 		paths = append(paths, pc)
 	}
@@ -247,7 +252,7 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 	if firstErr != nil {
 		return out, firstErr
 	}
-	id, err := b.s.record(paths, stored, b.Undoes)
+	id, err := b.s.recordChange(batchChange(append(paths, b.Extra...), stored, b.Undoes, b.Moved, b.MovesFirst))
 	b.ChangeID = id
 	for i := range out {
 		out[i].ChangeID = id
@@ -319,4 +324,8 @@ func exchangeByRenames(w *WriteTarget, tmp string) error {
 		return err
 	}
 	return w.dir.Rename(aside, tmp)
+}
+
+func batchChange(paths []PathChange, stored int64, undoes string, moved []Move, movesFirst bool) Change {
+	return Change{Paths: paths, Bytes: stored, Undoes: undoes, Moved: moved, MovesFirst: movesFirst}
 }

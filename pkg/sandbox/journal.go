@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -328,6 +329,76 @@ func validName(n string) bool {
 	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, "/\x00")
 }
 
+// Quiet returns a view of s (as ForCall) whose changes the journal does
+// not record: undo's own renames and directories, which the undo's one
+// record describes.
+func (s *Sandbox) Quiet() *Sandbox {
+	v := s.ForCall()
+	v.quiet = true
+	return v
+}
+
+// EntryState describes what p holds now, as the journal would record it
+// (nil: absent); a regular file is hashed.
+func (s *Sandbox) EntryState(p string) (*FileState, error) {
+	w, err := s.OpenEntry(p)
+	if e := AsError(err); err != nil && e.Code == CodeNotFound {
+		return nil, nil // its directory is gone too
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	if !w.Exists {
+		return nil, nil
+	}
+	switch w.Info.Type {
+	case "dir":
+		return &FileState{Type: "dir"}, nil
+	case "symlink":
+		target, err := w.dir.Readlink(w.Name)
+		if err != nil {
+			return nil, ioErr(w.Path, err)
+		}
+		return &FileState{Type: "symlink", Target: target}, nil
+	case "file":
+		f, err := openNoFollow(w, w.Name, openReadFlags, 0)
+		if err != nil {
+			return nil, noFollowErr(err, w.Path)
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, ioErr(w.Path, err)
+		}
+		if err := s.checkFileDesc(fi, w.Path); err != nil {
+			return nil, err
+		}
+		sum, err := hashReader(f, w.Path)
+		if err != nil {
+			return nil, err
+		}
+		return &FileState{Type: "file", SHA256: sum, Size: fi.Size(), Mode: fmt.Sprintf("%04o", fi.Mode().Perm())}, nil
+	}
+	return &FileState{Type: w.Info.Type}, nil
+}
+
+// RemoveEmptyDir removes the directory w if it is empty (undo of mkdir).
+func (s *Sandbox) RemoveEmptyDir(w *WriteTarget) error {
+	unlock, err := s.lockWrites()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := w.recheck(nil); err != nil {
+		return err
+	}
+	if err := w.dir.Remove(w.Name); err != nil {
+		return Errorf(CodeConflict, w.Path, "%s is not empty (or gone): it stays", w.Path)
+	}
+	return w.dirF.Sync()
+}
+
 // Recover finishes a change a crash interrupted, if the journal holds
 // one (every call that changes the workdir does this first, under the
 // write lock).
@@ -348,8 +419,12 @@ type Change struct {
 	Time    string       `json:"time"` // RFC 3339, UTC
 	Command string       `json:"command"`
 	Paths   []PathChange `json:"paths"`
-	Bytes   int64        `json:"bytes"`            // prior content this change stored in the journal
-	Undoes  string       `json:"undoes,omitempty"` // the change an undo took back
+	Moved   []Move       `json:"moved,omitempty"` // entries renamed (mv), in order
+	// MovesFirst: the renames came before the path changes (an undo's
+	// record); otherwise after them (mv --force replaced a file first).
+	MovesFirst bool   `json:"moves_first,omitempty"`
+	Bytes      int64  `json:"bytes"`            // prior content this change stored in the journal
+	Undoes     string `json:"undoes,omitempty"` // the change an undo took back
 }
 
 // PathChange is one path of a change; a nil state is "absent".
@@ -359,11 +434,20 @@ type PathChange struct {
 	After  *FileState `json:"after"`
 }
 
-// FileState is a regular file's content (by hash), size and mode.
+// Move is an entry renamed by a change (a file or a whole directory).
+type Move struct {
+	From string `json:"from"` // workdir-relative, real
+	To   string `json:"to"`
+}
+
+// FileState is what a path held: a regular file's content (by hash),
+// size and mode; a directory; or a symlink and its target.
 type FileState struct {
-	SHA256 string `json:"sha256"`
+	Type   string `json:"type"` // "file", "dir" or "symlink"
+	SHA256 string `json:"sha256,omitempty"`
 	Size   int64  `json:"size"`
-	Mode   string `json:"mode"` // permission bits, octal
+	Mode   string `json:"mode,omitempty"` // permission bits, octal
+	Target string `json:"target,omitempty"`
 }
 
 const changesFile = "changes.jsonl"
@@ -487,22 +571,137 @@ func (s *Sandbox) keepFile(f *os.File, fi fs.FileInfo, given string) (*FileState
 	if err != nil {
 		return nil, 0, Errorf(CodeIO, j.dir, "the journal %s cannot keep the prior content of %s: %v", j.dir, given, err)
 	}
-	return &FileState{SHA256: sum, Size: fi.Size(), Mode: fmt.Sprintf("%04o", fi.Mode().Perm())}, stored, nil
+	return &FileState{Type: "file", SHA256: sum, Size: fi.Size(), Mode: fmt.Sprintf("%04o", fi.Mode().Perm())}, stored, nil
 }
 
 // stateOf describes a file the call just wrote (its temporary file or
 // the name), for a change's after state.
 func stateOf(fi fs.FileInfo, sum string) *FileState {
-	return &FileState{SHA256: sum, Size: fi.Size(), Mode: fmt.Sprintf("%04o", fi.Mode().Perm())}
+	return &FileState{Type: "file", SHA256: sum, Size: fi.Size(), Mode: fmt.Sprintf("%04o", fi.Mode().Perm())}
+}
+
+// saveStream keeps r's content as objects/SHA256, hashing while it
+// copies (for files read through the walker); it returns the hash and
+// the bytes newly stored.
+func (j *journal) saveStream(r io.Reader) (string, int64, error) {
+	if err := j.r.MkdirAll("objects", 0o700); err != nil {
+		return "", 0, err
+	}
+	tmp := path.Join("objects", tempName())
+	f, err := j.r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", 0, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), r)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		j.r.Remove(tmp)
+		return "", 0, err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	name := path.Join("objects", sum)
+	if _, err := j.r.Lstat(name); err == nil {
+		j.r.Remove(tmp)
+		return sum, 0, nil
+	}
+	if err := j.r.Rename(tmp, name); err != nil {
+		j.r.Remove(tmp)
+		return "", 0, err
+	}
+	return sum, n, j.syncDir("objects")
+}
+
+// keepEntry keeps what a path holds now, for mv --force's replaced file
+// and rm: a regular file's content, a symlink's target, or a directory
+// (as itself: keepTree keeps what lies below). Nil without a journal.
+func (s *Sandbox) keepEntry(w *WriteTarget) (*FileState, int64, error) {
+	if s.jn.open == nil {
+		return nil, 0, nil
+	}
+	fi, err := w.entryNow()
+	if err != nil {
+		return nil, 0, err
+	}
+	switch {
+	case fi.Mode().IsRegular():
+		return s.keepBefore(w)
+	case fi.IsDir():
+		return &FileState{Type: "dir", Mode: fmt.Sprintf("%04o", fi.Mode().Perm())}, 0, nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := w.dir.Readlink(w.Name)
+		if err != nil {
+			return nil, 0, ioErr(w.Path, err)
+		}
+		return &FileState{Type: "symlink", Target: target}, 0, nil
+	}
+	return nil, 0, nil // a special file: not kept
+}
+
+// keepTree keeps everything below the directory w (rm -r), read through
+// the walker with every check a read gets: each file's content, each
+// directory, each symlink's target, parents before children.
+func (s *Sandbox) keepTree(w *WriteTarget) ([]PathChange, int64, error) {
+	j := s.jn.open
+	if j == nil {
+		return nil, 0, nil
+	}
+	var out []PathChange
+	var stored int64
+	base := w.Rel()
+	_, err := s.Walk(context.Background(), w.Path, WalkOptions{Hidden: true, NoIgnore: true, MaxDepth: -1, workers: -1}, func(e *Entry) error {
+		defer e.Release()
+		rel := path.Join(base, e.Rel)
+		switch e.Type {
+		case "dir":
+			out = append(out, PathChange{Path: rel, Before: &FileState{Type: "dir"}})
+		case "symlink":
+			target, err := w.rt.r.Readlink(rel)
+			if err != nil {
+				return ioErr(rel, err)
+			}
+			out = append(out, PathChange{Path: rel, Before: &FileState{Type: "symlink", Target: target}})
+		case "file":
+			f, err := e.Open()
+			if err != nil {
+				return err
+			}
+			sum, n, err := j.saveStream(f)
+			mode := f.Info.Mode.Perm()
+			size := f.Info.Size
+			f.Close()
+			if err != nil {
+				return Errorf(CodeIO, j.dir, "the journal %s cannot keep %s: %v", j.dir, rel, err)
+			}
+			stored += n
+			out = append(out, PathChange{Path: rel, Before: &FileState{Type: "file", SHA256: sum, Size: size, Mode: fmt.Sprintf("%04o", mode)}})
+		}
+		return nil
+	})
+	return out, stored, err
 }
 
 // record appends a change (under the write lock) and returns its id ("":
 // no journal). The oldest changes are then evicted while the journal's
 // stored bytes exceed [journal] max_bytes.
-func (s *Sandbox) record(paths []PathChange, stored int64, undoes string) (string, error) {
+func (s *Sandbox) record(paths []PathChange, stored int64, undoes string, moved ...Move) (string, error) {
+	return s.recordChange(Change{Paths: paths, Bytes: stored, Undoes: undoes, Moved: moved})
+}
+
+// recordChange appends c (its id and time filled in).
+func (s *Sandbox) recordChange(c Change) (string, error) {
+	paths, stored, undoes, moved := c.Paths, c.Bytes, c.Undoes, c.Moved
 	j := s.jn.open
-	if j == nil || len(paths) == 0 {
+	if j == nil || s.quiet || len(paths)+len(moved) == 0 {
 		return "", nil
+	}
+	if paths == nil {
+		paths = []PathChange{}
 	}
 	next, total, err := j.counters()
 	if err != nil {
@@ -511,7 +710,7 @@ func (s *Sandbox) record(paths []PathChange, stored int64, undoes string) (strin
 	// The id is taken before the record is written: a crash between the
 	// two leaves a gap in the ids, never an id used twice.
 	j.setCounters(next+1, total+stored)
-	c := Change{ID: strconv.Itoa(next), Time: timeNow().UTC().Format(time.RFC3339Nano), Command: s.command(), Paths: paths, Bytes: stored, Undoes: undoes}
+	c = Change{ID: strconv.Itoa(next), Time: timeNow().UTC().Format(time.RFC3339Nano), Command: s.command(), Paths: paths, Moved: moved, MovesFirst: c.MovesFirst, Bytes: stored, Undoes: undoes}
 	line, err := json.Marshal(c)
 	if err != nil {
 		return "", err
@@ -662,9 +861,9 @@ func (s *Sandbox) History(p string) ([]Change, error) {
 	out := []Change{}
 	for i := len(changes) - 1; i >= 0; i-- {
 		c := changes[i]
-		if p == "" || slices.ContainsFunc(c.Paths, func(pc PathChange) bool {
-			return p == "." || pc.Path == p || strings.HasPrefix(pc.Path, p+"/")
-		}) {
+		under := func(q string) bool { return p == "." || q == p || strings.HasPrefix(q, p+"/") }
+		if p == "" || slices.ContainsFunc(c.Paths, func(pc PathChange) bool { return under(pc.Path) }) ||
+			slices.ContainsFunc(c.Moved, func(m Move) bool { return under(m.From) || under(m.To) }) {
 			out = append(out, c)
 		}
 	}

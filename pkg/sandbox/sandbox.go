@@ -91,9 +91,10 @@ type Sandbox struct {
 	writes      *sync.Mutex // held with the workdir's flock by lockWrites; shared by ForCall views
 	stdin       io.Reader   // the call's standard input (SetStdin), or nil
 	stdinUsed   atomic.Bool
-	view        bool          // made by ForCall: Close leaves the roots open
-	jn          *journalState // the workdir's journal, shared by views
+	view        bool                   // made by ForCall: Close leaves the roots open
+	jn          *journalState          // the workdir's journal, shared by views
 	cmd         atomic.Pointer[string] // the operation this sandbox runs for (SetCommand)
+	quiet       bool                   // Quiet: the journal records nothing this view changes
 	// progress, when set (SetProgress), hears a walk's running count of
 	// entries.
 	progress func(entries int64)

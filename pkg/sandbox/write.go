@@ -751,6 +751,20 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 	if err := dst.recheck(nil); err != nil {
 		return err
 	}
+	// What --force replaces goes to the journal first.
+	var replaced []PathChange
+	var stored int64
+	if force {
+		if _, err := dst.dir.Lstat(dst.Name); err == nil {
+			before, n, err := s.keepEntry(dst)
+			if err != nil {
+				return err
+			}
+			if before != nil && before.Type != "dir" {
+				replaced, stored = []PathChange{{Path: dst.Rel(), Before: before}}, n
+			}
+		}
+	}
 	if err := renameAt(src, dst, force); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return Errorf(CodeExists, dst.Path, "%s exists: pass --force to replace it", dst.Path)
@@ -769,12 +783,14 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 	}
 	dst.dirF.Sync()
 	src.dirF.Sync()
-	return nil
+	_, err = s.record(replaced, stored, "", Move{From: srcRel, To: dstRel})
+	return err
 }
 
 // Mkdir creates p and its parents in the workdir; created reports whether
 // p itself was new.
 func (s *Sandbox) Mkdir(p string) (display string, created bool, err error) {
+	var made []string // parents mkdir -p made, for the journal
 	w, err := s.OpenEntry(p)
 	if err != nil {
 		if AsError(err).Code != CodeNotFound {
@@ -785,9 +801,12 @@ func (s *Sandbox) Mkdir(p string) (display string, created bool, err error) {
 		if rerr != nil {
 			return "", false, rerr
 		}
-		if err := s.mkdirAll(t.rt, path.Dir(path.Clean(t.rel)), p); err != nil {
+		parent := path.Dir(path.Clean(t.rel))
+		missing := missingDirs(t.rt, parent)
+		if err := s.mkdirAll(t.rt, parent, p); err != nil {
 			return "", false, err
 		}
+		made = missing
 		if w, err = s.OpenEntry(p); err != nil {
 			return "", false, err
 		}
@@ -814,7 +833,27 @@ func (s *Sandbox) Mkdir(p string) (display string, created bool, err error) {
 		return "", false, mapOpenErr(err, p)
 	}
 	w.dirF.Sync()
+	var paths []PathChange
+	for _, d := range append(made, w.Rel()) {
+		paths = append(paths, PathChange{Path: d, After: &FileState{Type: "dir"}})
+	}
+	if _, err := s.record(paths, 0, ""); err != nil {
+		return w.Path, true, err
+	}
 	return w.Path, true, nil
+}
+
+// missingDirs lists rel and its ancestors below rt that do not exist,
+// outermost first (lexically: the journal's record of what mkdir -p made).
+func missingDirs(rt *root, rel string) []string {
+	var out []string
+	for d := path.Clean(rel); d != "." && d != "/" && d != ""; d = path.Dir(d) {
+		if _, err := rt.r.Lstat(d); err == nil {
+			break
+		}
+		out = append([]string{d}, out...)
+	}
+	return out
 }
 
 // Remove deletes the entry (a symlink itself, never its target). A
@@ -857,7 +896,18 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 		} else if devIno(now) != w.Info.key {
 			return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
 		}
-		return ioErr(w.Path, unlinkAt(w))
+		before, stored, err := s.keepEntry(w)
+		if err != nil {
+			return err
+		}
+		if err := unlinkAt(w); err != nil {
+			return ioErr(w.Path, err)
+		}
+		if before == nil {
+			return nil
+		}
+		_, err = s.record([]PathChange{{Path: rel, Before: before}}, stored, "")
+		return err
 	}
 	if !recursive {
 		return Errorf(CodeNotAFile, w.Path, "%s is a directory: pass -r to remove it and everything below", w.Path)
@@ -874,6 +924,16 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 	if err != nil {
 		return err
 	}
+	// The journal keeps the whole tree first (the directory, then what
+	// lies below, parents before children).
+	var kept []PathChange
+	var stored int64
+	if s.jn.open != nil {
+		if kept, stored, err = s.keepTree(w); err != nil {
+			return err
+		}
+		kept = append([]PathChange{{Path: rel, Before: &FileState{Type: "dir"}}}, kept...)
+	}
 	atSeam("remove.checked")
 	if err := w.recheck(nil); err != nil {
 		return err
@@ -885,7 +945,8 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 		return ioErr(w.Path, err)
 	}
 	w.dirF.Sync()
-	return nil
+	_, err = s.record(kept, stored, "")
+	return err
 }
 
 // SelfPath is the absolute, symlink-free path of the running binary, the
