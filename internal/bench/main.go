@@ -136,6 +136,7 @@ var datasets = []dataset{
 
 	{dirMCP, 0, genMCP},     // the MCP rows' workdir (mcp.go)
 	{dirPatch, 0, genPatch}, // the patch row's files and patch (patch.go)
+	{dirJournal, 0, genJournal},
 }
 
 // The hostile-size data (issue 12): what an attacker can build with fsbox
@@ -184,6 +185,10 @@ type comparison struct {
 	// setup, when set, runs (untimed) before every run of either side:
 	// for rows whose command changes their data.
 	setup func(dir string) error
+	// rivalPolicy, when set with rival ["fsbox", ...], makes the rival
+	// this same fsbox under another policy: a row that measures what a
+	// policy setting costs (the journal).
+	rivalPolicy policy
 }
 
 // policy is a policy file for the rows that need one: text is what follows
@@ -210,6 +215,30 @@ var bigWrite = policy{"hostile-big-write", "[limits]\nmax_write_bytes = 67108864
 const pageOffset = 5_000_000
 
 var comparisons = []comparison{
+	{
+		// What the journal costs a write: the same 1 MiB write with the
+		// journal on (default) and off; the setup gives the file fresh
+		// content before every run, so the journal always has new prior
+		// content to keep.
+		name: "journal-write-1MiB", needs: []string{dirJournal, fileText}, setup: freshJournalFile("big.txt", 1<<20),
+		fsbox: []string{"write", dirJournal + "/big.txt"}, stdin: fileText,
+		rival: []string{"fsbox", "write", dirJournal + "/big.txt"}, rivalPolicy: noJournal,
+		maxRatio: 1.3,
+	},
+	{
+		name: "journal-edit-10MB", needs: []string{dirJournal}, setup: freshJournalFile("ten.txt", 10_000_000),
+		policy: bigWrite,
+		fsbox:  []string{"edit", dirJournal + "/ten.txt", "--old", "TOKEN", "--new", "tokens"},
+		rival:  []string{"fsbox", "edit", dirJournal + "/ten.txt", "--old", "TOKEN", "--new", "tokens"}, rivalPolicy: noJournalBig,
+		maxRatio: 1.5,
+	},
+	{
+		// history over 10,000 recorded changes (a journal prepared beside
+		// the data), printed whole.
+		name: "history-10k", needs: []string{dirJournal}, policy: journal10k,
+		fsbox:      []string{"history"},
+		maxSeconds: 0.05,
+	},
 	{
 		// A 50-file, 200-hunk unified diff; git apply does not fsync, fsbox
 		// patch syncs every file and directory and commits all or nothing.
@@ -1021,7 +1050,10 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 	}
 	fp := proc{path: fsbox, argv: append([]string{fsbox}, args...), dir: dir, env: append(slices.Clone(fsboxEnv), c.env...), stdin: c.stdin, setup: c.setup}
 	procs := []proc{fp}
-	if c.rival != nil {
+	if c.rival != nil && c.rivalPolicy != (policy{}) {
+		argv := append([]string{fsbox, "--config", writePolicy(dir, c.rivalPolicy)}, c.rival[1:]...)
+		procs = append(procs, proc{path: fsbox, argv: argv, dir: dir, env: append(slices.Clone(fsboxEnv), c.env...), stdin: c.stdin, setup: c.setup})
+	} else if c.rival != nil {
 		rpath, missing := rivalPath(c)
 		if missing != "" {
 			res.Skipped = fmt.Sprintf("rival %q is not installed: skipped, timing fsbox alone", missing)
@@ -1668,7 +1700,7 @@ func lineOffset(name string, n int64) func(dir string) (int64, error) {
 // as fsbox requires.
 func writePolicy(dir string, pol policy) string {
 	p := dir + "." + pol.name + ".toml"
-	text := fmt.Sprintf("workdir = %q\n", dir) + pol.text
+	text := fmt.Sprintf("workdir = %q\n", dir) + strings.ReplaceAll(pol.text, "JOURNAL_DIR", filepath.Join(filepath.Dir(dir), filepath.Base(dir)+"."+dirJournal+".journal"))
 	if b, err := os.ReadFile(p); err != nil || string(b) != text {
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			fatalf(2, "writing %s: %v", p, err)
