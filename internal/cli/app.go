@@ -237,6 +237,9 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 				if err := ops.CheckCommandIn(st.reg, st.policy, op.Name); err != nil {
 					return err
 				}
+				if op.ReadOnly() && !op.Journal {
+					sb.ReadsOnly() // no journal to open before Landlock
+				}
 				if st.c.Landlock {
 					if err := sb.Restrict(); err != nil {
 						return err

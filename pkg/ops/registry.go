@@ -795,7 +795,7 @@ func PatchInput(sb *sandbox.Sandbox, in *spec.Input) (PatchOptions, error) {
 }
 
 var historyOp = &spec.Op{
-	Name: "history", Class: spec.Read, Result: HistoryResult{},
+	Name: "history", Class: spec.Read, Result: HistoryResult{}, Journal: true,
 	Summary:  "list the workdir's recorded changes, newest first",
 	Help:     "Lists the changes the journal recorded in this workdir, newest first: change_id, time, command, and each path's sha256, size and mode before and after (null: absent). With PATH, only the changes touching it (or, for a directory, anything below it). The journal keeps prior contents until max_bytes evicts the oldest changes; purge forgets them all now.",
 	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "only changes touching this file or directory", Optional: true, Complete: spec.CompleteFiles}},

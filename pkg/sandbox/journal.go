@@ -39,6 +39,8 @@ type journalState struct {
 	dir  string     // where it lives, "" when off
 	off  string     // why it is off
 	open *journal   // nil until first needed
+	// readsOnly: Restrict leaves the journal closed (ReadsOnly).
+	readsOnly bool
 }
 
 // JournalStatus is what roots reports about the journal.
@@ -140,6 +142,12 @@ func (s *Sandbox) openJournal() error {
 	s.jn.open = &journal{dir: real, r: r}
 	return nil
 }
+
+// ReadsOnly says the calls on this sandbox only read: Restrict then does
+// not make and open the journal (a read-only call at every start would
+// pay for it). A change attempted anyway after Landlock finds no journal
+// and is not recorded.
+func (s *Sandbox) ReadsOnly() { s.jn.readsOnly = true }
 
 // useJournal opens the journal if it is not open yet (under journalMu:
 // views of one sandbox share it).

@@ -36,9 +36,12 @@ func (s *Sandbox) Restrict() error {
 		rules = append(rules, landlock.RODirs(ro...))
 	}
 	rules = append(rules, landlock.RWDirs(s.work.dir).WithRefer())
-	// The journal must be reachable after the wall goes up: made now.
-	if err := s.useJournal(); err != nil {
-		return err
+	// The journal must be reachable after the wall goes up: made now
+	// (unless the calls only read).
+	if !s.jn.readsOnly {
+		if err := s.useJournal(); err != nil {
+			return err
+		}
 	}
 	if j := s.jn.open; j != nil {
 		rules = append(rules, landlock.RWDirs(j.dir))

@@ -144,6 +144,10 @@ type Op struct {
 	// before it is opened ("max_read_bytes").
 	Limit      string
 	Idempotent bool
+	// Journal: the operation reads the workdir's journal even though it
+	// changes no file (history), so the journal must be open before
+	// Landlock goes up.
+	Journal bool
 	// NoTool: a documentation command for people, not a tool for agents.
 	NoTool bool
 	// NoPolicy: runs without a policy (documentation output).
