@@ -100,6 +100,8 @@ func init() {
 // from them. Nothing has been opened yet that it would keep (descriptors
 // are close-on-exec), and Landlock is not applied yet.
 func execFull(argv []string, what string) error {
+	// Outside the sandbox on purpose: this finds fsbox's own program
+	// file, not data a call reads; no root is open yet.
 	self, err := os.Executable()
 	if err == nil {
 		self, err = filepath.EvalSymlinks(self)
@@ -146,6 +148,9 @@ func checkHTTPAddr(addr string) error {
 // server takes them: the first is the workdir, the rest read roots, the
 // rest of the policy as the built-in default. With a policy file, the
 // directories only narrow it: each must lie inside the policy's roots.
+//
+// The directories are configuration, resolved as Load resolves a policy's
+// roots (outside the sandbox, which they go on to define).
 func mcpPolicy(p *sandbox.Policy, dirs []string) (*sandbox.Policy, error) {
 	if p == nil {
 		return nil, sandbox.Errorf(sandbox.CodeConfig, "", "no policy")
