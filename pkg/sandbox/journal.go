@@ -540,10 +540,23 @@ func (j *journal) saveObject(f *os.File, n int64) (string, int64, error) {
 		return "", 0, err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	name := path.Join("objects", sum)
-	if _, err := j.r.Lstat(name); err == nil {
+	if _, err := j.r.Lstat(path.Join("objects", sum)); err == nil {
 		return sum, 0, nil
 	}
+	return j.putObject(func(out *os.File) (string, int64, error) {
+		copied, err := io.Copy(out, io.NewSectionReader(f, 0, n))
+		if err == nil && copied != n {
+			err = io.ErrUnexpectedEOF
+		}
+		return sum, copied, err
+	})
+}
+
+// putObject writes an object through write into a synced temporary file
+// in objects/ and names it by the hash write returns (dropping it when
+// that content is there already); it returns the hash and the bytes
+// newly stored.
+func (j *journal) putObject(write func(*os.File) (string, int64, error)) (string, int64, error) {
 	if err := j.r.MkdirAll("objects", 0o700); err != nil {
 		return "", 0, err
 	}
@@ -552,17 +565,19 @@ func (j *journal) saveObject(f *os.File, n int64) (string, int64, error) {
 	if err != nil {
 		return "", 0, err
 	}
-	copied, err := io.Copy(out, io.NewSectionReader(f, 0, n))
-	if err == nil && copied != n {
-		err = io.ErrUnexpectedEOF
-	}
+	sum, n, err := write(out)
 	if err == nil {
 		err = out.Sync()
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
+	name := path.Join("objects", sum)
 	if err == nil {
+		if _, serr := j.r.Lstat(name); serr == nil {
+			j.r.Remove(tmp)
+			return sum, 0, nil
+		}
 		err = j.r.Rename(tmp, name)
 	}
 	if err != nil {
@@ -593,37 +608,11 @@ func stateOf(fi fs.FileInfo, sum string) *FileState {
 // copies (for files read through the walker); it returns the hash and
 // the bytes newly stored.
 func (j *journal) saveStream(r io.Reader) (string, int64, error) {
-	if err := j.r.MkdirAll("objects", 0o700); err != nil {
-		return "", 0, err
-	}
-	tmp := path.Join("objects", tempName())
-	f, err := j.r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", 0, err
-	}
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), r)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		j.r.Remove(tmp)
-		return "", 0, err
-	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	name := path.Join("objects", sum)
-	if _, err := j.r.Lstat(name); err == nil {
-		j.r.Remove(tmp)
-		return sum, 0, nil
-	}
-	if err := j.r.Rename(tmp, name); err != nil {
-		j.r.Remove(tmp)
-		return "", 0, err
-	}
-	return sum, n, j.syncDir("objects")
+	return j.putObject(func(out *os.File) (string, int64, error) {
+		h := sha256.New()
+		n, err := io.Copy(io.MultiWriter(out, h), r)
+		return hex.EncodeToString(h.Sum(nil)), n, err
+	})
 }
 
 // keepEntry keeps what a path holds now, for mv --force's replaced file
