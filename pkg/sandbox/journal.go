@@ -811,16 +811,20 @@ func (j *journal) changes() ([]Change, error) {
 	return out, nil
 }
 
-// evict drops the oldest changes until the stored bytes fit in max
-// (keeping the newest change always), then every object no remaining
-// change refers to.
+// evict drops the oldest changes until the stored bytes fit in nine
+// tenths of max (keeping the newest change always), then every object no
+// remaining change refers to; it returns the bytes left.
 func (j *journal) evict(changes []Change, max int64) int64 {
 	var total int64
 	for _, c := range changes {
 		total += c.Bytes
 	}
+	// Down to nine tenths of max, so that a journal at its limit evicts
+	// now and then, not at every change (each eviction rewrites the list
+	// and scans the objects).
+	target := max - max/10
 	drop := 0
-	for drop < len(changes)-1 && total > max {
+	for drop < len(changes)-1 && total > target {
 		total -= changes[drop].Bytes
 		drop++
 	}

@@ -482,12 +482,16 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 	}
 	done = true
 	w.s.trail.bytesWritten.Add(n)
-	if err := w.dirF.Sync(); err != nil {
+	// The directory's sync and the journal's record (its own sync) run
+	// side by side; the call returns when both are done.
+	synced := make(chan error, 1)
+	go func() { synced <- w.dirF.Sync() }()
+	id, rerr := w.s.record([]PathChange{{Path: w.Rel(), Before: before, After: stateOf(tfi, sum)}}, stored, "")
+	if err := <-synced; err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
 	sweepTemps(w)
-	id, err := w.s.record([]PathChange{{Path: w.Rel(), Before: before, After: stateOf(tfi, sum)}}, stored, "")
-	return ReplaceResult{Bytes: n, SHA256: sum, ChangeID: id}, err
+	return ReplaceResult{Bytes: n, SHA256: sum, ChangeID: id}, rerr
 }
 
 // recheck runs under the write lock, right before a change: the pinned
