@@ -143,7 +143,7 @@ func (f *File) add(r rule) {
 	default:
 		// Literal text around the metacharacters; the '/' beside a '**'
 		// is optional ("foo/**" matches "foo", "**/b" matches "b").
-		meta := strings.IndexAny(r.glob, `*?[{\`)
+		meta := strings.IndexAny(r.glob, `*?[]{}\`) // the set hasMeta tests: a lone ] or } counts
 		r.prefix = r.glob[:meta]
 		if strings.HasPrefix(r.glob[meta:], "**") {
 			r.prefix = strings.TrimSuffix(r.prefix, "/")
