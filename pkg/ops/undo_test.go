@@ -300,3 +300,23 @@ func TestUndoTreeChanges(t *testing.T) {
 		})
 	}
 }
+
+// Kept content that no longer hashes to its name is never restored.
+func TestUndoDamagedObject(t *testing.T) {
+	ctx := context.Background()
+	sb, dir := journaled(t, map[string]string{"a.txt": "original\n"}, nil)
+	if _, err := Write(ctx, sb, WriteOptions{Path: "a.txt", Content: stringsReader("new\n")}); err != nil {
+		t.Fatal(err)
+	}
+	objs, _ := filepath.Glob(filepath.Join(sb.Journal().Dir, "objects", "*"))
+	if len(objs) != 1 {
+		t.Fatalf("objects: %v", objs)
+	}
+	os.WriteFile(objs[0], []byte("tampered\n"), 0o600)
+	if _, err := Undo(ctx, sb, "", false); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("undo from a damaged object: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "new\n" {
+		t.Errorf("a.txt is %q after the refused undo", b)
+	}
+}

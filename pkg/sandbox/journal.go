@@ -935,6 +935,11 @@ func (s *Sandbox) JournalContent(sum string, max int64) ([]byte, error) {
 	if int64(len(b)) > max {
 		return nil, &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Msg: fmt.Sprintf("the kept content %s is over max_write_bytes = %d", sum, max)}
 	}
+	// What comes back is what was kept, or nothing: a damaged object is
+	// never restored.
+	if got := sha256.Sum256(b); hex.EncodeToString(got[:]) != sum {
+		return nil, Errorf(CodeIO, "", "the kept content %s is damaged in the journal: it cannot be restored", sum)
+	}
 	return b, nil
 }
 
