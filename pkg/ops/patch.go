@@ -396,22 +396,22 @@ func writeHunkLines(b *strings.Builder, old, new []string) {
 }
 
 // addDiff and deleteDiff are the diffs of a whole file added or deleted.
-func addDiff(p string, content []byte) string {
-	lines := splitLines(content)
-	var b strings.Builder
-	fmt.Fprintf(&b, "--- /dev/null\n+++ b/%s\n@@ -0,0 +%s @@\n", p, diffRange(1, len(lines)))
-	for _, l := range lines {
-		b.WriteString("+" + l + "\n")
-	}
-	return b.String()
-}
+func addDiff(p string, content []byte) string { return wholeFileDiff(p, content, '+') }
 
-func deleteDiff(p string, content []byte) string {
+func deleteDiff(p string, content []byte) string { return wholeFileDiff(p, content, '-') }
+
+func wholeFileDiff(p string, content []byte, sign byte) string {
 	lines := splitLines(content)
 	var b strings.Builder
-	fmt.Fprintf(&b, "--- a/%s\n+++ /dev/null\n@@ -%s +0,0 @@\n", p, diffRange(1, len(lines)))
+	if sign == '+' {
+		fmt.Fprintf(&b, "--- /dev/null\n+++ b/%s\n@@ -0,0 +%s @@\n", p, diffRange(1, len(lines)))
+	} else {
+		fmt.Fprintf(&b, "--- a/%s\n+++ /dev/null\n@@ -%s +0,0 @@\n", p, diffRange(1, len(lines)))
+	}
 	for _, l := range lines {
-		b.WriteString("-" + l + "\n")
+		b.WriteByte(sign)
+		b.WriteString(l)
+		b.WriteByte('\n')
 	}
 	return b.String()
 }
