@@ -501,32 +501,66 @@ func (s *Sandbox) keepBefore(w *WriteTarget) (*FileState, int64, error) {
 	return s.keepFile(f, fi, w.Path)
 }
 
-// preKept is content kept ahead of the write lock (Commit).
-type preKept struct {
-	state  *FileState
-	stored int64
-	err    error
+// hashed is the hash of a target's current file, taken ahead of the
+// write lock (Commit).
+type hashed struct {
+	sum string
+	err error
 }
 
-// keepAhead starts keeping the target's current file (the one it opened
-// and checked) while the new content is still being synced: Commit then
-// uses it when, under the lock, the name still holds that very file
-// unchanged, and keeps the file anew otherwise. Nil without a journal or
-// a current file.
-func (w *WriteTarget) keepAhead() chan preKept {
-	if w.cur == nil || w.curStat == nil || w.s.jn.dir == "" {
+// hashAhead starts hashing the target's current file (the one it opened
+// and checked) while the new content is written, for the journal's
+// record; nil without a journal, without a current file, or when the file
+// has other links (its inode is never moved into the journal then).
+func (w *WriteTarget) hashAhead() chan hashed {
+	if w.cur == nil || w.curStat == nil || w.s.jn.dir == "" || nlink(w.curStat) != 1 {
 		return nil
 	}
-	ch := make(chan preKept, 1)
+	ch := make(chan hashed, 1)
 	go func() {
-		if err := w.s.useJournal(); err != nil || w.s.jn.open == nil {
-			ch <- preKept{err: err}
+		if err := w.s.useJournal(); err != nil {
+			ch <- hashed{err: err}
 			return
 		}
-		st, n, err := w.s.keepFile(w.cur, w.curStat, w.Path)
-		ch <- preKept{st, n, err}
+		h := sha256.New()
+		_, err := io.Copy(h, io.NewSectionReader(w.cur, 0, w.curStat.Size()))
+		ch <- hashed{hex.EncodeToString(h.Sum(nil)), err}
 	}()
 	return ch
+}
+
+// adopt moves the old file an exchange left at tmp (in w's directory)
+// into the journal as objects/sum, or drops it when that content is kept
+// already; across filesystems it copies, then drops. It returns the bytes
+// newly stored.
+func (j *journal) adopt(w *WriteTarget, tmp, sum string, size int64) (int64, error) {
+	name := path.Join("objects", sum)
+	if _, err := j.r.Lstat(name); err == nil {
+		return 0, w.dir.Remove(tmp)
+	}
+	if err := j.r.MkdirAll("objects", 0o700); err != nil {
+		return 0, err
+	}
+	objs, err := j.r.Open("objects")
+	if err != nil {
+		return 0, err
+	}
+	defer objs.Close()
+	if err := renameInto(w, tmp, objs, sum); err != nil {
+		// Another filesystem (or no cross-directory rename): copy.
+		f, oerr := openNoFollow(w, tmp, openReadFlags, 0)
+		if oerr != nil {
+			return 0, oerr
+		}
+		got, n, serr := j.saveObject(f, size)
+		f.Close()
+		if serr == nil && got != sum {
+			serr = fmt.Errorf("the old file changed while it was kept")
+		}
+		w.dir.Remove(tmp)
+		return n, serr
+	}
+	return size, objs.Sync()
 }
 
 // saveObject keeps the n bytes of f from offset 0 as objects/SHA256

@@ -44,7 +44,7 @@ func (s *Sandbox) Restrict() error {
 		}
 	}
 	if j := s.jn.open; j != nil {
-		rules = append(rules, landlock.RWDirs(j.dir))
+		rules = append(rules, landlock.RWDirs(j.dir).WithRefer()) // a replaced file moves in from the workdir
 	}
 	cfg := landlock.V7.BestEffort()
 	if err := cfg.RestrictPaths(rules...); err != nil {

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -361,4 +362,25 @@ func exchangeAt(w *WriteTarget, tmp string) error {
 		return exchangeByRenames(w, tmp)
 	}
 	return err
+}
+
+// errNoExchange: the filesystem (or platform) has no one-step exchange.
+var errNoExchange = errors.New("no RENAME_EXCHANGE here")
+
+// exchangeOnly swaps the target's name and tmp in one step, or fails with
+// errNoExchange (never in several renames: a write must not leave the
+// name missing for a moment).
+func exchangeOnly(w *WriteTarget, tmp string) error {
+	dfd := int(w.dirF.Fd())
+	err := unix.Renameat2(dfd, tmp, dfd, w.Name, unix.RENAME_EXCHANGE)
+	if err == unix.EINVAL || err == unix.ENOSYS {
+		return errNoExchange
+	}
+	return err
+}
+
+// renameInto renames name in the target's directory into dir (the
+// journal's objects) as to.
+func renameInto(w *WriteTarget, name string, dir *os.File, to string) error {
+	return unix.Renameat(int(w.dirF.Fd()), name, int(dir.Fd()), to)
 }

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"time"
@@ -54,4 +55,14 @@ func lockDir(f *os.File) error { return nil }
 
 func renameAt(src, dst *WriteTarget, force bool) error {
 	return src.s.work.r.Rename(src.Rel(), dst.Rel())
+}
+
+// errNoExchange: no one-step exchange on this platform (yet).
+var errNoExchange = errors.New("no one-step exchange here")
+
+func exchangeOnly(w *WriteTarget, tmp string) error { return errNoExchange }
+
+// renameInto is not offered here: the journal copies instead.
+func renameInto(w *WriteTarget, name string, dir *os.File, to string) error {
+	return errNoExchange
 }

@@ -398,7 +398,7 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 // syncs the directory: readers see the old content or the new, never a
 // mix. Over max: too_large, and nothing changes.
 func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceResult, error) {
-	ahead := w.keepAhead() // the journal's copy of the old file, made while the new one is written
+	ahead := w.hashAhead() // the old file's hash, for the journal, while the new one is written
 	tmp := tempName()
 	f, err := w.dir.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
@@ -451,13 +451,18 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 			return ReplaceResult{}, err
 		}
 	}
-	// The journal keeps what the name holds now before it changes: the
-	// copy made ahead when the name still holds that very file.
+	// The journal keeps what the name holds now. When the name still holds
+	// the very file hashed ahead (one link, unchanged), the commit swaps
+	// the new file in with RENAME_EXCHANGE and moves the old one, now at
+	// the temporary name, into the journal: nothing is copied. Otherwise
+	// the old file is copied into the journal before a plain rename.
 	var before *FileState
 	var stored int64
+	adopt := false
 	if ahead != nil {
-		if p := <-ahead; p.err == nil && p.state != nil && w.unchanged() == nil {
-			before, stored = p.state, p.stored
+		if h := <-ahead; h.err == nil && w.s.jn.open != nil && w.unchanged() == nil {
+			before = &FileState{Type: "file", SHA256: h.sum, Size: w.curStat.Size(), Mode: fmt.Sprintf("%04o", w.curStat.Mode().Perm())}
+			adopt = !o.NoReplace
 		}
 	}
 	if before == nil {
@@ -469,7 +474,16 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 	if err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
-	if o.NoReplace {
+	if adopt {
+		if err = exchangeOnly(w, tmp); errors.Is(err, errNoExchange) {
+			// No one-step exchange here: copy the old file, then rename.
+			adopt = false
+			if before, stored, err = w.s.keepBefore(w); err != nil {
+				return ReplaceResult{}, err
+			}
+			err = w.dir.Rename(tmp, w.Name)
+		}
+	} else if o.NoReplace {
 		err = renameNoReplace(w, tmp)
 		if errors.Is(err, fs.ErrExist) {
 			return ReplaceResult{}, Errorf(CodeExists, w.Path, "%s exists: nothing was written", w.Path)
@@ -479,6 +493,16 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 	}
 	if err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
+	}
+	if adopt {
+		// The new file has the name; the old one waits at tmp.
+		n, aerr := w.s.jn.open.adopt(w, tmp, before.SHA256, before.Size)
+		if aerr != nil {
+			w.dir.Remove(tmp)
+			done = true
+			return ReplaceResult{Bytes: int64(n), SHA256: sum}, Errorf(CodeIO, w.s.jn.open.dir, "the change was made, but the journal %s cannot keep the prior content: %v", w.s.jn.open.dir, aerr)
+		}
+		stored = n
 	}
 	done = true
 	w.s.trail.bytesWritten.Add(n)
