@@ -517,13 +517,14 @@ func (w *WriteTarget) hashAhead() chan hashed {
 		return nil
 	}
 	ch := make(chan hashed, 1)
+	cur, size := w.cur, w.curStat.Size()
 	go func() {
 		if err := w.s.useJournal(); err != nil {
 			ch <- hashed{err: err}
 			return
 		}
 		h := sha256.New()
-		_, err := io.Copy(h, io.NewSectionReader(w.cur, 0, w.curStat.Size()))
+		_, err := io.Copy(h, io.NewSectionReader(cur, 0, size))
 		ch <- hashed{hex.EncodeToString(h.Sum(nil)), err}
 	}()
 	return ch

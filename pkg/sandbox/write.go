@@ -399,6 +399,12 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 // mix. Over max: too_large, and nothing changes.
 func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceResult, error) {
 	ahead := w.hashAhead() // the old file's hash, for the journal, while the new one is written
+	aheadTaken := false
+	defer func() {
+		if ahead != nil && !aheadTaken {
+			<-ahead // the hash reads the target's file: done before the caller closes it
+		}
+	}()
 	tmp := tempName()
 	f, err := w.dir.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
@@ -460,7 +466,9 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 	var stored int64
 	adopt := false
 	if ahead != nil {
-		if h := <-ahead; h.err == nil && w.s.jn.open != nil && w.unchanged() == nil {
+		h := <-ahead
+		aheadTaken = true
+		if h.err == nil && w.s.jn.open != nil && w.unchanged() == nil {
 			before = &FileState{Type: "file", SHA256: h.sum, Size: w.curStat.Size(), Mode: fmt.Sprintf("%04o", w.curStat.Mode().Perm())}
 			adopt = !o.NoReplace
 		}
