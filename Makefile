@@ -88,7 +88,7 @@ fuzz:
 BENCHDATA ?= /tmp/fsbox-bench
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
-	$(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA)
+	$(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA) -shell
 
 bench-quick: build
 	$(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA) -quick

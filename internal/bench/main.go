@@ -185,6 +185,8 @@ type comparison struct {
 	// setup, when set, runs (untimed) before every run of either side:
 	// for rows whose command changes their data.
 	setup func(dir string) error
+	// viaShell: both sides run as sh -c 'CMD | cat >/dev/null' (-shell).
+	viaShell bool
 	// rivalPolicy, when set with rival ["fsbox", ...], makes the rival
 	// this same fsbox under another policy: a row that measures what a
 	// policy setting costs (the journal).
@@ -511,6 +513,9 @@ type config struct {
 	guard   guard         // per run
 	minRuns int
 	maxRuns int
+	// shell: every row is measured a second time the way users start
+	// commands, forked by sh -c with its stdout piped to a reader.
+	shell bool
 }
 
 func main() {
@@ -521,6 +526,7 @@ func main() {
 	flag.StringVar(&only, "only", "", "run only the comparisons whose name matches this regular expression")
 	flag.BoolVar(&cfg.quick, "quick", false, "fewer runs: a quick look, not figures to quote")
 	flag.BoolVar(&cfg.json, "json", false, "print the results as JSON on stdout (the table goes to stderr)")
+	flag.BoolVar(&cfg.shell, "shell", false, "also measure every row under sh -c with a pipe reader (CMD | cat >/dev/null), as users and exec tools start it; those rows are named NAME·sh")
 	flag.DurationVar(&cfg.budget, "budget", 0, "time each side gets (default 1.5s, 0.3s with -quick)")
 	flag.IntVar(&cfg.minRuns, "min-runs", 0, "runs each side gets at least (default 5, 3 with -quick)")
 	flag.DurationVar(&cfg.guard.timeout, "timeout", 60*time.Second, "kill a run (and its process group) that takes longer; 0 for no limit")
@@ -607,6 +613,17 @@ func run(cfg config) int {
 		for _, n := range c.needs {
 			need[n] = true
 		}
+	}
+	if cfg.shell {
+		// Each row again, both sides forked by sh -c with a pipe reader,
+		// right after its direct run (the same load for both).
+		var both []comparison
+		for _, c := range selected {
+			sh := c
+			sh.name, sh.viaShell, sh.maxRSSKiB, sh.same = c.name+"·sh", true, 0, false
+			both = append(both, c, sh)
+		}
+		selected = both
 	}
 	mcpRows := mcpSelected(cfg)
 	if len(mcpRows) > 0 {
@@ -709,6 +726,22 @@ type proc struct {
 	stdin string                 // file fed on stdin, relative to dir ("" for none)
 	setup func(dir string) error // the row's setup, run before each run (untimed)
 }
+
+// underShell is p run the way a shell pipeline runs it: sh -c forks it
+// with its stdout piped to cat, which writes to /dev/null.
+func (p proc) underShell() proc {
+	words := []string{shQuote(p.path)}
+	for _, a := range p.argv[1:] {
+		words = append(words, shQuote(a))
+	}
+	q := p
+	q.path = "/bin/sh"
+	q.argv = []string{"sh", "-c", strings.Join(words, " ") + " | cat >/dev/null"}
+	return q
+}
+
+// shQuote quotes a word for sh.
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 type sample struct {
 	wall   time.Duration
@@ -1061,6 +1094,11 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 			argv := slices.Clone(c.rival)
 			argv[0] = filepath.Base(rpath)
 			procs = append(procs, proc{path: rpath, argv: argv, dir: dir, env: append(os.Environ(), c.env...), stdin: c.stdin, setup: c.setup})
+		}
+	}
+	if c.viaShell {
+		for i := range procs {
+			procs[i] = procs[i].underShell()
 		}
 	}
 	if c.bytes != nil {
