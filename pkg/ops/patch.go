@@ -57,6 +57,7 @@ type planned struct {
 	dst     *sandbox.WriteTarget // add, update in place (== src), move: where the content goes
 	content []byte
 	expect  *string
+	mode    *fs.FileMode // git's new mode, where the patch gives one
 }
 
 // Patch applies a multi-file patch all or nothing: it parses the whole
@@ -162,11 +163,15 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 		var err error
 		switch p.out.Action {
 		case "add":
-			err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{NoReplace: true})
+			err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{NoReplace: true, Mode: p.mode})
 		case "update":
-			err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{Unchanged: true, Expect: p.expect})
+			err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{Unchanged: true, Expect: p.expect, Mode: p.mode})
 		case "move":
-			if err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{NoReplace: true, Mode: modeOf(p.src)}); err == nil {
+			mode := p.mode
+			if mode == nil {
+				mode = modeOf(p.src)
+			}
+			if err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{NoReplace: true, Mode: mode}); err == nil {
 				err = b.Delete(p.src, sandbox.CommitOptions{Unchanged: true, Expect: p.expect})
 			}
 		case "delete":
@@ -205,6 +210,7 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f patch.File, max int64,
 			return p, tooLargeNew(f.Path, maxName, max)
 		}
 		p.content = f.Content
+		p.mode = gitMode(f.NewMode)
 		p.out.Path = dst.Path
 		after := sha256Hex(f.Content)
 		p.out.SHA256After = &after
@@ -249,6 +255,9 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f patch.File, max int64,
 		return p, tooLargeNew(f.Path, maxName, max)
 	}
 	p.content = r.Content
+	if f.NewMode != "" && f.NewMode != f.OldMode {
+		p.mode = gitMode(f.NewMode)
+	}
 	p.out.Replacements = r.Replacements
 	p.out.Matched = append(p.out.Matched, r.Matched...)
 	after := sha256Hex(r.Content)
@@ -292,6 +301,21 @@ func readTarget(ctx context.Context, w *sandbox.WriteTarget, max int64, maxName 
 func modeOf(w *sandbox.WriteTarget) *fs.FileMode {
 	m := w.Info.Mode.Perm()
 	return &m
+}
+
+// gitMode is the permission bits of git's "100755" or "100644" (nil for
+// anything else: symlinks and submodules are not files to write).
+func gitMode(m string) *fs.FileMode {
+	var mode fs.FileMode
+	switch m {
+	case "100755":
+		mode = 0o755
+	case "100644":
+		mode = 0o644
+	default:
+		return nil
+	}
+	return &mode
 }
 
 func tooLargeNew(p, maxName string, max int64) error {
