@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -60,7 +59,7 @@ func init() {
 				return usageErr("fsbox mcp: an empty directory name")
 			}
 		}
-		p, err := mcpPolicy(x.policy, dirs)
+		p, err := sandbox.ServePolicy(x.policy, dirs)
 		if err != nil {
 			return err
 		}
@@ -100,19 +99,9 @@ func init() {
 // from them. Nothing has been opened yet that it would keep (descriptors
 // are close-on-exec), and Landlock is not applied yet.
 func execFull(argv []string, what string) error {
-	// Outside the sandbox on purpose: this finds fsbox's own program
-	// file, not data a call reads; no root is open yet.
-	self, err := os.Executable()
-	if err == nil {
-		self, err = filepath.EvalSymlinks(self)
-	}
+	bin, err := sandbox.BesideSelf(FullBinary)
 	if err != nil {
-		return sandbox.Errorf(sandbox.CodeConfig, "", "%s runs %s, but where the fsbox binary lies is unknown: %v", what, FullBinary, err)
-	}
-	bin := filepath.Join(filepath.Dir(self), FullBinary)
-	fi, err := os.Stat(bin)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
-		return sandbox.Errorf(sandbox.CodeConfig, bin, "%s runs %s, which is not installed beside fsbox (%s): make install puts both there; with go install, install github.com/fsbox/fsbox/cmd/%s too", what, FullBinary, bin, FullBinary)
+		return sandbox.Errorf(sandbox.CodeConfig, bin, "%s runs %s, which is not installed beside fsbox (%v): make install puts both there; with go install, install github.com/fsbox/fsbox/cmd/%s too", what, FullBinary, err, FullBinary)
 	}
 	if err := syscall.Exec(bin, argv, os.Environ()); err != nil {
 		return sandbox.Errorf(sandbox.CodeIO, bin, "running %s: %v", bin, err)
@@ -140,69 +129,6 @@ func checkHTTPAddr(addr string) error {
 		return usageErr("--http serves loopback addresses only (127.0.0.1, ::1, localhost), got %q", host)
 	}
 	return nil
-}
-
-// mcpPolicy is the policy `fsbox mcp` serves: never the built-in default
-// (a desktop host may start servers in /, which would make / writable).
-// It takes FSBOX_CONFIG or --config, or directories as the reference
-// server takes them: the first is the workdir, the rest read roots, the
-// rest of the policy as the built-in default. With a policy file, the
-// directories only narrow it: each must lie inside the policy's roots.
-//
-// The directories are configuration, resolved as Load resolves a policy's
-// roots (outside the sandbox, which they go on to define).
-func mcpPolicy(p *sandbox.Policy, dirs []string) (*sandbox.Policy, error) {
-	if p == nil {
-		return nil, sandbox.Errorf(sandbox.CodeConfig, "", "no policy")
-	}
-	abs := make([]string, len(dirs))
-	for i, d := range dirs {
-		a, err := filepath.Abs(d)
-		if err == nil {
-			a, err = filepath.EvalSymlinks(a)
-		}
-		if err != nil {
-			return nil, sandbox.Errorf(sandbox.CodeConfig, d, "%s: %v", d, err)
-		}
-		if fi, err := os.Stat(a); err != nil || !fi.IsDir() {
-			return nil, sandbox.Errorf(sandbox.CodeConfig, d, "%s is not a directory", d)
-		}
-		abs[i] = a
-	}
-	if p.Source == "" && len(abs) == 0 {
-		return nil, sandbox.Errorf(sandbox.CodeConfig, "", "fsbox mcp does not serve the built-in default policy (a host may start it in /): set FSBOX_CONFIG, give --config, or name the directories to serve (fsbox mcp WORKDIR [READ_ROOT...])")
-	}
-	if len(abs) == 0 {
-		return p, nil
-	}
-	if p.Source == "" {
-		q := sandbox.DefaultPolicy(abs[0])
-		q.ReadRoots = abs[1:]
-		return q, nil
-	}
-	inside := func(d string, roots ...string) bool {
-		for _, r := range roots {
-			if real, err := filepath.EvalSymlinks(r); err == nil {
-				if rel, err := filepath.Rel(real, d); err == nil && rel != ".." && !filepath.IsAbs(rel) && (len(rel) < 3 || rel[:3] != "../") {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	q := *p
-	if !inside(abs[0], p.Workdir) {
-		return nil, sandbox.Errorf(sandbox.CodeConfig, dirs[0], "%s is not inside the policy's workdir %s: directories only narrow a policy", dirs[0], p.Workdir)
-	}
-	q.Workdir = abs[0]
-	q.ReadRoots = nil
-	for i, d := range abs[1:] {
-		if !inside(d, append([]string{p.Workdir}, p.ReadRoots...)...) {
-			return nil, sandbox.Errorf(sandbox.CodeConfig, dirs[i+1], "%s is not inside the policy's roots: directories only narrow a policy", dirs[i+1])
-		}
-		q.ReadRoots = append(q.ReadRoots, d)
-	}
-	return &q, nil
 }
 
 // splitHostPort splits "host:port" or "[v6]:port".

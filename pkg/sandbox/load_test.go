@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -209,5 +210,65 @@ func TestReach(t *testing.T) {
 	// anyway).
 	if got := rel(reach(filepath.Join(base, "loop", "x"))); len(got) != 44 || got[len(got)-1] != "loop/x" {
 		t.Errorf("reach(loop/x) = %q, want the base, 41 visits of loop, then loop/x twice", got)
+	}
+}
+
+// ServePolicy: never the built-in default alone; directories make a
+// policy of their own, or only narrow a policy file's roots.
+func TestServePolicy(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	work, docs, other := filepath.Join(base, "work"), filepath.Join(base, "docs"), filepath.Join(base, "other")
+	for _, d := range []string{work + "/sub", docs, other} {
+		os.MkdirAll(d, 0o755)
+	}
+	mustWrite(t, filepath.Join(base, "file"), "x")
+	os.Symlink(work, filepath.Join(base, "worklink"))
+	builtin := DefaultPolicy(base)
+	file := DefaultPolicy(work)
+	file.ReadRoots, file.Source = []string{docs}, filepath.Join(base, "p.toml")
+	for _, c := range []struct {
+		name  string
+		p     *Policy
+		dirs  []string
+		work  string   // "" = refused (config)
+		reads []string // read roots wanted
+	}{
+		{"built-in alone", builtin, nil, "", nil},
+		{"dirs make a policy", builtin, []string{filepath.Join(base, "worklink"), docs}, work, []string{docs}},
+		{"not a directory", builtin, []string{filepath.Join(base, "file")}, "", nil},
+		{"missing", builtin, []string{filepath.Join(base, "nope")}, "", nil},
+		{"a file's policy as it is", file, nil, work, []string{docs}},
+		{"narrowed", file, []string{work + "/sub", docs}, work + "/sub", []string{docs}},
+		{"workdir outside the policy's", file, []string{other}, "", nil},
+		{"read root outside the policy's roots", file, []string{work, other}, "", nil},
+	} {
+		q, err := ServePolicy(c.p, c.dirs)
+		if c.work == "" {
+			if err == nil || AsError(err).Code != CodeConfig {
+				t.Errorf("%s: %v, want config", c.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if q.Workdir != c.work || fmt.Sprint(q.ReadRoots) != fmt.Sprint(c.reads) {
+			t.Errorf("%s: workdir %s, read roots %v; want %s, %v", c.name, q.Workdir, q.ReadRoots, c.work, c.reads)
+		}
+	}
+}
+
+// BesideSelf finds only an executable file beside the running binary.
+func TestBesideSelf(t *testing.T) {
+	self, err := SelfPath()
+	if err != nil {
+		t.Skip(err)
+	}
+	if _, err := BesideSelf("no-such-companion"); err == nil {
+		t.Error("found a missing companion")
+	}
+	if got, err := BesideSelf(filepath.Base(self)); err != nil || got != self {
+		t.Errorf("the binary itself: %q, %v", got, err)
 	}
 }

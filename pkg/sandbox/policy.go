@@ -239,3 +239,66 @@ type LandlockStatus struct {
 	ABI      int    `json:"abi"`
 	Reason   string `json:"reason,omitempty"`
 }
+
+// ServePolicy is the policy a long-lived server (fsbox mcp) serves: never
+// the built-in default alone (a desktop host may start a server in /,
+// which would make / writable). It takes p when p came from a file, or
+// directories as the reference MCP server takes them: the first is the
+// workdir, the rest read roots, everything else the built-in default.
+// With a policy file, the directories only narrow it: the first must lie
+// inside its workdir, each other inside one of its roots. Directories are
+// resolved here as Load resolves roots: they are configuration.
+func ServePolicy(p *Policy, dirs []string) (*Policy, error) {
+	if p == nil {
+		return nil, Errorf(CodeConfig, "", "no policy")
+	}
+	abs := make([]string, len(dirs))
+	for i, d := range dirs {
+		a, err := filepath.Abs(d)
+		if err == nil {
+			a, err = filepath.EvalSymlinks(a)
+		}
+		if err != nil {
+			return nil, Errorf(CodeConfig, d, "%s: %v", d, unwrapPathErr(err))
+		}
+		if err := isDir(a); err != nil {
+			return nil, Errorf(CodeConfig, d, "%s is not a directory", d)
+		}
+		abs[i] = a
+	}
+	if p.Source == "" && len(abs) == 0 {
+		return nil, Errorf(CodeConfig, "", "fsbox mcp does not serve the built-in default policy (a host may start it in /): set FSBOX_CONFIG, give --config, or name the directories to serve (fsbox mcp WORKDIR [READ_ROOT...])")
+	}
+	if len(abs) == 0 {
+		return p, nil
+	}
+	if p.Source == "" {
+		q := DefaultPolicy(abs[0])
+		q.ReadRoots = abs[1:]
+		q.Journal.State = p.Journal.State
+		return q, nil
+	}
+	real := func(roots ...string) []string {
+		var out []string
+		for _, r := range roots {
+			if c, err := filepath.EvalSymlinks(r); err == nil {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	if !underAny(abs[0], real(p.Workdir)) {
+		return nil, Errorf(CodeConfig, dirs[0], "%s is not inside the policy's workdir %s: directories only narrow a policy", dirs[0], p.Workdir)
+	}
+	q := *p
+	q.Workdir = abs[0]
+	q.ReadRoots = nil
+	roots := real(append([]string{p.Workdir}, p.ReadRoots...)...)
+	for i, d := range abs[1:] {
+		if !underAny(d, roots) {
+			return nil, Errorf(CodeConfig, dirs[i+1], "%s is not inside the policy's roots: directories only narrow a policy", dirs[i+1])
+		}
+		q.ReadRoots = append(q.ReadRoots, d)
+	}
+	return &q, nil
+}
