@@ -42,6 +42,8 @@ type GrepOptions struct {
 	// Exact: Text and context lines are whole (the text form prints Raw);
 	// otherwise they are cut at max_line_bytes.
 	Exact bool
+
+	geom *mapGeometry // tests: where mapped search puts its chunk edges
 }
 
 // Match is one matching line (or, with -v, one non-matching line).
@@ -152,7 +154,8 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 	if o.OnlyMatching {
 		o.Before, o.After = 0, 0 // -o prints no context, as grep
 	}
-	g := &grepRun{ctx: ctx, sb: sb, o: &o, stop: make(chan struct{})}
+	g := &grepRun{ctx: ctx, sb: sb, o: &o, stop: make(chan struct{}), done: make(chan struct{})}
+	defer close(g.done)
 	if err := g.compile(); err != nil {
 		return GrepResult{}, err
 	}
@@ -174,6 +177,7 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 		close(g.order)
 		return g.collect(), nil
 	}
+	g.aheadQueue()
 	g.jobs = make(chan *grepJob, 16)
 	g.order = make(chan *grepJob, 64)
 	// Jobs go round: every fresh byte costs a page fault, so a job and its
@@ -213,6 +217,8 @@ type grepRun struct {
 	max         int64  // matches in all
 	limitName   string // what max is
 	jobs, order chan *grepJob
+	ahead       chan struct{} // a slot for every job not yet searched (send)
+	done        chan struct{} // closed when Grep returns
 	free        chan *grepJob
 	stop        chan struct{} // closed by collect when it wants no more
 	walkErr     error         // set by walk before it closes order
@@ -264,6 +270,10 @@ func (g *grepRun) compile() error {
 	if o.FilesWithMatches {
 		s.perFile = 1
 	}
+	s.geom = mapGeom
+	if o.geom != nil {
+		s.geom = *o.geom
+	}
 	g.s = s
 	return nil
 }
@@ -278,18 +288,63 @@ func (g *grepRun) newJob() *grepJob {
 }
 
 // send queues a job for a worker and for collect; false once collect has
-// stopped (the job's entries are released).
+// stopped (the job's entries are released). A job holds its entries'
+// directories open until it is searched, so the jobs not yet searched are
+// counted (g.ahead): few until the descriptor table has grown (see
+// sandbox.GrowDescriptors), as the walk's own read-ahead is.
 func (g *grepRun) send(j *grepJob) bool {
+	select {
+	case g.ahead <- struct{}{}:
+	default:
+		sandbox.GrowDescriptors() // the queue is full: a large search
+		select {
+		case g.ahead <- struct{}{}:
+		case <-g.stop:
+			for _, e := range j.entries {
+				e.Release()
+			}
+			return false
+		}
+	}
 	select {
 	case g.order <- j:
 	case <-g.stop:
 		for _, e := range j.entries {
 			e.Release()
 		}
+		<-g.ahead
 		return false
 	}
 	g.jobs <- j
 	return true
+}
+
+// grepAhead is how many jobs may wait to be searched; grepFrugal, until
+// the descriptor table has grown.
+const grepAhead, grepFrugal = 80, 4
+
+// aheadQueue makes g.ahead, holding back all but grepFrugal of its slots
+// until the descriptor table has grown.
+func (g *grepRun) aheadQueue() {
+	g.ahead = make(chan struct{}, grepAhead)
+	select {
+	case <-sandbox.DescriptorsGrown():
+		return
+	default:
+	}
+	held := grepAhead - grepFrugal
+	for range held {
+		g.ahead <- struct{}{}
+	}
+	go func() {
+		select {
+		case <-sandbox.DescriptorsGrown():
+			for range held {
+				<-g.ahead
+			}
+		case <-g.done:
+		}
+	}()
 }
 
 // walk is the first stage: it lists the files of every path in path
@@ -405,6 +460,7 @@ func (g *grepRun) search() {
 		for i, e := range j.entries {
 			g.s.searchEntry(e, &f, &out[i], &buf)
 		}
+		<-g.ahead // searched: its directories are released
 		j.out <- out
 	}
 }
@@ -563,6 +619,7 @@ type searcher struct {
 	// before and after are -B and -A, at most max_results lines each: a
 	// context list never holds more lines than a result may.
 	before, after int
+	geom          mapGeometry // mapped search's windows
 }
 
 // searchEntry searches a walked file into fr, through f (closed, and
@@ -580,7 +637,7 @@ func (s *searcher) searchEntry(e *sandbox.Entry, f *sandbox.File, fr *FileResult
 		return
 	}
 	fr.Path = f.Info.Path
-	err = s.search(f, f.Info.Size, fr, buf)
+	err = s.searchOpen(f, f.Info.Size, fr, buf)
 	f.Close()
 	if err != nil {
 		*fr = FileResult{skipped: true, skipErr: err}
@@ -601,7 +658,7 @@ func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) Fil
 	if size < 0 {
 		size = math.MaxInt64 // standard input: read to its end
 	}
-	if err := s.search(f, size, &fr, buf); err != nil {
+	if err := s.searchOpen(f, size, &fr, buf); err != nil {
 		return FileResult{err: sandbox.AsError(err)}
 	}
 	return fr

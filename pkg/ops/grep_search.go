@@ -84,25 +84,9 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 			return nil
 		}
 		if simple {
-			pos, last := 0, 0
-			for fr.Count < s.perFile {
-				st, en := s.m.next(block, pos)
-				if st < 0 {
-					break
-				}
-				if needLines {
-					lineNo += int64(bytes.Count(block[last:st], nl))
-					last = st
-					fr.Matches = s.appendMatches(fr.Matches, fr.Path, lineNo, block[st:en])
-				}
-				fr.Count++
-				pos = en
-			}
-			if fr.Count >= s.perFile {
+			var full bool
+			if lineNo, full = s.simpleBlock(block, fr, lineNo, needLines); full {
 				return nil
-			}
-			if needLines {
-				lineNo += int64(bytes.Count(block[last:], nl))
 			}
 		} else {
 			done := false
@@ -167,6 +151,36 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 		}
 	}
 	return nil
+}
+
+// simpleBlock records the matching lines of block (whole lines, the first
+// numbered lineNo) in fr, for a search without context or -v: the
+// matcher skips from match to match, and lines are counted only when
+// matches are kept. It returns the number of the line after the block, and
+// whether fr is full (s.perFile lines), in which case the count stops
+// short of the block's end.
+func (s *searcher) simpleBlock(block []byte, fr *FileResult, lineNo int64, needLines bool) (int64, bool) {
+	pos, last := 0, 0
+	for fr.Count < s.perFile {
+		st, en := s.m.next(block, pos)
+		if st < 0 {
+			break
+		}
+		if needLines {
+			lineNo += int64(bytes.Count(block[last:st], nl))
+			last = st
+			fr.Matches = s.appendMatches(fr.Matches, fr.Path, lineNo, block[st:en])
+		}
+		fr.Count++
+		pos = en
+	}
+	if fr.Count >= s.perFile {
+		return lineNo, true
+	}
+	if needLines {
+		lineNo += int64(bytes.Count(block[last:], nl))
+	}
+	return lineNo, false
 }
 
 // fillBlock reads until buf is full or the input ends. It takes the end as

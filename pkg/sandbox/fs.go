@@ -53,6 +53,8 @@ type File struct {
 	fd   int      // >= 0: a raw descriptor (the walker's fast path), read directly
 	s    *Sandbox // counts the bytes read when the file is closed
 	n    int64    // bytes read so far
+	// mapped counts the bytes of MapAt's windows (from any goroutine)
+	mapped int64 // (atomic)
 	// borrowed: os belongs to someone else (a WriteTarget's checked
 	// file); Close leaves it open
 	borrowed bool
@@ -99,7 +101,7 @@ func (f *File) ReadAt(p []byte, off int64) (n int, err error) {
 // Close releases the file.
 func (f *File) Close() error {
 	if f.s != nil {
-		f.s.trail.bytesRead.Add(f.n)
+		f.s.trail.bytesRead.Add(f.n + atomic.SwapInt64(&f.mapped, 0))
 		f.n = 0
 	}
 	if f.fd >= 0 {

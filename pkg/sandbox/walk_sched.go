@@ -144,8 +144,24 @@ type sched struct {
 
 const walkWindow = 64
 
+// frugalWindow is the read-ahead until the descriptor table has grown
+// (fdtable.go): with the directories the walk itself holds, the roots and
+// the runtime's own, the process then stays under 64 descriptors.
+const frugalWindow = 20
+
 func startSched(w *walker, workers int) *sched {
 	s := &sched{w: w, window: newSemaphore(walkWindow), quit: make(chan struct{})}
+	if !descriptorsGrown() {
+		held := walkWindow - frugalWindow
+		s.window.reserve(held)
+		go func() {
+			select {
+			case <-DescriptorsGrown():
+				s.window.unreserve(held)
+			case <-s.quit:
+			}
+		}()
+	}
 	s.cond.L = &s.mu
 	for i := 0; i < workers; i++ {
 		s.wg.Add(1)
@@ -229,3 +245,16 @@ func (s *semaphore) Acquire(quit <-chan struct{}) bool {
 }
 
 func (s *semaphore) Release() { <-s.slots }
+
+// reserve takes n slots out of use until unreserve gives them back.
+func (s *semaphore) reserve(n int) {
+	for range n {
+		s.slots <- struct{}{}
+	}
+}
+
+func (s *semaphore) unreserve(n int) {
+	for range n {
+		<-s.slots
+	}
+}

@@ -1,0 +1,232 @@
+package ops
+
+import (
+	"bytes"
+	"errors"
+	"runtime"
+	"sync"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/textio"
+)
+
+// Searching a large file through mapped windows.
+//
+// Copying a 1 GiB file out of the page cache is most of what a search for
+// a rare literal costs; ripgrep maps the file instead. A file of at least
+// 32 MiB is searched in chunks of 8 MiB, each through its own mapped
+// window (sandbox.File.MapAt), GOMAXPROCS chunks at a time, and the
+// chunks' results are joined in file order. Each chunk owns the lines that
+// start in it, and its window reaches up to 1 MiB past the chunk to finish
+// its last line. Memory stays bounded: at most GOMAXPROCS
+// windows are mapped at once (their touched pages count as resident),
+// and at most GOMAXPROCS chunks' matches (each capped at the per-file
+// count) wait to be joined.
+//
+// A file truncated under a window faults; sandbox.GuardFaults makes that
+// an io error. A file written during the search is an io error too
+// (sandbox.File.Unchanged), never results from two versions of it.
+
+// mapGeometry is where a mapped search cuts a file.
+type mapGeometry struct {
+	min   int64 // smaller files are read: mapping costs more than it saves
+	chunk int64 // the bytes one worker searches per window
+	reach int64 // how far past its chunk a window looks for the end of its last line
+	piece int   // a chunk is checked for NUL and searched in pieces this big, cache-warm
+	// mapped, in tests, runs once chunk k is mapped, before it is read
+	mapped func(k int64)
+}
+
+// mapGeom is the geometry of every search; tests shrink it through
+// GrepOptions.geom to put chunk edges where they like.
+var mapGeom = mapGeometry{min: 32 << 20, chunk: 8 << 20, reach: 1 << 20, piece: 256 << 10}
+
+// errLineTooLong says a line crosses a chunk's end and goes on past the
+// window's reach: the file is read instead, the way that handles any line.
+var errLineTooLong = errors.New("a line runs past a mapped window")
+
+// mapped reports whether a search of f goes through mapped windows: a
+// large regular file, and a search without context or -v (whose lines
+// depend on the lines before them).
+func (s *searcher) mapped(f *sandbox.File) bool {
+	o := s.o
+	return f.Info.Size >= s.geom.min && !o.Invert && o.Before == 0 && o.After == 0 && f.Mappable()
+}
+
+// searchOpen searches an open file into fr: through mapped windows when
+// it is large, else by reading it.
+func (s *searcher) searchOpen(f *sandbox.File, size int64, fr *FileResult, buf *[]byte) error {
+	if s.mapped(f) {
+		err := s.searchMapped(f, fr)
+		if !errors.Is(err, errLineTooLong) {
+			return err
+		}
+		*fr = FileResult{Path: fr.Path}
+	}
+	return s.search(f, size, fr, buf)
+}
+
+// chunkResult is what one chunk found: fr's matches are numbered from the
+// chunk's first line as line 1, and lines is how many lines it holds
+// (counted only when matches are kept).
+type chunkResult struct {
+	fr    FileResult
+	lines int64
+	err   error
+}
+
+// searchMapped searches f (s.mapped(f)) into fr. errLineTooLong means
+// nothing was recorded and f is to be read instead.
+func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
+	stamp, err := f.Stamp()
+	if err != nil {
+		return err
+	}
+	size := f.Info.Size
+	needLines := !s.o.Count && !s.o.FilesWithMatches
+	workers := int64(max(1, runtime.GOMAXPROCS(0)))
+	chunks := (size + s.geom.chunk - 1) / s.geom.chunk
+	res := make([]chunkResult, workers)
+	lineNo := int64(1)
+	var wg sync.WaitGroup
+	for first := int64(0); first < chunks; first += workers {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+		n := min(workers, chunks-first)
+		for i := int64(1); i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res[i] = s.searchChunk(f, first+i, needLines)
+			}()
+		}
+		res[0] = s.searchChunk(f, first, needLines)
+		wg.Wait()
+		for i := range n {
+			r := &res[i]
+			if r.err != nil {
+				return r.err
+			}
+			if r.fr.Binary {
+				*fr = FileResult{Path: fr.Path, Binary: true}
+				return f.Unchanged(stamp)
+			}
+			if s.join(fr, &r.fr, lineNo-1) {
+				return f.Unchanged(stamp)
+			}
+			lineNo += r.lines
+			res[i] = chunkResult{}
+		}
+	}
+	return f.Unchanged(stamp)
+}
+
+// join appends a chunk's matching lines to fr, their numbers moved on by
+// base, up to s.perFile lines; it reports whether fr is full.
+func (s *searcher) join(fr, c *FileResult, base int64) bool {
+	room := s.perFile - fr.Count
+	take := min(c.Count, room)
+	fr.Count += take
+	if len(c.Matches) > 0 {
+		// With -o a line gives several matches: keep those of the
+		// first take lines.
+		lines, cut := int64(0), len(c.Matches)
+		for j := range c.Matches {
+			if j == 0 || c.Matches[j].Line != c.Matches[j-1].Line {
+				if lines == take {
+					cut = j
+					break
+				}
+				lines++
+			}
+		}
+		for j := range c.Matches[:cut] {
+			m := c.Matches[j]
+			m.Line += base
+			m.Path = fr.Path
+			fr.Matches = append(fr.Matches, m)
+		}
+	}
+	return fr.Count >= s.perFile
+}
+
+// searchChunk searches the lines that start in chunk k of f.
+func (s *searcher) searchChunk(f *sandbox.File, k int64, needLines bool) (r chunkResult) {
+	size := f.Info.Size
+	lo := k * s.geom.chunk
+	hi := min(size, lo+s.geom.chunk)
+	from := max(0, lo-1) // the byte before the chunk says whether a line starts at lo
+	w, err := f.MapAt(from, int(min(size, hi+s.geom.reach)-from))
+	if err != nil {
+		r.err = err
+		return r
+	}
+	defer w.Unmap()
+	if s.geom.mapped != nil {
+		s.geom.mapped(k)
+	}
+	r.fr.Path = f.Info.Path
+	r.err = sandbox.GuardFaults(f.Info.Path, func() error {
+		d := w.Data
+		reachesEnd := from+int64(len(d)) == size
+		start, end := int(lo-from), int(hi-from)
+		if k == 0 && bytes.HasPrefix(d, textio.BOM) {
+			start = len(textio.BOM) // no text, as in the read path
+		}
+		if k > 0 && d[start-1] != '\n' {
+			i := bytes.IndexByte(d[start:end], '\n')
+			if i < 0 {
+				return nil // the line that runs through the chunk started before it
+			}
+			start += i + 1
+		}
+		if start >= end {
+			return nil
+		}
+		if hi < size && d[end-1] != '\n' {
+			i := bytes.IndexByte(d[end:], '\n')
+			switch {
+			case i >= 0:
+				end += i + 1
+			case reachesEnd:
+				end = len(d)
+			default:
+				return errLineTooLong
+			}
+		}
+		r.lines = s.searchBlock(d[start:end], &r.fr, needLines)
+		return nil
+	})
+	return r
+}
+
+// searchBlock searches whole lines in pieces of about s.geom.piece bytes, each
+// checked for NUL first, and returns how many lines it passed.
+func (s *searcher) searchBlock(block []byte, fr *FileResult, needLines bool) int64 {
+	lineNo := int64(1)
+	for pos := 0; pos < len(block); {
+		end := len(block)
+		if pos+s.geom.piece < end {
+			end = pos + s.geom.piece
+			if j := bytes.LastIndexByte(block[pos:end], '\n'); j >= 0 {
+				end = pos + j + 1
+			} else if i := bytes.IndexByte(block[end:], '\n'); i >= 0 {
+				end += i + 1
+			} else {
+				end = len(block)
+			}
+		}
+		piece := block[pos:end]
+		if bytes.IndexByte(piece, 0) >= 0 {
+			fr.Binary, fr.Matches, fr.Count = true, nil, 0
+			return 0
+		}
+		var full bool
+		if lineNo, full = s.simpleBlock(piece, fr, lineNo, needLines); full {
+			break
+		}
+		pos = end
+	}
+	return lineNo - 1
+}

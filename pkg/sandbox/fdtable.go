@@ -1,0 +1,64 @@
+package sandbox
+
+import "sync"
+
+// The descriptor table, and why a walk minds its size.
+//
+// A process's descriptor table starts as large as its parent's was at the
+// fork (at least 64 slots), and exec keeps it. Growing it in a process
+// whose table several threads share (a Go process always has several)
+// waits for an RCU grace period, about 10 ms, and every thread that needs
+// a slot past the old end waits with it. The sh of `sh -c CMD`, like most
+// shells in a pipeline and most exec tools, forks CMD with descriptors
+// 0-2 open: fsbox then starts with 64 slots, and a parallel walk, which
+// holds a directory open for every directory it reads ahead, used to
+// cross 64 early and stall (issue 18: find 31 ms under sh -c, 19 ms when
+// exec'd; internal/bench/shrepro reproduces it without fsbox).
+//
+// So a walk starts frugal, with few directories open ahead of it, and
+// once it has shown itself large (its read-ahead fills) it asks for a
+// larger table (GrowDescriptors): one goroutine takes a slot past 255,
+// waits out the grace period alone, and gives the slot back, while the
+// walk goes on within 64 descriptors. When the table has grown, the walk
+// and grep's queues widen to their full read-ahead. A table that was
+// already large grows at once. A small walk never asks: a process that
+// ends while a growth is waiting would wait for it.
+
+var descriptors = struct {
+	start sync.Once
+	grown chan struct{} // closed once the table has room for a full read-ahead
+}{grown: make(chan struct{})}
+
+func init() {
+	if !growCostly {
+		close(descriptors.grown)
+	}
+}
+
+// DescriptorsGrown is closed once the descriptor table has room for a
+// full read-ahead (at once where growing it costs nothing).
+func DescriptorsGrown() <-chan struct{} { return descriptors.grown }
+
+// GrowDescriptors starts growing the descriptor table, once per process,
+// in the background; DescriptorsGrown says when it is done.
+func GrowDescriptors() {
+	if !growCostly {
+		return
+	}
+	descriptors.start.Do(func() {
+		go func() {
+			growTable()
+			close(descriptors.grown)
+		}()
+	})
+}
+
+// descriptorsGrown reports whether DescriptorsGrown is closed.
+func descriptorsGrown() bool {
+	select {
+	case <-descriptors.grown:
+		return true
+	default:
+		return false
+	}
+}

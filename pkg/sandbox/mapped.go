@@ -1,0 +1,72 @@
+package sandbox
+
+import (
+	"runtime"
+	"runtime/debug"
+)
+
+// Mapped reading. A search through a large file reads it through windows
+// mapped from the page cache (File.MapAt) rather than copying it into a
+// buffer: on a 1 GiB file the copy is most of the time. Two things make a
+// mapping unlike a read, and this file answers both:
+//
+//   - A file truncated while mapped makes the pages past its new end fault
+//     (SIGBUS): GuardFaults turns that fault into an io error.
+//   - A file written while mapped shows the new bytes mid-search: Unchanged
+//     compares fstat's size, modification and change times with those of
+//     the start, and a search that saw a change reports an io error rather
+//     than results from two versions of the file.
+
+// Mapping is one read-only window of a file (File.MapAt).
+type Mapping struct {
+	Data []byte // the bytes asked for, from the offset asked for
+	mem  []byte // the whole mapping, from a page boundary
+}
+
+// fileStamp is what changes when a file's content does.
+type fileStamp struct{ size, mtime, ctime int64 }
+
+// Stamp is an opaque record of an open file's size and times, to be
+// compared with Unchanged.
+type Stamp struct{ s fileStamp }
+
+// Stamp records f's size and times now.
+func (f *File) Stamp() (Stamp, error) {
+	st, err := f.stamp()
+	return Stamp{st}, err
+}
+
+// Unchanged reports an io error when f's size or times moved since was.
+func (f *File) Unchanged(was Stamp) error {
+	now, err := f.stamp()
+	if err != nil {
+		return AsError(err)
+	}
+	if now != was.s {
+		return Errorf(CodeIO, f.Info.Path, "the file changed while it was read (size %d, now %d); nothing of it is reported", was.s.size, now.size)
+	}
+	return nil
+}
+
+// GuardFaults runs fn on the calling goroutine with memory faults made
+// into panics, and a fault on a mapped window (its file truncated beneath
+// it) into an io error for path. Any other panic goes on.
+func GuardFaults(path string, fn func() error) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			if re, ok := r.(runtime.Error); ok {
+				if _, fault := re.(interface{ Addr() uintptr }); fault {
+					err = Errorf(CodeIO, path, "the file shrank while it was read: %v", re)
+					return
+				}
+			}
+			panic(r)
+		}
+	}()
+	return fn()
+}
+
+// MapsFiles reports whether this platform reads files through MapAt.
+func MapsFiles() bool { return mapsFiles }
