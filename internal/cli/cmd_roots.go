@@ -26,6 +26,10 @@ func init() {
 			}
 			fmt.Fprintf(w, "commands\t%s\n", strings.Join(r.Commands, " "))
 			fmt.Fprintf(w, "landlock\t%s (enforced: %v)\n", r.Landlock.Mode, r.Landlock.Enforced)
+			g := r.Guarantees
+			fmt.Fprintf(w, "guarantees\tdescriptor_path_check=%v dir_lock=%v no_follow=%v no_replace_rename=%v\n",
+				g.DescriptorPathCheck, g.DirLock, g.NoFollow, g.NoReplaceRename)
+			fmt.Fprintf(w, "require\t%s\n", strings.Join(r.Require, " "))
 			if r.Journal.Enabled {
 				fmt.Fprintf(w, "journal\t%s\n", name(r.Journal.Dir))
 			} else {

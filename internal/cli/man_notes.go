@@ -89,6 +89,13 @@ included. --mode sets permission bits only.
 FIFOs, sockets, devices and anything under /proc, /sys and /dev are never opened.
 After loading the policy fsbox confines itself with Landlock (read roots read-only, the workdir
 read-write); landlock = "required" refuses to run without it.
+Four defences depend on the platform, and roots reports each under guarantees:
+descriptor_path_check (rules checked on the opened descriptor's path: /proc/self/fd on Linux,
+fcntl F_GETPATH on macOS), dir_lock (flock), no_follow (O_NOFOLLOW and O_NONBLOCK on every open)
+and no_replace_rename (renameat2 RENAME_NOREPLACE on Linux, renameatx_np RENAME_EXCL on macOS).
+Linux and macOS give all four, Windows none. [sandbox] require (all four by default) lists those
+fsbox refuses to run without (config); a policy accepts a weaker sandbox only by leaving them out.
+The macOS layer is built and vetted by make cross but not run in this project's CI.
 [audit] log = PATH (absolute, ~/ and ${VAR} expanded, outside the workdir) appends one JSON line
 per call: time, pid, policy, command, paths (each argument and the real path it reached), verdict
 (ok, no_match, denied or error), exit, error {code, rule, path}, bytes_read, bytes_written and

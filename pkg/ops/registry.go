@@ -126,9 +126,9 @@ func begin(ctx context.Context, sb *sandbox.Sandbox, name string) error {
 var rootsOp = &spec.Op{
 	Name: "roots", Class: spec.Meta, Result: RootsResult{},
 	Summary:  "show the policy in force: workdir, read roots, commands, limits",
-	Help:     "Prints the policy this call runs under: the writable workdir, the read roots, where the policy came from, the commands it switches on and off, its limits and path rules, and whether Landlock holds.",
+	Help:     "Prints the policy this call runs under: the writable workdir, the read roots, where the policy came from, the commands it switches on and off, its limits and path rules, whether Landlock holds, and which of the platform's guarantees hold (descriptor_path_check, dir_lock, no_follow, no_replace_rename) and which the policy requires ([sandbox] require, all four by default: fsbox refuses to run, with config, where a required one is missing).",
 	Examples: []spec.Example{{Cmd: "roots --format text", Says: "the workdir, read roots and commands, one per line"}},
-	Text:     "tab-separated lines: workdir, read_root (one per root), config, audit_log, commands, landlock",
+	Text:     "tab-separated lines: workdir, read_root (one per root), config, audit_log, commands, landlock, guarantees, require, journal",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, _ *spec.Input) (any, error) {
 		return Roots(ctx, sb)
 	},

@@ -17,7 +17,12 @@ type RootsResult struct {
 	Limits    sandbox.Limits         `json:"limits"`
 	Paths     sandbox.Paths          `json:"paths"`
 	Landlock  sandbox.LandlockStatus `json:"landlock"`
-	Journal   sandbox.JournalStatus  `json:"journal"` // where the workdir's journal is, or why there is none
+	// Guarantees: which platform-dependent defences hold here, and
+	// Require, which of them the policy insists on (fsbox refuses to run
+	// where one of those is missing).
+	Guarantees sandbox.Guarantees    `json:"guarantees"`
+	Require    []string              `json:"require"`
+	Journal    sandbox.JournalStatus `json:"journal"` // where the workdir's journal is, or why there is none
 }
 
 // Roots reports the workdir, read roots, policy source, limits, and which
@@ -51,6 +56,8 @@ func Roots(ctx context.Context, sb *sandbox.Sandbox) (RootsResult, error) {
 		}
 	}
 	res.Landlock = sb.Landlock()
+	res.Guarantees = sandbox.PlatformGuarantees()
+	res.Require = append([]string{}, p.Sandbox.Require...)
 	res.Journal = sb.Journal()
 	return res, nil
 }

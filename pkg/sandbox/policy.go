@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -90,6 +91,9 @@ func (l Limits) Get(name string) (int64, bool) {
 // SandboxPolicy holds [sandbox].
 type SandboxPolicy struct {
 	Landlock string `toml:"landlock" json:"landlock"`
+	// Require names the platform guarantees (Guarantees) fsbox refuses to
+	// run without: all four unless the policy lowers it.
+	Require []string `toml:"require" json:"require"`
 }
 
 // Audit holds [audit].
@@ -124,7 +128,7 @@ var DefaultLimits = Limits{
 
 // newPolicy returns a policy holding every default a file may override.
 func newPolicy() *Policy {
-	return &Policy{Limits: DefaultLimits, Sandbox: SandboxPolicy{Landlock: "best-effort"}, Commands: map[string]bool{}, Journal: DefaultJournal}
+	return &Policy{Limits: DefaultLimits, Sandbox: SandboxPolicy{Landlock: "best-effort", Require: slices.Clone(guaranteeNames)}, Commands: map[string]bool{}, Journal: DefaultJournal}
 }
 
 // DefaultPolicy is the built-in policy: workdir = cwd, no extra read roots,
@@ -187,6 +191,9 @@ func (p *Policy) validate() error {
 	case "best-effort", "off", "required":
 	default:
 		return fmt.Errorf(`[sandbox] landlock must be "best-effort", "required" or "off", got %q`, p.Sandbox.Landlock)
+	}
+	if err := checkRequire(p.Sandbox.Require, platformGuarantees()); err != nil {
+		return err
 	}
 	for _, set := range []struct {
 		name string

@@ -1,0 +1,192 @@
+package sandbox
+
+// The platform layer on macOS: the same guarantees as on Linux, each
+// through the call macOS offers for it (the README's "What holds where").
+// Built and vetted by make cross on every change; not run here (no macOS
+// machine), so each call is kept small and mirrors sys_linux.go.
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Every open is non-blocking (a FIFO swapped in cannot hang it) and takes
+// no controlling terminal.
+const openReadFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
+
+// fdPath returns the absolute path the open descriptor refers to, as the
+// kernel knows it (fcntl F_GETPATH), so a symlink swapped after the open
+// cannot change the answer. There is no fallback to the name: a
+// descriptor whose path cannot be read is an error.
+func fdPath(f *os.File, lexical string) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	// F_GETPATH fills a MAXPATHLEN buffer; x/sys has no typed wrapper, so
+	// the buffer's address goes as fcntl's integer argument (buf is on
+	// the heap and kept alive across the call).
+	_, err := unix.FcntlInt(f.Fd(), unix.F_GETPATH, int(uintptr(unsafe.Pointer(&buf[0]))))
+	runtime.KeepAlive(buf)
+	if err != nil {
+		return "", &fs.PathError{Op: "fcntl F_GETPATH", Path: lexical, Err: err}
+	}
+	if i := bytes.IndexByte(buf, 0); i >= 0 {
+		buf = buf[:i]
+	}
+	if len(buf) == 0 || buf[0] != '/' {
+		return "", &fs.PathError{Op: "fcntl F_GETPATH", Path: lexical, Err: fs.ErrInvalid}
+	}
+	return string(buf), nil
+}
+
+// onSpecialFS reports whether f lives on devfs or fdesc (macOS has no
+// procfs or sysfs), wherever mounted.
+func onSpecialFS(f *os.File) bool {
+	var st unix.Statfs_t
+	if unix.Fstatfs(int(f.Fd()), &st) != nil {
+		return false
+	}
+	name := unix.ByteSliceToString(st.Fstypename[:])
+	return name == "devfs" || name == "fdesc"
+}
+
+func nlink(fi fs.FileInfo) uint64 { return nlinkOf(fi) }
+
+func fileKey(info Info) ([2]uint64, bool) {
+	return info.key, info.key != [2]uint64{}
+}
+
+func devIno(fi fs.FileInfo) [2]uint64 { return devInoOf(fi) }
+
+// atime is a file's last access time.
+func atime(fi fs.FileInfo) time.Time {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return time.Unix(st.Atimespec.Sec, st.Atimespec.Nsec).UTC()
+	}
+	return fi.ModTime().UTC()
+}
+
+// The walker's descriptor fast path is Linux's; here entries open through
+// os.Root (openReadFlags, then the checks on the descriptor).
+func openChild(d *Dir, name, display string, f *File) error { return nil }
+
+const haveOpenChild = false
+
+func listDir(d *Dir, _ *listScratch, out []dirent) ([]dirent, error) {
+	ents, err := d.f.ReadDir(-1)
+	out = out[:0]
+	for _, e := range ents {
+		out = append(out, dirent{name: e.Name(), typ: e.Type()})
+	}
+	return out, err
+}
+
+func rawRead(fd int, p []byte) (int, error)             { panic("no raw descriptors on this platform") }
+func rawPread(fd int, p []byte, off int64) (int, error) { panic("no raw descriptors on this platform") }
+func rawClose(fd int) error                             { return nil }
+
+func openChildDir(d *Dir, name, display string) (*Dir, error) { return nil, nil }
+
+const syscallNonblock = syscall.O_NONBLOCK
+
+// oNoFollow refuses a symlink as the last component of an open.
+const oNoFollow = syscall.O_NOFOLLOW
+
+// lockDir takes the directory's exclusive flock, as on Linux.
+func lockDir(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// renameatx renames between two opened directories (never by path,
+// which would resolve the names again).
+func renameatx(fromDir *os.File, from string, toDir *os.File, to string, flags uint32) error {
+	return unix.RenameatxNp(int(fromDir.Fd()), from, int(toDir.Fd()), to, flags)
+}
+
+// unsupported: the filesystem has no renameatx_np flag of this kind.
+func unsupported(err error) bool { return err == unix.ENOTSUP || err == unix.EINVAL }
+
+// renameAt renames between two pinned directories; without force it uses
+// RENAME_EXCL, so an entry that appears meanwhile is never replaced.
+func renameAt(src, dst *WriteTarget, force bool) error {
+	flags := uint32(unix.RENAME_EXCL)
+	if force {
+		flags = 0
+	}
+	err := renameatx(src.dirF, src.Name, dst.dirF, dst.Name, flags)
+	if err == unix.EEXIST {
+		return fs.ErrExist
+	}
+	if unsupported(err) && !force {
+		// No RENAME_EXCL on this filesystem: the check in Rename stands.
+		err = renameatx(src.dirF, src.Name, dst.dirF, dst.Name, 0)
+	}
+	return err
+}
+
+// renameNoReplace gives the target's name to tmp only if the name is free.
+func renameNoReplace(w *WriteTarget, tmp string) error {
+	return renameNoReplaceFrom(w, tmp, w.Name)
+}
+
+// renameNoReplaceFrom renames from to to inside the target's pinned
+// directory, only if to is free (RENAME_EXCL; where a filesystem lacks
+// it, link(2), which fails on an existing name too, then unlink).
+func renameNoReplaceFrom(w *WriteTarget, from, to string) error {
+	err := renameatx(w.dirF, from, w.dirF, to, unix.RENAME_EXCL)
+	if unsupported(err) {
+		dfd := int(w.dirF.Fd())
+		if err = unix.Linkat(dfd, from, dfd, to, 0); err == nil {
+			unix.Unlinkat(dfd, from, 0)
+		}
+	}
+	if err == unix.EEXIST {
+		return fs.ErrExist
+	}
+	return err
+}
+
+// exchangeAt swaps the target's name and tmp in one step (RENAME_SWAP);
+// where a filesystem lacks it, in three renames.
+func exchangeAt(w *WriteTarget, tmp string) error {
+	err := renameatx(w.dirF, tmp, w.dirF, w.Name, unix.RENAME_SWAP)
+	if unsupported(err) {
+		return exchangeByRenames(w, tmp)
+	}
+	return err
+}
+
+// errNoExchange: the filesystem has no one-step exchange.
+var errNoExchange = errors.New("no RENAME_SWAP here")
+
+// exchangeOnly swaps the target's name and tmp in one step, or fails with
+// errNoExchange.
+func exchangeOnly(w *WriteTarget, tmp string) error {
+	err := renameatx(w.dirF, tmp, w.dirF, w.Name, unix.RENAME_SWAP)
+	if unsupported(err) {
+		return errNoExchange
+	}
+	return err
+}
+
+// renameInto renames name in the target's directory into dir (the
+// journal's objects) as to.
+func renameInto(w *WriteTarget, name string, dir *os.File, to string) error {
+	return unix.Renameat(int(w.dirF.Fd()), name, int(dir.Fd()), to)
+}
+
+// platformGuarantees: all four, through the calls above.
+func platformGuarantees() Guarantees {
+	return Guarantees{DescriptorPathCheck: true, DirLock: true, NoFollow: true, NoReplaceRename: true}
+}
