@@ -68,7 +68,8 @@ golden:
 # Each fuzz target briefly (FUZZTIME each: a duration, or a count of inputs
 # such as 10000x, which CI uses); the seed corpora also run in `make test`.
 # Then PROPERTY_N random policy/call sequences of the sandbox property test
-# (`make test` runs 20).
+# (`make test` runs 20) and 20*PROPERTY_N generated files searched both
+# through mapped windows and by reading (`make test`: 400).
 PROPERTY_N ?= 2000
 # Crash runs of a 20-file batch killed at random points (make test: 40).
 CRASH_N ?= 200
@@ -79,7 +80,7 @@ fuzz:
 	    $(GO) test $$pkg -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME); \
 	  done; \
 	done
-	FSBOX_PROPERTY_N=$(PROPERTY_N) $(GO) test ./pkg/ops -run '^TestPropertySequences$$' -count=1
+	FSBOX_PROPERTY_N=$(PROPERTY_N) $(GO) test ./pkg/ops -run '^(TestPropertySequences|TestGrepMappedAgreesWithRead)$$' -count=1
 	FSBOX_CRASH_N=$(CRASH_N) $(GO) test ./pkg/sandbox -run '^TestBatchCrashRecovery$$' -count=1
 
 # Go benchmarks, then whole-process ratios against the GNU tools, ripgrep

@@ -3,6 +3,7 @@ package ops
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 
@@ -18,14 +19,15 @@ import (
 // window (sandbox.File.MapAt), GOMAXPROCS chunks at a time, and the
 // chunks' results are joined in file order. Each chunk owns the lines that
 // start in it, and its window reaches up to 1 MiB past the chunk to finish
-// its last line. Memory stays bounded: at most GOMAXPROCS
-// windows are mapped at once (their touched pages count as resident),
-// and at most GOMAXPROCS chunks' matches (each capped at the per-file
-// count) wait to be joined.
+// its last line. Memory stays bounded: at most GOMAXPROCS windows are
+// mapped at once in the whole process (mapSlots; their touched pages
+// count as resident), and at most GOMAXPROCS chunks' matches per file
+// (each capped at the per-file count) wait to be joined.
 //
 // A file truncated under a window faults; sandbox.GuardFaults makes that
 // an io error. A file written during the search is an io error too
-// (sandbox.File.Unchanged), never results from two versions of it.
+// (sandbox.File.Unchanged), never results from two versions of it; one
+// that grew is searched as it was when opened.
 
 // mapGeometry is where a mapped search cuts a file.
 type mapGeometry struct {
@@ -42,8 +44,13 @@ type mapGeometry struct {
 var mapGeom = mapGeometry{min: 32 << 20, chunk: 8 << 20, reach: 1 << 20, piece: 256 << 10}
 
 // errLineTooLong says a line crosses a chunk's end and goes on past the
-// window's reach: the file is read instead, the way that handles any line.
-var errLineTooLong = errors.New("a line runs past a mapped window")
+// window's reach, and errUnmappable that the file could not be mapped (a
+// FUSE file system with direct I/O, say): either way the file is read
+// instead, from its start.
+var (
+	errLineTooLong = errors.New("a line runs past a mapped window")
+	errUnmappable  = errors.New("the file cannot be mapped")
+)
 
 // mapped reports whether a search of f goes through mapped windows: a
 // large regular file, and a search without context or -v (whose lines
@@ -58,7 +65,7 @@ func (s *searcher) mapped(f *sandbox.File) bool {
 func (s *searcher) searchOpen(f *sandbox.File, size int64, fr *FileResult, buf *[]byte) error {
 	if s.mapped(f) {
 		err := s.searchMapped(f, fr)
-		if !errors.Is(err, errLineTooLong) {
+		if !errors.Is(err, errLineTooLong) && !errors.Is(err, errUnmappable) {
 			return err
 		}
 		*fr = FileResult{Path: fr.Path}
@@ -88,10 +95,21 @@ func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
 	chunks := (size + s.geom.chunk - 1) / s.geom.chunk
 	res := make([]chunkResult, workers)
 	lineNo := int64(1)
+	var searched int64 // bytes of the chunks joined, for the audit
+	done := func(err error) error {
+		if errors.Is(err, errLineTooLong) || errors.Is(err, errUnmappable) {
+			return err // read instead: that counts what it reads
+		}
+		f.CountRead(searched)
+		if err != nil {
+			return err
+		}
+		return f.Unchanged(stamp)
+	}
 	var wg sync.WaitGroup
 	for first := int64(0); first < chunks; first += workers {
 		if err := s.ctx.Err(); err != nil {
-			return err
+			return done(err)
 		}
 		n := min(workers, chunks-first)
 		for i := int64(1); i < n; i++ {
@@ -106,21 +124,27 @@ func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
 		for i := range n {
 			r := &res[i]
 			if r.err != nil {
-				return r.err
+				return done(r.err)
 			}
+			lo := (first + i) * s.geom.chunk
+			searched += min(size, lo+s.geom.chunk) - lo
 			if r.fr.Binary {
 				*fr = FileResult{Path: fr.Path, Binary: true}
-				return f.Unchanged(stamp)
+				return done(nil)
 			}
 			if s.join(fr, &r.fr, lineNo-1) {
-				return f.Unchanged(stamp)
+				return done(nil)
 			}
 			lineNo += r.lines
 			res[i] = chunkResult{}
 		}
 	}
-	return f.Unchanged(stamp)
+	return done(nil)
 }
+
+// mapSlots bounds the windows mapped at once in the whole process: a
+// tree search runs a searcher per core, and each may be in a large file.
+var mapSlots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 
 // join appends a chunk's matching lines to fr, their numbers moved on by
 // base, up to s.perFile lines; it reports whether fr is full.
@@ -157,9 +181,11 @@ func (s *searcher) searchChunk(f *sandbox.File, k int64, needLines bool) (r chun
 	lo := k * s.geom.chunk
 	hi := min(size, lo+s.geom.chunk)
 	from := max(0, lo-1) // the byte before the chunk says whether a line starts at lo
+	mapSlots <- struct{}{}
+	defer func() { <-mapSlots }()
 	w, err := f.MapAt(from, int(min(size, hi+s.geom.reach)-from))
 	if err != nil {
-		r.err = err
+		r.err = fmt.Errorf("%w: %v", errUnmappable, err)
 		return r
 	}
 	defer w.Unmap()
@@ -195,17 +221,21 @@ func (s *searcher) searchChunk(f *sandbox.File, k int64, needLines bool) (r chun
 				return errLineTooLong
 			}
 		}
-		r.lines = s.searchBlock(d[start:end], &r.fr, needLines)
-		return nil
+		r.lines, err = s.searchBlock(d[start:end], &r.fr, needLines)
+		return err
 	})
 	return r
 }
 
 // searchBlock searches whole lines in pieces of about s.geom.piece bytes, each
-// checked for NUL first, and returns how many lines it passed.
-func (s *searcher) searchBlock(block []byte, fr *FileResult, needLines bool) int64 {
+// checked for NUL first, and returns how many lines it passed. It stops
+// once the call is cancelled.
+func (s *searcher) searchBlock(block []byte, fr *FileResult, needLines bool) (int64, error) {
 	lineNo := int64(1)
 	for pos := 0; pos < len(block); {
+		if err := s.ctx.Err(); err != nil {
+			return 0, err
+		}
 		end := len(block)
 		if pos+s.geom.piece < end {
 			end = pos + s.geom.piece
@@ -220,7 +250,7 @@ func (s *searcher) searchBlock(block []byte, fr *FileResult, needLines bool) int
 		piece := block[pos:end]
 		if bytes.IndexByte(piece, 0) >= 0 {
 			fr.Binary, fr.Matches, fr.Count = true, nil, 0
-			return 0
+			return 0, nil
 		}
 		var full bool
 		if lineNo, full = s.simpleBlock(piece, fr, lineNo, needLines); full {
@@ -228,5 +258,5 @@ func (s *searcher) searchBlock(block []byte, fr *FileResult, needLines bool) int
 		}
 		pos = end
 	}
-	return lineNo - 1
+	return lineNo - 1, nil
 }

@@ -53,7 +53,7 @@ type File struct {
 	fd   int      // >= 0: a raw descriptor (the walker's fast path), read directly
 	s    *Sandbox // counts the bytes read when the file is closed
 	n    int64    // bytes read so far
-	// mapped counts the bytes of MapAt's windows (from any goroutine)
+	// mapped counts the bytes searched through MapAt windows (CountRead)
 	mapped int64 // (atomic)
 	// borrowed: os belongs to someone else (a WriteTarget's checked
 	// file); Close leaves it open

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 )
 
 // Mapped reading. A search through a large file reads it through windows
@@ -15,7 +16,8 @@ import (
 //   - A file written while mapped shows the new bytes mid-search: Unchanged
 //     compares fstat's size, modification and change times with those of
 //     the start, and a search that saw a change reports an io error rather
-//     than results from two versions of the file.
+//     than results from two versions of the file. Growth is no change: the
+//     windows stop at the size of the start.
 
 // Mapping is one read-only window of a file (File.MapAt).
 type Mapping struct {
@@ -36,17 +38,25 @@ func (f *File) Stamp() (Stamp, error) {
 	return Stamp{st}, err
 }
 
-// Unchanged reports an io error when f's size or times moved since was.
+// Unchanged reports an io error when f shrank, or its times moved while
+// its size stayed, since was. A file that grew passes: windows mapped
+// from the size it had at was never reach the new bytes, so what was
+// searched is the file as it was (a log being appended to).
 func (f *File) Unchanged(was Stamp) error {
 	now, err := f.stamp()
 	if err != nil {
 		return AsError(err)
 	}
-	if now != was.s {
+	if now != was.s && now.size <= was.s.size {
 		return Errorf(CodeIO, f.Info.Path, "the file changed while it was read (size %d, now %d); nothing of it is reported", was.s.size, now.size)
 	}
 	return nil
 }
+
+// CountRead adds n bytes to what the audit records as read from f: a
+// search through MapAt's windows counts the bytes it searched. It may be
+// called from several goroutines at once.
+func (f *File) CountRead(n int64) { atomic.AddInt64(&f.mapped, n) }
 
 // GuardFaults runs fn on the calling goroutine with memory faults made
 // into panics, and a fault on a mapped window (its file truncated beneath

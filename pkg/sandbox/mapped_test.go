@@ -147,4 +147,18 @@ func TestMappedWrittenIsAChange(t *testing.T) {
 	if err := f.Unchanged(was); err == nil {
 		t.Error("a file written in place is unchanged")
 	}
+	// Growth alone passes: windows mapped at the old size never see it.
+	was, err = f.Stamp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Write([]byte("more\n"))
+	g.Close()
+	if err := f.Unchanged(was); err != nil {
+		t.Errorf("a file that grew: %v", err)
+	}
 }

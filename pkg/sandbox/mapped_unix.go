@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,7 +45,8 @@ func (f *File) descriptor() int {
 // stops there. Read a mapping only inside GuardFaults: a file truncated
 // while mapped faults on the pages past its new end.
 //
-// MapAt may be called from several goroutines at once.
+// MapAt may be called from several goroutines at once. What the caller
+// searched through its windows it reports with CountRead.
 func (f *File) MapAt(off int64, n int) (*Mapping, error) {
 	if !f.Mappable() {
 		return nil, errors.ErrUnsupported
@@ -65,7 +65,6 @@ func (f *File) MapAt(off int64, n int) (*Mapping, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "mmap", Path: f.Info.Path, Err: err}
 	}
-	atomic.AddInt64(&f.mapped, int64(n))
 	return &Mapping{Data: mem[off-base:], mem: mem}, nil
 }
 

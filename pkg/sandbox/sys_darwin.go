@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -27,23 +28,28 @@ const openReadFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
 // cannot change the answer. There is no fallback to the name: a
 // descriptor whose path cannot be read is an error.
 func fdPath(f *os.File, lexical string) (string, error) {
-	buf := make([]byte, unix.PathMax)
+	buf := pathBufs.Get().(*[unix.PathMax]byte)
+	defer pathBufs.Put(buf)
 	// F_GETPATH fills a MAXPATHLEN buffer; x/sys has no typed wrapper, so
-	// the buffer's address goes as fcntl's integer argument (buf is on
-	// the heap and kept alive across the call).
+	// the buffer's address goes as fcntl's integer argument. The buffer
+	// comes from a pool, so it lives on the heap, which never moves, and
+	// KeepAlive holds it across the call.
 	_, err := unix.FcntlInt(f.Fd(), unix.F_GETPATH, int(uintptr(unsafe.Pointer(&buf[0]))))
 	runtime.KeepAlive(buf)
 	if err != nil {
 		return "", &fs.PathError{Op: "fcntl F_GETPATH", Path: lexical, Err: err}
 	}
-	if i := bytes.IndexByte(buf, 0); i >= 0 {
-		buf = buf[:i]
+	p := buf[:]
+	if i := bytes.IndexByte(p, 0); i >= 0 {
+		p = p[:i]
 	}
-	if len(buf) == 0 || buf[0] != '/' {
+	if len(p) == 0 || p[0] != '/' {
 		return "", &fs.PathError{Op: "fcntl F_GETPATH", Path: lexical, Err: fs.ErrInvalid}
 	}
-	return string(buf), nil
+	return string(p), nil
 }
+
+var pathBufs = sync.Pool{New: func() any { return new([unix.PathMax]byte) }}
 
 // onSpecialFS reports whether f lives on devfs or fdesc (macOS has no
 // procfs or sysfs), wherever mounted.
@@ -114,8 +120,10 @@ func renameatx(fromDir *os.File, from string, toDir *os.File, to string, flags u
 	return unix.RenameatxNp(int(fromDir.Fd()), from, int(toDir.Fd()), to, flags)
 }
 
-// unsupported: the filesystem has no renameatx_np flag of this kind.
-func unsupported(err error) bool { return err == unix.ENOTSUP || err == unix.EINVAL }
+// unsupported: the filesystem has no renameatx_np flag of this kind
+// (ENOTSUP; EINVAL means a bad request, such as a directory into itself,
+// and is returned as it is).
+func unsupported(err error) bool { return err == unix.ENOTSUP || err == unix.EOPNOTSUPP }
 
 // renameAt renames between two pinned directories; without force it uses
 // RENAME_EXCL, so an entry that appears meanwhile is never replaced.
@@ -129,8 +137,10 @@ func renameAt(src, dst *WriteTarget, force bool) error {
 		return fs.ErrExist
 	}
 	if unsupported(err) && !force {
-		// No RENAME_EXCL on this filesystem: the check in Rename stands.
-		err = renameatx(src.dirF, src.Name, dst.dirF, dst.Name, 0)
+		// No RENAME_EXCL on this filesystem: link(2), which fails on an
+		// existing name too, then unlink; a directory cannot be linked,
+		// and is refused rather than renamed over what may be there.
+		return linkNoReplace(int(src.dirF.Fd()), src.Name, int(dst.dirF.Fd()), dst.Name)
 	}
 	return err
 }
@@ -146,10 +156,7 @@ func renameNoReplace(w *WriteTarget, tmp string) error {
 func renameNoReplaceFrom(w *WriteTarget, from, to string) error {
 	err := renameatx(w.dirF, from, w.dirF, to, unix.RENAME_EXCL)
 	if unsupported(err) {
-		dfd := int(w.dirF.Fd())
-		if err = unix.Linkat(dfd, from, dfd, to, 0); err == nil {
-			unix.Unlinkat(dfd, from, 0)
-		}
+		return linkNoReplace(int(w.dirF.Fd()), from, int(w.dirF.Fd()), to)
 	}
 	if err == unix.EEXIST {
 		return fs.ErrExist

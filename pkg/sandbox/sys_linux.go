@@ -31,7 +31,7 @@ func fdPath(f *os.File, lexical string) (string, error) {
 // platformGuarantees: all four; the descriptor path check needs /proc
 // (without it fdPath falls back to the name, and says so here).
 func platformGuarantees() Guarantees {
-	_, err := os.Readlink("/proc/self/exe")
+	_, err := os.Stat("/proc/self/fd")
 	return Guarantees{DescriptorPathCheck: err == nil, DirLock: true, NoFollow: true, NoReplaceRename: true}
 }
 
@@ -331,8 +331,10 @@ func renameAt(src, dst *WriteTarget, force bool) error {
 		return fs.ErrExist
 	}
 	if err == unix.EINVAL && !force {
-		// No RENAME_NOREPLACE on this filesystem: the check in Rename stands.
-		err = unix.Renameat(int(src.dirF.Fd()), src.Name, int(dst.dirF.Fd()), dst.Name)
+		// No RENAME_NOREPLACE on this filesystem: link(2), which fails on
+		// an existing name too, then unlink; a directory cannot be linked,
+		// and is refused rather than renamed over what may be there.
+		return linkNoReplace(int(src.dirF.Fd()), src.Name, int(dst.dirF.Fd()), dst.Name)
 	}
 	return err
 }
@@ -350,9 +352,7 @@ func renameNoReplaceFrom(w *WriteTarget, from, to string) error {
 	dfd := int(w.dirF.Fd())
 	err := unix.Renameat2(dfd, from, dfd, to, unix.RENAME_NOREPLACE)
 	if err == unix.EINVAL || err == unix.ENOSYS {
-		if err = unix.Linkat(dfd, from, dfd, to, 0); err == nil {
-			unix.Unlinkat(dfd, from, 0)
-		}
+		return linkNoReplace(dfd, from, dfd, to)
 	}
 	if err == unix.EEXIST {
 		return fs.ErrExist
