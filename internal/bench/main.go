@@ -356,10 +356,11 @@ var comparisons = []comparison{
 	},
 	{
 		// Page-cache read throughput: the same search against dd reading
-		// the file in 1 MiB blocks (and doing nothing with them).
+		// the file in 1 MiB blocks (and doing nothing with them); issue 18
+		// asks for "close to" dd: within 10 %.
 		name: "grep-log-vs-dd", needs: []string{fileLog}, okExit: []int{1},
 		fsbox: []string{"grep", "-c", "ZZTOP_NEEDLE", fileLog}, rival: []string{"dd", "if=" + fileLog, "of=/dev/null", "bs=1M", "status=none"},
-		maxRatio: 1, maxRSSKiB: 32 << 10,
+		maxRatio: 1.1, maxRSSKiB: 32 << 10,
 	},
 	{
 		name: "grep-log-regex", needs: []string{fileLog}, policy: bigLimits, okExit: []int{1},
