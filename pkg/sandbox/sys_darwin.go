@@ -62,14 +62,6 @@ func onSpecialFS(f *os.File) bool {
 	return name == "devfs" || name == "fdesc"
 }
 
-func nlink(fi fs.FileInfo) uint64 { return nlinkOf(fi) }
-
-func fileKey(info Info) ([2]uint64, bool) {
-	return info.key, info.key != [2]uint64{}
-}
-
-func devIno(fi fs.FileInfo) [2]uint64 { return devInoOf(fi) }
-
 // atime is a file's last access time.
 func atime(fi fs.FileInfo) time.Time {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -77,27 +69,6 @@ func atime(fi fs.FileInfo) time.Time {
 	}
 	return fi.ModTime().UTC()
 }
-
-// The walker's descriptor fast path is Linux's; here entries open through
-// os.Root (openReadFlags, then the checks on the descriptor).
-func openChild(d *Dir, name, display string, f *File) error { return nil }
-
-const haveOpenChild = false
-
-func listDir(d *Dir, _ *listScratch, out []dirent) ([]dirent, error) {
-	ents, err := d.f.ReadDir(-1)
-	out = out[:0]
-	for _, e := range ents {
-		out = append(out, dirent{name: e.Name(), typ: e.Type()})
-	}
-	return out, err
-}
-
-func rawRead(fd int, p []byte) (int, error)             { panic("no raw descriptors on this platform") }
-func rawPread(fd int, p []byte, off int64) (int, error) { panic("no raw descriptors on this platform") }
-func rawClose(fd int) error                             { return nil }
-
-func openChildDir(d *Dir, name, display string) (*Dir, error) { return nil, nil }
 
 const syscallNonblock = syscall.O_NONBLOCK
 
