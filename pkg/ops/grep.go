@@ -177,7 +177,7 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 		close(g.order)
 		return g.collect(), nil
 	}
-	g.aheadQueue()
+	g.ahead = sandbox.FrugalSlots(grepAhead, grepFrugal, g.done)
 	g.jobs = make(chan *grepJob, 16)
 	g.order = make(chan *grepJob, 64)
 	// Jobs go round: every fresh byte costs a page fault, so a job and its
@@ -322,30 +322,6 @@ func (g *grepRun) send(j *grepJob) bool {
 // grepAhead is how many jobs may wait to be searched; grepFrugal, until
 // the descriptor table has grown.
 const grepAhead, grepFrugal = 80, 4
-
-// aheadQueue makes g.ahead, holding back all but grepFrugal of its slots
-// until the descriptor table has grown.
-func (g *grepRun) aheadQueue() {
-	g.ahead = make(chan struct{}, grepAhead)
-	select {
-	case <-sandbox.DescriptorsGrown():
-		return
-	default:
-	}
-	held := grepAhead - grepFrugal
-	for range held {
-		g.ahead <- struct{}{}
-	}
-	go func() {
-		select {
-		case <-sandbox.DescriptorsGrown():
-			for range held {
-				<-g.ahead
-			}
-		case <-g.done:
-		}
-	}()
-}
 
 // walk is the first stage: it lists the files of every path in path
 // order, in batches of grepBatch, and queues them.

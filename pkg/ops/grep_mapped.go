@@ -82,8 +82,8 @@ type chunkResult struct {
 	err   error
 }
 
-// searchMapped searches f (s.mapped(f)) into fr. errLineTooLong means
-// nothing was recorded and f is to be read instead.
+// searchMapped searches f (s.mapped(f)) into fr. errLineTooLong and
+// errUnmappable mean f is to be read instead (fr is then started again).
 func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
 	stamp, err := f.Stamp()
 	if err != nil {

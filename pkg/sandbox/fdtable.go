@@ -1,6 +1,9 @@
 package sandbox
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // The descriptor table, and why a walk minds its size.
 //
@@ -54,6 +57,50 @@ func GrowDescriptors() {
 		}()
 	})
 }
+
+// FrugalSlots returns a counting semaphore of n slots (a send takes one,
+// a receive gives one back) of which all but frugal are held back until
+// the descriptor table has grown, or done is closed: the read-ahead of a
+// walk, and of anything that keeps walked entries (and so their
+// directories) open, as grep's queue does.
+func FrugalSlots(n, frugal int, done <-chan struct{}) chan struct{} {
+	slots := make(chan struct{}, n)
+	if descriptorsGrown() || frugal >= n {
+		return slots
+	}
+	held := n - frugal
+	for range held {
+		slots <- struct{}{}
+	}
+	go func() {
+		select {
+		case <-descriptors.grown:
+			for range held {
+				<-slots
+			}
+		case <-done:
+		}
+	}()
+	return slots
+}
+
+// targetsHeld counts the write targets open in the process: each holds
+// three descriptors (its directory twice, and the file). A call that
+// holds more than manyTargets at once (a patch of many files, an undo)
+// grows the table while it is still planning, so that it waits out one
+// grace period in the background rather than two in its way (64 to 128
+// to 256 slots).
+var targetsHeld atomic.Int64
+
+const manyTargets = 12
+
+func holdTarget() {
+	if targetsHeld.Add(1) > manyTargets {
+		GrowDescriptors()
+	}
+}
+
+func releaseTarget() { targetsHeld.Add(-1) }
 
 // descriptorsGrown reports whether DescriptorsGrown is closed.
 func descriptorsGrown() bool {

@@ -15,8 +15,9 @@ import (
 // TestDescriptorTable checks the two halves of fdtable.go in a process of
 // its own (the table and its growth belong to the whole process): a
 // parallel walk keeps at most frugalWindow directories open ahead of it
-// until the table has grown, and GrowDescriptors gives the table room
-// past slot 255, after which the walk reads further ahead.
+// until the table has grown; holding more than manyTargets write targets
+// grows it (GrowDescriptors), giving the table room past slot 255; and
+// then the walk reads further ahead.
 func TestDescriptorTable(t *testing.T) {
 	if os.Getenv("FSBOX_FDTABLE_CHILD") == "" {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestDescriptorTable$", "-test.v", "-test.count=1")
@@ -77,11 +78,29 @@ func TestDescriptorTable(t *testing.T) {
 	if frugal > frugalWindow+6 {
 		t.Errorf("before the table grew, the walk held %d descriptors, more than its read-ahead of %d allows", frugal, frugalWindow)
 	}
-	GrowDescriptors()
+	// Holding many write targets at once (as a many-file patch does)
+	// grows the table.
+	var targets []*WriteTarget
+	for i := 0; i <= manyTargets; i++ {
+		if descriptorsGrown() {
+			t.Fatalf("the table grew with only %d write targets open", i)
+		}
+		w, err := s.OpenWriteTarget(fmt.Sprintf("t%02d.txt", i), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, w)
+	}
 	select {
 	case <-DescriptorsGrown():
 	case <-time.After(time.Minute):
 		t.Fatal("the table never grew")
+	}
+	for _, w := range targets {
+		w.Close()
+	}
+	if n := targetsHeld.Load(); n != 0 {
+		t.Errorf("%d write targets still counted after Close", n)
 	}
 	if n := fdSize(t); n < 256 {
 		t.Errorf("FDSize %d after GrowDescriptors, want at least 256", n)

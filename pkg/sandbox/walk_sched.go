@@ -150,18 +150,8 @@ const walkWindow = 64
 const frugalWindow = 20
 
 func startSched(w *walker, workers int) *sched {
-	s := &sched{w: w, window: newSemaphore(walkWindow), quit: make(chan struct{})}
-	if !descriptorsGrown() {
-		held := walkWindow - frugalWindow
-		s.window.reserve(held)
-		go func() {
-			select {
-			case <-DescriptorsGrown():
-				s.window.unreserve(held)
-			case <-s.quit:
-			}
-		}()
-	}
+	quit := make(chan struct{})
+	s := &sched{w: w, window: &semaphore{slots: FrugalSlots(walkWindow, frugalWindow, quit)}, quit: quit}
 	s.cond.L = &s.mu
 	for i := 0; i < workers; i++ {
 		s.wg.Add(1)
@@ -233,8 +223,6 @@ func (s *sched) stop() {
 // semaphore is a counting semaphore whose Acquire gives up on quit.
 type semaphore struct{ slots chan struct{} }
 
-func newSemaphore(n int) *semaphore { return &semaphore{slots: make(chan struct{}, n)} }
-
 func (s *semaphore) Acquire(quit <-chan struct{}) bool {
 	select {
 	case s.slots <- struct{}{}:
@@ -245,16 +233,3 @@ func (s *semaphore) Acquire(quit <-chan struct{}) bool {
 }
 
 func (s *semaphore) Release() { <-s.slots }
-
-// reserve takes n slots out of use until unreserve gives them back.
-func (s *semaphore) reserve(n int) {
-	for range n {
-		s.slots <- struct{}{}
-	}
-}
-
-func (s *semaphore) unreserve(n int) {
-	for range n {
-		<-s.slots
-	}
-}

@@ -26,6 +26,7 @@ import (
 // pinned parent still lies where it was checked, so no sequence of fsbox
 // calls can move a checked path between the check and the act.
 type WriteTarget struct {
+	held   bool // counted in targetsHeld until Close
 	s      *Sandbox
 	rt     *root
 	dir    *os.Root // the parent, pinned
@@ -69,6 +70,15 @@ func (s *Sandbox) OpenEntry(p string) (*WriteTarget, error) {
 }
 
 func (s *Sandbox) openTarget4Write(p string, mkdirs, follow bool) (*WriteTarget, error) {
+	w, err := s.pinTarget(p, mkdirs, follow)
+	if err == nil {
+		w.held = true
+		holdTarget()
+	}
+	return w, err
+}
+
+func (s *Sandbox) pinTarget(p string, mkdirs, follow bool) (*WriteTarget, error) {
 	t, err := s.resolve(p)
 	if err != nil {
 		return nil, err
@@ -307,6 +317,10 @@ func realRel(rt *root, sub *os.Root, dir, given string) (string, error) {
 
 // Close releases the parent directory and the existing file.
 func (w *WriteTarget) Close() {
+	if w.held {
+		w.held = false
+		releaseTarget()
+	}
 	if w.cur != nil {
 		w.cur.Close()
 		w.cur = nil
