@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -16,12 +17,12 @@ import (
 // Copying a 1 GiB file out of the page cache is most of what a search for
 // a rare literal costs; ripgrep maps the file instead. A file of at least
 // 32 MiB is searched in chunks of 8 MiB, each through its own mapped
-// window (sandbox.File.MapAt), GOMAXPROCS chunks at a time, and the
-// chunks' results are joined in file order. Each chunk owns the lines that
+// window (sandbox.File.MapAt), on GOMAXPROCS workers that take chunks in
+// order, and the chunks' results are joined in file order. Each chunk owns the lines that
 // start in it, and its window reaches up to 1 MiB past the chunk to finish
 // its last line. Memory stays bounded: at most GOMAXPROCS windows are
 // mapped at once in the whole process (mapSlots; their touched pages
-// count as resident), and at most GOMAXPROCS chunks' matches per file
+// count as resident), and at most 2*GOMAXPROCS chunks' matches per file
 // (each capped at the per-file count) wait to be joined.
 //
 // A file truncated under a window faults; sandbox.GuardFaults makes that
@@ -93,7 +94,6 @@ func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
 	needLines := !s.o.Count && !s.o.FilesWithMatches
 	workers := int64(max(1, runtime.GOMAXPROCS(0)))
 	chunks := (size + s.geom.chunk - 1) / s.geom.chunk
-	res := make([]chunkResult, workers)
 	lineNo := int64(1)
 	var searched int64 // bytes of the chunks joined, for the audit
 	done := func(err error) error {
@@ -106,38 +106,66 @@ func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
 		}
 		return f.Unchanged(stamp)
 	}
+	// Workers take chunks in order and search up to `ahead` of them
+	// beyond the one being joined (a credit each); chunk k's result goes
+	// to slot k%ahead, which the credits keep free for it.
+	ahead := 2 * workers
+	slots := make([]chan chunkResult, ahead)
+	for i := range slots {
+		slots[i] = make(chan chunkResult, 1)
+	}
+	credits := make(chan struct{}, ahead)
+	for range ahead {
+		credits <- struct{}{}
+	}
+	var next atomic.Int64
+	quit := make(chan struct{})
 	var wg sync.WaitGroup
-	for first := int64(0); first < chunks; first += workers {
-		if err := s.ctx.Err(); err != nil {
-			return done(err)
-		}
-		n := min(workers, chunks-first)
-		for i := int64(1); i < n; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res[i] = s.searchChunk(f, first+i, needLines)
-			}()
-		}
-		res[0] = s.searchChunk(f, first, needLines)
-		wg.Wait()
-		for i := range n {
-			r := &res[i]
-			if r.err != nil {
-				return done(r.err)
+	defer func() { close(quit); wg.Wait() }()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-credits:
+				case <-quit:
+					return
+				}
+				k := next.Add(1) - 1
+				if k >= chunks {
+					return
+				}
+				r := s.searchChunk(f, k, needLines)
+				select {
+				case slots[k%ahead] <- r:
+				case <-quit:
+					return
+				}
 			}
-			lo := (first + i) * s.geom.chunk
-			searched += min(size, lo+s.geom.chunk) - lo
-			if r.fr.Binary {
-				*fr = FileResult{Path: fr.Path, Binary: true}
-				return done(nil)
-			}
-			if s.join(fr, &r.fr, lineNo-1) {
-				return done(nil)
-			}
-			lineNo += r.lines
-			res[i] = chunkResult{}
+		}()
+	}
+	for k := int64(0); k < chunks; k++ {
+		var r chunkResult
+		select {
+		case r = <-slots[k%ahead]:
+		case <-s.ctx.Done():
+			return done(s.ctx.Err())
 		}
+		credits <- struct{}{}
+		if r.err != nil {
+			return done(r.err)
+		}
+		lo := k * s.geom.chunk
+		searched += min(size, lo+s.geom.chunk) - lo
+		if r.fr.Binary {
+			*fr = FileResult{Path: fr.Path, Binary: true}
+			return done(nil)
+		}
+		if s.join(fr, &r.fr, lineNo-1) {
+			return done(nil)
+		}
+		lineNo += r.lines
 	}
 	return done(nil)
 }
