@@ -28,8 +28,11 @@ func (a Access) String() string {
 
 // Policy is the decoded TOML policy. Field tags are the file's keys.
 type Policy struct {
-	Workdir   string   `toml:"workdir" json:"workdir"`
-	ReadRoots []string `toml:"read_roots" json:"read_roots"`
+	Workdir string `toml:"workdir" json:"workdir"`
+	// WriteRoots are more writable directories, writable exactly as the
+	// workdir is; disjoint from each other and from the workdir.
+	WriteRoots []string `toml:"write_roots" json:"write_roots"`
+	ReadRoots  []string `toml:"read_roots" json:"read_roots"`
 	// Commands switches operations on and off by name; an operation the
 	// table leaves out keeps its default (package ops knows the names
 	// and defaults, and refuses a name it does not know).
@@ -138,6 +141,18 @@ func DefaultPolicy(cwd string) *Policy {
 	p.Workdir = cwd
 	p.Paths.WriteDeny = []string{"**/.git/**"}
 	return p
+}
+
+// WritableDirs are the canonical paths of the policy's writable roots:
+// the workdir, then write_roots (a root that cannot be resolved is given
+// cleaned). The command layer reads them before any sandbox is open (to
+// refuse running a companion binary that lies in one).
+func (p *Policy) WritableDirs() []string {
+	out := []string{canonical(p.Workdir)}
+	for _, d := range p.WriteRoots {
+		out = append(out, canonical(d))
+	}
+	return out
 }
 
 // expandRoot turns a configured root into an absolute path: ~ and

@@ -101,6 +101,62 @@ type Sandbox struct {
 	// within, when not nil, is the only part of the roots this view
 	// reaches (Narrow): canonical directories, each inside a root.
 	within []string
+	// own are fsbox's own files (canonical paths): the policy file,
+	// the executables the command layer names (Protect), the journal and
+	// the audit log. None of them, and no ancestor of one, is ever
+	// written, renamed or removed.
+	own *ownFiles
+}
+
+// ownFiles is the set of fsbox's own files, shared by a sandbox's views.
+type ownFiles struct {
+	mu    sync.RWMutex
+	paths []ownFile
+}
+
+type ownFile struct{ path, what string }
+
+// Protect adds fsbox's own files (absolute paths; each is canonicalised
+// component by component) that no change may touch: the running
+// executables and the companion's lookup name, which the command layer
+// knows. The policy file, the journal and the audit log are protected
+// by New.
+func (s *Sandbox) Protect(what string, paths ...string) {
+	s.own.mu.Lock()
+	defer s.own.mu.Unlock()
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		s.own.paths = append(s.own.paths, ownFile{canonical(p), what})
+	}
+}
+
+// ownFile names the own file that abs is, holds or lies in ("" when none).
+func (s *Sandbox) ownFile(abs string) (string, string) {
+	s.own.mu.RLock()
+	defer s.own.mu.RUnlock()
+	for _, o := range s.own.paths {
+		if within(o.path, abs) || within(abs, o.path) {
+			return o.path, o.what
+		}
+	}
+	return "", ""
+}
+
+// WritableRoots returns the canonical writable roots: the workdir, then
+// write_roots in configuration order.
+func (s *Sandbox) WritableRoots() []string {
+	out := []string{s.work.dir}
+	for _, d := range s.policy.WriteRoots {
+		for _, r := range s.roots {
+			if r.alias == filepath.Clean(d) && r.writable {
+				out = append(out, r.dir)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Landlock reports whether Restrict raised the kernel wall.
@@ -117,7 +173,7 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	if err := p.validate(); err != nil {
 		return nil, Errorf(CodeConfig, p.Source, "%v", err)
 	}
-	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow, writes: new(sync.Mutex)}
+	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow, writes: new(sync.Mutex), own: &ownFiles{}}
 	open := func(dir string, writable bool) (*root, error) {
 		real, err := filepath.EvalSymlinks(dir)
 		if err != nil {
@@ -230,7 +286,7 @@ func (s *Sandbox) ForCall() *Sandbox {
 		policy: s.policy, work: s.work, roots: s.roots, deny: s.deny, allow: s.allow, writeDeny: s.writeDeny,
 		denyTree: s.denyTree, writeDenyTree: s.writeDenyTree, denyReEnd: s.denyReEnd, denyRe: s.denyRe, allowRe: s.allowRe,
 		home: s.home, hasPatterns: s.hasPatterns, landlock: s.landlock, writes: s.writes, view: true, within: s.within,
-		jn: s.jn,
+		jn: s.jn, own: s.own,
 	}
 	return v
 }
