@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/fsbox/fsbox/internal/companion"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -99,7 +100,7 @@ func init() {
 // from them. Nothing has been opened yet that it would keep (descriptors
 // are close-on-exec), and Landlock is not applied yet.
 func execFull(argv []string, what string) error {
-	bin, err := sandbox.BesideSelf(FullBinary)
+	bin, err := companion.Beside(FullBinary)
 	if err != nil {
 		return sandbox.Errorf(sandbox.CodeConfig, bin, "%s runs %s, which is not installed beside fsbox (%v): make install puts both there; with go install, install github.com/fsbox/fsbox/cmd/%s too", what, FullBinary, err, FullBinary)
 	}

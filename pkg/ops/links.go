@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 
+	"github.com/fsbox/fsbox/internal/companion"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -27,7 +28,7 @@ func Links(ctx context.Context, sb *sandbox.Sandbox, dir, prefix string, command
 	if err := begin(ctx, sb, "links"); err != nil {
 		return LinksResult{}, err
 	}
-	exe, err := sandbox.SelfPath()
+	exe, err := companion.Self()
 	if err != nil {
 		return LinksResult{}, sandbox.Errorf(sandbox.CodeIO, dir, "cannot tell where this binary is: %v", err)
 	}

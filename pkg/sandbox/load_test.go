@@ -258,17 +258,3 @@ func TestServePolicy(t *testing.T) {
 		}
 	}
 }
-
-// BesideSelf finds only an executable file beside the running binary.
-func TestBesideSelf(t *testing.T) {
-	self, err := SelfPath()
-	if err != nil {
-		t.Skip(err)
-	}
-	if _, err := BesideSelf("no-such-companion"); err == nil {
-		t.Error("found a missing companion")
-	}
-	if got, err := BesideSelf(filepath.Base(self)); err != nil || got != self {
-		t.Errorf("the binary itself: %q, %v", got, err)
-	}
-}

@@ -11,7 +11,6 @@ import (
 	"math"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -997,33 +996,6 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 	w.dirF.Sync()
 	_, err = s.record(kept, stored, "")
 	return err
-}
-
-// BesideSelf is the path of the executable file name in the running
-// binary's own directory (fsbox-full beside fsbox), or an error saying
-// why there is none. It looks at fsbox's own program files, not at data
-// a call reads, so it is no access through a root.
-func BesideSelf(name string) (string, error) {
-	self, err := SelfPath()
-	if err != nil {
-		return "", fmt.Errorf("where the running binary lies is unknown: %v", err)
-	}
-	bin := filepath.Join(filepath.Dir(self), name)
-	fi, err := os.Stat(bin)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
-		return bin, fmt.Errorf("%s is not an executable file", bin)
-	}
-	return bin, nil
-}
-
-// SelfPath is the absolute, symlink-free path of the running binary, the
-// target of the links `fsbox links` creates.
-func SelfPath() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(exe)
 }
 
 // Symlink creates (or refreshes) a symlink entry in the workdir pointing at
