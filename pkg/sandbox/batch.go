@@ -178,86 +178,88 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 			return nil, it.syncErr
 		}
 	}
-	unlock, err := b.s.lockWrites()
-	if err != nil {
-		return nil, err
+	ws := make([]*WriteTarget, len(b.items))
+	for i, it := range b.items {
+		ws[i] = it.w
 	}
-	defer unlock()
-	atSeam("batch.checked")
-	for _, it := range b.items {
-		if err := it.w.recheck(it.o.Expect); err != nil {
-			return nil, err
-		}
-		if it.o.Unchanged {
-			if err := it.w.unchanged(); err != nil {
+	return changed(b.s, ws, nil, func() ([]ReplaceResult, error) {
+		atSeam("batch.checked")
+		for _, it := range b.items {
+			if err := it.w.recheck(it.o.Expect); err != nil { // again: a test's seam may move a parent here
 				return nil, err
 			}
-		}
-	}
-	// The journal keeps what each name holds before any of them changes.
-	var stored int64
-	for _, it := range b.items {
-		before, n, err := b.s.keepBefore(it.w)
-		if err != nil {
-			return nil, err
-		}
-		it.before, stored = before, stored+n
-	}
-	// The plan goes to the journal before the first swap: a crash between
-	// two swaps leaves a mix that the next call carries forward.
-	var planName string
-	if j := b.s.jn.open; j != nil && len(b.items) > 1 {
-		if planName, err = j.writePlan(b.items); err != nil {
-			return nil, Errorf(CodeIO, j.dir, "the journal %s cannot take the change's plan: %v", j.dir, err)
-		}
-		defer j.donePlan(planName)
-	}
-	atSeam("batch.planned")
-	for i, it := range b.items {
-		if err := it.swap(); err != nil {
-			for j := i - 1; j >= 0; j-- {
-				b.items[j].unswap()
-			}
-			return nil, err
-		}
-		atSeam("batch.swapped")
-	}
-	b.done = true
-	var paths []PathChange
-	for _, it := range b.items {
-		pc := PathChange{Path: it.w.Rel(), Before: it.before}
-		if !it.del {
-			pc.After = &FileState{Type: "file", SHA256: it.res.SHA256, Size: it.res.Bytes, Mode: it.mode}
-		}
-		paths = append(paths, pc)
-	}
-	synced := map[string]bool{} // directories synced, by root and real path: targets pin one each
-	var firstErr error
-	out := make([]ReplaceResult, len(b.items))
-	for i, it := range b.items {
-		out[i] = it.res
-		if it.del || it.exchang {
-			if err := it.w.dir.Remove(it.tmp); err != nil && firstErr == nil && !errors.Is(err, fs.ErrNotExist) {
-				firstErr = ioErr(it.w.Path, err)
+			if it.o.Unchanged {
+				if err := it.w.unchanged(); err != nil {
+					return nil, err
+				}
 			}
 		}
-		b.s.trail.bytesWritten.Add(it.res.Bytes)
-		if key := it.w.rt.dir + "\x00" + it.w.dirRel; !synced[key] {
-			synced[key] = true
-			if err := it.w.dirF.Sync(); err != nil && firstErr == nil {
-				firstErr = ioErr(it.w.Path, err)
+		// The journal keeps what each name holds before any of them changes.
+		var stored int64
+		for _, it := range b.items {
+			before, n, err := b.s.keepBefore(it.w)
+			if err != nil {
+				return nil, err
+			}
+			it.before, stored = before, stored+n
+		}
+		// The plan goes to the journal before the first swap: a crash between
+		// two swaps leaves a mix that the next call carries forward.
+		var planName string
+		if j := b.s.jn.open; j != nil && len(b.items) > 1 {
+			var err error
+			if planName, err = j.writePlan(b.items); err != nil {
+				return nil, Errorf(CodeIO, j.dir, "the journal %s cannot take the change's plan: %v", j.dir, err)
+			}
+			defer j.donePlan(planName)
+		}
+		atSeam("batch.planned")
+		for i, it := range b.items {
+			if err := it.swap(); err != nil {
+				for j := i - 1; j >= 0; j-- {
+					b.items[j].unswap()
+				}
+				return nil, err
+			}
+			atSeam("batch.swapped")
+		}
+		b.done = true
+		var paths []PathChange
+		for _, it := range b.items {
+			pc := PathChange{Path: it.w.Rel(), Before: it.before}
+			if !it.del {
+				pc.After = &FileState{Type: "file", SHA256: it.res.SHA256, Size: it.res.Bytes, Mode: it.mode}
+			}
+			paths = append(paths, pc)
+		}
+		synced := map[string]bool{} // directories synced, by root and real path: targets pin one each
+		var firstErr error
+		out := make([]ReplaceResult, len(b.items))
+		for i, it := range b.items {
+			out[i] = it.res
+			if it.del || it.exchang {
+				if err := it.w.dir.Remove(it.tmp); err != nil && firstErr == nil && !errors.Is(err, fs.ErrNotExist) {
+					firstErr = ioErr(it.w.Path, err)
+				}
+			}
+			b.s.trail.bytesWritten.Add(it.res.Bytes)
+			if key := it.w.rt.dir + "\x00" + it.w.dirRel; !synced[key] {
+				synced[key] = true
+				if err := it.w.dirF.Sync(); err != nil && firstErr == nil {
+					firstErr = ioErr(it.w.Path, err)
+				}
 			}
 		}
-	}
-	if firstErr != nil {
-		return out, firstErr
-	}
-	id, err := b.s.recordChange(batchChange(append(paths, b.Extra...), stored, b.Undoes, b.Moved, b.MovesFirst))
-	b.ChangeID = id
-	for i := range out {
-		out[i].ChangeID = id
-	}
-	return out, err
+		if firstErr != nil {
+			return out, firstErr
+		}
+		id, err := b.s.recordChange(batchChange(append(paths, b.Extra...), stored, b.Undoes, b.Moved, b.MovesFirst))
+		b.ChangeID = id
+		for i := range out {
+			out[i].ChangeID = id
+		}
+		return out, err
+	})
 }
 
 // swap makes one staged change (under the write lock).

@@ -36,12 +36,13 @@ const (
 	RuleDeny        Rule = "deny"         // [paths] deny / deny_regex
 	RuleAllow       Rule = "allow"        // [paths] allow / allow_regex did not match
 	RuleWriteDeny   Rule = "write_deny"   // [paths] write_deny
-	RuleReadOnly    Rule = "read_only"    // write outside the workdir
+	RuleReadOnly    Rule = "read_only"    // write outside every writable root
 	RuleSymlink     Rule = "symlink"      // a symlink leading out of its root, or absolute
 	RuleSpecialFile Rule = "special_file" // FIFO, socket or device
 	RuleSpecialFS   Rule = "special_fs"   // /proc, /sys, /dev
 	RuleHardlink    Rule = "hardlink"     // deny_hardlinks and nlink > 1
 	RuleConfigFile  Rule = "config_file"  // the active policy file is never written
+	RuleOwnFile     Rule = "own_file"     // fsbox's executables, journal and audit log are never written
 	RuleSizeCap     Rule = "size_cap"     // over a [limits] size
 	RuleOK          Rule = "ok"           // allowed
 )

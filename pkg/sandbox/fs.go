@@ -421,7 +421,7 @@ func (d *Dir) ReadDir() (Listing, error) {
 
 func (d *Dir) childDisplay(name string) string {
 	base := d.Info.Path
-	if d.rt.writable {
+	if d.rt.work {
 		if base == "." {
 			return name
 		}

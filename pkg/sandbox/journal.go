@@ -228,7 +228,7 @@ func (j *journal) syncDir(name string) error {
 }
 
 // recover finishes every unfinished plan: it runs under the workdir's
-// write lock (lockWrites), before the call's own change. A plan's staged
+// write lock (change), before the call's own change. A plan's staged
 // files were complete and synced before it was written, so each one is
 // carried forward: a file not yet swapped is swapped now, a deletion not
 // yet made is made, and the leftover temporary files are removed.
@@ -389,28 +389,17 @@ func (s *Sandbox) EntryState(p string) (*FileState, error) {
 
 // RemoveEmptyDir removes the directory w if it is empty (undo of mkdir).
 func (s *Sandbox) RemoveEmptyDir(w *WriteTarget) error {
-	unlock, err := s.lockWrites()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if err := w.recheck(nil); err != nil {
-		return err
-	}
-	if err := w.dir.Remove(w.Name); err != nil {
-		return Errorf(CodeConflict, w.Path, "%s is not empty (or gone): it stays", w.Path)
-	}
-	return w.dirF.Sync()
+	return s.change([]*WriteTarget{w}, nil, func() error {
+		if err := w.dir.Remove(w.Name); err != nil {
+			return Errorf(CodeConflict, w.Path, "%s is not empty (or gone): it stays", w.Path)
+		}
+		return w.dirF.Sync()
+	})
 }
 
 // Recover finishes a change a crash interrupted, if the journal holds
 // one (every call that changes the workdir does this first, under the
 // write lock).
 func (s *Sandbox) Recover() error {
-	unlock, err := s.lockWrites()
-	if err != nil {
-		return err
-	}
-	unlock()
-	return nil
+	return s.change(nil, []*root{s.work}, func() error { return nil })
 }

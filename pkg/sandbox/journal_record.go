@@ -530,19 +530,16 @@ func (s *Sandbox) History(p string) ([]Change, error) {
 
 // PurgeJournal forgets every change and the content kept for them.
 func (s *Sandbox) PurgeJournal() error {
-	unlock, err := s.lockWrites()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if j := s.jn.open; j != nil {
-		j.rewrite(nil)
-		next, _, err := j.counters()
-		if err == nil {
-			j.setCounters(next, 0) // ids go on rising: an old id never names a new change
+	return s.change(nil, []*root{s.work}, func() error {
+		if j := s.jn.open; j != nil {
+			j.rewrite(nil)
+			next, _, err := j.counters()
+			if err == nil {
+				j.setCounters(next, 0) // ids go on rising: an old id never names a new change
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // ObjectOf opens the kept content with this hash (for undo).

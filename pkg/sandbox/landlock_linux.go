@@ -35,11 +35,20 @@ func (s *Sandbox) Restrict() error {
 	if len(ro) > 0 {
 		rules = append(rules, landlock.RODirs(ro...))
 	}
-	rules = append(rules, landlock.RWDirs(s.work.dir).WithRefer())
+	for _, r := range s.roots {
+		if r.writable {
+			rules = append(rules, landlock.RWDirs(r.dir).WithRefer())
+		}
+	}
 	// The journal must be reachable after the wall goes up: made now
 	// (unless the calls only read).
 	if !s.jn.readsOnly {
 		if err := s.useJournal(); err != nil {
+			return err
+		}
+		// change's locks reach the writable roots' ancestors, which the
+		// wall would hide: their descriptors are opened now.
+		if err := s.prepareChanges(); err != nil {
 			return err
 		}
 	}

@@ -33,7 +33,9 @@ type root struct {
 	dir      string   // canonical absolute path
 	alias    string   // the path as configured, cleaned (may differ through symlinks)
 	r        *os.Root // every access below dir goes through r
-	writable bool     // the workdir
+	writable bool     // the workdir or a write root
+	work     bool     // the workdir: paths below it print relative
+	lock     rootLock // change's lock of this location (writable roots)
 	special  bool     // /proc, /sys or /dev may lie below dir
 	// nests are the other roots that overlap this one (a read root
 	// holding the workdir, or lying inside it): a path below both is
@@ -88,7 +90,7 @@ type Sandbox struct {
 	hasPatterns bool
 	landlock    LandlockStatus
 	trail       trail
-	writes      *sync.Mutex // held with the workdir's flock by lockWrites; shared by ForCall views
+	writes      *sync.Mutex // held with the roots' flocks by change; shared by ForCall views
 	stdin       io.Reader   // the call's standard input (SetStdin), or nil
 	stdinUsed   atomic.Bool
 	view        bool                   // made by ForCall: Close leaves the roots open
@@ -194,10 +196,29 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	if s.work, err = open(p.Workdir, true); err != nil {
 		return nil, err
 	}
-	if p.Source != "" && (within(p.Source, s.work.dir) || within(p.Link, s.work.dir)) {
-		return nil, Errorf(CodeConfig, p.Source, "the policy file %s lies inside its own workdir %s, where the sandboxed side could rewrite it", p.Source, s.work.dir)
-	}
+	s.work.work = true
 	s.roots = []*root{s.work}
+	for _, d := range p.WriteRoots {
+		r, err := open(d, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range s.roots {
+			if within(r.dir, o.dir) || within(o.dir, r.dir) {
+				return nil, Errorf(CodeConfig, d, "write_roots: %s overlaps the writable root %s: writable roots must be disjoint", d, o.dir)
+			}
+		}
+		s.roots = append(s.roots, r)
+	}
+	for _, r := range s.roots {
+		if p.Source != "" && (within(p.Source, r.dir) || within(p.Link, r.dir)) {
+			what := "write root"
+			if r.work {
+				what = "workdir"
+			}
+			return nil, Errorf(CodeConfig, p.Source, "the policy file %s lies inside its own %s %s, where the sandboxed side could rewrite it", p.Source, what, r.dir)
+		}
+	}
 	for _, d := range p.ReadRoots {
 		r, err := open(d, false)
 		if err != nil {
@@ -260,6 +281,15 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		s.Close()
 		return nil, err
 	}
+	if p.Source != "" {
+		s.Protect("the active policy file", p.Source, p.Link)
+	}
+	if s.jn.dir != "" {
+		s.Protect("fsbox's journal", s.jn.dir)
+	}
+	if p.Audit.Log != "" {
+		s.Protect("fsbox's audit log", p.Audit.Log)
+	}
 	return s, nil
 }
 
@@ -272,6 +302,7 @@ func (s *Sandbox) Close() error {
 		j.r.Close()
 	}
 	for _, r := range s.roots {
+		r.closeLock()
 		r.r.Close()
 	}
 	return nil
@@ -475,7 +506,7 @@ func (t *target) display() string {
 }
 
 func displayPath(rt *root, rel string) string {
-	if rt.writable {
+	if rt.work {
 		return rel
 	}
 	if rel == "." {
@@ -679,14 +710,22 @@ func (s *Sandbox) checkAllow(rel string, isDir bool, given string) *Error {
 	return deny(RuleAllow, given, "%s matches no allow pattern", given)
 }
 
-// checkWrite applies the rules only writes have: the workdir is the one
-// writable root, and the active policy file is never written.
+// checkWrite applies the rules only writes have: the path lies in a
+// writable root, and it neither is, holds nor lies in one of fsbox's own
+// files (the policy file, its executables and the companion's name, the
+// journal, the audit log), compared by canonical path.
 func (s *Sandbox) checkWrite(rt *root, rel, given string) *Error {
 	if !rt.writable {
-		return deny(RuleReadOnly, given, "%s is outside the workdir %s, the only writable directory", given, s.work.dir)
+		if len(s.policy.WriteRoots) == 0 {
+			return deny(RuleReadOnly, given, "%s is outside the workdir %s, the only writable directory", given, s.work.dir)
+		}
+		return deny(RuleReadOnly, given, "%s is outside every writable root (%s)", given, strings.Join(s.WritableRoots(), ", "))
 	}
-	if s.policy.Source != "" && within(s.policy.Source, rt.abs(rel)) {
-		return deny(RuleConfigFile, given, "%s is or holds the active policy file", given)
+	if own, what := s.ownFile(rt.abs(rel)); own != "" {
+		if what == "the active policy file" {
+			return deny(RuleConfigFile, given, "%s is or holds the active policy file", given)
+		}
+		return deny(RuleOwnFile, given, "%s is, holds or lies in %s (%s): fsbox never changes its own files", given, what, own)
 	}
 	return nil
 }
@@ -726,40 +765,4 @@ func unwrapPathErr(err error) error {
 		return le.Err
 	}
 	return err
-}
-
-// lockWrites serialises every change to the workdir: an in-process mutex
-// and an exclusive flock on the workdir itself, so the changes of all
-// fsbox processes on one workdir happen one at a time, each with its
-// re-check and its act as one step. It is held only while a change is
-// made (never while content streams in), and released by the returned
-// function. Readers never take it.
-func (s *Sandbox) lockWrites() (func(), error) {
-	s.writes.Lock()
-	f, err := s.work.r.Open(".")
-	if err == nil {
-		if err = lockDir(f); err != nil {
-			f.Close()
-		}
-	}
-	if err != nil {
-		s.writes.Unlock()
-		return nil, &Error{Code: CodeIO, Path: s.work.dir, Msg: fmt.Sprintf("cannot lock the workdir %s: %v", s.work.dir, unwrapPathErr(err)), Err: err}
-	}
-	unlock := func() {
-		f.Close() // closing the only descriptor of the open file releases the flock
-		s.writes.Unlock()
-	}
-	if err := s.useJournal(); err != nil {
-		unlock()
-		return nil, err
-	}
-	if s.jn.open != nil {
-		// A change a crash interrupted is finished before any other.
-		if err := s.recover(); err != nil {
-			unlock()
-			return nil, err
-		}
-	}
-	return unlock, nil
 }

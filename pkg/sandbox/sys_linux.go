@@ -310,14 +310,6 @@ const syscallNonblock = syscall.O_NONBLOCK
 // oNoFollow refuses a symlink as the last component of an open.
 const oNoFollow = syscall.O_NOFOLLOW
 
-func lockDir(f *os.File) error {
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}
 
 // renameAt renames between two pinned directories; without force it uses
 // RENAME_NOREPLACE, so an entry that appears meanwhile is never replaced.
@@ -391,3 +383,20 @@ func exchangeOnly(w *WriteTarget, tmp string) error {
 func renameInto(w *WriteTarget, name string, dir *os.File, to string) error {
 	return unix.Renameat(int(w.dirF.Fd()), name, int(dir.Fd()), to)
 }
+
+// lockFile takes f's flock, shared or exclusive, waiting for it.
+func lockFile(f *os.File, shared bool) error {
+	how := unix.LOCK_EX
+	if shared {
+		how = unix.LOCK_SH
+	}
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// unlockFile releases f's flock.
+func unlockFile(f *os.File) { unix.Flock(int(f.Fd()), unix.LOCK_UN) }

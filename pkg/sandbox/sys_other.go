@@ -24,7 +24,10 @@ const syscallNonblock = 0
 
 const oNoFollow = 0
 
-func lockDir(f *os.File) error { return nil }
+// lockFile: no flock here; the in-process mutex alone serialises changes.
+func lockFile(f *os.File, shared bool) error { return nil }
+
+func unlockFile(f *os.File) {}
 
 func renameAt(src, dst *WriteTarget, force bool) error {
 	return src.s.work.r.Rename(src.Rel(), dst.Rel())

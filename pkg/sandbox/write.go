@@ -228,12 +228,7 @@ func noFollowErr(err error, given string) error {
 // deepest one that exists plus the rest, so no directory is ever created
 // below a denied one (a symlink on the way is resolved, not trusted).
 func (s *Sandbox) mkdirAll(rt *root, rel, given string) error {
-	unlock, err := s.lockWrites()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	return s.mkdirAllLocked(rt, rel, given)
+	return s.change(nil, []*root{rt}, func() error { return s.mkdirAllLocked(rt, rel, given) })
 }
 
 func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string) error {
@@ -456,94 +451,100 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 	if err := f.Close(); err != nil {
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
-	unlock, err := w.s.lockWrites()
-	if err != nil {
-		return ReplaceResult{}, err
-	}
-	defer unlock()
-	atSeam("replace.checked")
-	if err := w.recheck(o.Expect); err != nil {
-		return ReplaceResult{}, err
-	}
-	if o.Unchanged {
-		if err := w.unchanged(); err != nil {
+	return changed(w.s, []*WriteTarget{w}, nil, func() (ReplaceResult, error) {
+		atSeam("replace.checked")
+		if err := w.recheck(o.Expect); err != nil { // again: the seam lets a test move the parent here
 			return ReplaceResult{}, err
 		}
-	}
-	// The journal keeps what the name holds now. When the name still holds
-	// the very file hashed ahead (one link, unchanged), the commit swaps
-	// the new file in with RENAME_EXCHANGE and moves the old one, now at
-	// the temporary name, into the journal: nothing is copied. Otherwise
-	// the old file is copied into the journal before a plain rename.
-	var before *FileState
-	var stored int64
-	adopt := false
-	if ahead != nil {
-		h := <-ahead
-		aheadTaken = true
-		if h.err == nil && w.s.jn.open != nil && w.unchanged() == nil {
-			before = &FileState{Type: "file", SHA256: h.sum, Size: w.curStat.Size(), Mode: fmt.Sprintf("%04o", w.curStat.Mode().Perm())}
-			adopt = !o.NoReplace
+		if o.Unchanged {
+			if err := w.unchanged(); err != nil {
+				return ReplaceResult{}, err
+			}
 		}
-	}
-	if before == nil {
-		if before, stored, err = w.s.keepBefore(w); err != nil {
-			return ReplaceResult{}, err
+		// The journal keeps what the name holds now. When the name still holds
+		// the very file hashed ahead (one link, unchanged), the commit swaps
+		// the new file in with RENAME_EXCHANGE and moves the old one, now at
+		// the temporary name, into the journal: nothing is copied. Otherwise
+		// the old file is copied into the journal before a plain rename.
+		var before *FileState
+		var stored int64
+		adopt := false
+		if ahead != nil {
+			h := <-ahead
+			aheadTaken = true
+			if h.err == nil && w.s.jn.open != nil && w.unchanged() == nil {
+				before = &FileState{Type: "file", SHA256: h.sum, Size: w.curStat.Size(), Mode: fmt.Sprintf("%04o", w.curStat.Mode().Perm())}
+				adopt = !o.NoReplace
+			}
 		}
-	}
-	tfi, err := w.dir.Lstat(tmp)
-	if err != nil {
-		return ReplaceResult{}, ioErr(w.Path, err)
-	}
-	if adopt {
-		if err = exchangeOnly(w, tmp); errors.Is(err, errNoExchange) {
-			// No one-step exchange here: copy the old file, then rename.
-			adopt = false
+		if before == nil {
 			if before, stored, err = w.s.keepBefore(w); err != nil {
 				return ReplaceResult{}, err
 			}
+		}
+		tfi, err := w.dir.Lstat(tmp)
+		if err != nil {
+			return ReplaceResult{}, ioErr(w.Path, err)
+		}
+		if adopt {
+			if err = exchangeOnly(w, tmp); errors.Is(err, errNoExchange) {
+				// No one-step exchange here: copy the old file, then rename.
+				adopt = false
+				if before, stored, err = w.s.keepBefore(w); err != nil {
+					return ReplaceResult{}, err
+				}
+				err = w.dir.Rename(tmp, w.Name)
+			}
+		} else if o.NoReplace {
+			err = renameNoReplace(w, tmp)
+			if errors.Is(err, fs.ErrExist) {
+				return ReplaceResult{}, Errorf(CodeExists, w.Path, "%s exists: nothing was written", w.Path)
+			}
+		} else {
 			err = w.dir.Rename(tmp, w.Name)
 		}
-	} else if o.NoReplace {
-		err = renameNoReplace(w, tmp)
-		if errors.Is(err, fs.ErrExist) {
-			return ReplaceResult{}, Errorf(CodeExists, w.Path, "%s exists: nothing was written", w.Path)
+		if err != nil {
+			return ReplaceResult{}, ioErr(w.Path, err)
 		}
-	} else {
-		err = w.dir.Rename(tmp, w.Name)
-	}
-	if err != nil {
-		return ReplaceResult{}, ioErr(w.Path, err)
-	}
-	if adopt {
-		// The new file has the name; the old one waits at tmp.
-		n, aerr := w.s.jn.open.adopt(w, tmp, before.SHA256, before.Size)
-		if aerr != nil {
-			w.dir.Remove(tmp)
-			done = true
-			return ReplaceResult{Bytes: int64(n), SHA256: sum}, Errorf(CodeIO, w.s.jn.open.dir, "the change was made, but the journal %s cannot keep the prior content: %v", w.s.jn.open.dir, aerr)
+		if adopt {
+			// The new file has the name; the old one waits at tmp.
+			n, aerr := w.s.jn.open.adopt(w, tmp, before.SHA256, before.Size)
+			if aerr != nil {
+				w.dir.Remove(tmp)
+				done = true
+				return ReplaceResult{Bytes: int64(n), SHA256: sum}, Errorf(CodeIO, w.s.jn.open.dir, "the change was made, but the journal %s cannot keep the prior content: %v", w.s.jn.open.dir, aerr)
+			}
+			stored = n
 		}
-		stored = n
-	}
-	done = true
-	w.s.trail.bytesWritten.Add(n)
-	// The directory's sync and the journal's record (its own sync) run
-	// side by side; the call returns when both are done.
-	synced := make(chan error, 1)
-	go func() { synced <- w.dirF.Sync() }()
-	id, rerr := w.s.record([]PathChange{{Path: w.Rel(), Before: before, After: stateOf(tfi, sum)}}, stored, "")
-	if err := <-synced; err != nil {
-		return ReplaceResult{}, ioErr(w.Path, err)
-	}
-	sweepTemps(w)
-	return ReplaceResult{Bytes: n, SHA256: sum, ChangeID: id}, rerr
+		done = true
+		w.s.trail.bytesWritten.Add(n)
+		// The directory's sync and the journal's record (its own sync) run
+		// side by side; the call returns when both are done.
+		synced := make(chan error, 1)
+		go func() { synced <- w.dirF.Sync() }()
+		id, rerr := w.s.record([]PathChange{{Path: w.Rel(), Before: before, After: stateOf(tfi, sum)}}, stored, "")
+		if err := <-synced; err != nil {
+			return ReplaceResult{}, ioErr(w.Path, err)
+		}
+		sweepTemps(w)
+		return ReplaceResult{Bytes: n, SHA256: sum, ChangeID: id}, rerr
+	})
 }
 
 // recheck runs under the write lock, right before a change: the pinned
-// parent must still be where it was checked (an ancestor renamed by
-// another process would put the name under other rules), and with expect
-// the file at the name must still hash to it.
+// parent must still be where it was checked (pinned), and with expect the
+// file at the name must still hash to it.
 func (w *WriteTarget) recheck(expect *string) error {
+	if err := w.pinned(); err != nil {
+		return err
+	}
+	return w.expect(expect)
+}
+
+// pinned reports a conflict unless the pinned parent still lies where it
+// was checked: an ancestor renamed by another process would put the name
+// under other rules.
+func (w *WriteTarget) pinned() error {
 	real, err := fdPath(w.dirF, w.rt.abs(w.dirRel))
 	if err != nil {
 		return ioErr(w.Path, err)
@@ -551,6 +552,12 @@ func (w *WriteTarget) recheck(expect *string) error {
 	if rel, ok := w.rt.relOf(real); !ok || rel != w.dirRel {
 		return Errorf(CodeConflict, w.Path, "the directory of %s was moved during the call: nothing was changed", w.Path)
 	}
+	return nil
+}
+
+// expect, when set, is the sha256 the file at the name must have now
+// ("" = absent); checked under the write lock.
+func (w *WriteTarget) expect(expect *string) error {
 	if expect == nil {
 		return nil
 	}
@@ -614,66 +621,63 @@ func (w *WriteTarget) unchanged() error {
 // fails (a full disk), the file is cut back to its old length. It returns
 // the bytes appended and the sha256 of the whole file afterwards.
 func (w *WriteTarget) Append(data []byte, o CommitOptions) (ReplaceResult, error) {
-	unlock, err := w.s.lockWrites()
-	if err != nil {
-		return ReplaceResult{}, err
-	}
-	defer unlock()
-	atSeam("append.checked")
-	if err := w.recheck(o.Expect); err != nil {
-		return ReplaceResult{}, err
-	}
-	before, stored, err := w.s.keepBefore(w)
-	if err != nil {
-		return ReplaceResult{}, err
-	}
-	perm := fs.FileMode(0o666)
-	if o.Mode != nil {
-		perm = *o.Mode & fs.ModePerm
-	}
-	f, err := openNoFollow(w, w.Name, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscallNonblock, uint32(perm))
-	if err != nil {
-		return ReplaceResult{}, noFollowErr(err, w.Path)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ReplaceResult{}, ioErr(w.Path, err)
-	}
-	if err := w.s.checkFileDesc(fi, w.Path); err != nil {
-		return ReplaceResult{}, err
-	}
-	if o.Mode != nil && fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != perm {
-		// --mode sets the bits exactly (no umask), as Commit does.
-		if err := f.Chmod(perm); err != nil {
+	return changed(w.s, []*WriteTarget{w}, nil, func() (ReplaceResult, error) {
+		atSeam("append.checked")
+		if err := w.recheck(o.Expect); err != nil {
+			return ReplaceResult{}, err
+		}
+		before, stored, err := w.s.keepBefore(w)
+		if err != nil {
+			return ReplaceResult{}, err
+		}
+		perm := fs.FileMode(0o666)
+		if o.Mode != nil {
+			perm = *o.Mode & fs.ModePerm
+		}
+		f, err := openNoFollow(w, w.Name, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscallNonblock, uint32(perm))
+		if err != nil {
+			return ReplaceResult{}, noFollowErr(err, w.Path)
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
 			return ReplaceResult{}, ioErr(w.Path, err)
 		}
-	}
-	old := fi.Size()
-	n, err := f.Write(data)
-	if err == nil && n != len(data) {
-		err = io.ErrShortWrite
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if err != nil {
-		// Nothing half-written stays behind: back to the old length.
-		f.Truncate(old)
-		f.Sync()
-		return ReplaceResult{}, ioErr(w.Path, err)
-	}
-	w.s.trail.bytesWritten.Add(int64(n))
-	sum, err := hashReader(io.NewSectionReader(f, 0, old+int64(n)), w.Path)
-	if err != nil {
-		return ReplaceResult{}, err
-	}
-	after, err := f.Stat()
-	if err != nil {
-		return ReplaceResult{}, ioErr(w.Path, err)
-	}
-	id, err := w.s.record([]PathChange{{Path: w.Rel(), Before: before, After: stateOf(after, sum)}}, stored, "")
-	return ReplaceResult{Bytes: int64(n), SHA256: sum, ChangeID: id}, err
+		if err := w.s.checkFileDesc(fi, w.Path); err != nil {
+			return ReplaceResult{}, err
+		}
+		if o.Mode != nil && fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != perm {
+			// --mode sets the bits exactly (no umask), as Commit does.
+			if err := f.Chmod(perm); err != nil {
+				return ReplaceResult{}, ioErr(w.Path, err)
+			}
+		}
+		old := fi.Size()
+		n, err := f.Write(data)
+		if err == nil && n != len(data) {
+			err = io.ErrShortWrite
+		}
+		if err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
+			// Nothing half-written stays behind: back to the old length.
+			f.Truncate(old)
+			f.Sync()
+			return ReplaceResult{}, ioErr(w.Path, err)
+		}
+		w.s.trail.bytesWritten.Add(int64(n))
+		sum, err := hashReader(io.NewSectionReader(f, 0, old+int64(n)), w.Path)
+		if err != nil {
+			return ReplaceResult{}, err
+		}
+		after, err := f.Stat()
+		if err != nil {
+			return ReplaceResult{}, ioErr(w.Path, err)
+		}
+		id, err := w.s.record([]PathChange{{Path: w.Rel(), Before: before, After: stateOf(after, sum)}}, stored, "")
+		return ReplaceResult{Bytes: int64(n), SHA256: sum, ChangeID: id}, err
+	})
 }
 
 // mkdirAllErr maps a failed MkdirAll of a path's parents: EEXIST (or
@@ -739,101 +743,92 @@ func (w *WriteTarget) entryNow() (fs.FileInfo, error) {
 // writable at its old place and at its new one (no deny, deny_regex,
 // write_deny; an allow rule matched by every file), or nothing moves.
 func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
-	unlock, err := s.lockWrites()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if err := src.recheck(nil); err != nil {
-		return err
-	}
-	if err := dst.recheck(nil); err != nil {
-		return err
-	}
-	fi, err := src.entryNow()
-	if err != nil {
-		return err
-	}
-	if !force {
-		if _, err := dst.dir.Lstat(dst.Name); err == nil {
-			return Errorf(CodeExists, dst.Path, "%s exists: pass --force to replace it", dst.Path)
-		}
-	}
-	srcRel, dstRel := src.Rel(), dst.Rel()
-	if fi.IsDir() && (dstRel == srcRel || strings.HasPrefix(dstRel+"/", srcRel+"/")) {
-		return Errorf(CodeUsage, dst.Path, "cannot move %s into itself", src.Path)
-	}
-	if err := s.checkAllow(srcRel, fi.IsDir(), src.Path); err != nil {
-		return err
-	}
-	if err := s.checkAllow(dstRel, fi.IsDir(), dst.Path); err != nil {
-		return err
-	}
-	if fi.IsDir() && (s.hasPatterns || len(s.writeDeny) > 0) {
-		_, err := scanTree(src, devIno(fi), func(sub string, isDir bool) error {
-			if e := s.checkLeaf(src.rt, srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
-				return deny(e.Rule, e.Path, "%s; nothing was moved", e.Msg)
-			}
-			if e := s.checkLeaf(dst.rt, dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
-				return deny(e.Rule, e.Path, "%s (the new place of %s); nothing was moved", e.Msg, path.Join(src.Path, sub))
-			}
-			if e := s.checkWrite(src.rt, dstRel+"/"+sub, path.Join(dst.Path, sub)); e != nil {
-				return e
-			}
-			return nil
-		})
+	return s.change([]*WriteTarget{src, dst}, nil, func() error {
+		fi, err := src.entryNow()
 		if err != nil {
 			return err
 		}
-	}
-	atSeam("rename.checked")
-	// The entry must still be the object that was checked (a directory
-	// swapped in by another process would bring unchecked paths along).
-	if now, err := src.entryNow(); err != nil {
-		return err
-	} else if devIno(now) != devIno(fi) {
-		return Errorf(CodeConflict, src.Path, "%s was replaced during the call: nothing was moved", src.Path)
-	}
-	if err := src.recheck(nil); err != nil {
-		return err
-	}
-	if err := dst.recheck(nil); err != nil {
-		return err
-	}
-	// What --force replaces goes to the journal first.
-	var replaced []PathChange
-	var stored int64
-	if force {
-		if _, err := dst.dir.Lstat(dst.Name); err == nil {
-			before, n, err := s.keepEntry(dst)
+		if !force {
+			if _, err := dst.dir.Lstat(dst.Name); err == nil {
+				return Errorf(CodeExists, dst.Path, "%s exists: pass --force to replace it", dst.Path)
+			}
+		}
+		srcRel, dstRel := src.Rel(), dst.Rel()
+		if fi.IsDir() && (dstRel == srcRel || strings.HasPrefix(dstRel+"/", srcRel+"/")) {
+			return Errorf(CodeUsage, dst.Path, "cannot move %s into itself", src.Path)
+		}
+		if err := s.checkAllow(srcRel, fi.IsDir(), src.Path); err != nil {
+			return err
+		}
+		if err := s.checkAllow(dstRel, fi.IsDir(), dst.Path); err != nil {
+			return err
+		}
+		if fi.IsDir() && (s.hasPatterns || len(s.writeDeny) > 0) {
+			_, err := scanTree(src, devIno(fi), func(sub string, isDir bool) error {
+				if e := s.checkLeaf(src.rt, srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
+					return deny(e.Rule, e.Path, "%s; nothing was moved", e.Msg)
+				}
+				if e := s.checkLeaf(dst.rt, dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
+					return deny(e.Rule, e.Path, "%s (the new place of %s); nothing was moved", e.Msg, path.Join(src.Path, sub))
+				}
+				if e := s.checkWrite(src.rt, dstRel+"/"+sub, path.Join(dst.Path, sub)); e != nil {
+					return e
+				}
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			if before != nil && before.Type != "dir" {
-				replaced, stored = []PathChange{{Path: dst.Rel(), Before: before}}, n
+		}
+		atSeam("rename.checked")
+		// The entry must still be the object that was checked (a directory
+		// swapped in by another process would bring unchecked paths along).
+		if now, err := src.entryNow(); err != nil {
+			return err
+		} else if devIno(now) != devIno(fi) {
+			return Errorf(CodeConflict, src.Path, "%s was replaced during the call: nothing was moved", src.Path)
+		}
+		if err := src.recheck(nil); err != nil {
+			return err
+		}
+		if err := dst.recheck(nil); err != nil {
+			return err
+		}
+		// What --force replaces goes to the journal first.
+		var replaced []PathChange
+		var stored int64
+		if force {
+			if _, err := dst.dir.Lstat(dst.Name); err == nil {
+				before, n, err := s.keepEntry(dst)
+				if err != nil {
+					return err
+				}
+				if before != nil && before.Type != "dir" {
+					replaced, stored = []PathChange{{Path: dst.Rel(), Before: before}}, n
+				}
 			}
 		}
-	}
-	if err := renameAt(src, dst, force); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return Errorf(CodeExists, dst.Path, "%s exists: pass --force to replace it", dst.Path)
+		if err := renameAt(src, dst, force); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return Errorf(CodeExists, dst.Path, "%s exists: pass --force to replace it", dst.Path)
+			}
+			return ioErr(dst.Path, err)
 		}
-		return ioErr(dst.Path, err)
-	}
-	// No system call renames "this inode": a process outside fsbox that
-	// swaps the name in the instant between the identity check above and
-	// the rename would have its own object moved. Look at what arrived,
-	// and move a stranger straight back.
-	if now, err := dst.entryNow(); err == nil && devIno(now) != devIno(fi) {
-		if rerr := renameAt(dst, src, false); rerr != nil {
-			return Errorf(CodeConflict, dst.Path, "%s was replaced by another process during the call and could not be moved back from %s: %v", src.Path, dst.Path, rerr)
+		// No system call renames "this inode": a process outside fsbox that
+		// swaps the name in the instant between the identity check above and
+		// the rename would have its own object moved. Look at what arrived,
+		// and move a stranger straight back.
+		if now, err := dst.entryNow(); err == nil && devIno(now) != devIno(fi) {
+			if rerr := renameAt(dst, src, false); rerr != nil {
+				return Errorf(CodeConflict, dst.Path, "%s was replaced by another process during the call and could not be moved back from %s: %v", src.Path, dst.Path, rerr)
+			}
+			return Errorf(CodeConflict, src.Path, "%s was replaced by another process during the call: it was moved back", src.Path)
 		}
-		return Errorf(CodeConflict, src.Path, "%s was replaced by another process during the call: it was moved back", src.Path)
-	}
-	dst.dirF.Sync()
-	src.dirF.Sync()
-	_, err = s.record(replaced, stored, "", Move{From: srcRel, To: dstRel})
-	return err
+		dst.dirF.Sync()
+		src.dirF.Sync()
+		_, err = s.record(replaced, stored, "", Move{From: srcRel, To: dstRel})
+		return err
+	})
 }
 
 // Mkdir creates p and its parents in the workdir; created reports whether
@@ -867,29 +862,27 @@ func (s *Sandbox) Mkdir(p string) (display string, created bool, err error) {
 		}
 		return w.Path, false, nil
 	}
-	unlock, err := s.lockWrites()
-	if err != nil {
-		return "", false, err
-	}
-	defer unlock()
-	if err := w.recheck(nil); err != nil {
-		return "", false, err
-	}
-	if err := w.dir.Mkdir(w.Name, 0o777); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return w.Path, false, nil
+	created = false
+	err = s.change([]*WriteTarget{w}, nil, func() error {
+		if err := w.dir.Mkdir(w.Name, 0o777); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return nil
+			}
+			return mapOpenErr(err, p)
 		}
-		return "", false, mapOpenErr(err, p)
+		created = true
+		w.dirF.Sync()
+		var paths []PathChange
+		for _, d := range append(made, w.Rel()) {
+			paths = append(paths, PathChange{Path: d, After: &FileState{Type: "dir"}})
+		}
+		_, err := s.record(paths, 0, "")
+		return err
+	})
+	if err != nil && !created {
+		return "", false, err
 	}
-	w.dirF.Sync()
-	var paths []PathChange
-	for _, d := range append(made, w.Rel()) {
-		paths = append(paths, PathChange{Path: d, After: &FileState{Type: "dir"}})
-	}
-	if _, err := s.record(paths, 0, ""); err != nil {
-		return w.Path, true, err
-	}
-	return w.Path, true, nil
+	return w.Path, created, err
 }
 
 // missingDirs lists rel and its ancestors below rt that do not exist,
@@ -916,86 +909,80 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 	if !w.Exists {
 		return Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
 	}
-	unlock, err := s.lockWrites()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if err := w.recheck(nil); err != nil {
-		return err
-	}
-	fi, err := w.entryNow()
-	if err != nil {
-		return err
-	}
-	if devIno(fi) != w.Info.key {
-		return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
-	}
-	rel := w.Rel()
-	if err := s.checkAllow(rel, fi.IsDir(), w.Path); err != nil {
-		return err
-	}
-	if !fi.IsDir() {
+	return s.change([]*WriteTarget{w}, nil, func() error {
+		fi, err := w.entryNow()
+		if err != nil {
+			return err
+		}
+		if devIno(fi) != w.Info.key {
+			return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
+		}
+		rel := w.Rel()
+		if err := s.checkAllow(rel, fi.IsDir(), w.Path); err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			atSeam("remove.checked")
+			if err := w.recheck(nil); err != nil {
+				return err
+			}
+			if now, err := w.entryNow(); err != nil {
+				return err
+			} else if devIno(now) != w.Info.key {
+				return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
+			}
+			before, stored, err := s.keepEntry(w)
+			if err != nil {
+				return err
+			}
+			if err := unlinkAt(w); err != nil {
+				return ioErr(w.Path, err)
+			}
+			if before == nil {
+				return nil
+			}
+			_, err = s.record([]PathChange{{Path: rel, Before: before}}, stored, "")
+			return err
+		}
+		if !recursive {
+			return Errorf(CodeNotAFile, w.Path, "%s is a directory: pass -r to remove it and everything below", w.Path)
+		}
+		tree, err := scanTree(w, w.Info.key, func(sub string, isDir bool) error {
+			if e := s.checkLeaf(w.rt, rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {
+				return deny(e.Rule, e.Path, "%s; nothing was removed", e.Msg)
+			}
+			if e := s.checkWrite(w.rt, rel+"/"+sub, path.Join(w.Path, sub)); e != nil {
+				return e
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		// The journal keeps the whole tree first (the directory, then what
+		// lies below, parents before children).
+		var kept []PathChange
+		var stored int64
+		if s.jn.open != nil {
+			if kept, stored, err = s.keepTree(w); err != nil {
+				return err
+			}
+			kept = append([]PathChange{{Path: rel, Before: &FileState{Type: "dir"}}}, kept...)
+		}
 		atSeam("remove.checked")
 		if err := w.recheck(nil); err != nil {
 			return err
 		}
-		if now, err := w.entryNow(); err != nil {
-			return err
-		} else if devIno(now) != w.Info.key {
-			return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
-		}
-		before, stored, err := s.keepEntry(w)
-		if err != nil {
-			return err
-		}
-		if err := unlinkAt(w); err != nil {
+		if err := removeTree(w, tree); err != nil {
+			if e, ok := err.(*Error); ok {
+				return e
+			}
 			return ioErr(w.Path, err)
 		}
-		if before == nil {
-			return nil
-		}
-		_, err = s.record([]PathChange{{Path: rel, Before: before}}, stored, "")
+		w.dirF.Sync()
+		_, err = s.record(kept, stored, "")
 		return err
-	}
-	if !recursive {
-		return Errorf(CodeNotAFile, w.Path, "%s is a directory: pass -r to remove it and everything below", w.Path)
-	}
-	tree, err := scanTree(w, w.Info.key, func(sub string, isDir bool) error {
-		if e := s.checkLeaf(w.rt, rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {
-			return deny(e.Rule, e.Path, "%s; nothing was removed", e.Msg)
-		}
-		if e := s.checkWrite(w.rt, rel+"/"+sub, path.Join(w.Path, sub)); e != nil {
-			return e
-		}
-		return nil
 	})
-	if err != nil {
-		return err
-	}
-	// The journal keeps the whole tree first (the directory, then what
-	// lies below, parents before children).
-	var kept []PathChange
-	var stored int64
-	if s.jn.open != nil {
-		if kept, stored, err = s.keepTree(w); err != nil {
-			return err
-		}
-		kept = append([]PathChange{{Path: rel, Before: &FileState{Type: "dir"}}}, kept...)
-	}
-	atSeam("remove.checked")
-	if err := w.recheck(nil); err != nil {
-		return err
-	}
-	if err := removeTree(w, tree); err != nil {
-		if e, ok := err.(*Error); ok {
-			return e
-		}
-		return ioErr(w.Path, err)
-	}
-	w.dirF.Sync()
-	_, err = s.record(kept, stored, "")
-	return err
 }
 
 // Symlink creates (or refreshes) a symlink entry in the workdir pointing at
@@ -1009,29 +996,23 @@ func (s *Sandbox) Symlink(p, target string) (created bool, err error) {
 	if err := s.checkAllow(w.Rel(), false, p); err != nil {
 		return false, err
 	}
-	unlock, err := s.lockWrites()
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
-	if err := w.recheck(nil); err != nil {
-		return false, err
-	}
-	if w.Exists {
-		if w.Info.Type != "symlink" {
-			return false, Errorf(CodeExists, p, "%s exists and is not a symlink", p)
+	return changed(s, []*WriteTarget{w}, nil, func() (bool, error) {
+		if w.Exists {
+			if w.Info.Type != "symlink" {
+				return false, Errorf(CodeExists, p, "%s exists and is not a symlink", p)
+			}
+			if w.Info.Target == target {
+				return false, nil
+			}
+			if err := w.dir.Remove(w.Name); err != nil {
+				return false, ioErr(p, err)
+			}
 		}
-		if w.Info.Target == target {
-			return false, nil
-		}
-		if err := w.dir.Remove(w.Name); err != nil {
+		if err := w.dir.Symlink(target, w.Name); err != nil {
 			return false, ioErr(p, err)
 		}
-	}
-	if err := w.dir.Symlink(target, w.Name); err != nil {
-		return false, ioErr(p, err)
-	}
-	return true, nil
+		return true, nil
+	})
 }
 
 // syncHashing flushes f's n bytes to disk while it hashes them back from

@@ -1,0 +1,198 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Every change to a writable root goes through change: it takes the lock
+// of each location the change touches, finishes a change a crash
+// interrupted, re-checks every pinned target and only then acts. Nothing
+// else locks, and no change acts outside it.
+//
+// Locks are per location, not per policy. A change takes an exclusive
+// flock on each writable root it touches and a shared flock on every
+// ancestor directory of those roots, all in one global order (depth of
+// the canonical path, then device and inode). So two policies whose roots
+// nest — a CLI call on W and `fsbox mcp W/SUB` — still serialise their
+// changes to one file: the outer one's exclusive lock on W meets the inner
+// one's shared lock on W. Disjoint roots share only shared locks and never
+// wait for each other. The descriptors are opened once per sandbox, before
+// Landlock (which would refuse opening an ancestor later).
+
+// rootLock is the descriptors change locks for one writable root.
+type rootLock struct {
+	once  sync.Once
+	err   error
+	locks []heldLock // the root (exclusive), then its ancestors (shared)
+}
+
+type heldLock struct {
+	f      *os.File
+	depth  int
+	key    [2]uint64 // device, inode
+	shared bool
+}
+
+// prepare opens the root's and its ancestors' descriptors (once).
+func (rt *root) prepareLock() error {
+	rt.lock.once.Do(func() {
+		f, err := rt.r.Open(".")
+		if err != nil {
+			rt.lock.err = &Error{Code: CodeIO, Path: rt.dir, Msg: fmt.Sprintf("cannot lock the writable root %s: %v", rt.dir, unwrapPathErr(err)), Err: err}
+			return
+		}
+		depth := strings.Count(filepath.ToSlash(rt.dir), "/")
+		if rt.dir == "/" {
+			depth = 0
+		}
+		rt.lock.locks = append(rt.lock.locks, heldLock{f: f, depth: depth, key: lockKey(f)})
+		// Each ancestor, shared. One that cannot be opened (no read
+		// permission on it) is left out: the lock then covers only
+		// policies whose roots nest below it.
+		for d, i := filepath.Dir(rt.dir), depth-1; ; d, i = filepath.Dir(d), i-1 {
+			if a, err := os.Open(d); err == nil {
+				rt.lock.locks = append(rt.lock.locks, heldLock{f: a, depth: i, key: lockKey(a), shared: true})
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	})
+	return rt.lock.err
+}
+
+func lockKey(f *os.File) [2]uint64 {
+	if fi, err := f.Stat(); err == nil {
+		return devIno(fi)
+	}
+	return [2]uint64{}
+}
+
+// closeLock releases the root's lock descriptors.
+func (rt *root) closeLock() {
+	for _, l := range rt.lock.locks {
+		l.f.Close()
+	}
+	rt.lock.locks = nil
+}
+
+// PrepareChanges opens the lock descriptors of every writable root; the
+// CLI calls it (through Restrict) before Landlock for a call that may
+// change something.
+func (s *Sandbox) prepareChanges() error {
+	for _, rt := range s.roots {
+		if rt.writable {
+			if err := rt.prepareLock(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// lockRoots takes the locks of the given roots (see change) and returns
+// their release.
+func (s *Sandbox) lockRoots(rts []*root) (func(), error) {
+	var all []heldLock
+	for _, rt := range rts {
+		if err := rt.prepareLock(); err != nil {
+			return nil, err
+		}
+		all = append(all, rt.lock.locks...)
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.depth != b.depth {
+			return a.depth < b.depth
+		}
+		if a.key != b.key {
+			return a.key[0] < b.key[0] || a.key[0] == b.key[0] && a.key[1] < b.key[1]
+		}
+		return !a.shared && b.shared // a root before the same directory as an ancestor
+	})
+	s.writes.Lock()
+	var held []heldLock
+	unlock := func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			unlockFile(held[i].f)
+		}
+		s.writes.Unlock()
+	}
+	for i, l := range all {
+		if i > 0 && l.key == all[i-1].key && l.key != ([2]uint64{}) {
+			continue // one directory met twice (two roots' common ancestor)
+		}
+		if err := lockFile(l.f, l.shared); err != nil {
+			unlock()
+			return nil, &Error{Code: CodeIO, Path: l.f.Name(), Msg: fmt.Sprintf("cannot lock %s: %v", l.f.Name(), err), Err: err}
+		}
+		held = append(held, l)
+	}
+	return unlock, nil
+}
+
+// change runs act as one change: under the locks of every writable root
+// the targets lie in (and of the extra roots), after a change a crash
+// interrupted has been finished, and after each target was re-checked
+// (its pinned parent still lies where it was checked). act does the
+// change and records it in the journal.
+func (s *Sandbox) change(ws []*WriteTarget, extra []*root, act func() error) error {
+	var rts []*root
+	add := func(rt *root) {
+		for _, r := range rts {
+			if r == rt {
+				return
+			}
+		}
+		rts = append(rts, rt)
+	}
+	for _, w := range ws {
+		add(w.rt)
+	}
+	for _, rt := range extra {
+		add(rt)
+	}
+	if s.jn.dir != "" {
+		add(s.work) // the journal belongs to the workdir: its records and plans change under its lock
+	}
+	for _, rt := range rts {
+		if !rt.writable {
+			return deny(RuleReadOnly, rt.dir, "%s is not a writable root", rt.dir)
+		}
+	}
+	unlock, err := s.lockRoots(rts)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.useJournal(); err != nil {
+		return err
+	}
+	if s.jn.open != nil {
+		// A change a crash interrupted is finished before any other.
+		if err := s.recover(); err != nil {
+			return err
+		}
+	}
+	for _, w := range ws {
+		if err := w.pinned(); err != nil {
+			return err
+		}
+	}
+	return act()
+}
+
+// changed is change for an act with a result.
+func changed[T any](s *Sandbox, ws []*WriteTarget, extra []*root, act func() (T, error)) (T, error) {
+	var out T
+	err := s.change(ws, extra, func() (err error) {
+		out, err = act()
+		return err
+	})
+	return out, err
+}
