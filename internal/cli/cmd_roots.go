@@ -13,6 +13,9 @@ func init() {
 		return runText(x, func(r ops.RootsResult, w *bufio.Writer) error {
 			name := x.out.safeName // paths are names: one a line
 			fmt.Fprintf(w, "workdir\t%s\n", name(r.Workdir))
+			for _, d := range r.WriteRoots {
+				fmt.Fprintf(w, "write_root\t%s\n", name(d))
+			}
 			for _, d := range r.ReadRoots {
 				fmt.Fprintf(w, "read_root\t%s\n", name(d))
 			}

@@ -8,15 +8,16 @@ import (
 
 // RootsResult describes the policy in force.
 type RootsResult struct {
-	Workdir   string                 `json:"workdir"`
-	ReadRoots []string               `json:"read_roots"`
-	Config    *string                `json:"config"`
-	AuditLog  *string                `json:"audit_log"` // the [audit] log, null without one
-	Commands  []string               `json:"commands"`
-	Disabled  []string               `json:"disabled"`
-	Limits    sandbox.Limits         `json:"limits"`
-	Paths     sandbox.Paths          `json:"paths"`
-	Landlock  sandbox.LandlockStatus `json:"landlock"`
+	Workdir    string                 `json:"workdir"`
+	WriteRoots []string               `json:"write_roots"` // more writable roots, canonical
+	ReadRoots  []string               `json:"read_roots"`
+	Config     *string                `json:"config"`
+	AuditLog   *string                `json:"audit_log"` // the [audit] log, null without one
+	Commands   []string               `json:"commands"`
+	Disabled   []string               `json:"disabled"`
+	Limits     sandbox.Limits         `json:"limits"`
+	Paths      sandbox.Paths          `json:"paths"`
+	Landlock   sandbox.LandlockStatus `json:"landlock"`
 	// Guarantees: which platform-dependent defences hold here, and
 	// Require, which of them the policy insists on (fsbox refuses to run
 	// where one of those is missing).
@@ -33,7 +34,7 @@ func Roots(ctx context.Context, sb *sandbox.Sandbox) (RootsResult, error) {
 		return RootsResult{}, err
 	}
 	p := sb.Policy()
-	res := RootsResult{Workdir: sb.Workdir(), ReadRoots: sb.ReadRoots(), Limits: p.Limits, Paths: p.Paths,
+	res := RootsResult{Workdir: sb.Workdir(), WriteRoots: sb.WritableRoots()[1:], ReadRoots: sb.ReadRoots(), Limits: p.Limits, Paths: p.Paths,
 		Commands: []string{}, Disabled: []string{}}
 	if p.Source != "" {
 		src := p.Source

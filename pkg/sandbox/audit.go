@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 )
@@ -56,9 +55,14 @@ func auditPath(p *Policy, env Env) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	real := filepath.Join(canonical(filepath.Dir(log)), filepath.Base(log))
-	if work := canonical(p.Workdir); within(real, work) || within(log, work) {
-		return "", fmt.Errorf("%s lies inside the workdir %s, where the sandboxed side could rewrite it; keep the audit log outside", log, work)
+	for _, work := range p.WritableDirs() {
+		if within(log, work) || reachesInto(log, []string{work}) != "" {
+			what := "the workdir"
+			if work != canonical(p.Workdir) {
+				what = "the write root"
+			}
+			return "", fmt.Errorf("%s lies inside %s %s, where the sandboxed side could rewrite it; keep the audit log outside", log, what, work)
+		}
 	}
 	return log, nil
 }

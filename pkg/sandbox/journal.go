@@ -81,14 +81,17 @@ func (s *Sandbox) findJournal() error {
 		sum := sha256.Sum256([]byte(s.work.dir))
 		dir = filepath.Join(state, "journal", hex.EncodeToString(sum[:8]))
 	}
-	s.jn.dir = filepath.Clean(dir)
-	return s.journalInside(s.jn.dir)
+	s.jn.dir = canonical(dir)
+	return s.journalInside(dir)
 }
 
-// journalInside refuses a journal at or below a root.
+// journalInside refuses a journal at, below or above a root, its name
+// followed component by component (a symlink on the way into a root, or
+// lying in one, counts).
 func (s *Sandbox) journalInside(d string) error {
+	real := canonical(d)
 	for _, r := range s.roots {
-		if d == r.dir || strings.HasPrefix(d, strings.TrimSuffix(r.dir, "/")+"/") || strings.HasPrefix(r.dir, strings.TrimSuffix(d, "/")+"/") {
+		if within(real, r.dir) || within(r.dir, real) || reachesInto(filepath.Clean(d), []string{r.dir}) != "" {
 			if s.policy.Journal.Dir != "" {
 				return Errorf(CodeConfig, s.policy.Source, "%s: [journal] dir %s overlaps the root %s: fsbox's commands could reach its own journal; put it outside every root", s.policy.Source, d, r.dir)
 			}
@@ -162,7 +165,8 @@ type plan struct {
 }
 
 type planItem struct {
-	Dir   string `json:"dir"`  // the parent's real path, relative to the workdir
+	Root  string `json:"root,omitempty"` // the writable root, canonical; "" for the workdir
+	Dir   string `json:"dir"`            // the parent's real path, relative to its root
 	Name  string `json:"name"` // the target's name in it
 	Tmp   string `json:"tmp"`  // the staged file (put), or the old file's new name (delete)
 	Kind  string `json:"kind"` // "exchange", "new" or "delete"
@@ -180,7 +184,11 @@ func (j *journal) writePlan(items []*batchItem) (string, error) {
 		case it.w.Exists:
 			kind = "exchange"
 		}
-		pl.Items = append(pl.Items, planItem{Dir: it.w.dirRel, Name: it.w.Name, Tmp: it.tmp, Kind: kind, After: it.res.SHA256})
+		pi := planItem{Dir: it.w.dirRel, Name: it.w.Name, Tmp: it.tmp, Kind: kind, After: it.res.SHA256}
+		if !it.w.rt.work {
+			pi.Root = it.w.rt.dir
+		}
+		pl.Items = append(pl.Items, pi)
 	}
 	b, err := json.Marshal(pl)
 	if err != nil {
@@ -271,7 +279,19 @@ func (s *Sandbox) recoverItem(it planItem) error {
 	if !validName(it.Name) || !validName(it.Tmp) || !strings.HasPrefix(it.Tmp, tempPrefix) || path.IsAbs(it.Dir) || strings.HasPrefix(path.Clean(it.Dir), "..") {
 		return errors.New("the plan names a path outside the workdir")
 	}
-	sub, err := openRoot(s.work.r, it.Dir)
+	rt := s.work
+	if it.Root != "" {
+		rt = nil
+		for _, r := range s.roots {
+			if r.writable && r.dir == it.Root {
+				rt = r
+			}
+		}
+		if rt == nil {
+			return fmt.Errorf("the plan names %s, which is not a writable root of this policy", it.Root)
+		}
+	}
+	sub, err := openRoot(rt.r, it.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // its directory is gone: nothing left to finish
 	}
@@ -284,7 +304,7 @@ func (s *Sandbox) recoverItem(it planItem) error {
 		return err
 	}
 	defer dirF.Close()
-	w := &WriteTarget{s: s, rt: s.work, dir: sub, dirF: dirF, dirRel: it.Dir, Name: it.Name}
+	w := &WriteTarget{s: s, rt: rt, dir: sub, dirF: dirF, dirRel: it.Dir, Name: it.Name}
 	have := func(name string) string {
 		f, err := openNoFollow(w, name, openReadFlags, 0)
 		if err != nil {

@@ -577,15 +577,17 @@ func (s *Sandbox) JournalContent(sum string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// WorkdirRel resolves p (as a write would) to its real path relative to
-// the workdir, for history's filter; a path outside the workdir is denied.
+// WorkdirRel resolves p (as a write would) to the name the journal gives
+// it, for history's filter: relative to the workdir below it, absolute
+// below another writable root; a path outside every writable root is
+// denied.
 func (s *Sandbox) WorkdirRel(p string) (string, error) {
 	t, err := s.resolve(p)
 	if err != nil {
 		return "", err
 	}
-	if t.rt != s.work {
-		return "", deny(RuleRoot, p, "%s is outside the workdir: only the workdir's changes are recorded", p)
+	if !t.rt.writable {
+		return "", deny(RuleRoot, p, "%s is outside every writable root: only their changes are recorded", p)
 	}
-	return path.Clean(t.rel), nil
+	return t.rt.journalPath(path.Clean(t.rel)), nil
 }

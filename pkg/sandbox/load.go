@@ -288,6 +288,17 @@ func loadFile(file string, env Env) (*Policy, error) {
 	if err := isDir(p.Workdir); err != nil {
 		return nil, cfgErr("%sworkdir %s: %v", atLine("workdir"), p.Workdir, err)
 	}
+	for i, r := range p.WriteRoots {
+		if p.WriteRoots[i], err = expandRoot(r, env.Home, env.Getenv); err != nil {
+			return nil, cfgErr("%swrite_roots: %v", atLine("write_roots"), err)
+		}
+		if err := isDir(p.WriteRoots[i]); err != nil {
+			return nil, cfgErr("%swrite_roots: %s: %v", atLine("write_roots"), p.WriteRoots[i], err)
+		}
+	}
+	if o := overlapping(p.WritableDirs()); len(o) > 0 {
+		return nil, cfgErr("%swrite_roots: %s and %s overlap: writable roots must be disjoint (a subtree that must not be written is a write_deny rule)", atLine("write_roots"), o[0][0], o[0][1])
+	}
 	for i, r := range p.ReadRoots {
 		if p.ReadRoots[i], err = expandRoot(r, env.Home, env.Getenv); err != nil {
 			return nil, cfgErr("%sread_roots: %v", atLine("read_roots"), err)
@@ -403,11 +414,42 @@ func canonical(p string) string {
 	if real, err := filepath.EvalSymlinks(p); err == nil {
 		return real
 	}
-	return filepath.Clean(p)
+	// Part of it does not exist (a state directory not made yet): follow
+	// it component by component, symlinks (dangling ones too) included,
+	// so a name that would lead into a root through a link is seen there.
+	r := reach(p)
+	return r[len(r)-1]
+}
+
+// reachesInto names the first of dirs that the resolution of abs passes
+// through or ends in ("" when none): a symlink on the way that lies in a
+// root counts, since the sandboxed side could re-point it.
+func reachesInto(abs string, dirs []string) string {
+	for _, r := range reach(abs) {
+		for _, d := range dirs {
+			if within(r, d) {
+				return d
+			}
+		}
+	}
+	return ""
 }
 
 // within reports whether p equals dir or lies below it, comparing whole
 // path components.
+// overlapping lists the pairs of dirs of which one is or holds the other.
+func overlapping(dirs []string) [][2]string {
+	var out [][2]string
+	for i, a := range dirs {
+		for _, b := range dirs[i+1:] {
+			if within(a, b) || within(b, a) {
+				out = append(out, [2]string{a, b})
+			}
+		}
+	}
+	return out
+}
+
 func within(p, dir string) bool {
 	if p == dir {
 		return true

@@ -515,6 +515,15 @@ func displayPath(rt *root, rel string) string {
 	return path.Join(filepath.ToSlash(rt.dir), rel)
 }
 
+// journalPath names a root-relative real path in the journal: as is in
+// the workdir, absolute in another writable root.
+func (rt *root) journalPath(rel string) string {
+	if rt.work {
+		return rel
+	}
+	return filepath.ToSlash(rt.abs(rel))
+}
+
 // absReal is the absolute path of a root-relative real path.
 func (rt *root) abs(rel string) string {
 	if rel == "." {

@@ -30,7 +30,12 @@ func lockFile(f *os.File, shared bool) error { return nil }
 func unlockFile(f *os.File) {}
 
 func renameAt(src, dst *WriteTarget, force bool) error {
-	return src.s.work.r.Rename(src.Rel(), dst.Rel())
+	if src.rt != dst.rt {
+		// No rename between two pinned directories here, and a rename by
+		// path strings would follow what a racing process swaps in.
+		return errors.New("moving between two writable roots is not supported on this platform")
+	}
+	return src.rt.r.Rename(src.rootRel(), dst.rootRel())
 }
 
 // errNoExchange: no one-step exchange on this platform (yet).

@@ -646,6 +646,11 @@ func (w *WriteTarget) Append(data []byte, o CommitOptions) (ReplaceResult, error
 		if err := w.s.checkFileDesc(fi, w.Path); err != nil {
 			return ReplaceResult{}, err
 		}
+		if n := nlink(fi); n > 1 {
+			// Appending changes the inode in place: every other name of it
+			// (one outside the sandbox, say) would change too.
+			return ReplaceResult{}, deny(RuleHardlink, w.Path, "%s has %d hard links: appending would change every other name of the file too (write it whole instead, which replaces only this name)", w.Path, n)
+		}
 		if o.Mode != nil && fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != perm {
 			// --mode sets the bits exactly (no umask), as Commit does.
 			if err := f.Chmod(perm); err != nil {
@@ -724,8 +729,13 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
-// Rel is the target's real path relative to the workdir.
-func (w *WriteTarget) Rel() string { return path.Join(w.dirRel, w.Name) }
+// Rel names the target's real path in the journal: relative to the
+// workdir below it, absolute below another writable root (as output
+// prints paths, and as undo can name them again).
+func (w *WriteTarget) Rel() string { return w.rt.journalPath(w.rootRel()) }
+
+// rootRel is the target's real path relative to its root.
+func (w *WriteTarget) rootRel() string { return path.Join(w.dirRel, w.Name) }
 
 // entryNow re-reads the entry under the write lock: what it is now, which
 // is what the change will act on.
@@ -753,8 +763,8 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 				return Errorf(CodeExists, dst.Path, "%s exists: pass --force to replace it", dst.Path)
 			}
 		}
-		srcRel, dstRel := src.Rel(), dst.Rel()
-		if fi.IsDir() && (dstRel == srcRel || strings.HasPrefix(dstRel+"/", srcRel+"/")) {
+		srcRel, dstRel := src.rootRel(), dst.rootRel()
+		if fi.IsDir() && src.rt == dst.rt && (dstRel == srcRel || strings.HasPrefix(dstRel+"/", srcRel+"/")) {
 			return Errorf(CodeUsage, dst.Path, "cannot move %s into itself", src.Path)
 		}
 		if err := s.checkAllow(srcRel, fi.IsDir(), src.Path); err != nil {
@@ -771,7 +781,7 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 				if e := s.checkLeaf(dst.rt, dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
 					return deny(e.Rule, e.Path, "%s (the new place of %s); nothing was moved", e.Msg, path.Join(src.Path, sub))
 				}
-				if e := s.checkWrite(src.rt, dstRel+"/"+sub, path.Join(dst.Path, sub)); e != nil {
+				if e := s.checkWrite(dst.rt, dstRel+"/"+sub, path.Join(dst.Path, sub)); e != nil {
 					return e
 				}
 				return nil
@@ -826,7 +836,7 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 		}
 		dst.dirF.Sync()
 		src.dirF.Sync()
-		_, err = s.record(replaced, stored, "", Move{From: srcRel, To: dstRel})
+		_, err = s.record(replaced, stored, "", Move{From: src.Rel(), To: dst.Rel()})
 		return err
 	})
 }
@@ -873,8 +883,8 @@ func (s *Sandbox) Mkdir(p string) (display string, created bool, err error) {
 		created = true
 		w.dirF.Sync()
 		var paths []PathChange
-		for _, d := range append(made, w.Rel()) {
-			paths = append(paths, PathChange{Path: d, After: &FileState{Type: "dir"}})
+		for _, d := range append(made, w.rootRel()) {
+			paths = append(paths, PathChange{Path: w.rt.journalPath(d), After: &FileState{Type: "dir"}})
 		}
 		_, err := s.record(paths, 0, "")
 		return err
@@ -917,7 +927,7 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 		if devIno(fi) != w.Info.key {
 			return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
 		}
-		rel := w.Rel()
+		rel := w.rootRel()
 		if err := s.checkAllow(rel, fi.IsDir(), w.Path); err != nil {
 			return err
 		}
@@ -941,7 +951,7 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 			if before == nil {
 				return nil
 			}
-			_, err = s.record([]PathChange{{Path: rel, Before: before}}, stored, "")
+			_, err = s.record([]PathChange{{Path: w.Rel(), Before: before}}, stored, "")
 			return err
 		}
 		if !recursive {
@@ -967,7 +977,7 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 			if kept, stored, err = s.keepTree(w); err != nil {
 				return err
 			}
-			kept = append([]PathChange{{Path: rel, Before: &FileState{Type: "dir"}}}, kept...)
+			kept = append([]PathChange{{Path: w.Rel(), Before: &FileState{Type: "dir"}}}, kept...)
 		}
 		atSeam("remove.checked")
 		if err := w.recheck(nil); err != nil {
@@ -993,7 +1003,7 @@ func (s *Sandbox) Symlink(p, target string) (created bool, err error) {
 		return false, err
 	}
 	defer w.Close()
-	if err := s.checkAllow(w.Rel(), false, p); err != nil {
+	if err := s.checkAllow(w.rootRel(), false, p); err != nil {
 		return false, err
 	}
 	return changed(s, []*WriteTarget{w}, nil, func() (bool, error) {
