@@ -167,9 +167,9 @@ type plan struct {
 type planItem struct {
 	Root  string `json:"root,omitempty"` // the writable root, canonical; "" for the workdir
 	Dir   string `json:"dir"`            // the parent's real path, relative to its root
-	Name  string `json:"name"` // the target's name in it
-	Tmp   string `json:"tmp"`  // the staged file (put), or the old file's new name (delete)
-	Kind  string `json:"kind"` // "exchange", "new" or "delete"
+	Name  string `json:"name"`           // the target's name in it
+	Tmp   string `json:"tmp"`            // the staged file (put), or the old file's new name (delete)
+	Kind  string `json:"kind"`           // "exchange", "new" or "delete"
 	After string `json:"after,omitempty"`
 }
 

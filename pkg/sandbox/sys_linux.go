@@ -310,7 +310,6 @@ const syscallNonblock = syscall.O_NONBLOCK
 // oNoFollow refuses a symlink as the last component of an open.
 const oNoFollow = syscall.O_NOFOLLOW
 
-
 // renameAt renames between two pinned directories; without force it uses
 // RENAME_NOREPLACE, so an entry that appears meanwhile is never replaced.
 func renameAt(src, dst *WriteTarget, force bool) error {
