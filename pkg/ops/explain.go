@@ -84,7 +84,7 @@ func explained(op *spec.Op) *spec.Arg {
 	var first *spec.Arg
 	for i := range op.Args {
 		a := &op.Args[i]
-		if a.Use == spec.Change {
+		if a.Use == spec.Change || a.Use == spec.Entry {
 			return a
 		}
 		if a.Use != spec.NotPath && first == nil {

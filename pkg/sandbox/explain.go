@@ -1,9 +1,7 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 )
 
@@ -16,7 +14,8 @@ const (
 	NeedReadDir  Need = "read-dir"  // opened as a directory, for listing
 	NeedReadAny  Need = "read-any"  // a file or a directory, read
 	NeedLook     Need = "stat"      // described, never opened for its content
-	NeedWrite    Need = "write"     // created, changed or removed in the workdir
+	NeedWrite    Need = "write"     // a file created or changed in a writable root (a symlink at it is followed)
+	NeedEntry    Need = "write-entry" // an entry itself made, moved or removed (a symlink is taken as itself)
 )
 
 // Probe runs the checks an operation needing need of p runs before it
@@ -30,7 +29,9 @@ func (s *Sandbox) Probe(need Need, p string, limit int64, limitName string) (Inf
 	}
 	switch need {
 	case NeedWrite:
-		return s.CheckWrite(p)
+		return s.probeChange(p, true)
+	case NeedEntry:
+		return s.probeChange(p, false)
 	case NeedReadFile:
 		f, err := s.Open(p)
 		if err != nil {
@@ -91,78 +92,41 @@ func (s *Sandbox) statFollow(p string) (Info, error) {
 	return d.Info, nil
 }
 
-// CheckWrite decides whether p may be created or changed: it must lie in
-// the workdir, match no deny or write_deny pattern (on the real path of its
-// nearest existing parent plus the rest), not be the policy file, and not
-// be a special file.
-func (s *Sandbox) CheckWrite(p string) (Info, error) {
-	t, err := s.resolve(p)
-	if err != nil {
+// CheckWrite decides whether the file p may be created or changed, as a
+// write would: the same door (pinTarget), acting on nothing.
+func (s *Sandbox) CheckWrite(p string) (Info, error) { return s.probeChange(p, true) }
+
+// probeChange runs the door a change of p runs — the file (follow: a
+// symlink at p is followed as a write follows it) or the entry itself —
+// without acting. Where a parent is missing, the real call makes it
+// (mkdir -p): it is checked as that would check it, and nothing is made.
+func (s *Sandbox) probeChange(p string, follow bool) (Info, error) {
+	w, err := s.pinTarget(p, false, follow)
+	if err == nil {
+		defer w.Close()
+		if !w.Exists {
+			return Info{Name: w.Name, Path: w.Path, Abs: w.rt.abs(w.rootRel())}, nil
+		}
+		return w.Info, nil
+	}
+	if AsError(err).Code != CodeNotFound {
 		return Info{}, err
 	}
-	if err := s.lexicalChecks(t); err != nil {
-		return Info{}, err
+	t, rerr := s.resolve(p)
+	if rerr != nil {
+		return Info{}, rerr
 	}
 	clean := path.Clean(t.rel)
-	if err := s.checkPatterns(t.rt, clean, false, AccessWrite, t.given); err != nil {
+	real, merr := s.mkdirAllLocked(t.rt, path.Dir(clean), p, false)
+	if merr != nil {
+		return Info{}, merr
+	}
+	full := path.Join(real, path.Base(clean))
+	if err := s.checkPatterns(t.rt, full, !follow, AccessWrite, p); err != nil {
 		return Info{}, err
 	}
-	if err := s.checkWrite(t.rt, clean, t.given); err != nil {
+	if err := s.checkWrite(t.rt, full, p); err != nil {
 		return Info{}, err
 	}
-	if clean == "." {
-		return Info{}, deny(RuleRoot, t.given, "the workdir itself cannot be written or replaced")
-	}
-	// Real path: the deepest existing ancestor, resolved, plus the rest.
-	dir, rest := path.Dir(clean), path.Base(clean)
-	for {
-		sub, err := openRoot(t.rt.r, dir)
-		if err == nil {
-			rrel, err := realRel(t.rt, sub, dir, t.given)
-			sub.Close()
-			if err != nil {
-				return Info{}, err
-			}
-			rel := path.Join(rrel, rest)
-			if err := s.checkPatterns(t.rt, rel, false, AccessWrite, t.given); err != nil {
-				return Info{}, err
-			}
-			if err := s.checkWrite(t.rt, rel, t.given); err != nil {
-				return Info{}, err
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) || dir == "." {
-			return Info{}, s.mapErr(err, t)
-		}
-		dir, rest = path.Dir(dir), path.Join(path.Base(dir), rest)
-	}
-	// An existing target is checked as what it really is.
-	fi, err := t.rt.r.Lstat(t.rel)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return Info{Path: t.display(), Abs: t.rt.abs(clean)}, nil
-		}
-		return Info{}, s.mapErr(err, t)
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		if fi, err = t.rt.r.Stat(t.rel); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				if d := s.deniedAncestor(t.rt, clean, t.given); d != nil {
-					return Info{}, d // where it leads is denied: say that, as for a target that exists
-				}
-				return Info{}, deny(RuleSymlink, t.given, "%s is a dangling symlink", t.given)
-			}
-			return Info{}, s.mapErr(err, t)
-		}
-	}
-	if !fi.Mode().IsRegular() && !fi.IsDir() {
-		return Info{}, deny(RuleSpecialFile, t.given, "%s is a %s; FIFOs, sockets and devices are never opened", t.given, kindName(fi.Mode()))
-	}
-	f, err := t.rt.r.OpenFile(t.rel, openReadFlags, 0)
-	if err != nil {
-		return Info{}, s.mapErr(err, t)
-	}
-	defer f.Close()
-	return s.checkOpened(f, t, fi.IsDir(), AccessWrite)
+	return Info{Name: path.Base(clean), Path: t.display(), Abs: t.rt.abs(full)}, nil
 }

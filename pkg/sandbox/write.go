@@ -228,10 +228,17 @@ func noFollowErr(err error, given string) error {
 // deepest one that exists plus the rest, so no directory is ever created
 // below a denied one (a symlink on the way is resolved, not trusted).
 func (s *Sandbox) mkdirAll(rt *root, rel, given string) error {
-	return s.change(nil, []*root{rt}, func() error { return s.mkdirAllLocked(rt, rel, given) })
+	return s.change(nil, []*root{rt}, func() error {
+		_, err := s.mkdirAllLocked(rt, rel, given, true)
+		return err
+	})
 }
 
-func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string) error {
+// mkdirAllLocked checks the directory rel and its missing parents as
+// mkdirAll does and, with make, creates them. It returns rel's real
+// root-relative path (the deepest existing directory resolved, plus the
+// rest).
+func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string, make bool) (string, error) {
 	dir, rest := rel, ""
 	for {
 		sub, err := openRoot(rt.r, dir)
@@ -239,17 +246,20 @@ func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string) error {
 			defer func() { sub.Close() }()
 			rrel, err := realRel(rt, sub, dir, given)
 			if err != nil {
-				return err
+				return "", err
 			}
 			if rest == "" {
-				return nil
+				return rrel, nil
 			}
 			full := path.Join(rrel, rest)
 			if err := s.checkPatterns(rt, full, true, AccessWrite, given); err != nil {
-				return err
+				return "", err
 			}
 			if err := s.checkWrite(rt, full, given); err != nil {
-				return err
+				return "", err
+			}
+			if !make {
+				return full, nil
 			}
 			// One directory at a time, each made in and entered from the
 			// one above (never the whole path again from the root, which
@@ -261,30 +271,30 @@ func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string) error {
 					if errors.Is(err, fs.ErrExist) {
 						// It did not open as a directory, yet it exists: a
 						// symlink leading nowhere, or a file.
-						return deny(RuleSymlink, given, "%s: %s exists but is not a directory (a dangling symlink?): nothing more was created", given, rrel)
+						return "", deny(RuleSymlink, given, "%s: %s exists but is not a directory (a dangling symlink?): nothing more was created", given, rrel)
 					}
-					return mkdirAllErr(err, given)
+					return "", mkdirAllErr(err, given)
 				}
 				atSeam("mkdir.made")
 				next, err := openRoot(sub, c)
 				if err != nil {
-					return mkdirAllErr(err, given)
+					return "", mkdirAllErr(err, given)
 				}
 				sub.Close()
 				sub = next
 				if got, err := realRel(rt, sub, rrel, given); err != nil {
-					return err
+					return "", err
 				} else if got != rrel {
-					return Errorf(CodeConflict, given, "%s: %s was replaced while being created: nothing more was created", given, rrel)
+					return "", Errorf(CodeConflict, given, "%s: %s was replaced while being created: nothing more was created", given, rrel)
 				}
 			}
-			return nil
+			return full, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) || dir == "." {
 			if errors.Is(err, syscall.ENOTDIR) || strings.Contains(err.Error(), "not a directory") {
-				return Errorf(CodeNotADir, given, "%s: a parent exists and is not a directory", given)
+				return "", Errorf(CodeNotADir, given, "%s: a parent exists and is not a directory", given)
 			}
-			return mapOpenErr(err, given)
+			return "", mapOpenErr(err, given)
 		}
 		dir, rest = path.Dir(dir), path.Join(path.Base(dir), rest)
 	}

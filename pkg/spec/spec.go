@@ -38,7 +38,8 @@ const (
 	ReadDir  = sandbox.NeedReadDir  // opened as a directory, for listing
 	ReadAny  = sandbox.NeedReadAny  // a file or a directory, read (a tree is walked)
 	Look     = sandbox.NeedLook     // described, never opened for its content
-	Change   = sandbox.NeedWrite    // created, changed or removed in the workdir
+	Change   = sandbox.NeedWrite    // a file created or changed in a writable root
+	Entry    = sandbox.NeedEntry    // an entry itself made, moved or removed
 )
 
 // Type is the type of an option's or argument's value.
