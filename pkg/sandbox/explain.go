@@ -9,12 +9,12 @@ import (
 type Need string
 
 const (
-	NeedNone     Need = ""          // not a path
-	NeedReadFile Need = "read-file" // opened as a regular file, for reading
-	NeedReadDir  Need = "read-dir"  // opened as a directory, for listing
-	NeedReadAny  Need = "read-any"  // a file or a directory, read
-	NeedLook     Need = "stat"      // described, never opened for its content
-	NeedWrite    Need = "write"     // a file created or changed in a writable root (a symlink at it is followed)
+	NeedNone     Need = ""            // not a path
+	NeedReadFile Need = "read-file"   // opened as a regular file, for reading
+	NeedReadDir  Need = "read-dir"    // opened as a directory, for listing
+	NeedReadAny  Need = "read-any"    // a file or a directory, read
+	NeedLook     Need = "stat"        // described, never opened for its content
+	NeedWrite    Need = "write"       // a file created or changed in a writable root (a symlink at it is followed)
 	NeedEntry    Need = "write-entry" // an entry itself made, moved or removed (a symlink is taken as itself)
 )
 
