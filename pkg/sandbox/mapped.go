@@ -68,7 +68,10 @@ func GuardFaults(path string, fn func() error) (err error) {
 		if r := recover(); r != nil {
 			if re, ok := r.(runtime.Error); ok {
 				if _, fault := re.(interface{ Addr() uintptr }); fault {
-					err = Errorf(CodeIO, path, "the file shrank while it was read: %v", re)
+					// The runtime names a fault "invalid memory address or
+					// nil pointer dereference": not a word of that is the
+					// user's business.
+					err = Errorf(CodeIO, path, "%s shrank while it was read; nothing of it is reported", path)
 					return
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -105,6 +106,11 @@ func TestMappedTruncatedIsAnError(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Code != CodeIO {
 		t.Fatalf("reading a truncated window: %v (sum %d), want an io error", err, sum)
+	}
+	// Fails on 6a21fbf: the message carried the runtime's "invalid memory
+	// address or nil pointer dereference".
+	if strings.Contains(e.Msg, "nil pointer") || strings.Contains(e.Msg, "memory address") || !strings.Contains(e.Msg, "shrank") {
+		t.Errorf("message %q: want the file's own words, no runtime fault text", e.Msg)
 	}
 	if err := f.Unchanged(was); err == nil || AsError(err).Code != CodeIO {
 		t.Errorf("Unchanged after a truncation: %v, want an io error", err)
