@@ -1,12 +1,16 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Every change to a writable root goes through change: it takes the lock
@@ -195,4 +199,174 @@ func changed[T any](s *Sandbox, ws []*WriteTarget, extra []*root, act func() (T,
 		return err
 	})
 	return out, err
+}
+
+// mkdirAll creates the directory rel (and its parents) in the workdir.
+// Every directory to be made is checked first, on the real path of the
+// deepest one that exists plus the rest, so no directory is ever created
+// below a denied one (a symlink on the way is resolved, not trusted).
+func (s *Sandbox) mkdirAll(rt *root, rel, given string) error {
+	return s.change(nil, []*root{rt}, func() error {
+		_, err := s.mkdirAllLocked(rt, rel, given, true)
+		return err
+	})
+}
+
+// mkdirAllLocked checks the directory rel and its missing parents as
+// mkdirAll does and, with make, creates them. It returns rel's real
+// root-relative path (the deepest existing directory resolved, plus the
+// rest).
+func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string, make bool) (string, error) {
+	dir, rest := rel, ""
+	for {
+		sub, err := openRoot(rt.r, dir)
+		if err == nil {
+			defer func() { sub.Close() }()
+			rrel, err := realRel(rt, sub, dir, given)
+			if err != nil {
+				return "", err
+			}
+			if rest == "" {
+				return rrel, nil
+			}
+			full := path.Join(rrel, rest)
+			if err := s.checkPatterns(rt, full, true, AccessWrite, given); err != nil {
+				return "", err
+			}
+			if err := s.checkWrite(rt, full, given); err != nil {
+				return "", err
+			}
+			if !make {
+				return full, nil
+			}
+			// One directory at a time, each made in and entered from the
+			// one above (never the whole path again from the root, which
+			// would follow a symlink on the way), and each checked to be
+			// the directory just made where the checks above said.
+			for _, c := range strings.Split(rest, "/") {
+				rrel = path.Join(rrel, c)
+				if err := sub.Mkdir(c, 0o777); err != nil {
+					if errors.Is(err, fs.ErrExist) {
+						// It did not open as a directory, yet it exists: a
+						// symlink leading nowhere, or a file.
+						return "", deny(RuleSymlink, given, "%s: %s exists but is not a directory (a dangling symlink?): nothing more was created", given, rrel)
+					}
+					return "", mkdirAllErr(err, given)
+				}
+				atSeam("mkdir.made")
+				next, err := openRoot(sub, c)
+				if err != nil {
+					return "", mkdirAllErr(err, given)
+				}
+				sub.Close()
+				sub = next
+				if got, err := realRel(rt, sub, rrel, given); err != nil {
+					return "", err
+				} else if got != rrel {
+					return "", Errorf(CodeConflict, given, "%s: %s was replaced while being created: nothing more was created", given, rrel)
+				}
+			}
+			return full, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || dir == "." {
+			if errors.Is(err, syscall.ENOTDIR) || strings.Contains(err.Error(), "not a directory") {
+				return "", Errorf(CodeNotADir, given, "%s: a parent exists and is not a directory", given)
+			}
+			return "", mapOpenErr(err, given)
+		}
+		dir, rest = path.Dir(dir), path.Join(path.Base(dir), rest)
+	}
+}
+
+// recheck runs under the write lock, right before a change: the pinned
+// parent must still be where it was checked (pinned), and with expect the
+// file at the name must still hash to it.
+func (w *WriteTarget) recheck(expect *string) error {
+	if err := w.pinned(); err != nil {
+		return err
+	}
+	return w.expect(expect)
+}
+
+// pinned reports a conflict unless the pinned parent still lies where it
+// was checked: an ancestor renamed by another process would put the name
+// under other rules.
+func (w *WriteTarget) pinned() error {
+	real, err := fdPath(w.dirF, w.rt.abs(w.dirRel))
+	if err != nil {
+		return ioErr(w.Path, err)
+	}
+	if rel, ok := w.rt.relOf(real); !ok || rel != w.dirRel {
+		return Errorf(CodeConflict, w.Path, "the directory of %s was moved during the call: nothing was changed", w.Path)
+	}
+	return nil
+}
+
+// expect, when set, is the sha256 the file at the name must have now
+// ("" = absent); checked under the write lock.
+func (w *WriteTarget) expect(expect *string) error {
+	if expect == nil {
+		return nil
+	}
+	have := ""
+	f, err := openNoFollow(w, w.Name, openReadFlags, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return noFollowErr(err, w.Path)
+	default:
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return ioErr(w.Path, err)
+		}
+		if err := w.s.checkFileDesc(fi, w.Path); err != nil {
+			return err
+		}
+		if have, err = hashReader(f, w.Path); err != nil {
+			return err
+		}
+	}
+	if have != *expect {
+		if have == "" {
+			have = "absent"
+		}
+		want := *expect
+		if want == "" {
+			want = "absent"
+		}
+		return Errorf(CodeConflict, w.Path, "%s changed: its sha256 is %s, not %s", w.Path, have, want)
+	}
+	return nil
+}
+
+// unchanged reports a conflict unless the name still holds the file the
+// target opened, as it was then.
+func (w *WriteTarget) unchanged() error {
+	if w.cur == nil {
+		return nil
+	}
+	changed := Errorf(CodeConflict, w.Path, "%s changed since it was read: nothing was written", w.Path)
+	now, err := w.entryNow()
+	if err != nil || devIno(now) != w.Info.key {
+		return changed
+	}
+	fi, err := w.cur.Stat()
+	if err != nil {
+		return ioErr(w.Path, err)
+	}
+	if fi.Size() != w.Info.Size || !fi.ModTime().Equal(w.curStat.ModTime()) || changeTime(fi) != changeTime(w.curStat) {
+		return changed
+	}
+	return nil
+}
+
+// entryNow re-reads the entry under the write lock: what it is now, which
+// is what the change will act on.
+func (w *WriteTarget) entryNow() (fs.FileInfo, error) {
+	fi, err := w.dir.Lstat(w.Name)
+	if err != nil {
+		return nil, mapOpenErr(err, w.Path)
+	}
+	return fi, nil
 }

@@ -115,30 +115,6 @@ func (e *Entry) Release() {
 	}
 }
 
-// openTarget is Open's core for a path already matched to its root.
-// Special files are refused before they are opened (opening a device can
-// have effects of its own), and the descriptor is checked again after.
-func (s *Sandbox) openTarget(t *target) (*File, error) {
-	pre, err := t.rt.r.Stat(t.rel)
-	if err != nil {
-		return nil, s.mapErr(err, t)
-	}
-	if err := s.kindCheckAt(pre.Mode(), false, t); err != nil {
-		return nil, err
-	}
-	atSeam("open.checked")
-	f, err := t.rt.r.OpenFile(t.rel, openReadFlags, 0)
-	if err != nil {
-		return nil, s.mapErr(err, t)
-	}
-	info, err := s.checkOpened(f, t, false, AccessRead)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return newFile(s, f, info), nil
-}
-
 type walker struct {
 	cx      context.Context // the call's: once it is done, nothing more is opened
 	s       *Sandbox

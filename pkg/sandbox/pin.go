@@ -1,0 +1,376 @@
+package sandbox
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+)
+
+// pin is the one resolve-and-check every access of a named path starts
+// with — read, list, stat, write target, entry (mv, rm, mkdir), explain:
+// the path's shape, its root, a '..' climbing out of it, /proc, /sys and
+// /dev, and the rules on the path as spelled (for a change, the write
+// rules too: write_deny, a writable root, fsbox's own files). The stage
+// that opens what the target names (openTarget, OpenDir, Lstat,
+// openWriteTarget) then checks the descriptor it got: its kind, its real
+// path against the same rules, its link count. isDir: the path is taken
+// as a directory (allow rules do not apply to it).
+func (s *Sandbox) pin(p string, acc Access, isDir bool) (*target, error) {
+	t, err := s.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.lexicalChecks(t); err != nil {
+		return nil, err
+	}
+	if acc == AccessWrite {
+		clean := path.Clean(t.rel)
+		if err := s.checkPatterns(t.rt, clean, isDir, AccessWrite, t.given); err != nil {
+			return nil, err
+		}
+		if err := s.checkWrite(t.rt, clean, t.given); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// OpenDir opens a directory for listing.
+func (s *Sandbox) OpenDir(p string) (*Dir, error) {
+	t, err := s.pin(p, AccessRead, true)
+	if err != nil {
+		return nil, err
+	}
+	pre, err := t.rt.r.Stat(t.rel)
+	if err != nil {
+		return nil, s.mapErr(err, t)
+	}
+	if err := s.kindCheckAt(pre.Mode(), true, t); err != nil {
+		return nil, err
+	}
+	sub, err := openRoot(t.rt.r, t.rel)
+	if err != nil {
+		return nil, s.mapErr(err, t)
+	}
+	return s.adoptDir(sub, t)
+}
+
+// adoptDir checks a freshly opened sub-root as the directory t names: its
+// real path (from the kernel), filesystem and the policy. It takes
+// ownership of sub.
+func (s *Sandbox) adoptDir(sub *os.Root, t *target) (*Dir, error) {
+	f, err := sub.Open(".")
+	if err != nil {
+		sub.Close()
+		return nil, s.mapErr(err, t)
+	}
+	info, err := s.checkOpened(f, t, true, AccessRead)
+	if err != nil {
+		f.Close()
+		sub.Close()
+		return nil, err
+	}
+	rel, _ := t.rt.relOf(info.Abs)
+	d := &Dir{s: s, rt: t.rt, r: sub, f: f, fd: int(f.Fd()), rel: rel, Info: info}
+	d.refs.Store(1)
+	return d, nil
+}
+
+// Lstat describes a path without following a final symlink, as stat(1)
+// does. Directories on the way are resolved through the root.
+func (s *Sandbox) Lstat(p string) (Info, error) {
+	t, err := s.pin(p, AccessRead, true)
+	if err != nil {
+		return Info{}, err
+	}
+	i := strings.LastIndexByte(t.rel, '/')
+	parent, name := ".", t.rel
+	if i >= 0 {
+		parent, name = t.rel[:i], t.rel[i+1:]
+	}
+	if t.rel == "." || name == ".." {
+		d, err := s.OpenDir(p)
+		if err != nil {
+			return Info{}, err
+		}
+		defer d.Close()
+		return d.Info, nil
+	}
+	sub, err := openRoot(t.rt.r, parent)
+	if err != nil {
+		return Info{}, s.mapErr(err, t)
+	}
+	defer sub.Close()
+	pd, err := sub.Open(".")
+	if err != nil {
+		return Info{}, s.mapErr(err, t)
+	}
+	realParent, err := fdPath(pd, t.rt.abs(path.Clean(parent)))
+	pd.Close()
+	if err != nil {
+		return Info{}, &Error{Code: CodeIO, Path: t.given, Msg: err.Error(), Err: err}
+	}
+	prel, ok := t.rt.relOf(realParent)
+	if !ok {
+		return Info{}, deny(RuleSymlink, t.given, "%s leads out of its root", t.given)
+	}
+	rel := name
+	if prel != "." {
+		rel = prel + "/" + name
+	}
+	abs := t.rt.abs(rel)
+	if specialFS(abs) {
+		return Info{}, deny(RuleSpecialFS, t.given, "%s leads into /proc, /sys or /dev, which are never readable", t.given)
+	}
+	if err := s.checkPatterns(t.rt, rel, true, AccessRead, t.given); err != nil {
+		return Info{}, err
+	}
+	fi, err := sub.Lstat(name)
+	if err != nil {
+		return Info{}, s.mapErr(err, t)
+	}
+	if err := s.checkPatterns(t.rt, rel, fi.IsDir(), AccessRead, t.given); err != nil {
+		return Info{}, err
+	}
+	info := newInfo(name, t.display(), abs, fi)
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		info.Target, _ = sub.Readlink(name)
+	}
+	return info, nil
+}
+
+// openTarget is Open's core for a path already matched to its root.
+// Special files are refused before they are opened (opening a device can
+// have effects of its own), and the descriptor is checked again after.
+func (s *Sandbox) openTarget(t *target) (*File, error) {
+	pre, err := t.rt.r.Stat(t.rel)
+	if err != nil {
+		return nil, s.mapErr(err, t)
+	}
+	if err := s.kindCheckAt(pre.Mode(), false, t); err != nil {
+		return nil, err
+	}
+	atSeam("open.checked")
+	f, err := t.rt.r.OpenFile(t.rel, openReadFlags, 0)
+	if err != nil {
+		return nil, s.mapErr(err, t)
+	}
+	info, err := s.checkOpened(f, t, false, AccessRead)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return newFile(s, f, info), nil
+}
+
+// WriteTarget is a path about to be written: checked against the policy
+// and with its parent directory held open, so the name cannot be moved
+// under the write. Close releases it.
+//
+// Every change a target makes (Commit, Append, Rename, Remove, Mkdir,
+// Symlink) runs under the workdir's write lock and first re-checks that the
+// pinned parent still lies where it was checked, so no sequence of fsbox
+// calls can move a checked path between the check and the act.
+type WriteTarget struct {
+	held   bool // counted in targetsHeld until Close
+	s      *Sandbox
+	rt     *root
+	dir    *os.Root // the parent, pinned
+	dirF   *os.File // the same directory, for fsync, locking and *at calls
+	dirRel string   // real root-relative path of the parent
+	Name   string
+	Path   string // as output shows it
+	Exists bool
+	Info   Info     // of the existing file (or entry)
+	cur    *os.File // a file target's existing file, opened without following and checked
+	// curStat is cur's fstat when it was checked
+	curStat fs.FileInfo
+}
+
+// OpenWriteTarget resolves p for writing: it must lie in the workdir,
+// match no deny or write_deny pattern (on its real path), not be the
+// policy file, and be a regular file or not exist. With mkdirs, missing
+// parent directories are created. A symlink at p is followed while it
+// stays in the workdir; an absolute or escaping one is refused. An
+// existing file is opened without following and checked like a read
+// (type, hard links), so what Current returns is exactly what was checked.
+func (s *Sandbox) OpenWriteTarget(p string, mkdirs bool) (*WriteTarget, error) {
+	return s.openTarget4Write(p, mkdirs, true)
+}
+
+// OpenEntry pins p's parent for a change to the entry itself (mv's source
+// and destination, rm): a symlink is taken as itself and a directory is
+// allowed; Info describes the entry (Exists false when absent).
+func (s *Sandbox) OpenEntry(p string) (*WriteTarget, error) {
+	return s.openTarget4Write(p, false, false)
+}
+
+func (s *Sandbox) openTarget4Write(p string, mkdirs, follow bool) (*WriteTarget, error) {
+	w, err := s.pinTarget(p, mkdirs, follow)
+	if err == nil {
+		w.held = true
+		holdTarget()
+	}
+	return w, err
+}
+
+func (s *Sandbox) pinTarget(p string, mkdirs, follow bool) (*WriteTarget, error) {
+	t, err := s.pin(p, AccessWrite, !follow)
+	if err != nil {
+		return nil, err
+	}
+	clean := path.Clean(t.rel)
+	w, err := s.openWriteTarget(t, clean, mkdirs, follow, 0)
+	if err != nil {
+		// not_found or not_a_dir must not tell what lies where a deny
+		// rule reaches (through a symlink, say): denied wins.
+		switch AsError(err).Code {
+		case CodeNotFound, CodeNotADir, CodeNotAFile:
+			if d := s.deniedAncestor(t.rt, clean, t.given); d != nil {
+				return nil, d
+			}
+		}
+	}
+	return w, err
+}
+
+func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow bool, depth int) (*WriteTarget, error) {
+	rt, given := t.rt, t.given
+	if rel == "." || path.Base(rel) == ".." {
+		return nil, deny(RuleRoot, given, "%s is the workdir or above it: it cannot be written or replaced", given)
+	}
+	if depth > 8 {
+		return nil, deny(RuleSymlink, given, "%s: too many levels of symbolic links", given)
+	}
+	parent, name := path.Dir(rel), path.Base(rel)
+	if mkdirs && parent != "." {
+		if err := s.mkdirAll(rt, parent, given); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := openRoot(rt.r, parent)
+	if err != nil {
+		return nil, s.mapErr(err, &target{given: given, rt: rt, rel: rel})
+	}
+	w := &WriteTarget{s: s, rt: rt, dir: dir, Name: name, Path: t.display()}
+	fail := func(err error) (*WriteTarget, error) { w.Close(); return nil, err }
+	if w.dirF, err = dir.Open("."); err != nil {
+		return fail(mapOpenErr(err, given))
+	}
+	real, err := fdPath(w.dirF, rt.abs(parent))
+	if err != nil {
+		return fail(&Error{Code: CodeIO, Path: given, Msg: err.Error(), Err: err})
+	}
+	var ok bool
+	if w.dirRel, ok = rt.relOf(real); !ok {
+		return fail(deny(RuleSymlink, given, "%s leads out of the workdir", given))
+	}
+	if specialFS(real) || onSpecialFS(w.dirF) {
+		return fail(deny(RuleSpecialFS, given, "%s lies under /proc, /sys or /dev", given))
+	}
+	realRel := path.Join(w.dirRel, name)
+	if err := s.checkPatterns(rt, realRel, !follow, AccessWrite, given); err != nil {
+		return fail(err)
+	}
+	if err := s.checkWrite(rt, realRel, given); err != nil {
+		return fail(err)
+	}
+	fi, err := dir.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return w, nil
+	case err != nil:
+		return fail(mapOpenErr(err, given))
+	case !follow:
+		if fi.Mode().IsRegular() && s.policy.Paths.DenyHardlinks && nlink(fi) > 1 {
+			// Renaming or removing one name of an inode shared with
+			// outside is refused like reading or writing it (and as
+			// explain says).
+			return fail(deny(RuleHardlink, given, "%s has %d hard links and deny_hardlinks is on", given, nlink(fi)))
+		}
+		w.Exists = true
+		w.Info = newInfo(name, w.Path, rt.abs(realRel), fi)
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			w.Info.Target, _ = dir.Readlink(name)
+		}
+		return w, nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := dir.Readlink(name)
+		if err != nil {
+			return fail(mapOpenErr(err, given))
+		}
+		next := path.Clean(path.Join(w.dirRel, target))
+		if strings.HasPrefix(target, "/") || next == ".." || strings.HasPrefix(next, "../") {
+			return fail(deny(RuleSymlink, given, "%s is a symlink leading out of the workdir", given))
+		}
+		w.Close()
+		return s.openWriteTarget(t, next, mkdirs, follow, depth+1)
+	case fi.IsDir():
+		return fail(Errorf(CodeNotAFile, given, "%s is a directory, not a file", given))
+	case !fi.Mode().IsRegular():
+		return fail(deny(RuleSpecialFile, given, "%s is a %s; FIFOs, sockets and devices are never opened", given, kindName(fi.Mode())))
+	}
+	if err := s.checkAllow(realRel, false, given); err != nil {
+		return fail(err)
+	}
+	// The existing file, exactly the entry just checked: never a symlink
+	// swapped in since, and checked on its descriptor like any read.
+	if w.cur, err = openNoFollow(w, name, openReadFlags, 0); err != nil {
+		return fail(noFollowErr(err, given))
+	}
+	if fi, err = w.cur.Stat(); err != nil {
+		return fail(ioErr(given, err))
+	}
+	if err := s.checkFileDesc(fi, given); err != nil {
+		return fail(err)
+	}
+	w.curStat = fi
+	w.Exists = true
+	w.Info = newInfo(name, w.Path, rt.abs(realRel), fi)
+	return w, nil
+}
+
+// realRel is the real root-relative path of the opened directory sub
+// (lexically dir), which must lie inside rt.
+func realRel(rt *root, sub *os.Root, dir, given string) (string, error) {
+	f, err := sub.Open(".")
+	if err != nil {
+		return "", mapOpenErr(err, given)
+	}
+	real, err := fdPath(f, rt.abs(dir))
+	f.Close()
+	if err != nil {
+		return "", ioErr(given, err)
+	}
+	rrel, ok := rt.relOf(real)
+	if !ok {
+		return "", deny(RuleSymlink, given, "%s leads out of the workdir", given)
+	}
+	return rrel, nil
+}
+
+// Close releases the parent directory and the existing file.
+func (w *WriteTarget) Close() {
+	if w.held {
+		w.held = false
+		releaseTarget()
+	}
+	if w.cur != nil {
+		w.cur.Close()
+		w.cur = nil
+	}
+	if w.dirF != nil {
+		w.dirF.Close()
+	}
+	w.dir.Close()
+}
+
+// Rel names the target's real path in the journal: relative to the
+// workdir below it, absolute below another writable root (as output
+// prints paths, and as undo can name them again).
+func (w *WriteTarget) Rel() string { return w.rt.journalPath(w.rootRel()) }
+
+// rootRel is the target's real path relative to its root.
+func (w *WriteTarget) rootRel() string { return path.Join(w.dirRel, w.Name) }

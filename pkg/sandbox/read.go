@@ -1,0 +1,244 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"sync/atomic"
+	"time"
+)
+
+// Info describes one filesystem object that passed the policy.
+type Info struct {
+	Name    string      // base name
+	Path    string      // as output shows it: workdir-relative, or absolute under a read root
+	Abs     string      // absolute path after symlinks
+	Type    string      // file, dir, symlink, other
+	Size    int64       // bytes
+	Mode    fs.FileMode // permission bits and type
+	ModTime time.Time
+	ATime   time.Time // last access, where the platform layer reads it (Linux); else ModTime
+	Target  string    // symlink target, as stored
+	Nlink   uint64
+	key     [2]uint64 // device and inode where known
+}
+
+// TypeOf names a file mode as SPEC's `type` field does.
+func TypeOf(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "file"
+	case m.IsDir():
+		return "dir"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	}
+	return "other"
+}
+
+func newInfo(name, display, abs string, fi fs.FileInfo) Info {
+	return Info{Name: name, Path: display, Abs: abs, Type: TypeOf(fi.Mode()), Size: fi.Size(),
+		Mode: fi.Mode(), ModTime: fi.ModTime().UTC(), ATime: atime(fi), Nlink: nlink(fi), key: devIno(fi)}
+}
+
+// File is a regular file opened for reading that passed every check.
+type File struct {
+	Info Info
+	os   *os.File
+	fd   int      // >= 0: a raw descriptor (the walker's fast path), read directly
+	s    *Sandbox // counts the bytes read when the file is closed
+	n    int64    // bytes read so far
+	// mapped counts the bytes searched through MapAt windows (CountRead)
+	mapped int64 // (atomic)
+	// borrowed: os belongs to someone else (a WriteTarget's checked
+	// file); Close leaves it open
+	borrowed bool
+
+	cname []byte // scratch for the NUL-terminated name of Entry.OpenInto
+
+	stream io.Reader // standard input (OpenStdin): read, never at an offset
+}
+
+func newFile(s *Sandbox, f *os.File, info Info) *File {
+	return &File{os: f, fd: -1, Info: info, s: s}
+}
+
+// Read reads from the file's current offset.
+func (f *File) Read(p []byte) (n int, err error) {
+	if f.stream != nil {
+		n, err = f.stream.Read(p)
+		f.n += int64(n)
+		return n, err
+	}
+	if f.fd >= 0 {
+		n, err = rawRead(f.fd, p)
+	} else {
+		n, err = f.os.Read(p)
+	}
+	f.n += int64(n)
+	return n, err
+}
+
+// ReadAt reads at an absolute offset.
+func (f *File) ReadAt(p []byte, off int64) (n int, err error) {
+	if f.stream != nil {
+		return 0, errNotSeekable
+	}
+	if f.fd >= 0 {
+		n, err = rawPread(f.fd, p, off)
+	} else {
+		n, err = f.os.ReadAt(p, off)
+	}
+	f.n += int64(n)
+	return n, err
+}
+
+// Close releases the file.
+func (f *File) Close() error {
+	if f.s != nil {
+		f.s.trail.bytesRead.Add(f.n + atomic.SwapInt64(&f.mapped, 0))
+		f.n = 0
+	}
+	if f.fd >= 0 {
+		fd := f.fd
+		f.fd = -2
+		return rawClose(fd)
+	}
+	if f.os == nil || f.borrowed || f.stream != nil {
+		return nil // stdin belongs to the caller
+	}
+	return f.os.Close()
+}
+
+// Open opens a regular file for reading. It refuses directories
+// (not_a_file), FIFOs, sockets and devices (denied, without blocking), and
+// any file whose real path the policy denies.
+func (s *Sandbox) Open(p string) (*File, error) {
+	t, err := s.pin(p, AccessRead, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.openTarget(t)
+}
+
+// Dir is an opened directory that passed every check. Entries below it are
+// reached through its own handle, so each costs O(1) opens at any depth.
+type Dir struct {
+	s    *Sandbox
+	rt   *root
+	r    *os.Root     // pinned to this directory
+	f    *os.File     // the same directory, for listing; nil for a walk's child (fd only)
+	fd   int          // the directory's descriptor
+	rel  string       // real root-relative path
+	Info Info         // Info.Path: the path as reached (through symlinks, as spelled)
+	refs atomic.Int32 // Close releases one; the handles close at zero
+}
+
+// Close releases the directory (one reference of it).
+func (d *Dir) Close() error {
+	if d.refs.Add(-1) > 0 {
+		return nil
+	}
+	if d.f != nil {
+		d.f.Close()
+	} else {
+		rawClose(d.fd) // a walk's child directory: a bare descriptor
+	}
+	if d.r == nil {
+		return nil
+	}
+	return d.r.Close()
+}
+
+// Listing is what ReadDir returns: the entries the policy shows, sorted by
+// name, and how many it hid.
+type Listing struct {
+	Entries []Info
+	Denied  int
+}
+
+// ReadDir lists the directory. Entries the policy denies are left out and
+// counted; symlinks are reported as themselves, with their target.
+func (d *Dir) ReadDir() (Listing, error) {
+	ents, err := d.f.ReadDir(-1)
+	if err != nil {
+		return Listing{}, mapOpenErr(err, d.Info.Path)
+	}
+	var out Listing
+	for _, e := range ents {
+		name := e.Name()
+		rel := name
+		if d.rel != "." {
+			rel = d.rel + "/" + name
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // vanished since the listing was read
+		}
+		if d.s.checkLeaf(d.rt, rel, fi.IsDir(), AccessRead, name) != nil || specialFS(d.rt.abs(rel)) {
+			out.Denied++
+			continue
+		}
+		info := newInfo(name, displayPath(d.rt, d.childDisplay(name)), d.rt.abs(rel), fi)
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			info.Target, _ = d.r.Readlink(name)
+		}
+		out.Entries = append(out.Entries, info)
+	}
+	sort.Slice(out.Entries, func(i, j int) bool { return out.Entries[i].Name < out.Entries[j].Name })
+	return out, nil
+}
+
+func (d *Dir) childDisplay(name string) string {
+	base := d.Info.Path
+	if d.rt.work {
+		if base == "." {
+			return name
+		}
+		return base + "/" + name
+	}
+	rel, _ := d.rt.relOf(base)
+	if rel == "" || rel == "." {
+		return name
+	}
+	return rel + "/" + name
+}
+
+// Current opens the existing file for reading: the very file that was
+// checked when the target was opened (never a name looked up again).
+func (w *WriteTarget) Current() (*File, error) {
+	if w.cur == nil {
+		return nil, Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
+	}
+	atSeam("edit.checked")
+	if _, err := w.cur.Seek(0, io.SeekStart); err != nil {
+		return nil, ioErr(w.Path, err)
+	}
+	f := newFile(w.s, w.cur, w.Info)
+	f.borrowed = true
+	return f, nil
+}
+
+// CurrentSHA256 hashes the existing content ("" when the file is absent).
+func (w *WriteTarget) CurrentSHA256() (string, error) {
+	if w.cur == nil {
+		return "", nil
+	}
+	f, err := w.Current()
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return hashReader(f, w.Path)
+}
+
+func hashReader(r io.Reader, p string) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", ioErr(p, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
