@@ -13,6 +13,9 @@ import (
 	"syscall"
 )
 
+// Stage 6, change: the one place that locks and re-checks before anything
+// changes (the acts themselves are in change_ops.go).
+
 // Every change to a writable root goes through change: it takes the lock
 // of each location the change touches, finishes a change a crash
 // interrupted, re-checks every pinned target and only then acts. Nothing

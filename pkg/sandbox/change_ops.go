@@ -15,6 +15,8 @@ import (
 	"time"
 )
 
+// The acts of stage 6: each runs inside change (change.go).
+
 const tempPrefix = ".fsbox-tmp-"
 
 // tempName is a fresh temporary name (a random suffix: created with

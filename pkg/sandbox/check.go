@@ -16,6 +16,10 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
+// Stage 2, check: the rules — deny, allow, write_deny, regexes on every
+// ancestor, writable roots, fsbox's own files, kinds, links — and the
+// mapping of an operating-system error to the caller's error.
+
 // lexicalChecks are the checks on the spelling of a path, before any
 // open: /proc, /sys and /dev, and deny patterns on the path as written.
 func (s *Sandbox) lexicalChecks(t *target) error {

@@ -8,6 +8,9 @@ import (
 	"strings"
 )
 
+// Stage 3, pin: every named access starts with pin, then opens what the
+// target names and checks the descriptor it got.
+
 // pin is the one resolve-and-check every access of a named path starts
 // with — read, list, stat, write target, entry (mv, rm, mkdir), explain:
 // the path's shape, its root, a '..' climbing out of it, /proc, /sys and

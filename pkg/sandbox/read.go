@@ -11,6 +11,8 @@ import (
 	"time"
 )
 
+// Stage 4, read: files and directories that passed the door.
+
 // Info describes one filesystem object that passed the policy.
 type Info struct {
 	Name    string      // base name

@@ -7,6 +7,9 @@ import (
 	"strings"
 )
 
+// Stage 1, resolve: a path argument is matched to its root, lexically
+// (no disk access), and the roots themselves are described.
+
 const (
 	maxPathLen      = 4096
 	maxComponentLen = 255
