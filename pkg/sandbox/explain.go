@@ -112,7 +112,7 @@ func (s *Sandbox) probeChange(p string, follow bool) (Info, error) {
 	if AsError(err).Code != CodeNotFound {
 		return Info{}, err
 	}
-	t, rerr := s.resolve(p)
+	t, rerr := s.pin(p, AccessWrite, !follow)
 	if rerr != nil {
 		return Info{}, rerr
 	}

@@ -582,7 +582,7 @@ func (s *Sandbox) JournalContent(sum string, max int64) ([]byte, error) {
 // below another writable root; a path outside every writable root is
 // denied.
 func (s *Sandbox) WorkdirRel(p string) (string, error) {
-	t, err := s.resolve(p)
+	t, err := s.pin(p, AccessRead, true)
 	if err != nil {
 		return "", err
 	}
