@@ -135,6 +135,9 @@ func (s *Sandbox) lockRoots(rts []*root) (func(), error) {
 			continue // one directory met twice (two roots' common ancestor)
 		}
 		if err := lockFile(l.f, l.shared); err != nil {
+			if l.shared {
+				continue // an ancestor whose file system refuses flock: the root's own lock still holds
+			}
 			unlock()
 			return nil, &Error{Code: CodeIO, Path: l.f.Name(), Msg: fmt.Sprintf("cannot lock %s: %v", l.f.Name(), err), Err: err}
 		}
