@@ -1,17 +1,11 @@
 package sandbox
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"regexp/syntax"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -34,168 +28,6 @@ func (s *Sandbox) lexicalChecks(t *target) error {
 		return err
 	}
 	return nil
-}
-
-// kindCheck refuses what is neither a regular file nor (when wantDir) a
-// directory.
-func kindCheck(m fs.FileMode, wantDir bool, given string) error {
-	switch {
-	case m.IsRegular():
-		if wantDir {
-			return Errorf(CodeNotADir, given, "%s is not a directory", given)
-		}
-		return nil
-	case m.IsDir():
-		if !wantDir {
-			return Errorf(CodeNotAFile, given, "%s is a directory, not a file", given)
-		}
-		return nil
-	}
-	return deny(RuleSpecialFile, given, "%s is a %s; FIFOs, sockets and devices are never opened", given, kindName(m))
-}
-
-// kindCheckAt is kindCheck for a path about to be opened: when the kind
-// is wrong, a deny rule on where the path really leads still wins, so
-// not_a_file/not_a_dir never tell what lies under a denied directory.
-func (s *Sandbox) kindCheckAt(m fs.FileMode, wantDir bool, t *target) error {
-	err := kindCheck(m, wantDir, t.given)
-	if err != nil && AsError(err).Code != CodeDenied {
-		if d := s.deniedAncestor(t.rt, path.Clean(t.rel), t.given); d != nil {
-			return d
-		}
-	}
-	return err
-}
-
-func kindName(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
-		return "device"
-	}
-	return "special file"
-}
-
-// checkOpened applies the policy to what an open descriptor really is:
-// its type, its filesystem, its real path and its link count.
-func (s *Sandbox) checkOpened(f *os.File, t *target, wantDir bool, acc Access) (Info, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return Info{}, s.mapErr(err, t)
-	}
-	if err := kindCheck(fi.Mode(), wantDir, t.given); err != nil {
-		return Info{}, err
-	}
-	real, err := fdPath(f, t.rt.abs(path.Clean(t.rel)))
-	if err != nil {
-		return Info{}, &Error{Code: CodeIO, Path: t.given, Msg: "cannot tell where " + t.given + " leads: " + err.Error(), Err: err}
-	}
-	if specialFS(real) || onSpecialFS(f) {
-		return Info{}, deny(RuleSpecialFS, t.given, "%s leads into /proc, /sys or /dev, which are never readable", t.given)
-	}
-	s.trail.note(t.given, real, true)
-	rel, ok := t.rt.relOf(real)
-	if !ok {
-		return Info{}, deny(RuleSymlink, t.given, "%s leads out of its root", t.given)
-	}
-	if err := s.checkPatterns(t.rt, rel, fi.IsDir(), acc, t.given); err != nil {
-		return Info{}, err
-	}
-	if acc == AccessWrite {
-		if err := s.checkWrite(t.rt, rel, t.given); err != nil {
-			return Info{}, err
-		}
-	}
-	if !fi.IsDir() && s.policy.Paths.DenyHardlinks && nlink(fi) > 1 {
-		return Info{}, deny(RuleHardlink, t.given, "%s has %d hard links and deny_hardlinks is on", t.given, nlink(fi))
-	}
-	return newInfo(path.Base(rel), t.display(), real, fi), nil
-}
-
-// mapErr maps an os.Root error, telling a '..' climb from a symlink escape.
-// A path that does not exist is still denied when its nearest existing
-// ancestor, resolved, lies under a deny rule: a missing name below a
-// denied directory (reached through a symlink, say) must look exactly like
-// an existing one, or not_found/denied becomes an existence oracle.
-func (s *Sandbox) mapErr(err error, t *target) error {
-	e := mapOpenErr(err, t.given)
-	if e.Code == CodeNotFound {
-		if d := s.deniedAncestor(t.rt, path.Clean(t.rel), t.given); d != nil {
-			return d
-		}
-		e.Msg += s.whereLooked(t)
-	}
-	return e
-}
-
-// whereLooked says where a relative path that was not found was looked
-// for when the current directory lies outside the workdir: "fsbox grep
-// TODO server.go" from elsewhere looks in the workdir, not here.
-func (s *Sandbox) whereLooked(t *target) string {
-	if filepath.IsAbs(t.given) || strings.HasPrefix(t.given, "~") {
-		return ""
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	if real, err := filepath.EvalSymlinks(cwd); err != nil || within(real, s.work.dir) {
-		return ""
-	}
-	return fmt.Sprintf(" (looked for %s: a relative path resolves against the workdir %s, and the current directory %s is not under it)",
-		t.rt.abs(path.Clean(t.rel)), s.work.dir, cwd)
-}
-
-// deniedAncestor resolves the deepest existing ancestor of rel through the
-// root and checks its real path plus the rest of rel against the deny
-// rules; when the rest starts with a symlink (a dangling one, or one to a
-// file where a directory was wanted), its target is followed the same
-// way. It returns nil when nothing there is denied (or nothing resolves).
-func (s *Sandbox) deniedAncestor(rt *root, rel, given string) *Error {
-	return s.deniedBeyond(rt, rel, given, 0)
-}
-
-// maxLinkHops bounds the symlinks deniedAncestor follows, as the kernel's
-// ELOOP limit does.
-const maxLinkHops = 40
-
-func (s *Sandbox) deniedBeyond(rt *root, rel, given string, hops int) *Error {
-	if !s.hasPatterns || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
-		return nil
-	}
-	dir, rest := path.Dir(rel), path.Base(rel)
-	for {
-		sub, err := openRoot(rt.r, dir)
-		if err == nil {
-			rrel, err := realRel(rt, sub, dir, given)
-			var target string
-			var lerr error
-			first, more, _ := strings.Cut(rest, "/")
-			if err == nil {
-				target, lerr = sub.Readlink(first)
-			}
-			sub.Close()
-			switch {
-			case err != nil:
-				if e := AsError(err); e.Code == CodeDenied {
-					return e
-				}
-				return nil
-			case lerr != nil || hops >= maxLinkHops:
-				return s.checkPatterns(rt, path.Join(rrel, rest), true, AccessRead, given)
-			case path.IsAbs(target):
-				return deny(RuleSymlink, given, "%s leads through an absolute symlink", given)
-			}
-			return s.deniedBeyond(rt, path.Join(rrel, target, more), given, hops+1)
-		}
-		if dir == "." {
-			return nil
-		}
-		dir, rest = path.Dir(dir), path.Join(path.Base(dir), rest)
-	}
 }
 
 // ownFiles is the set of fsbox's own files, shared by a sandbox's views.
@@ -415,80 +247,47 @@ func (s *Sandbox) checkWrite(rt *root, rel, given string) *Error {
 	return nil
 }
 
-// mapOpenErr turns an error from os.Root into an *Error.
-func mapOpenErr(err error, given string) *Error {
-	if err == nil {
-		return nil
+// alias returns rel (relative to the root holding this nest) relative to
+// the nested root, or false when rel does not lie below both.
+func (n nest) alias(rel string) (string, bool) {
+	if !n.inner {
+		if rel == "." {
+			return n.prefix, true
+		}
+		return n.prefix + "/" + rel, true
 	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e
+	if strings.HasPrefix(rel, n.prefix+"/") {
+		return rel[len(n.prefix)+1:], true
 	}
-	msg := unwrapPathErr(err).Error()
-	switch {
-	case strings.Contains(msg, "path escapes from parent"):
-		return deny(RuleSymlink, given, "%s leads out of its root (through '..' or a symlink)", given)
-	case errors.Is(err, syscall.ELOOP):
-		return deny(RuleSymlink, given, "%s: too many levels of symbolic links", given)
-	case errors.Is(err, fs.ErrNotExist):
-		return Errorf(CodeNotFound, given, "%s does not exist", given)
-	case errors.Is(err, syscall.ENOTDIR), msg == "not a directory": // os.Root.OpenRoot on a file says so without ENOTDIR
-		return Errorf(CodeNotFound, given, "%s does not exist (a parent is not a directory)", given)
-	case errors.Is(err, syscall.ENAMETOOLONG):
-		return Errorf(CodeUsage, given, "%s: path too long", given)
-	}
-	return &Error{Code: CodeIO, Path: given, Msg: fmt.Sprintf("%s: %s", given, msg), Err: err}
+	return "", false // the nested root itself ("." there) or outside it
 }
 
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
+// insideRoot: abs is a root or lies below one.
+func (s *Sandbox) insideRoot(abs string) bool {
+	for _, r := range s.roots {
+		if abs == r.dir || strings.HasPrefix(abs, strings.TrimSuffix(r.dir, "/")+"/") {
+			return true
+		}
 	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
+	return false
 }
 
-// checkFileDesc applies the descriptor checks every opened file gets, for
-// reading or writing: a regular file, and one link unless the policy
-// allows hard links (an inode shared with a file outside the policy).
-func (s *Sandbox) checkFileDesc(fi fs.FileInfo, given string) error {
-	if !fi.Mode().IsRegular() {
-		return deny(RuleSpecialFile, given, "%s is not a regular file", given)
+// underAny: abs is one of dirs or lies below one.
+func underAny(abs string, dirs []string) bool {
+	for _, d := range dirs {
+		if abs == d || strings.HasPrefix(abs, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
 	}
-	if s.policy.Paths.DenyHardlinks && nlink(fi) > 1 {
-		return deny(RuleHardlink, given, "%s has %d hard links and deny_hardlinks is on", given, nlink(fi))
-	}
-	return nil
+	return false
 }
 
-// noFollowErr maps the failure of an open that refuses symlinks.
-func noFollowErr(err error, given string) error {
-	if errors.Is(err, syscall.ELOOP) {
-		return deny(RuleSymlink, given, "%s became a symlink during the call", given)
+// specialFS reports whether an absolute path lies in /proc, /sys or /dev.
+func specialFS(abs string) bool {
+	for _, d := range []string{"/proc", "/sys", "/dev"} {
+		if abs == d || strings.HasPrefix(abs, d+"/") {
+			return true
+		}
 	}
-	return mapOpenErr(err, given)
-}
-
-// mkdirAllErr maps a failed MkdirAll of a path's parents: EEXIST (or
-// ENOTDIR) means one of them is there but is not a directory.
-func mkdirAllErr(err error, given string) *Error {
-	if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTDIR) {
-		return Errorf(CodeNotADir, given, "%s: a parent exists and is not a directory", given)
-	}
-	return mapOpenErr(err, given)
-}
-
-func ioErr(p string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return &Error{Code: CodeIO, Path: p, Msg: fmt.Sprintf("%s: %v", p, unwrapPathErr(err)), Err: err}
+	return false
 }

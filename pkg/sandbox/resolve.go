@@ -3,7 +3,6 @@ package sandbox
 import (
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 )
 
@@ -36,41 +35,6 @@ type root struct {
 type nest struct {
 	prefix string // root-relative, '/'-separated
 	inner  bool
-}
-
-// alias returns rel (relative to the root holding this nest) relative to
-// the nested root, or false when rel does not lie below both.
-func (n nest) alias(rel string) (string, bool) {
-	if !n.inner {
-		if rel == "." {
-			return n.prefix, true
-		}
-		return n.prefix + "/" + rel, true
-	}
-	if strings.HasPrefix(rel, n.prefix+"/") {
-		return rel[len(n.prefix)+1:], true
-	}
-	return "", false // the nested root itself ("." there) or outside it
-}
-
-// insideRoot: abs is a root or lies below one.
-func (s *Sandbox) insideRoot(abs string) bool {
-	for _, r := range s.roots {
-		if abs == r.dir || strings.HasPrefix(abs, strings.TrimSuffix(r.dir, "/")+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// underAny: abs is one of dirs or lies below one.
-func underAny(abs string, dirs []string) bool {
-	for _, d := range dirs {
-		if abs == d || strings.HasPrefix(abs, strings.TrimSuffix(d, "/")+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // ValidatePath applies the shape rules every path argument must pass: not
@@ -162,63 +126,4 @@ func equalParts(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-// display is how output names a path: relative to the workdir inside it,
-// absolute elsewhere. Lexical: it is the caller's spelling, cleaned.
-func (t *target) display() string {
-	return displayPath(t.rt, path.Clean(t.rel))
-}
-
-func displayPath(rt *root, rel string) string {
-	if rt.work {
-		return rel
-	}
-	if rel == "." {
-		return rt.dir
-	}
-	return path.Join(filepath.ToSlash(rt.dir), rel)
-}
-
-// journalPath names a root-relative real path in the journal: as is in
-// the workdir, absolute in another writable root.
-func (rt *root) journalPath(rel string) string {
-	if rt.work {
-		return rel
-	}
-	return filepath.ToSlash(rt.abs(rel))
-}
-
-// absReal is the absolute path of a root-relative real path.
-func (rt *root) abs(rel string) string {
-	if rel == "." {
-		return rt.dir
-	}
-	return filepath.Join(rt.dir, filepath.FromSlash(rel))
-}
-
-// relOf turns an absolute real path into one relative to rt, or reports
-// that it is not below rt.
-func (rt *root) relOf(abs string) (string, bool) {
-	if abs == rt.dir {
-		return ".", true
-	}
-	prefix := rt.dir
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	if !strings.HasPrefix(abs, prefix) {
-		return "", false
-	}
-	return filepath.ToSlash(abs[len(prefix):]), true
-}
-
-// specialFS reports whether an absolute path lies in /proc, /sys or /dev.
-func specialFS(abs string) bool {
-	for _, d := range []string{"/proc", "/sys", "/dev"} {
-		if abs == d || strings.HasPrefix(abs, d+"/") {
-			return true
-		}
-	}
-	return false
 }
