@@ -155,16 +155,18 @@ func (st *state) before(c *ucli.Context) (err error) {
 	default:
 		return usageErr("--color must be auto, always or never, got %q", c.String("color"))
 	}
+	// The policy comes before --jq: fsbox-full runs for it only from
+	// outside the policy's writable roots (needsFull).
+	st.policy, st.policyErr = st.loadPolicy(c.String("config"), c.IsSet("config"))
 	if st.shape, err = parseShape(c.String("fields"), c.String("jq"), st.c.Extras.JQ); err != nil {
 		if errors.Is(err, errNeedsFull) {
-			return (&call{argv: st.argv, execFull: st.c.ExecFull}).needsFull("--jq")
+			return (&call{argv: st.argv, execFull: st.c.ExecFull}).needsFull("--jq", st.policy, st.policyErr)
 		}
 		return err
 	}
 	if st.shape != nil && st.shape.jq != nil && st.format != formatJSON {
 		return usageErr("--jq filters the JSON result: it does not go with --format %s", st.format)
 	}
-	st.policy, st.policyErr = st.loadPolicy(c.String("config"), c.IsSet("config"))
 	if st.policy != nil && st.policyErr == nil {
 		st.auditLog, st.policyErr = sandbox.OpenAudit(st.policy)
 	}
@@ -233,6 +235,7 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 					return err
 				}
 				defer sb.Close()
+				protectOwn(sb)
 				sb.SetStdin(st.c.Stdin)
 				if err := ops.CheckCommandIn(st.reg, st.policy, op.Name); err != nil {
 					return err

@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/netip"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/fsbox/fsbox/internal/companion"
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -32,7 +32,7 @@ type Extras struct {
 }
 
 // FullBinary is the name of the binary with every extra.
-const FullBinary = "fsbox-full"
+const FullBinary = companion.Full
 
 // ServeSpec is what a server gets.
 type ServeSpec struct {
@@ -75,7 +75,7 @@ func init() {
 			}
 		}
 		if x.serve == nil {
-			return x.needsFull("fsbox mcp")
+			return x.needsFull("fsbox mcp", p, nil)
 		}
 		home, _ := os.UserHomeDir()
 		sb, err := sandbox.New(p, home)
@@ -83,6 +83,7 @@ func init() {
 			return err
 		}
 		defer sb.Close()
+		protectOwn(sb)
 		if x.landlock {
 			if err := sb.Restrict(); err != nil {
 				return err
@@ -98,25 +99,54 @@ func init() {
 // execFull replaces this process with the fsbox-full beside the running
 // binary, with the same (normalised) arguments: it loads the same policy
 // from them. Nothing has been opened yet that it would keep (descriptors
-// are close-on-exec), and Landlock is not applied yet.
-func execFull(argv []string, what string) error {
-	bin, err := companion.Beside(FullBinary)
-	if err != nil {
-		return sandbox.Errorf(sandbox.CodeConfig, bin, "%s runs %s, which is not installed beside fsbox (%v): make install puts both there; with go install, install github.com/fsbox/fsbox/cmd/%s too", what, FullBinary, err, FullBinary)
-	}
-	if err := syscall.Exec(bin, argv, os.Environ()); err != nil {
-		return sandbox.Errorf(sandbox.CodeIO, bin, "running %s: %v", bin, err)
+// are close-on-exec), and Landlock is not applied yet, so the companion
+// runs with the caller's full rights: it is never one that lies in a
+// writable root of the policy in force (writable, canonical), where a
+// sandboxed call could have written it, and the descriptor checked is
+// the one run (package companion).
+func execFull(argv []string, what string, writable []string) error {
+	err := companion.Exec(FullBinary, writable, argv, os.Environ())
+	var missing *companion.MissingError
+	var inRoot *companion.WritableError
+	switch {
+	case errors.As(err, &missing):
+		return sandbox.Errorf(sandbox.CodeConfig, missing.Path, "%s runs %s, which is not installed beside fsbox (%v): make install puts both there; with go install, install github.com/fsbox/fsbox/cmd/%s too", what, FullBinary, missing, FullBinary)
+	case errors.As(err, &inRoot):
+		return sandbox.Errorf(sandbox.CodeDenied, inRoot.Path, "%s runs %s, which lies in the writable root %s, where a sandboxed call could have written it: fsbox never runs it from there; install fsbox outside every writable root", what, FullBinary, inRoot.Root)
+	case err != nil:
+		return sandbox.Errorf(sandbox.CodeIO, "", "running %s: %v", FullBinary, err)
 	}
 	return nil
 }
 
 // needsFull is the answer of a call that needs an extra this binary does
-// not have: fsbox-full (Main), or a config error (a library caller).
-func (x *call) needsFull(what string) error {
-	if x.execFull {
-		return execFull(x.argv, what)
+// not have: fsbox-full (Main), or a config error (a library caller). p is
+// the policy in force and perr its error: with no policy there are no
+// writable roots to keep the companion out of, so nothing runs.
+func (x *call) needsFull(what string, p *sandbox.Policy, perr error) error {
+	if !x.execFull {
+		return sandbox.Errorf(sandbox.CodeConfig, "", "%s is not built into this program (it is in %s)", what, FullBinary)
 	}
-	return sandbox.Errorf(sandbox.CodeConfig, "", "%s is not built into this program (it is in %s)", what, FullBinary)
+	if perr != nil {
+		return perr
+	}
+	if p == nil {
+		return sandbox.Errorf(sandbox.CodeConfig, "", "%s runs %s, but no policy is in force", what, FullBinary)
+	}
+	return execFull(x.argv, what, p.WritableDirs())
+}
+
+// protectOwn makes fsbox's own executables and the companion's lookup
+// names (existing or not, so that none can be planted) files no change
+// through sb may write, rename or remove. Every sandbox the command layer
+// opens gets them.
+func protectOwn(sb *sandbox.Sandbox) {
+	self, err := companion.Self()
+	if err != nil {
+		return // no executable to protect, and no companion runs (Exec needs it too)
+	}
+	sb.Protect("fsbox's own executable", companion.Executables(self)...)
+	sb.Protect("the name fsbox runs its companion by", companion.Lookups(self)...)
 }
 
 // checkHTTPAddr accepts host:port with a loopback host (an IP literal or

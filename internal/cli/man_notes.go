@@ -53,6 +53,13 @@ neither the MCP SDK nor gojq, whose package inits (about 0.9 ms and 0.3 ms) ever
 pay, and a call that needs one (fsbox mcp, any \-\-jq) replaces its process with fsbox\-full,
 same arguments, before any root is opened. This differs from the single binary SPEC describes;
 install both (without fsbox\-full, such a call exits with config).
+fsbox\-full runs before Landlock, with the caller's rights, so fsbox never runs one whose name
+beside fsbox, or the file it resolves to, lies (itself or a directory above it) in a writable
+root of the policy in force (the workdir, write_roots; for fsbox mcp the roots it serves): such a
+call is denied (exit 3); install fsbox outside every writable root. A policy that does not load is
+reported, not handed over. On Linux fsbox runs the descriptor it checked. fsbox's own
+executables and the names fsbox\-full and fsbox\-mcp beside them, existing or not, are never
+written, renamed or removed through fsbox.
 .SH POLICY
 The policy comes from $FSBOX_CONFIG, else --config, else $XDG_CONFIG_HOME/fsbox/config.toml
 (or ~/.config/fsbox/config.toml), else the built-in default: the current directory is the workdir,

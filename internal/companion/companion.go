@@ -1,14 +1,40 @@
 // Package companion locates fsbox's own executable and the companion
-// binary beside it (fsbox-full), and runs the companion. It is
-// command-layer plumbing: the sandbox neither finds nor runs programs.
+// binary beside it (fsbox-full), and runs the companion in the process's
+// place. It is command-layer plumbing: the sandbox neither finds nor runs
+// programs.
+//
+// A companion runs before Landlock, with the caller's full rights, so it
+// must be a program no sandboxed call could have written: fsbox never runs
+// one whose lookup path or canonical path lies in a writable root of the
+// policy in force (an ancestor there could be renamed, so "lies in" covers
+// every ancestor), and it runs the descriptor it checked, not the name
+// again.
 package companion
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 )
+
+// The names fsbox looks its companion up by, beside its own executable:
+// Full is the binary with every extra; MCP is the name the MCP server's own
+// binary is to take. Both are fsbox's own files whether or not they exist,
+// so that neither can be planted.
+const (
+	Full = "fsbox-full"
+	MCP  = "fsbox-mcp"
+)
+
+// Names are the companion's lookup names.
+var Names = []string{Full, MCP}
+
+// Lean is the name of the fsbox binary, which a companion has beside it.
+const Lean = "fsbox"
 
 // Self is the canonical (absolute, symlink-free) path of the running
 // executable: the target of the links `fsbox links` creates, and the
@@ -24,18 +50,118 @@ var self = sync.OnceValues(func() (string, error) {
 	return filepath.EvalSymlinks(exe)
 })
 
-// Beside is the path of the executable file name in the running binary's
-// own directory (fsbox-full beside fsbox), or an error saying why there is
-// none.
-func Beside(name string) (string, error) {
+// Executables are fsbox's own executables, given the canonical path of
+// the running one: itself, and the fsbox binary beside it (a companion
+// runs in its place).
+func Executables(self string) []string {
+	out := []string{self}
+	if lean := filepath.Join(filepath.Dir(self), Lean); lean != self {
+		out = append(out, lean)
+	}
+	return out
+}
+
+// Lookups are the paths the companion is looked up by beside the running
+// executable (canonical self path), whether or not anything is there.
+func Lookups(self string) []string {
+	out := make([]string, len(Names))
+	for i, n := range Names {
+		out[i] = filepath.Join(filepath.Dir(self), n)
+	}
+	return out
+}
+
+// MissingError: there is no executable companion to run.
+type MissingError struct {
+	Path string // the lookup path, or "" when the running binary is not found
+	Err  error
+}
+
+func (e *MissingError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("where the running binary lies is unknown: %v", e.Err)
+	}
+	return fmt.Sprintf("%s is not an executable file", e.Path)
+}
+
+func (e *MissingError) Unwrap() error { return e.Err }
+
+// WritableError: the companion, by its lookup path or its canonical path,
+// lies in a writable root, so a sandboxed call could have written it.
+type WritableError struct {
+	Path string // the path that lies in Root
+	Root string // the writable root (canonical)
+}
+
+func (e *WritableError) Error() string {
+	return fmt.Sprintf("%s lies in the writable root %s", e.Path, e.Root)
+}
+
+// errMoved: the descriptor opened is not the file that was checked.
+var errMoved = errors.New("the file changed between the check and the open")
+
+// Exec replaces this process with the companion name found beside the
+// running executable, with argv and env. writable are the canonical
+// writable roots of the policy in force. It returns only on failure: a
+// *MissingError when there is no executable file to run, a *WritableError
+// when it lies in a writable root, another error when it cannot be opened
+// or run.
+func Exec(name string, writable []string, argv, env []string) error {
 	s, err := Self()
 	if err != nil {
-		return "", fmt.Errorf("where the running binary lies is unknown: %v", err)
+		return &MissingError{Err: err}
 	}
-	bin := filepath.Join(filepath.Dir(s), name)
-	fi, err := os.Stat(bin)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
-		return bin, fmt.Errorf("%s is not an executable file", bin)
+	return execBeside(s, name, writable, argv, env)
+}
+
+// execBeside is Exec for the executable at self (canonical).
+func execBeside(self, name string, writable []string, argv, env []string) error {
+	lookup := filepath.Join(filepath.Dir(self), name)
+	// The lookup path first: a name in a writable root could be made a
+	// symlink to any program on the machine.
+	if err := outside(lookup, writable); err != nil {
+		return err
 	}
-	return bin, nil
+	canon, err := filepath.EvalSymlinks(lookup)
+	if err != nil {
+		return &MissingError{Path: lookup, Err: err}
+	}
+	if err := outside(canon, writable); err != nil {
+		return err
+	}
+	return execChecked(lookup, canon, writable, argv, env)
+}
+
+// outside returns a *WritableError when p lies in (or is) one of roots.
+func outside(p string, roots []string) error {
+	for _, r := range roots {
+		if within(p, r) {
+			return &WritableError{Path: p, Root: r}
+		}
+	}
+	return nil
+}
+
+// within reports whether p equals dir or lies below it, by whole path
+// components. Where file names are usually case-insensitive (macOS,
+// Windows) it ignores case: refusing too much is the safe side.
+func within(p, dir string) bool {
+	if p == "" || dir == "" {
+		return false
+	}
+	fold := runtime.GOOS == "darwin" || runtime.GOOS == "windows" || runtime.GOOS == "ios"
+	eq := func(a, b string) bool {
+		if fold {
+			return strings.EqualFold(a, b)
+		}
+		return a == b
+	}
+	if eq(p, dir) {
+		return true
+	}
+	sep := string(filepath.Separator)
+	if !strings.HasSuffix(dir, sep) {
+		dir += sep
+	}
+	return len(p) > len(dir) && eq(p[:len(dir)], dir)
 }

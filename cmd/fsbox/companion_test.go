@@ -1,0 +1,261 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// buildPair builds fsbox and fsbox-full into dir.
+func buildPair(t *testing.T, dir string) {
+	t.Helper()
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	for _, name := range []string{"fsbox", "fsbox-full"} {
+		out, err := exec.Command(gobin, "build", "-tags", "urfave_cli_no_docs", "-o", filepath.Join(dir, name), "../"+name).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go build %s: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// install copies the built fsbox and fsbox-full (or names) from built
+// into dir (made), mode 0755.
+func install(t *testing.T, built, dir string, names ...string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if len(names) == 0 {
+		names = []string{"fsbox", "fsbox-full"}
+	}
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(built, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCompanion builds fsbox and fsbox-full once and installs them in
+// and out of writable roots.
+func TestCompanion(t *testing.T) {
+	built := t.TempDir()
+	buildPair(t, built)
+	t.Run("InWorkdirRefused", func(t *testing.T) { testCompanionInWorkdirRefused(t, built) })
+	t.Run("OwnFilesNotWritten", func(t *testing.T) { testOwnFilesNotWritten(t, built) })
+	t.Run("OutsideRuns", func(t *testing.T) { testCompanionOutsideRuns(t, built) })
+	t.Run("NeedsPolicy", func(t *testing.T) { testCompanionNeedsPolicy(t, built) })
+}
+
+// companionEnv is a temporary tree (canonical path) with a home of its own,
+// so no host policy applies: the built-in default's workdir is the
+// directory fsbox runs in.
+type companionEnv struct {
+	t   *testing.T
+	dir string
+}
+
+func newCompanionEnv(t *testing.T) *companionEnv {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "home"), 0o755)
+	return &companionEnv{t, dir}
+}
+
+func (e *companionEnv) path(p string) string { return filepath.Join(e.dir, p) }
+
+// run runs bin (a path under the tree) in the directory cwd with args and
+// an empty stdin.
+func (e *companionEnv) run(bin, cwd string, args ...string) (stdout, stderr string, code int) {
+	e.t.Helper()
+	c := exec.Command(e.path(bin), args...)
+	c.Dir = e.path(cwd)
+	c.Env = []string{"HOME=" + e.path("home"), "XDG_CONFIG_HOME=" + e.path("xdg"), "XDG_STATE_HOME=" + e.path("state"), "PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}
+	c.Stdin = strings.NewReader("")
+	var out, errb strings.Builder
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// refused checks that a call was refused for running a companion that lies
+// in a writable root: denied, exit 3, with the hint, nothing on stdout.
+func (e *companionEnv) refused(what string, out, errOut string, code int) {
+	e.t.Helper()
+	if code != 3 || out != "" || !strings.Contains(errOut, `"code":"denied"`) || !strings.Contains(errOut, "install fsbox outside every writable root") {
+		e.t.Errorf("%s: exit %d, stdout %q, stderr %q; want denied (exit 3) saying to install fsbox outside every writable root", what, code, out, errOut)
+	}
+}
+
+// planted is a companion an attacker would write: it leaves a mark.
+func (e *companionEnv) planted() string {
+	return "#!/bin/sh\ntouch " + e.path("pwned") + "\n"
+}
+
+func (e *companionEnv) notPwned(what string) {
+	e.t.Helper()
+	if _, err := os.Lstat(e.path("pwned")); err == nil {
+		e.t.Errorf("%s: a planted companion ran", what)
+	}
+}
+
+// fsbox and fsbox-full built into a directory inside the workdir (a
+// checkout that builds into its own bin/; make install PREFIX=~/.local
+// with workdir $HOME): fsbox never runs the companion from there, for
+// --jq or mcp, whatever lies at its name.
+//
+// Fails on 6a21fbf: --jq and mcp exec'd bin/fsbox-full from the workdir
+// (exit 0, and a planted one left its mark).
+func testCompanionInWorkdirRefused(t *testing.T, built string) {
+	e := newCompanionEnv(t)
+	install(t, built, e.path("work/bin"))
+	out, errOut, code := e.run("work/bin/fsbox", "work", "--jq", ".", "roots")
+	e.refused("--jq . roots", out, errOut, code)
+	out, errOut, code = e.run("work/bin/fsbox", "work", "mcp", e.path("work"))
+	e.refused("mcp WORKDIR", out, errOut, code)
+	// A planted companion (written here by hand, as a call fsbox had let
+	// through would): still never run.
+	if err := os.WriteFile(e.path("work/bin/fsbox-full"), []byte(e.planted()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = e.run("work/bin/fsbox", "work", "--jq", ".", "roots")
+	e.refused("--jq with a planted fsbox-full", out, errOut, code)
+	out, errOut, code = e.run("work/bin/fsbox", "work", "mcp", e.path("work"))
+	e.refused("mcp with a planted fsbox-full", out, errOut, code)
+	e.notPwned("planted in the workdir")
+	// The other commands still work from there.
+	if out, errOut, code := e.run("work/bin/fsbox", "work", "--fields", "workdir", "roots"); code != 0 || !strings.Contains(out, e.path("work")) {
+		t.Errorf("roots from a binary in the workdir: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// fsbox's own files inside the workdir: its executables and the
+// companion's lookup names (fsbox-full, and fsbox-mcp even though it does
+// not exist) are never written, renamed or removed through fsbox, nor is
+// a directory holding them; so nothing can be planted there.
+//
+// Fails on 6a21fbf: `fsbox write bin/fsbox-full --content '#!/bin/sh …'`
+// succeeded, kept the 0755 mode, and the next --jq ran it; fsbox also
+// overwrote its own binary. Needs the sandbox to enforce Protect (the
+// door work): until that lands, the write checks here fail.
+func testOwnFilesNotWritten(t *testing.T, built string) {
+	e := newCompanionEnv(t)
+	// Each attempt starts from the same tree, so that one let through
+	// does not decide the next.
+	fresh := func() {
+		for _, p := range []string{"work/bin2", "work/moved", "work/bin/fsbox-mcp"} {
+			os.RemoveAll(e.path(p))
+		}
+		install(t, built, e.path("work/bin"))
+		os.WriteFile(e.path("work/a.txt"), []byte("a\n"), 0o644)
+	}
+	for _, args := range [][]string{
+		{"write", "bin/fsbox-full", "--content", e.planted()},
+		{"write", "bin/fsbox-mcp", "--content", e.planted()},
+		{"write", "bin/fsbox", "--content", e.planted()},
+		{"write", "bin/fsbox-full", "--append", "--content", "x"},
+		{"cp", "--force", "a.txt", "bin/fsbox-full"},
+		{"cp", "a.txt", "bin/fsbox-mcp"},
+		{"mv", "a.txt", "bin/fsbox-mcp"},
+		{"mv", "bin/fsbox-full", "moved"},
+		{"mv", "bin", "bin2"}, // an ancestor
+	} {
+		fresh()
+		out, errOut, code := e.run("work/bin/fsbox", "work", args...)
+		if code != 3 || !strings.Contains(errOut, `"code":"denied"`) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want denied (exit 3)", args, code, out, errOut)
+		}
+		for _, n := range []string{"fsbox", "fsbox-full"} {
+			want, _ := os.ReadFile(filepath.Join(built, n))
+			if now, err := os.ReadFile(e.path("work/bin/" + n)); err != nil || !bytes.Equal(now, want) {
+				t.Errorf("%q: bin/%s changed (%v)", args, n, err)
+			}
+		}
+		if _, err := os.Lstat(e.path("work/bin/fsbox-mcp")); err == nil {
+			t.Errorf("%q: bin/fsbox-mcp was planted", args)
+		}
+	}
+	fresh()
+	out, errOut, code := e.run("work/bin/fsbox", "work", "--jq", ".", "roots")
+	e.refused("--jq after the attempts", out, errOut, code)
+	e.notPwned("own files")
+	// Other files in the same directory stay writable.
+	if out, errOut, code := e.run("work/bin/fsbox", "work", "write", "bin/notes.txt", "--content", "x"); code != 0 {
+		t.Errorf("write bin/notes.txt: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// A companion outside every writable root still runs, for --jq and mcp.
+//
+// Fails on 6a21fbf: no (this is what must keep working; it passes there).
+// The other cases here fail on 6a21fbf: a companion whose canonical path
+// lies in the workdir through a symlink beside fsbox, and one in a
+// write_roots directory, ran (exit 0).
+func testCompanionOutsideRuns(t *testing.T, built string) {
+	e := newCompanionEnv(t)
+	install(t, built, e.path("inst/bin"))
+	os.MkdirAll(e.path("work"), 0o755)
+	os.WriteFile(e.path("work/a.txt"), []byte("hello\n"), 0o644)
+	if out, errOut, code := e.run("inst/bin/fsbox", "work", "stat", "a.txt", "--jq", ".size"); code != 0 || out != "6\n" {
+		t.Errorf("--jq with fsbox-full outside the workdir: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if out, errOut, code := e.run("inst/bin/fsbox", "work", "--jq", ".workdir", "roots"); code != 0 || out != e.path("work")+"\n" {
+		t.Errorf("--jq .workdir roots: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if out, errOut, code := e.run("inst/bin/fsbox", "work", "mcp", e.path("work")); code != 0 || strings.Contains(errOut, `"code"`) {
+		t.Errorf("mcp with fsbox-full outside the workdir, empty input: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// Writing in the workdir is unaffected by the own files elsewhere.
+	if out, errOut, code := e.run("inst/bin/fsbox", "work", "write", "b.txt", "--content", "x"); code != 0 {
+		t.Errorf("write b.txt: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	// fsbox outside, but its fsbox-full a symlink to a file in the
+	// workdir: the canonical path decides.
+	install(t, built, e.path("inst2/bin"), "fsbox")
+	install(t, built, e.path("work/planted"), "fsbox-full")
+	if err := os.Symlink(e.path("work/planted/fsbox-full"), e.path("inst2/bin/fsbox-full")); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := e.run("inst2/bin/fsbox", "work", "--jq", ".", "roots")
+	e.refused("--jq, fsbox-full a symlink into the workdir", out, errOut, code)
+
+	// A write_roots directory is writable as the workdir is.
+	policy := e.path("policy/p.toml")
+	os.MkdirAll(filepath.Dir(policy), 0o755)
+	os.WriteFile(policy, []byte("workdir = \""+e.path("work")+"\"\nwrite_roots = [\""+e.path("inst")+"\"]\n"), 0o644)
+	out, errOut, code = e.run("inst/bin/fsbox", "work", "--config", policy, "--jq", ".", "roots")
+	e.refused("--jq, fsbox-full in a write root", out, errOut, code)
+}
+
+// A policy that does not load: --jq reports its error and runs nothing.
+//
+// Fails on 6a21fbf: fsbox exec'd fsbox-full before loading the policy
+// (here a script that leaves a mark).
+func testCompanionNeedsPolicy(t *testing.T, built string) {
+	e := newCompanionEnv(t)
+	install(t, built, e.path("inst/bin"), "fsbox")
+	os.WriteFile(e.path("inst/bin/fsbox-full"), []byte(e.planted()), 0o755)
+	os.MkdirAll(e.path("work"), 0o755)
+	out, errOut, code := e.run("inst/bin/fsbox", "work", "--config", e.path("missing.toml"), "--jq", ".", "roots")
+	if code != 8 || out != "" || !strings.Contains(errOut, `"code":"config"`) || !strings.Contains(errOut, "missing.toml") || strings.Contains(errOut, "fsbox-full") {
+		t.Errorf("--jq with a policy that does not load: exit %d, stdout %q, stderr %q; want the policy's config error", code, out, errOut)
+	}
+	e.notPwned("a policy that does not load")
+}

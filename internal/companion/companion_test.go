@@ -1,0 +1,153 @@
+//go:build unix
+
+package companion
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestSelf(t *testing.T) {
+	s, err := Self()
+	if err != nil {
+		t.Skip(err)
+	}
+	if !filepath.IsAbs(s) {
+		t.Errorf("Self = %q, not absolute", s)
+	}
+	if real, err := filepath.EvalSymlinks(s); err != nil || real != s {
+		t.Errorf("Self = %q, canonical %q (%v)", s, real, err)
+	}
+}
+
+func TestOwnPaths(t *testing.T) {
+	if got, want := Lookups("/opt/bin/fsbox"), []string{"/opt/bin/fsbox-full", "/opt/bin/fsbox-mcp"}; !slices.Equal(got, want) {
+		t.Errorf("Lookups = %q, want %q", got, want)
+	}
+	if got, want := Executables("/opt/bin/fsbox-full"), []string{"/opt/bin/fsbox-full", "/opt/bin/fsbox"}; !slices.Equal(got, want) {
+		t.Errorf("Executables of fsbox-full = %q, want %q", got, want)
+	}
+	if got, want := Executables("/opt/bin/fsbox"), []string{"/opt/bin/fsbox"}; !slices.Equal(got, want) {
+		t.Errorf("Executables of fsbox = %q, want %q", got, want)
+	}
+}
+
+func TestWithin(t *testing.T) {
+	for _, c := range []struct {
+		p, dir string
+		want   bool
+	}{
+		{"/home/u/bin/fsbox-full", "/home/u", true},
+		{"/home/u", "/home/u", true},
+		{"/home/u/bin/fsbox-full", "/", true},
+		{"/home/u/bin/fsbox-full", "/home/u/", true},
+		{"/home/user/bin/fsbox-full", "/home/u", false},
+		{"/home", "/home/u", false},
+		{"/usr/local/bin/fsbox-full", "/home/u", false},
+		{"/x", "", false},
+	} {
+		if got := within(c.p, c.dir); got != c.want {
+			t.Errorf("within(%q, %q) = %v, want %v", c.p, c.dir, got, c.want)
+		}
+	}
+}
+
+// canonTemp is a canonical temporary directory.
+func canonTemp(t *testing.T) string {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Exec refuses, before opening anything, a companion whose lookup path or
+// canonical path lies in a writable root, and says when there is none.
+func TestExecRefuses(t *testing.T) {
+	d := canonTemp(t)
+	bin := filepath.Join(d, "inst", "bin")
+	work := filepath.Join(d, "work")
+	for _, p := range []string{bin, work} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	self := filepath.Join(bin, "fsbox")
+	exe := []byte("#!/bin/sh\nexit 0\n")
+	os.WriteFile(filepath.Join(bin, Full), exe, 0o755)
+	os.WriteFile(filepath.Join(work, "planted"), exe, 0o755)
+	os.Symlink(filepath.Join(work, "planted"), filepath.Join(bin, MCP))
+	os.WriteFile(filepath.Join(bin, "plain"), exe, 0o644)
+	os.Mkdir(filepath.Join(bin, "dir"), 0o755)
+	if err := syscall.Mkfifo(filepath.Join(bin, "fifo"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{"fsbox", "roots"}
+	inRoot := func(name string, writable []string, wantPath string) {
+		t.Helper()
+		err := execBeside(self, name, writable, argv, nil)
+		var w *WritableError
+		if !errors.As(err, &w) || w.Path != wantPath {
+			t.Errorf("%s with writable %q: %v; want it refused as lying in a writable root (%s)", name, writable, err, wantPath)
+		}
+	}
+	// The lookup path in a writable root (the directory, or an ancestor).
+	inRoot(Full, []string{work, bin}, filepath.Join(bin, Full))
+	inRoot(Full, []string{filepath.Join(d, "inst")}, filepath.Join(bin, Full))
+	inRoot(Full, []string{"/"}, filepath.Join(bin, Full))
+	// The canonical path in one, reached through a symlink from outside.
+	inRoot(MCP, []string{work}, filepath.Join(work, "planted"))
+	// Even when the name holds nothing yet.
+	inRoot("missing", []string{bin}, filepath.Join(bin, "missing"))
+	for _, name := range []string{"missing", "plain", "dir", "fifo"} {
+		err := execBeside(self, name, []string{work}, argv, nil)
+		var m *MissingError
+		if !errors.As(err, &m) || m.Path != filepath.Join(bin, name) {
+			t.Errorf("%s: %v; want it missing", name, err)
+		}
+	}
+}
+
+// A companion outside every writable root runs, through the descriptor
+// checked, with the arguments given (the helper process execs a copy of
+// echo as its companion).
+func TestExecRuns(t *testing.T) {
+	if dir := os.Getenv("COMPANION_TEST_SELF_DIR"); dir != "" {
+		err := execBeside(filepath.Join(dir, "fsbox"), Full, strings.Split(os.Getenv("COMPANION_TEST_WRITABLE"), ":"), []string{"echo", "ran", "as", "companion"}, os.Environ())
+		os.Stderr.WriteString("exec: " + err.Error() + "\n")
+		os.Exit(3)
+	}
+	echo, err := exec.LookPath("echo")
+	if err != nil {
+		t.Skip(err)
+	}
+	b, err := os.ReadFile(echo)
+	if err != nil {
+		t.Skip(err)
+	}
+	d := canonTemp(t)
+	bin := filepath.Join(d, "bin")
+	os.Mkdir(bin, 0o755)
+	if err := os.WriteFile(filepath.Join(bin, Full), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(d, "work")
+	run := func(writable string) (string, error) {
+		c := exec.Command(os.Args[0], "-test.run=^TestExecRuns$")
+		c.Env = append(os.Environ(), "COMPANION_TEST_SELF_DIR="+bin, "COMPANION_TEST_WRITABLE="+writable)
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(work); err != nil || out != "ran as companion\n" {
+		t.Errorf("companion outside the writable roots: %v, output %q", err, out)
+	}
+	if out, err := run(work + ":" + d); err == nil || !strings.Contains(out, "lies in the writable root "+d) {
+		t.Errorf("companion in a writable root: %v, output %q; want refused", err, out)
+	}
+}
