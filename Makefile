@@ -5,7 +5,7 @@ PREFIX    ?= /usr/local
 FUZZTIME  ?= 10s
 PKGS      := ./...
 
-.PHONY: all build cross test vet fmt-check race golden fuzz bench bench-quick generate check-generated install links clean
+.PHONY: all build cross test vet fmt-check race golden fuzz bench bench-quick bench-baseline generate check-generated install links clean
 
 all: build
 
@@ -93,6 +93,14 @@ bench: build
 
 bench-quick: build
 	$(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA) -quick
+
+# The same rows (-shell twins and MCP rows included) timed against an
+# earlier build, BASELINE=path/to/its/fsbox (its fsbox-full beside it),
+# interleaved run for run, rivals left out; rows slower than the baseline
+# by more than 5 % and 0.2 ms are flagged REGRESSION.
+bench-baseline: build
+	@test -n "$(BASELINE)" || { echo "usage: make bench-baseline BASELINE=/path/to/old/fsbox"; exit 2; }
+	$(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA) -shell -baseline $(BASELINE)
 
 generate:
 	$(GO) run ./internal/gendocs/cmd -root .

@@ -3,7 +3,7 @@
 // Command bench times whole fsbox processes against the Unix tools they
 // stand in for, as `make bench` runs it:
 //
-//	go run ./internal/bench -fsbox bin/fsbox -data /tmp/fsbox-bench [-quick] [-only REGEX] [-json]
+//	go run ./internal/bench -fsbox bin/fsbox -data /tmp/fsbox-bench [-quick] [-only REGEX] [-json] [-shell] [-baseline BIN]
 //
 // It generates its data deterministically in -data (about 1 GiB; reused
 // when present with the right size and generator version), then runs each
@@ -51,6 +51,36 @@
 // node and npm are installed (npm installs the server into DATA/mcp-peer
 // on first use; without them, or offline, the peer is reported as
 // skipped), and its resident set idle and after 1,000 mixed calls.
+//
+// -baseline BIN times every row that runs fsbox (the whole-process rows,
+// their NAME·sh twins under -shell, and the mcp-* rows) a second time
+// with BIN, an earlier build, in place of -fsbox, and reports whether the
+// current build got slower:
+//
+//	go run ./internal/bench -fsbox bin/fsbox -baseline /tmp/oldbin/fsbox -data /tmp/fsbox-bench -shell
+//
+// (make bench-baseline BASELINE=/tmp/oldbin/fsbox.) BIN runs exactly as
+// -fsbox does: the same arguments, policy, environment, stdin and setup,
+// in the same loop, run for run interleaved with the current binary (the
+// two take turns going first), so that machine noise hits both alike; the
+// pair keeps going until each has had its budget and -min-runs, and both
+// get the same number of runs unless one of them reaches -timeout. The
+// MCP rows run a session of each side at once and alternate their starts
+// and calls. BIN's companion, fsbox-full (the MCP server, --jq), is the
+// one beside BIN, as fsbox itself looks it up. A row whose rival is fsbox
+// under another policy (rivalPolicy: the journal rows) gets a twin row
+// NAME[POLICY] that times that policy against BIN too. The baseline table
+// gives per row the median of each side, the ratio current/baseline, the
+// change, and a verdict: REGRESSION when the current build is slower by
+// more than 5 % of the baseline's median and more than 0.2 ms (the larger
+// of the two), faster when it is quicker by as much, else ok. A command
+// BIN cannot run (a command or flag it predates) is reported as the
+// baseline's error on that row and does not change the exit status.
+// -baseline-only (the default with -baseline; -baseline-only=false to
+// turn it off) leaves the rivals (rg, the GNU tools, the MCP peer) out,
+// which saves their share of the run time (a third of the sides), and
+// prints the baseline table alone; with the rivals, the usual table
+// comes first.
 //
 // To add a comparison, add a row to comparisons; to add data, add a
 // generator to datasets and name it in the row's needs.
@@ -529,6 +559,11 @@ type config struct {
 	// shell: every row is measured a second time the way users start
 	// commands, forked by sh -c with its stdout piped to a reader.
 	shell bool
+	// baseline: an earlier fsbox build timed beside fsbox in every row
+	// that runs fsbox (absolute once run has checked it); "" for none.
+	baseline string
+	// baselineOnly: with baseline, run no rivals.
+	baselineOnly bool
 }
 
 func main() {
@@ -545,8 +580,18 @@ func main() {
 	flag.IntVar(&cfg.minRuns, "min-runs", 0, "runs each side gets at least (default 9, 3 with -quick)")
 	flag.DurationVar(&cfg.guard.timeout, "timeout", 60*time.Second, "kill a run (and its process group) that takes longer; 0 for no limit")
 	maxRSS := flag.Int64("max-rss", procStatusKiB("/proc/meminfo", "MemTotal:")>>11, "kill a run whose RSS passes this many MiB (default: half the memory); 0 for no limit")
+	flag.StringVar(&cfg.baseline, "baseline", "", "also time every row that runs fsbox with this binary (an earlier build, its fsbox-full beside it) in place of -fsbox, interleaved run for run, and report current/baseline with a REGRESSION verdict past max(5 %, 0.2 ms)")
+	flag.BoolVar(&cfg.baselineOnly, "baseline-only", false, "with -baseline, run no rivals (rg, GNU tools, the MCP peer): fsbox and the baseline only (default true when -baseline is given)")
 	list := flag.Bool("list", false, "list the comparisons and exit")
 	flag.Parse()
+	baselineOnlySet := false
+	flag.Visit(func(f *flag.Flag) { baselineOnlySet = baselineOnlySet || f.Name == "baseline-only" })
+	if !baselineOnlySet {
+		cfg.baselineOnly = cfg.baseline != ""
+	}
+	if cfg.baseline == "" {
+		cfg.baselineOnly = false
+	}
 	cfg.guard.rssKiB = *maxRSS << 10
 	if flag.NArg() > 0 {
 		fatalf(2, "unexpected argument %q", flag.Arg(0))
@@ -606,6 +651,22 @@ func run(cfg config) int {
 	if fi, err := os.Stat(fsbox); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 		fatalf(2, "-fsbox %s: not an executable file (build it first: make build)", cfg.fsbox)
 	}
+	if cfg.baseline != "" {
+		b, err := filepath.Abs(cfg.baseline)
+		if err != nil {
+			fatalf(2, "%v", err)
+		}
+		if fi, err := os.Stat(b); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			fatalf(2, "-baseline %s: not an executable file", cfg.baseline)
+		}
+		if b == fsbox {
+			progress("-baseline is -fsbox itself: the rows time the same binary twice (a check of the harness's noise)")
+		}
+		if fi, err := os.Stat(filepath.Join(filepath.Dir(b), "fsbox-full")); err != nil || fi.IsDir() {
+			progress("-baseline %s has no fsbox-full beside it: its MCP (and --jq) runs will fail", cfg.baseline)
+		}
+		cfg.baseline = b
+	}
 	dir, err := filepath.Abs(cfg.data)
 	if err != nil {
 		fatalf(2, "%v", err)
@@ -626,6 +687,15 @@ func run(cfg config) int {
 		selected = append(selected, c)
 		for _, n := range c.needs {
 			need[n] = true
+		}
+		if cfg.baseline != "" && c.rival != nil && c.rivalPolicy != (policy{}) {
+			// The rival is fsbox under another policy: a twin row times
+			// that policy against the baseline too.
+			v := c
+			v.name = c.name + "[" + c.rivalPolicy.name + "]"
+			v.policy, v.fsbox = c.rivalPolicy, c.rival[1:]
+			v.rival, v.rivalPolicy, v.maxRatio = nil, policy{}, 0
+			selected = append(selected, v)
 		}
 	}
 	if cfg.shell {
@@ -677,6 +747,10 @@ func run(cfg config) int {
 		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
 		Fsbox: fsbox, Data: dir, Quick: cfg.quick, BudgetMs: ms(cfg.budget), MinRuns: cfg.minRuns, TimeoutMs: ms(cfg.guard.timeout), MaxRSSKiB: cfg.guard.rssKiB,
 		Files: man.Files, LoadStart: loadavg(), RSSMethod: "GNU time %M (ru_maxrss of a fork()ed child), max of 3 runs",
+		FsboxVersion: version(fsbox),
+	}
+	if cfg.baseline != "" {
+		rep.Baseline, rep.BaselineVersion, rep.BaselineOnly = cfg.baseline, version(cfg.baseline), cfg.baselineOnly
 	}
 	if cfg.quick {
 		rep.RSSMethod = "GNU time %M (ru_maxrss of a fork()ed child), 1 run"
@@ -684,9 +758,24 @@ func run(cfg config) int {
 	if rss.time == "" {
 		rep.RSSMethod = "ru_maxrss of the timed runs (an upper bound: it includes the driver's own peak)"
 	}
+	// baseFailed: the direct rows whose command the baseline could not
+	// run. Their ·sh twins leave it out: sh -c 'CMD | cat' exits with
+	// cat's status, so a failing baseline would look like a quick one.
+	baseFailed := map[string]string{}
 	for _, c := range selected {
 		progress("== %s", c.name)
-		r := measure(cfg, c, dir, fsbox, fsboxEnv, devnull, rss)
+		ccfg := cfg
+		direct := strings.TrimSuffix(c.name, "·sh")
+		if c.viaShell && baseFailed[direct] != "" {
+			ccfg.baseline = ""
+		}
+		r := measure(ccfg, c, dir, fsbox, fsboxEnv, devnull, rss)
+		switch {
+		case c.viaShell && baseFailed[direct] != "":
+			r.BaselineError = "baseline: not run (it failed in " + direct + ")"
+		case !c.viaShell && r.BaselineError != "":
+			baseFailed[c.name] = r.BaselineError
+		}
 		if r.Skipped != "" {
 			progress("   %s", r.Skipped)
 		}
@@ -713,7 +802,12 @@ func run(cfg config) int {
 	if cfg.json {
 		tableOut = os.Stderr
 	}
-	printTable(tableOut, rep)
+	if rep.Baseline == "" || !rep.BaselineOnly {
+		printTable(tableOut, rep)
+	}
+	if rep.Baseline != "" {
+		printBaselineTable(tableOut, rep)
+	}
 	if cfg.json {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -1066,6 +1160,14 @@ type result struct {
 	Bytes        int64    `json:"bytes,omitempty"`    // bytes the command gets through
 	SameOutput   *bool    `json:"same_output,omitempty"`
 	Note         string   `json:"note,omitempty"` // what the MCP rows measure, their p90s
+
+	// With -baseline: the same command run with the baseline binary.
+	Baseline        *stats  `json:"baseline,omitempty"`
+	BaselineRatio   float64 `json:"baseline_ratio,omitempty"`    // median fsbox / median baseline
+	BaselineDeltaMs float64 `json:"baseline_delta_ms,omitempty"` // median fsbox - median baseline
+	BaselineVerdict string  `json:"baseline_verdict,omitempty"`  // "REGRESSION", "faster", "ok" or "both killed" (see baselineVerdict)
+	BaselineError   string  `json:"baseline_error,omitempty"`    // why the baseline could not run the command
+	BaselineSame    *bool   `json:"baseline_same_output,omitempty"`
 }
 
 // rivalPath finds the rival's program and the programs it requires; ""
@@ -1097,17 +1199,27 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 	}
 	fp := proc{path: fsbox, argv: append([]string{fsbox}, args...), dir: dir, env: append(slices.Clone(fsboxEnv), c.env...), stdin: c.stdin, setup: c.setup}
 	procs := []proc{fp}
-	if c.rival != nil && c.rivalPolicy != (policy{}) {
+	// bi and ri are the baseline's and the rival's places in procs; -1
+	// for none.
+	bi, ri := -1, -1
+	if cfg.baseline != "" {
+		bp := fp
+		bp.path, bp.argv = cfg.baseline, append([]string{cfg.baseline}, args...)
+		bi, procs = len(procs), append(procs, bp)
+	}
+	switch {
+	case c.rival == nil || cfg.baselineOnly:
+	case c.rivalPolicy != (policy{}):
 		argv := append([]string{fsbox, "--config", writePolicy(dir, c.rivalPolicy)}, c.rival[1:]...)
-		procs = append(procs, proc{path: fsbox, argv: argv, dir: dir, env: append(slices.Clone(fsboxEnv), c.env...), stdin: c.stdin, setup: c.setup})
-	} else if c.rival != nil {
+		ri, procs = len(procs), append(procs, proc{path: fsbox, argv: argv, dir: dir, env: append(slices.Clone(fsboxEnv), c.env...), stdin: c.stdin, setup: c.setup})
+	default:
 		rpath, missing := rivalPath(c)
 		if missing != "" {
 			res.Skipped = fmt.Sprintf("rival %q is not installed: skipped, timing fsbox alone", missing)
 		} else {
 			argv := slices.Clone(c.rival)
 			argv[0] = filepath.Base(rpath)
-			procs = append(procs, proc{path: rpath, argv: argv, dir: dir, env: append(os.Environ(), c.env...), stdin: c.stdin, setup: c.setup})
+			ri, procs = len(procs), append(procs, proc{path: rpath, argv: argv, dir: dir, env: append(os.Environ(), c.env...), stdin: c.stdin, setup: c.setup})
 		}
 	}
 	if c.viaShell {
@@ -1124,48 +1236,130 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 		res.Bytes = n
 	}
 
-	// Warm-up, which also warms the page cache and runs the checks.
-	var outs [][]byte
-	for i, p := range procs {
-		out, s, err := p.warmup(c.okExit, cfg.guard)
-		if i == 0 && errors.Is(err, errKilled) {
-			return killed(cfg, c, res, s)
+	// active: still in the loop. The baseline leaves it when it cannot run
+	// the command or the guard kills it; the row goes on without it.
+	active := make([]bool, len(procs))
+	samples := make([][]sample, len(procs))
+	warm := make([]sample, len(procs))
+	var baseKilled *sample
+	baseline := func() *stats {
+		switch {
+		case bi < 0 || res.BaselineError != "":
+			return nil
+		case baseKilled != nil:
+			return killedStats(*baseKilled)
+		case len(samples[bi]) > 0:
+			return summarize(samples[bi])
+		case active[bi]:
+			return summarize(warm[bi : bi+1])
 		}
-		if err != nil {
+		return nil
+	}
+	baseFailed := func(err error) {
+		res.BaselineError = "baseline: " + err.Error()
+		progress("   %s", res.BaselineError)
+		active[bi] = false
+	}
+	baseWasKilled := func(s sample) {
+		if s.killed == "time" {
+			progress("   the baseline did not finish within %v: killed, with its process group; no further runs", cfg.guard.timeout)
+		} else {
+			progress("   the baseline passed -max-rss (%s) after %v: killed, with its process group; no further runs", kib(cfg.guard.rssKiB), s.wall.Round(time.Millisecond))
+		}
+		baseKilled, active[bi] = &s, false
+	}
+
+	// Warm-up, which also warms the page cache and runs the checks. When
+	// fsbox is killed, the baseline still gets its warm-up run (its time
+	// for the verdict), the rival none.
+	outs := make([][]byte, len(procs))
+	var curKilled *sample
+	for i, p := range procs {
+		if curKilled != nil && i != bi {
+			continue
+		}
+		out, s, err := p.warmup(c.okExit, cfg.guard)
+		switch {
+		case i == bi && errors.Is(err, errKilled):
+			baseWasKilled(s)
+		case i == bi && err != nil:
+			baseFailed(err)
+		case i == 0 && errors.Is(err, errKilled):
+			curKilled = &s
+		case err != nil:
 			res.Error = err.Error()
 			return res
+		default:
+			outs[i], warm[i], active[i] = out, s, true
 		}
-		outs = append(outs, out)
 	}
-	if c.same && len(outs) == 2 {
-		same := bytes.Equal(outs[0], outs[1])
+	if curKilled != nil {
+		res = killed(cfg, c, res, *curKilled)
+		res.Baseline = baseline()
+		compareBaseline(&res)
+		return res
+	}
+	if c.same && ri >= 0 {
+		same := bytes.Equal(outs[0], outs[ri])
 		res.SameOutput = &same
 		if !same {
 			res.Error = fmt.Sprintf("outputs differ: fsbox printed %d bytes (%q...), the rival %d (%q...)",
-				len(outs[0]), head(outs[0]), len(outs[1]), head(outs[1]))
+				len(outs[0]), head(outs[0]), len(outs[ri]), head(outs[ri]))
 			return res
 		}
 	}
+	if c.same && bi >= 0 && active[bi] {
+		same := bytes.Equal(outs[0], outs[bi])
+		res.BaselineSame = &same
+	}
 
 	// Interleaved runs until each side has had its budget and its minimum,
-	// or, when its runs are slow, the timeout (one run at least).
+	// or, when its runs are slow, the timeout (one run at least). fsbox and
+	// the baseline are a pair: they take turns going first, and both run
+	// in a round while either needs more runs, so both get as many (unless
+	// one reaches the timeout or leaves the loop: the other goes on alone).
 	timeout := cfg.guard.timeout
-	samples := make([][]sample, len(procs))
 	spent := make([]time.Duration, len(procs))
-	for {
+	stopped := func(i int) bool {
+		n := len(samples[i])
+		return !active[i] || n >= cfg.maxRuns || (n > 0 && timeout > 0 && spent[i] >= timeout)
+	}
+	done := func(i int) bool { return len(samples[i]) >= cfg.minRuns && spent[i] >= cfg.budget }
+	order := make([]int, len(procs))
+	due := make([]bool, len(procs))
+	for round := 0; ; round++ {
+		for i := range order {
+			order[i] = i
+			due[i] = !stopped(i) && !done(i)
+		}
+		if bi >= 0 && !stopped(0) && !stopped(bi) {
+			due[0] = !done(0) || !done(bi)
+			due[bi] = due[0]
+		}
+		if bi >= 0 && round%2 == 1 {
+			order[0], order[bi] = bi, 0
+		}
 		busy := false
-		for i, p := range procs {
-			n := len(samples[i])
-			if n >= cfg.maxRuns || (n >= cfg.minRuns && spent[i] >= cfg.budget) || (n > 0 && timeout > 0 && spent[i] >= timeout) {
+		for _, i := range order {
+			if !due[i] || !active[i] {
 				continue
 			}
 			busy = true
-			s, err := p.run(devnull, devnull, c.okExit, cfg.guard)
-			if i == 0 && errors.Is(err, errKilled) {
-				return killed(cfg, c, res, s)
-			}
-			if err != nil {
-				res.Error = fmt.Sprintf("%s: %v", showArgv(p.argv), err)
+			s, err := procs[i].run(devnull, devnull, c.okExit, cfg.guard)
+			switch {
+			case i == 0 && errors.Is(err, errKilled):
+				res = killed(cfg, c, res, s)
+				res.Baseline = baseline()
+				compareBaseline(&res)
+				return res
+			case i == bi && errors.Is(err, errKilled):
+				baseWasKilled(s)
+				continue
+			case i == bi && err != nil:
+				baseFailed(fmt.Errorf("%s: %v", showArgv(procs[i].argv), err))
+				continue
+			case err != nil:
+				res.Error = fmt.Sprintf("%s: %v", showArgv(procs[i].argv), err)
 				return res
 			}
 			samples[i] = append(samples[i], s)
@@ -1177,12 +1371,17 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 	}
 
 	res.Fsbox = summarize(samples[0])
-	if len(procs) == 2 {
-		res.Rival = summarize(samples[1])
+	if ri >= 0 {
+		res.Rival = summarize(samples[ri])
 	}
+	res.Baseline = baseline()
 	hwm := ownHWM()
-	for i, st := range []*stats{res.Fsbox, res.Rival} {
-		if st == nil {
+	for _, side := range []struct {
+		st *stats
+		i  int
+	}{{res.Fsbox, 0}, {res.Rival, ri}, {res.Baseline, bi}} {
+		st := side.st
+		if st == nil || st.Killed != "" {
 			continue
 		}
 		if rss.time == "" {
@@ -1194,9 +1393,14 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 		if med := time.Duration(st.MedianMs * 1e6); timeout > 0 && med > 0 {
 			runs = max(1, min(runs, int(timeout/med)))
 		}
-		k, err := rss.peak(procs[i], devnull, c.okExit, runs, cfg.guard)
+		k, err := rss.peak(procs[side.i], devnull, c.okExit, runs, cfg.guard)
 		if errors.Is(err, errKilled) {
 			st.PeakRSSKiB, st.RSSExact = st.DirectRSSKiB, hwm > 0 && st.DirectRSSKiB > hwm
+			continue
+		}
+		if err != nil && side.i == bi {
+			baseFailed(err)
+			res.Baseline = nil
 			continue
 		}
 		if err != nil {
@@ -1223,12 +1427,13 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 	}
 	if res.Bytes > 0 {
 		gib := float64(res.Bytes) / (1 << 30)
-		for _, s := range []*stats{res.Fsbox, res.Rival} {
+		for _, s := range []*stats{res.Fsbox, res.Rival, res.Baseline} {
 			if s != nil {
 				s.PerGiBMs = math.Round(s.MedianMs/gib*1000) / 1000
 			}
 		}
 	}
+	compareBaseline(&res)
 	return res
 }
 
@@ -1242,9 +1447,7 @@ func killed(cfg config, c comparison, res result, s sample) result {
 	} else {
 		progress("   fsbox passed -max-rss (%s) after %v: killed, with its process group; no further runs", kib(cfg.guard.rssKiB), s.wall.Round(time.Millisecond))
 	}
-	hwm := ownHWM()
-	res.Fsbox = &stats{MedianMs: ms(s.wall), MinMs: ms(s.wall), P25Ms: ms(s.wall), P75Ms: ms(s.wall), MaxMs: ms(s.wall),
-		PeakRSSKiB: s.rssKiB, RSSExact: hwm > 0 && s.rssKiB > hwm, DirectRSSKiB: s.rssKiB, Killed: s.killed}
+	res.Fsbox = killedStats(s)
 	if c.maxSeconds > 0 && res.Fsbox.MedianMs >= res.TimeTargetMs {
 		pass := false
 		res.TimePass = &pass
@@ -1254,6 +1457,69 @@ func killed(cfg config, c comparison, res result, s sample) result {
 		res.RSSPass = &pass
 	}
 	return res
+}
+
+// killedStats are the figures of a run the guard killed: how long it ran
+// and its peak RSS until then (exact only when above the driver's own
+// high-water mark).
+func killedStats(s sample) *stats {
+	hwm := ownHWM()
+	return &stats{MedianMs: ms(s.wall), MinMs: ms(s.wall), P25Ms: ms(s.wall), P75Ms: ms(s.wall), MaxMs: ms(s.wall),
+		PeakRSSKiB: s.rssKiB, RSSExact: hwm > 0 && s.rssKiB > hwm, DirectRSSKiB: s.rssKiB, Killed: s.killed}
+}
+
+// The regression rule against a baseline: the current build's median may
+// exceed the baseline's by at most the larger of regressFrac of the
+// baseline's median and regressMs.
+const (
+	regressFrac = 0.05
+	regressMs   = 0.2
+)
+
+// compareBaseline sets a row's ratio, change and verdict against the
+// baseline, when both sides have a time.
+func compareBaseline(r *result) {
+	cur, base := r.Fsbox, r.Baseline
+	if cur == nil || base == nil || cur.MedianMs <= 0 || base.MedianMs <= 0 {
+		return
+	}
+	r.BaselineRatio = math.Round(cur.MedianMs/base.MedianMs*1000) / 1000
+	r.BaselineDeltaMs = math.Round((cur.MedianMs-base.MedianMs)*1000) / 1000
+	r.BaselineVerdict = baselineVerdict(cur, base)
+}
+
+// baselineVerdict is "REGRESSION" when cur is slower than base by more
+// than max(regressFrac of base, regressMs), "faster" when quicker by as
+// much, else "ok". A killed side's time is a lower bound: the side the
+// guard killed is the slower one (or the one that took too much memory).
+func baselineVerdict(cur, base *stats) string {
+	switch {
+	case cur.Killed != "" && base.Killed != "":
+		return "both killed"
+	case cur.Killed != "":
+		return "REGRESSION"
+	case base.Killed != "":
+		return "faster"
+	}
+	tol := max(regressFrac*base.MedianMs, regressMs)
+	switch d := cur.MedianMs - base.MedianMs; {
+	case d > tol:
+		return "REGRESSION"
+	case -d > tol:
+		return "faster"
+	}
+	return "ok"
+}
+
+// version is the first line of bin --version, "" when it says nothing.
+func version(bin string) string {
+	cmd := exec.Command(bin, "--version")
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+os.DevNull)
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return firstLine(strings.TrimSpace(string(out)))
 }
 
 // showArgv joins argv for a message, each very long argument (such as an
@@ -1305,6 +1571,12 @@ type report struct {
 	LoadStart string               `json:"loadavg_start,omitempty"` // /proc/loadavg: 1, 5, 15 minutes
 	LoadEnd   string               `json:"loadavg_end,omitempty"`
 	Results   []result             `json:"results"`
+
+	// FsboxVersion and BaselineVersion are the binaries' --version lines.
+	FsboxVersion    string `json:"fsbox_version,omitempty"`
+	Baseline        string `json:"baseline,omitempty"` // -baseline
+	BaselineVersion string `json:"baseline_version,omitempty"`
+	BaselineOnly    bool   `json:"baseline_only,omitempty"` // no rivals were run
 }
 
 func printTable(w io.Writer, rep report) {
@@ -1420,6 +1692,151 @@ func printTable(w io.Writer, rep report) {
 		}
 	}
 	fmt.Fprintln(w, "PASS/MISS compare with the targets; a MISS is a finding to look into, not a failure.")
+}
+
+// printBaselineTable prints the rows against the baseline: each side's
+// median, the ratio, the change and the verdict, both peak RSSes, and
+// the row's own targets. Alone (-baseline-only) it ends with the rows'
+// commands and the notes printTable would print.
+func printBaselineTable(w io.Writer, rep report) {
+	rows := [][]string{{"comparison", "fsbox", "baseline", "ratio", "change", "verdict", "fsbox RSS", "baseline RSS", "runs", "targets, notes"}}
+	rssCell := func(st *stats) string {
+		switch {
+		case st == nil || st.PeakRSSKiB <= 0:
+			return "-"
+		case st.Killed != "" && st.RSSExact:
+			return ">= " + kib(st.PeakRSSKiB)
+		case st.Killed != "":
+			return "-"
+		case !st.RSSExact:
+			return "<= " + kib(st.PeakRSSKiB)
+		}
+		return kib(st.PeakRSSKiB)
+	}
+	timeCell := func(st *stats) string {
+		switch {
+		case st == nil || st.MaxMs <= 0:
+			return "-"
+		case st.Killed != "":
+			return "> " + dur(st.MedianMs)
+		}
+		return dur(st.MedianMs)
+	}
+	regressions := 0
+	for _, r := range rep.Results {
+		row := []string{r.Name, timeCell(r.Fsbox), timeCell(r.Baseline), "-", "-", r.BaselineVerdict, rssCell(r.Fsbox), rssCell(r.Baseline), "-", ""}
+		if r.Error != "" {
+			row[1] = "ERROR"
+		}
+		if r.BaselineError != "" {
+			row[2] = "ERROR"
+		}
+		if r.BaselineRatio > 0 {
+			row[3] = fmt.Sprintf("%.3fx", r.BaselineRatio)
+			row[4] = fmt.Sprintf("%+.2fms %+.1f%%", r.BaselineDeltaMs, (r.BaselineRatio-1)*100)
+			if r.Fsbox.MedianMs >= 10 && r.Baseline.MedianMs >= 10 {
+				row[4] = fmt.Sprintf("%+.1fms %+.1f%%", r.BaselineDeltaMs, (r.BaselineRatio-1)*100)
+			}
+		}
+		if r.BaselineVerdict == "REGRESSION" {
+			regressions++
+		}
+		if r.Fsbox != nil && r.Fsbox.Killed == "" && r.Fsbox.Runs > 0 {
+			row[8] = strconv.Itoa(r.Fsbox.Runs)
+			if r.Baseline != nil && r.Baseline.Killed == "" {
+				row[8] += "/" + strconv.Itoa(r.Baseline.Runs)
+			}
+		}
+		var notes []string
+		for _, t := range []struct {
+			name string
+			pass *bool
+		}{{"time", r.TimePass}, {"RSS", r.RSSPass}, {"ratio", r.RatioPass}} {
+			if t.pass != nil {
+				notes = append(notes, t.name+" "+verdict(t.pass))
+			}
+		}
+		if r.BaselineSame != nil && !*r.BaselineSame {
+			notes = append(notes, "output differs from the baseline's")
+		}
+		row[9] = strings.Join(notes, ", ")
+		rows = append(rows, row)
+	}
+	widths := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, cell := range row {
+			widths[i] = max(widths[i], len([]rune(cell)))
+		}
+	}
+	quick := ""
+	if rep.Quick {
+		quick = " (-quick: rough figures)"
+	}
+	named := func(path, version string) string {
+		if version == "" {
+			return path
+		}
+		return path + " (" + version + ")"
+	}
+	fmt.Fprintf(w, "\nfsbox %s\n  vs baseline %s;\n  %s/%s, %d CPUs, %s; median wall time per run, the two interleaved run for run, stdout to /dev/null%s\n\n",
+		named(rep.Fsbox, rep.FsboxVersion), named(rep.Baseline, rep.BaselineVersion), rep.OS, rep.Arch, rep.CPUs, rep.Go, quick)
+	for _, row := range rows {
+		var b strings.Builder
+		for i, cell := range row {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			pad := strings.Repeat(" ", widths[i]-len([]rune(cell)))
+			if i >= 1 && i <= 4 || i >= 6 && i <= 8 {
+				b.WriteString(pad + cell) // numbers right-aligned
+			} else {
+				b.WriteString(cell + pad)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "REGRESSION: fsbox's median is above the baseline's by more than %.0f %% of it and more than %.1f ms (whichever is larger);\n", regressFrac*100, regressMs)
+	fmt.Fprintf(w, "faster: below it by as much; ok: within. %d regression(s) in %d rows.\n", regressions, len(rep.Results))
+	if rep.Quick {
+		fmt.Fprintln(w, "With -quick the medians rest on a few runs: confirm a REGRESSION without it.")
+	}
+	if !rep.BaselineOnly {
+		for _, r := range rep.Results {
+			if r.BaselineError != "" {
+				fmt.Fprintf(w, "  %-*s  %s\n", widths[0], r.Name, r.BaselineError)
+			}
+		}
+		return
+	}
+	fmt.Fprintln(w)
+	if rep.LoadStart != "" {
+		fmt.Fprintf(w, "Load average %s at the start, %s at the end", rep.LoadStart, rep.LoadEnd)
+		if busy(rep.LoadStart, rep.CPUs) || busy(rep.LoadEnd, rep.CPUs) {
+			fmt.Fprintf(w, ": the machine was busy, so the figures are noisy (the two sides are interleaved, so both take it alike)")
+		}
+		fmt.Fprintln(w, ".")
+		fmt.Fprintln(w)
+	}
+	for _, r := range rep.Results {
+		fmt.Fprintf(w, "  %-*s  %s\n", widths[0], r.Name, strings.Join(r.FsboxArgv, " "))
+		if r.Error != "" {
+			fmt.Fprintf(w, "  %-*s  ERROR: %s\n", widths[0], "", r.Error)
+		}
+		if r.BaselineError != "" {
+			fmt.Fprintf(w, "  %-*s  ERROR: %s\n", widths[0], "", r.BaselineError)
+		}
+	}
+	fmt.Fprintf(w, "\nRivals not run (-baseline-only). Peak RSS: %s.\n", rep.RSSMethod)
+	mcpFooter(w, rep)
+	for _, r := range rep.Results {
+		if (r.Fsbox != nil && r.Fsbox.Killed != "") || (r.Baseline != nil && r.Baseline.Killed != "") {
+			fmt.Fprintf(w, "killed: the run passed -timeout (%s) or -max-rss (%s) and was killed with its process group;\n", dur(rep.TimeoutMs), kib(rep.MaxRSSKiB))
+			fmt.Fprintln(w, "its time is how long it ran, its RSS (>=) its peak until then, shown when above the driver's own.")
+			break
+		}
+	}
+	fmt.Fprintln(w, "PASS/MISS compare fsbox with the row's targets; a MISS is a finding to look into, not a failure.")
 }
 
 // loadavg is the 1, 5 and 15 minute load averages, "" where unknown.

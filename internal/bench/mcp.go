@@ -22,6 +22,11 @@ package main
 // the package's bin, dist/index.js) the same way, with its own tool names
 // and absolute paths. Without node or npm, or when npm cannot install it,
 // the rows time fsbox alone and say why the peer was skipped.
+//
+// With -baseline, a server of the baseline binary runs beside fsbox's, in
+// sessions open at the same time: their starts and calls alternate, one
+// for one, each editing a file of its own; the peer is left out unless
+// -baseline-only=false.
 
 import (
 	"bufio"
@@ -49,6 +54,7 @@ const (
 	mcpTree     = "go"             // copies of Go's src/strings, src/bufio and src/encoding/json
 	mcpLsDir    = "go/strings"     // about 18 entries
 	mcpEditFile = "edit.txt"       // rewritten by the harness before each session
+	mcpEditBase = "edit-base.txt"  // the same, for the -baseline server
 	mcpPeerPkg  = "@modelcontextprotocol/server-filesystem"
 	mcpPeerVer  = "2026.8.31"
 	dirMCPPeer  = "mcp-peer" // npm's prefix for the peer, in the data directory
@@ -323,14 +329,15 @@ type mcpSide struct {
 	argv []string
 	env  []string
 	ops  []mcpOp
+	edit string // the file its edit calls change, in the workdir (each side has its own)
 	// mixed is an extra call for the 1,000 mixed calls (fsbox: a page of
 	// the 50 MiB log); nil for none.
 	mixed func(i int) (string, map[string]any)
 }
 
-func fsboxMCPSide(fsbox, work string, env []string) mcpSide {
+func fsboxMCPSide(fsbox, work string, env []string, edit string) mcpSide {
 	return mcpSide{
-		path: fsbox, argv: []string{fsbox, "mcp", work}, env: env,
+		path: fsbox, argv: []string{fsbox, "mcp", work}, env: env, edit: edit,
 		ops: []mcpOp{
 			{"mcp-stat", func(int) (string, map[string]any) { return "fsbox_stat", map[string]any{"path": mcpText} }},
 			{"mcp-read-10KiB", func(int) (string, map[string]any) { return "fsbox_read", map[string]any{"path": mcpText} }},
@@ -340,7 +347,7 @@ func fsboxMCPSide(fsbox, work string, env []string) mcpSide {
 			}},
 			{"mcp-edit", func(i int) (string, map[string]any) {
 				old, new := editPair(i)
-				return "fsbox_edit", map[string]any{"path": mcpEditFile, "old": old, "new": new}
+				return "fsbox_edit", map[string]any{"path": edit, "old": old, "new": new}
 			}},
 		},
 		mixed: func(i int) (string, map[string]any) {
@@ -359,7 +366,7 @@ func peerMCPSide(peer *mcpPeerInstall, work string, names map[string]bool) mcpSi
 	}
 	abs := func(p string) string { return filepath.Join(work, p) }
 	return mcpSide{
-		path: peer.node, argv: peer.argv(work), env: os.Environ(),
+		path: peer.node, argv: peer.argv(work), env: os.Environ(), edit: mcpEditFile,
 		ops: []mcpOp{
 			{"mcp-stat", func(int) (string, map[string]any) { return "get_file_info", map[string]any{"path": abs(mcpText)} }},
 			{"mcp-read-10KiB", func(int) (string, map[string]any) { return read, map[string]any{"path": abs(mcpText)} }},
@@ -384,16 +391,16 @@ func editPair(i int) (old, new string) {
 	return "EDIT_MARKER_OMEGA", "EDIT_MARKER_ALPHA"
 }
 
-// resetEditFile writes the edit target afresh: the 10 KiB text with
-// EDIT_MARKER_ALPHA once, in the middle.
-func resetEditFile(work string) error {
+// resetEditFile writes an edit target (name, in the workdir) afresh: the
+// 10 KiB text with EDIT_MARKER_ALPHA once, in the middle.
+func resetEditFile(work, name string) error {
 	b, err := os.ReadFile(filepath.Join(work, mcpText))
 	if err != nil {
 		return err
 	}
 	mid := bytes.IndexByte(b[len(b)/2:], '\n') + len(b)/2 + 1
 	text := slices.Concat(b[:mid], []byte("EDIT_MARKER_ALPHA\n"), b[mid:])
-	return os.WriteFile(filepath.Join(work, mcpEditFile), text, 0o644)
+	return os.WriteFile(filepath.Join(work, name), text, 0o644)
 }
 
 // mcpResult is one side's figures.
@@ -407,11 +414,17 @@ type mcpResult struct {
 	hwm     map[string]int64 // the session's VmHWM after each row's calls
 }
 
-// runMCPSide measures one server: fresh starts, then one session of warm
-// calls, then one of mixed calls.
-func runMCPSide(side mcpSide, work string, limit time.Duration, want map[string]bool) (*mcpResult, error) {
-	r := &mcpResult{calls: map[string][]sample{}, hwm: map[string]int64{}}
-	start := func() (*rpcServer, error) {
+// runMCPSides measures the servers side by side: fresh starts, then one
+// session each of warm calls, then one each of mixed calls. With more than
+// one side, their starts and calls alternate (each side has its sessions
+// open at once, and the sides take turns going first), so that the
+// machine's noise falls on all alike.
+func runMCPSides(sides []mcpSide, work string, limit time.Duration, want map[string]bool) ([]*mcpResult, error) {
+	rs := make([]*mcpResult, len(sides))
+	for j := range rs {
+		rs[j] = &mcpResult{calls: map[string][]sample{}, hwm: map[string]int64{}}
+	}
+	start := func(side mcpSide) (*rpcServer, error) {
 		s, err := startServer(side.path, side.argv, work, side.env, limit)
 		if err != nil {
 			return nil, err
@@ -422,6 +435,41 @@ func runMCPSide(side mcpSide, work string, limit time.Duration, want map[string]
 		}
 		return s, nil
 	}
+	// order is the sides' order in round i.
+	order := func(i int) []int {
+		o := make([]int, len(sides))
+		for j := range o {
+			o[j] = (i + j) % len(sides)
+		}
+		return o
+	}
+	// sessions starts a session of every side, its edit file written afresh.
+	sessions := func() ([]*rpcServer, error) {
+		ss := make([]*rpcServer, len(sides))
+		for j, side := range sides {
+			err := resetEditFile(work, side.edit)
+			if err == nil {
+				ss[j], err = start(side)
+			}
+			if err == nil {
+				if err = ss[j].initialized(); err != nil {
+					ss[j].close()
+				}
+			}
+			if err != nil {
+				for _, s := range ss[:j] {
+					s.close()
+				}
+				return nil, err
+			}
+		}
+		return ss, nil
+	}
+	closeAll := func(ss []*rpcServer) {
+		for _, s := range ss {
+			s.close()
+		}
+	}
 
 	// Start-up, and the idle RSS (of the first start, after a moment's rest).
 	starts := mcpStarts
@@ -429,90 +477,89 @@ func runMCPSide(side mcpSide, work string, limit time.Duration, want map[string]
 		starts = 1
 	}
 	for i := range starts {
-		s, err := start()
-		if err != nil {
-			return nil, err
-		}
-		r.startup = append(r.startup, sample{wall: time.Since(s.start)})
-		if i == 0 {
-			if err := s.initialized(); err != nil {
-				s.close()
+		for _, j := range order(i) {
+			s, err := start(sides[j])
+			if err != nil {
 				return nil, err
 			}
-			time.Sleep(100 * time.Millisecond)
-			r.idleKiB = vmRSSKiB(s.cmd.Process.Pid)
+			rs[j].startup = append(rs[j].startup, sample{wall: time.Since(s.start)})
+			if i == 0 {
+				if err := s.initialized(); err != nil {
+					s.close()
+					return nil, err
+				}
+				time.Sleep(100 * time.Millisecond)
+				rs[j].idleKiB = vmRSSKiB(s.cmd.Process.Pid)
+			}
+			s.close()
 		}
-		s.close()
 	}
 
-	// Warm calls.
-	if err := resetEditFile(work); err != nil {
-		return nil, err
-	}
-	s, err := start()
+	// Warm calls. Every side has the same rows, in the same order.
+	ss, err := sessions()
 	if err != nil {
 		return nil, err
 	}
-	defer s.close()
-	if err := s.initialized(); err != nil {
-		return nil, err
-	}
-	for _, op := range side.ops {
+	defer closeAll(ss)
+	for k, op := range sides[0].ops {
 		if !want[op.row] {
 			continue
 		}
 		for i := range mcpWarmups + mcpCalls {
-			tool, args := op.args(i)
-			t0 := time.Now()
-			if err := s.tool(tool, args); err != nil {
-				return nil, fmt.Errorf("%s: %w", op.row, err)
-			}
-			if i >= mcpWarmups {
-				r.calls[op.row] = append(r.calls[op.row], sample{wall: time.Since(t0)})
+			for _, j := range order(i) {
+				tool, args := sides[j].ops[k].args(i)
+				t0 := time.Now()
+				if err := ss[j].tool(tool, args); err != nil {
+					return nil, fmt.Errorf("%s: %w", op.row, err)
+				}
+				if i >= mcpWarmups {
+					rs[j].calls[op.row] = append(rs[j].calls[op.row], sample{wall: time.Since(t0)})
+				}
 			}
 		}
-		r.hwm[op.row] = procStatusKiB(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid), "VmHWM:")
+		for j, s := range ss {
+			rs[j].hwm[op.row] = procStatusKiB(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid), "VmHWM:")
+		}
 	}
-	s.close()
+	closeAll(ss)
 
-	// Mixed calls, in a fresh session.
+	// Mixed calls, in fresh sessions.
 	if !want["mcp-rss-1000"] {
-		return r, nil
+		return rs, nil
 	}
-	if err := resetEditFile(work); err != nil {
-		return nil, err
-	}
-	m, err := start()
+	mixed, err := sessions()
 	if err != nil {
 		return nil, err
 	}
-	defer m.close()
-	if err := m.initialized(); err != nil {
-		return nil, err
-	}
-	kinds := len(side.ops)
-	if side.mixed != nil {
-		kinds++
-	}
+	defer closeAll(mixed)
 	for i := range mcpMixedCalls {
-		k := i % kinds
-		var tool string
-		var args map[string]any
-		if k < len(side.ops) {
-			tool, args = side.ops[k].args(i / kinds)
-		} else {
-			tool, args = side.mixed(i / kinds)
+		for _, j := range order(i) {
+			side := sides[j]
+			kinds := len(side.ops)
+			if side.mixed != nil {
+				kinds++
+			}
+			k := i % kinds
+			var tool string
+			var args map[string]any
+			if k < len(side.ops) {
+				tool, args = side.ops[k].args(i / kinds)
+			} else {
+				tool, args = side.mixed(i / kinds)
+			}
+			t0 := time.Now()
+			if err := mixed[j].tool(tool, args); err != nil {
+				return nil, fmt.Errorf("mixed call %d: %w", i, err)
+			}
+			rs[j].mixed = append(rs[j].mixed, sample{wall: time.Since(t0)})
 		}
-		t0 := time.Now()
-		if err := m.tool(tool, args); err != nil {
-			return nil, fmt.Errorf("mixed call %d: %w", i, err)
-		}
-		r.mixed = append(r.mixed, sample{wall: time.Since(t0)})
 	}
-	pid := m.cmd.Process.Pid
-	r.busyKiB = vmRSSKiB(pid)
-	r.busyHWM = procStatusKiB(fmt.Sprintf("/proc/%d/status", pid), "VmHWM:")
-	return r, nil
+	for j, m := range mixed {
+		pid := m.cmd.Process.Pid
+		rs[j].busyKiB = vmRSSKiB(pid)
+		rs[j].busyHWM = procStatusKiB(fmt.Sprintf("/proc/%d/status", pid), "VmHWM:")
+	}
+	return rs, nil
 }
 
 // mcpPeerInstall is the installed peer.
@@ -673,13 +720,41 @@ func benchMCP(cfg config, dir, fsbox string, fsboxEnv []string, rows []string) [
 		}
 	}
 
-	progress("== mcp: fsbox mcp %s", work)
-	fr, err := runMCPSide(fsboxMCPSide(fsbox, work, fsboxEnv), work, cfg.guard.timeout, want)
+	// With -baseline, a server of the baseline's beside fsbox's, their
+	// calls alternating; when the pair fails, fsbox is timed alone.
+	sides := []mcpSide{fsboxMCPSide(fsbox, work, fsboxEnv, mcpEditFile)}
+	baseErr := ""
+	if cfg.baseline != "" {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(cfg.baseline), "fsbox-full")); err != nil {
+			baseErr = fmt.Sprintf("baseline: fsbox-full is not beside %s", cfg.baseline)
+		} else {
+			sides = append(sides, fsboxMCPSide(cfg.baseline, work, fsboxEnv, mcpEditBase))
+		}
+	}
+	if len(sides) == 2 {
+		progress("== mcp: fsbox mcp %s, and the baseline's, interleaved", work)
+	} else {
+		progress("== mcp: fsbox mcp %s", work)
+	}
+	rs, err := runMCPSides(sides, work, cfg.guard.timeout, want)
+	if err != nil && len(sides) == 2 {
+		baseErr = "baseline: fsbox and the baseline together failed (" + firstLine(err.Error()) + "); fsbox timed alone"
+		progress("   %s", baseErr)
+		rs, err = runMCPSides(sides[:1], work, cfg.guard.timeout, want)
+	}
 	if err != nil {
 		return fail(err)
 	}
+	fr := rs[0]
+	var br *mcpResult
+	if len(rs) == 2 {
+		br = rs[1]
+	}
 
-	peer, skipped := mcpPeer(dir)
+	peer, skipped := (*mcpPeerInstall)(nil), "not run (-baseline-only)"
+	if !cfg.baselineOnly {
+		peer, skipped = mcpPeer(dir)
+	}
 	var pr *mcpResult
 	peerVersion := ""
 	if peer != nil {
@@ -695,7 +770,7 @@ func benchMCP(cfg config, dir, fsbox string, fsboxEnv []string, rows []string) [
 			pr, skipped = nil, "skipped: it did not run ("+firstLine(err.Error())+")"
 		}
 	}
-	if skipped != "" {
+	if skipped != "" && !cfg.baselineOnly {
 		progress("   peer %s", skipped)
 	}
 
@@ -754,9 +829,15 @@ func benchMCP(cfg config, dir, fsbox string, fsboxEnv []string, rows []string) [
 				res.Rival = summarizeCalls(ps)
 				res.Ratio = float64(int(res.Fsbox.MedianMs/res.Rival.MedianMs*1000+0.5)) / 1000
 				res.Note += fmt.Sprintf("; peer p90 %s", dur(res.Rival.P90Ms))
-			} else {
+			} else if !cfg.baselineOnly {
 				res.Skipped = "peer " + skipped
 			}
+		}
+		if br != nil {
+			res.Baseline = mcpStats(res.Name, br)
+			compareBaseline(res)
+		} else {
+			res.BaselineError = baseErr
 		}
 		if res.Rival != nil && res.RatioTarget > 0 {
 			pass := res.Ratio <= res.RatioTarget
@@ -772,6 +853,24 @@ func benchMCP(cfg config, dir, fsbox string, fsboxEnv []string, rows []string) [
 		}
 	}
 	return results
+}
+
+// mcpStats are a side's figures for an MCP row (as benchMCP gives them
+// for fsbox): the samples' times and the server's RSS.
+func mcpStats(row string, r *mcpResult) *stats {
+	switch row {
+	case "mcp-startup":
+		return summarizeCalls(r.startup)
+	case "mcp-rss-idle":
+		return &stats{Runs: 1, PeakRSSKiB: r.idleKiB, RSSExact: r.idleKiB > 0}
+	case "mcp-rss-1000":
+		st := summarizeCalls(r.mixed)
+		st.PeakRSSKiB, st.RSSExact = r.busyKiB, r.busyKiB > 0
+		return st
+	}
+	st := summarizeCalls(r.calls[row])
+	st.PeakRSSKiB, st.RSSExact = r.hwm[row], r.hwm[row] > 0
+	return st
 }
 
 // runMCPPeer runs the peer, once its tool names are known.
@@ -796,7 +895,11 @@ func runMCPPeer(peer *mcpPeerInstall, work string, limit time.Duration, want map
 			return nil, errors.New("the peer has no tool " + t)
 		}
 	}
-	return runMCPSide(peerMCPSide(peer, work, names), work, limit, want)
+	rs, err := runMCPSides([]mcpSide{peerMCPSide(peer, work, names)}, work, limit, want)
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
 }
 
 // summarizeCalls is summarize plus the p90.
