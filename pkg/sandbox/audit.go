@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -46,25 +45,6 @@ type AuditError struct {
 	Code Code   `json:"code"`
 	Rule Rule   `json:"rule,omitempty"`
 	Path string `json:"path,omitempty"`
-}
-
-// auditPath expands and checks [audit] log: absolute (after ~ and ${VAR}),
-// and outside the workdir, where the sandboxed side could rewrite it.
-func auditPath(p *Policy, env Env) (string, error) {
-	log, err := expandRoot(p.Audit.Log, env.Home, env.Getenv)
-	if err != nil {
-		return "", err
-	}
-	for _, work := range p.WritableDirs() {
-		if within(log, work) || reachesInto(log, []string{work}) != "" {
-			what := "the workdir"
-			if work != canonical(p.Workdir) {
-				what = "the write root"
-			}
-			return "", fmt.Errorf("%s lies inside %s %s, where the sandboxed side could rewrite it; keep the audit log outside", log, what, work)
-		}
-	}
-	return log, nil
 }
 
 // OpenAudit opens the policy's audit log for appending (creating it with

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // Stage 2, check: the rules — deny, allow, write_deny, regexes on every
@@ -273,21 +274,7 @@ func (s *Sandbox) insideRoot(abs string) bool {
 }
 
 // underAny: abs is one of dirs or lies below one.
-func underAny(abs string, dirs []string) bool {
-	for _, d := range dirs {
-		if abs == d || strings.HasPrefix(abs, strings.TrimSuffix(d, "/")+"/") {
-			return true
-		}
-	}
-	return false
-}
+func underAny(abs string, dirs []string) bool { return policy.UnderAny(abs, dirs) }
 
 // specialFS reports whether an absolute path lies in /proc, /sys or /dev.
-func specialFS(abs string) bool {
-	for _, d := range []string{"/proc", "/sys", "/dev"} {
-		if abs == d || strings.HasPrefix(abs, d+"/") {
-			return true
-		}
-	}
-	return false
-}
+func specialFS(abs string) bool { return policy.SpecialFS(abs) }

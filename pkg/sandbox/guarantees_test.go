@@ -6,35 +6,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-)
 
-func TestCheckRequire(t *testing.T) {
-	all := Guarantees{DescriptorPathCheck: true, DirLock: true, NoFollow: true, NoReplaceRename: true}
-	for _, c := range []struct {
-		name    string
-		require []string
-		have    Guarantees
-		want    string // a part of the error; "" for none
-	}{
-		{"all held", guaranteeNames, all, ""},
-		{"none held, all required", guaranteeNames, Guarantees{}, "does not give descriptor_path_check, dir_lock, no_follow, no_replace_rename"},
-		{"none held, none required", []string{}, Guarantees{}, ""},
-		{"one missing", guaranteeNames, Guarantees{DescriptorPathCheck: true, DirLock: true, NoFollow: true}, "does not give no_replace_rename,"},
-		{"the missing one not required", []string{"dir_lock", "no_follow"}, Guarantees{DirLock: true, NoFollow: true}, ""},
-		{"named twice", []string{"dir_lock", "dir_lock"}, Guarantees{}, "does not give dir_lock,"},
-		{"unknown", []string{"landlock"}, all, `unknown guarantee "landlock"`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			err := checkRequire(c.require, c.have)
-			switch {
-			case c.want == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-				t.Fatalf("got %v, want an error with %q", err, c.want)
-			}
-		})
-	}
-}
+	"github.com/fsbox/fsbox/pkg/policy"
+)
 
 // TestPlatformGuarantees: what roots reports for this platform, and that
 // the default policy requires all four, so a platform without them
@@ -61,7 +35,7 @@ func TestPlatformGuarantees(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := DefaultPolicy(dir)
-	if strings.Join(p.Sandbox.Require, ",") != strings.Join(guaranteeNames, ",") {
+	if strings.Join(p.Sandbox.Require, ",") != strings.Join(policy.GuaranteeNames(), ",") {
 		t.Errorf("the default policy requires %v, want all four", p.Sandbox.Require)
 	}
 	_, err := New(p, "")

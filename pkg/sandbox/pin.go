@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // Stage 3, pin: every named access starts with pin, then opens what the
@@ -412,17 +414,7 @@ func (s *Sandbox) kindCheckAt(m fs.FileMode, wantDir bool, t *target) error {
 	return err
 }
 
-func kindName(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
-		return "device"
-	}
-	return "special file"
-}
+func kindName(m fs.FileMode) string { return policy.KindName(m) }
 
 // checkOpened applies the policy to what an open descriptor really is:
 // its type, its filesystem, its real path and its link count.

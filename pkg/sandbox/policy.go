@@ -1,15 +1,43 @@
 package sandbox
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
-	"slices"
-	"strings"
-
-	"github.com/bmatcuk/doublestar/v4"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
+
+// The policy's types and loading live in package policy; these names keep
+// the sandbox's API as the ops and faces know it.
+
+type (
+	Policy        = policy.Policy
+	Paths         = policy.Paths
+	Limits        = policy.Limits
+	SandboxPolicy = policy.SandboxPolicy
+	Audit         = policy.Audit
+	Journal       = policy.Journal
+	Env           = policy.Env
+	Guarantees    = policy.Guarantees
+)
+
+// DefaultPolicy is the built-in policy for the current directory cwd.
+func DefaultPolicy(cwd string) *Policy { return policy.DefaultPolicy(cwd) }
+
+// Load finds and loads the policy (see policy.Load).
+func Load(env Env) (*Policy, error) { return policy.Load(env) }
+
+// ServePolicy narrows p to the directories an MCP server is given (see
+// policy.ServePolicy).
+func ServePolicy(p *Policy, dirs []string) (*Policy, error) { return policy.ServePolicy(p, dirs) }
+
+// StateDir is fsbox's state directory in env (see policy.StateDir).
+func StateDir(env Env) string { return policy.StateDir(env) }
+
+// PlatformGuarantees reports what holds on this platform, now.
+func PlatformGuarantees() Guarantees { return policy.PlatformGuarantees() }
+
+func within(p, dir string) bool                    { return policy.Within(p, dir) }
+func canonical(p string) string                    { return policy.Canonical(p) }
+func reach(abs string) []string                    { return policy.Reach(abs) }
+func reachesInto(abs string, dirs []string) string { return policy.ReachesInto(abs, dirs) }
 
 // Access is what an operation does to the paths it is given.
 type Access int
@@ -26,301 +54,10 @@ func (a Access) String() string {
 	return "read"
 }
 
-// Policy is the decoded TOML policy. Field tags are the file's keys.
-type Policy struct {
-	Workdir string `toml:"workdir" json:"workdir"`
-	// WriteRoots are more writable directories, writable exactly as the
-	// workdir is; disjoint from each other and from the workdir.
-	WriteRoots []string `toml:"write_roots" json:"write_roots"`
-	ReadRoots  []string `toml:"read_roots" json:"read_roots"`
-	// Commands switches operations on and off by name; an operation the
-	// table leaves out keeps its default (package ops knows the names
-	// and defaults, and refuses a name it does not know).
-	Commands map[string]bool `toml:"commands" json:"commands"`
-	Paths    Paths           `toml:"paths" json:"paths"`
-	// DenyHardlinks may also be written at the top level, before any table;
-	// it means the same as paths.deny_hardlinks.
-	DenyHardlinks bool          `toml:"deny_hardlinks" json:"-"`
-	Limits        Limits        `toml:"limits" json:"limits"`
-	Sandbox       SandboxPolicy `toml:"sandbox" json:"sandbox"`
-	Audit         Audit         `toml:"audit" json:"audit"`
-	Journal       Journal       `toml:"journal" json:"journal"`
-
-	// Source is the policy file's canonical path, "" for the built-in default.
-	Source string `toml:"-" json:"-"`
-	// Link is where the name that reached it lies (its directory resolved,
-	// the last component kept): it differs from Source through a symlink.
-	Link string `toml:"-" json:"-"`
-}
-
-// Paths holds the path rules of [paths].
-type Paths struct {
-	Deny          []string `toml:"deny" json:"deny"`
-	Allow         []string `toml:"allow" json:"allow"`
-	WriteDeny     []string `toml:"write_deny" json:"write_deny"`
-	DenyRegex     []string `toml:"deny_regex" json:"deny_regex"`
-	AllowRegex    []string `toml:"allow_regex" json:"allow_regex"`
-	DenyHardlinks bool     `toml:"deny_hardlinks" json:"deny_hardlinks"`
-}
-
-// Limits holds [limits]; every value is a positive count of bytes or items.
-type Limits struct {
-	MaxReadBytes  int64 `toml:"max_read_bytes" json:"max_read_bytes"`
-	MaxWriteBytes int64 `toml:"max_write_bytes" json:"max_write_bytes"`
-	MaxResults    int64 `toml:"max_results" json:"max_results"`
-	MaxSortBytes  int64 `toml:"max_sort_bytes" json:"max_sort_bytes"`
-	// MaxLineBytes is where JSON and NDJSON cut a line's text (grep's text
-	// and context, slice's and sort's lines, cut's fields).
-	MaxLineBytes int64 `toml:"max_line_bytes" json:"max_line_bytes"`
-}
-
-// Get returns the limit called name ("max_read_bytes").
-func (l Limits) Get(name string) (int64, bool) {
-	switch name {
-	case "max_read_bytes":
-		return l.MaxReadBytes, true
-	case "max_write_bytes":
-		return l.MaxWriteBytes, true
-	case "max_results":
-		return l.MaxResults, true
-	case "max_sort_bytes":
-		return l.MaxSortBytes, true
-	case "max_line_bytes":
-		return l.MaxLineBytes, true
-	}
-	return 0, false
-}
-
-// SandboxPolicy holds [sandbox].
-type SandboxPolicy struct {
-	Landlock string `toml:"landlock" json:"landlock"`
-	// Require names the platform guarantees (Guarantees) fsbox refuses to
-	// run without: all four unless the policy lowers it.
-	Require []string `toml:"require" json:"require"`
-}
-
-// Audit holds [audit].
-type Audit struct {
-	Log string `toml:"log" json:"log"`
-}
-
-// Journal holds [journal]: where the workdir's journal lives (outside
-// every root; "" is the default, a directory per workdir under fsbox's
-// state directory) and how large it may grow.
-type Journal struct {
-	Enabled  bool   `toml:"enabled" json:"enabled"`
-	Dir      string `toml:"dir" json:"dir"`
-	MaxBytes int64  `toml:"max_bytes" json:"max_bytes"`
-	// State is fsbox's state directory as Load found it in the call's
-	// environment (the default journal lives below it); "" has New read
-	// the process's.
-	State string `toml:"-" json:"-"`
-}
-
-// DefaultJournal is [journal] when the policy leaves it out.
-var DefaultJournal = Journal{Enabled: true, MaxBytes: 1 << 30}
-
-// DefaultLimits are the limits of SPEC §4.
-var DefaultLimits = Limits{
-	MaxReadBytes:  1 << 20,
-	MaxWriteBytes: 16 << 20,
-	MaxResults:    10000,
-	MaxSortBytes:  512 << 20,
-	MaxLineBytes:  64 << 10,
-}
-
-// newPolicy returns a policy holding every default a file may override.
-func newPolicy() *Policy {
-	return &Policy{Limits: DefaultLimits, Sandbox: SandboxPolicy{Landlock: "best-effort", Require: slices.Clone(guaranteeNames)}, Commands: map[string]bool{}, Journal: DefaultJournal}
-}
-
-// DefaultPolicy is the built-in policy: workdir = cwd, no extra read roots,
-// every command but rm on, .git never written.
-func DefaultPolicy(cwd string) *Policy {
-	p := newPolicy()
-	p.Workdir = cwd
-	p.Paths.WriteDeny = []string{"**/.git/**"}
-	return p
-}
-
-// WritableDirs are the canonical paths of the policy's writable roots:
-// the workdir, then write_roots (a root that cannot be resolved is given
-// cleaned). The command layer reads them before any sandbox is open (to
-// refuse running a companion binary that lies in one).
-func (p *Policy) WritableDirs() []string {
-	out := []string{canonical(p.Workdir)}
-	for _, d := range p.WriteRoots {
-		out = append(out, canonical(d))
-	}
-	return out
-}
-
-// expandRoot turns a configured root into an absolute path: ~ and
-// environment variables are expanded, and the result must be absolute.
-func expandRoot(s, home string, getenv func(string) (string, bool)) (string, error) {
-	var bad error
-	s = os.Expand(s, func(name string) string {
-		v, ok := getenv(name)
-		switch {
-		case !ok || v == "":
-			bad = fmt.Errorf("environment variable %s is unset or empty", name)
-		case strings.ContainsAny(v, "/\x00") || strings.Contains(v, "..") || v == "." || strings.HasPrefix(v, "~"):
-			bad = fmt.Errorf("environment variable %s holds %q: a value may not hold '/' or '..', start with '~', or be '.'", name, v)
-		}
-		return v
-	})
-	if bad != nil {
-		return "", bad
-	}
-	if s == "~" || strings.HasPrefix(s, "~/") {
-		if home == "" {
-			return "", fmt.Errorf("%q needs a home directory and $HOME is unset", s)
-		}
-		s = filepath.Join(home, strings.TrimPrefix(s, "~"))
-	}
-	if !filepath.IsAbs(s) {
-		return "", fmt.Errorf("%q is not an absolute path (write it absolute, or start it with ~/)", s)
-	}
-	return filepath.Clean(s), nil
-}
-
-// validate checks everything that does not need the filesystem.
-func (p *Policy) validate() error {
-	if p.Journal.MaxBytes <= 0 {
-		return fmt.Errorf("[journal] max_bytes must be a positive number, got %d", p.Journal.MaxBytes)
-	}
-	if p.Journal.Dir != "" && !filepath.IsAbs(p.Journal.Dir) {
-		return fmt.Errorf("[journal] dir must be an absolute path, got %q", p.Journal.Dir)
-	}
-	for _, lim := range []struct {
-		name string
-		v    int64
-	}{{"max_read_bytes", p.Limits.MaxReadBytes}, {"max_write_bytes", p.Limits.MaxWriteBytes},
-		{"max_results", p.Limits.MaxResults}, {"max_sort_bytes", p.Limits.MaxSortBytes},
-		{"max_line_bytes", p.Limits.MaxLineBytes}} {
-		if lim.v <= 0 {
-			return fmt.Errorf("[limits] %s must be a positive number, got %d", lim.name, lim.v)
-		}
-	}
-	switch p.Sandbox.Landlock {
-	case "best-effort", "off", "required":
-	default:
-		return fmt.Errorf(`[sandbox] landlock must be "best-effort", "required" or "off", got %q`, p.Sandbox.Landlock)
-	}
-	if err := checkRequire(p.Sandbox.Require, platformGuarantees()); err != nil {
-		return err
-	}
-	for _, set := range []struct {
-		name string
-		pats []string
-	}{{"deny", p.Paths.Deny}, {"allow", p.Paths.Allow}, {"write_deny", p.Paths.WriteDeny}} {
-		for _, g := range set.pats {
-			n := normalizeGlob(g)
-			if n == "" || !doublestar.ValidatePattern(n) {
-				return fmt.Errorf("[paths] %s: invalid glob %q", set.name, g)
-			}
-			if n == ".." || strings.HasPrefix(n, "../") || strings.HasSuffix(n, "/..") || strings.Contains(n, "/../") {
-				return fmt.Errorf("[paths] %s: glob %q holds '..': paths are matched after '..' is resolved, so it could never match", set.name, g)
-			}
-		}
-	}
-	for _, set := range []struct {
-		name string
-		res  []string
-	}{{"deny_regex", p.Paths.DenyRegex}, {"allow_regex", p.Paths.AllowRegex}} {
-		for _, r := range set.res {
-			if _, err := regexp.Compile(r); err != nil {
-				return fmt.Errorf("[paths] %s: invalid regular expression %q: %v", set.name, r, err)
-			}
-		}
-	}
-	return nil
-}
-
-// normalizeGlob is a path glob as the paths it is matched against are
-// spelled: relative to its root (a leading "/" or "./" only anchors),
-// without empty or "." components, and without a trailing "/" (written
-// gitignore-style for a directory: a rule on a directory covers what lies
-// below it anyway). "secrets/", "/secrets/", "secrets//k" and
-// "secrets/./k" silently matched nothing before.
-func normalizeGlob(g string) string {
-	parts := strings.Split(g, "/")
-	kept := parts[:0]
-	for _, c := range parts {
-		if c != "" && c != "." {
-			kept = append(kept, c)
-		}
-	}
-	return strings.Join(kept, "/")
-}
-
 // LandlockStatus reports the kernel wall (see Restrict).
 type LandlockStatus struct {
 	Mode     string `json:"mode"`
 	Enforced bool   `json:"enforced"`
 	ABI      int    `json:"abi"`
 	Reason   string `json:"reason,omitempty"`
-}
-
-// ServePolicy is the policy a long-lived server (fsbox mcp) serves: never
-// the built-in default alone (a desktop host may start a server in /,
-// which would make / writable). It takes p when p came from a file, or
-// directories as the reference MCP server takes them: the first is the
-// workdir, the rest read roots, everything else the built-in default.
-// With a policy file, the directories only narrow it: the first must lie
-// inside its workdir, each other inside one of its roots. Directories are
-// resolved here as Load resolves roots: they are configuration.
-func ServePolicy(p *Policy, dirs []string) (*Policy, error) {
-	if p == nil {
-		return nil, Errorf(CodeConfig, "", "no policy")
-	}
-	abs := make([]string, len(dirs))
-	for i, d := range dirs {
-		a, err := filepath.Abs(d)
-		if err == nil {
-			a, err = filepath.EvalSymlinks(a)
-		}
-		if err != nil {
-			return nil, Errorf(CodeConfig, d, "%s: %v", d, unwrapPathErr(err))
-		}
-		if err := isDir(a); err != nil {
-			return nil, Errorf(CodeConfig, d, "%s is not a directory", d)
-		}
-		abs[i] = a
-	}
-	if p.Source == "" && len(abs) == 0 {
-		return nil, Errorf(CodeConfig, "", "fsbox mcp does not serve the built-in default policy (a host may start it in /): set FSBOX_CONFIG, give --config, or name the directories to serve (fsbox mcp WORKDIR [READ_ROOT...])")
-	}
-	if len(abs) == 0 {
-		return p, nil
-	}
-	if p.Source == "" {
-		q := DefaultPolicy(abs[0])
-		q.ReadRoots = abs[1:]
-		q.Journal.State = p.Journal.State
-		return q, nil
-	}
-	real := func(roots ...string) []string {
-		var out []string
-		for _, r := range roots {
-			if c, err := filepath.EvalSymlinks(r); err == nil {
-				out = append(out, c)
-			}
-		}
-		return out
-	}
-	if !underAny(abs[0], real(p.Workdir)) {
-		return nil, Errorf(CodeConfig, dirs[0], "%s is not inside the policy's workdir %s: directories only narrow a policy", dirs[0], p.Workdir)
-	}
-	q := *p
-	q.Workdir = abs[0]
-	q.ReadRoots = nil
-	roots := real(append([]string{p.Workdir}, p.ReadRoots...)...)
-	for i, d := range abs[1:] {
-		if !underAny(d, roots) {
-			return nil, Errorf(CodeConfig, dirs[i+1], "%s is not inside the policy's roots: directories only narrow a policy", dirs[i+1])
-		}
-		q.ReadRoots = append(q.ReadRoots, d)
-	}
-	return &q, nil
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // Sandbox applies one policy to every filesystem access.
@@ -85,7 +87,7 @@ func (s *Sandbox) Landlock() LandlockStatus {
 // New opens the policy's roots. The policy must come from Load or
 // DefaultPolicy. Errors are CodeConfig.
 func New(p *Policy, home string) (*Sandbox, error) {
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, Errorf(CodeConfig, p.Source, "%v", err)
 	}
 	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow, writes: new(sync.Mutex), own: &ownFiles{}}
@@ -161,7 +163,7 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	// Paths are matched relative to their root, so a leading "/" or "./"
 	// (written to anchor a pattern at the root) is dropped rather than
 	// leaving a rule that silently never matches.
-	anchor := normalizeGlob
+	anchor := policy.NormalizeGlob
 	for _, g := range p.Paths.Deny {
 		s.deny = append(s.deny, strings.ToLower(anchor(g)))
 	}

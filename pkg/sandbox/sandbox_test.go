@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 const outsideSecret = "OUTSIDE-SECRET"
@@ -1041,7 +1043,7 @@ func TestPolicyHardening(t *testing.T) {
 		t.Errorf(`deny "/secrets/**" must match secrets/k: %v`, err)
 	}
 	// A tenant variable may not smuggle in "~".
-	_, err = expandRoot("/srv/${T}/x", "/home/u", func(string) (string, bool) { return "~", true })
+	_, err = policy.ExpandRoot("/srv/${T}/x", "/home/u", func(string) (string, bool) { return "~", true })
 	if err == nil {
 		t.Error(`a variable holding "~" must be refused`)
 	}

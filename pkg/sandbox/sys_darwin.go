@@ -169,8 +169,3 @@ func exchangeOnly(w *WriteTarget, tmp string) error {
 func renameInto(w *WriteTarget, name string, dir *os.File, to string) error {
 	return unix.Renameat(int(w.dirF.Fd()), name, int(dir.Fd()), to)
 }
-
-// platformGuarantees: all four, through the calls above.
-func platformGuarantees() Guarantees {
-	return Guarantees{DescriptorPathCheck: true, DirLock: true, NoFollow: true, NoReplaceRename: true}
-}

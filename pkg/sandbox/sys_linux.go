@@ -28,13 +28,6 @@ func fdPath(f *os.File, lexical string) (string, error) {
 	return fallbackPath(lexical)
 }
 
-// platformGuarantees: all four; the descriptor path check needs /proc
-// (without it fdPath falls back to the name, and says so here).
-func platformGuarantees() Guarantees {
-	_, err := os.Stat("/proc/self/fd")
-	return Guarantees{DescriptorPathCheck: err == nil, DirLock: true, NoFollow: true, NoReplaceRename: true}
-}
-
 // onSpecialFS reports whether f lives on procfs or sysfs, wherever mounted.
 func onSpecialFS(f *os.File) bool { return fdOnSpecialFS(int(f.Fd())) }
 

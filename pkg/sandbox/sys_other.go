@@ -47,8 +47,3 @@ func exchangeOnly(w *WriteTarget, tmp string) error { return errNoExchange }
 func renameInto(w *WriteTarget, name string, dir *os.File, to string) error {
 	return errNoExchange
 }
-
-// platformGuarantees: none of the four holds here (see the stand-ins
-// above): fsbox refuses to run unless the policy accepts that in
-// [sandbox] require.
-func platformGuarantees() Guarantees { return Guarantees{} }

@@ -1,4 +1,4 @@
-package sandbox
+package policy
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/BurntSushi/toml"
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Env is what policy discovery reads from the process environment. Tests
@@ -31,7 +32,7 @@ type Env struct {
 
 // Load finds and loads the policy in SPEC order: $FSBOX_CONFIG, --config,
 // $XDG_CONFIG_HOME/fsbox/config.toml (or ~/.config/fsbox/config.toml), the
-// built-in default. Errors are *Error with CodeConfig or CodeUsage.
+// built-in default. Errors are *fserr.Error with fserr.CodeConfig or fserr.CodeUsage.
 //
 // A policy fsbox itself writes or could have written is never loaded: one
 // inside the current directory (unless the host fixed it with
@@ -46,16 +47,16 @@ func Load(env Env) (*Policy, error) {
 	fromEnv, hostFixed := env.Getenv("FSBOX_CONFIG")
 	flagGiven := env.ConfigSet || env.ConfigFlag != ""
 	if hostFixed && flagGiven {
-		return nil, Errorf(CodeUsage, env.ConfigFlag, "--config is not allowed: FSBOX_CONFIG fixes the policy for this host")
+		return nil, fserr.Errorf(fserr.CodeUsage, env.ConfigFlag, "--config is not allowed: FSBOX_CONFIG fixes the policy for this host")
 	}
 	if flagGiven && env.ConfigFlag == "" {
-		return nil, Errorf(CodeUsage, "", "--config needs a policy file name, got an empty one (leave the flag out for the default discovery)")
+		return nil, fserr.Errorf(fserr.CodeUsage, "", "--config needs a policy file name, got an empty one (leave the flag out for the default discovery)")
 	}
 	var file string
 	switch {
 	case hostFixed:
 		if fromEnv == "" {
-			return nil, Errorf(CodeConfig, "", "FSBOX_CONFIG is set but empty")
+			return nil, fserr.Errorf(fserr.CodeConfig, "", "FSBOX_CONFIG is set but empty")
 		}
 		file = fromEnv
 	case flagGiven:
@@ -78,8 +79,8 @@ func Load(env Env) (*Policy, error) {
 	// A policy the sandboxed side could have written is refused: by where
 	// it really is, and by where the name that reached it is (a symlink
 	// there could be re-pointed).
-	if !hostFixed && (within(p.Source, canonical(env.Cwd)) || within(p.Link, canonical(env.Cwd))) {
-		return nil, Errorf(CodeConfig, file, "the policy file lies inside the current directory, which the built-in default makes writable; keep policies outside the directories they open")
+	if !hostFixed && (Within(p.Source, Canonical(env.Cwd)) || Within(p.Link, Canonical(env.Cwd))) {
+		return nil, fserr.Errorf(fserr.CodeConfig, file, "the policy file lies inside the current directory, which the built-in default makes writable; keep policies outside the directories they open")
 	}
 	if !hostFixed && flagGiven {
 		if err := refuseWritable(p, file, env); err != nil {
@@ -146,7 +147,7 @@ func refuseWritable(p *Policy, file string, env Env) error {
 		// leaves nothing to compare, so --config is refused.
 		work, logDir, err := fallbackPlaces(fb, env)
 		if err != nil {
-			return Errorf(CodeConfig, file, "the policy that applies without --config, %s, cannot be read (%v): fsbox cannot tell where it writes, so no other policy is loaded with --config; fix it, or set FSBOX_CONFIG", fb, err)
+			return fserr.Errorf(fserr.CodeConfig, file, "the policy that applies without --config, %s, cannot be read (%v): fsbox cannot tell where it writes, so no other policy is loaded with --config; fix it, or set FSBOX_CONFIG", fb, err)
 		}
 		places = append(places, place{work, "the workdir of " + fb + ", the policy that applies without --config"})
 		if logDir != "" {
@@ -162,12 +163,12 @@ func refuseWritable(p *Policy, file string, env Env) error {
 	if st := StateDir(env); st != "" {
 		places = append(places, place{st, "fsbox's state directory (its journal's home)"})
 	}
-	reached := append(reach(file), p.Source, p.Link)
+	reached := append(Reach(file), p.Source, p.Link)
 	for _, pl := range places {
-		for _, dir := range []string{filepath.Clean(pl.dir), canonical(pl.dir)} {
+		for _, dir := range []string{filepath.Clean(pl.dir), Canonical(pl.dir)} {
 			for _, r := range reached {
-				if within(r, dir) {
-					return Errorf(CodeConfig, file, "the policy file %s lies inside %s (%s): fsbox writes or could have written there, so a policy there is never loaded, whatever workdir it names; keep policies outside every directory fsbox writes", file, dir, pl.what)
+				if Within(r, dir) {
+					return fserr.Errorf(fserr.CodeConfig, file, "the policy file %s lies inside %s (%s): fsbox writes or could have written there, so a policy there is never loaded, whatever workdir it names; keep policies outside every directory fsbox writes", file, dir, pl.what)
 				}
 			}
 		}
@@ -202,7 +203,7 @@ func fallbackPlaces(fb string, env Env) (work, logDir string, err error) {
 	if loose.Workdir == "" {
 		return "", "", errors.New("it names no workdir")
 	}
-	if work, err = expandRoot(loose.Workdir, env.Home, env.Getenv); err != nil {
+	if work, err = ExpandRoot(loose.Workdir, env.Home, env.Getenv); err != nil {
 		return "", "", err
 	}
 	if loose.Audit.Log != "" && filepath.IsAbs(loose.Audit.Log) {
@@ -215,7 +216,7 @@ func fallbackPlaces(fb string, env Env) (work, logDir string, err error) {
 // through: each component's path as it is met, before and after a
 // symlink there is followed (at most 40 links, as the kernel allows).
 // The last entry is where abs leads.
-func reach(abs string) []string {
+func Reach(abs string) []string {
 	vol := filepath.VolumeName(abs)
 	sep := string(filepath.Separator)
 	cur := vol + sep
@@ -250,8 +251,8 @@ func reach(abs string) []string {
 }
 
 func loadFile(file string, env Env) (*Policy, error) {
-	cfgErr := func(format string, args ...any) *Error {
-		return Errorf(CodeConfig, file, "%s: %s", file, fmt.Sprintf(format, args...))
+	cfgErr := func(format string, args ...any) *fserr.Error {
+		return fserr.Errorf(fserr.CodeConfig, file, "%s: %s", file, fmt.Sprintf(format, args...))
 	}
 	data, err := readPolicyFile(file)
 	if err != nil {
@@ -282,14 +283,14 @@ func loadFile(file string, env Env) (*Policy, error) {
 	if !md.IsDefined("workdir") {
 		return nil, cfgErr("workdir is not set")
 	}
-	if p.Workdir, err = expandRoot(p.Workdir, env.Home, env.Getenv); err != nil {
+	if p.Workdir, err = ExpandRoot(p.Workdir, env.Home, env.Getenv); err != nil {
 		return nil, cfgErr("%sworkdir: %v", atLine("workdir"), err)
 	}
 	if err := isDir(p.Workdir); err != nil {
 		return nil, cfgErr("%sworkdir %s: %v", atLine("workdir"), p.Workdir, err)
 	}
 	for i, r := range p.WriteRoots {
-		if p.WriteRoots[i], err = expandRoot(r, env.Home, env.Getenv); err != nil {
+		if p.WriteRoots[i], err = ExpandRoot(r, env.Home, env.Getenv); err != nil {
 			return nil, cfgErr("%swrite_roots: %v", atLine("write_roots"), err)
 		}
 		if err := isDir(p.WriteRoots[i]); err != nil {
@@ -300,7 +301,7 @@ func loadFile(file string, env Env) (*Policy, error) {
 		return nil, cfgErr("%swrite_roots: %s and %s overlap: writable roots must be disjoint (a subtree that must not be written is a write_deny rule)", atLine("write_roots"), o[0][0], o[0][1])
 	}
 	for i, r := range p.ReadRoots {
-		if p.ReadRoots[i], err = expandRoot(r, env.Home, env.Getenv); err != nil {
+		if p.ReadRoots[i], err = ExpandRoot(r, env.Home, env.Getenv); err != nil {
 			return nil, cfgErr("%sread_roots: %v", atLine("read_roots"), err)
 		}
 		if err := isDir(p.ReadRoots[i]); err != nil {
@@ -308,7 +309,7 @@ func loadFile(file string, env Env) (*Policy, error) {
 		}
 	}
 	if p.Journal.Dir != "" {
-		if p.Journal.Dir, err = expandRoot(p.Journal.Dir, env.Home, env.Getenv); err != nil {
+		if p.Journal.Dir, err = ExpandRoot(p.Journal.Dir, env.Home, env.Getenv); err != nil {
 			return nil, cfgErr("%s[journal] dir: %v", atLine("journal", "dir"), err)
 		}
 	}
@@ -317,7 +318,7 @@ func loadFile(file string, env Env) (*Policy, error) {
 			return nil, cfgErr("%s[audit] log: %v", atLine("audit", "log"), err)
 		}
 	}
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		line := 0
 		for _, k := range md.Keys() {
 			if strings.Contains(err.Error(), k[len(k)-1]) {
@@ -341,8 +342,8 @@ func loadFile(file string, env Env) (*Policy, error) {
 			}
 		}
 	}
-	p.Source = canonical(file)
-	p.Link = filepath.Join(canonical(filepath.Dir(file)), filepath.Base(file))
+	p.Source = Canonical(file)
+	p.Link = filepath.Join(Canonical(filepath.Dir(file)), filepath.Base(file))
 	p.Journal.State = StateDir(env)
 	return p, nil
 }
@@ -351,7 +352,7 @@ func loadFile(file string, env Env) (*Policy, error) {
 // or anything under /proc, /dev or /sys (--config /dev/stdin would let
 // the caller hand fsbox a policy of its own), opened without blocking.
 func readPolicyFile(file string) ([]byte, error) {
-	if real, err := filepath.EvalSymlinks(file); err == nil && specialFS(real) {
+	if real, err := filepath.EvalSymlinks(file); err == nil && SpecialFS(real) {
 		return nil, errors.New("it lies under /proc, /dev or /sys; a policy is a regular file")
 	}
 	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -362,7 +363,7 @@ func readPolicyFile(file string) ([]byte, error) {
 	if fi, err := f.Stat(); err != nil {
 		return nil, err
 	} else if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("it is a %s; a policy is a regular file", kindName(fi.Mode()))
+		return nil, fmt.Errorf("it is a %s; a policy is a regular file", KindName(fi.Mode()))
 	}
 	return io.ReadAll(io.LimitReader(f, 16<<20))
 }
@@ -407,7 +408,7 @@ func keyLine(data string, k toml.Key) int {
 
 // canonical returns the absolute, symlink-free form of p, or its cleaned
 // absolute form when it cannot be resolved.
-func canonical(p string) string {
+func Canonical(p string) string {
 	if abs, err := filepath.Abs(p); err == nil {
 		p = abs
 	}
@@ -417,17 +418,17 @@ func canonical(p string) string {
 	// Part of it does not exist (a state directory not made yet): follow
 	// it component by component, symlinks (dangling ones too) included,
 	// so a name that would lead into a root through a link is seen there.
-	r := reach(p)
+	r := Reach(p)
 	return r[len(r)-1]
 }
 
 // reachesInto names the first of dirs that the resolution of abs passes
 // through or ends in ("" when none): a symlink on the way that lies in a
 // root counts, since the sandboxed side could re-point it.
-func reachesInto(abs string, dirs []string) string {
-	for _, r := range reach(abs) {
+func ReachesInto(abs string, dirs []string) string {
+	for _, r := range Reach(abs) {
 		for _, d := range dirs {
-			if within(r, d) {
+			if Within(r, d) {
 				return d
 			}
 		}
@@ -442,7 +443,7 @@ func overlapping(dirs []string) [][2]string {
 	var out [][2]string
 	for i, a := range dirs {
 		for _, b := range dirs[i+1:] {
-			if within(a, b) || within(b, a) {
+			if Within(a, b) || Within(b, a) {
 				out = append(out, [2]string{a, b})
 			}
 		}
@@ -450,7 +451,7 @@ func overlapping(dirs []string) [][2]string {
 	return out
 }
 
-func within(p, dir string) bool {
+func Within(p, dir string) bool {
 	if p == dir {
 		return true
 	}
@@ -458,4 +459,49 @@ func within(p, dir string) bool {
 		return strings.HasPrefix(p, dir)
 	}
 	return strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// SpecialFS reports whether an absolute path lies in /proc, /sys or /dev.
+func SpecialFS(abs string) bool {
+	for _, d := range []string{"/proc", "/sys", "/dev"} {
+		if abs == d || strings.HasPrefix(abs, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+// KindName names a special file's kind for messages.
+func KindName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+// UnderAny reports whether abs is one of dirs or lies below one.
+func UnderAny(abs string, dirs []string) bool {
+	for _, d := range dirs {
+		if abs == d || strings.HasPrefix(abs, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }

@@ -1,4 +1,4 @@
-package sandbox
+package policy
 
 import (
 	"fmt"
@@ -31,6 +31,10 @@ type Guarantees struct {
 // guaranteeNames are the names [sandbox] require takes, in Guarantees'
 // order; all of them is the default.
 var guaranteeNames = []string{"descriptor_path_check", "dir_lock", "no_follow", "no_replace_rename"}
+
+// GuaranteeNames are the names [sandbox] require takes, all of them the
+// default.
+func GuaranteeNames() []string { return slices.Clone(guaranteeNames) }
 
 // PlatformGuarantees reports what holds on this platform, now.
 func PlatformGuarantees() Guarantees { return platformGuarantees() }

@@ -1,0 +1,92 @@
+// Package fserr is fsbox's one error type: a stable code (one exit class
+// each, SPEC §3), the rule that decided a denial, and the path as the
+// caller gave it. The sandbox and the policy loader both return it.
+package fserr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable, machine-readable error code. Each code belongs to exactly
+// one exit class (see ExitCode); the table is the contract in SPEC §3.
+type Code string
+
+const (
+	CodeUsage        Code = "usage"
+	CodeDenied       Code = "denied"
+	CodeNotFound     Code = "not_found"
+	CodeNotAFile     Code = "not_a_file"
+	CodeNotADir      Code = "not_a_dir"
+	CodeConflict     Code = "conflict"
+	CodeExists       Code = "exists"
+	CodeTextNotFound Code = "text_not_found"
+	CodeAmbiguous    Code = "ambiguous"
+	CodeTooLarge     Code = "too_large"
+	CodeBinary       Code = "binary"
+	CodeIO           Code = "io"
+	CodeConfig       Code = "config"
+	CodeNoMatch      Code = "no_match"
+)
+
+// Rule names which part of the policy decided a denial. It is what
+// `fsbox explain` reports and is stable like Code.
+type Rule string
+
+const (
+	RuleRoot        Rule = "root"         // outside every root, or `..` climbing out of one
+	RuleCommand     Rule = "command"      // command switched off in [commands]
+	RuleDeny        Rule = "deny"         // [paths] deny / deny_regex
+	RuleAllow       Rule = "allow"        // [paths] allow / allow_regex did not match
+	RuleWriteDeny   Rule = "write_deny"   // [paths] write_deny
+	RuleReadOnly    Rule = "read_only"    // write outside every writable root
+	RuleSymlink     Rule = "symlink"      // a symlink leading out of its root, or absolute
+	RuleSpecialFile Rule = "special_file" // FIFO, socket or device
+	RuleSpecialFS   Rule = "special_fs"   // /proc, /sys, /dev
+	RuleHardlink    Rule = "hardlink"     // deny_hardlinks and nlink > 1
+	RuleConfigFile  Rule = "config_file"  // the active policy file is never written
+	RuleOwnFile     Rule = "own_file"     // fsbox's executables, journal and audit log are never written
+	RuleSizeCap     Rule = "size_cap"     // over a [limits] size
+	RuleOK          Rule = "ok"           // allowed
+)
+
+// Error is the one error type fsbox reports. Path is the path as the caller
+// gave it; Rule is set for policy decisions.
+type Error struct {
+	Code Code
+	Msg  string
+	Path string
+	Rule Rule
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Path != "" {
+		return fmt.Sprintf("%s: %s: %s", e.Code, e.Path, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds an *Error.
+func Errorf(code Code, path, format string, args ...any) *Error {
+	return &Error{Code: code, Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Deny builds a denial decided by rule.
+func Deny(rule Rule, path, format string, args ...any) *Error {
+	return &Error{Code: CodeDenied, Rule: rule, Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// AsError returns err as an *Error, wrapping anything else as CodeIO.
+func AsError(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: CodeIO, Msg: err.Error(), Err: err}
+}

@@ -1,0 +1,6 @@
+package policy
+
+// platformGuarantees: all four, through the calls above.
+func platformGuarantees() Guarantees {
+	return Guarantees{DescriptorPathCheck: true, DirLock: true, NoFollow: true, NoReplaceRename: true}
+}
