@@ -291,13 +291,15 @@ func ServePolicy(p *Policy, dirs []string) (*Policy, error) {
 		}
 		return out
 	}
-	if !UnderAny(abs[0], real(p.Workdir)) {
-		return nil, fserr.Errorf(fserr.CodeConfig, dirs[0], "%s is not inside the policy's workdir %s: directories only narrow a policy", dirs[0], p.Workdir)
+	writable := real(append([]string{p.Workdir}, p.WriteRoots...)...)
+	if !UnderAny(abs[0], writable) {
+		return nil, fserr.Errorf(fserr.CodeConfig, dirs[0], "%s is not inside the policy's workdir %s or a write root: directories only narrow a policy", dirs[0], p.Workdir)
 	}
 	q := *p
 	q.Workdir = abs[0]
+	q.WriteRoots = nil // the served workdir is the one writable root: DIRs narrow, never widen
 	q.ReadRoots = nil
-	roots := real(append([]string{p.Workdir}, p.ReadRoots...)...)
+	roots := append(writable, real(p.ReadRoots...)...)
 	for i, d := range abs[1:] {
 		if !UnderAny(d, roots) {
 			return nil, fserr.Errorf(fserr.CodeConfig, dirs[i+1], "%s is not inside the policy's roots: directories only narrow a policy", dirs[i+1])

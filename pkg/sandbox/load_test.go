@@ -226,6 +226,11 @@ func TestServePolicy(t *testing.T) {
 	builtin := DefaultPolicy(base)
 	file := DefaultPolicy(work)
 	file.ReadRoots, file.Source = []string{docs}, filepath.Join(base, "p.toml")
+	// A policy with a write root: DIRs narrow it, and the served policy
+	// keeps no write root it was not given (the first DIR is the one
+	// writable root). Fails on the door's first cut: q := *p kept them.
+	wr := DefaultPolicy(work)
+	wr.WriteRoots, wr.Source = []string{other}, filepath.Join(base, "w.toml")
 	for _, c := range []struct {
 		name  string
 		p     *Policy
@@ -241,6 +246,8 @@ func TestServePolicy(t *testing.T) {
 		{"narrowed", file, []string{work + "/sub", docs}, work + "/sub", []string{docs}},
 		{"workdir outside the policy's", file, []string{other}, "", nil},
 		{"read root outside the policy's roots", file, []string{work, other}, "", nil},
+		{"narrowed to the workdir: no write root left", wr, []string{work}, work, nil},
+		{"served from a write root", wr, []string{other, work}, other, []string{work}},
 	} {
 		q, err := ServePolicy(c.p, c.dirs)
 		if c.work == "" {
@@ -252,6 +259,9 @@ func TestServePolicy(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
+		}
+		if len(c.dirs) > 0 && len(q.WriteRoots) > 0 {
+			t.Errorf("%s: served with write roots %v: directories only narrow", c.name, q.WriteRoots)
 		}
 		if q.Workdir != c.work || fmt.Sprint(q.ReadRoots) != fmt.Sprint(c.reads) {
 			t.Errorf("%s: workdir %s, read roots %v; want %s, %v", c.name, q.Workdir, q.ReadRoots, c.work, c.reads)
