@@ -390,7 +390,7 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 // p itself was new.
 func (s *Sandbox) Mkdir(p string) (display string, created bool, err error) {
 	var made []string // parents mkdir -p made, for the journal
-	w, err := s.OpenEntry(p)
+	w, err := s.openMade(p)
 	if err != nil {
 		if AsError(err).Code != CodeNotFound {
 			return "", false, err
@@ -406,7 +406,7 @@ func (s *Sandbox) Mkdir(p string) (display string, created bool, err error) {
 			return "", false, err
 		}
 		made = missing
-		if w, err = s.OpenEntry(p); err != nil {
+		if w, err = s.openMade(p); err != nil {
 			return "", false, err
 		}
 	}
@@ -543,7 +543,7 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 // Symlink creates (or refreshes) a symlink entry in the workdir pointing at
 // target. An existing entry that is not a symlink is left alone: exists.
 func (s *Sandbox) Symlink(p, target string) (created bool, err error) {
-	w, err := s.OpenEntry(p)
+	w, err := s.openMade(p)
 	if err != nil {
 		return false, err
 	}

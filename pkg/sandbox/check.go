@@ -55,12 +55,13 @@ func (s *Sandbox) Protect(what string, paths ...string) {
 	}
 }
 
-// ownFile names the own file that abs is, holds or lies in ("" when none).
-func (s *Sandbox) ownFile(abs string) (string, string) {
+// ownFile names the own file that abs is or lies in, or with holds, one
+// that lies below abs ("" when none).
+func (s *Sandbox) ownFile(abs string, holds bool) (string, string) {
 	s.own.mu.RLock()
 	defer s.own.mu.RUnlock()
 	for _, o := range s.own.paths {
-		if within(o.path, abs) || within(abs, o.path) {
+		if within(abs, o.path) || holds && within(o.path, abs) {
 			return o.path, o.what
 		}
 	}
@@ -231,7 +232,7 @@ func (s *Sandbox) checkAllow(rel string, isDir bool, given string) *Error {
 // checkWrite applies the rules only writes have: the path lies in a
 // writable root, and it neither is, holds nor lies in one of fsbox's own
 // files (the policy file, its executables and the companion's name, the
-// journal, the audit log), compared by canonical path.
+// journal, the audit log) nor lies in one, compared by canonical path.
 func (s *Sandbox) checkWrite(rt *root, rel, given string) *Error {
 	if !rt.writable {
 		if len(s.policy.WriteRoots) == 0 {
@@ -239,13 +240,22 @@ func (s *Sandbox) checkWrite(rt *root, rel, given string) *Error {
 		}
 		return deny(RuleReadOnly, given, "%s is outside every writable root (%s)", given, strings.Join(s.WritableRoots(), ", "))
 	}
-	if own, what := s.ownFile(rt.abs(rel)); own != "" {
-		if what == "the active policy file" {
-			return deny(RuleConfigFile, given, "%s is or holds the active policy file", given)
-		}
-		return deny(RuleOwnFile, given, "%s is, holds or lies in %s (%s): fsbox never changes its own files", given, what, own)
+	return s.checkOwn(rt, rel, given, false)
+}
+
+// checkOwn refuses a change to one of fsbox's own files, or to a place
+// inside one; with holds (an entry moved or removed: mv's source, rm),
+// also to a directory that holds one, so renaming an ancestor cannot
+// carry an own file away.
+func (s *Sandbox) checkOwn(rt *root, rel, given string, holds bool) *Error {
+	own, what := s.ownFile(rt.abs(rel), holds)
+	switch {
+	case own == "":
+		return nil
+	case what == "the active policy file":
+		return deny(RuleConfigFile, given, "%s is or holds the active policy file", given)
 	}
-	return nil
+	return deny(RuleOwnFile, given, "%s is, holds or lies in %s (%s): fsbox never changes its own files", given, what, own)
 }
 
 // alias returns rel (relative to the root holding this nest) relative to

@@ -15,7 +15,8 @@ const (
 	NeedReadAny  Need = "read-any"    // a file or a directory, read
 	NeedLook     Need = "stat"        // described, never opened for its content
 	NeedWrite    Need = "write"       // a file created or changed in a writable root (a symlink at it is followed)
-	NeedEntry    Need = "write-entry" // an entry itself made, moved or removed (a symlink is taken as itself)
+	NeedEntry    Need = "write-entry" // an entry itself moved or removed (a symlink is taken as itself)
+	NeedMake     Need = "make-dir"    // a directory made, or kept as it is
 )
 
 // Probe runs the checks an operation needing need of p runs before it
@@ -29,9 +30,11 @@ func (s *Sandbox) Probe(need Need, p string, limit int64, limitName string) (Inf
 	}
 	switch need {
 	case NeedWrite:
-		return s.probeChange(p, true)
+		return s.probeChange(p, true, false)
 	case NeedEntry:
-		return s.probeChange(p, false)
+		return s.probeChange(p, false, true)
+	case NeedMake:
+		return s.probeChange(p, false, false)
 	case NeedReadFile:
 		f, err := s.Open(p)
 		if err != nil {
@@ -94,14 +97,14 @@ func (s *Sandbox) statFollow(p string) (Info, error) {
 
 // CheckWrite decides whether the file p may be created or changed, as a
 // write would: the same door (pinTarget), acting on nothing.
-func (s *Sandbox) CheckWrite(p string) (Info, error) { return s.probeChange(p, true) }
+func (s *Sandbox) CheckWrite(p string) (Info, error) { return s.probeChange(p, true, false) }
 
 // probeChange runs the door a change of p runs — the file (follow: a
 // symlink at p is followed as a write follows it) or the entry itself —
 // without acting. Where a parent is missing, the real call makes it
 // (mkdir -p): it is checked as that would check it, and nothing is made.
-func (s *Sandbox) probeChange(p string, follow bool) (Info, error) {
-	w, err := s.pinTarget(p, false, follow)
+func (s *Sandbox) probeChange(p string, follow, moves bool) (Info, error) {
+	w, err := s.pinTarget(p, false, follow, moves)
 	if err == nil {
 		defer w.Close()
 		if !w.Exists {

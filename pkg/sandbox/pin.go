@@ -205,18 +205,25 @@ type WriteTarget struct {
 // existing file is opened without following and checked like a read
 // (type, hard links), so what Current returns is exactly what was checked.
 func (s *Sandbox) OpenWriteTarget(p string, mkdirs bool) (*WriteTarget, error) {
-	return s.openTarget4Write(p, mkdirs, true)
+	return s.openTarget4Write(p, mkdirs, true, false)
 }
 
 // OpenEntry pins p's parent for a change to the entry itself (mv's source
 // and destination, rm): a symlink is taken as itself and a directory is
 // allowed; Info describes the entry (Exists false when absent).
 func (s *Sandbox) OpenEntry(p string) (*WriteTarget, error) {
-	return s.openTarget4Write(p, false, false)
+	return s.openTarget4Write(p, false, false, true)
 }
 
-func (s *Sandbox) openTarget4Write(p string, mkdirs, follow bool) (*WriteTarget, error) {
-	w, err := s.pinTarget(p, mkdirs, follow)
+// openMade pins p's parent for an entry made (mkdir, a symlink) or kept
+// as it is: as OpenEntry, but a directory that holds one of fsbox's own
+// files is no refusal, since nothing below it moves.
+func (s *Sandbox) openMade(p string) (*WriteTarget, error) {
+	return s.openTarget4Write(p, false, false, false)
+}
+
+func (s *Sandbox) openTarget4Write(p string, mkdirs, follow, moves bool) (*WriteTarget, error) {
+	w, err := s.pinTarget(p, mkdirs, follow, moves)
 	if err == nil {
 		w.held = true
 		holdTarget()
@@ -224,13 +231,17 @@ func (s *Sandbox) openTarget4Write(p string, mkdirs, follow bool) (*WriteTarget,
 	return w, err
 }
 
-func (s *Sandbox) pinTarget(p string, mkdirs, follow bool) (*WriteTarget, error) {
+// pinTarget is the door of a change: pin, then the parent opened and
+// checked on its real path (see openWriteTarget). moves: the entry itself
+// is moved or removed, so what lies below it must be free to go too
+// (fsbox's own files).
+func (s *Sandbox) pinTarget(p string, mkdirs, follow, moves bool) (*WriteTarget, error) {
 	t, err := s.pin(p, AccessWrite, !follow)
 	if err != nil {
 		return nil, err
 	}
 	clean := path.Clean(t.rel)
-	w, err := s.openWriteTarget(t, clean, mkdirs, follow, 0)
+	w, err := s.openWriteTarget(t, clean, mkdirs, follow, moves, 0)
 	if err != nil {
 		// not_found or not_a_dir must not tell what lies where a deny
 		// rule reaches (through a symlink, say): denied wins.
@@ -244,7 +255,7 @@ func (s *Sandbox) pinTarget(p string, mkdirs, follow bool) (*WriteTarget, error)
 	return w, err
 }
 
-func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow bool, depth int) (*WriteTarget, error) {
+func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow, moves bool, depth int) (*WriteTarget, error) {
 	rt, given := t.rt, t.given
 	if rel == "." || path.Base(rel) == ".." {
 		return nil, deny(RuleRoot, given, "%s is the workdir or above it: it cannot be written or replaced", given)
@@ -285,6 +296,11 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow bool, de
 	if err := s.checkWrite(rt, realRel, given); err != nil {
 		return fail(err)
 	}
+	if moves {
+		if err := s.checkOwn(rt, realRel, given, true); err != nil {
+			return fail(err)
+		}
+	}
 	fi, err := dir.Lstat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -314,7 +330,7 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow bool, de
 			return fail(deny(RuleSymlink, given, "%s is a symlink leading out of the workdir", given))
 		}
 		w.Close()
-		return s.openWriteTarget(t, next, mkdirs, follow, depth+1)
+		return s.openWriteTarget(t, next, mkdirs, follow, moves, depth+1)
 	case fi.IsDir():
 		return fail(Errorf(CodeNotAFile, given, "%s is a directory, not a file", given))
 	case !fi.Mode().IsRegular():

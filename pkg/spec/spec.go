@@ -39,7 +39,8 @@ const (
 	ReadAny  = sandbox.NeedReadAny  // a file or a directory, read (a tree is walked)
 	Look     = sandbox.NeedLook     // described, never opened for its content
 	Change   = sandbox.NeedWrite    // a file created or changed in a writable root
-	Entry    = sandbox.NeedEntry    // an entry itself made, moved or removed
+	Entry    = sandbox.NeedEntry    // an entry itself moved or removed
+	Make     = sandbox.NeedMake     // a directory made, or kept as it is
 )
 
 // Type is the type of an option's or argument's value.
