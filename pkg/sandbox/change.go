@@ -167,12 +167,18 @@ func (s *Sandbox) change(ws []*WriteTarget, extra []*root, act func() error) err
 	for _, rt := range extra {
 		add(rt)
 	}
-	if s.jn.dir != "" {
-		add(s.work) // the journal belongs to the workdir: its records and plans change under its lock
-	}
 	for _, rt := range rts {
 		if !rt.writable {
 			return deny(RuleReadOnly, rt.dir, "%s is not a writable root", rt.dir)
+		}
+	}
+	if err := s.useJournal(); err != nil {
+		return err
+	}
+	if s.jn.open != nil {
+		add(s.work) // the journal belongs to the workdir: its records and plans change under its lock
+		for _, rt := range s.planRoots() {
+			add(rt) // recovery changes the roots an unfinished plan names: under their locks
 		}
 	}
 	unlock, err := s.lockRoots(rts)
@@ -180,12 +186,9 @@ func (s *Sandbox) change(ws []*WriteTarget, extra []*root, act func() error) err
 		return err
 	}
 	defer unlock()
-	if err := s.useJournal(); err != nil {
-		return err
-	}
 	if s.jn.open != nil {
 		// A change a crash interrupted is finished before any other.
-		if err := s.recover(); err != nil {
+		if err := s.recover(rts); err != nil {
 			return err
 		}
 	}
@@ -375,4 +378,25 @@ func (w *WriteTarget) entryNow() (fs.FileInfo, error) {
 		return nil, mapOpenErr(err, w.Path)
 	}
 	return fi, nil
+}
+
+// sharedInode refuses a change in place to the file the target opened
+// when it has more than one link: every other name of the inode (one
+// outside the sandbox, say) would change too.
+func (w *WriteTarget) sharedInode() error {
+	if w.cur == nil {
+		return nil
+	}
+	fi, err := w.cur.Stat()
+	if err != nil {
+		return ioErr(w.Path, err)
+	}
+	return sharedInode(fi, w.Path)
+}
+
+func sharedInode(fi fs.FileInfo, given string) error {
+	if n := nlink(fi); n > 1 {
+		return deny(RuleHardlink, given, "%s has %d hard links: appending would change every other name of the file too (write it whole instead, which replaces only this name)", given, n)
+	}
+	return nil
 }

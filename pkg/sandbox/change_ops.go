@@ -209,6 +209,9 @@ func (w *WriteTarget) Append(data []byte, o CommitOptions) (ReplaceResult, error
 		if err := w.recheck(o.Expect); err != nil {
 			return ReplaceResult{}, err
 		}
+		if err := w.sharedInode(); err != nil {
+			return ReplaceResult{}, err // before the journal keeps anything of it
+		}
 		before, stored, err := w.s.keepBefore(w)
 		if err != nil {
 			return ReplaceResult{}, err
@@ -229,10 +232,8 @@ func (w *WriteTarget) Append(data []byte, o CommitOptions) (ReplaceResult, error
 		if err := w.s.checkFileDesc(fi, w.Path); err != nil {
 			return ReplaceResult{}, err
 		}
-		if n := nlink(fi); n > 1 {
-			// Appending changes the inode in place: every other name of it
-			// (one outside the sandbox, say) would change too.
-			return ReplaceResult{}, deny(RuleHardlink, w.Path, "%s has %d hard links: appending would change every other name of the file too (write it whole instead, which replaces only this name)", w.Path, n)
+		if err := sharedInode(fi, w.Path); err != nil {
+			return ReplaceResult{}, err // the file opened, which may have gained a link since
 		}
 		if o.Mode != nil && fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != perm {
 			// --mode sets the bits exactly (no umask), as Commit does.

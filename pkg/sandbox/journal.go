@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -240,8 +241,39 @@ func (j *journal) syncDir(name string) error {
 // files were complete and synced before it was written, so each one is
 // carried forward: a file not yet swapped is swapped now, a deletion not
 // yet made is made, and the leftover temporary files are removed.
-func (s *Sandbox) recover() error {
+func (s *Sandbox) recover(held []*root) error {
 	j := s.jn.open
+	for _, pp := range j.pendingPlans() {
+		if pp.err != nil {
+			return Errorf(CodeIO, j.dir, "the journal's unfinished change %s cannot be read: %v", pp.name, pp.err)
+		}
+		// Only a plan whose every root this change holds the lock of is
+		// finished here; another (a root this policy does not have, or a
+		// plan written after this change read the list) waits for a call
+		// that holds them all, untouched.
+		if !s.holdsAll(pp.plan, held) {
+			continue
+		}
+		for _, it := range pp.plan.Items {
+			if err := s.recoverItem(it); err != nil {
+				return Errorf(CodeIO, path.Join(it.Dir, it.Name), "finishing an interrupted change to %s: %v", path.Join(it.Dir, it.Name), err)
+			}
+		}
+		j.donePlan(path.Join("pending", pp.name))
+	}
+	return nil
+}
+
+// pendingPlan is one unfinished change found in the journal.
+type pendingPlan struct {
+	name string
+	plan plan
+	err  error
+}
+
+// pendingPlans reads the journal's unfinished changes (a plan never
+// finished writing is removed: its batch never started).
+func (j *journal) pendingPlans() []pendingPlan {
 	d, err := j.r.Open("pending")
 	if err != nil {
 		return nil
@@ -251,27 +283,65 @@ func (s *Sandbox) recover() error {
 	if err != nil {
 		return nil
 	}
+	var out []pendingPlan
 	for _, n := range names {
 		if !strings.HasSuffix(n, ".json") {
-			j.r.Remove(path.Join("pending", n)) // a plan never finished writing: its batch never started
+			j.r.Remove(path.Join("pending", n))
 			continue
 		}
+		pp := pendingPlan{name: n}
 		b, err := j.r.ReadFile(path.Join("pending", n))
-		var pl plan
 		if err == nil {
-			err = json.Unmarshal(b, &pl)
+			err = json.Unmarshal(b, &pp.plan)
 		}
-		if err != nil {
-			return Errorf(CodeIO, j.dir, "the journal's unfinished change %s cannot be read: %v", n, err)
+		pp.err = err
+		out = append(out, pp)
+	}
+	return out
+}
+
+// planRoot is the writable root a plan item names (nil when this policy
+// has no such writable root).
+func (s *Sandbox) planRoot(it planItem) *root {
+	if it.Root == "" {
+		return s.work
+	}
+	for _, r := range s.roots {
+		if r.writable && r.dir == it.Root {
+			return r
 		}
-		for _, it := range pl.Items {
-			if err := s.recoverItem(it); err != nil {
-				return Errorf(CodeIO, path.Join(it.Dir, it.Name), "finishing an interrupted change to %s: %v", path.Join(it.Dir, it.Name), err)
-			}
-		}
-		j.donePlan(path.Join("pending", n))
 	}
 	return nil
+}
+
+// holdsAll: every root pl names is one of held.
+func (s *Sandbox) holdsAll(pl plan, held []*root) bool {
+	for _, it := range pl.Items {
+		rt := s.planRoot(it)
+		if rt == nil || !slices.Contains(held, rt) {
+			return false
+		}
+	}
+	return true
+}
+
+// planRoots are the writable roots of this policy that the journal's
+// unfinished changes name: change takes their locks too, so recovery
+// never changes a root another process holds.
+func (s *Sandbox) planRoots() []*root {
+	j := s.jn.open
+	if j == nil {
+		return nil
+	}
+	var out []*root
+	for _, pp := range j.pendingPlans() {
+		for _, it := range pp.plan.Items {
+			if rt := s.planRoot(it); rt != nil && !slices.Contains(out, rt) {
+				out = append(out, rt)
+			}
+		}
+	}
+	return out
 }
 
 // recoverItem carries one planned change forward.
@@ -279,17 +349,9 @@ func (s *Sandbox) recoverItem(it planItem) error {
 	if !validName(it.Name) || !validName(it.Tmp) || !strings.HasPrefix(it.Tmp, tempPrefix) || path.IsAbs(it.Dir) || strings.HasPrefix(path.Clean(it.Dir), "..") {
 		return errors.New("the plan names a path outside the workdir")
 	}
-	rt := s.work
-	if it.Root != "" {
-		rt = nil
-		for _, r := range s.roots {
-			if r.writable && r.dir == it.Root {
-				rt = r
-			}
-		}
-		if rt == nil {
-			return fmt.Errorf("the plan names %s, which is not a writable root of this policy", it.Root)
-		}
+	rt := s.planRoot(it)
+	if rt == nil {
+		return fmt.Errorf("the plan names %s, which is not a writable root of this policy", it.Root)
 	}
 	sub, err := openRoot(rt.r, it.Dir)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -30,6 +30,17 @@ func (s *Sandbox) pin(p string, acc Access, isDir bool) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
+	if acc == AccessWrite && !t.rt.writable {
+		// A read root inside a writable root is writable with it: a
+		// change names the path from the writable root, so every write
+		// rule of that root applies.
+		for _, r := range s.roots {
+			if prefix, ok := r.relOf(t.rt.dir); ok && r.writable {
+				t = &target{given: t.given, rt: r, rel: path.Join(prefix, t.rel)}
+				break
+			}
+		}
+	}
 	if err := s.lexicalChecks(t); err != nil {
 		return nil, err
 	}
@@ -258,6 +269,9 @@ func (s *Sandbox) pinTarget(p string, mkdirs, follow, moves bool) (*WriteTarget,
 func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow, moves bool, depth int) (*WriteTarget, error) {
 	rt, given := t.rt, t.given
 	if rel == "." || path.Base(rel) == ".." {
+		if !rt.work {
+			return nil, deny(RuleRoot, given, "%s is a writable root or above it: it cannot be written or replaced", given)
+		}
 		return nil, deny(RuleRoot, given, "%s is the workdir or above it: it cannot be written or replaced", given)
 	}
 	if depth > 8 {

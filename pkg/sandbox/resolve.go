@@ -97,6 +97,9 @@ func (s *Sandbox) resolveLexical(p string) (*target, error) {
 			}
 		}
 	}
+	if len(s.policy.WriteRoots) > 0 {
+		return nil, deny(RuleRoot, given, "%s is outside every root", given)
+	}
 	return nil, deny(RuleRoot, given, "%s is outside the workdir and every read root", given)
 }
 
