@@ -92,6 +92,7 @@ func (rt *root) closeLock() {
 // CLI calls it (through Restrict) before Landlock for a call that may
 // change something.
 func (s *Sandbox) prepareChanges() error {
+	s.ownFile("", false) // fsbox's own files canonical before the wall goes up
 	for _, rt := range s.roots {
 		if rt.writable {
 			if err := rt.prepareLock(); err != nil {

@@ -32,9 +32,12 @@ func (s *Sandbox) lexicalChecks(t *target) error {
 }
 
 // ownFiles is the set of fsbox's own files, shared by a sandbox's views.
+// Paths are canonicalised on first use (a change), so a call that only
+// reads pays nothing for them.
 type ownFiles struct {
-	mu    sync.RWMutex
+	mu    sync.Mutex
 	paths []ownFile
+	raw   int // paths[raw:] are not canonical yet
 }
 
 type ownFile struct{ path, what string }
@@ -48,18 +51,21 @@ func (s *Sandbox) Protect(what string, paths ...string) {
 	s.own.mu.Lock()
 	defer s.own.mu.Unlock()
 	for _, p := range paths {
-		if p == "" {
-			continue
+		if p != "" {
+			s.own.paths = append(s.own.paths, ownFile{p, what})
 		}
-		s.own.paths = append(s.own.paths, ownFile{canonical(p), what})
 	}
 }
 
 // ownFile names the own file that abs is or lies in, or with holds, one
 // that lies below abs ("" when none).
 func (s *Sandbox) ownFile(abs string, holds bool) (string, string) {
-	s.own.mu.RLock()
-	defer s.own.mu.RUnlock()
+	s.own.mu.Lock()
+	defer s.own.mu.Unlock()
+	for ; s.own.raw < len(s.own.paths); s.own.raw++ {
+		o := &s.own.paths[s.own.raw]
+		o.path = canonical(o.path)
+	}
 	for _, o := range s.own.paths {
 		if within(abs, o.path) || holds && within(o.path, abs) {
 			return o.path, o.what
