@@ -13,7 +13,8 @@ On a terminal the text form (and a text error line on a terminal stderr) shows a
 a terminal could obey: control bytes but tab and line ends, DEL, C1 controls (U+0080 to U+009F)
 and bytes that are not valid UTF-8; in names, paths and link targets a newline and a CR as well.
 Into a pipeline the bytes are unchanged. JSON on a terminal writes C1 controls as \\u0080 to \\u009f.
-Paths inside the workdir are printed relative to it; paths under a read root are absolute.
+Paths inside the workdir are printed relative to it; paths under a write root or a read root are
+absolute.
 .SS Shaping and pipelines
 \-\-fields a,b keeps only those keys (of each item for list commands); \-\-jq EXPR runs a jq
 program over the JSON result (built in; strings print raw). grep, wc, sort and cut read standard
@@ -85,17 +86,31 @@ whatever lies there. When roots overlap, a path below both obeys the deny rules 
 Allow patterns match files exactly and leave directories traversable.
 Missing parents are made one at a time, never through a symlink. A walk does not enter a path
 over 4096 bytes (skipped.long_paths); rm \-r and mv refuse a tree holding one (too_large).
-With deny_hardlinks, mv and rm refuse a name of a file with several links too.
+With deny_hardlinks, mv and rm refuse a name of a file with several links too. Either way nothing
+is changed in place on an inode with more than one link: write \-\-append there is denied (rule
+hardlink, checked on the opened descriptor under the lock); write, edit and cp replace the name.
+write_roots = [DIR...] (absolute, ~/ and ${VAR} as for workdir) are writable exactly as the
+workdir is: every rule, Landlock, the locks and fsbox's own files cover each. They must exist and
+be disjoint from each other and from the workdir (config). A read root inside a writable root is
+writable with it. mv between roots on one file system works; across file systems it is io.
+fsbox's own files (the policy file, rule config_file; its executables and the companion's names,
+the journal and the audit log, rule own_file) are never written, renamed or removed through
+fsbox, nor is a directory that holds one moved or removed. $XDG_STATE_HOME, [journal] dir and
+[audit] log are followed component by component, symlinks included, before fsbox decides they
+lie outside every root.
 Rules follow content, not names: mv refuses (denied) unless the moved entry and everything below
 it is writable at its old place and at its new one; rm -r checks the whole tree through
 descriptors first and then removes exactly the objects it checked (conflict if one was swapped).
-Every change runs under an exclusive flock on the workdir and re-checks its directory first;
+Every change (undo and crash recovery too) runs through one door that takes an exclusive flock
+on each writable root it touches and a shared flock on each of their ancestors, in one order
+(depth, device, inode), so policies whose roots nest still change one file at a time; it
+re-checks each pinned directory first;
 write --no-clobber and cp without --force never replace a file that appeared meanwhile (exists).
 Existing files are opened without following symlinks and checked like reads, deny_hardlinks
 included. --mode sets permission bits only.
 FIFOs, sockets, devices and anything under /proc, /sys and /dev are never opened.
 After loading the policy fsbox confines itself with Landlock (read roots read-only, the workdir
-read-write); landlock = "required" refuses to run without it.
+and write roots read-write); landlock = "required" refuses to run without it.
 Four defences depend on the platform, and roots reports each under guarantees:
 descriptor_path_check (rules checked on the opened descriptor's path: /proc/self/fd on Linux,
 fcntl F_GETPATH on macOS), dir_lock (flock), no_follow (O_NOFOLLOW and O_NONBLOCK on every open)
