@@ -63,6 +63,18 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 	if !w.Exists {
 		return EditResult{}, sandbox.Errorf(sandbox.CodeNotFound, o.Path, "%s does not exist", o.Path)
 	}
+	for i, e := range o.Edits {
+		which := "the "
+		if len(o.Edits) > 1 {
+			which = fmt.Sprintf("edit %d: the ", i+1)
+		}
+		if err := capText(sb, int64(len(e.Old)), o.Path, which+"old text", ": nothing was changed"); err != nil {
+			return EditResult{}, err
+		}
+		if err := capText(sb, int64(len(e.New)), o.Path, which+"new text", ": nothing was changed"); err != nil {
+			return EditResult{}, err
+		}
+	}
 	f, err := w.Current()
 	if err != nil {
 		return EditResult{}, err

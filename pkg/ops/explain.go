@@ -20,6 +20,9 @@ type Decision struct {
 	Access  string `json:"access"`
 	Root    string `json:"root,omitempty"`
 	Real    string `json:"resolved,omitempty"`
+	// Actions (explain patch only): each kind of change a patch makes,
+	// the commands it needs besides patch, and which the policy has off.
+	Actions []PatchAction `json:"actions,omitempty"`
 }
 
 // Explain runs the checks a real call of operation name on p would run,
@@ -35,6 +38,14 @@ func Explain(ctx context.Context, sb *sandbox.Sandbox, name, p string) (Decision
 
 // ExplainIn is Explain for the operations of reg (a host that adds its own).
 func ExplainIn(ctx context.Context, reg *spec.Registry, sb *sandbox.Sandbox, name, p string) (Decision, error) {
+	d, err := explainIn(ctx, reg, sb, name, p)
+	if err == nil && name == "patch" {
+		explainPatch(&d, reg, sb.Policy())
+	}
+	return d, err
+}
+
+func explainIn(ctx context.Context, reg *spec.Registry, sb *sandbox.Sandbox, name, p string) (Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return Decision{}, err
 	}
@@ -79,8 +90,12 @@ func ExplainIn(ctx context.Context, reg *spec.Registry, sb *sandbox.Sandbox, nam
 }
 
 // explained is the path argument explain checks: the one written, else
-// the first.
+// the first. patch takes its paths in its text: PATH is checked as one
+// the patch writes.
 func explained(op *spec.Op) *spec.Arg {
+	if op.Name == "patch" {
+		return &spec.Arg{Name: "path", Use: spec.Change}
+	}
 	var first *spec.Arg
 	for i := range op.Args {
 		a := &op.Args[i]

@@ -1,21 +1,24 @@
 package ops
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/fsbox/fsbox/pkg/patch"
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
 
 // PatchOptions are patch's inputs.
 type PatchOptions struct {
-	Patch  []byte            // the patch text: the envelope or a unified diff
+	Patch  string            // the patch text: the envelope or a unified diff (held, never copied)
 	DryRun bool              // plan and report, change nothing
 	Expect map[string]string // path → sha256 its current content must have
 }
@@ -60,22 +63,36 @@ type planned struct {
 	mode    *fs.FileMode // git's new mode, where the patch gives one
 }
 
-// Patch applies a multi-file patch all or nothing: it parses the whole
-// patch, resolves every path through the sandbox with the access it needs
-// (write for updates, adds and the two names of a move; the rm switch too
-// for deletes; deny and write_deny for every name, old and new), applies
-// every hunk in memory, and only then commits every file in one
-// sandbox.Batch under the workdir's write lock, each file re-checked to be
-// what was read (conflict otherwise, and nothing is changed). Line
-// endings, BOM, final newline and mode of each file are kept as edit keeps
-// them.
+// Patch applies a multi-file patch all or nothing: it refuses a patch
+// text over max_write_bytes, parses the whole patch, checks that the
+// policy switches on the command each of its changes needs (patchNeeds),
+// resolves every path through the sandbox with the access it needs (write
+// for updates, adds and the two names of a move; deny and write_deny for
+// every name, old and new), applies every hunk in memory, and only then
+// commits every file in one sandbox.Batch under the workdir's write lock,
+// each file re-checked to be what was read (conflict otherwise, and
+// nothing is changed). Line endings, BOM, final newline and mode of each
+// file are kept as edit keeps them.
+//
+// Memory: the parsed patch holds no hunk; each file's hunks are read from
+// the text one at a time while they are applied and again while its diff
+// is written, so a call holds the text, each file's old and new content,
+// its diff, and a few bytes per line and per hunk.
 func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResult, error) {
 	if err := begin(ctx, sb, "patch"); err != nil {
 		return PatchResult{}, err
 	}
-	files, err := patch.Parse(o.Patch)
+	if err := capText(sb, int64(len(o.Patch)), "", "the patch", ": nothing was changed"); err != nil {
+		return PatchResult{}, err
+	}
+	files, err := patch.ParseString(o.Patch)
 	if err != nil {
 		return PatchResult{}, patchErr(err, "")
+	}
+	for i := range files {
+		if err := checkPatchFile(sb.Policy(), &files[i]); err != nil {
+			return PatchResult{}, err
+		}
 	}
 	for p, sum := range o.Expect {
 		if !isSHA256(strings.ToLower(sum)) {
@@ -117,7 +134,7 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 					errs[i] = err
 					continue
 				}
-				plans[i], errs[i] = planFile(ctx, sb, files[i], max, maxName, o.Expect)
+				plans[i], errs[i] = planFile(ctx, sb, &files[i], max, maxName, o.Expect)
 			}
 		}()
 	}
@@ -188,8 +205,127 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 	return res, nil
 }
 
+// Patch actions: the kinds of change a patch makes, as explain names them.
+const (
+	patchUpdate        = "update"
+	patchAdd           = "add"
+	patchDelete        = "delete"
+	patchMove          = "move"            // a rename alone
+	patchMoveAndUpdate = "move_and_update" // a rename that also changes the content (hunks) or the mode
+)
+
+// patchActions are the actions with the commands each needs besides patch
+// (a change a command the policy switches off could not make is refused):
+// an update is an edit, an add a write, a delete an rm, a rename an mv,
+// and a rename with hunks (or a new mode) an mv and an edit.
+var patchActions = []struct {
+	action string
+	needs  []string
+}{
+	{patchUpdate, []string{"edit"}},
+	{patchAdd, []string{"write"}},
+	{patchDelete, []string{"rm"}},
+	{patchMove, []string{"mv"}},
+	{patchMoveAndUpdate, []string{"mv", "edit"}},
+}
+
+// patchAction is the action of one file of a patch.
+func patchAction(f *patch.File) string {
+	switch {
+	case f.Op == patch.Add:
+		return patchAdd
+	case f.Op == patch.Delete:
+		return patchDelete
+	case f.MoveTo == "":
+		return patchUpdate
+	case f.NumHunks() > 0 || f.HasModeChange():
+		return patchMoveAndUpdate
+	}
+	return patchMove
+}
+
+// patchNeeds are the commands an action needs besides patch.
+func patchNeeds(action string) []string {
+	for _, a := range patchActions {
+		if a.action == action {
+			return a.needs
+		}
+	}
+	return nil
+}
+
+// checkPatchFile refuses (denied, rule command) a file of a patch whose
+// change needs a command the policy switches off.
+func checkPatchFile(p *sandbox.Policy, f *patch.File) error {
+	action := patchAction(f)
+	for _, c := range patchNeeds(action) {
+		if CheckCommand(p, c) == nil {
+			continue
+		}
+		var what string
+		switch action {
+		case patchUpdate:
+			what = "changes " + f.Path
+		case patchAdd:
+			what = "adds " + f.Path
+		case patchDelete:
+			what = "deletes " + f.Path
+		case patchMove:
+			what = "moves " + f.Path + " to " + f.MoveTo
+		default:
+			what = "moves " + f.Path + " to " + f.MoveTo + " and changes it"
+		}
+		return &sandbox.Error{Code: sandbox.CodeDenied, Rule: sandbox.RuleCommand, Path: f.Path,
+			Msg: fmt.Sprintf("the patch %s, and the command %q is switched off by the policy", what, c)}
+	}
+	return nil
+}
+
+// PatchAction is one kind of change a patch makes, as explain patch
+// reports it: the commands it needs besides patch, those of them the
+// policy switches off, and whether a patch could make it to the path
+// (patch allowed there, and every command it needs on).
+type PatchAction struct {
+	Action  string   `json:"action"` // update, add, delete, move, move_and_update
+	Needs   []string `json:"needs"`
+	Off     []string `json:"off"`
+	Allowed bool     `json:"allowed"`
+}
+
+// explainPatch adds to explain's decision on patch which of a patch's
+// actions the policy allows, and names those it does not in the reason.
+func explainPatch(d *Decision, reg *spec.Registry, p *sandbox.Policy) {
+	var on, off []string
+	for _, a := range patchActions {
+		pa := PatchAction{Action: a.action, Needs: a.needs, Off: []string{}}
+		for _, c := range a.needs {
+			if CheckCommandIn(reg, p, c) != nil {
+				pa.Off = append(pa.Off, c)
+			}
+		}
+		pa.Allowed = d.Allowed && len(pa.Off) == 0
+		d.Actions = append(d.Actions, pa)
+		if len(pa.Off) == 0 {
+			on = append(on, fmt.Sprintf("%s (%s)", a.action, strings.Join(a.needs, ", ")))
+		} else {
+			off = append(off, fmt.Sprintf("%s (%s off)", a.action, strings.Join(pa.Off, ", ")))
+		}
+	}
+	if !d.Allowed {
+		return
+	}
+	if len(off) == 0 {
+		d.Reason += "; every action is allowed: " + strings.Join(on, ", ")
+		return
+	}
+	if len(on) > 0 {
+		d.Reason += "; allowed: " + strings.Join(on, ", ")
+	}
+	d.Reason += "; refused: " + strings.Join(off, ", ")
+}
+
 // planFile resolves one file of the patch and computes its new content.
-func planFile(ctx context.Context, sb *sandbox.Sandbox, f patch.File, max int64, maxName string, expect map[string]string) (*planned, error) {
+func planFile(ctx context.Context, sb *sandbox.Sandbox, f *patch.File, max int64, maxName string, expect map[string]string) (*planned, error) {
 	p := &planned{out: PatchFile{Path: f.Path, Matched: []string{}}}
 	if sum, ok := expect[f.Path]; ok {
 		s := strings.ToLower(sum)
@@ -218,10 +354,6 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f patch.File, max int64,
 		return p, nil
 	case patch.Delete:
 		p.out.Action = "delete"
-		if err := CheckCommand(sb.Policy(), "rm"); err != nil {
-			return nil, &sandbox.Error{Code: sandbox.CodeDenied, Rule: sandbox.RuleCommand, Path: f.Path,
-				Msg: fmt.Sprintf("the patch deletes %s, and the command \"rm\" is switched off by the policy", f.Path)}
-		}
 	}
 	src, err := sb.OpenWriteTarget(f.Path, false)
 	if err != nil {
@@ -247,7 +379,7 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f patch.File, max int64,
 	}
 	p.out.Action = "update"
 	p.dst = src
-	r, err := patch.Apply(old, f.Hunks)
+	r, err := f.Apply(old)
 	if err != nil {
 		return p, patchErr(err, src.Path)
 	}
@@ -255,11 +387,11 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f patch.File, max int64,
 		return p, tooLargeNew(f.Path, maxName, max)
 	}
 	p.content = r.Content
-	if f.NewMode != "" && f.NewMode != f.OldMode {
+	if f.HasModeChange() {
 		p.mode = gitMode(f.NewMode)
 	}
 	p.out.Replacements = r.Replacements
-	p.out.Matched = append(p.out.Matched, r.Matched...)
+	p.out.Matched = r.Matched
 	after := sha256Hex(r.Content)
 	p.out.SHA256After = &after
 	to := src.Path
@@ -276,7 +408,9 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f patch.File, max int64,
 		p.out.MoveTo = dst.Path
 		to = dst.Path
 	}
-	p.out.Diff = fileDiff(src.Path, to, old, r)
+	if p.out.Diff, err = fileDiff(src.Path, to, f, r); err != nil {
+		return p, err
+	}
 	return p, nil
 }
 
@@ -353,52 +487,125 @@ func patchErr(err error, path string) error {
 }
 
 // fileDiff is the unified diff of one updated file: each applied hunk with
-// its changed lines (context kept as the hunk had it).
-func fileDiff(from, to string, old []byte, r *patch.Result) string {
+// its changed lines (context kept as the hunk had it). It is written twice:
+// once to measure it, then into a buffer of that size, so the diff of a
+// patch of many hunks is built without regrowing (or copying) it.
+func fileDiff(from, to string, f *patch.File, r *patch.Result) (string, error) {
+	var d diffOut
+	write := func() error {
+		d.str("--- a/")
+		d.str(from)
+		d.str("\n+++ b/")
+		d.str(to)
+		d.str("\n")
+		return f.Placements(r, func(h *patch.Placed) error {
+			d.header(h.OldLine, len(h.Old), h.NewLine, len(h.New))
+			d.hunkLines(h.Old, h.New)
+			return nil
+		})
+	}
+	if err := write(); err != nil {
+		return "", err
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "--- a/%s\n+++ b/%s\n", from, to)
-	for _, h := range r.Hunks {
-		fmt.Fprintf(&b, "@@ -%s +%s @@\n", diffRange(h.OldLine, len(h.Old)), diffRange(h.NewLine, len(h.New)))
-		writeHunkLines(&b, h.Old, h.New)
+	b.Grow(d.n)
+	d.b = &b
+	if err := write(); err != nil {
+		return "", err
 	}
-	return b.String()
+	return b.String(), nil
 }
 
-func diffRange(start, n int) string {
-	if n == 0 {
-		return fmt.Sprintf("%d,0", start-1)
-	}
-	if n == 1 {
-		return fmt.Sprint(start)
-	}
-	return fmt.Sprintf("%d,%d", start, n)
+// diffOut is where a diff is written: with b nil it only counts the bytes
+// (n), and bounds those of hunks too large to pair up cheaply.
+type diffOut struct {
+	n   int
+	b   *strings.Builder
+	lcs []int32 // scratch of hunkLines, kept while small
 }
 
-// writeHunkLines writes a hunk's old and new lines as a diff body: the
-// longest common subsequence as context, the rest as - and + lines (the
-// sides are bounded by the hunk's size; past maxLCS lines, all - then +).
-func writeHunkLines(b *strings.Builder, old, new []string) {
+func (d *diffOut) str(s string) {
+	if d.b == nil {
+		d.n += len(s)
+		return
+	}
+	d.b.WriteString(s)
+}
+
+// line writes one line of a hunk's body: its sign, its text, a newline.
+func (d *diffOut) line(sign byte, s string) {
+	if d.b == nil {
+		d.n += len(s) + 2
+		return
+	}
+	d.b.WriteByte(sign)
+	d.b.WriteString(s)
+	d.b.WriteByte('\n')
+}
+
+// header writes "@@ -l,s +l,s @@".
+func (d *diffOut) header(oldStart, oldN, newStart, newN int) {
+	var buf [64]byte
+	h := append(buf[:0], "@@ -"...)
+	h = appendRange(h, oldStart, oldN)
+	h = append(h, " +"...)
+	h = appendRange(h, newStart, newN)
+	h = append(h, " @@\n"...)
+	if d.b == nil {
+		d.n += len(h)
+		return
+	}
+	d.b.Write(h)
+}
+
+// appendRange appends a unified range: "l,s", "l" for one line, and for
+// none the line before with ",0".
+func appendRange(b []byte, start, n int) []byte {
+	switch n {
+	case 0:
+		return append(strconv.AppendInt(b, int64(start-1), 10), ",0"...)
+	case 1:
+		return strconv.AppendInt(b, int64(start), 10)
+	}
+	b = append(strconv.AppendInt(b, int64(start), 10), ',')
+	return strconv.AppendInt(b, int64(n), 10)
+}
+
+// hunkLines writes a hunk's old and new lines as a diff body: the longest
+// common subsequence as context, the rest as - and + lines (the sides are
+// bounded by the hunk's size; past maxLCS lines, all - then +). Measuring,
+// it pairs up only hunks with small sides and bounds the others as if
+// nothing were context.
+func (d *diffOut) hunkLines(old, new []string) {
 	const maxLCS = 2000
-	if len(old) > maxLCS || len(new) > maxLCS {
+	n, m := len(old), len(new)
+	if n > maxLCS || m > maxLCS || d.b == nil && n*m > 1<<16 {
 		for _, l := range old {
-			b.WriteString("-" + l + "\n")
+			d.line('-', l)
 		}
 		for _, l := range new {
-			b.WriteString("+" + l + "\n")
+			d.line('+', l)
 		}
 		return
 	}
-	n, m := len(old), len(new)
-	lcs := make([][]int32, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, m+1)
+	w := m + 1
+	size := (n + 1) * w
+	lcs := d.lcs
+	if cap(lcs) < size {
+		lcs = make([]int32, size)
+		if size <= 1<<16 {
+			d.lcs = lcs
+		}
+	} else {
+		lcs = lcs[:size]
+		clear(lcs)
 	}
 	for i := n - 1; i >= 0; i-- {
 		for j := m - 1; j >= 0; j-- {
 			if old[i] == new[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
+				lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
 			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+				lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
 			}
 		}
 	}
@@ -406,14 +613,14 @@ func writeHunkLines(b *strings.Builder, old, new []string) {
 	for i < n || j < m {
 		switch {
 		case i < n && j < m && old[i] == new[j]:
-			b.WriteString(" " + old[i] + "\n")
+			d.line(' ', old[i])
 			i++
 			j++
-		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
-			b.WriteString("-" + old[i] + "\n")
+		case i < n && (j == m || lcs[(i+1)*w+j] >= lcs[i*w+j+1]):
+			d.line('-', old[i])
 			i++
 		default:
-			b.WriteString("+" + new[j] + "\n")
+			d.line('+', new[j])
 			j++
 		}
 	}
@@ -424,31 +631,43 @@ func addDiff(p string, content []byte) string { return wholeFileDiff(p, content,
 
 func deleteDiff(p string, content []byte) string { return wholeFileDiff(p, content, '-') }
 
+// wholeFileDiff is the diff of content added or deleted whole: each line
+// (its "\n" or "\r\n" dropped, a last line without one is a line) with
+// sign before it.
 func wholeFileDiff(p string, content []byte, sign byte) string {
-	lines := splitLines(content)
-	var b strings.Builder
-	if sign == '+' {
-		fmt.Fprintf(&b, "--- /dev/null\n+++ b/%s\n@@ -0,0 +%s @@\n", p, diffRange(1, len(lines)))
-	} else {
-		fmt.Fprintf(&b, "--- a/%s\n+++ /dev/null\n@@ -%s +0,0 @@\n", p, diffRange(1, len(lines)))
+	n := 0
+	if len(content) > 0 {
+		n = bytes.Count(content, []byte{'\n'})
+		if content[len(content)-1] != '\n' {
+			n++
+		}
 	}
-	for _, l := range lines {
+	var b strings.Builder
+	b.Grow(len(p) + 64 + len(content) + n + 1)
+	var buf [32]byte
+	if sign == '+' {
+		b.WriteString("--- /dev/null\n+++ b/")
+		b.WriteString(p)
+		b.WriteString("\n@@ -0,0 +")
+		b.Write(appendRange(buf[:0], 1, n))
+		b.WriteString(" @@\n")
+	} else {
+		b.WriteString("--- a/")
+		b.WriteString(p)
+		b.WriteString("\n+++ /dev/null\n@@ -")
+		b.Write(appendRange(buf[:0], 1, n))
+		b.WriteString(" +0,0 @@\n")
+	}
+	for rest := content; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
 		b.WriteByte(sign)
-		b.WriteString(l)
+		b.Write(bytes.TrimSuffix(line, []byte{'\r'}))
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-// splitLines splits content into lines without their endings.
-func splitLines(content []byte) []string {
-	s := strings.TrimSuffix(string(content), "\n")
-	if s == "" && len(content) == 0 {
-		return nil
-	}
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimSuffix(l, "\r")
-	}
-	return lines
 }

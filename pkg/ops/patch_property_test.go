@@ -625,7 +625,7 @@ func runPatchCase(t *testing.T, g *ptGit, seed uint64) (ok bool) {
 		writeTree(t, work, c.old)
 		sb := ptSandbox(t, work)
 		apply := func(dir string, p []byte, want ptTree) bool {
-			if _, err := Patch(ctx, sb, PatchOptions{Patch: p}); err != nil {
+			if _, err := Patch(ctx, sb, PatchOptions{Patch: string(p)}); err != nil {
 				fail("%s, %s: %v\npatch:\n%s", form.name, dir, err, p)
 				return false
 			}
@@ -662,7 +662,7 @@ func runPatchCase(t *testing.T, g *ptGit, seed uint64) (ok bool) {
 			}
 			bad, has := corrupt(r, form.forward)
 			if has {
-				_, err := Patch(ctx, sb, PatchOptions{Patch: bad})
+				_, err := Patch(ctx, sb, PatchOptions{Patch: string(bad)})
 				var se *sandbox.Error
 				if !errors.As(err, &se) || se.Code != sandbox.CodeTextNotFound {
 					fail("%s, corrupted hunk: got %v, want text_not_found\npatch:\n%s", form.name, err, bad)

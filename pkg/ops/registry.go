@@ -137,7 +137,7 @@ var rootsOp = &spec.Op{
 var explainOp = &spec.Op{
 	Name: "explain", Class: spec.Meta, Result: Decision{},
 	Summary: "say whether COMMAND on PATH would be allowed, and which rule decides",
-	Help:    "Runs the checks a real call of COMMAND on PATH would run, reading and changing nothing, and reports the first rule that refuses. For a command with two paths (mv, cp) it checks the one written.",
+	Help:    "Runs the checks a real call of COMMAND on PATH would run, reading and changing nothing, and reports the first rule that refuses. For a command with two paths (mv, cp) it checks the one written. For patch, PATH is checked as a file a patch writes, and actions lists each kind of change a patch makes (update, add, delete, move, move_and_update) with the commands it needs and those the policy switches off.",
 	Args: []spec.Arg{
 		{Name: "command", Meta: "COMMAND", Help: "the command to ask about", Complete: spec.CompleteCommands},
 		{Name: "path", Meta: "PATH", Help: "the path the command would be given", Complete: spec.CompleteFiles},
@@ -472,7 +472,7 @@ func FindInput(in *spec.Input) FindOptions {
 var writeOp = &spec.Op{
 	Name: "write", Class: spec.Destructive, Result: WriteResult{}, Idempotent: true,
 	Summary: "write a file atomically from --content or stdin (parents created)",
-	Help:    "Writes PATH in the workdir atomically: the new content goes to a temporary file that replaces PATH only when complete. Missing parent directories are created; an existing file keeps its mode unless mode is given.",
+	Help:    "Writes PATH in the workdir atomically: the new content goes to a temporary file that replaces PATH only when complete. Missing parent directories are created; an existing file keeps its mode unless mode is given. Content over max_write_bytes is too_large, whether it is given as content or on stdin.",
 	Args: []spec.Arg{
 		pathArg(spec.Change, "the file to write"),
 		{Name: "stdin", Meta: "-", Help: "read the content from stdin", Optional: true, CLIOnly: true, Complete: spec.CompleteNone},
@@ -508,7 +508,7 @@ var writeOp = &spec.Op{
 var editOp = &spec.Op{
 	Name: "edit", Class: spec.Destructive, Result: EditResult{},
 	Summary: "replace exact text in a file (atomic; CRLF, BOM and mode kept)",
-	Help:    "Replaces OLD with NEW in PATH. OLD must occur exactly once unless all is given; several edits are matched against the original text, must not overlap, and apply together or not at all. The result shows the unified diff.",
+	Help:    "Replaces OLD with NEW in PATH. OLD must occur exactly once unless all is given; several edits are matched against the original text, must not overlap, and apply together or not at all. The result shows the unified diff. An old or new text over max_write_bytes is too_large, however it is given.",
 	Args:    []spec.Arg{pathArg(spec.Change, "the file to edit")},
 	Options: []spec.Option{
 		{Name: "old", Type: spec.String, Meta: "TEXT", Help: "the exact text to replace"},
@@ -557,23 +557,15 @@ func EditInput(sb *sandbox.Sandbox, in *spec.Input) (EditOptions, error) {
 		if !in.IsSet(name + "-file") {
 			return in.String(name), nil
 		}
-		f, err := sb.Open(in.String(name + "-file"))
+		p := in.String(name + "-file")
+		f, err := sb.Open(p)
 		if err != nil {
 			return "", err
 		}
 		defer f.Close()
-		max := sb.Limits().MaxWriteBytes
-		b, err := io.ReadAll(io.LimitReader(f, satAdd(max, 1)))
-		if err != nil {
-			return "", sandbox.AsError(err)
-		}
-		if int64(len(b)) > max {
-			// Never cut silently: a truncated old text could match
-			// somewhere it should not.
-			return "", &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: in.String(name + "-file"),
-				Msg: fmt.Sprintf("%s-file %s is over max_write_bytes = %d", name, in.String(name+"-file"), max)}
-		}
-		return string(b), nil
+		// Never cut short: a truncated old text could match somewhere it
+		// should not.
+		return readText(sb, f, f.Info.Size, p, name+"-file "+p, "")
 	}
 	if (!in.IsSet("old") && !in.IsSet("old-file")) || (!in.IsSet("new") && !in.IsSet("new-file")) {
 		return o, usageErr("edit needs old and new (new '' deletes), or edits")
@@ -715,7 +707,8 @@ var patchOp = &spec.Op{
 	Name: "patch", Class: spec.Destructive, Result: PatchResult{}, Needs: []string{"write"},
 	Summary: "apply a multi-file patch all or nothing (the *** Begin Patch envelope, or a unified diff)",
 	Help: "Applies a patch to files in the workdir as one change: every file lands, or none does. The patch is the envelope agents emit (*** Begin Patch ... *** End Patch, with Add File, Update File with an optional Move to, Delete File, @@ hunks with optional anchor text, *** End of File) or a unified diff as diff -u and git diff write it (several files, new and deleted files, renames, no-newline markers); the format is detected. " +
-		"Every path is checked as write checks it (deny and write_deny on old and new names; a delete needs rm switched on); every hunk is applied in memory first, matched exactly, else ignoring trailing whitespace, else line endings, never re-indented; a hunk that matches nowhere is text_not_found with the closest lines, one that matches in several places is placed by its line numbers or anchors, else ambiguous. Then all files are swapped in under the workdir's lock, each re-checked to be what was read (conflict otherwise, and nothing changes). Line endings, BOM, final newline and mode are kept.",
+		"The patch text is capped by max_write_bytes however it arrives (argument, file, stdin, tool argument): over it, too_large. Besides patch (and write), each change needs its command switched on: an update edit, an add write, a delete rm, a rename mv (and edit too when it also changes the content or the mode); a change whose command is off is denied (rule command), and explain patch PATH lists them. " +
+		"Every path is checked as write checks it (deny and write_deny on old and new names); every hunk is applied in memory first, matched exactly, else ignoring trailing whitespace, else line endings, never re-indented; a hunk that matches nowhere is text_not_found with the closest lines, one that matches in several places is placed by its line numbers or anchors, else ambiguous. Then all files are swapped in under the workdir's lock, each re-checked to be what was read (conflict otherwise, and nothing changes). Line endings, BOM, final newline and mode are kept.",
 	Args: []spec.Arg{{Name: "stdin", Meta: "-", Help: "read the patch from stdin", Optional: true, CLIOnly: true, Complete: spec.CompleteNone}},
 	Options: []spec.Option{
 		{Name: "patch", Type: spec.String, Meta: "TEXT", Help: "the patch text; on the command line, --patch-file or stdin when left out"},
@@ -741,7 +734,9 @@ var patchOp = &spec.Op{
 }
 
 // PatchInput reads patch's input: the text from patch, patch_file or
-// standard input (exactly one), and the expected sums.
+// standard input (exactly one), and the expected sums. A text read from a
+// file or stdin is read no further than max_write_bytes (Patch itself
+// refuses a longer one, however it came).
 func PatchInput(sb *sandbox.Sandbox, in *spec.Input) (PatchOptions, error) {
 	o := PatchOptions{DryRun: in.Bool("dry-run"), Expect: map[string]string{}}
 	for _, e := range in.Strings("expect-sha256") {
@@ -760,38 +755,25 @@ func PatchInput(sb *sandbox.Sandbox, in *spec.Input) (PatchOptions, error) {
 	if sources > 1 {
 		return o, usageErr("give patch or patch-file, not both")
 	}
-	max := sb.Limits().MaxWriteBytes
-	var r io.Reader
+	var f *sandbox.File
+	var err error
 	switch {
 	case in.IsSet("patch"):
-		o.Patch = []byte(in.String("patch"))
+		o.Patch = in.String("patch")
 		return o, nil
 	case in.IsSet("patch-file"):
-		f, err := sb.Open(in.String("patch-file"))
-		if err != nil {
-			return o, err
-		}
-		defer f.Close()
-		r = f
+		f, err = sb.Open(in.String("patch-file"))
 	case in.Stdin != nil:
-		f, err := sb.OpenStdin()
-		if err != nil {
-			return o, err
-		}
-		defer f.Close()
-		r = f
+		f, err = sb.OpenStdin()
 	default:
 		return o, usageErr("patch needs the patch: patch, patch-file, or stdin")
 	}
-	b, err := io.ReadAll(io.LimitReader(r, satAdd(max, 1)))
 	if err != nil {
-		return o, sandbox.AsError(err)
+		return o, err
 	}
-	if int64(len(b)) > max {
-		return o, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Msg: fmt.Sprintf("the patch is over max_write_bytes = %d", max)}
-	}
-	o.Patch = b
-	return o, nil
+	defer f.Close()
+	o.Patch, err = readText(sb, f, f.Info.Size, "", "the patch", ": nothing was changed")
+	return o, err
 }
 
 var historyOp = &spec.Op{

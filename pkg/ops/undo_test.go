@@ -94,7 +94,7 @@ func TestUndoRestores(t *testing.T) {
 			return err
 		},
 		func() error {
-			_, err := Patch(ctx, sb, PatchOptions{Patch: []byte("*** Begin Patch\n*** Update File: sub/c.txt\n*** Move to: sub/moved.txt\n@@\n-sea\n+SEA\n*** Delete File: copy.txt\n*** Add File: added.txt\n+added\n*** End Patch\n")})
+			_, err := Patch(ctx, sb, PatchOptions{Patch: "*** Begin Patch\n*** Update File: sub/c.txt\n*** Move to: sub/moved.txt\n@@\n-sea\n+SEA\n*** Delete File: copy.txt\n*** Add File: added.txt\n+added\n*** End Patch\n"})
 			return err
 		},
 	}
@@ -140,7 +140,7 @@ func TestUndoRestores(t *testing.T) {
 func TestUndoConflict(t *testing.T) {
 	ctx := context.Background()
 	sb, dir := journaled(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"}, nil)
-	if _, err := Patch(ctx, sb, PatchOptions{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** Update File: b.txt\n@@\n-b\n+B\n*** End Patch\n")}); err != nil {
+	if _, err := Patch(ctx, sb, PatchOptions{Patch: "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** Update File: b.txt\n@@\n-b\n+B\n*** End Patch\n"}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("someone else\n"), 0o644)

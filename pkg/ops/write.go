@@ -55,6 +55,13 @@ func Write(ctx context.Context, sb *sandbox.Sandbox, o WriteOptions) (WriteResul
 		return WriteResult{}, err
 	}
 	defer w.Close()
+	if l, ok := o.Content.(interface{ Len() int }); ok {
+		// A text in hand (--content, a tool argument): refused before
+		// anything else is looked at, as Commit would refuse it.
+		if err := capText(sb, int64(l.Len()), o.Path, "the content", ": nothing was written"); err != nil {
+			return WriteResult{}, err
+		}
+	}
 	if o.NoClobber && w.Exists {
 		return WriteResult{}, sandbox.Errorf(sandbox.CodeExists, o.Path, "%s exists and no-clobber is set", o.Path)
 	}

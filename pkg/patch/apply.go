@@ -1,38 +1,69 @@
 package patch
 
 import (
+	"bytes"
 	"fmt"
+	"hash/maphash"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 const bom = "\xef\xbb\xbf"
 
-// fline is one line of the file being patched.
-type fline struct {
-	text string // without the ending
-	eol  string // "\n", "\r\n", or "" for a last line without newline
+// fileLines is the file being patched as lines, without copying it: line
+// i is b[starts[i]:starts[i+1]], its ending included.
+type fileLines struct {
+	b      []byte
+	starts []uint32
 }
 
-func splitFile(content []byte) (hasBOM bool, lines []fline) {
-	s := string(content)
-	if strings.HasPrefix(s, bom) {
-		hasBOM, s = true, s[len(bom):]
+// maxFileLines and maxFileBytes bound what Apply indexes (4 bytes per
+// line number and per offset).
+const (
+	maxFileLines = math.MaxInt32 - 1
+	maxFileBytes = math.MaxUint32
+)
+
+func splitFile(b []byte) (fileLines, error) {
+	if len(b) > maxFileBytes {
+		return fileLines{}, &LimitError{Msg: fmt.Sprintf("the file has %d bytes, over the %d a patch can be applied to", len(b), maxFileBytes)}
 	}
-	for len(s) > 0 {
-		i := strings.IndexByte(s, '\n')
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	if n > maxFileLines {
+		return fileLines{}, &LimitError{Msg: fmt.Sprintf("the file has %d lines, over the %d a patch can be applied to", n, maxFileLines)}
+	}
+	starts := make([]uint32, 0, n+1)
+	for off := 0; off < len(b); {
+		starts = append(starts, uint32(off))
+		i := bytes.IndexByte(b[off:], '\n')
 		if i < 0 {
-			lines = append(lines, fline{text: s})
 			break
 		}
-		l := fline{text: s[:i], eol: "\n"}
-		if strings.HasSuffix(l.text, "\r") {
-			l.text, l.eol = l.text[:len(l.text)-1], "\r\n"
-		}
-		lines = append(lines, l)
-		s = s[i+1:]
+		off += i + 1
 	}
-	return hasBOM, lines
+	starts = append(starts, uint32(len(b)))
+	return fileLines{b: b, starts: starts}, nil
+}
+
+// n is the number of lines.
+func (ls *fileLines) n() int { return len(ls.starts) - 1 }
+
+// line returns line i's text and its ending: "\n", "\r\n", or "" for a
+// last line without newline.
+func (ls *fileLines) line(i int) ([]byte, string) {
+	raw := ls.b[ls.starts[i]:ls.starts[i+1]]
+	if n := len(raw); n > 0 && raw[n-1] == '\n' {
+		if n > 1 && raw[n-2] == '\r' {
+			return raw[:n-2], "\r\n"
+		}
+		return raw[:n-1], "\n"
+	}
+	return raw, ""
 }
 
 // Match levels, in the order they are tried.
@@ -47,6 +78,8 @@ var levelNames = [numLevels]string{MatchExact, MatchTrailingWhitespace, MatchEOL
 
 func trimWS(s string) string { return strings.TrimRight(s, " \t") }
 
+func trimWSBytes(b []byte) []byte { return bytes.TrimRight(b, " \t") }
+
 // eolOK reports whether a file line's ending is the one a hunk expects; a
 // last line without newline counts as ending with dom, the dominant one.
 func eolOK(eol, dom string, crlf bool) bool {
@@ -56,66 +89,99 @@ func eolOK(eol, dom string, crlf bool) bool {
 	return (eol == "\r\n") == crlf
 }
 
-func lineMatches(l fline, s string, level int, crlf bool, dom string) bool {
+func lineMatches(text []byte, eol, s string, level int, crlf bool, dom string) bool {
 	switch level {
 	case levelExact:
-		return l.text == s && eolOK(l.eol, dom, crlf)
+		return string(text) == s && eolOK(eol, dom, crlf)
 	case levelTrailingWS:
-		return trimWS(l.text) == trimWS(s) && eolOK(l.eol, dom, crlf)
+		return string(trimWSBytes(text)) == trimWS(s) && eolOK(eol, dom, crlf)
 	default:
-		return trimWS(l.text) == trimWS(s)
+		return string(trimWSBytes(text)) == trimWS(s)
 	}
 }
 
 // Apply applies hunks, in order, to content and returns the new content.
 // See the package doc for the rules.
 func Apply(content []byte, hunks []Hunk) (*Result, error) {
-	hasBOM, lines := splitFile(content)
-	if hasBOM && len(lines) > 0 && bomInOld(hunks) {
+	var st hunkStats
+	for k := range hunks {
+		st.add(&hunks[k])
+	}
+	return apply(content, st, func(fn func(*Hunk) error) error {
+		for k := range hunks {
+			if err := fn(&hunks[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Apply applies an Update's hunks to content as the package function
+// Apply does, reading them from the patch one at a time: besides content,
+// it holds the result, 12 bytes per line of content and 20 per hunk.
+func (f *File) Apply(content []byte) (*Result, error) { return apply(content, f.stats, f.EachHunk) }
+
+// Placements calls fn with each of f's hunks, in order, and where r
+// (f.Apply's result) placed it. The Placed and its slices are reused for
+// the next hunk: fn must copy what it keeps.
+func (f *File) Placements(r *Result, fn func(*Placed) error) error {
+	k, delta := 0, 0
+	var p Placed
+	return f.EachHunk(func(h *Hunk) error {
+		if k >= len(r.At) {
+			return fmt.Errorf("patch: the result places %d hunks, and the file has more", len(r.At))
+		}
+		at := int(r.At[k])
+		k++
+		p = Placed{OldLine: at, NewLine: at + delta, Old: h.Old, New: h.New}
+		delta += len(h.New) - len(h.Old)
+		return fn(&p)
+	})
+}
+
+// apply applies the hunks each gives (st sums them up) to content.
+func apply(content []byte, st hunkStats, each func(func(*Hunk) error) error) (*Result, error) {
+	body := content
+	hasBOM := bytes.HasPrefix(content, []byte(bom))
+	if hasBOM {
+		body = content[len(bom):]
+	}
+	if hasBOM && len(body) > 0 && st.bomInOld {
 		// A unified diff (git diff, diff -u) carries the BOM as text of
 		// line 1: match it, and keep or drop it, as that text.
-		hasBOM = false
-		lines[0].text = bom + lines[0].text
+		hasBOM, body = false, content
 	}
-	n := len(lines)
-	crlfs, lfs := 0, 0
-	for _, l := range lines {
-		switch l.eol {
-		case "\r\n":
-			crlfs++
-		case "\n":
-			lfs++
-		}
+	ls, err := splitFile(body)
+	if err != nil {
+		return nil, err
 	}
+	n := ls.n()
+	crlfs := bytes.Count(body, []byte("\r\n"))
+	lfs := bytes.Count(body, []byte{'\n'}) - crlfs
 	dom := "\n"
-	if crlfs > lfs || (crlfs == 0 && lfs == 0 && len(hunks) > 0 && hunks[0].CRLF) {
+	if crlfs > lfs || (crlfs == 0 && lfs == 0 && st.hunks > 0 && st.firstCRLF) {
 		dom = "\r\n"
 	}
-	wantFinalNL := n == 0 || lines[n-1].eol != ""
+	wantFinalNL := n == 0 || body[len(body)-1] == '\n'
 
-	res := &Result{Matched: make([]string, 0, len(hunks))}
-	out := make([]fline, 0, n+8)
-	m := &matcher{lines: lines, dom: dom, index: map[string][]int{}}
-	total := n
-	for k := range hunks {
-		total += len(hunks[k].Old)
+	res := &Result{Matched: make([]string, 0, st.hunks), At: make([]int32, 0, st.hunks)}
+	size := len(content) + 16 + max(0, st.newBytes+2*st.newLines-st.oldBytes-st.oldLines)
+	o := &outBuf{b: make([]byte, 0, size), ls: &ls, dom: dom}
+	if hasBOM {
+		o.b = append(o.b, bom...)
 	}
-	m.budget = workPerLine*total + minWork
-	for i, l := range lines {
-		key := trimWS(l.text)
-		m.index[key] = append(m.index[key], i)
-	}
-	from := 0
-	for k := range hunks {
-		h := &hunks[k]
+	m := &matcher{ls: &ls, dom: dom, budget: workPerLine*(n+st.oldLines) + minWork}
+	from, k := 0, 0
+	err = each(func(h *Hunk) error {
 		start, level, err := m.locate(from, h, k)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		end := start + len(h.Old)
-		res.Hunks = append(res.Hunks, Placed{OldLine: start + 1, NewLine: len(out) + (start - from) + 1, Old: h.Old, New: h.New})
-		out = append(out, lines[from:start]...)
-		out = appendNew(out, lines[start:end], h, dom)
+		res.At = append(res.At, int32(start+1))
+		o.fileLines(from, start)
+		o.hunk(start, h)
 		if end == n {
 			switch {
 			case h.NewNoEOL:
@@ -127,56 +193,77 @@ func Apply(content []byte, hunks []Hunk) (*Result, error) {
 		from = end
 		res.Matched = append(res.Matched, levelNames[level])
 		res.Replacements++
+		k++
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	out = append(out, lines[from:]...)
-
-	size := len(content) + 16
-	for k := range hunks {
-		for _, l := range hunks[k].New {
-			size += len(l) + 2
-		}
-	}
-	b := make([]byte, 0, size)
-	if hasBOM {
-		b = append(b, bom...)
-	}
-	for i, l := range out {
-		b = append(b, l.text...)
-		switch {
-		case i < len(out)-1:
-			if l.eol == "" {
-				b = append(b, dom...)
-			} else {
-				b = append(b, l.eol...)
-			}
-		case wantFinalNL:
-			if l.eol == "" {
-				b = append(b, dom...)
-			} else {
-				b = append(b, l.eol...)
-			}
-		}
-	}
-	res.Content = b
+	o.fileLines(from, n)
+	o.finish(wantFinalNL)
+	res.Content = o.b
 	return res, nil
 }
 
-// bomInOld reports whether a hunk's first old line starts with a BOM.
-func bomInOld(hunks []Hunk) bool {
-	for k := range hunks {
-		if len(hunks[k].Old) > 0 && strings.HasPrefix(hunks[k].Old[0], bom) {
-			return true
-		}
-	}
-	return false
+// outBuf is the new content as it is written, line by line: lines of the
+// file keep their own ending, lines a hunk adds take the dominant one, a
+// line without ending gets one when another follows, and finish settles
+// the last line's.
+type outBuf struct {
+	b     []byte
+	ls    *fileLines
+	dom   string
+	lines int // lines written
+	end   int // length of the last line's ending (0: none)
 }
 
-// appendNew appends the hunk's New lines, which replace the file lines
-// win. Lines the hunk keeps (equal Old and New lines: the common prefix
+// sep ends the last line, if it has no ending, before another follows.
+func (o *outBuf) sep() {
+	if o.lines > 0 && o.end == 0 {
+		o.b = append(o.b, o.dom...)
+		o.end = len(o.dom)
+	}
+}
+
+// fileLines copies the file's lines i to j-1.
+func (o *outBuf) fileLines(i, j int) {
+	if i >= j {
+		return
+	}
+	o.sep()
+	o.b = append(o.b, o.ls.b[o.ls.starts[i]:o.ls.starts[j]]...)
+	_, eol := o.ls.line(j - 1)
+	o.lines += j - i
+	o.end = len(eol)
+}
+
+// newLine writes a line a hunk adds.
+func (o *outBuf) newLine(s string) {
+	o.sep()
+	o.b = append(o.b, s...)
+	o.b = append(o.b, o.dom...)
+	o.lines++
+	o.end = len(o.dom)
+}
+
+// finish gives the last line a final newline, or takes it away.
+func (o *outBuf) finish(wantFinalNL bool) {
+	switch {
+	case o.lines == 0:
+	case wantFinalNL:
+		o.sep()
+	default:
+		o.b = o.b[:len(o.b)-o.end]
+		o.end = 0
+	}
+}
+
+// hunk writes the hunk's New lines, which replace the file lines from
+// start. Lines the hunk keeps (equal Old and New lines: the common prefix
 // and suffix, then an in-order greedy pairing of the rest) are copied from
 // the file, so they keep their own whitespace and endings; the others take
 // the dominant ending.
-func appendNew(out []fline, win []fline, h *Hunk, dom string) []fline {
+func (o *outBuf) hunk(start int, h *Hunk) {
 	oldL, newL := h.Old, h.New
 	pre := 0
 	for pre < len(oldL) && pre < len(newL) && oldL[pre] == newL[pre] {
@@ -186,7 +273,7 @@ func appendNew(out []fline, win []fline, h *Hunk, dom string) []fline {
 	for suf < len(oldL)-pre && suf < len(newL)-pre && oldL[len(oldL)-1-suf] == newL[len(newL)-1-suf] {
 		suf++
 	}
-	out = append(out, win[:pre]...)
+	o.fileLines(start, start+pre)
 	midOld := oldL[pre : len(oldL)-suf]
 	midNew := newL[pre : len(newL)-suf]
 	align := len(midOld)*len(midNew) <= 1<<16
@@ -202,29 +289,30 @@ func appendNew(out []fline, win []fline, h *Hunk, dom string) []fline {
 			}
 		}
 		if found >= 0 {
-			out = append(out, win[pre+found])
+			o.fileLines(start+pre+found, start+pre+found+1)
 			j = found + 1
 		} else {
-			out = append(out, fline{text: s, eol: dom})
+			o.newLine(s)
 		}
 	}
-	out = append(out, win[len(win)-suf:]...)
-	return out
+	end := start + len(oldL)
+	o.fileLines(end-suf, end)
 }
 
 // findAnchor returns the first line at or after from equal to a after
 // trimming trailing whitespace, else the first equal to it after trimming
 // both ends, else -1.
-func findAnchor(lines []fline, from int, a string) int {
+func (m *matcher) findAnchor(from int, a string) int {
+	n := m.ls.n()
 	at := trimWS(a)
-	for i := from; i < len(lines); i++ {
-		if trimWS(lines[i].text) == at {
+	for i := from; i < n; i++ {
+		if t, _ := m.ls.line(i); string(trimWSBytes(t)) == at {
 			return i
 		}
 	}
 	a = strings.TrimSpace(a)
-	for i := from; i < len(lines); i++ {
-		if strings.TrimSpace(lines[i].text) == a {
+	for i := from; i < n; i++ {
+		if t, _ := m.ls.line(i); string(bytes.TrimSpace(t)) == a {
 			return i
 		}
 	}
@@ -245,10 +333,16 @@ const (
 // index of line positions by text (trailing whitespace trimmed: every
 // tolerance level needs at least that equality), and the work left.
 type matcher struct {
-	lines  []fline
-	dom    string
-	index  map[string][]int
+	ls  *fileLines
+	dom string
+	// index holds, for each line, the hash of its text with trailing
+	// whitespace trimmed (the high 32 bits) and its number (the low 32),
+	// sorted: the lines that may start a hunk's match are a run of it.
+	// Built when a hunk first needs it.
+	index  []uint64
+	seed   maphash.Seed
 	budget int
+	cands  []int
 }
 
 // spend takes n comparisons from the budget; false when it is gone.
@@ -257,15 +351,25 @@ func (m *matcher) spend(n int) bool {
 	return m.budget >= 0
 }
 
+func (m *matcher) buildIndex() {
+	m.seed = maphash.MakeSeed()
+	n := m.ls.n()
+	m.index = make([]uint64, n)
+	for i := range n {
+		t, _ := m.ls.line(i)
+		m.index[i] = maphash.Bytes(m.seed, trimWSBytes(t))>>32<<32 | uint64(i)
+	}
+	slices.Sort(m.index)
+}
+
 func (m *matcher) locate(from int, h *Hunk, k int) (int, int, error) {
-	lines, dom := m.lines, m.dom
-	n := len(lines)
+	n := m.ls.n()
 	searchFrom := from
 	for _, a := range h.Anchors {
-		p := findAnchor(lines, searchFrom, a)
+		p := m.findAnchor(searchFrom, a)
 		if p < 0 {
 			return 0, 0, &NotFoundError{Hunk: k, Msg: fmt.Sprintf("hunk %d (patch line %d): anchor %q not found after line %d",
-				k+1, h.Line, a, searchFrom), Closest: closestAnchor(lines, a)}
+				k+1, h.Line, a, searchFrom), Closest: m.closestAnchor(a)}
 		}
 		searchFrom = p + 1
 	}
@@ -282,25 +386,37 @@ func (m *matcher) locate(from int, h *Hunk, k int) (int, int, error) {
 		}
 		return pos, levelExact, nil
 	}
+	if m.index == nil {
+		m.buildIndex()
+	}
 	atEndOnly := h.EOF || h.OldNoEOL
-	starts := m.index[trimWS(h.Old[0])] // every window that can match at any level starts here
+	lo, hi := searchFrom, n-hm
+	if atEndOnly {
+		lo = max(lo, n-hm)
+	}
+	// Every window that can match at any level starts with a line whose
+	// text, trailing whitespace trimmed, is the first Old line's.
+	key := trimWS(h.Old[0])
+	hash := maphash.String(m.seed, key) >> 32 << 32
+	first, _ := slices.BinarySearch(m.index, hash|uint64(lo))
 	for level := range numLevels {
-		var cands []int
-		lo, hi := searchFrom, n-hm
-		if atEndOnly {
-			lo = max(lo, n-hm)
-		}
-		for _, s := range starts {
-			if s < lo || s > hi {
-				continue
+		cands := m.cands[:0]
+		for _, e := range m.index[first:] {
+			s := int(uint32(e))
+			if e&^math.MaxUint32 != hash || s > hi {
+				break
+			}
+			if t, _ := m.ls.line(s); string(trimWSBytes(t)) != key {
+				continue // another text of the same hash
 			}
 			if !m.spend(hm) {
 				return 0, 0, &LimitError{Hunk: k, Msg: fmt.Sprintf("hunk %d (patch line %d): matching it against this file takes more than %d line comparisons (a file of many equal lines?): give it distinct context", k+1, h.Line, workPerLine)}
 			}
-			if windowMatches(lines[s:s+hm], h, level, dom) {
+			if m.windowMatches(s, h, level) {
 				cands = append(cands, s)
 			}
 		}
+		m.cands = cands
 		switch {
 		case len(cands) == 0:
 			continue
@@ -342,9 +458,11 @@ func abs(x int) int {
 	return x
 }
 
-func windowMatches(win []fline, h *Hunk, level int, dom string) bool {
-	for i, s := range h.Old {
-		if !lineMatches(win[i], s, level, h.CRLF, dom) {
+// windowMatches reports whether the file's lines from s match h's Old
+// lines at level.
+func (m *matcher) windowMatches(s int, h *Hunk, level int) bool {
+	for i, o := range h.Old {
+		if t, eol := m.ls.line(s + i); !lineMatches(t, eol, o, level, h.CRLF, m.dom) {
 			return false
 		}
 	}
@@ -356,14 +474,15 @@ func windowMatches(win []fline, h *Hunk, level int, dom string) bool {
 // window on ties), or "" when no line is equal (or finding it would take
 // more than the matcher's work budget).
 func (m *matcher) closest(old []string) string {
-	lines := m.lines
+	n := m.ls.n()
 	hm := len(old)
-	if hm == 0 || len(lines) == 0 {
+	if hm == 0 || n == 0 {
 		return ""
 	}
 	byText := map[string][]int{}
-	for i, l := range lines {
-		k := strings.TrimSpace(l.text)
+	for i := range n {
+		t, _ := m.ls.line(i)
+		k := string(bytes.TrimSpace(t))
 		byText[k] = append(byText[k], i)
 	}
 	// A window starting at s (which may hang over either end of the file,
@@ -388,28 +507,30 @@ func (m *matcher) closest(old []string) string {
 	if bestScore == 0 {
 		return ""
 	}
-	lo, hi := max(best, 0), min(best+hm, len(lines))
-	return render(lines, lo, hi)
+	lo, hi := max(best, 0), min(best+hm, n)
+	return m.render(lo, hi)
 }
 
-func closestAnchor(lines []fline, a string) string {
+func (m *matcher) closestAnchor(a string) string {
 	a = strings.TrimSpace(a)
 	if a == "" {
 		return ""
 	}
-	for i, l := range lines {
-		if strings.Contains(l.text, a) {
-			return render(lines, i, i+1)
+	ab := []byte(a)
+	for i := range m.ls.n() {
+		if t, _ := m.ls.line(i); bytes.Contains(t, ab) {
+			return m.render(i, i+1)
 		}
 	}
 	return ""
 }
 
-func render(lines []fline, lo, hi int) string {
+func (m *matcher) render(lo, hi int) string {
 	var b strings.Builder
 	w := len(strconv.Itoa(hi))
 	for i := lo; i < hi; i++ {
-		fmt.Fprintf(&b, "%*d| %s\n", w, i+1, Visible(lines[i].text+strings.TrimSuffix(lines[i].eol, "\n")))
+		t, eol := m.ls.line(i)
+		fmt.Fprintf(&b, "%*d| %s\n", w, i+1, Visible(string(t)+strings.TrimSuffix(eol, "\n")))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

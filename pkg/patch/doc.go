@@ -55,6 +55,18 @@
 // Both formats: a path may appear once (as a Path or a MoveTo target), and
 // may not be empty. Errors are *ParseError with the patch line.
 //
+// # Memory
+//
+// A parsed patch holds no hunk. Parse checks every hunk as it reads it and
+// keeps, per file, where its hunks lie in the patch text and a few sums;
+// File.EachHunk reads them again, one at a time into one reused Hunk, and
+// File.Apply applies them so, writing the new content as it goes. Besides
+// the text and the file, Apply holds 12 bytes per line of the file (where
+// each starts, and an index of their texts' hashes) and 20 per hunk (where
+// it landed, Result.At, and how it matched); File.Placements pairs each
+// hunk with its place for a caller that writes a diff. Apply of a slice of
+// hunks is the same, for hunks built by hand.
+//
 // # Applying hunks
 //
 // Apply treats the file as lines, each with its own ending ("\n" or

@@ -2,6 +2,7 @@ package patch
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 )
 
@@ -28,12 +29,21 @@ func FuzzParse(f *testing.F) {
 			}
 			switch fl.Op {
 			case Add, Delete:
-				if len(fl.Hunks) > 0 {
+				if fl.NumHunks() > 0 {
 					t.Fatalf("%s with hunks", fl.Op)
 				}
 			case Update:
-				// Whatever the hunks, Apply must not panic.
-				_, _ = Apply(data, fl.Hunks)
+				// Whatever the hunks, Apply must not panic, and
+				// applying them as they are read gives what applying
+				// them all at once does.
+				r1, err1 := Apply(data, fl.Hunks())
+				r2, err2 := fl.Apply(data)
+				if (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
+					t.Fatalf("Apply: %v; File.Apply: %v", err1, err2)
+				}
+				if err1 == nil && (!bytes.Equal(r1.Content, r2.Content) || !slices.Equal(r1.At, r2.At)) {
+					t.Fatalf("Apply and File.Apply differ: %+v, %+v", r1, r2)
+				}
 			default:
 				t.Fatalf("op %q", fl.Op)
 			}

@@ -6,38 +6,96 @@ import (
 	"strings"
 )
 
+// cursor walks the lines of the patch text s from off up to end, one line
+// at a time, without holding them: a patch of millions of lines costs no
+// more than its text.
+type cursor struct {
+	s   string
+	off int // where the next line starts
+	end int // where the lines this cursor covers end
+	num int // the next line's number (1-based)
+}
+
 // pline is one line of the patch text, without its line ending.
 type pline struct {
 	text string
-	crlf bool // ended with "\r\n"
+	crlf bool // ended with "\r\n" (or, the last line, with "\r")
 	num  int  // 1-based
+	next int  // where the line after it starts
 }
 
-func splitPatch(text []byte) []pline {
-	s := string(text)
-	var ls []pline
-	num := 0
-	for len(s) > 0 {
-		num++
-		i := strings.IndexByte(s, '\n')
-		var l string
-		crlf := false
-		if i < 0 {
-			l, s = s, ""
-		} else {
-			l, s = s[:i], s[i+1:]
-			if strings.HasSuffix(l, "\r") {
-				l = l[:len(l)-1]
-				crlf = true
-			}
-		}
-		if i < 0 && strings.HasSuffix(l, "\r") { // a final line "x\r"
-			l = l[:len(l)-1]
-			crlf = true
-		}
-		ls = append(ls, pline{text: l, crlf: crlf, num: num})
+func newCursor(s string) cursor { return cursor{s: s, end: len(s), num: 1} }
+
+// more reports whether a line is left.
+func (c *cursor) more() bool { return c.off < c.end }
+
+// peek returns the next line without moving past it.
+func (c *cursor) peek() pline {
+	rest := c.s[c.off:c.end]
+	l := pline{num: c.num}
+	if i := strings.IndexByte(rest, '\n'); i >= 0 {
+		l.text, l.next = rest[:i], c.off+i+1
+	} else {
+		l.text, l.next = rest, c.end
 	}
-	return ls
+	if strings.HasSuffix(l.text, "\r") {
+		l.text, l.crlf = l.text[:len(l.text)-1], true
+	}
+	return l
+}
+
+// next returns the next line and moves past it.
+func (c *cursor) next() pline {
+	l := c.peek()
+	c.off, c.num = l.next, l.num+1
+	return l
+}
+
+// peek2 reports whether the next two lines start with p1 and p2.
+func (c *cursor) peek2(p1, p2 string) bool {
+	if !c.more() || !strings.HasPrefix(c.peek().text, p1) {
+		return false
+	}
+	d := *c
+	d.next()
+	return d.more() && strings.HasPrefix(d.peek().text, p2)
+}
+
+// section is where a file's hunks lie in the patch text: the lines from
+// offset off up to end, the first of them numbered num.
+type section struct{ off, end, num int }
+
+// hunkStats sums up a file's hunks, gathered while the patch is parsed,
+// so that Apply knows them before it meets the hunks one by one.
+type hunkStats struct {
+	hunks              int
+	oldLines, oldBytes int
+	newLines, newBytes int
+	firstCRLF          bool // the first hunk's CRLF
+	bomInOld           bool // some hunk's first Old line starts with a BOM
+}
+
+func (s *hunkStats) add(h *Hunk) {
+	if s.hunks == 0 {
+		s.firstCRLF = h.CRLF
+	}
+	s.hunks++
+	s.oldLines += len(h.Old)
+	s.newLines += len(h.New)
+	for _, l := range h.Old {
+		s.oldBytes += len(l)
+	}
+	for _, l := range h.New {
+		s.newBytes += len(l)
+	}
+	if len(h.Old) > 0 && strings.HasPrefix(h.Old[0], bom) {
+		s.bomInOld = true
+	}
+}
+
+// resetHunk empties h for the next hunk, keeping its slices' storage.
+func resetHunk(h *Hunk, line int) {
+	*h = Hunk{Line: line, Anchors: h.Anchors[:0], Old: h.Old[:0], New: h.New[:0]}
 }
 
 func perr(line int, format string, args ...any) *ParseError {
@@ -55,28 +113,32 @@ const (
 )
 
 // Parse parses a patch in the envelope format or as a unified diff (see
-// the package doc) and returns its files in order.
-func Parse(text []byte) ([]File, error) {
-	ls := splitPatch(text)
-	first := -1
-	for i, l := range ls {
-		if strings.TrimSpace(l.text) != "" {
-			first = i
-			break
-		}
+// the package doc) and returns its files in order. It copies text once;
+// ParseString takes a string without copying it.
+func Parse(text []byte) ([]File, error) { return ParseString(string(text)) }
+
+// ParseString is Parse of a string. The files refer to s: an Update's
+// hunks are read from it anew each time they are asked for (EachHunk,
+// Apply), so the parsed patch holds no more than s and a few numbers per
+// file, however many hunks it has.
+func ParseString(s string) ([]File, error) {
+	c := newCursor(s)
+	first := c
+	for first.more() && strings.TrimSpace(first.peek().text) == "" {
+		first.next()
 	}
-	if first < 0 {
+	if !first.more() {
 		return nil, perr(0, "empty patch")
 	}
 	var files []File
 	var err error
-	if strings.TrimSpace(ls[first].text) == beginPatch {
-		files, err = parseEnvelope(ls, first)
+	if strings.TrimSpace(first.peek().text) == beginPatch {
+		files, err = parseEnvelope(first)
 	} else {
-		files, err = parseUnified(ls)
+		files, err = parseUnified(c)
 		if err == nil && len(files) == 0 {
-			for _, l := range ls {
-				if strings.TrimSpace(l.text) == beginPatch {
+			for c.more() {
+				if l := c.next(); strings.TrimSpace(l.text) == beginPatch {
 					return nil, perr(l.num, "text before %q: the envelope must start with it (only blank lines may come first)", beginPatch)
 				}
 			}
@@ -135,18 +197,20 @@ func opPath(t, prefix string) (string, bool) {
 	return strings.TrimSpace(t[len(prefix):]), true
 }
 
-func parseEnvelope(ls []pline, begin int) ([]File, error) {
+// parseEnvelope parses the envelope whose "*** Begin Patch" line is c's
+// next line.
+func parseEnvelope(c cursor) ([]File, error) {
 	var files []File
-	i := begin + 1
+	c.next()
 	for {
-		if i >= len(ls) {
-			return nil, perr(ls[len(ls)-1].num, "missing %q at the end of the patch", endPatch)
+		if !c.more() {
+			return nil, perr(c.num-1, "missing %q at the end of the patch", endPatch)
 		}
-		l := ls[i]
+		l := c.next()
 		t := strings.TrimRight(l.text, " \t")
 		if t == endPatch {
-			for _, r := range ls[i+1:] {
-				if strings.TrimSpace(r.text) != "" {
+			for c.more() {
+				if r := c.next(); strings.TrimSpace(r.text) != "" {
 					return nil, perr(r.num, "text after %q", endPatch)
 				}
 			}
@@ -156,7 +220,6 @@ func parseEnvelope(ls []pline, begin int) ([]File, error) {
 			return files, nil
 		}
 		if t == "" {
-			i++
 			continue
 		}
 		var op Op
@@ -172,17 +235,22 @@ func parseEnvelope(ls []pline, begin int) ([]File, error) {
 		} else {
 			return nil, perr(l.num, "expected a file operation (%q, %q or %q) or %q, got %q", addFile, updateFile, deleteFile, endPatch, t)
 		}
-		j := i + 1
-		for j < len(ls) && !isSectionEnd(ls[j].text) {
-			j++
+		// The section runs to the next "*** " line that ends it. Bare
+		// empty lines at its end separate it from the next one; they are
+		// not content.
+		body := c
+		body.end = c.off
+		for c.more() {
+			r := c.peek()
+			if isSectionEnd(r.text) {
+				break
+			}
+			c.next()
+			if r.text != "" {
+				body.end = r.next
+			}
 		}
-		body := ls[i+1 : j]
-		// Bare empty lines at the end of a section separate it from the
-		// next one; they are not content.
-		for len(body) > 0 && body[len(body)-1].text == "" {
-			body = body[:len(body)-1]
-		}
-		f := File{Op: op, Path: path, Line: l.num}
+		f := File{Op: op, Path: path, Line: l.num, src: c.s}
 		if path == "" {
 			return nil, perr(l.num, "path empty in %q", t)
 		}
@@ -191,8 +259,9 @@ func parseEnvelope(ls []pline, begin int) ([]File, error) {
 		case Add:
 			err = envAdd(&f, body)
 		case Delete:
-			if len(body) > 0 {
-				err = perr(body[0].num, "%s %s takes no content, got %q", deleteFile, path, body[0].text)
+			if body.more() {
+				r := body.peek()
+				err = perr(r.num, "%s %s takes no content, got %q", deleteFile, path, r.text)
 			}
 		case Update:
 			err = envUpdate(&f, body)
@@ -201,13 +270,14 @@ func parseEnvelope(ls []pline, begin int) ([]File, error) {
 			return nil, err
 		}
 		files = append(files, f)
-		i = j
 	}
 }
 
-func envAdd(f *File, body []pline) error {
+func envAdd(f *File, body cursor) error {
 	var b strings.Builder
-	for _, l := range body {
+	b.Grow(body.end - body.off)
+	for body.more() {
+		l := body.next()
 		switch {
 		case strings.HasPrefix(l.text, "+"):
 			b.WriteString(l.text[1:])
@@ -226,64 +296,83 @@ func envAdd(f *File, body []pline) error {
 
 func isHeader(t string) bool { return t == "@@" || strings.HasPrefix(t, "@@ ") }
 
-func envUpdate(f *File, body []pline) error {
-	if len(body) > 0 {
-		if p, ok := opPath(strings.TrimRight(body[0].text, " \t"), moveTo); ok {
+// envUpdate reads an Update's optional "*** Move to:" and checks its
+// hunks, keeping only where they are and their sums.
+func envUpdate(f *File, body cursor) error {
+	if body.more() {
+		l := body.peek()
+		if p, ok := opPath(strings.TrimRight(l.text, " \t"), moveTo); ok {
 			if p == "" {
-				return perr(body[0].num, "path empty in %q", body[0].text)
+				return perr(l.num, "path empty in %q", l.text)
 			}
 			f.MoveTo = p
-			body = body[1:]
+			body.next()
 		}
 	}
-	var cur *Hunk
+	f.body = section{off: body.off, end: body.end, num: body.num}
+	var h Hunk
+	if err := envHunks(body, &h, func(h *Hunk) error { f.stats.add(h); return nil }); err != nil {
+		return err
+	}
+	if f.stats.hunks == 0 && f.MoveTo == "" {
+		return perr(f.Line, "%s %s has no hunks and no %q", updateFile, f.Path, moveTo)
+	}
+	return nil
+}
+
+// envHunks reads the hunks of an envelope Update's body, calling fn with
+// each as it is complete; h is the one Hunk they are all read into.
+func envHunks(body cursor, h *Hunk, fn func(*Hunk) error) error {
+	open := false
 	bodyLines, changes, crlfLines := 0, 0, 0
-	finish := func(num int) error {
+	finish := func() error {
 		if bodyLines == 0 {
-			return perr(cur.Line, "hunk header with no lines after it")
+			return perr(h.Line, "hunk header with no lines after it")
 		}
 		if changes == 0 {
-			return perr(cur.Line, "hunk has no '+' or '-' lines")
+			return perr(h.Line, "hunk has no '+' or '-' lines")
 		}
-		cur.CRLF = crlfLines == bodyLines
-		f.Hunks = append(f.Hunks, *cur)
-		cur = nil
+		h.CRLF = crlfLines == bodyLines
+		open = false
 		bodyLines, changes, crlfLines = 0, 0, 0
-		return nil
+		return fn(h)
 	}
-	for _, l := range body {
+	start := func(line int) {
+		if !open {
+			resetHunk(h, line)
+			open = true
+		}
+	}
+	for body.more() {
+		l := body.next()
 		t := l.text
 		switch {
 		case isHeader(t):
-			if cur != nil && bodyLines > 0 {
-				if err := finish(l.num); err != nil {
+			if open && bodyLines > 0 {
+				if err := finish(); err != nil {
 					return err
 				}
 			}
-			if cur == nil {
-				cur = &Hunk{Line: l.num}
-			}
+			start(l.num)
 			a := strings.TrimSpace(t[2:])
 			if start, ok := unifiedRangeAnchor(a); ok {
 				// "@@ -l,s +l,s @@" in an envelope: a position, not an anchor.
-				cur.OldStart, cur.HasRange = start, true
+				h.OldStart, h.HasRange = start, true
 			} else if a != "" {
-				cur.Anchors = append(cur.Anchors, a)
+				h.Anchors = append(h.Anchors, a)
 			}
 		case strings.TrimRight(t, " \t") == endOfFile:
-			if cur == nil || bodyLines == 0 {
+			if !open || bodyLines == 0 {
 				return perr(l.num, "%q must come right after a hunk's lines", endOfFile)
 			}
-			cur.EOF = true
-			if err := finish(l.num); err != nil {
+			h.EOF = true
+			if err := finish(); err != nil {
 				return err
 			}
 		case strings.HasPrefix(t, moveTo):
 			return perr(l.num, "%q must directly follow %q", moveTo, updateFile)
 		case t == "" || t[0] == ' ' || t[0] == '+' || t[0] == '-':
-			if cur == nil {
-				cur = &Hunk{Line: l.num}
-			}
+			start(l.num)
 			bodyLines++
 			if l.crlf {
 				crlfLines++
@@ -293,26 +382,21 @@ func envUpdate(f *File, body []pline) error {
 			}
 			switch t[0] {
 			case ' ':
-				cur.Old = append(cur.Old, t[1:])
-				cur.New = append(cur.New, t[1:])
+				h.Old = append(h.Old, t[1:])
+				h.New = append(h.New, t[1:])
 			case '-':
-				cur.Old = append(cur.Old, t[1:])
+				h.Old = append(h.Old, t[1:])
 				changes++
 			case '+':
-				cur.New = append(cur.New, t[1:])
+				h.New = append(h.New, t[1:])
 				changes++
 			}
 		default:
 			return perr(l.num, "hunk line must start with ' ', '+' or '-' (got %q)", t)
 		}
 	}
-	if cur != nil {
-		if err := finish(0); err != nil {
-			return err
-		}
-	}
-	if len(f.Hunks) == 0 && f.MoveTo == "" {
-		return perr(f.Line, "%s %s has no hunks and no %q", updateFile, f.Path, moveTo)
+	if open {
+		return finish()
 	}
 	return nil
 }
@@ -320,10 +404,11 @@ func envUpdate(f *File, body []pline) error {
 // unifiedRangeAnchor recognises "-l,s +l,s @@ heading" after an envelope
 // "@@" and returns l.
 func unifiedRangeAnchor(a string) (int, bool) {
-	if !strings.HasPrefix(a, "-") {
+	rest, ok := strings.CutPrefix(a, "-")
+	if !ok {
 		return 0, false
 	}
-	oldStart, _, _, _, _, ok := parseRanges("@@ " + a)
+	oldStart, _, _, _, _, ok := parseRangesAfter(rest)
 	return oldStart, ok
 }
 
@@ -335,11 +420,16 @@ func parseRanges(t string) (oldStart, oldCount, newStart, newCount int, heading 
 	if !found {
 		return
 	}
-	var r1, r2 string
-	r1, rest, found = strings.Cut(rest, " +")
+	return parseRangesAfter(rest)
+}
+
+// parseRangesAfter is parseRanges of what follows "@@ -".
+func parseRangesAfter(rest string) (oldStart, oldCount, newStart, newCount int, heading string, ok bool) {
+	r1, rest, found := strings.Cut(rest, " +")
 	if !found {
 		return
 	}
+	var r2 string
 	r2, rest, found = strings.Cut(rest, " @@")
 	if !found {
 		return
@@ -352,7 +442,6 @@ func parseRanges(t string) (oldStart, oldCount, newStart, newCount int, heading 
 	}
 	return oldStart, oldCount, newStart, newCount, strings.TrimSpace(rest), true
 }
-
 func parseRange(s string) (start, count int, ok bool) {
 	a, b, hasCount := strings.Cut(s, ",")
 	start, err := atoi(a)
@@ -452,58 +541,105 @@ type unifiedFile struct {
 	hasNames             bool
 	renameFrom, renameTo string
 	newFile, deletedFile bool
+	// What finish needs of the hunks, gathered as they are read: the
+	// lines of the first and second hunks, whether the first has old
+	// lines, the line of the first hunk with new lines, and an Add's
+	// content (its single hunk's new side).
+	firstLine, secondLine, firstNewLine int
+	firstHasOld                         bool
+	content                             []byte
 }
 
-func parseUnified(ls []pline) ([]File, error) {
+func parseUnified(c cursor) ([]File, error) {
 	var files []File
-	i := 0
-	for i < len(ls) {
-		t := ls[i].text
+	var h Hunk
+	for c.more() {
+		l := c.peek()
+		t := l.text
 		var u unifiedFile
 		switch {
 		case strings.HasPrefix(t, "diff --git "):
 			u.git = true
-			u.f.Line = ls[i].num
+			u.f.Line = l.num
 			u.gitOld, u.gitNew = gitNames(t[len("diff --git "):])
-			i++
-			var err error
-			if i, err = gitExtended(ls, i, &u); err != nil {
+			c.next()
+			if err := gitExtended(&c, &u); err != nil {
 				return nil, err
 			}
-			if i+1 < len(ls) && strings.HasPrefix(ls[i].text, "--- ") && strings.HasPrefix(ls[i+1].text, "+++ ") {
-				u.oldName = headerName(ls[i].text[4:])
-				u.newName = headerName(ls[i+1].text[4:])
+			if c.peek2("--- ", "+++ ") {
+				u.oldName = headerName(c.next().text[4:])
+				u.newName = headerName(c.next().text[4:])
 				u.hasNames = true
-				i += 2
 			}
-		case strings.HasPrefix(t, "--- ") && i+1 < len(ls) && strings.HasPrefix(ls[i+1].text, "+++ "):
-			u.f.Line = ls[i].num
-			u.oldName = headerName(t[4:])
-			u.newName = headerName(ls[i+1].text[4:])
+		case c.peek2("--- ", "+++ "):
+			u.f.Line = l.num
+			u.oldName = headerName(c.next().text[4:])
+			u.newName = headerName(c.next().text[4:])
 			u.hasNames = true
-			i += 2
 		default:
-			i++ // prose
+			c.next() // prose
 			continue
 		}
-		var err error
-		if i, err = unifiedHunks(ls, i, &u.f); err != nil {
+		op := u.op()
+		u.f.src, u.f.unified = c.s, true
+		body := section{off: c.off, num: c.num}
+		err := unifiedHunks(&c, &h, func(h *Hunk) error {
+			u.note(h, op)
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
-		if !u.git && len(u.f.Hunks) == 0 {
+		body.end = c.off
+		if !u.git && u.f.stats.hunks == 0 {
 			return nil, perr(u.f.Line, "file header (\"--- %s\", \"+++ %s\") with no \"@@ -l,s +l,s @@\" hunk after it", u.oldName, u.newName)
 		}
 		if err := u.finish(); err != nil {
 			return nil, err
+		}
+		if u.f.Op == Update {
+			u.f.body = body
+		} else {
+			u.f.stats = hunkStats{}
 		}
 		files = append(files, u.f)
 	}
 	return files, nil
 }
 
-func gitExtended(ls []pline, i int, u *unifiedFile) (int, error) {
-	for ; i < len(ls); i++ {
-		t := ls[i].text
+// note takes in one hunk of a file whose operation will be op.
+func (u *unifiedFile) note(h *Hunk, op Op) {
+	switch u.f.stats.hunks {
+	case 0:
+		u.firstLine, u.firstHasOld = h.Line, len(h.Old) > 0
+		if op == Add {
+			// A new file is its single hunk's new side.
+			var b strings.Builder
+			eol := "\n"
+			if h.CRLF {
+				eol = "\r\n" // git diff of a CRLF file: keep its endings
+			}
+			for i, l := range h.New {
+				b.WriteString(l)
+				if i < len(h.New)-1 || !h.NewNoEOL {
+					b.WriteString(eol)
+				}
+			}
+			u.content = []byte(b.String())
+		}
+	case 1:
+		u.secondLine = h.Line
+	}
+	if u.firstNewLine == 0 && len(h.New) > 0 {
+		u.firstNewLine = h.Line
+	}
+	u.f.stats.add(h)
+}
+
+func gitExtended(c *cursor, u *unifiedFile) error {
+	for ; c.more(); c.next() {
+		l := c.peek()
+		t := l.text
 		switch {
 		case strings.HasPrefix(t, "old mode "):
 			u.f.OldMode = strings.TrimSpace(t[len("old mode "):])
@@ -520,28 +656,29 @@ func gitExtended(ls []pline, i int, u *unifiedFile) (int, error) {
 		case strings.HasPrefix(t, "rename to "):
 			u.renameTo = headerName(t[len("rename to "):])
 		case strings.HasPrefix(t, "copy from "), strings.HasPrefix(t, "copy to "):
-			return i, perr(ls[i].num, "git copies (%q) are not supported; write the copy as a new file", t)
+			return perr(l.num, "git copies (%q) are not supported; write the copy as a new file", t)
 		case strings.HasPrefix(t, "Binary files "), t == "GIT binary patch":
-			return i, perr(ls[i].num, "binary patches are not supported")
+			return perr(l.num, "binary patches are not supported")
 		case strings.HasPrefix(t, "similarity index "), strings.HasPrefix(t, "dissimilarity index "),
 			strings.HasPrefix(t, "index "):
 		default:
-			return i, nil
+			return nil
 		}
 	}
-	return i, nil
+	return nil
 }
 
-// unifiedHunks reads the "@@" hunks starting at ls[i].
-func unifiedHunks(ls []pline, i int, f *File) (int, error) {
-	for i < len(ls) && strings.HasPrefix(ls[i].text, "@@ ") {
-		hl := ls[i]
+// unifiedHunks reads the "@@" hunks starting at c's next line, calling fn
+// with each as it is complete; h is the one Hunk they are all read into.
+func unifiedHunks(c *cursor, h *Hunk, fn func(*Hunk) error) error {
+	for c.more() && strings.HasPrefix(c.peek().text, "@@ ") {
+		hl := c.next()
 		oldStart, oldCount, _, newCount, heading, ok := parseRanges(hl.text)
 		if !ok {
-			return i, perr(hl.num, "bad unified hunk header %q (expected \"@@ -l,s +l,s @@\")", hl.text)
+			return perr(hl.num, "bad unified hunk header %q (expected \"@@ -l,s +l,s @@\")", hl.text)
 		}
-		h := Hunk{OldStart: oldStart, HasRange: true, Heading: heading, Line: hl.num}
-		i++
+		resetHunk(h, hl.num)
+		h.OldStart, h.HasRange, h.Heading = oldStart, true, heading
 		oldLeft, newLeft := oldCount, newCount
 		last := byte(0) // kind of the previous body line
 		bodyLines, crlfLines := 0, 0
@@ -570,10 +707,10 @@ func unifiedHunks(ls []pline, i int, f *File) (int, error) {
 			}
 		}
 		for oldLeft > 0 || newLeft > 0 {
-			if i >= len(ls) {
-				return i, short()
+			if !c.more() {
+				return short()
 			}
-			l := ls[i]
+			l := c.peek()
 			t := l.text
 			kind := byte(' ')
 			if t != "" {
@@ -597,10 +734,10 @@ func unifiedHunks(ls []pline, i int, f *File) (int, error) {
 				newLeft--
 			case kind == '\\' && last != 0:
 				marker()
-				i++
+				c.next()
 				continue
 			default:
-				return i, short()
+				return short()
 			}
 			last = kind
 			bodyLines++
@@ -608,28 +745,30 @@ func unifiedHunks(ls []pline, i int, f *File) (int, error) {
 			if l.crlf {
 				crlfLines++
 			}
-			i++
+			c.next()
 		}
-		if i < len(ls) && strings.HasPrefix(ls[i].text, "\\") && last != 0 {
+		if c.more() && strings.HasPrefix(c.peek().text, "\\") && last != 0 {
 			marker()
-			i++
+			c.next()
 		}
-		if i < len(ls) {
-			t := ls[i].text
-			if (strings.HasPrefix(t, "-") || strings.HasPrefix(t, "+")) && t != "-- " && t != "--" &&
-				!(strings.HasPrefix(t, "--- ") && i+1 < len(ls) && strings.HasPrefix(ls[i+1].text, "+++ ")) {
+		if c.more() {
+			l := c.peek()
+			t := l.text
+			if (strings.HasPrefix(t, "-") || strings.HasPrefix(t, "+")) && t != "-- " && t != "--" && !c.peek2("--- ", "+++ ") {
 				side := "new"
 				n := newCount
 				if t[0] == '-' {
 					side, n = "old", oldCount
 				}
-				return i, perr(hl.num, "unified hunk says %d %s lines but has more (line %d)", n, side, ls[i].num)
+				return perr(hl.num, "unified hunk says %d %s lines but has more (line %d)", n, side, l.num)
 			}
 		}
 		h.CRLF = bodyLines > 0 && crlfLines == bodyLines
-		f.Hunks = append(f.Hunks, h)
+		if err := fn(h); err != nil {
+			return err
+		}
 	}
-	return i, nil
+	return nil
 }
 
 func stripPrefix(name, prefix string) (string, bool) {
@@ -639,9 +778,8 @@ func stripPrefix(name, prefix string) (string, bool) {
 	return strings.CutPrefix(name, prefix)
 }
 
-// finish works out the file's operation and paths.
-func (u *unifiedFile) finish() error {
-	f := &u.f
+// names are the file's old and new names, -p1 applied.
+func (u *unifiedFile) names() (string, string) {
 	oldName, newName := u.oldName, u.newName
 	if !u.hasNames {
 		oldName, newName = u.gitOld, u.gitNew
@@ -663,43 +801,49 @@ func (u *unifiedFile) finish() error {
 			}
 		}
 	}
+	return oldName, newName
+}
+
+// op is the file's operation, as its names and git's lines say ("" when
+// both sides are /dev/null, which finish refuses).
+func (u *unifiedFile) op() Op {
+	oldName, newName := u.names()
 	switch {
 	case oldName == devNull && newName == devNull:
-		return perr(f.Line, "both sides are %s", devNull)
+		return ""
 	case oldName == devNull || u.newFile:
+		return Add
+	case newName == devNull || u.deletedFile:
+		return Delete
+	}
+	return Update
+}
+
+// finish works out the file's operation and paths.
+func (u *unifiedFile) finish() error {
+	f := &u.f
+	oldName, newName := u.names()
+	switch u.op() {
+	case "":
+		return perr(f.Line, "both sides are %s", devNull)
+	case Add:
 		f.Op, f.Path = Add, newName
-		if len(f.Hunks) > 1 {
-			return perr(f.Hunks[1].Line, "a new file (%s) must have a single hunk", newName)
+		if f.stats.hunks > 1 {
+			return perr(u.secondLine, "a new file (%s) must have a single hunk", newName)
 		}
-		if len(f.Hunks) == 1 {
-			h := f.Hunks[0]
-			if len(h.Old) > 0 {
-				return perr(h.Line, "a new file (%s) has old lines", newName)
+		if f.stats.hunks == 1 {
+			if u.firstHasOld {
+				return perr(u.firstLine, "a new file (%s) has old lines", newName)
 			}
-			var b strings.Builder
-			eol := "\n"
-			if h.CRLF {
-				eol = "\r\n" // git diff of a CRLF file: keep its endings
-			}
-			for i, l := range h.New {
-				b.WriteString(l)
-				if i < len(h.New)-1 || !h.NewNoEOL {
-					b.WriteString(eol)
-				}
-			}
-			f.Content = []byte(b.String())
+			f.Content = u.content
 		} else {
 			f.Content = []byte{}
 		}
-		f.Hunks = nil
-	case newName == devNull || u.deletedFile:
+	case Delete:
 		f.Op, f.Path = Delete, oldName
-		for _, h := range f.Hunks {
-			if len(h.New) > 0 {
-				return perr(h.Line, "a deleted file (%s) has new lines", oldName)
-			}
+		if u.firstNewLine != 0 {
+			return perr(u.firstNewLine, "a deleted file (%s) has new lines", oldName)
 		}
-		f.Hunks = nil
 	default:
 		f.Op = Update
 		switch {
@@ -713,7 +857,7 @@ func (u *unifiedFile) finish() error {
 		default:
 			f.Path = pickName(oldName, newName)
 		}
-		if len(f.Hunks) == 0 && f.MoveTo == "" && f.OldMode == f.NewMode {
+		if f.stats.hunks == 0 && f.MoveTo == "" && f.OldMode == f.NewMode {
 			return perr(f.Line, "%s has no hunks", f.Path)
 		}
 	}

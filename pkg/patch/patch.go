@@ -26,8 +26,6 @@ type File struct {
 	// MoveTo is the new path of an Update that renames the file
 	// (envelope "*** Move to:", git "rename from"/"rename to"), else "".
 	MoveTo string
-	// Hunks are an Update's changes, in order.
-	Hunks []Hunk
 	// Content is an Add's whole new content.
 	Content []byte
 	// Line is the patch line (1-based) where this file's section starts.
@@ -36,6 +34,61 @@ type File struct {
 	// any: "old mode"/"new mode", "new file mode" (NewMode) and "deleted
 	// file mode" (OldMode). They are recorded, never acted on here.
 	OldMode, NewMode string
+
+	// An Update's hunks are not held: they are read from the patch text
+	// (src, the lines of body) each time they are needed, one at a time,
+	// so that a patch of many hunks costs little more than its text.
+	// stats sums them up for Apply.
+	src     string
+	body    section
+	unified bool
+	stats   hunkStats
+}
+
+// NumHunks is the number of an Update's hunks.
+func (f *File) NumHunks() int { return f.stats.hunks }
+
+// HasModeChange reports whether git's mode lines give the file a new mode.
+func (f *File) HasModeChange() bool { return f.NewMode != "" && f.NewMode != f.OldMode }
+
+// EachHunk calls fn with each of an Update's hunks, in order, read anew
+// from the patch text. The Hunk (and its slices) is reused for the next
+// one: fn must copy what it keeps. An error from fn ends the walk.
+func (f *File) EachHunk(fn func(h *Hunk) error) error {
+	if f.stats.hunks == 0 {
+		return nil
+	}
+	c := cursor{s: f.src, off: f.body.off, end: f.body.end, num: f.body.num}
+	var h Hunk
+	if f.unified {
+		return unifiedHunks(&c, &h, fn)
+	}
+	return envHunks(c, &h, fn)
+}
+
+// Hunks returns an Update's hunks, each its own copy (EachHunk holds one
+// at a time instead).
+func (f *File) Hunks() []Hunk {
+	var hs []Hunk
+	if f.stats.hunks > 0 {
+		hs = make([]Hunk, 0, f.stats.hunks)
+	}
+	_ = f.EachHunk(func(h *Hunk) error {
+		c := *h
+		c.Anchors = cloneStrings(h.Anchors)
+		c.Old = cloneStrings(h.Old)
+		c.New = cloneStrings(h.New)
+		hs = append(hs, c)
+		return nil
+	})
+	return hs
+}
+
+func cloneStrings(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return append([]string(nil), s...)
 }
 
 // Hunk is one replacement of Old lines by New lines.
@@ -79,8 +132,11 @@ type Result struct {
 	Matched []string
 	// Replacements is the number of hunks applied.
 	Replacements int
-	// Hunks says where each hunk landed, in order.
-	Hunks []Placed
+	// At says where each hunk landed, in order: the 1-based line of the
+	// original where its Old lines start (for a hunk with no Old lines,
+	// the line its New lines go before). Placements pairs it with the
+	// hunks.
+	At []int32
 }
 
 // Placed is one applied hunk: its Old lines replaced the file's lines

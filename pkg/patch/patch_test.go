@@ -8,6 +8,26 @@ import (
 	"testing"
 )
 
+// fileView is a parsed File as the tests compare it: its fields and its
+// hunks.
+type fileView struct {
+	Op               Op
+	Path, MoveTo     string
+	Hunks            []Hunk
+	Content          []byte
+	Line             int
+	OldMode, NewMode string
+}
+
+func views(fs []File) []fileView {
+	var vs []fileView
+	for i := range fs {
+		f := &fs[i]
+		vs = append(vs, fileView{Op: f.Op, Path: f.Path, MoveTo: f.MoveTo, Hunks: f.Hunks(), Content: f.Content, Line: f.Line, OldMode: f.OldMode, NewMode: f.NewMode})
+	}
+	return vs
+}
+
 // lines joins its arguments with "\n" and adds a final newline.
 func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
 
@@ -15,39 +35,39 @@ func TestParseEnvelope(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		want []File
+		want []fileView
 	}{
 		{"add", lines("*** Begin Patch", "*** Add File: a/x.txt", "+one", "+", "+three", "*** End Patch"),
-			[]File{{Op: Add, Path: "a/x.txt", Content: []byte("one\n\nthree\n"), Line: 2}}},
+			[]fileView{{Op: Add, Path: "a/x.txt", Content: []byte("one\n\nthree\n"), Line: 2}}},
 		{"add empty", lines("*** Begin Patch", "*** Add File: e", "*** End Patch"),
-			[]File{{Op: Add, Path: "e", Content: []byte{}, Line: 2}}},
+			[]fileView{{Op: Add, Path: "e", Content: []byte{}, Line: 2}}},
 		{"delete", lines("", "  ", "*** Begin Patch", "*** Delete File: gone.go", "*** End Patch", "", ""),
-			[]File{{Op: Delete, Path: "gone.go", Line: 4}}},
+			[]fileView{{Op: Delete, Path: "gone.go", Line: 4}}},
 		{"update one hunk no header", lines("*** Begin Patch", "*** Update File: m.go", " a", "-b", "+B", " c", "*** End Patch"),
-			[]File{{Op: Update, Path: "m.go", Line: 2, Hunks: []Hunk{{Old: []string{"a", "b", "c"}, New: []string{"a", "B", "c"}, Line: 3}}}}},
+			[]fileView{{Op: Update, Path: "m.go", Line: 2, Hunks: []Hunk{{Old: []string{"a", "b", "c"}, New: []string{"a", "B", "c"}, Line: 3}}}}},
 		{"update anchors eof two hunks", lines("*** Begin Patch", "*** Update File: m.go",
 			"@@ class A", "@@   def f():", "-    x = 1", "+    x = 2",
 			"@@", " tail", "+end", "*** End of File", "*** End Patch"),
-			[]File{{Op: Update, Path: "m.go", Line: 2, Hunks: []Hunk{
+			[]fileView{{Op: Update, Path: "m.go", Line: 2, Hunks: []Hunk{
 				{Anchors: []string{"class A", "def f():"}, Old: []string{"    x = 1"}, New: []string{"    x = 2"}, Line: 3},
 				{Old: []string{"tail"}, New: []string{"tail", "end"}, EOF: true, Line: 7},
 			}}}},
 		{"move only", lines("*** Begin Patch", "*** Update File: old", "*** Move to: new/place", "*** End Patch"),
-			[]File{{Op: Update, Path: "old", MoveTo: "new/place", Line: 2}}},
+			[]fileView{{Op: Update, Path: "old", MoveTo: "new/place", Line: 2}}},
 		{"move with hunk and bare empty context", lines("*** Begin Patch", "*** Update File: old", "*** Move to: new", "@@", " a", "", "-b", "", "*** End Patch"),
-			[]File{{Op: Update, Path: "old", MoveTo: "new", Line: 2, Hunks: []Hunk{{Old: []string{"a", "", "b"}, New: []string{"a", ""}, Line: 4}}}}},
+			[]fileView{{Op: Update, Path: "old", MoveTo: "new", Line: 2, Hunks: []Hunk{{Old: []string{"a", "", "b"}, New: []string{"a", ""}, Line: 4}}}}},
 		{"several files", lines("*** Begin Patch", "*** Add File: n", "+x", "*** Delete File: d", "*** Update File: u", "@@", "-p", "+q", "*** End Patch"),
-			[]File{
+			[]fileView{
 				{Op: Add, Path: "n", Content: []byte("x\n"), Line: 2},
 				{Op: Delete, Path: "d", Line: 4},
 				{Op: Update, Path: "u", Line: 5, Hunks: []Hunk{{Old: []string{"p"}, New: []string{"q"}, Line: 6}}},
 			}},
 		{"crlf patch", strings.ReplaceAll(lines("*** Begin Patch", "*** Update File: u", "@@ f", "-p", "+q", "*** End Patch"), "\n", "\r\n"),
-			[]File{{Op: Update, Path: "u", Line: 2, Hunks: []Hunk{{Anchors: []string{"f"}, Old: []string{"p"}, New: []string{"q"}, CRLF: true, Line: 3}}}}},
+			[]fileView{{Op: Update, Path: "u", Line: 2, Hunks: []Hunk{{Anchors: []string{"f"}, Old: []string{"p"}, New: []string{"q"}, CRLF: true, Line: 3}}}}},
 		{"unified header inside envelope", lines("*** Begin Patch", "*** Update File: u", "@@ -4,1 +4,1 @@", "-p", "+q", "*** End Patch"),
-			[]File{{Op: Update, Path: "u", Line: 2, Hunks: []Hunk{{OldStart: 4, HasRange: true, Old: []string{"p"}, New: []string{"q"}, Line: 3}}}}},
+			[]fileView{{Op: Update, Path: "u", Line: 2, Hunks: []Hunk{{OldStart: 4, HasRange: true, Old: []string{"p"}, New: []string{"q"}, Line: 3}}}}},
 		{"no final newline", "*** Begin Patch\n*** Delete File: d\n*** End Patch",
-			[]File{{Op: Delete, Path: "d", Line: 2}}},
+			[]fileView{{Op: Delete, Path: "d", Line: 2}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,7 +75,7 @@ func TestParseEnvelope(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, tc.want) {
+			if got := views(got); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
 		})
@@ -135,7 +155,7 @@ func TestParseUnified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []File{
+	want := []fileView{
 		{Op: Update, Path: "src/main.go", Line: 6, Hunks: []Hunk{
 			{OldStart: 1, HasRange: true, Heading: "package main", Old: []string{"a", "b", "c"}, New: []string{"a", "B", "c"}, Line: 10},
 			{OldStart: 10, HasRange: true, Heading: "func f() {", Old: []string{"x", "y"}, New: []string{"x", "y", "z"}, Line: 15},
@@ -152,7 +172,7 @@ func TestParseUnified(t *testing.T) {
 		}},
 		{Op: Update, Path: "sh", Line: 62, OldMode: "100644", NewMode: "100755"},
 	}
-	if !reflect.DeepEqual(got, want) {
+	if got := views(got); !reflect.DeepEqual(got, want) {
 		for i := range max(len(got), len(want)) {
 			var g, w any
 			if i < len(got) {
@@ -172,7 +192,7 @@ func TestParseUnifiedForms(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		want []File
+		want []fileView
 	}{
 		{"diff -u without git headers", lines(
 			"diff -u x.c.orig x.c",
@@ -187,7 +207,7 @@ func TestParseUnifiedForms(t *testing.T) {
 			"+++ dir/y\t2024-01-02",
 			"@@ -5,0 +6 @@",
 			"+ins",
-		), []File{
+		), []fileView{
 			{Op: Update, Path: "x.c", Line: 2, Hunks: []Hunk{{OldStart: 2, HasRange: true, Old: []string{"k", "o"}, New: []string{"k", "n"}, Line: 4}}},
 			{Op: Update, Path: "dir/y", Line: 9, Hunks: []Hunk{{OldStart: 5, HasRange: true, New: []string{"ins"}, Line: 11}}},
 		}},
@@ -197,13 +217,13 @@ func TestParseUnifiedForms(t *testing.T) {
 			"@@ -1 +1 @@",
 			"-1",
 			"+2",
-		), []File{{Op: Update, Path: "c/p", Line: 1, Hunks: []Hunk{{OldStart: 1, HasRange: true, Old: []string{"1"}, New: []string{"2"}, Line: 3}}}}},
+		), []fileView{{Op: Update, Path: "c/p", Line: 1, Hunks: []Hunk{{OldStart: 1, HasRange: true, Old: []string{"1"}, New: []string{"2"}, Line: 3}}}}},
 		{"plain new file keeps b/ without git", lines(
 			"--- /dev/null",
 			"+++ b/new",
 			"@@ -0,0 +1 @@",
 			"+x",
-		), []File{{Op: Add, Path: "b/new", Content: []byte("x\n"), Line: 1}}},
+		), []fileView{{Op: Add, Path: "b/new", Content: []byte("x\n"), Line: 1}}},
 		{"no-newline on both sides via context", lines(
 			"--- a/f",
 			"+++ b/f",
@@ -212,7 +232,7 @@ func TestParseUnifiedForms(t *testing.T) {
 			"+y",
 			" z",
 			"\\ No newline at end of file",
-		), []File{{Op: Update, Path: "f", Line: 1, Hunks: []Hunk{{OldStart: 1, HasRange: true, Old: []string{"x", "z"}, New: []string{"y", "z"}, OldNoEOL: true, NewNoEOL: true, Line: 3}}}}},
+		), []fileView{{Op: Update, Path: "f", Line: 1, Hunks: []Hunk{{OldStart: 1, HasRange: true, Old: []string{"x", "z"}, New: []string{"y", "z"}, OldNoEOL: true, NewNoEOL: true, Line: 3}}}}},
 		{"quoted names, empty context line, crlf", strings.ReplaceAll(lines(
 			`diff --git "a/sp\303\244ce" "b/sp\303\244ce"`,
 			`--- "a/sp\303\244ce"`,
@@ -221,14 +241,14 @@ func TestParseUnifiedForms(t *testing.T) {
 			" a",
 			"",
 			"-c",
-		), "\n", "\r\n"), []File{{Op: Update, Path: "späce", Line: 1, Hunks: []Hunk{{OldStart: 1, HasRange: true, Old: []string{"a", "", "c"}, New: []string{"a", ""}, CRLF: true, Line: 4}}}}},
+		), "\n", "\r\n"), []fileView{{Op: Update, Path: "späce", Line: 1, Hunks: []Hunk{{OldStart: 1, HasRange: true, Old: []string{"a", "", "c"}, New: []string{"a", ""}, CRLF: true, Line: 4}}}}},
 		{"removed line looking like a header", lines(
 			"--- a/f",
 			"+++ b/f",
 			"@@ -1,2 +1,1 @@",
 			"--- x",
 			" y",
-		), []File{{Op: Update, Path: "f", Line: 1, Hunks: []Hunk{{OldStart: 1, HasRange: true, Old: []string{"-- x", "y"}, New: []string{"y"}, Line: 3}}}}},
+		), []fileView{{Op: Update, Path: "f", Line: 1, Hunks: []Hunk{{OldStart: 1, HasRange: true, Old: []string{"-- x", "y"}, New: []string{"y"}, Line: 3}}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -236,7 +256,7 @@ func TestParseUnifiedForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, tc.want) {
+			if got := views(got); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
 		})
@@ -316,11 +336,11 @@ func TestApply(t *testing.T) {
 	envHunks := func(t *testing.T, ls ...string) []Hunk {
 		t.Helper()
 		all := append([]string{"*** Begin Patch", "*** Update File: f"}, ls...)
-		return mustParse(t, lines(append(all, "*** End Patch")...))[0].Hunks
+		return mustParse(t, lines(append(all, "*** End Patch")...))[0].Hunks()
 	}
 	uniHunks := func(t *testing.T, ls ...string) []Hunk {
 		t.Helper()
-		return mustParse(t, lines(append([]string{"--- a/f", "+++ b/f"}, ls...)...))[0].Hunks
+		return mustParse(t, lines(append([]string{"--- a/f", "+++ b/f"}, ls...)...))[0].Hunks()
 	}
 	tests := []struct {
 		name    string
@@ -344,7 +364,7 @@ func TestApply(t *testing.T) {
 		{"delete last line keeps no-newline state", "a\nb", func(t *testing.T) []Hunk { return envHunks(t, " a", "-b") }, "a", []string{"exact"}},
 		{"crlf file stays crlf", "a\r\nb\r\nc\r\n", func(t *testing.T) []Hunk { return envHunks(t, " a", "-b", "+B", "+C", " c") }, "a\r\nB\r\nC\r\nc\r\n", []string{"eol"}},
 		{"crlf patch on crlf file is exact", "a\r\nb\r\n", func(t *testing.T) []Hunk {
-			return mustParse(t, strings.ReplaceAll(lines("*** Begin Patch", "*** Update File: f", " a", "-b", "+c", "*** End Patch"), "\n", "\r\n"))[0].Hunks
+			return mustParse(t, strings.ReplaceAll(lines("*** Begin Patch", "*** Update File: f", " a", "-b", "+c", "*** End Patch"), "\n", "\r\n"))[0].Hunks()
 		}, "a\r\nc\r\n", []string{"exact"}},
 		{"mostly lf file", "a\r\nb\nc\n", func(t *testing.T) []Hunk { return envHunks(t, " a", "+x") }, "a\r\nx\nb\nc\n", []string{"eol"}},
 		{"bom kept", "\xef\xbb\xbfa\nb\n", func(t *testing.T) []Hunk { return envHunks(t, "-a", "+A") }, "\xef\xbb\xbfA\nb\n", []string{"exact"}},
@@ -419,10 +439,10 @@ func TestParseUnifiedCRLF(t *testing.T) {
 		t.Errorf("added content %q, want %q", got, "a\r\nb")
 	}
 	fs = mustParse(t, "--- a/f\n+++ b/f\n@@ -1 +1,2 @@\n-a\n\\ No newline at end of file\n+b\r\n+a\n\\ No newline at end of file\n")
-	if !fs[0].Hunks[0].CRLF {
+	if !fs[0].Hunks()[0].CRLF {
 		t.Errorf("hunk CRLF false, want true")
 	}
-	r, err := Apply([]byte("a"), fs[0].Hunks)
+	r, err := Apply([]byte("a"), fs[0].Hunks())
 	if err != nil || string(r.Content) != "b\r\na" {
 		t.Errorf("applied %q %v, want %q", r.Content, err, "b\r\na")
 	}
@@ -514,7 +534,7 @@ func TestParseLarge(t *testing.T) {
 		_, _ = Parse([]byte(in))
 	}
 	fs, err := Parse([]byte(env.String()))
-	if err != nil || len(fs[0].Hunks[0].Anchors) != n {
+	if err != nil || len(fs[0].Hunks()[0].Anchors) != n {
 		t.Fatal(err)
 	}
 }
