@@ -99,7 +99,7 @@ func explained(op *spec.Op) *spec.Arg {
 	var first *spec.Arg
 	for i := range op.Args {
 		a := &op.Args[i]
-		if a.Use == spec.Change || a.Use == spec.Entry {
+		if a.Use == spec.Change || a.Use == spec.Entry || a.Use == spec.Make {
 			return a
 		}
 		if a.Use != spec.NotPath && first == nil {
