@@ -49,7 +49,7 @@ func (s *Schema) MarshalJSON() ([]byte, error) {
 }
 
 // PathHelp is how every path property says where a relative path leads.
-const PathHelp = "a path; a relative one resolves against the policy's workdir, an absolute one must lie in the workdir or a read root"
+const PathHelp = "a path; a relative one resolves against the policy's workdir, an absolute one must lie in the workdir, a write root or a read root"
 
 // Required lists the properties every tool call must give.
 func Required(op *Op) []string {
