@@ -704,10 +704,10 @@ var mcpOp = &spec.Op{
 }
 
 var patchOp = &spec.Op{
-	Name: "patch", Class: spec.Destructive, Result: PatchResult{}, Needs: []string{"write"},
+	Name: "patch", Class: spec.Destructive, Result: PatchResult{},
 	Summary: "apply a multi-file patch all or nothing (the *** Begin Patch envelope, or a unified diff)",
 	Help: "Applies a patch to files in the workdir as one change: every file lands, or none does. The patch is the envelope agents emit (*** Begin Patch ... *** End Patch, with Add File, Update File with an optional Move to, Delete File, @@ hunks with optional anchor text, *** End of File) or a unified diff as diff -u and git diff write it (several files, new and deleted files, renames, no-newline markers); the format is detected. " +
-		"The patch text is capped by max_write_bytes however it arrives (argument, file, stdin, tool argument): over it, too_large. Besides patch (and write), each change needs its command switched on: an update edit, an add write, a delete rm, a rename mv (and edit too when it also changes the content or the mode); a change whose command is off is denied (rule command), and explain patch PATH lists them. " +
+		"The patch text is capped by max_write_bytes however it arrives (argument, file, stdin, tool argument): over it, too_large. Besides patch, each change needs its command switched on: an update edit, an add write, a delete rm, a rename mv (and edit too when it also changes the content or the mode); a change whose command is off is denied (rule command), and explain patch PATH lists them. " +
 		"Every path is checked as write checks it (deny and write_deny on old and new names); every hunk is applied in memory first, matched exactly, else ignoring trailing whitespace, else line endings, never re-indented; a hunk that matches nowhere is text_not_found with the closest lines, one that matches in several places is placed by its line numbers or anchors, else ambiguous. Then all files are swapped in under the workdir's lock, each re-checked to be what was read (conflict otherwise, and nothing changes). Line endings, BOM, final newline and mode are kept.",
 	Args: []spec.Arg{{Name: "stdin", Meta: "-", Help: "read the patch from stdin", Optional: true, CLIOnly: true, Complete: spec.CompleteNone}},
 	Options: []spec.Option{
