@@ -6,6 +6,8 @@ package fserr
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 )
 
 // Code is a stable, machine-readable error code. Each code belongs to exactly
@@ -89,4 +91,18 @@ func AsError(err error) *Error {
 		return e
 	}
 	return &Error{Code: CodeIO, Msg: err.Error(), Err: err}
+}
+
+// UnwrapPath returns the operating system's error inside a *fs.PathError
+// or *os.LinkError (the part worth saying after the path), else err.
+func UnwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }

@@ -471,17 +471,7 @@ func SpecialFS(abs string) bool {
 	return false
 }
 
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
-}
+func unwrapPathErr(err error) error { return fserr.UnwrapPath(err) }
 
 // KindName names a special file's kind for messages.
 func KindName(m fs.FileMode) string {

@@ -75,22 +75,6 @@ const syscallNonblock = syscall.O_NONBLOCK
 // oNoFollow refuses a symlink as the last component of an open.
 const oNoFollow = syscall.O_NOFOLLOW
 
-// lockFile takes f's flock, shared or exclusive, as on Linux.
-func lockFile(f *os.File, shared bool) error {
-	how := unix.LOCK_EX
-	if shared {
-		how = unix.LOCK_SH
-	}
-	for {
-		err := unix.Flock(int(f.Fd()), how)
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}
-
-func unlockFile(f *os.File) { unix.Flock(int(f.Fd()), unix.LOCK_UN) }
-
 // renameatx renames between two opened directories (never by path,
 // which would resolve the names again).
 func renameatx(fromDir *os.File, from string, toDir *os.File, to string, flags uint32) error {

@@ -24,20 +24,7 @@ func TestRecoveryInWriteRootWaitsForItsLock(t *testing.T) {
 		wrCrashChild(t)
 		return
 	}
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	work, wr, state := filepath.Join(base, "work"), filepath.Join(base, "wr"), filepath.Join(base, "state")
-	for i := range 2 {
-		mustWrite(t, filepath.Join(wr, fmt.Sprintf("f%d.txt", i)), "old\n")
-	}
-	mustWrite(t, filepath.Join(work, "keep"), "")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRecoveryInWriteRootWaitsForItsLock$")
-	cmd.Env = append(os.Environ(), "FSBOX_WRCRASH_CHILD=1", "FSBOX_WRCRASH_BASE="+base)
-	if out, err := cmd.CombinedOutput(); err == nil || cmd.ProcessState.ExitCode() != 3 {
-		t.Fatalf("child: %v (want exit 3 after the plan)\n%s", err, out)
-	}
+	base, work, wr, state := crashInWriteRoot(t)
 	p := DefaultPolicy(work)
 	p.WriteRoots = []string{wr}
 	p.Journal.State = state
@@ -135,20 +122,7 @@ func wrCrashChild(t *testing.T) {
 // Fails on the door's first cut: every change failed with io ("the plan
 // names R, which is not a writable root of this policy").
 func TestPlanOfAnotherRootLeftAlone(t *testing.T) {
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	work, wr, state := filepath.Join(base, "work"), filepath.Join(base, "wr"), filepath.Join(base, "state")
-	for i := range 2 {
-		mustWrite(t, filepath.Join(wr, fmt.Sprintf("f%d.txt", i)), "old\n")
-	}
-	mustWrite(t, filepath.Join(work, "keep"), "")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRecoveryInWriteRootWaitsForItsLock$")
-	cmd.Env = append(os.Environ(), "FSBOX_WRCRASH_CHILD=1", "FSBOX_WRCRASH_BASE="+base)
-	if out, err := cmd.CombinedOutput(); err == nil || cmd.ProcessState.ExitCode() != 3 {
-		t.Fatalf("child: %v (want exit 3 after the plan)\n%s", err, out)
-	}
+	base, work, wr, state := crashInWriteRoot(t)
 	p := DefaultPolicy(work) // the same workdir and journal, without the write root
 	p.Journal.State = state
 	s, err := New(p, base)
@@ -184,4 +158,25 @@ func TestPlanOfAnotherRootLeftAlone(t *testing.T) {
 			t.Errorf("f%d holds %q after the policy with the root changed something, want the plan finished", i, b)
 		}
 	}
+}
+
+// crashInWriteRoot leaves a two-file batch in the write root wr killed
+// after its plan was written (wrCrashChild), under base.
+func crashInWriteRoot(t *testing.T) (base, work, wr, state string) {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, wr, state = filepath.Join(base, "work"), filepath.Join(base, "wr"), filepath.Join(base, "state")
+	for i := range 2 {
+		mustWrite(t, filepath.Join(wr, fmt.Sprintf("f%d.txt", i)), "old\n")
+	}
+	mustWrite(t, filepath.Join(work, "keep"), "")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRecoveryInWriteRootWaitsForItsLock$")
+	cmd.Env = append(os.Environ(), "FSBOX_WRCRASH_CHILD=1", "FSBOX_WRCRASH_BASE="+base)
+	if out, err := cmd.CombinedOutput(); err == nil || cmd.ProcessState.ExitCode() != 3 {
+		t.Fatalf("child: %v (want exit 3 after the plan)\n%s", err, out)
+	}
+	return base, work, wr, state
 }
