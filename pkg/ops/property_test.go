@@ -4,12 +4,12 @@ package ops
 
 // The property of issue 12 ("Prove the rule, not the examples"): under a
 // random policy over a random tree, no sequence of mkdir/write/append/mv/
-// cp/rm -r/edit calls makes a file that a rule protects at its original
-// place readable, or changes it. After every step every path fsbox can be
-// asked about (each file on disk, by its name, and everything find and
-// grep reach) is read, and no protected file's marker may come back; at
-// the end every protected file still holds its content and mode, checked
-// with plain os calls.
+// cp/rm -r/edit/patch calls makes a file that a rule protects at its
+// original place readable, or changes it. After every step every path
+// fsbox can be asked about (each file on disk, by its name, and everything
+// find and grep reach) is read, and no protected file's marker may come
+// back; at the end every protected file still holds its content and mode,
+// checked with plain os calls.
 //
 // Which files are protected is decided by a reference matcher written
 // here from SPEC §4 (a rule on a path covers everything beneath it; globs
@@ -19,8 +19,10 @@ package ops
 // Bounded by count: FSBOX_PROPERTY_N sequences (default 20, 5 with
 // -short) of FSBOX_PROPERTY_STEPS steps (default 30); `make fuzz` runs
 // many more. FSBOX_PROPERTY_SEED fixes the seed; a failure prints it with
-// the policy, the tree and the steps, and
-// FSBOX_PROPERTY_SEED=<seed> FSBOX_PROPERTY_N=1 replays that sequence.
+// the policies, the tree and the steps, and
+// FSBOX_PROPERTY_SEED=<seed> FSBOX_PROPERTY_N=1 replays that sequence (the
+// concurrent phase of a nested sequence, below, replays its draws but not
+// its interleaving).
 //
 // Fails on the pre-fix main (1b30963) (issue 12 items 1 and 9): a seed finds an
 // ancestor rename or a regex-denied directory within a few sequences.
@@ -32,19 +34,83 @@ package ops
 // hundred sequences, files read through the outer root (the rules were
 // matched relative to the root a path's spelling picked) and directories
 // made inside a denied one through a dangling symlink.
+//
+// Issue 25 ("one door") extends it (property_door_test.go holds the
+// pieces):
+//
+//   - Several writable roots: half the sequences add one or two
+//     write_roots (sibling directories with trees of their own); steps
+//     name paths in any root (absolute in a write root) and move and copy
+//     between roots; the reference matcher applies the rules relative to
+//     the root a path lies in.
+//   - Nested policies: half the sequences open a second sandbox, B, whose
+//     workdir is a directory of A's tree, with rules of its own (some of
+//     A's kept). Steps go through A and B in turn, and in the middle of
+//     the sequence through both at once (a goroutine each, the sandboxes
+//     excluding each other through flock), both also raising a shared
+//     counter by compare-and-swap (read, then write with ExpectSHA256):
+//     at the end the counter equals the writes acknowledged. A file is
+//     protected when every policy reaching it refuses it.
+//   - Every step of fsbox is diffed (content, mode, type and link target
+//     of everything below the test's directory, plain os calls): each
+//     entry that changed must lie in a writable root of the policy that
+//     ran the step and be writable by its rules, and must not be one of
+//     fsbox's own files (one tree file and one file outside are
+//     registered with Sandbox.Protect) or an ancestor of one; a call that
+//     failed, a dry run and a call whose command is switched off change
+//     nothing; and a read that succeeds must be of a path its policy may
+//     read (after symlinks, never out of the root it was named in, and
+//     under deny_hardlinks never of a file with more than one link).
+//   - Command toggles: half the policies switch off some of edit, write,
+//     rm, mv, cp (and patch now and then); patch steps (add, update,
+//     delete, move, in the *** Begin Patch envelope, names in any root)
+//     need patch and their actions' commands (update edit, add write,
+//     delete rm, move mv), and one that needs a command switched off
+//     fails and changes nothing.
+//   - Hard links: the other process also links files into the roots:
+//     files outside every root (one of them fsbox's own), protected files
+//     and files of other roots. Append picks the linked names often. A
+//     file outside every root never changes (checked after every step);
+//     without deny_hardlinks a link to a protected file makes its marker
+//     readable by the other process's doing, so that marker is no longer
+//     looked for.
+//
+// Not covered: B's workdir (and its ancestors) is never moved or removed
+// by A's steps, and the counter is left to the compare-and-swap steps.
+//
+// Checked on 9184bde by reverting each fix by hand and running ten runs
+// of the default 20 sequences (FSBOX_PROPERTY_SEED=1000, 2000, ...
+// 10000), noting the sequence each run failed at:
+//
+//   - With the append refusal reverted (sharedInode in change.go, which
+//     Append calls, accepting any link count), 9 runs of 10 find an
+//     append through another process's hard link changing a file outside
+//     every root, fsbox's own file or a protected file, at sequence 1, 8,
+//     10, 13, 4, 3, 15, 3 and 4 (median 4; the run from 5000 passes).
+//   - With the ancestor locks reverted (lockRoots skipping the shared
+//     locks), 10 runs of 10 find an acknowledged write of the counter
+//     lost between A and B, at sequence 1, 8, 5, 4, 6, 2, 4, 5, 6 and 7
+//     (median 5); under -race 3 runs of 3, at 1, 6 and 12.
+//   - With the patch toggles reverted (checkPatchFile accepting every
+//     action), 10 runs of 10 find a patch applied (or dry-run) with edit,
+//     write, rm or mv switched off, at sequence 2, 9, 7, 9, 15, 1, 2, 4,
+//     13 and 1 (median 5.5).
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,8 +187,20 @@ func ancestors(rel string) []string {
 	return out
 }
 
+var refRegexps sync.Map // expression → *regexp.Regexp
+
+func refRegexp(expr string) *regexp.Regexp {
+	if re, ok := refRegexps.Load(expr); ok {
+		return re.(*regexp.Regexp)
+	}
+	re := regexp.MustCompile(expr)
+	refRegexps.Store(expr, re)
+	return re
+}
+
 // refused reports whether the policy refuses reading (write false) or
-// writing (write true) the file or directory rel.
+// writing (write true) the file or directory rel, relative to the root
+// it lies in.
 func (p refPolicy) refused(rel string, isDir, write bool) bool {
 	lower := strings.ToLower(rel)
 	globs := p.Deny
@@ -139,7 +217,7 @@ func (p refPolicy) refused(rel string, isDir, write bool) bool {
 	}
 	for _, a := range ancestors(rel) {
 		for _, r := range p.DenyRegex {
-			if regexp.MustCompile("(?i)" + r).MatchString(a) {
+			if refRegexp("(?i)" + r).MatchString(a) {
 				return true
 			}
 		}
@@ -153,7 +231,7 @@ func (p refPolicy) refused(rel string, isDir, write bool) bool {
 		}
 	}
 	for _, r := range p.AllowRegex {
-		if regexp.MustCompile(r).MatchString(rel) {
+		if refRegexp(r).MatchString(rel) {
 			return false
 		}
 	}
@@ -161,89 +239,144 @@ func (p refPolicy) refused(rel string, isDir, write bool) bool {
 }
 
 type propFile struct {
-	rel     string
+	abs     string // where it lies at the start
+	rel     string // relative to the writable root holding it
 	content string
 	mode    fs.FileMode
 	marker  string
-	readP   bool // refused for reading at its original place
-	writeP  bool // refused for writing at its original place
+	readP   bool // refused for reading at its original place by every policy reaching it
+	writeP  bool // refused for writing there by every policy reaching it (or one of fsbox's own files)
+	own     bool // registered with Sandbox.Protect
 }
 
 type sequence struct {
-	t      *testing.T
-	seed   uint64
-	r      *rand.Rand
-	work   string
-	sb     *sandbox.Sandbox
-	pol    refPolicy
+	t    *testing.T
+	seed uint64
+	r    *rand.Rand
+	base string // holds every root, the outside files and the outer read root
+	work string // A's workdir
+	// roots are every writable root (A's): the workdir, then write_roots.
+	roots []string
+	// relDirs are the directories of the trees, relative to their root
+	// (the rules are drawn from them).
+	relDirs []string
+	// actors are the sandboxes acting: A, and B when the sequence nests a
+	// second policy below A's workdir.
+	actors []*actor
 	files  []*propFile
-	dirs   []string
-	log    []string
-	failed bool
-	// sealed holds each directory refused for writing at the start, with
-	// the names it held: none may be added, whatever the steps do.
+	dirs   []string // every directory at the start, absolute
+	// outside are files outside every root (one of them fsbox's own).
+	outside []*propFile
+	// own are the files registered with Protect, absolute.
+	own []string
+	// sealed holds each directory refused for writing at the start (by
+	// every policy reaching it), with the names it held: none may be
+	// added, whatever the steps do.
 	sealed map[string][]string
-	// outer, when set, is a read root holding the workdir (base/work), so
+	// outer, when set, is A's read root holding everything (base), so
 	// every file is also reachable through it (base/x/../work/...).
 	outer string
+	// denyHardlinks is both policies' deny_hardlinks.
+	denyHardlinks bool
+	// counter is the file both policies raise by compare-and-swap (in
+	// B's workdir), or ""; acked counts the writes acknowledged.
+	counter string
+	acked   int
+	// pinned are B's workdir and its ancestors below A's: steps never
+	// move or remove them.
+	pinned map[string]bool
+	// linked are the names another process hard-linked; exposed are the
+	// markers it made readable so (a link to a protected file without
+	// deny_hardlinks).
+	linked  []string
+	exposed map[string]bool
 
+	mu       sync.Mutex // guards log, failed and outcomes in the concurrent phase
+	log      []string
+	failed   bool
 	outcomes map[string]int // "op outcome" -> count, over every sequence
 }
 
 func (s *sequence) fail(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.failed {
 		return
 	}
 	s.failed = true
 	var tree []string
 	for _, f := range s.files {
-		tree = append(tree, fmt.Sprintf("  %s (%s) read-protected=%v write-protected=%v", f.rel, f.marker, f.readP, f.writeP))
+		tree = append(tree, fmt.Sprintf("  %s (%s) read-protected=%v write-protected=%v own=%v", f.abs, f.marker, f.readP, f.writeP, f.own))
 	}
-	pol, _ := json.Marshal(s.pol)
-	s.t.Errorf("%s\n\nreplay: FSBOX_PROPERTY_SEED=%d FSBOX_PROPERTY_N=1 go test ./pkg/ops -run TestPropertySequences\npolicy: %s\ntree:\n%s\nsteps:\n  %s",
-		fmt.Sprintf(format, args...), s.seed, pol, strings.Join(tree, "\n"), strings.Join(s.log, "\n  "))
+	for _, f := range s.outside {
+		tree = append(tree, fmt.Sprintf("  %s (%s) outside own=%v", f.abs, f.marker, f.own))
+	}
+	var pols []string
+	for _, a := range s.actors {
+		pol, _ := json.Marshal(a.pol)
+		pols = append(pols, fmt.Sprintf("  %s: roots %v, off %v, outer %q: %s", a.name, a.roots, slices.Sorted(maps.Keys(a.off)), a.outer, pol))
+	}
+	s.t.Errorf("%s\n\nreplay: FSBOX_PROPERTY_SEED=%d FSBOX_PROPERTY_N=1 go test ./pkg/ops -run TestPropertySequences\ndeny_hardlinks=%v counter=%q\npolicies:\n%s\ntree:\n%s\nsteps:\n  %s",
+		fmt.Sprintf(format, args...), s.seed, s.denyHardlinks, s.counter, strings.Join(pols, "\n"), strings.Join(tree, "\n"), strings.Join(s.log, "\n  "))
 }
 
-func (s *sequence) pick(l []string) string { return l[s.r.IntN(len(l))] }
+func (s *sequence) isFailed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}
 
-// buildTree makes a random tree: a few directories up to three deep and
-// files in them, each file with a unique marker and a line "alpha" for
-// edit to find.
-func (s *sequence) buildTree() {
-	s.dirs = []string{"."}
-	for range 3 + s.r.IntN(5) {
-		d := path.Join(s.pick(s.dirs), s.pick(propDirs))
-		if strings.Count(d, "/") > 2 || contains(s.dirs, d) {
+func pick(r *rand.Rand, l []string) string { return l[r.IntN(len(l))] }
+
+func (s *sequence) pick(l []string) string { return pick(s.r, l) }
+
+// buildTree makes a random tree in root: a few directories up to three
+// deep and files in them, each file with a unique marker and a line
+// "alpha" for edit to find.
+func (s *sequence) buildTree(root string, idx int) {
+	dirs := []string{"."}
+	nd, nf := 3+s.r.IntN(5), 6+s.r.IntN(8)
+	if idx > 0 { // a write root: a smaller tree
+		nd, nf = 2+s.r.IntN(3), 3+s.r.IntN(4)
+	}
+	for range nd {
+		d := path.Join(s.pick(dirs), s.pick(propDirs))
+		if strings.Count(d, "/") > 2 || contains(dirs, d) {
 			continue
 		}
-		s.dirs = append(s.dirs, d)
+		dirs = append(dirs, d)
 	}
 	seen := map[string]bool{}
-	for i := range 6 + s.r.IntN(8) {
-		rel := path.Join(s.pick(s.dirs), s.pick(propFiles))
-		if seen[rel] || contains(s.dirs, rel) {
+	var files []*propFile
+	for i := range nf {
+		rel := path.Join(s.pick(dirs), s.pick(propFiles))
+		if seen[rel] || contains(dirs, rel) {
 			continue
 		}
 		seen[rel] = true
-		marker := fmt.Sprintf("MARK-%d-%d-", s.seed%100000, i)
-		f := &propFile{rel: rel, marker: marker, content: marker + "\nalpha\n", mode: fs.FileMode(0o600 + 0o040*uint32(s.r.IntN(2)))}
-		s.files = append(s.files, f)
+		marker := fmt.Sprintf("MARK-%d-%d-%d-", s.seed%100000, idx, i)
+		files = append(files, &propFile{abs: filepath.Join(root, rel), rel: rel, marker: marker, content: marker + "\nalpha\n", mode: fs.FileMode(0o600 + 0o040*uint32(s.r.IntN(2)))})
 	}
-	for _, d := range s.dirs {
-		must(s.t, os.MkdirAll(filepath.Join(s.work, d), 0o755))
+	for _, d := range dirs {
+		must(s.t, os.MkdirAll(filepath.Join(root, d), 0o755))
+		s.dirs = append(s.dirs, filepath.Join(root, d))
+		if d != "." && !contains(s.relDirs, d) {
+			s.relDirs = append(s.relDirs, d)
+		}
 	}
-	for _, f := range s.files {
-		must(s.t, os.WriteFile(filepath.Join(s.work, f.rel), []byte(f.content), f.mode))
-		must(s.t, os.Chmod(filepath.Join(s.work, f.rel), f.mode))
+	for _, f := range files {
+		must(s.t, os.WriteFile(f.abs, []byte(f.content), f.mode))
+		must(s.t, os.Chmod(f.abs, f.mode))
 	}
+	s.files = append(s.files, files...)
 }
 
-// randomPolicy draws rules that hit the tree: anchored globs on real
-// directories, unanchored globs on names and extensions, regexes (anchored
-// and not), allow lists and write_deny.
-func (s *sequence) randomPolicy() {
+// randomPolicy draws rules that hit the tree (dirs: its directories,
+// relative to their roots): anchored globs on real directories,
+// unanchored globs on names and extensions, regexes (anchored and not),
+// allow lists and write_deny.
+func (s *sequence) randomPolicy(realDirs []string) refPolicy {
 	var p refPolicy
-	realDirs := s.dirs[1:]
 	anyDir := func() string {
 		if len(realDirs) == 0 {
 			return "data"
@@ -301,36 +434,36 @@ func (s *sequence) randomPolicy() {
 			p.WriteDeny = append(p.WriteDeny, "**/"+s.pick(propFiles))
 		}
 	}
-	s.pol = p
+	return p
 }
 
-// current lists what is on disk now (plain os calls: an attacker knows
-// every name, denied or not): directories and files, workdir-relative.
-func (s *sequence) current() (dirs, files []string) {
-	filepath.WalkDir(s.work, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+// current lists what is on disk now in a's writable roots (plain os
+// calls: an attacker knows every name, denied or not): directories (the
+// roots among them) and everything else, absolute; the counter is left
+// out.
+func (s *sequence) current(a *actor) (dirs, files []string) {
+	for _, root := range a.roots {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+			case d.IsDir():
+				dirs = append(dirs, p)
+			case strings.HasPrefix(d.Name(), ".fsbox-tmp-") || p == s.counter:
+			default:
+				files = append(files, p)
+			}
 			return nil
-		}
-		rel, _ := filepath.Rel(s.work, p)
-		rel = filepath.ToSlash(rel)
-		switch {
-		case d.IsDir():
-			dirs = append(dirs, rel)
-		case strings.HasPrefix(d.Name(), ".fsbox-tmp-"):
-		default:
-			files = append(files, rel)
-		}
-		return nil
-	})
+		})
+	}
 	return dirs, files
 }
 
 // protectedMarkers are the markers of files refused for reading at their
-// original place.
+// original place that no other process exposed.
 func (s *sequence) protectedMarkers() []string {
 	var out []string
 	for _, f := range s.files {
-		if f.readP {
+		if f.readP && !s.exposed[f.marker] {
 			out = append(out, f.marker)
 		}
 	}
@@ -351,96 +484,131 @@ func firstLeak(v any, err error, markers []string) string {
 	return ""
 }
 
-// step runs one random call and checks its own answer.
-func (s *sequence) step(i int) {
-	dirs, files := s.current()
+// step runs one random call through a (or, sequential only, another
+// process's act) and checks its own answer; sequential steps also check
+// what changed on disk.
+func (s *sequence) step(a *actor, r *rand.Rand, label string, concurrent bool) {
+	ctx := context.Background()
+	dirs, files := s.current(a)
+	pk := func(l []string) string { return pick(r, l) }
+	sp := a.spell
 	target := func() string { // a name to create or replace
-		if len(files) > 0 && s.r.IntN(3) == 0 {
-			return s.pick(files)
+		if len(files) > 0 && r.IntN(3) == 0 {
+			return pk(files)
 		}
-		if len(files) > 0 && s.r.IntN(4) == 0 { // below a file or a symlink, maybe a dangling one
-			return path.Join(s.pick(files), s.pick(propDirs), s.pick(propFiles))
+		if len(files) > 0 && r.IntN(4) == 0 { // below a file or a symlink, maybe a dangling one
+			return filepath.Join(pk(files), pk(propDirs), pk(propFiles))
 		}
 		names := propFiles
-		if s.r.IntN(3) == 0 {
+		if r.IntN(3) == 0 {
 			names = propDirs
 		}
-		return path.Join(s.pick(dirs), s.pick(names))
+		return filepath.Join(pk(dirs), pk(names))
 	}
-	anyEntry := func() string {
-		all := append(append([]string{}, dirs[1:]...), files...)
-		if len(all) == 0 {
-			return "x"
+	anyEntry := func() string { // a source to move or remove
+		var all []string
+		for _, d := range dirs {
+			if !a.isRoot(d) && !s.pinned[d] {
+				all = append(all, d)
+			}
 		}
-		return s.pick(all)
+		all = append(all, files...)
+		if len(all) == 0 {
+			return filepath.Join(a.roots[0], "x")
+		}
+		return pk(all)
 	}
 	anyFile := func() string {
 		if len(files) == 0 {
-			return "k.txt"
+			return filepath.Join(a.roots[0], "k.txt")
 		}
-		return s.pick(files)
+		return pk(files)
 	}
-	content := fmt.Sprintf("W-%d-%d\nalpha\n", s.seed%100000, i)
-	var desc string
+	content := fmt.Sprintf("W-%d-%s\nalpha\n", s.seed%100000, label)
+	var desc, cmd string
 	var res any
 	var err error
-	switch s.r.IntN(9) {
-	case 8:
-		// Another process (not fsbox) makes a symlink in the workdir, to
-		// anything: a file or directory, protected or not, or a missing
-		// name below one.
-		var open []string // not in a sealed directory: the check is on fsbox's doing
-		for _, d := range dirs {
-			if _, sealed := s.sealed[d]; !sealed {
-				open = append(open, d)
-			}
+	var dry, outside bool
+	var needs []string // the commands the call needs (beside its own)
+	kinds := 12
+	if s.counter != "" && !concurrent {
+		kinds = 13
+	}
+	var before map[string]snapEntry
+	if !concurrent {
+		before = snapshot(s.base)
+	}
+	switch k := r.IntN(kinds); k {
+	case 8, 9:
+		if concurrent {
+			return
 		}
-		at := path.Join(s.pick(open), fmt.Sprintf("ln%d", i))
-		to := anyEntry()
-		if s.r.IntN(2) == 0 {
-			to = path.Join(s.pick(dirs), s.pick(propFiles), s.pick(propDirs))
+		outside = true
+		if k == 8 {
+			desc, err = s.outsideSymlink(label)
+		} else {
+			desc, err = s.outsideHardlink(label)
 		}
-		rel := strings.Repeat("../", strings.Count(at, "/")) + to
-		desc = fmt.Sprintf("(outside) ln -s %s %s", rel, at)
-		err = os.Symlink(rel, filepath.Join(s.work, at))
 	case 0:
-		p := path.Join(s.pick(dirs), s.pick(propDirs))
-		if len(files) > 0 && s.r.IntN(3) == 0 {
-			p = path.Join(s.pick(files), s.pick(propDirs))
+		cmd = "mkdir"
+		p := filepath.Join(pk(dirs), pk(propDirs))
+		if len(files) > 0 && r.IntN(3) == 0 {
+			p = filepath.Join(pk(files), pk(propDirs))
 		}
-		desc = "mkdir " + p
-		res, err = Mkdir(context.Background(), s.sb, p)
+		desc = "mkdir " + sp(p)
+		res, err = Mkdir(ctx, a.sb, sp(p))
 	case 1:
+		cmd = "write"
 		p := target()
-		nc := s.r.IntN(3) == 0
-		desc = fmt.Sprintf("write %s (no-clobber %v)", p, nc)
-		res, err = Write(context.Background(), s.sb, WriteOptions{Path: p, NoClobber: nc, Content: strings.NewReader(content)})
+		nc := r.IntN(3) == 0
+		desc = fmt.Sprintf("write %s (no-clobber %v)", sp(p), nc)
+		res, err = Write(ctx, a.sb, WriteOptions{Path: sp(p), NoClobber: nc, Content: strings.NewReader(content)})
 	case 2:
+		cmd = "write"
 		p := anyFile()
-		desc = "write --append " + p
-		res, err = Write(context.Background(), s.sb, WriteOptions{Path: p, Append: true, Content: strings.NewReader(content)})
-	case 3, 4:
-		src, dst := anyEntry(), target()
-		if s.r.IntN(2) == 0 {
-			dst = path.Join(s.pick(dirs), path.Base(src))
+		if l := s.linkedIn(a); len(l) > 0 && r.IntN(2) == 0 {
+			p = pk(l)
 		}
-		force := s.r.IntN(4) == 0
-		desc = fmt.Sprintf("mv %s %s (force %v)", src, dst, force)
-		res, err = Move(context.Background(), s.sb, src, dst, force)
+		desc = "write --append " + sp(p)
+		res, err = Write(ctx, a.sb, WriteOptions{Path: sp(p), Append: true, Content: strings.NewReader(content)})
+	case 3, 4:
+		cmd = "mv"
+		src, dst := anyEntry(), target()
+		if r.IntN(2) == 0 {
+			dst = filepath.Join(pk(dirs), filepath.Base(src))
+		}
+		force := r.IntN(4) == 0
+		desc = fmt.Sprintf("mv %s %s (force %v)", sp(src), sp(dst), force)
+		res, err = Move(ctx, a.sb, sp(src), sp(dst), force)
 	case 5:
+		cmd = "cp"
 		src, dst := anyFile(), target()
-		force := s.r.IntN(3) == 0
-		desc = fmt.Sprintf("cp %s %s (force %v)", src, dst, force)
-		res, err = Copy(context.Background(), s.sb, src, dst, force)
+		force := r.IntN(3) == 0
+		desc = fmt.Sprintf("cp %s %s (force %v)", sp(src), sp(dst), force)
+		res, err = Copy(ctx, a.sb, sp(src), sp(dst), force)
 	case 6:
+		cmd = "rm"
 		p := anyEntry()
-		desc = "rm -r " + p
-		res, err = Remove(context.Background(), s.sb, p, true)
+		desc = "rm -r " + sp(p)
+		res, err = Remove(ctx, a.sb, sp(p), true)
 	case 7:
+		cmd = "edit"
 		p := anyFile()
-		dry := s.r.IntN(3) == 0
-		desc = fmt.Sprintf("edit %s alpha->beta (dry-run %v)", p, dry)
-		res, err = Edit(context.Background(), s.sb, EditOptions{Path: p, Edits: []EditSpec{{Old: "alpha", New: "beta", All: true}}, DryRun: dry})
+		dry = r.IntN(3) == 0
+		desc = fmt.Sprintf("edit %s alpha->beta (dry-run %v)", sp(p), dry)
+		res, err = Edit(ctx, a.sb, EditOptions{Path: sp(p), Edits: []EditSpec{{Old: "alpha", New: "beta", All: true}}, DryRun: dry})
+	case 10, 11:
+		cmd = "patch"
+		var text string
+		text, desc, needs = s.randomPatch(a, r, dirs, files, label)
+		dry = r.IntN(4) == 0
+		if dry {
+			desc += " (dry-run)"
+		}
+		res, err = Patch(ctx, a.sb, PatchOptions{Patch: text, DryRun: dry})
+	case 12:
+		cmd = "write"
+		desc, err = s.increment(a)
 	}
 	outcome := "ok"
 	if err != nil {
@@ -449,54 +617,89 @@ func (s *sequence) step(i int) {
 			outcome += "/" + string(e.Rule)
 		}
 	}
-	s.log = append(s.log, fmt.Sprintf("%2d. %s -> %s", i, desc, outcome))
-	s.outcomes[strings.Fields(desc)[0]+" "+outcome]++
-	if m := firstLeak(res, err, s.protectedMarkers()); m != "" {
-		s.fail("step %d (%s): its answer holds the protected marker %s", i, desc, m)
+	if len(s.actors) > 1 && !outside {
+		desc = a.name + ": " + desc
 	}
-}
-
-// checkReads asks fsbox for every file on disk by its name, and for
-// everything find and grep reach, and fails if a protected marker comes
-// back.
-func (s *sequence) checkReads(after string) {
-	markers := s.protectedMarkers()
-	if len(markers) == 0 {
+	s.mu.Lock()
+	s.log = append(s.log, fmt.Sprintf("%4s. %s -> %s", label, desc, outcome))
+	s.outcomes[strings.Fields(strings.TrimPrefix(strings.TrimPrefix(desc, "A: "), "B: "))[0]+" "+outcome]++
+	s.mu.Unlock()
+	if outside {
 		return
 	}
-	_, files := s.current()
-	found, _ := Find(context.Background(), s.sb, FindOptions{Dir: ".", Hidden: true, NoIgnore: true, MaxDepth: -1})
+	if m := firstLeak(res, err, s.protectedMarkers()); m != "" {
+		s.fail("step %s (%s): its answer holds the protected marker %s", label, desc, m)
+	}
+	if concurrent {
+		return
+	}
+	s.checkChanges(a, desc, before, snapshot(s.base), err, dry, append([]string{cmd}, needs...))
+}
+
+// checkReads asks each policy for every file on disk by its name, and for
+// everything find and grep reach, and fails if a protected marker comes
+// back or a read succeeds that the policy refuses.
+func (s *sequence) checkReads(a *actor, after string) {
+	ctx := context.Background()
+	markers := s.protectedMarkers()
+	_, files := s.current(a)
+	var asked []string
+	for _, f := range files {
+		asked = append(asked, a.spell(f))
+	}
+	for _, root := range a.roots {
+		found, _ := Find(ctx, a.sb, FindOptions{Dir: a.spell(root), Hidden: true, NoIgnore: true, MaxDepth: -1})
+		asked = append(asked, found.Paths...)
+	}
 	seen := map[string]bool{}
-	for _, p := range append(files, found.Paths...) {
+	for _, p := range asked {
 		if seen[p] {
 			continue
 		}
 		seen[p] = true
-		r, err := Read(context.Background(), s.sb, ReadOptions{Path: p})
+		r, err := Read(ctx, a.sb, ReadOptions{Path: p})
 		if err != nil {
 			continue
 		}
 		if m := firstLeak(r.Content, nil, markers); m != "" {
-			s.fail("after %s: read %s returns the protected marker %s", after, p, m)
+			s.fail("after %s: %s: read %s returns the protected marker %s", after, a.name, p, m)
+			return
+		}
+		if why := s.mayRead(a, a.abs(p), false); why != "" {
+			s.fail("after %s: %s: read %s succeeds, yet %s", after, a.name, p, why)
 			return
 		}
 	}
-	tops := []string{"."}
-	if s.outer != "" {
-		tops = append(tops, s.outer)
+	var tops []string
+	for _, root := range a.roots {
+		tops = append(tops, a.spell(root))
+	}
+	if a.outer != "" {
+		tops = append(tops, a.outer)
 		for _, p := range files { // the same files, spelled through the outer read root
-			r, err := Read(context.Background(), s.sb, ReadOptions{Path: path.Join(s.outer, "x/../work", p)})
-			if m := firstLeak(r.Content, nil, markers); err == nil && m != "" {
-				s.fail("after %s: read of %s through the outer root returns the protected marker %s", after, p, m)
+			via := filepath.Join(a.outer, "x/..", strings.TrimPrefix(p, a.outer))
+			r, err := Read(ctx, a.sb, ReadOptions{Path: via})
+			if err != nil {
+				continue
+			}
+			if m := firstLeak(r.Content, nil, markers); m != "" {
+				s.fail("after %s: %s: read of %s through the outer root returns the protected marker %s", after, a.name, p, m)
+				return
+			}
+			if why := s.mayRead(a, p, true); why != "" {
+				s.fail("after %s: %s: read of %s through the outer root succeeds, yet %s", after, a.name, p, why)
 				return
 			}
 		}
 	}
+	if len(markers) == 0 {
+		return
+	}
 	for _, top := range tops {
 		for _, follow := range []bool{false, true} {
-			g, _ := Grep(context.Background(), s.sb, GrepOptions{Pattern: "MARK-", Paths: []string{top}, Hidden: true, NoIgnore: true, Follow: follow})
+			g, _ := Grep(ctx, a.sb, GrepOptions{Pattern: "MARK-", Paths: []string{top}, Hidden: true, NoIgnore: true, Follow: follow})
 			if m := firstLeak(g, nil, markers); m != "" {
-				s.fail("after %s: grep -r MARK- %s (follow %v) shows the protected marker %s", after, top, follow, m)
+				s.fail("after %s: %s: grep -r MARK- %s (follow %v) shows the protected marker %s", after, a.name, top, follow, m)
 			}
 		}
 	}
@@ -513,29 +716,40 @@ func listNames(dir string) []string {
 }
 
 // checkUnchanged: every file refused for writing at its original place
-// is still there with its content and mode, and nothing was added to a
-// directory refused for writing (plain os calls).
+// (and each of fsbox's own files) is still there with its content and
+// mode, and nothing was added to a directory refused for writing (plain
+// os calls).
 func (s *sequence) checkUnchanged() {
 	for d, names := range s.sealed {
-		if now := listNames(filepath.Join(s.work, d)); len(now) > len(names) {
+		if now := listNames(d); len(now) > len(names) {
 			s.fail("at the end: protected directory %s holds %v, it held %v", d, now, names)
 		}
 	}
 	for _, f := range s.files {
-		if !f.writeP {
-			continue
+		if f.writeP {
+			s.checkFile(f, "at the end")
 		}
-		p := filepath.Join(s.work, f.rel)
-		b, err := os.ReadFile(p)
-		fi, serr := os.Lstat(p)
-		switch {
-		case err != nil || serr != nil:
-			s.fail("at the end: protected %s is gone (%v)", f.rel, err)
-		case string(b) != f.content:
-			s.fail("at the end: protected %s holds %q, want %q", f.rel, b, f.content)
-		case fi.Mode() != f.mode:
-			s.fail("at the end: protected %s has mode %v, want %v", f.rel, fi.Mode(), f.mode)
+	}
+	s.checkOutside("at the end")
+	if s.counter != "" {
+		b, err := os.ReadFile(s.counter)
+		if n, _ := strconv.Atoi(strings.TrimSpace(string(b))); err != nil || n != s.acked {
+			s.fail("at the end: the counter holds %q (%v), yet %d writes of it were acknowledged", b, err, s.acked)
 		}
+	}
+}
+
+// checkFile fails unless f holds its content and mode at its place.
+func (s *sequence) checkFile(f *propFile, when string) {
+	b, err := os.ReadFile(f.abs)
+	fi, serr := os.Lstat(f.abs)
+	switch {
+	case err != nil || serr != nil:
+		s.fail("%s: protected %s is gone (%v)", when, f.abs, err)
+	case string(b) != f.content:
+		s.fail("%s: protected %s holds %q, want %q", when, f.abs, b, f.content)
+	case fi.Mode() != f.mode:
+		s.fail("%s: protected %s has mode %v, want %v", when, f.abs, fi.Mode(), f.mode)
 	}
 }
 
@@ -544,36 +758,37 @@ func runSequence(t *testing.T, seed uint64, steps int, outcomes map[string]int) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &sequence{t: t, seed: seed, r: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), work: filepath.Join(base, "work"), outcomes: outcomes}
-	must(t, os.MkdirAll(s.work, 0o755))
-	s.buildTree()
-	s.randomPolicy()
-	for _, f := range s.files {
-		f.readP = s.pol.refused(f.rel, false, false)
-		f.writeP = s.pol.refused(f.rel, false, true)
-	}
-	s.sealed = map[string][]string{}
-	for _, d := range s.dirs[1:] {
-		if s.pol.refused(d, true, true) {
-			s.sealed[d] = listNames(filepath.Join(s.work, d))
+	s := &sequence{t: t, seed: seed, r: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), base: base, work: filepath.Join(base, "work"),
+		outcomes: outcomes, pinned: map[string]bool{}, exposed: map[string]bool{}}
+	defer func() {
+		for _, a := range s.actors {
+			a.sb.Close()
 		}
+	}()
+	if !s.setUp() {
+		return false
 	}
-	p := sandbox.DefaultPolicy(s.work)
-	s.pol.apply(p)
-	if s.r.IntN(2) == 0 {
-		must(t, os.Mkdir(filepath.Join(base, "x"), 0o755))
-		s.outer = base
-		p.ReadRoots = []string{base}
+	for _, a := range s.actors {
+		s.checkReads(a, "the start")
 	}
-	s.sb, err = sandbox.New(p, "")
-	if err != nil {
-		t.Fatalf("seed %d: policy %+v: %v", seed, s.pol, err)
-	}
-	defer s.sb.Close()
-	s.checkReads("the start")
+	half := steps/2 + 1
 	for i := 1; i <= steps && !s.failed; i++ {
-		s.step(i)
-		s.checkReads(s.log[len(s.log)-1])
+		if i == half && len(s.actors) > 1 {
+			s.concurrent(steps)
+			if s.failed {
+				break
+			}
+		}
+		a := s.actors[0]
+		if len(s.actors) > 1 && s.r.IntN(2) == 0 {
+			a = s.actors[1]
+		}
+		s.step(a, s.r, strconv.Itoa(i), false)
+		last := s.log[len(s.log)-1]
+		for _, a := range s.actors {
+			s.checkReads(a, last)
+		}
+		s.checkOutside("after " + last)
 	}
 	if !s.failed {
 		s.checkUnchanged()
