@@ -464,8 +464,14 @@ func (s *Sandbox) checkOpened(f *os.File, t *target, wantDir bool, acc Access) (
 	if specialFS(real) || onSpecialFS(f) {
 		return Info{}, deny(RuleSpecialFS, t.given, "%s leads into /proc, /sys or /dev, which are never readable", t.given)
 	}
-	s.trail.note(t.given, real, true)
 	rel, ok := t.rt.relOf(real)
+	if !ok && s.jn.dir != "" && within(real, s.jn.dir) {
+		// A change replaced the file between the open and this check, and
+		// the journal took the old one in: nothing escaped, the name
+		// simply holds another file now.
+		return Info{}, Errorf(CodeConflict, t.given, "%s was replaced while it was opened; read it again", t.given)
+	}
+	s.trail.note(t.given, real, true)
 	if !ok {
 		return Info{}, deny(RuleSymlink, t.given, "%s leads out of its root", t.given)
 	}

@@ -1,0 +1,48 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestReadOfFileMovedIntoJournal: a read whose file a concurrent change
+// replaced between the open and the descriptor check (the journal took
+// the old file in) is a conflict, not "leads out of its root" — found by
+// the sequence property test with two policies on one tree.
+func TestReadOfFileMovedIntoJournal(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, state := filepath.Join(base, "work"), filepath.Join(base, "state")
+	mustWrite(t, filepath.Join(work, "c.txt"), "old\n")
+	p := DefaultPolicy(work)
+	p.Journal.State = state
+	s, err := New(p, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.useJournal(); err != nil || s.jn.open == nil {
+		t.Fatalf("journal: %v", err)
+	}
+	f, err := os.Open(filepath.Join(work, "c.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := os.Rename(filepath.Join(work, "c.txt"), filepath.Join(s.jn.open.dir, "taken")); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := s.pin("c.txt", AccessRead, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.checkOpened(f, tg, false, AccessRead)
+	if e := AsError(err); e == nil || e.Code != CodeConflict {
+		t.Fatalf("a file moved into the journal under the read: %v, want conflict", err)
+	}
+}
