@@ -81,7 +81,7 @@ _fsbox() {
     COMPREPLY=(); return
   fi
   if [ -z "$cmd" ]; then
-    COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch read rm roots slice sort stat tools undo wc write --config --format --pretty --fields --jq --color --version --help" -- "$cur") )
+    COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch purge read rm roots slice sort stat tools undo wc write --config --format --pretty --fields --jq --color --version --help" -- "$cur") )
     return
   fi
   case "$cmd" in
@@ -113,7 +113,7 @@ _fsbox() {
     explain)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
-        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch read rm roots slice sort stat tools undo wc write" -- "$cur") ) ;;
+        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch purge read rm roots slice sort stat tools undo wc write" -- "$cur") ) ;;
         1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
@@ -132,7 +132,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     history)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--purge --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
@@ -152,7 +152,7 @@ _fsbox() {
     man)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
-        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch read rm roots slice sort stat tools undo wc write" -- "$cur") ) ;;
+        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch purge read rm roots slice sort stat tools undo wc write" -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     mcp)
@@ -176,6 +176,11 @@ _fsbox() {
       esac ;;
     patch)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--dry-run --expect-sha256 --patch --patch-file --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
+      case $npos in
+        *) COMPREPLY=() ;;
+      esac ;;
+    purge)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
         *) COMPREPLY=() ;;
       esac ;;
@@ -257,6 +262,7 @@ complete -o filenames -F _fsbox fsbox-mcp
 complete -o filenames -F _fsbox fsbox-mkdir
 complete -o filenames -F _fsbox fsbox-mv
 complete -o filenames -F _fsbox fsbox-patch
+complete -o filenames -F _fsbox fsbox-purge
 complete -o filenames -F _fsbox fsbox-read
 complete -o filenames -F _fsbox fsbox-rm
 complete -o filenames -F _fsbox fsbox-roots

@@ -48,7 +48,7 @@ func TestEmptyPathIsUsage(t *testing.T) {
 		"history": {{"history", ""}},
 	}
 	// Commands that take no path argument at all.
-	noPath := []string{"roots", "tools", "completion", "man", "undo"}
+	noPath := []string{"roots", "tools", "completion", "man", "undo", "purge"}
 	for _, name := range CommandNames() {
 		if _, ok := calls[name]; !ok && !slices.Contains(noPath, name) {
 			t.Errorf("command %q: add its path arguments to this test (or to noPath)", name)

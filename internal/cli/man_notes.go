@@ -46,7 +46,9 @@ cp, patch, mv, rm (\-r too), mkdir and undo keep what each name held before the 
 record it (change_id in the results of write, edit and patch). history lists the changes newest first;
 undo restores a change's paths all or nothing if they still hold what it left (conflict
 otherwise, \-\-force anyway), by default the newest change not yet undone. Kept content stays
-until [journal] max_bytes evicts it or history \-\-purge: deleted content lives on until then.
+until [journal] max_bytes evicts it or purge forgets it: deleted content lives on until then. purge
+is off unless the policy turns it on, is not undoable, and forgets only the changes whose every
+path the policy in force may write.
 A multi\-file patch interrupted by a crash is finished by the next call that changes the workdir.
 .SH FSBOX-FULL
 The MCP server and the \-\-jq filter live in fsbox\-full, installed beside fsbox: fsbox links
@@ -64,7 +66,7 @@ written, renamed or removed through fsbox.
 .SH POLICY
 The policy comes from $FSBOX_CONFIG, else --config, else $XDG_CONFIG_HOME/fsbox/config.toml
 (or ~/.config/fsbox/config.toml), else the built-in default: the current directory is the workdir,
-no other roots, every command but rm on.
+no other roots, every command but rm and purge on.
 links creates a directory and files, so it is denied (rule command) unless links, mkdir and write
 are all switched on.
 Unknown keys, bad globs or regexes and missing roots are config errors naming the line.

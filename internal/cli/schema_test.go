@@ -229,7 +229,7 @@ func TestHelpExamplesRun(t *testing.T) {
 			if ex.Serves {
 				continue // a server does not return (the mcpserver tests drive it)
 			}
-			fx := newFixture(t, exampleFiles, "[commands]\nrm = true\n")
+			fx := newFixture(t, exampleFiles, "[commands]\nrm = true\npurge = true\n")
 			filepath.WalkDir(fx.work, func(p string, _ os.DirEntry, _ error) error { return os.Chtimes(p, mtime, mtime) })
 			if ex.After != "" {
 				if _, stderr, code := fx.run(ops.Registry, shellWords(ex.After)...); code != 0 {

@@ -148,7 +148,7 @@ func TestTextFormEscapesOnTerminal(t *testing.T) {
 	if err := os.Symlink(work, alias); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(policy, []byte("workdir = "+tomlStr(alias)+"\nread_roots = ["+tomlStr(alias)+"]\n[commands]\nrm = true\n[sandbox]\nlandlock = \"off\"\n"), 0o644); err != nil {
+	if err := os.WriteFile(policy, []byte("workdir = "+tomlStr(alias)+"\nread_roots = ["+tomlStr(alias)+"]\n[commands]\nrm = true\npurge = true\n[sandbox]\nlandlock = \"off\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("FSBOX_CONFIG", policy)
@@ -186,6 +186,7 @@ func TestTextFormEscapesOnTerminal(t *testing.T) {
 		{[]string{"cp", "plain.txt", "c" + evil}, 1},
 		{[]string{"mv", "c" + evil, "m" + evil}, 1},
 		{[]string{"rm", "m" + evil}, 1},
+		{[]string{"purge"}, 2},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {

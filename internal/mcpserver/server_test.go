@@ -214,7 +214,7 @@ func TestEveryToolOnce(t *testing.T) {
 	check("fsbox_patch", map[string]any{"patch": "*** Begin Patch\n*** Add File: p.txt\n+patched\n*** End Patch\n"}, func(o map[string]any) {
 		eq(o, "dry_run", false)
 	})
-	check("fsbox_history", nil, func(o map[string]any) { eq(o, "purged", false) })
+	check("fsbox_history", nil, func(o map[string]any) { eq(o, "truncated", false) })
 	check("fsbox_undo", nil, nil) // takes the patch above back
 	check("fsbox_mkdir", map[string]any{"path": "newdir/deeper"}, nil)
 	check("fsbox_mv", map[string]any{"src": "m.txt", "dst": "newdir/m.txt"}, nil)

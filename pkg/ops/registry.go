@@ -19,7 +19,7 @@ var Registry *spec.Registry
 func init() {
 	Registry = spec.NewRegistry(
 		rootsOp, explainOp, readOp, lsOp, statOp, grepOp, wcOp, sliceOp, sortOp, cutOp, findOp,
-		writeOp, editOp, patchOp, historyOp, undoOp, mkdirOp, mvOp, cpOp, rmOp, linksOp, toolsOp, completionOp, manOp, mcpOp,
+		writeOp, editOp, patchOp, historyOp, purgeOp, undoOp, mkdirOp, mvOp, cpOp, rmOp, linksOp, toolsOp, completionOp, manOp, mcpOp,
 	)
 }
 
@@ -779,16 +779,26 @@ func PatchInput(sb *sandbox.Sandbox, in *spec.Input) (PatchOptions, error) {
 var historyOp = &spec.Op{
 	Name: "history", Class: spec.Read, Result: HistoryResult{}, Journal: true,
 	Summary:  "list the workdir's recorded changes, newest first",
-	Help:     "Lists the changes the journal recorded in this workdir, newest first: change_id, time, command, and each path's sha256, size and mode before and after (null: absent). With PATH, only the changes touching it (or, for a directory, anything below it). The journal keeps prior contents until max_bytes evicts the oldest changes; purge forgets them all now.",
+	Help:     "Lists the changes the journal recorded in this workdir, newest first: change_id, time, command, and each path's sha256, size and mode before and after (null: absent). With PATH, only the changes touching it (or, for a directory, anything below it). The journal keeps prior contents until max_bytes evicts the oldest changes; the purge command (off unless the policy turns it on) forgets them now.",
 	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "only changes touching this file or directory", Optional: true, Complete: spec.CompleteFiles}},
-	Options:  []spec.Option{{Name: "purge", Type: spec.Bool, Help: "forget every recorded change and the content kept for them"}},
 	Examples: []spec.Example{{Cmd: "history --format text", Says: "one line per change: id, time, command and paths", After: "write notes.txt --content 'new notes'"}},
 	Text:     "one line per change: its id, time, command and paths, tab-separated",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
 		if in.IsSet("path") && in.String("path") == "" {
 			return nil, usageErr("an empty path: leave it out to list every change")
 		}
-		return History(ctx, sb, in.String("path"), in.Bool("purge"))
+		return History(ctx, sb, in.String("path"))
+	},
+}
+
+var purgeOp = &spec.Op{
+	Name: "purge", Class: spec.Destructive, Result: PurgeResult{}, Journal: true, Off: true,
+	Summary:  "forget the journal's recorded changes and the content kept for them",
+	Help:     "Forgets every recorded change whose paths the policy in force may all write, and the prior content kept only for them: deleted and overwritten content kept for undo is gone after it. A change naming a path the policy may not write stays (kept counts them). Not undoable; change ids go on rising. The built-in policy switches purge off.",
+	Examples: []spec.Example{{Cmd: "purge --format text", Says: "how many changes were forgotten and how many stayed", After: "write notes.txt --content 'new notes'"}},
+	Text:     "two lines, removed and kept, each with its count after a tab",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		return Purge(ctx, sb)
 	},
 }
 

@@ -15,24 +15,13 @@ type HistoryResult struct {
 	Changes   []sandbox.Change `json:"changes"`
 	Count     int              `json:"count"`
 	Truncated bool             `json:"truncated"` // more than max_results changes matched
-	Purged    bool             `json:"purged"`
 }
 
 // History lists the workdir's recorded changes, newest first, all of
 // them or those touching path (a file, or anything below a directory).
-// With purge it forgets them all, and the content kept for them.
-func History(ctx context.Context, sb *sandbox.Sandbox, path string, purge bool) (HistoryResult, error) {
+func History(ctx context.Context, sb *sandbox.Sandbox, path string) (HistoryResult, error) {
 	if err := begin(ctx, sb, "history"); err != nil {
 		return HistoryResult{}, err
-	}
-	if purge {
-		if path != "" {
-			return HistoryResult{}, usagef(path, "purge forgets every change: it takes no path")
-		}
-		if err := sb.PurgeJournal(); err != nil {
-			return HistoryResult{}, err
-		}
-		return HistoryResult{Changes: []sandbox.Change{}, Purged: true}, nil
 	}
 	rel := ""
 	if path != "" {
@@ -52,6 +41,22 @@ func History(ctx context.Context, sb *sandbox.Sandbox, path string, purge bool) 
 	}
 	res.Count = len(res.Changes)
 	return res, nil
+}
+
+// PurgeResult says what purge forgot.
+type PurgeResult struct {
+	Removed int `json:"removed"` // changes forgotten, with the content kept only for them
+	Kept    int `json:"kept"`    // changes naming a path the policy in force may not write: they stay
+}
+
+// Purge forgets the journal's changes whose every path the policy in
+// force may write, and the content kept for them. It is not undoable.
+func Purge(ctx context.Context, sb *sandbox.Sandbox) (PurgeResult, error) {
+	if err := begin(ctx, sb, "purge"); err != nil {
+		return PurgeResult{}, err
+	}
+	removed, kept, err := sb.PurgeJournal()
+	return PurgeResult{Removed: removed, Kept: kept}, err
 }
 
 // UndoResult says what an undo restored.

@@ -105,7 +105,7 @@ func TestUndoRestores(t *testing.T) {
 			t.Fatalf("step %d: %v", i, err)
 		}
 	}
-	h, err := History(ctx, sb, "", false)
+	h, err := History(ctx, sb, "")
 	if err != nil || h.Count != len(steps) {
 		t.Fatalf("history: %d changes, %v; want %d", h.Count, err, len(steps))
 	}
@@ -188,23 +188,28 @@ func TestUndoRulesAndEviction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h, _ := History(ctx, sb, "", false)
+	h, _ := History(ctx, sb, "")
 	if h.Count != 1 || h.Changes[0].ID != "4" {
 		t.Errorf("after eviction: %+v, want only change 4", h.Changes)
 	}
 	if _, err := Undo(ctx, sb, "2", false); sandbox.AsError(err).Code != sandbox.CodeNotFound {
 		t.Errorf("undo of an evicted change: %v", err)
 	}
-	if h, err := History(ctx, sb, "n.txt", false); err != nil || h.Count != 1 {
+	if h, err := History(ctx, sb, "n.txt"); err != nil || h.Count != 1 {
 		t.Errorf("history of n.txt: %+v %v", h, err)
 	}
-	if h, err := History(ctx, sb, "other.txt", false); err != nil || h.Count != 0 {
+	if h, err := History(ctx, sb, "other.txt"); err != nil || h.Count != 0 {
 		t.Errorf("history of other.txt: %+v %v", h, err)
 	}
-	if _, err := History(ctx, sb, "", true); err != nil {
-		t.Fatal(err)
+	p0 := sb.Policy()
+	if _, err := Purge(ctx, sb); sandbox.AsError(err).Rule != sandbox.RuleCommand {
+		t.Errorf("purge under a policy that leaves it off: %v, want denied (rule command)", err)
 	}
-	if h, _ := History(ctx, sb, "", false); h.Count != 0 {
+	p0.Commands["purge"] = true
+	if r, err := Purge(ctx, sb); err != nil || r.Removed == 0 || r.Kept != 0 {
+		t.Fatalf("purge: %+v %v", r, err)
+	}
+	if h, _ := History(ctx, sb, ""); h.Count != 0 {
 		t.Errorf("after purge: %d changes", h.Count)
 	}
 	p := sb.Policy()

@@ -528,18 +528,58 @@ func (s *Sandbox) History(p string) ([]Change, error) {
 	return out, nil
 }
 
-// PurgeJournal forgets every change and the content kept for them.
-func (s *Sandbox) PurgeJournal() error {
-	return s.change(nil, []*root{s.work}, func() error {
-		if j := s.jn.open; j != nil {
-			j.rewrite(nil)
-			next, _, err := j.counters()
-			if err == nil {
-				j.setCounters(next, 0) // ids go on rising: an old id never names a new change
+// PurgeJournal forgets the changes whose every path the policy in force
+// may write, and the content kept only for them; a change with a path it
+// may not write (or that lies outside every writable root) stays. It
+// returns how many changes went and how many stayed. Not undoable.
+func (s *Sandbox) PurgeJournal() (removed, kept int, err error) {
+	err = s.change(nil, []*root{s.work}, func() error {
+		j := s.jn.open
+		if j == nil {
+			return nil
+		}
+		changes, err := j.changes()
+		if err != nil {
+			return err
+		}
+		var keep []Change
+		var stored int64
+		for _, c := range changes {
+			if s.mayWriteAll(c) {
+				removed++
+				continue
 			}
+			keep = append(keep, c)
+			stored += c.Bytes
+		}
+		kept = len(keep)
+		j.rewrite(keep)
+		if next, _, err := j.counters(); err == nil {
+			j.setCounters(next, stored) // ids go on rising: an old id never names a new change
 		}
 		return nil
 	})
+	return removed, kept, err
+}
+
+// mayWriteAll: the policy in force may change every path c names (its
+// paths and both ends of its moves), as the door would decide it now.
+func (s *Sandbox) mayWriteAll(c Change) bool {
+	may := func(p string) bool {
+		_, err := s.probeChange(p, false, false)
+		return err == nil || AsError(err).Code == CodeNotFound
+	}
+	for _, pc := range c.Paths {
+		if !may(pc.Path) {
+			return false
+		}
+	}
+	for _, m := range c.Moved {
+		if !may(m.From) || !may(m.To) {
+			return false
+		}
+	}
+	return true
 }
 
 // ObjectOf opens the kept content with this hash (for undo).
@@ -562,7 +602,7 @@ func (s *Sandbox) JournalContent(sum string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	b, err := io.ReadAll(io.LimitReader(f, satAdd(max, 1)))
 	if err != nil {
 		return nil, Errorf(CodeIO, "", "reading kept content %s: %v", sum, err)
 	}
