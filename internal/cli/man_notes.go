@@ -43,7 +43,9 @@ filesystem server's tool names and arguments.
 Each workdir has a journal outside every root ([journal] dir, or
 $XDG_STATE_HOME/fsbox/journal/HASH; roots says where, or why it is off). write, append, edit,
 cp, patch, mv, rm (\-r too), mkdir and undo keep what each name held before the change and
-record it (change_id in the results of write, edit and patch). history lists the changes newest first;
+record it (change_id in the results of write, edit and patch). history lists the changes newest first,
+only the paths the policy in force may read (hidden counts the rest; history of a denied path is
+denied);
 undo restores a change's paths all or nothing if they still hold what it left (conflict
 otherwise, \-\-force anyway), by default the newest change not yet undone. Kept content stays
 until [journal] max_bytes evicts it or purge forgets it: deleted content lives on until then. purge

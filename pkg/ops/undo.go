@@ -15,6 +15,51 @@ type HistoryResult struct {
 	Changes   []sandbox.Change `json:"changes"`
 	Count     int              `json:"count"`
 	Truncated bool             `json:"truncated"` // more than max_results changes matched
+	// Hidden counts the (change, path) pairs the policy in force may not
+	// read: they are left out, and a change with every path hidden too.
+	Hidden int `json:"hidden"`
+}
+
+// visibleChange is c as the policy in force may see it: only the paths it may
+// read (the rest counted in hidden), a move with one hidden end shown as
+// an add or a delete of the other (its type unknown), and the bytes
+// recomputed from what is shown. ok is false when nothing is left.
+func visibleChange(sb *sandbox.Sandbox, c sandbox.Change, hidden *int) (sandbox.Change, bool) {
+	out := c
+	out.Paths, out.Moved, out.Bytes = nil, nil, 0
+	for _, pc := range c.Paths {
+		isDir := pc.Before != nil && pc.Before.Type == "dir" || pc.After != nil && pc.After.Type == "dir"
+		if !sb.MayRead(pc.Path, isDir) {
+			*hidden++
+			continue
+		}
+		out.Paths = append(out.Paths, pc)
+		if pc.Before != nil && pc.Before.Type == "file" && c.Bytes > 0 {
+			out.Bytes += pc.Before.Size
+		}
+	}
+	for _, m := range c.Moved {
+		from, to := sb.MayRead(m.From, false), sb.MayRead(m.To, false)
+		switch {
+		case from && to:
+			out.Moved = append(out.Moved, m)
+		case from:
+			*hidden++
+			out.Paths = append(out.Paths, sandbox.PathChange{Path: m.From, Before: &sandbox.FileState{}})
+		case to:
+			*hidden++
+			out.Paths = append(out.Paths, sandbox.PathChange{Path: m.To, After: &sandbox.FileState{}})
+		default:
+			*hidden += 2
+		}
+	}
+	if len(out.Paths) == 0 && len(out.Moved) == 0 {
+		return out, false
+	}
+	if len(out.Paths) == len(c.Paths) && len(out.Moved) == len(c.Moved) {
+		out.Bytes = c.Bytes // nothing hidden: the stored total as recorded
+	}
+	return out, true
 }
 
 // History lists the workdir's recorded changes, newest first, all of
@@ -35,7 +80,12 @@ func History(ctx context.Context, sb *sandbox.Sandbox, path string) (HistoryResu
 	if err != nil {
 		return HistoryResult{}, err
 	}
-	res := HistoryResult{Changes: changes}
+	res := HistoryResult{Changes: changes[:0]}
+	for _, c := range changes {
+		if v, ok := visibleChange(sb, c, &res.Hidden); ok {
+			res.Changes = append(res.Changes, v)
+		}
+	}
 	if max := int(sb.Limits().MaxResults); len(res.Changes) > max {
 		res.Changes, res.Truncated = res.Changes[:max], true
 	}

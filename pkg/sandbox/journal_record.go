@@ -617,6 +617,23 @@ func (s *Sandbox) JournalContent(sum string, max int64) ([]byte, error) {
 	return b, nil
 }
 
+// MayRead reports whether the policy in force may read the journal path p
+// (workdir-relative, or absolute below another root; the real path when it
+// was recorded): its root and the deny and allow rules, decided on the
+// name alone, as the journal recorded it. isDir: the path was a
+// directory (allow rules apply to files).
+func (s *Sandbox) MayRead(p string, isDir bool) bool {
+	t, err := s.resolveLexical(p)
+	if err != nil {
+		return false
+	}
+	rel := path.Clean(t.rel)
+	if rel == ".." || strings.HasPrefix(rel, "../") || specialFS(t.rt.abs(rel)) {
+		return false
+	}
+	return s.check(t.rt, rel, isDir, AccessRead, p, true) == nil
+}
+
 // WorkdirRel resolves p (as a write would) to the name the journal gives
 // it, for history's filter: relative to the workdir below it, absolute
 // below another writable root; a path outside every writable root is
