@@ -280,6 +280,19 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow, moves b
 	}
 	parent, name := path.Dir(rel), path.Base(rel)
 	if mkdirs && parent != "." {
+		// The target itself is checked where it would land before any
+		// parent is made: a refused call makes no directory (a symlink
+		// followed here names a target the pin never saw).
+		realDir, err := s.mkdirAllLocked(rt, parent, given, false)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.checkPatterns(rt, path.Join(realDir, name), !follow, AccessWrite, given); err != nil {
+			return nil, err
+		}
+		if err := s.checkWrite(rt, path.Join(realDir, name), given); err != nil {
+			return nil, err
+		}
 		if err := s.mkdirAll(rt, parent, given); err != nil {
 			return nil, err
 		}
