@@ -9,6 +9,14 @@
 // policy in force (an ancestor there could be renamed, so "lies in" covers
 // every ancestor), and it runs the descriptor it checked, not the name
 // again.
+//
+// Its file accesses (resolving the running executable, opening and
+// confirming the companion) do not pass the sandbox, and must not: they
+// look at fsbox's own program files, which lie outside every root by
+// requirement, before any sandbox is open and before Landlock. What they
+// may touch is fixed by fsbox's install location, never by a call's
+// arguments; the checks above refuse any file a sandboxed call could
+// have written.
 package companion
 
 import (
@@ -47,7 +55,7 @@ var self = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.EvalSymlinks(exe)
+	return filepath.EvalSymlinks(exe) // fsbox's own program file: see the package comment
 })
 
 // Executables are fsbox's own executables, given the canonical path of
@@ -122,7 +130,7 @@ func execBeside(self, name string, writable []string, argv, env []string) error 
 	if err := outside(lookup, writable); err != nil {
 		return err
 	}
-	canon, err := filepath.EvalSymlinks(lookup)
+	canon, err := filepath.EvalSymlinks(lookup) // outside every root: checked just above and below
 	if err != nil {
 		return &MissingError{Path: lookup, Err: err}
 	}

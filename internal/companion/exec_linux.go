@@ -33,7 +33,7 @@ func execChecked(lookup, canon string, writable, argv, env []string) error {
 		return &MissingError{Path: lookup}
 	}
 	proc := "/proc/self/fd/" + strconv.Itoa(fd)
-	got, err := os.Readlink(proc)
+	got, err := os.Readlink(proc) // this process's own descriptor table, not a root
 	if err != nil {
 		return &os.PathError{Op: "confirming the opened file through", Path: proc, Err: err}
 	}

@@ -15,7 +15,7 @@ import (
 // swap it between the check and the exec. (On Windows syscall.Exec is not
 // supported and the call fails.)
 func execChecked(lookup, canon string, writable, argv, env []string) error {
-	f, err := os.OpenFile(canon, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(canon, os.O_RDONLY|syscall.O_NONBLOCK, 0) // fsbox's own program file (package comment)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return &MissingError{Path: lookup, Err: err}

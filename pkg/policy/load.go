@@ -104,7 +104,7 @@ func discovered(env Env) string {
 		return ""
 	}
 	cand := filepath.Join(dir, "fsbox", "config.toml")
-	if _, err := os.Stat(cand); err != nil {
+	if _, err := os.Stat(cand); err != nil { // policy discovery, before any sandbox exists
 		return ""
 	}
 	return cand
@@ -234,6 +234,8 @@ func Reach(abs string) []string {
 		}
 		next := filepath.Join(cur, c)
 		seen = append(seen, next)
+		// Lstat/Readlink only: following a name to refuse places a
+		// sandboxed call could write (package comment); nothing is opened.
 		if fi, err := os.Lstat(next); err == nil && fi.Mode()&fs.ModeSymlink != 0 && hops < 40 {
 			if target, err := os.Readlink(next); err == nil {
 				hops++
@@ -352,6 +354,8 @@ func loadFile(file string, env Env) (*Policy, error) {
 // or anything under /proc, /dev or /sys (--config /dev/stdin would let
 // the caller hand fsbox a policy of its own), opened without blocking.
 func readPolicyFile(file string) ([]byte, error) {
+	// The policy file itself, named by the host (flag or environment),
+	// read before the sandbox it defines exists.
 	if real, err := filepath.EvalSymlinks(file); err == nil && SpecialFS(real) {
 		return nil, errors.New("it lies under /proc, /dev or /sys; a policy is a regular file")
 	}

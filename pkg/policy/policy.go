@@ -2,6 +2,16 @@
 // the policy comes from (discovery, --config, FSBOX_CONFIG, the built-in
 // default), and the checks that refuse a policy fail closed. The sandbox
 // (package sandbox) enforces what it decides.
+//
+// Loading is the one place besides the sandbox that looks at the
+// filesystem, because it runs before any sandbox exists (the policy is
+// what the sandbox is built from): it reads the policy file, looks for the
+// user's config file, follows state and audit paths component by
+// component (Reach, Canonical) to refuse places a sandboxed call could
+// write, and probes /proc for what the platform guarantees. It reads no
+// data under a root for a caller, and every path it looks at comes from
+// the host (flags, environment, the policy file), never from a command's
+// arguments.
 package policy
 
 import (
