@@ -131,13 +131,16 @@ func (srv *Server) addNativeTools() {
 // object as structuredContent and as one text block, or an isError result.
 func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.Op, fn func(*sandbox.Sandbox) (any, error)) (*mcp.CallToolResult, error) {
 	start := time.Now()
+	sb := srv.roots.view(req.Session)
 	select {
 	case srv.work <- struct{}{}:
 		defer func() { <-srv.work }()
 	case <-ctx.Done():
-		return toolError(sandbox.Errorf(sandbox.CodeIO, "", "cancelled before it started")), nil
+		// Audited as any other call that failed.
+		err := sandbox.Errorf(sandbox.CodeIO, "", "cancelled before it started")
+		srv.audit(req, op.Name, sb, start, err)
+		return toolError(err), nil
 	}
-	sb := srv.roots.view(req.Session)
 	if req.Params != nil && req.Session != nil {
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			// The client asked for progress: a walk reports its count of

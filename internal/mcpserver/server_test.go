@@ -14,7 +14,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsbox/fsbox/internal/cli"
@@ -302,33 +301,38 @@ func TestGrepNoMatch(t *testing.T) {
 	}
 }
 
-// cancelOnCall is a server transport that calls hook when it reads a
-// tools/call request, before the server handles it.
-type cancelOnCall struct {
-	mcp.Transport
-	hook func()
-}
-
-func (c *cancelOnCall) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := c.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &cancelConn{Connection: conn, hook: c.hook}, nil
-}
-
-type cancelConn struct {
-	mcp.Connection
-	once sync.Once
-	hook func()
-}
-
-func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/call" {
-		c.once.Do(c.hook)
-	}
-	return m, err
+// cancelAtProgress makes the server cancel a tools/call's own context
+// when the call sends its first progress notification: from inside the
+// walk, so the grep has started and is then cancelled, whatever the
+// machine's load (the client's cancellation notice races the call).
+func cancelAtProgress(srv *mcp.Server) {
+	var mu sync.Mutex
+	var cancel context.CancelFunc
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				var c context.CancelFunc
+				ctx, c = context.WithCancel(ctx)
+				defer c()
+				mu.Lock()
+				cancel = c
+				mu.Unlock()
+			}
+			return next(ctx, method, req)
+		}
+	})
+	srv.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/progress" {
+				mu.Lock()
+				if cancel != nil {
+					cancel()
+				}
+				mu.Unlock()
+			}
+			return next(ctx, method, req)
+		}
+	})
 }
 
 func TestCancelGrep(t *testing.T) {
@@ -341,25 +345,21 @@ func TestCancelGrep(t *testing.T) {
 	}
 	total := int64(nfiles * len(content))
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	cancelAtProgress(h.srv.Server)
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := h.srv.Connect(ctx, &idTransport{inner: &cancelOnCall{Transport: st, hook: cancel}}, nil)
+	ss, err := h.srv.Connect(context.Background(), &idTransport{inner: st}, nil)
 	must(t, err)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
 		Connect(context.Background(), ct, nil)
 	must(t, err)
 	defer func() { cs.Close(); ss.Wait() }()
 
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fsbox_grep", Arguments: map[string]any{"pattern": "zq[0-9]+x"}})
-	switch {
-	case err != nil: // the client gave up on the call: the usual case
-	case res.IsError:
-		if !strings.Contains(textOf(t, res), "cancel") {
-			t.Errorf("the cancelled grep failed otherwise: %s", textOf(t, res))
-		}
-	default:
-		t.Fatalf("the cancelled grep succeeded: %.300s", textOf(t, res))
+	params := &mcp.CallToolParams{Name: "fsbox_grep", Arguments: map[string]any{"pattern": "zq[0-9]+x"}}
+	params.SetProgressToken("grep")
+	res, err := cs.CallTool(context.Background(), params)
+	must(t, err)
+	if !res.IsError || !strings.Contains(textOf(t, res), "cancel") {
+		t.Fatalf("the cancelled grep: %.300s", textOf(t, res))
 	}
 	// The server finishes the call on its own and audits it: once, as an
 	// error, having read less than the tree.
