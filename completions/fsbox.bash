@@ -6,6 +6,7 @@ _fsbox_valued() {
     "edit --old"|"edit --new"|"edit --old-file"|"edit --new-file"|"edit --edits-json"|"edit --expect-sha256") return 0 ;;
     "find --max-depth"|"find --type"|"find -t"|"find --exclude"|"find -E") return 0 ;;
     "grep --regexp"|"grep -e"|"grep --file"|"grep -f"|"grep --max-columns"|"grep --after-context"|"grep -A"|"grep --before-context"|"grep -B"|"grep --context"|"grep -C"|"grep --max-count"|"grep -m"|"grep --limit"|"grep --glob"|"grep -g") return 0 ;;
+    "history --limit"|"history -n") return 0 ;;
     "links --prefix") return 0 ;;
     "mcp --profile"|"mcp --http") return 0 ;;
     "patch --patch"|"patch --patch-file"|"patch --expect-sha256") return 0 ;;
@@ -62,6 +63,7 @@ _fsbox() {
       "grep --max-count"|"grep -m") COMPREPLY=(); return ;;
       "grep --limit") COMPREPLY=(); return ;;
       "grep --glob"|"grep -g") COMPREPLY=(); return ;;
+      "history --limit"|"history -n") COMPREPLY=(); return ;;
       "links --prefix") COMPREPLY=(); return ;;
       "mcp --profile") COMPREPLY=( $(compgen -W "native reference" -- "$cur") ); return ;;
       "mcp --http") COMPREPLY=(); return ;;
@@ -132,7 +134,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     history)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--limit -n --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;

@@ -113,6 +113,8 @@ complete -c fsbox-grep -l no-ignore -d 'do not honour .gitignore, .ignore and .g
 complete -c fsbox -n '__fish_seen_subcommand_from grep' -l follow -s L -d 'follow symlinks (never out of their root, never in a loop)'
 complete -c fsbox-grep -l follow -s L -d 'follow symlinks (never out of their root, never in a loop)'
 complete -c fsbox -f -n __fish_use_subcommand -a history -d 'list the workdir\'s recorded changes, newest first'
+complete -c fsbox -n '__fish_seen_subcommand_from history' -l limit -s n -x -d 'only the newest N changes shown (read from the journal\'s end) (default: all)'
+complete -c fsbox-history -l limit -s n -x -d 'only the newest N changes shown (read from the journal\'s end) (default: all)'
 complete -c fsbox -f -n __fish_use_subcommand -a links -d 'create fsbox-COMMAND links to this binary in DIR (inside the workdir)'
 complete -c fsbox -n '__fish_seen_subcommand_from links' -l prefix -x -d 'name prefix of each link (empty: bare command names) (default: fsbox-)'
 complete -c fsbox-links -l prefix -x -d 'name prefix of each link (empty: bare command names) (default: fsbox-)'

@@ -242,8 +242,11 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 				if err := ops.CheckCommandIn(st.reg, st.policy, op.Name); err != nil {
 					return err
 				}
-				if op.ReadOnly() && !op.Journal {
+				switch {
+				case op.ReadOnly() && !op.Journal:
 					sb.ReadsOnly() // no journal to open before Landlock
+				case op.ReadOnly():
+					sb.ReadsJournal() // the journals that exist, opened to read
 				}
 				if st.c.Landlock {
 					if err := sb.Restrict(); err != nil {

@@ -35,6 +35,15 @@ func init() {
 			fmt.Fprintf(w, "require\t%s\n", strings.Join(r.Require, " "))
 			if r.Journal.Enabled {
 				fmt.Fprintf(w, "journal\t%s\n", name(r.Journal.Dir))
+				for _, jr := range r.Journal.Roots {
+					fmt.Fprintf(w, "journal_root\t%s\t%s\n", name(jr.Root), name(jr.Dir))
+				}
+				for _, is := range r.Journal.Ignored {
+					fmt.Fprintf(w, "journal_ignored\t%s\t%s\n", name(is.Dir), is.Reason)
+				}
+				if r.Journal.RecoveryPending > 0 {
+					fmt.Fprintf(w, "recovery_pending\t%d\n", r.Journal.RecoveryPending)
+				}
 			} else {
 				fmt.Fprintf(w, "journal\toff: %s\n", r.Journal.Reason)
 			}

@@ -168,7 +168,7 @@ var updateExamples = flag.Bool("update-examples", false, "rewrite testdata/examp
 
 // journalDir is the workdir's journal under the fixture's state
 // directory: its last part hashes the (temporary) workdir's path.
-var journalDir = regexp.MustCompile(`\$STATE/fsbox/journal/[0-9a-f]{16}`)
+var journalDir = regexp.MustCompile(`\$STATE/fsbox/journal/[0-9a-f]{16}-[0-9a-f]{8}`)
 
 // changeTime is a journal record's time (to the nanosecond, unlike the
 // fixture's fixed mtimes).

@@ -39,13 +39,13 @@ func TestHistoryAnswersThroughThePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer strict.Close()
-	h, err := History(ctx, strict, "")
+	h, err := History(ctx, strict, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(h)
 	secret := []string{".env", "hunter"}
-	full, _ := History(ctx, loose, "")
+	full, _ := History(ctx, loose, "", 0)
 	for _, c := range full.Changes {
 		for _, pc := range c.Paths {
 			if pc.Path == ".env" && pc.After != nil {
@@ -64,10 +64,10 @@ func TestHistoryAnswersThroughThePolicy(t *testing.T) {
 	if h.Count != 2 { // a.txt's write, and the move shown as env.bak added
 		t.Errorf("count = %d, want 2 (%s)", h.Count, b)
 	}
-	if _, err := History(ctx, strict, ".env"); sandbox.AsError(err).Code != sandbox.CodeDenied {
+	if _, err := History(ctx, strict, ".env", 0); sandbox.AsError(err).Code != sandbox.CodeDenied {
 		t.Errorf("history .env under the strict policy: %v, want denied", err)
 	}
-	if h, err := History(ctx, loose, ""); err != nil || h.Hidden != 0 || h.Count != 4 {
+	if h, err := History(ctx, loose, "", 0); err != nil || h.Hidden != 0 || h.Count != 4 {
 		t.Errorf("the loose policy's history: %d changes, %d hidden, %v; want all 4", h.Count, h.Hidden, err)
 	}
 }

@@ -649,7 +649,7 @@ func runPatchCase(t *testing.T, g *ptGit, seed uint64) (ok bool) {
 			return true
 		}
 		redoOf := func() string {
-			h, _ := History(ctx, sb, "")
+			h, _ := History(ctx, sb, "", 0)
 			return h.Changes[0].ID // the undo just made
 		}
 		if apply("forward", form.forward, c.new) && undo("undo of the forward patch", "", c.old) &&

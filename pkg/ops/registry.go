@@ -124,7 +124,7 @@ func begin(ctx context.Context, sb *sandbox.Sandbox, name string) error {
 }
 
 var rootsOp = &spec.Op{
-	Name: "roots", Class: spec.Meta, Result: RootsResult{},
+	Name: "roots", Class: spec.Meta, Result: RootsResult{}, Journal: true,
 	Summary:  "show the policy in force: workdir, read roots, commands, limits",
 	Help:     "Prints the policy this call runs under: the writable workdir, the read roots, where the policy came from, the commands it switches on and off, its limits and path rules, whether Landlock holds, and which of the platform's guarantees hold (descriptor_path_check, dir_lock, no_follow, no_replace_rename) and which the policy requires ([sandbox] require, all four by default: fsbox refuses to run, with config, where a required one is missing).",
 	Examples: []spec.Example{{Cmd: "roots --format text", Says: "the workdir, read roots and commands, one per line"}},
@@ -779,15 +779,16 @@ func PatchInput(sb *sandbox.Sandbox, in *spec.Input) (PatchOptions, error) {
 var historyOp = &spec.Op{
 	Name: "history", Class: spec.Read, Result: HistoryResult{}, Journal: true,
 	Summary:  "list the workdir's recorded changes, newest first",
-	Help:     "Lists the changes the journal recorded in this workdir, newest first: change_id, time, command, and each path's sha256, size and mode before and after (null: absent). With PATH, only the changes touching it (or, for a directory, anything below it). The journal keeps prior contents until max_bytes evicts the oldest changes; the purge command (off unless the policy turns it on) forgets them now.",
+	Help:     "Lists the changes the journal recorded in the writable roots, newest first: change_id, time, command, kept, and each path's sha256, size and mode before and after (null: absent). Only what the policy in force may read is shown: hidden counts the paths left out, a change with every path hidden is left out, bytes are recomputed from what is shown, and a move with one hidden end shows as an add or a delete. With PATH, only the changes touching it (or, for a directory, anything below it); a path the policy denies is denied. The journal keeps prior contents until max_bytes evicts the oldest changes, whole; the purge command (off unless the policy turns it on) forgets them now.",
 	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "only changes touching this file or directory", Optional: true, Complete: spec.CompleteFiles}},
+	Options:  []spec.Option{{Name: "limit", Short: "n", Type: spec.Int, Meta: "N", Min: min1, DefaultText: "all", Help: "only the newest N changes shown (read from the journal's end)"}},
 	Examples: []spec.Example{{Cmd: "history --format text", Says: "one line per change: id, time, command and paths", After: "write notes.txt --content 'new notes'"}},
 	Text:     "one line per change: its id, time, command and paths, tab-separated",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
 		if in.IsSet("path") && in.String("path") == "" {
 			return nil, usageErr("an empty path: leave it out to list every change")
 		}
-		return History(ctx, sb, in.String("path"))
+		return History(ctx, sb, in.String("path"), int(in.Int("limit")))
 	},
 }
 

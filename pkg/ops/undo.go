@@ -2,9 +2,9 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -62,32 +62,51 @@ func visibleChange(sb *sandbox.Sandbox, c sandbox.Change, hidden *int) (sandbox.
 	return out, true
 }
 
-// History lists the workdir's recorded changes, newest first, all of
-// them or those touching path (a file, or anything below a directory).
-func History(ctx context.Context, sb *sandbox.Sandbox, path string) (HistoryResult, error) {
+// History lists the recorded changes, newest first: all of them or those
+// touching path (a file, or anything below a directory), at most limit
+// of them when limit > 0 (read from the journal's end: the rest is not
+// read).
+func History(ctx context.Context, sb *sandbox.Sandbox, path string, limit int) (HistoryResult, error) {
 	if err := begin(ctx, sb, "history"); err != nil {
 		return HistoryResult{}, err
 	}
-	rel := ""
+	res := HistoryResult{Changes: []sandbox.Change{}}
+	max := int(sb.Limits().MaxResults)
+	if max <= 0 {
+		max = int(^uint(0) >> 1)
+	}
+	if limit > 0 && limit <= max {
+		max = limit
+	}
+	add := func(c sandbox.Change) bool {
+		if v, ok := visibleChange(sb, c, &res.Hidden); ok {
+			if len(res.Changes) == max {
+				res.Truncated = limit <= 0 || limit > max
+				return false
+			}
+			res.Changes = append(res.Changes, v)
+		}
+		return ctx.Err() == nil
+	}
 	if path != "" {
-		r, err := sb.WorkdirRel(path)
+		rel, err := sb.WorkdirRel(path)
 		if err != nil {
 			return HistoryResult{}, err
 		}
-		rel = r
-	}
-	changes, err := sb.History(rel)
-	if err != nil {
+		changes, err := sb.History(rel)
+		if err != nil {
+			return HistoryResult{}, err
+		}
+		for _, c := range changes {
+			if !add(c) {
+				break
+			}
+		}
+	} else if err := sb.Changes(add); err != nil {
 		return HistoryResult{}, err
 	}
-	res := HistoryResult{Changes: changes[:0]}
-	for _, c := range changes {
-		if v, ok := visibleChange(sb, c, &res.Hidden); ok {
-			res.Changes = append(res.Changes, v)
-		}
-	}
-	if max := int(sb.Limits().MaxResults); len(res.Changes) > max {
-		res.Changes, res.Truncated = res.Changes[:max], true
+	if err := ctx.Err(); err != nil {
+		return HistoryResult{}, err
 	}
 	res.Count = len(res.Changes)
 	return res, nil
@@ -134,33 +153,58 @@ func Undo(ctx context.Context, sb *sandbox.Sandbox, id string, force bool) (Undo
 	if err := begin(ctx, sb, "undo"); err != nil {
 		return UndoResult{}, err
 	}
-	all, err := sb.History("")
-	if err != nil {
+	var c sandbox.Change
+	if id != "" {
+		var err error
+		if c, err = sb.ChangeByID(id); err != nil {
+			return UndoResult{}, err
+		}
+	} else {
+		var err error
+		var any, ok bool
+		if c, any, ok, err = newestUndoable(sb.Changes); err != nil {
+			return UndoResult{}, err
+		}
+		if !any {
+			return UndoResult{}, sandbox.Errorf(sandbox.CodeNotFound, "", "the journal holds no change to undo")
+		}
+		if !ok {
+			return UndoResult{}, sandbox.Errorf(sandbox.CodeNotFound, "", "every recorded change is already undone: nothing left to undo (to redo, undo an undo by its id)")
+		}
+	}
+	if err := mayUndo(sb, c); err != nil {
 		return UndoResult{}, err
 	}
-	if len(all) == 0 {
-		return UndoResult{}, sandbox.Errorf(sandbox.CodeNotFound, "", "the journal holds no change to undo")
-	}
-	c, ok := newestUndoable(all)
-	if !ok && id == "" {
-		return UndoResult{}, sandbox.Errorf(sandbox.CodeNotFound, "", "every recorded change is already undone: nothing left to undo (to redo, undo an undo by its id)")
-	}
-	if id != "" {
-		if _, err := strconv.Atoi(id); err != nil {
-			return UndoResult{}, usagef("", "a change id is a number, as history shows it, got %q", id)
-		}
-		found := false
-		for _, ch := range all {
-			if ch.ID == id {
-				c, found = ch, true
-				break
+	return undoChange(ctx, sb, c, force)
+}
+
+// mayUndo refuses, as a whole, a change that names a path the policy in
+// force may not write now (naming only the paths it may read), and one
+// recorded without its prior contents.
+func mayUndo(sb *sandbox.Sandbox, c sandbox.Change) error {
+	bad := sb.Unwritable(c)
+	if len(bad) > 0 {
+		var named []string
+		var first error
+		for p, err := range bad {
+			if sb.MayRead(p, false) {
+				named = append(named, p)
+			}
+			if first == nil || p < sandbox.AsError(first).Path {
+				first = err
 			}
 		}
-		if !found {
-			return UndoResult{}, sandbox.Errorf(sandbox.CodeNotFound, "", "the journal holds no change %s (evicted, purged, or never made)", id)
+		sort.Strings(named)
+		e := sandbox.AsError(first)
+		if len(named) == 0 {
+			return &sandbox.Error{Code: sandbox.CodeDenied, Rule: e.Rule, Msg: fmt.Sprintf("change %s touches a path this policy may not write: nothing was undone", c.ID)}
 		}
+		return &sandbox.Error{Code: sandbox.CodeDenied, Rule: e.Rule, Path: named[0], Msg: fmt.Sprintf("change %s touches %s, which this policy may not write now: nothing was undone", c.ID, strings.Join(named, ", "))}
 	}
-	return undoChange(ctx, sb, c, force)
+	if !c.Kept {
+		return sandbox.Errorf(sandbox.CodeConflict, "", "change %s was recorded without its prior contents (larger than [journal] max_bytes): it cannot be undone", c.ID)
+	}
+	return nil
 }
 
 // undoChange takes c back: renames reversed, directories made again,
@@ -291,7 +335,7 @@ func undoChange(ctx context.Context, sb *sandbox.Sandbox, c sandbox.Change, forc
 				return res, err
 			}
 			targets = append(targets, w)
-			content, err := sb.JournalContent(pc.Before.SHA256, max)
+			content, err := sb.JournalContent(c, pc.Before.SHA256, max)
 			if err != nil {
 				return res, err
 			}
@@ -391,34 +435,30 @@ func renameBack(sb *sandbox.Sandbox, to, from string) error {
 
 // newestUndoable is the default of undo: the newest change that is not
 // an undo and is not undone (an undo marks its change undone; undoing
-// that undo, a redo, marks it done again). Repeated undo walks back.
-func newestUndoable(newestFirst []sandbox.Change) (sandbox.Change, bool) {
-	target := map[string]string{}
-	for _, c := range newestFirst {
-		target[c.ID] = c.Undoes
-	}
-	undone := map[string]bool{}
-	// Taking x back flips it, and, when x was itself an undo, flips what
-	// x had taken back (its target is done again), and so on down.
-	var flip func(x string, depth int)
-	flip = func(x string, depth int) {
-		if x == "" || depth > len(newestFirst) {
-			return
+// that undo, a redo, marks it done again), read from the journal's end
+// only as far as it. Repeated undo walks back. any: the journal holds a
+// change at all.
+//
+// A change is undone when an odd number of undos reach it: an undo u of
+// x reaches x and, through x, whatever x (an undo too) took back, and so
+// on down. Every undo reaching x is newer than x, so by the time the
+// newest-first walk meets x its count is complete: flips[x.Undoes] gains
+// flips[x] + 1.
+func newestUndoable(newestFirst func(func(sandbox.Change) bool) error) (c sandbox.Change, any, ok bool, err error) {
+	flips := map[string]int{}
+	err = newestFirst(func(x sandbox.Change) bool {
+		any = true
+		if x.Undoes != "" {
+			flips[x.Undoes] += flips[x.ID] + 1
+			return true
 		}
-		undone[x] = !undone[x]
-		flip(target[x], depth+1)
-	}
-	for i := len(newestFirst) - 1; i >= 0; i-- { // oldest first
-		if c := newestFirst[i]; c.Undoes != "" {
-			flip(c.Undoes, 0)
+		if flips[x.ID]%2 == 0 {
+			c, ok = x, true
+			return false
 		}
-	}
-	for _, c := range newestFirst {
-		if c.Undoes == "" && !undone[c.ID] {
-			return c, true
-		}
-	}
-	return sandbox.Change{}, false
+		return true
+	})
+	return c, any, ok, err
 }
 
 func sameState(a, b *sandbox.FileState) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,7 +106,7 @@ func TestUndoRestores(t *testing.T) {
 			t.Fatalf("step %d: %v", i, err)
 		}
 	}
-	h, err := History(ctx, sb, "")
+	h, err := History(ctx, sb, "", 0)
 	if err != nil || h.Count != len(steps) {
 		t.Fatalf("history: %d changes, %v; want %d", h.Count, err, len(steps))
 	}
@@ -188,17 +189,17 @@ func TestUndoRulesAndEviction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h, _ := History(ctx, sb, "")
+	h, _ := History(ctx, sb, "", 0)
 	if h.Count != 1 || h.Changes[0].ID != "4" {
 		t.Errorf("after eviction: %+v, want only change 4", h.Changes)
 	}
 	if _, err := Undo(ctx, sb, "2", false); sandbox.AsError(err).Code != sandbox.CodeNotFound {
 		t.Errorf("undo of an evicted change: %v", err)
 	}
-	if h, err := History(ctx, sb, "n.txt"); err != nil || h.Count != 1 {
+	if h, err := History(ctx, sb, "n.txt", 0); err != nil || h.Count != 1 {
 		t.Errorf("history of n.txt: %+v %v", h, err)
 	}
-	if h, err := History(ctx, sb, "other.txt"); err != nil || h.Count != 0 {
+	if h, err := History(ctx, sb, "other.txt", 0); err != nil || h.Count != 0 {
 		t.Errorf("history of other.txt: %+v %v", h, err)
 	}
 	p0 := sb.Policy()
@@ -209,7 +210,7 @@ func TestUndoRulesAndEviction(t *testing.T) {
 	if r, err := Purge(ctx, sb); err != nil || r.Removed == 0 || r.Kept != 0 {
 		t.Fatalf("purge: %+v %v", r, err)
 	}
-	if h, _ := History(ctx, sb, ""); h.Count != 0 {
+	if h, _ := History(ctx, sb, "", 0); h.Count != 0 {
 		t.Errorf("after purge: %d changes", h.Count)
 	}
 	p := sb.Policy()
@@ -235,9 +236,22 @@ func TestNewestUndoable(t *testing.T) {
 		{[]sandbox.Change{ch("5", "4"), ch("4", "3"), ch("3", "2"), ch("2", ""), ch("1", "")}, "1"}, // redo undone
 		{[]sandbox.Change{ch("2", "1"), ch("1", "")}, ""},
 	} {
-		got, ok := newestUndoable(c.log)
+		read := 0
+		got, _, ok, _ := newestUndoable(func(fn func(sandbox.Change) bool) error {
+			for _, x := range c.log {
+				read++
+				if !fn(x) {
+					break
+				}
+			}
+			return nil
+		})
 		if (c.want == "") == ok || got.ID != c.want {
 			t.Errorf("%v: %q %v, want %q", c.log, got.ID, ok, c.want)
+		}
+		// The walk stops at the change it picks: nothing older is read.
+		if i := slices.IndexFunc(c.log, func(x sandbox.Change) bool { return x.ID == c.want }); ok && read != i+1 {
+			t.Errorf("%v: read %d changes to pick %s, want %d", c.log, read, c.want, i+1)
 		}
 	}
 }
@@ -313,7 +327,7 @@ func TestUndoDamagedObject(t *testing.T) {
 	if _, err := Write(ctx, sb, WriteOptions{Path: "a.txt", Content: stringsReader("new\n")}); err != nil {
 		t.Fatal(err)
 	}
-	objs, _ := filepath.Glob(filepath.Join(sb.Journal().Dir, "objects", "*"))
+	objs, _ := filepath.Glob(filepath.Join(sb.Journal().Roots[0].Dir, "objects", "*"))
 	if len(objs) != 1 {
 		t.Fatalf("objects: %v", objs)
 	}

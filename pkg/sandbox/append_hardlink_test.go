@@ -40,7 +40,7 @@ func TestAppendToSharedInodeChangesNothing(t *testing.T) {
 	wantDenied(t, "append to a hard link", err, sandbox.RuleHardlink)
 	fx.mustHave("outside/target.txt", "OUTSIDE\n")
 	fx.mustHave("hl.txt", "OUTSIDE\n")
-	h, err := ops.History(ctx, fx.sb, "")
+	h, err := ops.History(ctx, fx.sb, "", 0)
 	if err != nil || len(h.Changes) != 1 {
 		t.Errorf("history after the refused append: %d changes (%v), want only the seed's", len(h.Changes), err)
 	}

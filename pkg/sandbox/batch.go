@@ -182,7 +182,13 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 	for i, it := range b.items {
 		ws[i] = it.w
 	}
-	return changed(b.s, ws, nil, func() ([]ReplaceResult, error) {
+	// An undo records in the journal of the change it takes back (its id
+	// names that change there): that journal's root is its home.
+	var home []*root
+	if j, _, ok := b.s.parseID(b.Undoes); ok && j != nil {
+		home = []*root{j.rt}
+	}
+	return changed(b.s, ws, home, func() ([]ReplaceResult, error) {
 		atSeam("batch.checked")
 		for _, it := range b.items {
 			if err := it.w.recheck(it.o.Expect); err != nil { // again: a test's seam may move a parent here
@@ -205,13 +211,16 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 		}
 		// The plan goes to the journal before the first swap: a crash between
 		// two swaps leaves a mix that the next call carries forward.
-		var planName string
-		if j := b.s.jn.open; j != nil && len(b.items) > 1 {
-			var err error
-			if planName, err = j.writePlan(b.items); err != nil {
-				return nil, Errorf(CodeIO, j.dir, "the journal %s cannot take the change's plan: %v", j.dir, err)
+		if b.s.jn.cur != nil && len(b.items) > 1 {
+			name, js, err := b.s.writePlan(b.items)
+			if err != nil {
+				return nil, err
 			}
-			defer j.donePlan(planName)
+			defer func() {
+				for _, j := range js {
+					j.donePlan(name)
+				}
+			}()
 		}
 		atSeam("batch.planned")
 		for i, it := range b.items {

@@ -162,11 +162,12 @@ func (s *Sandbox) change(ws []*WriteTarget, extra []*root, act func() error) err
 		}
 		rts = append(rts, rt)
 	}
-	for _, w := range ws {
-		add(w.rt)
-	}
+	// The first root is the change's home: its journal records it.
 	for _, rt := range extra {
 		add(rt)
+	}
+	for _, w := range ws {
+		add(w.rt)
 	}
 	for _, rt := range rts {
 		if !rt.writable {
@@ -176,22 +177,25 @@ func (s *Sandbox) change(ws []*WriteTarget, extra []*root, act func() error) err
 	if err := s.useJournal(); err != nil {
 		return err
 	}
-	if s.jn.open != nil {
-		add(s.work) // the journal belongs to the workdir: its records and plans change under its lock
-		for _, rt := range s.planRoots() {
-			add(rt) // recovery changes the roots an unfinished plan names: under their locks
-		}
+	home := rts[0]
+	for _, rt := range s.planRoots() {
+		add(rt) // recovery changes the roots an unfinished plan names: under their locks
 	}
 	unlock, err := s.lockRoots(rts)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if s.jn.open != nil {
-		// A change a crash interrupted is finished before any other.
-		if err := s.recover(rts); err != nil {
-			return err
-		}
+	// A change a crash interrupted is finished before any other.
+	if err := s.recover(rts, ws); err != nil {
+		return err
+	}
+	// Each root's journal changes under that root's lock; this change
+	// records in its home's.
+	s.jn.cur = home.jn
+	defer func() { s.jn.cur = nil }()
+	if j := s.jn.cur; j != nil {
+		j.unkept = false
 	}
 	for _, w := range ws {
 		if err := w.pinned(); err != nil {

@@ -138,7 +138,7 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 		if ahead != nil {
 			h := <-ahead
 			aheadTaken = true
-			if h.err == nil && w.s.jn.open != nil && w.unchanged() == nil {
+			if h.err == nil && w.s.jn.cur != nil && w.unchanged() == nil {
 				before = &FileState{Type: "file", SHA256: h.sum, Size: w.curStat.Size(), Mode: fmt.Sprintf("%04o", w.curStat.Mode().Perm())}
 				adopt = !o.NoReplace
 			}
@@ -174,11 +174,12 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 		}
 		if adopt {
 			// The new file has the name; the old one waits at tmp.
-			n, aerr := w.s.jn.open.adopt(w, tmp, before.SHA256, before.Size)
+			j := w.s.jn.cur
+			n, aerr := j.adopt(w, tmp, before.SHA256, before.Size)
 			if aerr != nil {
 				w.dir.Remove(tmp)
 				done = true
-				return ReplaceResult{Bytes: int64(n), SHA256: sum}, Errorf(CodeIO, w.s.jn.open.dir, "the change was made, but the journal %s cannot keep the prior content: %v", w.s.jn.open.dir, aerr)
+				return ReplaceResult{Bytes: int64(n), SHA256: sum}, Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot keep the prior content: %v", j.dir, aerr)
 			}
 			stored = n
 		}
@@ -519,7 +520,7 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 		// lies below, parents before children).
 		var kept []PathChange
 		var stored int64
-		if s.jn.open != nil {
+		if s.jn.cur != nil {
 			if kept, stored, err = s.keepTree(w); err != nil {
 				return err
 			}

@@ -6,63 +6,154 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 )
 
-// The journal is a directory outside every root, one per workdir, where
-// fsbox keeps what it needs to finish a change a crash interrupted: before
-// a Batch swaps its first file in, it writes the plan there (and syncs
-// it); the next call that changes the workdir finds an unfinished plan
-// under the write lock and completes it. No command of fsbox can reach the
-// journal: it lies outside every root, and a policy that puts it inside
-// one is refused.
+// The journal lives outside every root, in a base directory (the policy's
+// [journal] dir, or $XDG_STATE_HOME/fsbox/journal) that holds one
+// subdirectory per writable root. A subdirectory belongs to one root by
+// identity: its name is a hash of the root's canonical path and of its
+// device, inode and birth time, and identity.json inside records them.
+// A subdirectory is used only while that record matches the root it is
+// opened for: a directory made anew at the same path (a fresh clone, or
+// another tenant's account) gets a journal of its own, and one whose
+// record does not match is neither read nor applied (roots reports it).
+//
+// Each journal holds its root's changes (changes.jsonl, a counter file and
+// the prior contents in objects/) and the plans of batches under way
+// (pending/): before a batch swaps its first file in, it writes the plan
+// there; the next call that changes the root finds an unfinished plan
+// under the root's lock and completes it. No command of fsbox can reach
+// the journal: it lies outside every root, and a policy that puts it
+// inside one is refused.
 type journal struct {
+	rt  *root    // the writable root it belongs to
 	dir string   // canonical
 	r   *os.Root // every access goes through r
+	// tag prefixes the ids of its changes: "" for the workdir's journal,
+	// else a short hash of its root's path and a colon ("3fa2c1d0:7").
+	tag string
+	max int64 // [journal] max_bytes
+	// unkept (under the change's lock): a prior content of the running
+	// change was too large for max_bytes and was not kept.
+	unkept bool
 }
 
-// journalState is where a sandbox's journal lives and, once opened, the
-// journal; one per sandbox, shared by its views.
-type journalState struct {
-	mu   sync.Mutex // guards open
-	dir  string     // where it lives, "" when off
-	off  string     // why it is off
-	open *journal   // nil until first needed
-	// readsOnly: Restrict leaves the journal closed (ReadsOnly).
-	readsOnly bool
+// identity is what ties a journal to its root.
+type identity struct {
+	Root string `json:"root"` // canonical path (for people: JSON cannot hold every byte of a name)
+	// PathSHA256 is the hash of the canonical path's bytes: what is
+	// compared.
+	PathSHA256 string `json:"path_sha256"`
+	Dev        uint64 `json:"dev"`
+	Ino        uint64 `json:"ino"`
+	Birth      int64  `json:"birth,omitempty"` // ns since the epoch; 0 where the kernel does not say
 }
+
+const identityFile = "identity.json"
+
+// journalState is where a sandbox's journals live and, once opened, the
+// journal of each writable root (root.jn); one per sandbox, shared by its
+// views.
+type journalState struct {
+	mu   sync.Mutex // guards opening
+	base string     // canonical; "" when off
+	off  string     // why it is off
+	// mode is how the journals are opened: journalFull makes them;
+	// journalRead opens those that exist (history, roots); journalNone
+	// leaves them closed (a call that only reads files).
+	mode   journalMode
+	opened bool
+	issues []JournalIssue // subdirectories found and not used
+	// cur is the journal the running change records in (set by change,
+	// under the sandbox's write mutex).
+	cur *journal
+}
+
+type journalMode int
+
+const (
+	journalFull journalMode = iota
+	journalRead
+	journalNone
+)
 
 // JournalStatus is what roots reports about the journal.
 type JournalStatus struct {
 	Enabled bool   `json:"enabled"`
-	Dir     string `json:"dir,omitempty"`
+	Dir     string `json:"dir,omitempty"`    // the base directory
 	Reason  string `json:"reason,omitempty"` // why it is off
+	// Roots: each writable root's journal, where it lies (it may not be
+	// made yet).
+	Roots []JournalRoot `json:"roots"`
+	// Ignored: subdirectories found for these roots and not used (a
+	// record that does not match, an earlier directory at a root's path,
+	// a journal of the layout before identities whose root is unknown).
+	Ignored []JournalIssue `json:"ignored"`
+	// RecoveryPending counts interrupted changes this policy may not
+	// finish (a root it lacks, or a path it may not write): they are left
+	// untouched until a policy that may finish them runs.
+	RecoveryPending int `json:"recovery_pending"`
 }
 
-// Journal reports where the journal is, or why there is none.
+// JournalRoot is one writable root's journal.
+type JournalRoot struct {
+	Root     string `json:"root"`
+	Dir      string `json:"dir"`
+	IDPrefix string `json:"id_prefix"` // what its change ids start with ("" for the workdir's)
+}
+
+// JournalIssue is a journal subdirectory left alone, and why.
+type JournalIssue struct {
+	Dir    string `json:"dir"`
+	Reason string `json:"reason"`
+}
+
+// Journal reports where the journals are, or why there are none: it
+// looks (never makes) before Landlock for a call that only reads.
 func (s *Sandbox) Journal() JournalStatus {
-	if s.jn.dir == "" {
-		return JournalStatus{Reason: s.jn.off}
+	if s.jn.base == "" {
+		return JournalStatus{Reason: s.jn.off, Roots: []JournalRoot{}, Ignored: []JournalIssue{}}
 	}
-	if j := s.jn.open; j != nil {
-		return JournalStatus{Enabled: true, Dir: j.dir}
+	st := JournalStatus{Enabled: true, Dir: s.jn.base, Roots: []JournalRoot{}, Ignored: []JournalIssue{}}
+	s.jn.mu.Lock()
+	if !s.jn.opened {
+		s.openJournalsLocked(false)
 	}
-	return JournalStatus{Enabled: true, Dir: s.jn.dir}
+	s.jn.mu.Unlock()
+	for _, rt := range s.writable() {
+		name := rt.journalName()
+		if rt.jn != nil {
+			name = filepath.Base(rt.jn.dir)
+		}
+		st.Roots = append(st.Roots, JournalRoot{Root: rt.dir, Dir: filepath.Join(s.jn.base, name), IDPrefix: s.tagOf(rt)})
+	}
+	st.Ignored = append(st.Ignored, s.jn.issues...)
+	st.RecoveryPending = len(s.unfinishable())
+	return st
 }
 
-// findJournal decides where the workdir's journal lives, without
-// touching the disk: the policy's dir, or the default, a directory named
-// by a hash of the workdir under fsbox's state directory. An explicit dir
-// inside a root is a config error; a default that falls inside a root (a
-// workdir of $HOME, say) turns the journal off, with the reason. The
-// directory is made and opened on first need (openJournal).
+// writable is the policy's writable roots, the workdir first.
+func (s *Sandbox) writable() []*root {
+	out := []*root{s.work}
+	for _, rt := range s.roots {
+		if rt.writable && rt != s.work {
+			out = append(out, rt)
+		}
+	}
+	return out
+}
+
+// findJournal decides where the journals live, without touching the
+// disk: the policy's dir, or the default under fsbox's state directory.
+// An explicit dir inside a root is a config error; a default that falls
+// inside a root (a workdir of $HOME, say) turns the journal off, with the
+// reason. The directories are made and opened on first need.
 func (s *Sandbox) findJournal() error {
 	p := s.policy
 	if !p.Journal.Enabled {
@@ -79,10 +170,9 @@ func (s *Sandbox) findJournal() error {
 			s.jn.off = "no state directory: neither $XDG_STATE_HOME nor a home directory is known"
 			return nil
 		}
-		sum := sha256.Sum256([]byte(s.work.dir))
-		dir = filepath.Join(state, "journal", hex.EncodeToString(sum[:8]))
+		dir = filepath.Join(state, "journal")
 	}
-	s.jn.dir = canonical(dir)
+	s.jn.base = canonical(dir)
 	return s.journalInside(dir)
 }
 
@@ -96,7 +186,7 @@ func (s *Sandbox) journalInside(d string) error {
 			if s.policy.Journal.Dir != "" {
 				return Errorf(CodeConfig, s.policy.Source, "%s: [journal] dir %s overlaps the root %s: fsbox's commands could reach its own journal; put it outside every root", s.policy.Source, d, r.dir)
 			}
-			s.jn.dir = ""
+			s.jn.base = ""
 			s.jn.off = fmt.Sprintf("its default place %s overlaps the root %s; set [journal] dir outside every root", d, r.dir)
 			return nil
 		}
@@ -104,310 +194,292 @@ func (s *Sandbox) journalInside(d string) error {
 	return nil
 }
 
-// openJournal makes and opens the journal directory (mode 0700) the first
-// time a call needs it: before Landlock is applied, and before the first
-// change. A default place that cannot be made turns the journal off.
-func (s *Sandbox) openJournal() error {
-	if s.jn.open != nil || s.jn.dir == "" {
-		return nil
-	}
-	explicit := s.policy.Journal.Dir != ""
-	fail := func(err error) error {
-		if explicit {
-			return Errorf(CodeConfig, s.policy.Source, "%s: [journal] dir %s: %v", s.policy.Source, s.jn.dir, unwrapPathErr(err))
-		}
-		s.jn.off = fmt.Sprintf("its default place %s cannot be used: %v", s.jn.dir, unwrapPathErr(err))
-		s.jn.dir = ""
-		return nil
-	}
-	if err := os.MkdirAll(s.jn.dir, 0o700); err != nil {
-		return fail(err)
-	}
-	real, err := filepath.EvalSymlinks(s.jn.dir)
+// rootIdentity is rt's identity now.
+func (rt *root) identity() (identity, error) {
+	f, err := rt.r.Open(".")
 	if err != nil {
-		return fail(err)
+		return identity{}, err
 	}
-	if err := s.journalInside(real); err != nil || s.jn.dir == "" {
-		return err
-	}
-	r, err := os.OpenRoot(real)
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
-		return fail(err)
+		return identity{}, err
 	}
-	if err := r.MkdirAll("pending", 0o700); err != nil {
-		r.Close()
-		return fail(err)
-	}
-	s.jn.open = &journal{dir: real, r: r}
-	return nil
+	k := devIno(fi)
+	sum := sha256.Sum256([]byte(rt.dir))
+	return identity{Root: rt.dir, PathSHA256: hex.EncodeToString(sum[:]), Dev: k[0], Ino: k[1], Birth: birthTime(f)}, nil
 }
 
-// ReadsOnly says the calls on this sandbox only read: Restrict then does
-// not make and open the journal (a read-only call at every start would
-// pay for it). A change attempted anyway after Landlock finds no journal
-// and is not recorded.
-func (s *Sandbox) ReadsOnly() { s.jn.readsOnly = true }
+// pathHash is the first half of a journal's name: its root's path.
+func (rt *root) pathHash() string {
+	sum := sha256.Sum256([]byte(rt.dir))
+	return hex.EncodeToString(sum[:8])
+}
 
-// useJournal opens the journal if it is not open yet (under journalMu:
-// views of one sandbox share it).
+// journalName is the name of rt's journal subdirectory: a hash of its
+// path, a dash and a hash of its identity ("" when it cannot be read).
+func (rt *root) journalName() string {
+	id, err := rt.identity()
+	if err != nil {
+		return ""
+	}
+	return rt.pathHash() + "-" + id.hash()
+}
+
+// same compares two identities by what names a root (the path by its
+// hash).
+func (id identity) same(o identity) bool {
+	return id.PathSHA256 == o.PathSHA256 && id.Dev == o.Dev && id.Ino == o.Ino && id.Birth == o.Birth
+}
+
+func (id identity) hash() string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d\x00%d", id.PathSHA256, id.Dev, id.Ino, id.Birth))
+	return hex.EncodeToString(sum[:4])
+}
+
+// tagOf is the prefix of rt's change ids.
+func (s *Sandbox) tagOf(rt *root) string {
+	if rt == s.work {
+		return ""
+	}
+	return rt.pathHash()[:8] + ":"
+}
+
+// ReadsOnly says the calls on this sandbox only read files: Restrict
+// then leaves the journals closed (a read-only call at every start would
+// pay for them). A change attempted anyway after Landlock finds no
+// journal and is not recorded.
+func (s *Sandbox) ReadsOnly() { s.jn.mode = journalNone }
+
+// ReadsJournal says the calls on this sandbox read the journal and change
+// nothing (history, roots): Restrict opens the journals that exist and
+// makes none.
+func (s *Sandbox) ReadsJournal() { s.jn.mode = journalRead }
+
+// useJournal opens the journals if they are not open yet (under mu:
+// views of one sandbox share them), making them unless the sandbox only
+// reads.
 func (s *Sandbox) useJournal() error {
-	if s.jn.dir == "" {
+	if s.jn.base == "" || s.jn.mode == journalNone {
 		return nil
 	}
 	s.jn.mu.Lock()
 	defer s.jn.mu.Unlock()
-	return s.openJournal()
+	if s.jn.opened {
+		return nil
+	}
+	return s.openJournalsLocked(s.jn.mode == journalFull)
 }
 
-// plan is a Batch's changes, written before the first swap so that a
-// later call can finish them after a crash.
-type plan struct {
-	Items []planItem `json:"items"`
-}
-
-type planItem struct {
-	Root  string `json:"root,omitempty"` // the writable root, canonical; "" for the workdir
-	Dir   string `json:"dir"`            // the parent's real path, relative to its root
-	Name  string `json:"name"`           // the target's name in it
-	Tmp   string `json:"tmp"`            // the staged file (put), or the old file's new name (delete)
-	Kind  string `json:"kind"`           // "exchange", "new" or "delete"
-	After string `json:"after,omitempty"`
-}
-
-// writePlan records a batch's plan durably and returns its name.
-func (j *journal) writePlan(items []*batchItem) (string, error) {
-	var pl plan
-	for _, it := range items {
-		kind := "new"
-		switch {
-		case it.del:
-			kind = "delete"
-		case it.w.Exists:
-			kind = "exchange"
+// openJournalsLocked opens each writable root's journal (make: making
+// it, and migrating one of the layout before identities), before
+// Landlock and before the first change. A default place that cannot be
+// made turns the journal off; an explicit one is a config error.
+func (s *Sandbox) openJournalsLocked(make bool) error {
+	explicit := s.policy.Journal.Dir != ""
+	fail := func(err error) error {
+		if explicit {
+			return Errorf(CodeConfig, s.policy.Source, "%s: [journal] dir %s: %v", s.policy.Source, s.jn.base, unwrapPathErr(err))
 		}
-		pi := planItem{Dir: it.w.dirRel, Name: it.w.Name, Tmp: it.tmp, Kind: kind, After: it.res.SHA256}
-		if !it.w.rt.work {
-			pi.Root = it.w.rt.dir
+		s.jn.off = fmt.Sprintf("its default place %s cannot be used: %v", s.jn.base, unwrapPathErr(err))
+		s.jn.base = ""
+		return nil
+	}
+	if make {
+		if err := os.MkdirAll(s.jn.base, 0o700); err != nil {
+			return fail(err)
 		}
-		pl.Items = append(pl.Items, pi)
 	}
-	b, err := json.Marshal(pl)
+	real, err := filepath.EvalSymlinks(s.jn.base)
+	if errors.Is(err, fs.ErrNotExist) && !make {
+		s.jn.opened = true // nothing recorded yet
+		return nil
+	}
 	if err != nil {
-		return "", err
+		return fail(err)
 	}
-	name := path.Join("pending", tempName()[len(tempPrefix):]+".json")
-	f, err := j.r.OpenFile(name+".part", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err := s.journalInside(real); err != nil || s.jn.base == "" {
+		return err
+	}
+	s.jn.base = real
+	base, err := os.OpenRoot(real)
 	if err != nil {
-		return "", err
+		return fail(err)
 	}
-	if _, err = f.Write(b); err == nil {
+	defer base.Close()
+	if _, err := base.Lstat(changesFile); err == nil {
+		s.jn.issues = append(s.jn.issues, JournalIssue{Dir: real, Reason: "a journal of the layout before identities, whose root is not recorded: left alone (move it away or remove it)"})
+	}
+	for _, rt := range s.writable() {
+		j, err := s.openRootJournal(base, rt, make)
+		if err != nil {
+			return fail(err)
+		}
+		rt.jn = j
+	}
+	if !make {
+		s.jn.issues = append(s.jn.issues, s.staleJournals(base)...)
+	}
+	s.jn.opened = true
+	return nil
+}
+
+// openRootJournal opens rt's journal in base (nil: none yet, or one that
+// is not used, noted in issues).
+func (s *Sandbox) openRootJournal(base *os.Root, rt *root, make bool) (*journal, error) {
+	id, err := rt.identity()
+	if err != nil {
+		return nil, err
+	}
+	name := rt.pathHash() + "-" + id.hash()
+	if _, err := base.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+		// The layout before identities named the workdir's journal by its
+		// path alone: it becomes this root's journal only when it is the
+		// workdir's (the name records the workdir), else it stays.
+		legacy := rt.pathHash()
+		if fi, lerr := base.Lstat(legacy); lerr == nil && fi.IsDir() && rt == s.work {
+			if !make {
+				return s.journalAt(rt, filepath.Join(s.jn.base, legacy), nil)
+			}
+			if err := writeIdentity(base, legacy, id); err != nil {
+				return nil, err
+			}
+			if err := base.Rename(legacy, name); err != nil && !errors.Is(err, fs.ErrExist) {
+				return nil, err
+			}
+		} else if !make {
+			return nil, nil
+		} else if err := makeJournalDir(base, name, id); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	return s.journalAt(rt, filepath.Join(s.jn.base, name), &id)
+}
+
+// journalAt opens the journal directory dir for rt, checking the identity
+// it records against want (nil: a legacy journal, no record).
+func (s *Sandbox) journalAt(rt *root, dir string, want *identity) (*journal, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	if want != nil {
+		var got identity
+		b, err := r.ReadFile(identityFile)
+		if err == nil {
+			err = json.Unmarshal(b, &got)
+		}
+		if err != nil || !got.same(*want) {
+			r.Close()
+			why := "its identity record cannot be read"
+			if err == nil {
+				why = fmt.Sprintf("its identity record (%s, device %d, inode %d, birth %d) is not the root's", got.Root, got.Dev, got.Ino, got.Birth)
+			}
+			s.jn.issues = append(s.jn.issues, JournalIssue{Dir: dir, Reason: why + ": neither read nor applied"})
+			return nil, nil
+		}
+	}
+	return &journal{rt: rt, dir: dir, r: r, tag: s.tagOf(rt), max: s.policy.Journal.MaxBytes}, nil
+}
+
+// makeJournalDir makes a root's journal whole or not at all: in a
+// temporary directory, renamed into place (a concurrent maker's journal,
+// there first, wins).
+func makeJournalDir(base *os.Root, name string, id identity) error {
+	tmp := tempName()
+	if err := base.Mkdir(tmp, 0o700); err != nil {
+		return err
+	}
+	err := base.Mkdir(path.Join(tmp, "pending"), 0o700)
+	if err == nil {
+		err = writeIdentity(base, tmp, id)
+	}
+	if err == nil {
+		err = base.Rename(tmp, name)
+	}
+	if err != nil {
+		base.RemoveAll(tmp)
+		if _, serr := base.Lstat(name); serr == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// writeIdentity records id in the journal directory dir (synced, then
+// renamed into place).
+func writeIdentity(base *os.Root, dir string, id identity) error {
+	b, err := json.Marshal(id)
+	if err != nil {
+		return err
+	}
+	tmp := path.Join(dir, tempName())
+	f, err := base.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(append(b, '\n')); err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = j.r.Rename(name+".part", name)
-	}
-	if err == nil {
-		err = j.syncDir("pending")
+		err = base.Rename(tmp, path.Join(dir, identityFile))
 	}
 	if err != nil {
-		j.r.Remove(name + ".part")
-		return "", err
+		base.Remove(tmp)
 	}
-	return name, nil
+	return err
 }
 
-// donePlan drops a plan whose batch finished (or was rolled back).
-func (j *journal) donePlan(name string) {
-	if name != "" {
-		j.r.Remove(name)
-		j.syncDir("pending")
-	}
-}
-
-func (j *journal) syncDir(name string) error {
-	d, err := j.r.Open(name)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// recover finishes every unfinished plan: it runs under the workdir's
-// write lock (change), before the call's own change. A plan's staged
-// files were complete and synced before it was written, so each one is
-// carried forward: a file not yet swapped is swapped now, a deletion not
-// yet made is made, and the leftover temporary files are removed.
-func (s *Sandbox) recover(held []*root) error {
-	j := s.jn.open
-	for _, pp := range j.pendingPlans() {
-		if pp.err != nil {
-			return Errorf(CodeIO, j.dir, "the journal's unfinished change %s cannot be read: %v", pp.name, pp.err)
-		}
-		// Only a plan whose every root this change holds the lock of is
-		// finished here; another (a root this policy does not have, or a
-		// plan written after this change read the list) waits for a call
-		// that holds them all, untouched.
-		if !s.holdsAll(pp.plan, held) {
-			continue
-		}
-		for _, it := range pp.plan.Items {
-			if err := s.recoverItem(it); err != nil {
-				return Errorf(CodeIO, path.Join(it.Dir, it.Name), "finishing an interrupted change to %s: %v", path.Join(it.Dir, it.Name), err)
-			}
-		}
-		j.donePlan(path.Join("pending", pp.name))
-	}
-	return nil
-}
-
-// pendingPlan is one unfinished change found in the journal.
-type pendingPlan struct {
-	name string
-	plan plan
-	err  error
-}
-
-// pendingPlans reads the journal's unfinished changes (a plan never
-// finished writing is removed: its batch never started).
-func (j *journal) pendingPlans() []pendingPlan {
-	d, err := j.r.Open("pending")
+// staleJournals are the journals of earlier directories at a writable
+// root's path (same path hash, another identity): left alone. Only a call
+// that reads the journal looks (a shared base may hold many).
+func (s *Sandbox) staleJournals(base *os.Root) []JournalIssue {
+	d, err := base.Open(".")
 	if err != nil {
 		return nil
 	}
-	names, err := d.Readdirnames(-1)
+	names, _ := d.Readdirnames(-1)
 	d.Close()
-	if err != nil {
-		return nil
-	}
-	var out []pendingPlan
-	for _, n := range names {
-		if !strings.HasSuffix(n, ".json") {
-			j.r.Remove(path.Join("pending", n))
-			continue
+	var out []JournalIssue
+	for _, rt := range s.writable() {
+		mine := rt.journalName()
+		if rt.jn != nil {
+			mine = filepath.Base(rt.jn.dir)
 		}
-		pp := pendingPlan{name: n}
-		b, err := j.r.ReadFile(path.Join("pending", n))
-		if err == nil {
-			err = json.Unmarshal(b, &pp.plan)
-		}
-		pp.err = err
-		out = append(out, pp)
-	}
-	return out
-}
-
-// planRoot is the writable root a plan item names (nil when this policy
-// has no such writable root).
-func (s *Sandbox) planRoot(it planItem) *root {
-	if it.Root == "" {
-		return s.work
-	}
-	for _, r := range s.roots {
-		if r.writable && r.dir == it.Root {
-			return r
-		}
-	}
-	return nil
-}
-
-// holdsAll: every root pl names is one of held.
-func (s *Sandbox) holdsAll(pl plan, held []*root) bool {
-	for _, it := range pl.Items {
-		rt := s.planRoot(it)
-		if rt == nil || !slices.Contains(held, rt) {
-			return false
-		}
-	}
-	return true
-}
-
-// planRoots are the writable roots of this policy that the journal's
-// unfinished changes name: change takes their locks too, so recovery
-// never changes a root another process holds.
-func (s *Sandbox) planRoots() []*root {
-	j := s.jn.open
-	if j == nil {
-		return nil
-	}
-	var out []*root
-	for _, pp := range j.pendingPlans() {
-		for _, it := range pp.plan.Items {
-			if rt := s.planRoot(it); rt != nil && !slices.Contains(out, rt) {
-				out = append(out, rt)
+		for _, n := range names {
+			if strings.HasPrefix(n, rt.pathHash()+"-") && n != mine {
+				out = append(out, JournalIssue{Dir: filepath.Join(s.jn.base, n), Reason: "the journal of an earlier directory at " + rt.dir + ": neither read nor applied"})
 			}
 		}
 	}
 	return out
 }
 
-// recoverItem carries one planned change forward.
-func (s *Sandbox) recoverItem(it planItem) error {
-	if !validName(it.Name) || !validName(it.Tmp) || !strings.HasPrefix(it.Tmp, tempPrefix) || path.IsAbs(it.Dir) || strings.HasPrefix(path.Clean(it.Dir), "..") {
-		return errors.New("the plan names a path outside the workdir")
-	}
-	rt := s.planRoot(it)
-	if rt == nil {
-		return fmt.Errorf("the plan names %s, which is not a writable root of this policy", it.Root)
-	}
-	sub, err := openRoot(rt.r, it.Dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // its directory is gone: nothing left to finish
-	}
-	if err != nil {
-		return err
-	}
-	defer sub.Close()
-	dirF, err := sub.Open(".")
-	if err != nil {
-		return err
-	}
-	defer dirF.Close()
-	w := &WriteTarget{s: s, rt: rt, dir: sub, dirF: dirF, dirRel: it.Dir, Name: it.Name}
-	have := func(name string) string {
-		f, err := openNoFollow(w, name, openReadFlags, 0)
-		if err != nil {
-			return ""
+// journals is the open journals of the writable roots, the workdir's
+// first.
+func (s *Sandbox) journals() []*journal {
+	var out []*journal
+	for _, rt := range s.writable() {
+		if rt.jn != nil {
+			out = append(out, rt.jn)
 		}
-		defer f.Close()
-		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-			return ""
-		}
-		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
-			return ""
-		}
-		return hex.EncodeToString(h.Sum(nil))
 	}
-	switch it.Kind {
-	case "exchange":
-		if have(it.Name) != it.After && have(it.Tmp) == it.After {
-			if err := exchangeAt(w, it.Tmp); err != nil {
-				return err
-			}
+	return out
+}
+
+// closeJournals releases the journals' directories.
+func (s *Sandbox) closeJournals() {
+	for _, rt := range s.roots {
+		if rt.jn != nil {
+			rt.jn.r.Close()
+			rt.jn = nil
 		}
-	case "new":
-		if have(it.Name) != it.After && have(it.Tmp) == it.After {
-			if err := renameNoReplaceFrom(w, it.Tmp, it.Name); err != nil && !errors.Is(err, fs.ErrExist) {
-				return err
-			}
-		}
-	case "delete":
-		if _, err := sub.Lstat(it.Tmp); errors.Is(err, fs.ErrNotExist) {
-			if err := renameNoReplaceFrom(w, it.Name, it.Tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-		}
-	default:
-		return fmt.Errorf("unknown kind %q", it.Kind)
 	}
-	if err := sub.Remove(it.Tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return dirF.Sync()
 }
 
 // validName: one path component, not "." or "..".

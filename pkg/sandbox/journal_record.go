@@ -12,10 +12,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -36,6 +34,14 @@ type Change struct {
 	MovesFirst bool   `json:"moves_first,omitempty"`
 	Bytes      int64  `json:"bytes"`            // prior content this change stored in the journal
 	Undoes     string `json:"undoes,omitempty"` // the change an undo took back
+	// Kept: the journal holds the prior content of every path; false for
+	// a change larger than [journal] max_bytes, recorded without it (undo
+	// refuses it).
+	Kept bool `json:"kept"`
+
+	j    *journal // the journal it was read from
+	seq  int      // its id in that journal
+	size int64    // its record's length on disk
 }
 
 // PathChange is one path of a change; a nil state is "absent".
@@ -81,8 +87,7 @@ func (s *Sandbox) command() string {
 // returns its state and the bytes newly stored; nil when there is no
 // file there or no journal.
 func (s *Sandbox) keepBefore(w *WriteTarget) (*FileState, int64, error) {
-	j := s.jn.open
-	if j == nil {
+	if s.jn.cur == nil {
 		return nil, 0, nil
 	}
 	f, err := openNoFollow(w, w.Name, openReadFlags, 0)
@@ -115,7 +120,7 @@ type hashed struct {
 // record; nil without a journal, without a current file, or when the file
 // has other links (its inode is never moved into the journal then).
 func (w *WriteTarget) hashAhead() chan hashed {
-	if w.cur == nil || w.curStat == nil || w.s.jn.dir == "" || nlink(w.curStat) != 1 {
+	if w.cur == nil || w.curStat == nil || w.s.jn.base == "" || nlink(w.curStat) != 1 {
 		return nil
 	}
 	ch := make(chan hashed, 1)
@@ -139,6 +144,10 @@ func (w *WriteTarget) hashAhead() chan hashed {
 func (j *journal) adopt(w *WriteTarget, tmp, sum string, size int64) (int64, error) {
 	name := path.Join("objects", sum)
 	if _, err := j.r.Lstat(name); err == nil {
+		return 0, w.dir.Remove(tmp)
+	}
+	if !j.fits(size) {
+		j.unkept = true
 		return 0, w.dir.Remove(tmp)
 	}
 	if err := j.r.MkdirAll("objects", 0o700); err != nil {
@@ -178,6 +187,10 @@ func (j *journal) saveObject(f *os.File, n int64) (string, int64, error) {
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if _, err := j.r.Lstat(path.Join("objects", sum)); err == nil {
+		return sum, 0, nil
+	}
+	if !j.fits(n) {
+		j.unkept = true
 		return sum, 0, nil
 	}
 	return j.putObject(func(out *os.File) (string, int64, error) {
@@ -227,7 +240,7 @@ func (j *journal) putObject(write func(*os.File) (string, int64, error)) (string
 // keepFile keeps an open, checked regular file's content in the journal
 // and returns its state.
 func (s *Sandbox) keepFile(f *os.File, fi fs.FileInfo, given string) (*FileState, int64, error) {
-	j := s.jn.open
+	j := s.jn.cur
 	sum, stored, err := j.saveObject(f, fi.Size())
 	if err != nil {
 		return nil, 0, Errorf(CodeIO, j.dir, "the journal %s cannot keep the prior content of %s: %v", j.dir, given, err)
@@ -244,7 +257,13 @@ func stateOf(fi fs.FileInfo, sum string) *FileState {
 // saveStream keeps r's content as objects/SHA256, hashing while it
 // copies (for files read through the walker); it returns the hash and
 // the bytes newly stored.
-func (j *journal) saveStream(r io.Reader) (string, int64, error) {
+func (j *journal) saveStream(r io.Reader, size int64) (string, int64, error) {
+	if !j.fits(size) {
+		j.unkept = true
+		h := sha256.New()
+		_, err := io.Copy(h, r)
+		return hex.EncodeToString(h.Sum(nil)), 0, err
+	}
 	return j.putObject(func(out *os.File) (string, int64, error) {
 		h := sha256.New()
 		n, err := io.Copy(io.MultiWriter(out, h), r)
@@ -256,7 +275,7 @@ func (j *journal) saveStream(r io.Reader) (string, int64, error) {
 // and rm: a regular file's content, a symlink's target, or a directory
 // (as itself: keepTree keeps what lies below). Nil without a journal.
 func (s *Sandbox) keepEntry(w *WriteTarget) (*FileState, int64, error) {
-	if s.jn.open == nil {
+	if s.jn.cur == nil {
 		return nil, 0, nil
 	}
 	fi, err := w.entryNow()
@@ -282,13 +301,13 @@ func (s *Sandbox) keepEntry(w *WriteTarget) (*FileState, int64, error) {
 // the walker with every check a read gets: each file's content, each
 // directory, each symlink's target, parents before children.
 func (s *Sandbox) keepTree(w *WriteTarget) ([]PathChange, int64, error) {
-	j := s.jn.open
+	j := s.jn.cur
 	if j == nil {
 		return nil, 0, nil
 	}
 	var out []PathChange
 	var stored int64
-	base := w.Rel()
+	base, baseRel := w.Rel(), w.rootRel()
 	_, err := s.Walk(context.Background(), w.Path, WalkOptions{Hidden: true, NoIgnore: true, MaxDepth: -1, workers: -1}, func(e *Entry) error {
 		defer e.Release()
 		rel := path.Join(base, e.Rel)
@@ -296,7 +315,7 @@ func (s *Sandbox) keepTree(w *WriteTarget) ([]PathChange, int64, error) {
 		case "dir":
 			out = append(out, PathChange{Path: rel, Before: &FileState{Type: "dir"}})
 		case "symlink":
-			target, err := w.rt.r.Readlink(rel)
+			target, err := w.rt.r.Readlink(path.Join(baseRel, e.Rel))
 			if err != nil {
 				return ioErr(rel, err)
 			}
@@ -306,9 +325,9 @@ func (s *Sandbox) keepTree(w *WriteTarget) ([]PathChange, int64, error) {
 			if err != nil {
 				return err
 			}
-			sum, n, err := j.saveStream(f)
 			mode := f.Info.Mode.Perm()
 			size := f.Info.Size
+			sum, n, err := j.saveStream(f, size)
 			f.Close()
 			if err != nil {
 				return Errorf(CodeIO, j.dir, "the journal %s cannot keep %s: %v", j.dir, rel, err)
@@ -321,22 +340,23 @@ func (s *Sandbox) keepTree(w *WriteTarget) ([]PathChange, int64, error) {
 	return out, stored, err
 }
 
-// record appends a change (under the write lock) and returns its id ("":
-// no journal). The oldest changes are then evicted while the journal's
-// stored bytes exceed [journal] max_bytes.
+// record appends a change (under the change's lock) and returns its id
+// ("": no journal).
 func (s *Sandbox) record(paths []PathChange, stored int64, undoes string, moved ...Move) (string, error) {
 	return s.recordChange(Change{Paths: paths, Bytes: stored, Undoes: undoes, Moved: moved})
 }
 
-// recordChange appends c (its id and time filled in).
+// recordChange appends c (its id, time and kept filled in) to the journal
+// the running change records in. Its paths are named as the journal
+// names them (relative below the journal's root, absolute elsewhere).
+// The change is kept whole when it fits in [journal] max_bytes; a change
+// larger than that is recorded without its prior contents (kept false).
+// Then the oldest changes are evicted, whole, while the journal holds
+// more than max_bytes.
 func (s *Sandbox) recordChange(c Change) (string, error) {
-	paths, stored, undoes, moved := c.Paths, c.Bytes, c.Undoes, c.Moved
-	j := s.jn.open
-	if j == nil || s.quiet || len(paths)+len(moved) == 0 {
+	j := s.jn.cur
+	if j == nil || s.quiet || len(c.Paths)+len(c.Moved) == 0 {
 		return "", nil
-	}
-	if paths == nil {
-		paths = []PathChange{}
 	}
 	next, total, err := j.counters()
 	if err != nil {
@@ -344,12 +364,40 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 	}
 	// The id is taken before the record is written: a crash between the
 	// two leaves a gap in the ids, never an id used twice.
-	j.setCounters(next+1, total+stored)
-	c = Change{ID: strconv.Itoa(next), Time: timeNow().UTC().Format(time.RFC3339Nano), Command: s.command(), Paths: paths, Moved: moved, MovesFirst: c.MovesFirst, Bytes: stored, Undoes: undoes}
-	line, err := json.Marshal(c)
+	j.setCounters(next+1, total)
+	rec := Change{ID: strconv.Itoa(next), Time: timeNow().UTC().Format(time.RFC3339Nano), Command: s.command(), Paths: []PathChange{}, Moved: c.Moved,
+		MovesFirst: c.MovesFirst, Bytes: c.Bytes, Kept: !j.unkept}
+	if c.Undoes != "" {
+		if uj, seq, ok := s.parseID(c.Undoes); ok && uj == j {
+			rec.Undoes = strconv.Itoa(seq)
+		}
+	}
+	for _, pc := range c.Paths {
+		pc.Path = s.storedPath(j, pc.Path)
+		rec.Paths = append(rec.Paths, pc)
+	}
+	rec.Moved = nil
+	for _, m := range c.Moved {
+		rec.Moved = append(rec.Moved, Move{From: s.storedPath(j, m.From), To: s.storedPath(j, m.To)})
+	}
+	line, err := json.Marshal(rec)
 	if err != nil {
 		return "", err
 	}
+	budget := j.budget(s.policy.Journal.MaxBytes)
+	if rec.Kept && rec.cost(int64(len(line))+1) > budget {
+		rec.Kept = false
+	}
+	if !rec.Kept {
+		// Too large to keep: its prior contents go (those no other change
+		// refers to), and so does its claim on them.
+		j.dropObjects(rec)
+		rec.Bytes = 0
+		if line, err = json.Marshal(rec); err != nil {
+			return "", err
+		}
+	}
+	rec.size = int64(len(line)) + 1
 	f, err := j.r.OpenFile(changesFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return "", Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
@@ -364,33 +412,112 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 	if err != nil {
 		return "", Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
 	}
-	if total += stored; total > s.policy.Journal.MaxBytes {
-		if changes, err := j.changes(); err == nil {
-			j.setCounters(next+1, j.evict(changes, s.policy.Journal.MaxBytes))
+	if total = satAdd(total, rec.cost(rec.size)); total > budget {
+		if changes, err := j.all(); err == nil {
+			total = j.evict(changes, budget)
 		}
 	}
-	return c.ID, nil
+	j.setCounters(next+1, total)
+	return j.tag + rec.ID, nil
+}
+
+// journalFixed is what a journal holds besides its changes: its
+// directory, identity.json, pending/, objects/, changes.jsonl and the
+// counter file, at 4 KiB each.
+const journalFixed = 6 * 4096
+
+// budget is what j's changes may hold on disk: max_bytes less the fixed
+// part and the plans under way (each its size plus 4 KiB).
+func (j *journal) budget(max int64) int64 {
+	b := max - journalFixed
+	if d, err := j.r.Open("pending"); err == nil {
+		names, _ := d.Readdirnames(-1)
+		d.Close()
+		for _, n := range names {
+			if fi, err := j.r.Lstat(path.Join("pending", n)); err == nil {
+				b -= fi.Size() + 4096
+			}
+		}
+	}
+	return b
+}
+
+// fits: a prior content of n bytes may be kept (it and its file fit in
+// max_bytes by themselves).
+func (j *journal) fits(n int64) bool {
+	return satAdd(n, 4096) <= j.max-journalFixed
+}
+
+// cost is what c holds on disk: its record (size bytes) and, when kept,
+// each prior content and its file (a content shared by two changes is
+// counted for each: the bound errs on the safe side).
+func (c Change) cost(size int64) int64 {
+	n := size
+	if !c.Kept {
+		return n
+	}
+	for _, pc := range c.Paths {
+		if pc.Before != nil && pc.Before.Type == "file" {
+			n = satAdd(n, satAdd(pc.Before.Size, 4096))
+		}
+	}
+	return n
+}
+
+// dropObjects removes the prior contents c names that no recorded change
+// refers to (c is being recorded without them).
+func (j *journal) dropObjects(c Change) {
+	var mine []string
+	for _, pc := range c.Paths {
+		if pc.Before != nil && pc.Before.SHA256 != "" {
+			mine = append(mine, pc.Before.SHA256)
+		}
+	}
+	if len(mine) == 0 {
+		return
+	}
+	changes, err := j.all()
+	if err != nil {
+		return // kept: an object too many is safe, one too few is not
+	}
+	used := map[string]bool{}
+	for _, o := range changes {
+		if !o.Kept {
+			continue
+		}
+		for _, pc := range o.Paths {
+			if pc.Before != nil {
+				used[pc.Before.SHA256] = true
+			}
+		}
+	}
+	for _, sum := range mine {
+		if !used[sum] {
+			j.r.Remove(path.Join("objects", sum))
+		}
+	}
 }
 
 // counters is the next change id and the bytes the recorded changes
-// keep, from the journal's small counter file (rebuilt from the change
-// list when missing), so recording a change does not read the history.
+// hold (cost), from the journal's small counter file (rebuilt from the
+// change list when missing), so recording a change does not read the
+// history.
 func (j *journal) counters() (next int, total int64, err error) {
 	if b, err := j.r.ReadFile(countersFile); err == nil {
 		if _, err := fmt.Sscanf(string(b), "%d %d", &next, &total); err == nil && next > 0 {
 			return next, total, nil
 		}
 	}
-	changes, err := j.changes()
+	changes, err := j.all()
 	if err != nil {
 		return 0, 0, err
 	}
 	next = 1
 	for _, c := range changes {
-		if id, _ := strconv.Atoi(c.ID); id >= next {
-			next = id + 1
+		if c.seq >= next {
+			next = c.seq + 1
 		}
-		total += c.Bytes
+		total = satAdd(total, c.cost(c.size))
 	}
 	return next, total, nil
 }
@@ -407,85 +534,45 @@ func (j *journal) setCounters(next int, total int64) {
 
 const countersFile = "counters"
 
-// changes reads every recorded change, oldest first.
-func (j *journal) changes() ([]Change, error) {
-	b, err := j.r.ReadFile(changesFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
-	}
-	// Lines are decoded in parallel, in chunks (10,000 changes are a few
-	// MiB of JSON); a torn last line (a crash mid-append) is skipped.
-	lines := bytes.Split(b, []byte("\n"))
-	decoded := make([]*Change, len(lines))
-	const chunk = 512
-	var wg sync.WaitGroup
-	for lo := 0; lo < len(lines); lo += chunk {
-		hi := min(lo+chunk, len(lines))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				if len(lines[i]) == 0 {
-					continue
-				}
-				var c Change
-				if json.Unmarshal(lines[i], &c) == nil {
-					decoded[i] = &c
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	out := make([]Change, 0, len(lines))
-	for _, c := range decoded {
-		if c != nil {
-			out = append(out, *c)
-		}
-	}
-	return out, nil
-}
-
-// evict drops the oldest changes until the stored bytes fit in nine
-// tenths of max (keeping the newest change always), then every object no
-// remaining change refers to; it returns the bytes left.
-func (j *journal) evict(changes []Change, max int64) int64 {
+// evict drops the oldest changes, whole, until what they hold fits in
+// nine tenths of budget (keeping the newest change always), then every
+// object no remaining change refers to; it returns what is left.
+func (j *journal) evict(changes []Change, budget int64) int64 {
 	var total int64
 	for _, c := range changes {
-		total += c.Bytes
+		total = satAdd(total, c.cost(c.size))
 	}
-	// Down to nine tenths of max, so that a journal at its limit evicts
-	// now and then, not at every change (each eviction rewrites the list
-	// and scans the objects).
-	target := max - max/10
+	// Down to nine tenths, so that a journal at its limit evicts now and
+	// then, not at every change (each eviction rewrites the list and
+	// scans the objects).
+	target := budget - budget/10
 	drop := 0
 	for drop < len(changes)-1 && total > target {
-		total -= changes[drop].Bytes
+		total -= changes[drop].cost(changes[drop].size)
 		drop++
 	}
-	j.rewrite(changes[drop:])
+	if drop > 0 {
+		j.rewrite(changes[drop:])
+	}
 	return total
 }
 
 // rewrite replaces the change list with keep and removes the objects it
 // no longer refers to.
 func (j *journal) rewrite(keep []Change) {
-	var b strings.Builder
+	var b bytes.Buffer
 	used := map[string]bool{}
 	for _, c := range keep {
-		line, _ := json.Marshal(c)
-		b.Write(line)
+		b.Write(c.line())
 		b.WriteByte('\n')
 		for _, p := range c.Paths {
-			if p.Before != nil {
+			if p.Before != nil && c.Kept {
 				used[p.Before.SHA256] = true
 			}
 		}
 	}
 	tmp := tempName()
-	if err := j.r.WriteFile(tmp, []byte(b.String()), 0o600); err != nil || j.r.Rename(tmp, changesFile) != nil {
+	if err := j.r.WriteFile(tmp, b.Bytes(), 0o600); err != nil || j.r.Rename(tmp, changesFile) != nil {
 		j.r.Remove(tmp)
 		return
 	}
@@ -502,60 +589,35 @@ func (j *journal) rewrite(keep []Change) {
 	}
 }
 
-// History is the journal's changes, newest first; "" path lists all, else
-// those touching path (a workdir-relative real path) or a path below it.
-func (s *Sandbox) History(p string) ([]Change, error) {
-	if err := s.useJournal(); err != nil {
-		return nil, err
-	}
-	j := s.jn.open
-	if j == nil {
-		return nil, Errorf(CodeConfig, "", "there is no journal: %s", s.jn.off)
-	}
-	changes, err := j.changes()
-	if err != nil {
-		return nil, err
-	}
-	out := []Change{}
-	for i := len(changes) - 1; i >= 0; i-- {
-		c := changes[i]
-		under := func(q string) bool { return p == "." || q == p || strings.HasPrefix(q, p+"/") }
-		if p == "" || slices.ContainsFunc(c.Paths, func(pc PathChange) bool { return under(pc.Path) }) ||
-			slices.ContainsFunc(c.Moved, func(m Move) bool { return under(m.From) || under(m.To) }) {
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
-// PurgeJournal forgets the changes whose every path the policy in force
-// may write, and the content kept only for them; a change with a path it
-// may not write (or that lies outside every writable root) stays. It
-// returns how many changes went and how many stayed. Not undoable.
+// PurgeJournal forgets, in each writable root's journal, the changes
+// whose every path the policy in force may write, and the content kept
+// only for them; a change with a path it may not write (or that lies
+// outside every writable root) stays. It returns how many changes went
+// and how many stayed. Not undoable.
 func (s *Sandbox) PurgeJournal() (removed, kept int, err error) {
-	err = s.change(nil, []*root{s.work}, func() error {
-		j := s.jn.open
-		if j == nil {
-			return nil
-		}
-		changes, err := j.changes()
-		if err != nil {
-			return err
-		}
-		var keep []Change
-		var stored int64
-		for _, c := range changes {
-			if s.mayWriteAll(c) {
-				removed++
-				continue
+	err = s.change(nil, s.writable(), func() error {
+		for _, j := range s.journals() {
+			changes, err := j.all()
+			if err != nil {
+				return err
 			}
-			keep = append(keep, c)
-			stored += c.Bytes
-		}
-		kept = len(keep)
-		j.rewrite(keep)
-		if next, _, err := j.counters(); err == nil {
-			j.setCounters(next, stored) // ids go on rising: an old id never names a new change
+			var keep []Change
+			var total int64
+			for _, c := range changes {
+				if s.mayWriteAll(s.shown(c)) {
+					removed++
+					continue
+				}
+				keep = append(keep, c)
+				total = satAdd(total, c.cost(c.size))
+			}
+			kept += len(keep)
+			if len(keep) < len(changes) {
+				j.rewrite(keep)
+			}
+			if next, _, err := j.counters(); err == nil {
+				j.setCounters(next, total) // ids go on rising: an old id never names a new change
+			}
 		}
 		return nil
 	})
@@ -563,43 +625,50 @@ func (s *Sandbox) PurgeJournal() (removed, kept int, err error) {
 }
 
 // mayWriteAll: the policy in force may change every path c names (its
-// paths and both ends of its moves), as the door would decide it now.
+// paths and both ends of its moves, as shown), as the door would decide
+// it now.
 func (s *Sandbox) mayWriteAll(c Change) bool {
-	may := func(p string) bool {
-		_, err := s.probeChange(p, false, false)
-		return err == nil || AsError(err).Code == CodeNotFound
-	}
-	for _, pc := range c.Paths {
-		if !may(pc.Path) {
-			return false
-		}
-	}
-	for _, m := range c.Moved {
-		if !may(m.From) || !may(m.To) {
-			return false
-		}
-	}
-	return true
+	return len(s.Unwritable(c)) == 0
 }
 
-// ObjectOf opens the kept content with this hash (for undo).
-func (s *Sandbox) objectOf(sum string) (*os.File, error) {
-	j := s.jn.open
+// Unwritable is the paths of c (as shown) the policy in force may not
+// write now, each with the door's refusal.
+func (s *Sandbox) Unwritable(c Change) map[string]error {
+	out := map[string]error{}
+	try := func(p string) {
+		if _, done := out[p]; done {
+			return
+		}
+		if _, err := s.probeChange(p, false, false); err != nil && AsError(err).Code != CodeNotFound {
+			out[p] = err
+		}
+	}
+	for _, pc := range c.Paths {
+		try(pc.Path)
+	}
+	for _, m := range c.Moved {
+		try(m.From)
+		try(m.To)
+	}
+	return out
+}
+
+// mayWrite: the door would let a change reach p (a shown path) now.
+func (s *Sandbox) mayWrite(p string) bool {
+	_, err := s.probeChange(p, false, false)
+	return err == nil || AsError(err).Code == CodeNotFound
+}
+
+// JournalContent reads the content c kept with this hash (at most max
+// bytes), from the journal c was read from.
+func (s *Sandbox) JournalContent(c Change, sum string, max int64) ([]byte, error) {
+	j := c.j
 	if j == nil || len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
 		return nil, Errorf(CodeNotFound, "", "the journal holds no content %q", sum)
 	}
 	f, err := j.r.Open(path.Join("objects", sum))
 	if err != nil {
 		return nil, Errorf(CodeNotFound, "", "the journal no longer holds the content %s (evicted?)", sum)
-	}
-	return f, nil
-}
-
-// JournalContent reads kept content by its hash (at most max bytes).
-func (s *Sandbox) JournalContent(sum string, max int64) ([]byte, error) {
-	f, err := s.objectOf(sum)
-	if err != nil {
-		return nil, err
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, satAdd(max, 1)))

@@ -174,12 +174,20 @@ func TestJournalPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := s.Journal()
-	fi, err := os.Stat(st.Dir)
-	if !st.Enabled || err != nil || !strings.HasPrefix(st.Dir, state+"/journal/") || fi.Mode().Perm() != 0o700 {
-		t.Errorf("journal %+v (%v, %v)", st, fi, err)
+	if !st.Enabled || st.Dir != state+"/journal" || len(st.Roots) != 1 {
+		t.Fatalf("journal %+v", st)
 	}
-	if _, err := s.Open(st.Dir); err == nil {
-		t.Error("a command reached the journal")
+	for _, d := range []string{st.Dir, st.Roots[0].Dir} {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("journal %s: %v %v", d, fi, err)
+		}
+		if _, err := s.Open(d); err == nil {
+			t.Errorf("a command reached the journal %s", d)
+		}
+	}
+	if !strings.HasPrefix(st.Roots[0].Dir, st.Dir+"/") {
+		t.Errorf("the workdir's journal %s is not in %s", st.Roots[0].Dir, st.Dir)
 	}
 
 	// A policy file's [journal] table, and the state directory from the

@@ -42,18 +42,22 @@ func (s *Sandbox) Restrict() error {
 	}
 	// The journal must be reachable after the wall goes up: made now
 	// (unless the calls only read).
-	if !s.jn.readsOnly {
-		if err := s.useJournal(); err != nil {
-			return err
-		}
+	if err := s.useJournal(); err != nil {
+		return err
+	}
+	if s.jn.mode == journalFull {
 		// change's locks reach the writable roots' ancestors, which the
 		// wall would hide: their descriptors are opened now.
 		if err := s.prepareChanges(); err != nil {
 			return err
 		}
 	}
-	if j := s.jn.open; j != nil {
-		rules = append(rules, landlock.RWDirs(j.dir).WithRefer()) // a replaced file moves in from the workdir
+	for _, j := range s.journals() {
+		if s.jn.mode == journalFull {
+			rules = append(rules, landlock.RWDirs(j.dir).WithRefer()) // a replaced file moves in from its root
+		} else {
+			rules = append(rules, landlock.RODirs(j.dir))
+		}
 	}
 	cfg := landlock.V7.BestEffort()
 	if err := cfg.RestrictPaths(rules...); err != nil {

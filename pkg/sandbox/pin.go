@@ -478,7 +478,7 @@ func (s *Sandbox) checkOpened(f *os.File, t *target, wantDir bool, acc Access) (
 		return Info{}, deny(RuleSpecialFS, t.given, "%s leads into /proc, /sys or /dev, which are never readable", t.given)
 	}
 	rel, ok := t.rt.relOf(real)
-	if !ok && s.jn.dir != "" && within(real, s.jn.dir) {
+	if !ok && s.jn.base != "" && within(real, s.jn.base) {
 		// A change replaced the file between the open and this check, and
 		// the journal took the old one in: nothing escaped, the name
 		// simply holds another file now.

@@ -26,7 +26,7 @@ func TestReadOfFileMovedIntoJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.useJournal(); err != nil || s.jn.open == nil {
+	if err := s.useJournal(); err != nil || s.work.jn == nil {
 		t.Fatalf("journal: %v", err)
 	}
 	f, err := os.Open(filepath.Join(work, "c.txt"))
@@ -34,7 +34,7 @@ func TestReadOfFileMovedIntoJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := os.Rename(filepath.Join(work, "c.txt"), filepath.Join(s.jn.open.dir, "taken")); err != nil {
+	if err := os.Rename(filepath.Join(work, "c.txt"), filepath.Join(s.work.jn.dir, "taken")); err != nil {
 		t.Fatal(err)
 	}
 	tg, err := s.pin("c.txt", AccessRead, false)

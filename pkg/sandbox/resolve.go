@@ -22,6 +22,7 @@ type root struct {
 	writable bool     // the workdir or a write root
 	work     bool     // the workdir: paths below it print relative
 	lock     rootLock // change's lock of this location (writable roots)
+	jn       *journal // its journal, once opened (writable roots)
 	special  bool     // /proc, /sys or /dev may lie below dir
 	// nests are the other roots that overlap this one (a read root
 	// holding the workdir, or lying inside it): a path below both is

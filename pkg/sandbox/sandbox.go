@@ -199,8 +199,8 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	if p.Source != "" {
 		s.Protect("the active policy file", p.Source, p.Link)
 	}
-	if s.jn.dir != "" {
-		s.Protect("fsbox's journal", s.jn.dir)
+	if s.jn.base != "" {
+		s.Protect("fsbox's journal", s.jn.base)
 	}
 	if p.Audit.Log != "" {
 		s.Protect("fsbox's audit log", p.Audit.Log)
@@ -213,9 +213,7 @@ func (s *Sandbox) Close() error {
 	if s.view {
 		return nil
 	}
-	if j := s.jn.open; j != nil {
-		j.r.Close()
-	}
+	s.closeJournals()
 	for _, r := range s.roots {
 		r.closeLock()
 		r.r.Close()

@@ -138,7 +138,8 @@ func TestPlanOfAnotherRootLeftAlone(t *testing.T) {
 			t.Errorf("f%d holds %q: a plan for a root this policy lacks was carried out", i, b)
 		}
 	}
-	if n := len(s.jn.open.pendingPlans()); n != 1 {
+	if plans, _ := filepath.Glob(filepath.Join(state, "journal", "*", "pending", "*.json")); len(plans) != 1 {
+		n := len(plans)
 		t.Errorf("%d unfinished plans in the journal, want the one left alone", n)
 	}
 	// The policy that has the root finishes it.

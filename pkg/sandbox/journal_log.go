@@ -1,0 +1,426 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Reading the journal: a change list is appended to in id order, so the
+// newest changes are read from its end (history --limit N, undo) and one
+// id is found by bisection (undo ID), without reading the rest. Only
+// eviction, purge and history PATH read the whole list.
+
+// decode reads one record (its stored form); a damaged or torn line is
+// not a change.
+func (j *journal) decode(line []byte) (Change, bool) {
+	c := Change{Kept: true} // a record of the layout before kept was written kept all
+	if len(line) == 0 || json.Unmarshal(line, &c) != nil {
+		return Change{}, false
+	}
+	seq, err := strconv.Atoi(c.ID)
+	if err != nil || seq <= 0 {
+		return Change{}, false
+	}
+	c.j, c.seq, c.size = j, seq, int64(len(line))+1
+	return c, true
+}
+
+// line is c's record.
+func (c Change) line() []byte {
+	b, _ := json.Marshal(c)
+	return b
+}
+
+// all reads every recorded change, oldest first.
+func (j *journal) all() ([]Change, error) {
+	b, err := j.r.ReadFile(changesFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+	}
+	// Lines are decoded in parallel, in chunks (10,000 changes are a few
+	// MiB of JSON); a torn line (a crash mid-append) is skipped.
+	lines := bytes.Split(b, []byte("\n"))
+	decoded := make([]Change, len(lines))
+	ok := make([]bool, len(lines))
+	const chunk = 512
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(lines); lo += chunk {
+		hi := min(lo+chunk, len(lines))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				decoded[i], ok[i] = j.decode(lines[i])
+			}
+		}()
+	}
+	wg.Wait()
+	out := make([]Change, 0, len(lines))
+	for i, c := range decoded {
+		if ok[i] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// tail reads a journal's changes newest first, a block at a time from
+// the end of its list.
+type tail struct {
+	j   *journal
+	f   *os.File
+	off int64  // bytes before buf not read yet
+	buf []byte // read and not yet returned (its first line may be cut)
+}
+
+const tailBlock = 64 << 10
+
+func (j *journal) tail() (*tail, error) {
+	f, err := j.r.Open(changesFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &tail{j: j}, nil
+	}
+	if err != nil {
+		return nil, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+	}
+	return &tail{j: j, f: f, off: fi.Size()}, nil
+}
+
+// next is the next older change (false: none left).
+func (t *tail) next() (Change, bool, error) {
+	for {
+		i := bytes.LastIndexByte(t.buf, '\n')
+		if i < 0 && t.off > 0 {
+			n := min(t.off, tailBlock)
+			b := make([]byte, n, n+int64(len(t.buf)))
+			if _, err := t.f.ReadAt(b, t.off-n); err != nil {
+				return Change{}, false, Errorf(CodeIO, t.j.dir, "the journal %s cannot be read: %v", t.j.dir, err)
+			}
+			t.off -= n
+			t.buf = append(b, t.buf...)
+			continue
+		}
+		line := t.buf[i+1:]
+		t.buf = t.buf[:max(i, 0)]
+		if c, ok := t.j.decode(line); ok {
+			return c, true, nil
+		}
+		if i < 0 {
+			return Change{}, false, nil // the list's first line was read
+		}
+	}
+}
+
+func (t *tail) close() {
+	if t.f != nil {
+		t.f.Close()
+	}
+}
+
+// find is the change whose id in j is seq, found by bisection over the
+// list's bytes (ids rise along it).
+func (j *journal) find(seq int) (Change, bool, error) {
+	f, err := j.r.Open(changesFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Change{}, false, nil
+	}
+	if err != nil {
+		return Change{}, false, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Change{}, false, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+	}
+	// lo is a line's start at or before the change's, hi past it.
+	lo, hi := int64(0), fi.Size()
+	for hi-lo > tailBlock {
+		mid := lo + (hi-lo)/2
+		c, start, end, ok := j.lineAfter(f, mid, hi)
+		switch {
+		case !ok:
+			hi = mid
+		case c.seq == seq:
+			return c, true, nil
+		case c.seq < seq:
+			lo = end
+		default:
+			hi = start
+		}
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, lo, fi.Size()-lo), 16<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if c, ok := j.decode(bytes.TrimSuffix(line, []byte("\n"))); ok {
+			if c.seq >= seq {
+				return c, c.seq == seq, nil
+			}
+		}
+		if err == io.EOF {
+			return Change{}, false, nil
+		}
+		if err != nil {
+			return Change{}, false, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+		}
+	}
+}
+
+// lineAfter is the first whole record starting at or after off and
+// before hi: the change, where its line starts and where the next one
+// does.
+func (j *journal) lineAfter(f *os.File, off, hi int64) (c Change, start, end int64, ok bool) {
+	start = off
+	if off > 0 {
+		// Skip to the end of the line off-1 lies in.
+		start = off - 1
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, start, hi-start), 16<<10)
+	if off > 0 {
+		skip, err := r.ReadSlice('\n')
+		for errors.Is(err, bufio.ErrBufferFull) {
+			start += int64(len(skip))
+			skip, err = r.ReadSlice('\n')
+		}
+		if err != nil {
+			return Change{}, 0, 0, false
+		}
+		start += int64(len(skip))
+	}
+	for start < hi {
+		line, err := r.ReadBytes('\n')
+		end = start + int64(len(line))
+		if c, ok := j.decode(bytes.TrimSuffix(line, []byte("\n"))); ok {
+			return c, start, end, true
+		}
+		if err != nil {
+			return Change{}, 0, 0, false
+		}
+		start = end
+	}
+	return Change{}, 0, 0, false
+}
+
+// Changes calls fn with each recorded change of the policy's writable
+// roots, as shown, newest first (the journals merged by time), until fn
+// returns false.
+func (s *Sandbox) Changes(fn func(Change) bool) error {
+	if err := s.useJournal(); err != nil {
+		return err
+	}
+	js := s.journals()
+	if len(js) == 0 && s.jn.base == "" {
+		return Errorf(CodeConfig, "", "there is no journal: %s", s.jn.off)
+	}
+	type head struct {
+		t  *tail
+		c  Change
+		at time.Time
+	}
+	var heads []*head
+	defer func() {
+		for _, h := range heads {
+			h.t.close()
+		}
+	}()
+	pull := func(h *head) (bool, error) {
+		c, ok, err := h.t.next()
+		if !ok || err != nil {
+			return false, err
+		}
+		h.c = c
+		if len(js) > 1 {
+			h.at, _ = time.Parse(time.RFC3339Nano, c.Time)
+		}
+		return true, nil
+	}
+	for _, j := range js {
+		t, err := j.tail()
+		if err != nil {
+			return err
+		}
+		h := &head{t: t}
+		heads = append(heads, h)
+		if ok, err := pull(h); err != nil {
+			return err
+		} else if !ok {
+			heads = heads[:len(heads)-1]
+			t.close()
+		}
+	}
+	for len(heads) > 0 {
+		n := 0
+		for i, h := range heads {
+			if h.at.After(heads[n].at) {
+				n = i
+			}
+		}
+		h := heads[n]
+		if !fn(s.shown(h.c)) {
+			return nil
+		}
+		if ok, err := pull(h); err != nil {
+			return err
+		} else if !ok {
+			h.t.close()
+			heads = append(heads[:n], heads[n+1:]...)
+		}
+	}
+	return nil
+}
+
+// ChangeByID is the recorded change with this id (as history shows it).
+func (s *Sandbox) ChangeByID(id string) (Change, error) {
+	if err := s.useJournal(); err != nil {
+		return Change{}, err
+	}
+	if len(s.journals()) == 0 && s.jn.base == "" {
+		return Change{}, Errorf(CodeConfig, "", "there is no journal: %s", s.jn.off)
+	}
+	j, seq, ok := s.parseID(id)
+	if !ok {
+		return Change{}, Errorf(CodeUsage, "", "a change id is a number, or a root's prefix and a number (8f3a2b1c:7), as history shows it; got %q", id)
+	}
+	if j != nil {
+		c, found, err := j.find(seq)
+		if err != nil {
+			return Change{}, err
+		}
+		if found {
+			return s.shown(c), nil
+		}
+	}
+	return Change{}, Errorf(CodeNotFound, "", "the journal holds no change %s (evicted, purged, or never made)", id)
+}
+
+// parseID splits a change id into its journal (nil: a root of this policy
+// without a journal) and its number there; ok is false for a malformed
+// id. The workdir's ids are bare numbers; another root's start with its
+// prefix (the workdir's prefix is accepted too).
+func (s *Sandbox) parseID(id string) (*journal, int, bool) {
+	tag, num, hasTag := strings.Cut(id, ":")
+	if !hasTag {
+		tag, num = "", id
+	}
+	seq, err := strconv.Atoi(num)
+	if err != nil || seq <= 0 || strconv.Itoa(seq) != num {
+		return nil, 0, false
+	}
+	for _, rt := range s.writable() {
+		if !hasTag && rt == s.work || hasTag && tag == rt.pathHash()[:8] {
+			return rt.jn, seq, true
+		}
+	}
+	return nil, seq, !hasTag || len(tag) == 8 && strings.Trim(tag, "0123456789abcdef") == ""
+}
+
+// shown is c as fsbox shows it: its ids with its journal's prefix, its
+// paths relative to the workdir below it and absolute elsewhere.
+func (s *Sandbox) shown(c Change) Change {
+	j := c.j
+	c.ID = j.tag + c.ID
+	if c.Undoes != "" {
+		c.Undoes = j.tag + c.Undoes
+	}
+	paths := make([]PathChange, len(c.Paths))
+	for i, pc := range c.Paths {
+		pc.Path = s.shownPath(j, pc.Path)
+		paths[i] = pc
+	}
+	c.Paths = paths
+	if len(c.Moved) > 0 {
+		moved := make([]Move, len(c.Moved))
+		for i, m := range c.Moved {
+			moved[i] = Move{From: s.shownPath(j, m.From), To: s.shownPath(j, m.To)}
+		}
+		c.Moved = moved
+	}
+	return c
+}
+
+// storedPath names a shown path (workdir-relative, or absolute below
+// another root) as j records it: relative below j's root, absolute
+// elsewhere, so a journal stays true whichever root a policy makes its
+// workdir.
+func (s *Sandbox) storedPath(j *journal, p string) string {
+	abs := p
+	if !path.IsAbs(p) {
+		abs = path.Join(filepath.ToSlash(s.work.dir), p)
+	}
+	if rel, ok := relBelow(abs, filepath.ToSlash(j.rt.dir)); ok {
+		return rel
+	}
+	return abs
+}
+
+// shownPath is a path j recorded, as shown.
+func (s *Sandbox) shownPath(j *journal, p string) string {
+	if path.IsAbs(p) {
+		return s.shownAbs(p)
+	}
+	return s.shownAbs(path.Join(filepath.ToSlash(j.rt.dir), p))
+}
+
+// shownAbs is an absolute path as shown: relative below the workdir.
+func (s *Sandbox) shownAbs(abs string) string {
+	if rel, ok := relBelow(filepath.ToSlash(abs), filepath.ToSlash(s.work.dir)); ok {
+		return rel
+	}
+	return filepath.ToSlash(abs)
+}
+
+// relBelow is abs relative to dir ("." for dir itself), or false.
+func relBelow(abs, dir string) (string, bool) {
+	switch {
+	case abs == dir:
+		return ".", true
+	case dir == "/":
+		return strings.TrimPrefix(abs, "/"), strings.HasPrefix(abs, "/")
+	case strings.HasPrefix(abs, dir+"/"):
+		return abs[len(dir)+1:], true
+	}
+	return "", false
+}
+
+// History is the recorded changes touching p (shown, as WorkdirRel gives
+// it) or a path below it, newest first ("": every change).
+func (s *Sandbox) History(p string) ([]Change, error) {
+	out := []Change{}
+	under := func(q string) bool {
+		return p == "" || p == "." && !path.IsAbs(q) || q == p || strings.HasPrefix(q, p+"/")
+	}
+	err := s.Changes(func(c Change) bool {
+		for _, pc := range c.Paths {
+			if under(pc.Path) {
+				out = append(out, c)
+				return true
+			}
+		}
+		for _, m := range c.Moved {
+			if under(m.From) || under(m.To) {
+				out = append(out, c)
+				return true
+			}
+		}
+		return true
+	})
+	return out, err
+}
