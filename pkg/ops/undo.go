@@ -25,6 +25,9 @@ type HistoryResult struct {
 // an add or a delete of the other (its type unknown), and the bytes
 // recomputed from what is shown. ok is false when nothing is left.
 func visibleChange(sb *sandbox.Sandbox, c sandbox.Change, hidden *int) (sandbox.Change, bool) {
+	if c.Omitted > 0 {
+		return c, true // recorded without names: nothing to hide but the count
+	}
 	out := c
 	out.Paths, out.Moved, out.Bytes = nil, nil, 0
 	for _, pc := range c.Paths {

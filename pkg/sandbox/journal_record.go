@@ -38,6 +38,10 @@ type Change struct {
 	// a change larger than [journal] max_bytes, recorded without it (undo
 	// refuses it).
 	Kept bool `json:"kept"`
+	// Omitted counts the paths and moves of a change whose record alone
+	// would not fit in max_bytes: it is recorded without them (no name,
+	// no hash), so that the bound holds.
+	Omitted int `json:"omitted,omitempty"`
 
 	j    *journal // the journal it was read from
 	seq  int      // its id in that journal
@@ -395,6 +399,12 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 		rec.Bytes = 0
 		if line, err = json.Marshal(rec); err != nil {
 			return "", err
+		}
+		if rec.cost(int64(len(line))+1) > budget {
+			rec.Omitted, rec.Paths, rec.Moved = len(rec.Paths)+len(rec.Moved), []PathChange{}, nil
+			if line, err = json.Marshal(rec); err != nil {
+				return "", err
+			}
 		}
 	}
 	rec.size = int64(len(line)) + 1
