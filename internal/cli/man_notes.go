@@ -40,18 +40,29 @@ serves the built\-in default policy alone: it needs FSBOX_CONFIG, \-\-config or 
 announces narrow the served roots, never widen them. \-\-profile reference offers the reference
 filesystem server's tool names and arguments.
 .SH JOURNAL
-Each workdir has a journal outside every root ([journal] dir, or
-$XDG_STATE_HOME/fsbox/journal/HASH; roots says where, or why it is off). write, append, edit,
+Each writable root has its own journal, a subdirectory of [journal] dir (default
+$XDG_STATE_HOME/fsbox/journal) named by a hash of the root's canonical path and of its identity
+(st_dev, st_ino, birth time), which identity.json records. A subdirectory whose record does not
+match its root, the journal of an earlier directory at a root's path, and an old\-layout journal
+straight in an explicit dir are neither read nor applied; roots lists them (journal.ignored), and
+tenants sharing one dir never see each other's changes. write, append, edit,
 cp, patch, mv, rm (\-r too), mkdir and undo keep what each name held before the change and
-record it (change_id in the results of write, edit and patch). history lists the changes newest first,
-only the paths the policy in force may read (hidden counts the rest; history of a denied path is
-denied);
+record it (change_id in the results of write, edit and patch; PREFIX:N in a write root's journal).
+history lists the changes newest first (\-\-limit N reads only the journal's end),
+only the paths the policy in force may read (hidden counts the rest; a move with one hidden end
+shows as an add or a delete; history of a denied path is denied);
 undo restores a change's paths all or nothing if they still hold what it left (conflict
-otherwise, \-\-force anyway), by default the newest change not yet undone. Kept content stays
-until [journal] max_bytes evicts it or purge forgets it: deleted content lives on until then. purge
+otherwise, \-\-force anyway), by default the newest change not yet undone, and is denied as a whole
+when the policy may not write one of its paths now (explain undo ID says so first).
+[journal] max_bytes (at least 64 KiB) bounds all a root's journal holds on disk (file sizes plus
+4 KiB per file or directory); whole changes are evicted, oldest first; a change too large to keep
+is recorded with kept false (undo refuses it), or without its paths (omitted) when its record
+alone is too large. Deleted content lives on until evicted or purged. purge
 is off unless the policy turns it on, is not undoable, and forgets only the changes whose every
-path the policy in force may write.
-A multi\-file patch interrupted by a crash is finished by the next call that changes the workdir.
+path the policy in force may write (explain purge counts them).
+A multi\-file patch interrupted by a crash is finished by the next change of a policy that may
+write all its paths; one the policy in force may not finish is left untouched (roots:
+recovery_pending), and a change overlapping it is conflict.
 .SH FSBOX-FULL
 The MCP server and the \-\-jq filter live in fsbox\-full, installed beside fsbox: fsbox links
 neither the MCP SDK nor gojq, whose package inits (about 0.9 ms and 0.3 ms) every call would

@@ -42,7 +42,53 @@ func ExplainIn(ctx context.Context, reg *spec.Registry, sb *sandbox.Sandbox, nam
 	if err == nil && name == "patch" {
 		explainPatch(&d, reg, sb.Policy())
 	}
+	if err == nil && d.Allowed && (name == "undo" || name == "purge") {
+		err = explainJournal(&d, sb, name, p)
+	}
 	return d, err
+}
+
+// explainJournal says what undo of the change p, or purge, would do
+// under the policy in force, changing nothing: undo's answer is the
+// refusal undo would give (a path the policy may not write now, a change
+// recorded without its prior contents, no such change), purge's how many
+// changes it would remove and keep.
+func explainJournal(d *Decision, sb *sandbox.Sandbox, name, p string) error {
+	if name == "purge" {
+		removed, kept, err := sb.PurgeJournalPreview()
+		if err != nil {
+			*d = d.refuse(err)
+			return nil
+		}
+		d.Reason = fmt.Sprintf("purge would remove %d changes (every path of each is one this policy may write) and keep %d", removed, kept)
+		return nil
+	}
+	if p == "" {
+		return usagef("", "explain undo needs a CHANGE_ID, as history shows it")
+	}
+	c, err := sb.ChangeByID(p)
+	if err == nil {
+		err = mayUndo(sb, c)
+	}
+	if e := sandbox.AsError(err); err != nil && e.Code == sandbox.CodeUsage {
+		return err
+	}
+	if err != nil {
+		*d = d.refuse(err)
+		return nil
+	}
+	var shown []string
+	hidden := 0
+	if v, ok := visibleChange(sb, c, &hidden); ok {
+		for _, pc := range v.Paths {
+			shown = append(shown, pc.Path)
+		}
+		for _, m := range v.Moved {
+			shown = append(shown, m.From+" -> "+m.To)
+		}
+	}
+	d.Reason = fmt.Sprintf("undo may take back change %s: this policy may write every path of it (%s)", c.ID, strings.Join(shown, ", "))
+	return nil
 }
 
 func explainIn(ctx context.Context, reg *spec.Registry, sb *sandbox.Sandbox, name, p string) (Decision, error) {
@@ -56,7 +102,14 @@ func explainIn(ctx context.Context, reg *spec.Registry, sb *sandbox.Sandbox, nam
 	if !ok {
 		return Decision{}, sandbox.Errorf(sandbox.CodeUsage, p, "unknown command %q (one of: %s)", name, strings.Join(reg.Names(), ", "))
 	}
-	if err := sandbox.ValidatePath(p); err != nil {
+	arg := explained(op)
+	if name == "undo" {
+		arg = nil // its argument is a change id (explainJournal)
+	}
+	if p == "" && arg != nil {
+		return Decision{}, usagef("", "explain %s needs the PATH %s would be given", name, name)
+	}
+	if err := sandbox.ValidatePath(p); err != nil && p != "" {
 		return Decision{}, err
 	}
 	access := "read"
@@ -67,7 +120,6 @@ func explainIn(ctx context.Context, reg *spec.Registry, sb *sandbox.Sandbox, nam
 	if err := CheckCommandIn(reg, sb.Policy(), name); err != nil {
 		return d.refuse(err), nil
 	}
-	arg := explained(op)
 	if arg == nil {
 		d.Allowed, d.Rule, d.Reason = true, string(sandbox.RuleOK), name+" takes no path; the command is on"
 		return d, nil

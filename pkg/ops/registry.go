@@ -135,12 +135,12 @@ var rootsOp = &spec.Op{
 }
 
 var explainOp = &spec.Op{
-	Name: "explain", Class: spec.Meta, Result: Decision{},
+	Name: "explain", Class: spec.Meta, Result: Decision{}, Journal: true,
 	Summary: "say whether COMMAND on PATH would be allowed, and which rule decides",
-	Help:    "Runs the checks a real call of COMMAND on PATH would run, reading and changing nothing, and reports the first rule that refuses. For a command with two paths (mv, cp) it checks the one written. For patch, PATH is checked as a file a patch writes, and actions lists each kind of change a patch makes (update, add, delete, move, move_and_update) with the commands it needs and those the policy switches off.",
+	Help:    "Runs the checks a real call of COMMAND on PATH would run, reading and changing nothing, and reports the first rule that refuses. For a command with two paths (mv, cp) it checks the one written. For patch, PATH is checked as a file a patch writes, and actions lists each kind of change a patch makes (update, add, delete, move, move_and_update) with the commands it needs and those the policy switches off. For undo, PATH is a change id: the answer is what undo of it would say (denied when the policy may not write one of its paths now). For purge (no PATH), how many changes it would remove and keep.",
 	Args: []spec.Arg{
 		{Name: "command", Meta: "COMMAND", Help: "the command to ask about", Complete: spec.CompleteCommands},
-		{Name: "path", Meta: "PATH", Help: "the path the command would be given", Complete: spec.CompleteFiles},
+		{Name: "path", Meta: "PATH", Help: "the path the command would be given (undo: a change id; purge, roots and other commands without a path: none)", Optional: true, Complete: spec.CompleteFiles},
 	},
 	Examples: []spec.Example{{Cmd: "explain read /etc/passwd --format text", Says: "denied, rule root: the path lies outside every root"}},
 	JSONNote: "exit 0 whatever the verdict",

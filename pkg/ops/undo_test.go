@@ -172,7 +172,7 @@ func TestUndoConflict(t *testing.T) {
 // all.
 func TestUndoRulesAndEviction(t *testing.T) {
 	ctx := context.Background()
-	sb, dir := journaled(t, nil, func(p *sandbox.Policy) { p.Journal.MaxBytes = 10 })
+	sb, dir := journaled(t, nil, func(p *sandbox.Policy) { p.Journal.MaxBytes = 64 << 10 })
 	if _, err := Write(ctx, sb, WriteOptions{Path: "n.txt", Content: stringsReader("new\n")}); err != nil {
 		t.Fatal(err)
 	}
@@ -183,8 +183,9 @@ func TestUndoRulesAndEviction(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "n.txt")); err != nil {
 		t.Fatal("the changed file was deleted")
 	}
-	// Eviction: each rewrite keeps 15 bytes of prior content; max 10.
-	for _, s := range []string{"v1 xxxxxxxxxxx\n", "v2 xxxxxxxxxxx\n", "v3 xxxxxxxxxxx\n"} {
+	// Eviction: each rewrite keeps 20 KB of prior content; 40 KiB are
+	// left for changes in 64 KiB.
+	for _, s := range []string{"v1 " + strings.Repeat("x", 20000), "v2 " + strings.Repeat("x", 20000), "v3 " + strings.Repeat("x", 20000)} {
 		if _, err := Write(ctx, sb, WriteOptions{Path: "n.txt", Content: stringsReader(s)}); err != nil {
 			t.Fatal(err)
 		}

@@ -120,6 +120,11 @@ type Journal struct {
 // DefaultJournal is [journal] when the policy leaves it out.
 var DefaultJournal = Journal{Enabled: true, MaxBytes: 1 << 30}
 
+// MinJournalBytes is the least [journal] max_bytes: a journal's own
+// directories and files count 24 KiB, and a bound below 64 KiB would
+// leave too little to keep anything.
+const MinJournalBytes = 64 << 10
+
 // DefaultLimits are the limits of SPEC §4.
 var DefaultLimits = Limits{
 	MaxReadBytes:  1 << 20,
@@ -186,8 +191,8 @@ func ExpandRoot(s, home string, getenv func(string) (string, bool)) (string, err
 
 // validate checks everything that does not need the filesystem.
 func (p *Policy) Validate() error {
-	if p.Journal.MaxBytes <= 0 {
-		return fmt.Errorf("[journal] max_bytes must be a positive number, got %d", p.Journal.MaxBytes)
+	if p.Journal.MaxBytes < MinJournalBytes {
+		return fmt.Errorf("[journal] max_bytes must be at least %d (64 KiB: a journal's own files take 24 KiB of it), got %d", MinJournalBytes, p.Journal.MaxBytes)
 	}
 	if p.Journal.Dir != "" && !filepath.IsAbs(p.Journal.Dir) {
 		return fmt.Errorf("[journal] dir must be an absolute path, got %q", p.Journal.Dir)

@@ -408,9 +408,17 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 		}
 	}
 	rec.size = int64(len(line)) + 1
-	f, err := j.r.OpenFile(changesFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := j.r.OpenFile(changesFile, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return "", Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
+	}
+	// A line torn by a crash mid-append is ended first, so it does not
+	// swallow this one.
+	var last [1]byte
+	if fi, serr := f.Stat(); serr == nil && fi.Size() > 0 {
+		if _, rerr := f.ReadAt(last[:], fi.Size()-1); rerr == nil && last[0] != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
 	}
 	_, err = f.Write(append(line, '\n'))
 	if err == nil {
@@ -606,32 +614,50 @@ func (j *journal) rewrite(keep []Change) {
 // and how many stayed. Not undoable.
 func (s *Sandbox) PurgeJournal() (removed, kept int, err error) {
 	err = s.change(nil, s.writable(), func() error {
-		for _, j := range s.journals() {
-			changes, err := j.all()
-			if err != nil {
-				return err
-			}
-			var keep []Change
-			var total int64
-			for _, c := range changes {
-				if s.mayWriteAll(s.shown(c)) {
-					removed++
-					continue
-				}
-				keep = append(keep, c)
-				total = satAdd(total, c.cost(c.size))
-			}
-			kept += len(keep)
-			if len(keep) < len(changes) {
-				j.rewrite(keep)
-			}
-			if next, _, err := j.counters(); err == nil {
-				j.setCounters(next, total) // ids go on rising: an old id never names a new change
-			}
-		}
-		return nil
+		removed, kept, err = s.purge(true)
+		return err
 	})
 	return removed, kept, err
+}
+
+// PurgeJournalPreview counts what PurgeJournal would remove and keep,
+// changing nothing (explain purge).
+func (s *Sandbox) PurgeJournalPreview() (removed, kept int, err error) {
+	if err := s.useJournal(); err != nil {
+		return 0, 0, err
+	}
+	return s.purge(false)
+}
+
+// purge counts, and with act removes, the changes PurgeJournal forgets.
+func (s *Sandbox) purge(act bool) (removed, kept int, err error) {
+	for _, j := range s.journals() {
+		changes, err := j.all()
+		if err != nil {
+			return 0, 0, err
+		}
+		var keep []Change
+		var total int64
+		for _, c := range changes {
+			if s.mayWriteAll(s.shown(c)) {
+				removed++
+				continue
+			}
+			keep = append(keep, c)
+			total = satAdd(total, c.cost(c.size))
+		}
+		kept += len(keep)
+		if !act {
+			continue
+		}
+		if len(keep) < len(changes) {
+			j.rewrite(keep)
+		}
+		if next, _, err := j.counters(); err == nil {
+			j.setCounters(next, total) // ids go on rising: an old id never names a new change
+		}
+	}
+	return removed, kept, nil
 }
 
 // mayWriteAll: the policy in force may change every path c names (its

@@ -193,12 +193,12 @@ func TestJournalPlace(t *testing.T) {
 	// A policy file's [journal] table, and the state directory from the
 	// call's environment.
 	cfg := filepath.Join(base, "cfg", "p.toml")
-	mustWrite(t, cfg, fmt.Sprintf("workdir = %q\n[journal]\nenabled = true\nmax_bytes = 1000\n", work))
+	mustWrite(t, cfg, fmt.Sprintf("workdir = %q\n[journal]\nenabled = true\nmax_bytes = 70000\n", work))
 	lp, err := Load(Env{ConfigFlag: cfg, Cwd: work, Home: base, Getenv: fakeEnv{"XDG_STATE_HOME": state}.get})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lp.Journal.MaxBytes != 1000 || lp.Journal.State != state+"/fsbox" {
+	if lp.Journal.MaxBytes != 70000 || lp.Journal.State != state+"/fsbox" {
 		t.Errorf("loaded [journal] %+v", lp.Journal)
 	}
 	mustWrite(t, cfg, fmt.Sprintf("workdir = %q\n[journal]\nmax_bytes = 0\n", work))
