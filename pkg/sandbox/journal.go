@@ -344,8 +344,11 @@ func (s *Sandbox) openRootJournal(base *os.Root, rt *root, make bool) (*journal,
 			if err := writeIdentity(base, legacy, id); err != nil {
 				return nil, err
 			}
-			if err := base.Rename(legacy, name); err != nil && !errors.Is(err, fs.ErrExist) {
-				return nil, err
+			if err := base.Rename(legacy, name); err != nil {
+				// Another process took it over first: its result stands.
+				if _, serr := base.Lstat(name); serr != nil {
+					return nil, err
+				}
 			}
 		} else if !make {
 			return nil, nil

@@ -388,7 +388,12 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	budget := j.budget(s.policy.Journal.MaxBytes)
+	// The plans under way count only near the bound (reading them costs a
+	// directory listing).
+	budget := s.policy.Journal.MaxBytes - journalFixed
+	if satAdd(total, rec.cost(int64(len(line))+1)) > budget-64<<10 {
+		budget = j.budget(s.policy.Journal.MaxBytes)
+	}
 	if rec.Kept && rec.cost(int64(len(line))+1) > budget {
 		rec.Kept = false
 	}
