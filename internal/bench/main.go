@@ -166,7 +166,11 @@ var datasets = []dataset{
 
 	{dirMCP, 0, genMCP},     // the MCP rows' workdir (mcp.go)
 	{dirPatch, 0, genPatch}, // the patch row's files and patch (patch.go)
-	{dirJournal, 0, genJournal},
+	{dirJournal, 0, genJournalDir},
+	// The prepared journals (journal.go): made by fsbox, so run by -fsbox.
+	{journalHist10k, 0, genJournal(journalHist10k, 10_000)},
+	{journalHist100k, 0, genJournal(journalHist100k, 100_000)},
+	{journalUndo10k, 0, genJournal(journalUndo10k, 10_000)},
 }
 
 // The hostile-size data (issue 12): what an attacker can build with fsbox
@@ -267,8 +271,24 @@ var comparisons = []comparison{
 	{
 		// history over 10,000 recorded changes (a journal prepared beside
 		// the data), printed whole.
-		name: "history-10k", needs: []string{dirJournal}, policy: journal10k,
+		name: "history-10k", needs: []string{journalHist10k}, policy: hist10k,
 		fsbox:      []string{"history"},
+		maxSeconds: 0.05,
+	},
+	{
+		// The newest 10 of 100,000 changes: read from the list's end, so
+		// it should not cost more than a short journal's history.
+		name: "history-limit-100k", needs: []string{journalHist100k}, policy: hist100k,
+		fsbox:      []string{"history", "--limit", "10"},
+		maxSeconds: 0.02,
+	},
+	{
+		// undo of the newest change of a journal of 10,000 and more
+		// (two more each run): the setup has fsbox write undoFile anew,
+		// a real change whose prior content the journal keeps, which the
+		// undo restores.
+		name: "undo-newest-10k", needs: []string{dirJournal, journalUndo10k}, policy: undo10k, setup: freshUndoChange,
+		fsbox:      []string{"undo"},
 		maxSeconds: 0.05,
 	},
 	{
@@ -716,6 +736,14 @@ func run(cfg config) int {
 	if len(selected) == 0 && len(mcpRows) == 0 {
 		fatalf(2, "-only %q matches no comparison (see -list)", cfg.only)
 	}
+	fsboxEnv := []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, ".no-xdg-config")}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FSBOX_") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+			fsboxEnv = append(fsboxEnv, kv)
+		}
+	}
+	// fsbox makes the prepared journals and the undo row's changes.
+	fsboxTool.path, fsboxTool.env = fsbox, fsboxEnv
 	man, err := prepare(dir, need)
 	if err != nil {
 		fatalf(2, "generating data: %v", err)
@@ -726,12 +754,6 @@ func run(cfg config) int {
 		fatalf(2, "%v", err)
 	}
 	defer devnull.Close()
-	fsboxEnv := []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, ".no-xdg-config")}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FSBOX_") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
-			fsboxEnv = append(fsboxEnv, kv)
-		}
-	}
 
 	rssRuns := 3
 	if cfg.quick {
@@ -1916,7 +1938,15 @@ func prepare(dir string, need map[string]bool) (*manifest, error) {
 		path := filepath.Join(dir, d.name)
 		e, ok := man.Files[d.name]
 		if fi, err := os.Stat(path); ok && err == nil && e.Version == genVersion && fi.Size() == e.Size && (d.size == 0 || fi.Size() == d.size) {
-			continue
+			check := journalChecks[d.name]
+			if check == nil {
+				continue
+			}
+			err := check(dir)
+			if err == nil {
+				continue
+			}
+			progress("%s: %v: made again", d.name, err)
 		}
 		delete(man.Files, d.name)
 		if d.size > 0 {
@@ -2166,10 +2196,11 @@ func lineOffset(name string, n int64) func(dir string) (int64, error) {
 
 // writePolicy writes (once) policy p beside the data directory dir, with
 // dir as its workdir, and returns its path. It lies outside the workdir,
-// as fsbox requires.
+// as fsbox requires. JOURNAL_DIR in its text becomes journalBase of its
+// name: each journal policy has a journal of its own.
 func writePolicy(dir string, pol policy) string {
 	p := dir + "." + pol.name + ".toml"
-	text := fmt.Sprintf("workdir = %q\n", dir) + strings.ReplaceAll(pol.text, "JOURNAL_DIR", filepath.Join(filepath.Dir(dir), filepath.Base(dir)+"."+dirJournal+".journal"))
+	text := fmt.Sprintf("workdir = %q\n", dir) + strings.ReplaceAll(pol.text, "JOURNAL_DIR", journalBase(dir, pol.name))
 	if b, err := os.ReadFile(p); err != nil || string(b) != text {
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			fatalf(2, "writing %s: %v", p, err)
