@@ -69,6 +69,7 @@ type journalState struct {
 	// leaves them closed (a call that only reads files).
 	mode   journalMode
 	opened bool
+	baseR  *os.Root       // the base directory, once opened
 	issues []JournalIssue // subdirectories found and not used
 	// cur is the journal the running change records in (set by change,
 	// under the sandbox's write mutex).
@@ -121,11 +122,7 @@ func (s *Sandbox) Journal() JournalStatus {
 		return JournalStatus{Reason: s.jn.off, Roots: []JournalRoot{}, Ignored: []JournalIssue{}}
 	}
 	st := JournalStatus{Enabled: true, Dir: s.jn.base, Roots: []JournalRoot{}, Ignored: []JournalIssue{}}
-	s.jn.mu.Lock()
-	if !s.jn.opened {
-		s.openJournalsLocked(false)
-	}
-	s.jn.mu.Unlock()
+	s.useJournal()
 	for _, rt := range s.writable() {
 		name := rt.journalName()
 		if rt.jn != nil {
@@ -134,6 +131,9 @@ func (s *Sandbox) Journal() JournalStatus {
 		st.Roots = append(st.Roots, JournalRoot{Root: rt.dir, Dir: filepath.Join(s.jn.base, name), IDPrefix: s.tagOf(rt)})
 	}
 	st.Ignored = append(st.Ignored, s.jn.issues...)
+	if s.jn.baseR != nil {
+		st.Ignored = append(st.Ignored, s.staleJournals(s.jn.baseR)...)
+	}
 	st.RecoveryPending = len(s.unfinishable())
 	return st
 }
@@ -306,7 +306,7 @@ func (s *Sandbox) openJournalsLocked(make bool) error {
 	if err != nil {
 		return fail(err)
 	}
-	defer base.Close()
+	s.jn.baseR = base // kept open: roots lists it after Landlock
 	if _, err := base.Lstat(changesFile); err == nil {
 		s.jn.issues = append(s.jn.issues, JournalIssue{Dir: real, Reason: "a journal of the layout before identities, whose root is not recorded: left alone (move it away or remove it)"})
 	}
@@ -316,9 +316,6 @@ func (s *Sandbox) openJournalsLocked(make bool) error {
 			return fail(err)
 		}
 		rt.jn = j
-	}
-	if !make {
-		s.jn.issues = append(s.jn.issues, s.staleJournals(base)...)
 	}
 	s.jn.opened = true
 	return nil
@@ -439,8 +436,8 @@ func writeIdentity(base *os.Root, dir string, id identity) error {
 }
 
 // staleJournals are the journals of earlier directories at a writable
-// root's path (same path hash, another identity): left alone. Only a call
-// that reads the journal looks (a shared base may hold many).
+// root's path (same path hash, another identity): left alone. Only roots
+// looks (a shared base may hold many).
 func (s *Sandbox) staleJournals(base *os.Root) []JournalIssue {
 	d, err := base.Open(".")
 	if err != nil {
@@ -477,6 +474,10 @@ func (s *Sandbox) journals() []*journal {
 
 // closeJournals releases the journals' directories.
 func (s *Sandbox) closeJournals() {
+	if s.jn.baseR != nil {
+		s.jn.baseR.Close()
+		s.jn.baseR = nil
+	}
 	for _, rt := range s.roots {
 		if rt.jn != nil {
 			rt.jn.r.Close()
