@@ -260,12 +260,9 @@ func (s *Sandbox) ReadsJournal() { s.jn.mode = journalRead }
 // views of one sandbox share them), making them unless the sandbox only
 // reads.
 func (s *Sandbox) useJournal() error {
-	if s.jn.base == "" || s.jn.mode == journalNone {
-		return nil
-	}
 	s.jn.mu.Lock()
 	defer s.jn.mu.Unlock()
-	if s.jn.opened {
+	if s.jn.opened || s.jn.base == "" || s.jn.mode == journalNone {
 		return nil
 	}
 	return s.openJournalsLocked(s.jn.mode == journalFull)
@@ -301,7 +298,9 @@ func (s *Sandbox) openJournalsLocked(make bool) error {
 	if err := s.journalInside(real); err != nil || s.jn.base == "" {
 		return err
 	}
-	s.jn.base = real
+	if real != s.jn.base {
+		s.jn.base = real // (written only when it differs: other goroutines read it unlocked)
+	}
 	base, err := os.OpenRoot(real)
 	if err != nil {
 		return fail(err)
