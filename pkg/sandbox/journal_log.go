@@ -53,38 +53,20 @@ func (j *journal) all() ([]Change, error) {
 	}
 	// Lines are decoded in parallel, in chunks (10,000 changes are a few
 	// MiB of JSON); a torn line (a crash mid-append) is skipped.
-	lines := bytes.Split(b, []byte("\n"))
-	decoded := make([]Change, len(lines))
-	ok := make([]bool, len(lines))
-	const chunk = 512
-	var wg sync.WaitGroup
-	for lo := 0; lo < len(lines); lo += chunk {
-		hi := min(lo+chunk, len(lines))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				decoded[i], ok[i] = j.decode(lines[i])
-			}
-		}()
-	}
-	wg.Wait()
-	out := make([]Change, 0, len(lines))
-	for i, c := range decoded {
-		if ok[i] {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return j.decodeLines(b), nil
 }
 
 // tail reads a journal's changes newest first, a block at a time from
-// the end of its list.
+// the end of its list: the first block small (history --limit 10 reads
+// no more), the next ones larger, each block's records decoded in
+// parallel.
 type tail struct {
-	j   *journal
-	f   *os.File
-	off int64  // bytes before buf not read yet
-	buf []byte // read and not yet returned (its first line may be cut)
+	j     *journal
+	f     *os.File
+	off   int64    // bytes before buf not read yet
+	buf   []byte   // read and not yet decoded (its first line may be cut)
+	ready []Change // decoded, oldest first: next takes from the end
+	block int64
 }
 
 const tailBlock = 64 << 10
@@ -102,32 +84,77 @@ func (j *journal) tail() (*tail, error) {
 		f.Close()
 		return nil, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
 	}
-	return &tail{j: j, f: f, off: fi.Size()}, nil
+	return &tail{j: j, f: f, off: fi.Size(), block: tailBlock}, nil
 }
 
 // next is the next older change (false: none left).
 func (t *tail) next() (Change, bool, error) {
-	for {
-		i := bytes.LastIndexByte(t.buf, '\n')
-		if i < 0 && t.off > 0 {
-			n := min(t.off, tailBlock)
-			b := make([]byte, n, n+int64(len(t.buf)))
-			if _, err := t.f.ReadAt(b, t.off-n); err != nil {
-				return Change{}, false, Errorf(CodeIO, t.j.dir, "the journal %s cannot be read: %v", t.j.dir, err)
-			}
-			t.off -= n
-			t.buf = append(b, t.buf...)
-			continue
+	for len(t.ready) == 0 {
+		if t.off == 0 && len(t.buf) == 0 {
+			return Change{}, false, nil
 		}
-		line := t.buf[i+1:]
-		t.buf = t.buf[:max(i, 0)]
-		if c, ok := t.j.decode(line); ok {
-			return c, true, nil
-		}
-		if i < 0 {
-			return Change{}, false, nil // the list's first line was read
+		if err := t.fill(); err != nil {
+			return Change{}, false, err
 		}
 	}
+	c := t.ready[len(t.ready)-1]
+	t.ready = t.ready[:len(t.ready)-1]
+	return c, true, nil
+}
+
+// fill reads the next block back and decodes the whole lines it
+// completes (all that is left once the list's start is reached).
+func (t *tail) fill() error {
+	if t.off > 0 {
+		n := min(t.off, t.block)
+		t.block = min(t.block*4, 1<<20)
+		b := make([]byte, n, n+int64(len(t.buf)))
+		if _, err := t.f.ReadAt(b, t.off-n); err != nil {
+			return Errorf(CodeIO, t.j.dir, "the journal %s cannot be read: %v", t.j.dir, err)
+		}
+		t.off -= n
+		t.buf = append(b, t.buf...)
+	}
+	whole := t.buf
+	if t.off > 0 {
+		i := bytes.IndexByte(t.buf, '\n')
+		if i < 0 {
+			return nil // one line longer than the block: read on
+		}
+		whole, t.buf = t.buf[i+1:], t.buf[:i+1]
+	} else {
+		t.buf = nil
+	}
+	t.ready = t.j.decodeLines(whole)
+	return nil
+}
+
+// decodeLines decodes the records of b, in order, in parallel chunks (a
+// damaged or torn line is skipped).
+func (j *journal) decodeLines(b []byte) []Change {
+	lines := bytes.Split(b, []byte("\n"))
+	decoded := make([]Change, len(lines))
+	ok := make([]bool, len(lines))
+	const chunk = 256
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(lines); lo += chunk {
+		hi := min(lo+chunk, len(lines))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				decoded[i], ok[i] = j.decode(lines[i])
+			}
+		}()
+	}
+	wg.Wait()
+	out := decoded[:0]
+	for i, c := range decoded {
+		if ok[i] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (t *tail) close() {
