@@ -76,6 +76,11 @@ golden:
 PROPERTY_N ?= 1000
 # Crash runs of a 20-file batch killed at random points (make test: 40).
 CRASH_N ?= 200
+# Sequences of the journal's property (tenants sharing a journal dir, a
+# loose and a strict policy on one journal; about 0.2 s each) and its
+# crash children (a plan left under a stricter policy; make test: 20 and 4).
+JOURNAL_N ?= 200
+JOURNAL_CRASHES ?= 20
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
@@ -85,6 +90,7 @@ fuzz:
 	done
 	FSBOX_PROPERTY_N=$(PROPERTY_N) $(GO) test ./pkg/ops -run '^(TestPropertySequences|TestGrepMappedAgreesWithRead)$$' -count=1 -timeout 30m
 	FSBOX_CRASH_N=$(CRASH_N) $(GO) test ./pkg/sandbox -run '^TestBatchCrashRecovery$$' -count=1 -timeout 30m
+	FSBOX_PROPERTY_N=$(JOURNAL_N) FSBOX_PROPERTY_CRASHES=$(JOURNAL_CRASHES) $(GO) test ./pkg/ops -run '^TestPropertyJournal' -count=1 -timeout 30m
 
 # Go benchmarks, then whole-process ratios against the GNU tools, ripgrep
 # and fd where installed, and the hostile-size rows (fsbox alone). Data is

@@ -165,7 +165,14 @@ func Undo(ctx context.Context, sb *sandbox.Sandbox, id string, force bool) (Undo
 	} else {
 		var err error
 		var any, ok bool
-		if c, any, ok, err = newestUndoable(sb.Changes); err != nil {
+		// A change the policy may see none of is not the default: undo
+		// walks back through what this policy's history shows.
+		visible := func(x sandbox.Change) bool {
+			hidden := 0
+			_, ok := visibleChange(sb, x, &hidden)
+			return ok
+		}
+		if c, any, ok, err = newestUndoable(sb.Changes, visible); err != nil {
 			return UndoResult{}, err
 		}
 		if !any {
@@ -186,6 +193,15 @@ func Undo(ctx context.Context, sb *sandbox.Sandbox, id string, force bool) (Undo
 // recorded without its prior contents.
 func mayUndo(sb *sandbox.Sandbox, c sandbox.Change) error {
 	bad := sb.Unwritable(c)
+	// A directory moved back is checked whole, as mv checks it: what lies
+	// below it must be writable at both places.
+	for _, m := range c.Moved {
+		if err := sb.ProbeRename(m.To, m.From); err != nil && sandbox.AsError(err).Code == sandbox.CodeDenied {
+			if _, seen := bad[m.To]; !seen {
+				bad[m.To] = err
+			}
+		}
+	}
 	if len(bad) > 0 {
 		var named []string
 		var first error
@@ -248,6 +264,9 @@ func undoChange(ctx context.Context, sb *sandbox.Sandbox, c sandbox.Change, forc
 		if !movedTo[pc.Path] && !sameState(st, pc.After) {
 			moved = append(moved, pc.Path)
 		}
+	}
+	if d := dirsStay(sb, c); d != "" && !force {
+		moved = append(moved, d)
 	}
 	if len(moved) > 0 && !force {
 		sort.Strings(moved)
@@ -438,16 +457,16 @@ func renameBack(sb *sandbox.Sandbox, to, from string) error {
 
 // newestUndoable is the default of undo: the newest change that is not
 // an undo and is not undone (an undo marks its change undone; undoing
-// that undo, a redo, marks it done again), read from the journal's end
-// only as far as it. Repeated undo walks back. any: the journal holds a
-// change at all.
+// that undo, a redo, marks it done again) and that the policy in force
+// may see (visible), read from the journal's end only as far as it.
+// Repeated undo walks back. any: the journal holds a change at all.
 //
 // A change is undone when an odd number of undos reach it: an undo u of
 // x reaches x and, through x, whatever x (an undo too) took back, and so
 // on down. Every undo reaching x is newer than x, so by the time the
 // newest-first walk meets x its count is complete: flips[x.Undoes] gains
 // flips[x] + 1.
-func newestUndoable(newestFirst func(func(sandbox.Change) bool) error) (c sandbox.Change, any, ok bool, err error) {
+func newestUndoable(newestFirst func(func(sandbox.Change) bool) error, visible func(sandbox.Change) bool) (c sandbox.Change, any, ok bool, err error) {
 	flips := map[string]int{}
 	err = newestFirst(func(x sandbox.Change) bool {
 		any = true
@@ -455,7 +474,7 @@ func newestUndoable(newestFirst func(func(sandbox.Change) bool) error) (c sandbo
 			flips[x.Undoes] += flips[x.ID] + 1
 			return true
 		}
-		if flips[x.ID]%2 == 0 {
+		if flips[x.ID]%2 == 0 && (visible == nil || visible(x)) {
 			c, ok = x, true
 			return false
 		}
@@ -478,4 +497,47 @@ func expectOf(s *sandbox.FileState) *string {
 		e = s.SHA256
 	}
 	return &e
+}
+
+// goneAfter is what undo of c removes or moves away: the paths c created
+// and the places its moves led to.
+func goneAfter(c sandbox.Change) map[string]bool {
+	gone := map[string]bool{}
+	for _, pc := range c.Paths {
+		if pc.Before == nil {
+			gone[pc.Path] = true
+		}
+	}
+	for _, m := range c.Moved {
+		gone[m.To] = true
+	}
+	return gone
+}
+
+// dirsStay is the first directory c made that would not be empty once
+// undo removed what c put in it (another process, or a later change,
+// put something there): undo answers conflict before it changes
+// anything, rather than after its commit ("": none).
+func dirsStay(sb *sandbox.Sandbox, c sandbox.Change) string {
+	gone := goneAfter(c)
+	for _, pc := range c.Paths {
+		if pc.Before != nil || pc.After == nil || pc.After.Type != "dir" {
+			continue
+		}
+		d, err := sb.OpenDir(pc.Path)
+		if err != nil {
+			continue // gone or not a directory: the undo's own checks say so
+		}
+		l, err := d.ReadDir()
+		d.Close()
+		if err != nil || l.Denied > 0 {
+			return pc.Path
+		}
+		for _, e := range l.Entries {
+			if !gone[e.Path] {
+				return pc.Path
+			}
+		}
+	}
+	return ""
 }

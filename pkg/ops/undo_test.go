@@ -246,7 +246,7 @@ func TestNewestUndoable(t *testing.T) {
 				}
 			}
 			return nil
-		})
+		}, nil)
 		if (c.want == "") == ok || got.ID != c.want {
 			t.Errorf("%v: %q %v, want %q", c.log, got.ID, ok, c.want)
 		}

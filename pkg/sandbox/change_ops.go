@@ -294,6 +294,58 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
+// moveRules checks that src's entry (fi) and, for a directory, every path
+// below it may be written at its old place and at its new one, dst.
+func (s *Sandbox) moveRules(src, dst *WriteTarget, fi fs.FileInfo) error {
+	srcRel, dstRel := src.rootRel(), dst.rootRel()
+	if err := s.checkAllow(srcRel, fi.IsDir(), src.Path); err != nil {
+		return err
+	}
+	if err := s.checkAllow(dstRel, fi.IsDir(), dst.Path); err != nil {
+		return err
+	}
+	if !fi.IsDir() || !s.hasPatterns && len(s.writeDeny) == 0 {
+		return nil
+	}
+	_, err := scanTree(src, devIno(fi), func(sub string, isDir bool) error {
+		if e := s.checkLeaf(src.rt, srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
+			return deny(e.Rule, e.Path, "%s; nothing was moved", e.Msg)
+		}
+		if e := s.checkLeaf(dst.rt, dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
+			return deny(e.Rule, e.Path, "%s (the new place of %s); nothing was moved", e.Msg, path.Join(src.Path, sub))
+		}
+		if e := s.checkWrite(dst.rt, dstRel+"/"+sub, path.Join(dst.Path, sub)); e != nil {
+			return e // (a typed nil would not be nil here)
+		}
+		return nil
+	})
+	return err
+}
+
+// ProbeRename runs the rules Rename would check to move the entry from
+// to the name to (what lies below a directory included), changing
+// nothing; an absent from is no refusal.
+func (s *Sandbox) ProbeRename(from, to string) error {
+	src, err := s.OpenEntry(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := s.OpenEntry(to)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	if !src.Exists {
+		return nil
+	}
+	fi, err := src.entryNow()
+	if err != nil {
+		return err
+	}
+	return s.moveRules(src, dst, fi)
+}
+
 // Rename moves src's entry to dst's name (both pinned in the workdir). It
 // refuses to replace an existing dst unless force. Rules follow content,
 // not names: the entry and, for a directory, every path below it must be
@@ -314,28 +366,8 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 		if fi.IsDir() && src.rt == dst.rt && (dstRel == srcRel || strings.HasPrefix(dstRel+"/", srcRel+"/")) {
 			return Errorf(CodeUsage, dst.Path, "cannot move %s into itself", src.Path)
 		}
-		if err := s.checkAllow(srcRel, fi.IsDir(), src.Path); err != nil {
+		if err := s.moveRules(src, dst, fi); err != nil {
 			return err
-		}
-		if err := s.checkAllow(dstRel, fi.IsDir(), dst.Path); err != nil {
-			return err
-		}
-		if fi.IsDir() && (s.hasPatterns || len(s.writeDeny) > 0) {
-			_, err := scanTree(src, devIno(fi), func(sub string, isDir bool) error {
-				if e := s.checkLeaf(src.rt, srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
-					return deny(e.Rule, e.Path, "%s; nothing was moved", e.Msg)
-				}
-				if e := s.checkLeaf(dst.rt, dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
-					return deny(e.Rule, e.Path, "%s (the new place of %s); nothing was moved", e.Msg, path.Join(src.Path, sub))
-				}
-				if e := s.checkWrite(dst.rt, dstRel+"/"+sub, path.Join(dst.Path, sub)); e != nil {
-					return e
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
 		}
 		atSeam("rename.checked")
 		// The entry must still be the object that was checked (a directory
