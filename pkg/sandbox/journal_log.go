@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +35,13 @@ func (j *journal) decode(line []byte) (Change, bool) {
 	}
 	c.j, c.seq, c.size = j, seq, int64(len(line))+1
 	return c, true
+}
+
+// clone is c with slices of its own.
+func (c Change) clone() Change {
+	c.Paths = slices.Clone(c.Paths)
+	c.Moved = slices.Clone(c.Moved)
+	return c
 }
 
 // line is c's record.
@@ -67,6 +75,19 @@ type tail struct {
 	buf   []byte   // read and not yet decoded (its first line may be cut)
 	ready []Change // decoded, oldest first: next takes from the end
 	block int64
+	// ahead, once a caller has read past the first block (a whole
+	// history), is the next block being read and decoded while the
+	// caller consumes this one.
+	ahead chan filled
+	fills int
+}
+
+// filled is one block read and decoded.
+type filled struct {
+	off   int64
+	buf   []byte
+	ready []Change
+	err   error
 }
 
 const tailBlock = 64 << 10
@@ -105,28 +126,52 @@ func (t *tail) next() (Change, bool, error) {
 // fill reads the next block back and decodes the whole lines it
 // completes (all that is left once the list's start is reached).
 func (t *tail) fill() error {
-	if t.off > 0 {
-		n := min(t.off, t.block)
-		t.block = min(t.block*4, 1<<20)
-		b := make([]byte, n, n+int64(len(t.buf)))
-		if _, err := t.f.ReadAt(b, t.off-n); err != nil {
-			return Errorf(CodeIO, t.j.dir, "the journal %s cannot be read: %v", t.j.dir, err)
-		}
-		t.off -= n
-		t.buf = append(b, t.buf...)
-	}
-	whole := t.buf
-	if t.off > 0 {
-		i := bytes.IndexByte(t.buf, '\n')
-		if i < 0 {
-			return nil // one line longer than the block: read on
-		}
-		whole, t.buf = t.buf[i+1:], t.buf[:i+1]
+	var got filled
+	if t.ahead != nil {
+		got, t.ahead = <-t.ahead, nil
 	} else {
-		t.buf = nil
+		got = t.j.readBlock(t.f, t.off, t.block, t.buf)
 	}
-	t.ready = t.j.decodeLines(whole)
+	if got.err != nil {
+		return got.err
+	}
+	t.off, t.buf, t.ready = got.off, got.buf, got.ready
+	t.block = min(t.block*4, 1<<20)
+	if t.fills++; t.fills > 1 && t.off > 0 {
+		ch := make(chan filled, 1)
+		t.ahead = ch
+		f, off, block, buf := t.f, t.off, t.block, t.buf
+		go func() { ch <- t.j.readBlock(f, off, block, buf) }()
+	}
 	return nil
+}
+
+// readBlock reads up to block bytes of the list before off, joins them to
+// rest (the cut line after them) and decodes the whole lines.
+func (j *journal) readBlock(f *os.File, off, block int64, rest []byte) filled {
+	out := filled{off: off, buf: rest}
+	if off > 0 {
+		n := min(off, block)
+		b := make([]byte, n, n+int64(len(rest)))
+		if _, err := f.ReadAt(b, off-n); err != nil {
+			out.err = Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+			return out
+		}
+		out.off -= n
+		out.buf = append(b, rest...)
+	}
+	whole := out.buf
+	if out.off > 0 {
+		i := bytes.IndexByte(out.buf, '\n')
+		if i < 0 {
+			return out // one line longer than the block: read on
+		}
+		whole, out.buf = out.buf[i+1:], out.buf[:i+1]
+	} else {
+		out.buf = nil
+	}
+	out.ready = j.decodeLines(whole)
+	return out
 }
 
 // decodeLines decodes the records of b, in order, in parallel chunks (a
@@ -158,6 +203,9 @@ func (j *journal) decodeLines(b []byte) []Change {
 }
 
 func (t *tail) close() {
+	if t.ahead != nil {
+		<-t.ahead // the block read ahead is done with the file
+	}
 	if t.f != nil {
 		t.f.Close()
 	}
@@ -367,18 +415,16 @@ func (s *Sandbox) shown(c Change) Change {
 	if c.Undoes != "" {
 		c.Undoes = j.tag + c.Undoes
 	}
-	paths := make([]PathChange, len(c.Paths))
-	for i, pc := range c.Paths {
-		pc.Path = s.shownPath(j, pc.Path)
-		paths[i] = pc
-	}
-	c.Paths = paths
-	if len(c.Moved) > 0 {
-		moved := make([]Move, len(c.Moved))
-		for i, m := range c.Moved {
-			moved[i] = Move{From: s.shownPath(j, m.From), To: s.shownPath(j, m.To)}
+	// The workdir's journal records its paths as they are shown (only an
+	// absolute one, below another root, may need a look); c's slices are
+	// its own (decoded for this call), so they are changed in place.
+	for i := range c.Paths {
+		if j.rt != s.work || path.IsAbs(c.Paths[i].Path) {
+			c.Paths[i].Path = s.shownPath(j, c.Paths[i].Path)
 		}
-		c.Moved = moved
+	}
+	for i, m := range c.Moved {
+		c.Moved[i] = Move{From: s.shownPath(j, m.From), To: s.shownPath(j, m.To)}
 	}
 	return c
 }

@@ -644,7 +644,7 @@ func (s *Sandbox) purge(act bool) (removed, kept int, err error) {
 		var keep []Change
 		var total int64
 		for _, c := range changes {
-			if s.mayWriteAll(s.shown(c)) {
+			if s.mayWriteAll(s.shown(c.clone())) { // (shown changes its slices; c is kept as stored)
 				removed++
 				continue
 			}
