@@ -169,6 +169,9 @@ func (s *Sandbox) change(ws []*WriteTarget, extra []*root, act func() error) err
 	for _, w := range ws {
 		add(w.rt)
 	}
+	if len(rts) == 0 {
+		add(s.work)
+	}
 	for _, rt := range rts {
 		if !rt.writable {
 			return deny(RuleReadOnly, rt.dir, "%s is not a writable root", rt.dir)
