@@ -495,9 +495,30 @@ type errorBody struct {
 // ErrorJSON is err as the CLI prints it in JSON: {"error":{code, message,
 // path, rule}}, without the newline.
 func ErrorJSON(err error) []byte {
+	return ErrorJSONSpelled(err, FlagSpelling)
+}
+
+// ErrorJSONSpelled is ErrorJSON with the error's hint spelled by spell (a
+// tool face names its arguments, not flags).
+func ErrorJSONSpelled(err error, spell func(*sandbox.Hint) string) []byte {
 	e := sandbox.AsError(err)
-	b, _ := json.Marshal(errorEnvelope{errorBody{Code: e.Code, Message: e.Msg, Path: e.Path, Rule: e.Rule}})
+	b, _ := json.Marshal(errorEnvelope{errorBody{Code: e.Code, Message: e.Message(spell), Path: e.Path, Rule: e.Rule}})
 	return b
+}
+
+// FlagSpelling spells a hint's option as the command line takes it:
+// --name, or -x where the command line usually gives it short (rm -r).
+func FlagSpelling(h *sandbox.Hint) string {
+	if h.Short {
+		for _, op := range ops.Registry.Ops() {
+			for _, o := range op.Options {
+				if o.Name == h.Option && o.Short != "" {
+					return "-" + o.Short
+				}
+			}
+		}
+	}
+	return "--" + h.Option
 }
 
 // printError writes err to w in the chosen format and returns the exit code.
@@ -507,7 +528,7 @@ func printError(w io.Writer, format string, err error) int {
 		return exitCode(e.Code) // grep's result is already on stdout
 	}
 	if format == formatText {
-		msg := oneLine(e.Msg)
+		msg := oneLine(e.Message(FlagSpelling))
 		if isTerminal(w) {
 			// The message names paths as given: escaped as a name is.
 			msg = string(escapeControls([]byte(msg), true))
@@ -520,7 +541,7 @@ func printError(w io.Writer, format string, err error) int {
 			// stdout on a terminal; still one JSON document.
 			w, pretty = &c1Writer{w: w}, true // one whole document: nothing is held back
 		}
-		newEncoder(w, pretty).Encode(errorEnvelope{errorBody{Code: e.Code, Message: e.Msg, Path: e.Path, Rule: e.Rule}})
+		newEncoder(w, pretty).Encode(errorEnvelope{errorBody{Code: e.Code, Message: e.Message(FlagSpelling), Path: e.Path, Rule: e.Rule}})
 	}
 	return exitCode(e.Code)
 }

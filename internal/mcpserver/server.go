@@ -139,7 +139,7 @@ func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.
 		// Audited as any other call that failed.
 		err := sandbox.Errorf(sandbox.CodeIO, "", "cancelled before it started")
 		srv.audit(req, op.Name, sb, start, err)
-		return toolError(err), nil
+		return toolError(err, srv.spelling(op)), nil
 	}
 	if req.Params != nil && req.Session != nil {
 		if tok := req.Params.GetProgressToken(); tok != nil {
@@ -153,11 +153,11 @@ func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.
 	v, err := srv.guard(ctx, op, sb, fn)
 	srv.audit(req, op.Name, sb, start, err)
 	if err != nil {
-		return toolError(err), nil
+		return toolError(err, srv.spelling(op)), nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return toolError(err), nil
+		return toolError(err, srv.spelling(op)), nil
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
 }
@@ -186,8 +186,29 @@ func (srv *Server) guard(ctx context.Context, op *spec.Op, sb *sandbox.Sandbox, 
 
 // toolError is an error as a tool result: isError, and the CLI's error
 // object as the text.
-func toolError(err error) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(cli.ErrorJSON(err))}}}
+func toolError(err error, spell func(*sandbox.Hint) string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(cli.ErrorJSONSpelled(err, spell))}}}
+}
+
+// spelling names a hint's option as op's tool takes it: its argument
+// ("force": true), or nothing where the tool has no such argument (the
+// reference profile's tools have none of fsbox's options), so the hint
+// says what to do instead.
+func (srv *Server) spelling(op *spec.Op) func(*sandbox.Hint) string {
+	return func(h *sandbox.Hint) string {
+		if srv.spec.Profile == "reference" {
+			return ""
+		}
+		for _, o := range op.Options {
+			if o.Name == h.Option && !o.CLIOnly {
+				if o.Type == spec.Bool {
+					return fmt.Sprintf("%q: true", o.Name)
+				}
+				return fmt.Sprintf("%q", o.Name)
+			}
+		}
+		return ""
+	}
 }
 
 // audit appends the call's record (as the CLI does for a command), with

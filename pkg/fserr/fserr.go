@@ -60,13 +60,60 @@ type Error struct {
 	Path string
 	Rule Rule
 	Err  error
+	// Hint, when set, is an option of the call that would give another
+	// answer; Message puts it after Msg in the words of the face that
+	// shows the error.
+	Hint *Hint
+}
+
+// Hint names an option by its name in the operation's descriptor
+// ("force", "recursive"), never by a face's spelling of it: the CLI shows
+// a flag, a tool face its argument, and a face without the option what
+// to do instead. Below the faces no flag is ever spelled.
+type Hint struct {
+	Option string
+	// Short: the command line spells it by its one-letter form (rm -r).
+	Short bool
+	// Text says what passing it does, %s standing for the option as the
+	// face spells it ("pass %s to replace it").
+	Text string
+	// Else says what to do on a face that has no such option ("" says
+	// nothing).
+	Else string
+}
+
+// Message is the error's text with its hint spelled by spell (the option
+// as the face names it; "" when the face has no such option). A nil
+// spell names the option as the descriptor does.
+func (e *Error) Message(spell func(*Hint) string) string {
+	h := e.Hint
+	if h == nil {
+		return e.Msg
+	}
+	s := h.Option
+	if spell != nil {
+		s = spell(h)
+	}
+	switch {
+	case s != "":
+		return e.Msg + " " + fmt.Sprintf(h.Text, s)
+	case h.Else != "":
+		return e.Msg + " " + h.Else
+	}
+	return e.Msg
 }
 
 func (e *Error) Error() string {
 	if e.Path != "" {
-		return fmt.Sprintf("%s: %s: %s", e.Code, e.Path, e.Msg)
+		return fmt.Sprintf("%s: %s: %s", e.Code, e.Path, e.Message(nil))
 	}
-	return fmt.Sprintf("%s: %s", e.Code, e.Msg)
+	return fmt.Sprintf("%s: %s", e.Code, e.Message(nil))
+}
+
+// WithHint sets e's hint and returns e.
+func (e *Error) WithHint(h Hint) *Error {
+	e.Hint = &h
+	return e
 }
 
 func (e *Error) Unwrap() error { return e.Err }

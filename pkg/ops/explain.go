@@ -163,7 +163,7 @@ func explained(op *spec.Op) *spec.Arg {
 
 func (d Decision) refuse(err error) Decision {
 	e := sandbox.AsError(err)
-	d.Allowed, d.Rule, d.Reason = false, string(e.Rule), e.Msg
+	d.Allowed, d.Rule, d.Reason = false, string(e.Rule), e.Message(nil)
 	if e.Rule == "" {
 		d.Rule = string(e.Code)
 	}

@@ -387,7 +387,7 @@ func SortInput(in *spec.Input) (SortOptions, error) {
 		return o, usageErr("separator must not be empty")
 	}
 	if in.Bool("human-numeric") {
-		return o, usageErr("human-numeric sort (sort -h) is not supported: sort -n compares plain numbers")
+		return o, sandbox.Errorf(sandbox.CodeUsage, "", "human-numeric sort (GNU's) is not supported:").WithHint(sandbox.Hint{Option: "numeric", Short: true, Text: "%s compares plain numbers"})
 	}
 	return o, nil
 }
@@ -421,7 +421,7 @@ func CutInput(in *spec.Input) (CutOptions, error) {
 	o := CutOptions{Path: in.String("path"), Fields: in.String("fields"), Delimiter: in.String("delimiter"),
 		Regex: in.Bool("regex"), CSV: in.Bool("csv"), OnlyDelimited: in.Bool("only-delimited")}
 	if !in.IsSet("fields") {
-		return o, usageErr("cut needs fields (-f LIST), such as 1,3 or 2-")
+		return o, sandbox.Errorf(sandbox.CodeUsage, "", "cut needs fields").WithHint(sandbox.Hint{Option: "fields", Short: true, Text: "(%s LIST), such as 1,3 or 2-"})
 	}
 	if in.IsSet("delimiter") && o.Delimiter == "" {
 		return o, usageErr("delimiter must not be empty")

@@ -86,7 +86,7 @@ func Sort(ctx context.Context, sb *sandbox.Sandbox, o SortOptions) (SortResult, 
 	var each func(yield func([]byte) bool)
 	if general {
 		if len(data) >= 1<<32 {
-			return SortResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "%s has %d bytes: sort with several keys, key options or -s holds at most 4 GiB", o.Path, len(data))
+			return SortResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "%s has %d bytes: sort with several keys, key options or stable holds at most 4 GiB", o.Path, len(data))
 		}
 		ks := &keysSorter{o: o, keys: specs}
 		keyCompare = ks.compareKeys

@@ -43,7 +43,7 @@ func atoiClamp(s string) int {
 func parseKeySpec(s string) (keySpec, error) {
 	m := keySyntax().FindStringSubmatch(s)
 	if m == nil {
-		return keySpec{}, usagef("", "invalid key %q: want F[.C][OPTS][,F[.C][OPTS]] (1-based fields, as GNU sort -k)", s)
+		return keySpec{}, usagef("", "invalid key %q: want F[.C][OPTS][,F[.C][OPTS]] (1-based fields, as GNU sort's keys)", s)
 	}
 	k := keySpec{sf: atoiClamp(m[1])}
 	if k.sf < 1 {

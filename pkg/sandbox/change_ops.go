@@ -294,6 +294,9 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
+// hintReplace: an existing name is replaced only with force.
+var hintReplace = Hint{Option: "force", Text: "pass %s to replace it", Else: "move or remove it first"}
+
 // moveRules checks that src's entry (fi) and, for a directory, every path
 // below it may be written at its old place and at its new one, dst.
 func (s *Sandbox) moveRules(src, dst *WriteTarget, fi fs.FileInfo) error {
@@ -359,7 +362,7 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 		}
 		if !force {
 			if _, err := dst.dir.Lstat(dst.Name); err == nil {
-				return Errorf(CodeExists, dst.Path, "%s exists: pass --force to replace it", dst.Path)
+				return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(hintReplace)
 			}
 		}
 		srcRel, dstRel := src.rootRel(), dst.rootRel()
@@ -399,7 +402,7 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 		}
 		if err := renameAt(src, dst, force); err != nil {
 			if errors.Is(err, fs.ErrExist) {
-				return Errorf(CodeExists, dst.Path, "%s exists: pass --force to replace it", dst.Path)
+				return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(hintReplace)
 			}
 			return ioErr(dst.Path, err)
 		}
@@ -534,7 +537,7 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 			return err
 		}
 		if !recursive {
-			return Errorf(CodeNotAFile, w.Path, "%s is a directory: pass -r to remove it and everything below", w.Path)
+			return Errorf(CodeNotAFile, w.Path, "%s is a directory:", w.Path).WithHint(Hint{Option: "recursive", Short: true, Text: "pass %s to remove it and everything below", Else: "remove what lies below it first"})
 		}
 		tree, err := scanTree(w, w.Info.key, func(sub string, isDir bool) error {
 			if e := s.checkLeaf(w.rt, rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {

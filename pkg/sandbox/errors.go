@@ -9,6 +9,7 @@ type (
 	Code  = fserr.Code
 	Rule  = fserr.Rule
 	Error = fserr.Error
+	Hint  = fserr.Hint
 )
 
 const (

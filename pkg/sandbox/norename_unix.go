@@ -10,9 +10,9 @@ import (
 
 // errNoReplaceDir: a directory on a filesystem without a no-replace
 // rename cannot be moved without the risk of replacing a name that
-// appeared meanwhile, so it is not moved (--force takes that risk).
+// appeared meanwhile, so it is not moved (force takes that risk).
 func errNoReplaceDir(to string) error {
-	return Errorf(CodeConflict, to, "this filesystem has no rename that refuses to replace, and a directory cannot be linked: %s not moved (--force moves it anyway)", to)
+	return Errorf(CodeConflict, to, "this filesystem has no rename that refuses to replace, and a directory cannot be linked: %s not moved", to).WithHint(Hint{Option: "force", Text: "(%s moves it anyway)"})
 }
 
 // linkNoReplace gives from's file the name to only if to is free, where
