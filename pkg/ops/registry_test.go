@@ -65,7 +65,7 @@ func TestLibraryCallersObeyTheSwitches(t *testing.T) {
 				in.Set(a.Name, "victim.txt")
 			}
 		}
-		in.Set("content", "x").Set("fields", "1").Set("old", "keep").Set("new", "k")
+		setDeclared(in, map[string]any{"content": "x", "fields": "1", "old": "keep", "new": "k"})
 		_, err := op.Run(ctx, sbOff, in)
 		if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeDenied || e.Rule != sandbox.RuleCommand {
 			t.Errorf("%s with every command off: %v, want denied (command)", op.Name, err)
@@ -212,5 +212,70 @@ func TestStdinWithoutOne(t *testing.T) {
 	}
 	if _, err := Wc(context.Background(), sb, WcOptions{Paths: []string{"-"}}); sandbox.AsError(err) == nil || sandbox.AsError(err).Code != sandbox.CodeUsage {
 		t.Errorf("stdin read twice: %v", err)
+	}
+}
+
+// setDeclared sets the values whose names op declares.
+func setDeclared(in *spec.Input, vals map[string]any) {
+	for name, v := range vals {
+		if in.Op().Option(name) != nil || in.Op().Arg(name) != nil {
+			in.Set(name, v)
+		}
+	}
+}
+
+// TestEveryBindingReadsDeclaredOptions runs every descriptor's binding
+// (its Run, as every face calls it) under a policy with every command on:
+// an option name its code reads but its descriptor does not declare (a
+// misspelling read as "never given") panics in spec.Input, and fails here.
+func TestEveryBindingReadsDeclaredOptions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for name, content := range map[string]string{"victim.txt": "keep me\n", "d/x.txt": "x\n", "p.patch": "*** Begin Patch\n*** Add File: new.txt\n+n\n*** End Patch\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := sandbox.DefaultPolicy(dir)
+	p.Journal.State = filepath.Join(t.TempDir(), "state")
+	for _, op := range Registry.Ops() {
+		p.Commands[op.Name] = true
+	}
+	sb, err := sandbox.New(p, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	for _, op := range Registry.Ops() {
+		if op.Run == nil || op.Name == "mcp" {
+			continue
+		}
+		t.Run(op.Name, func(t *testing.T) {
+			for _, values := range []map[string]any{
+				nil, // every option left out: the defaults
+				{"content": "x", "fields": "1", "old": "keep", "new": "k", "dry-run": true, "limit": int64(1), "patch-file": "p.patch"},
+			} {
+				in := spec.NewInput(op)
+				for _, a := range op.Args {
+					switch {
+					case a.Many:
+						in.Set(a.Name, []string{"victim.txt"})
+					case a.Type == spec.Int:
+						in.Set(a.Name, int64(0))
+					case a.Name == "command":
+						in.Set(a.Name, "read")
+					case a.Name == "shell":
+						in.Set(a.Name, "bash")
+					default:
+						in.Set(a.Name, "victim.txt")
+					}
+				}
+				setDeclared(in, values)
+				op.Run(ctx, sb.ForCall(), in) // its result does not matter: reading an undeclared name panics
+			}
+		})
 	}
 }

@@ -35,13 +35,25 @@ func (in *Input) Op() *Op { return in.op }
 
 // Set gives name a value; the value's Go type must match the declared
 // type (bool, int64, string, []string, json.RawMessage for Objects).
-func (in *Input) Set(name string, v any) *Input { in.vals[name] = v; return in }
+func (in *Input) Set(name string, v any) *Input { in.declared(name); in.vals[name] = v; return in }
 
 // IsSet reports whether name was given.
-func (in *Input) IsSet(name string) bool { _, ok := in.vals[name]; return ok }
+func (in *Input) IsSet(name string) bool { in.declared(name); _, ok := in.vals[name]; return ok }
+
+// declared panics when name is none of the operation's options and
+// arguments: a misspelt name ("ofset") would otherwise read as never
+// given. Every face turns the panic into an internal error, and a test
+// runs every descriptor's binding.
+func (in *Input) declared(name string) {
+	if in.op == nil || in.op.Option(name) != nil || in.op.Arg(name) != nil {
+		return
+	}
+	panic(fmt.Sprintf("spec: %s reads %q, which its descriptor does not declare", in.op.Name, name))
+}
 
 // Bool returns a boolean option.
 func (in *Input) Bool(name string) bool {
+	in.declared(name)
 	if v, ok := in.vals[name].(bool); ok {
 		return v
 	}
@@ -50,6 +62,7 @@ func (in *Input) Bool(name string) bool {
 
 // Int returns an integer option or argument.
 func (in *Input) Int(name string) int64 {
+	in.declared(name)
 	if v, ok := in.vals[name].(int64); ok {
 		return v
 	}
@@ -58,6 +71,7 @@ func (in *Input) Int(name string) int64 {
 
 // String returns a string option or argument.
 func (in *Input) String(name string) string {
+	in.declared(name)
 	if v, ok := in.vals[name].(string); ok {
 		return v
 	}
@@ -66,12 +80,14 @@ func (in *Input) String(name string) string {
 
 // Strings returns a repeatable option or a Many argument.
 func (in *Input) Strings(name string) []string {
+	in.declared(name)
 	v, _ := in.vals[name].([]string)
 	return v
 }
 
 // Decode unmarshals an Objects option into dst.
 func (in *Input) Decode(name string, dst any) error {
+	in.declared(name)
 	raw, ok := in.vals[name].(json.RawMessage)
 	if !ok {
 		return nil
