@@ -8,9 +8,8 @@ import (
 
 func init() {
 	runners["read"] = func(x *call) error {
-		in := x.in
-		o := ops.ReadOptions{Path: in.String("path"), Offset: in.Int("offset"), Limit: in.Int("limit"), MaxBytes: in.Int("max-bytes"),
-			Encoding: in.String("encoding"), RawOnly: x.out.format == formatText && in.String("encoding") != "base64"}
+		o := ops.ReadInput(x.in)
+		o.RawOnly = x.out.format == formatText && o.Encoding != "base64" // the text form prints the bytes only
 		r, err := ops.Read(x.cx, x.sb, o)
 		if err != nil {
 			return err

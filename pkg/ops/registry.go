@@ -167,9 +167,15 @@ var readOp = &spec.Op{
 	},
 	Text: "the selected bytes exactly as the file holds them (BOM and CRLF kept; base64 text with --encoding base64), as cat or sed -n would",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		return Read(ctx, sb, ReadOptions{Path: in.String("path"), Offset: in.Int("offset"), Limit: in.Int("limit"),
-			MaxBytes: in.Int("max-bytes"), Encoding: in.String("encoding")})
+		return Read(ctx, sb, ReadInput(in))
 	},
+}
+
+// ReadInput is read's options from its descriptor's input (every face
+// builds them here).
+func ReadInput(in *spec.Input) ReadOptions {
+	return ReadOptions{Path: in.String("path"), Offset: in.Int("offset"), Limit: in.Int("limit"),
+		MaxBytes: in.Int("max-bytes"), Encoding: in.String("encoding")}
 }
 
 var lsOp = &spec.Op{
