@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -263,8 +264,9 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 	}
 }
 
-// runGeneric runs an operation the command line has no text form for: its
-// result is printed as JSON whatever the format.
+// runGeneric runs an operation through its descriptor and prints its
+// result: its text form (spec.Texter, written next to the result's type)
+// with --format text, else JSON whatever the format.
 func runGeneric(x *call) error {
 	if x.op.Run == nil {
 		return usageErr("%s cannot run from the command line", x.op.Name)
@@ -273,8 +275,32 @@ func runGeneric(x *call) error {
 	if err != nil {
 		return err
 	}
+	if t, ok := r.(spec.Texter); ok {
+		return x.out.emit(r, nil, nil, func(w *bufio.Writer) error { return t.Text(textWriter{w, x.out}) })
+	}
 	return x.out.emit(r, nil, nil, nil)
 }
+
+// runText runs the operation through its descriptor and prints its result
+// as JSON, or with text in the text form (the results whose text form
+// needs the command line's own state).
+func runText[R any](x *call, text func(r R, w *bufio.Writer) error) error {
+	v, err := x.op.Run(x.cx, x.sb, x.in)
+	if err != nil {
+		return err
+	}
+	r := v.(R)
+	return x.out.emit(r, nil, nil, func(w *bufio.Writer) error { return text(r, w) })
+}
+
+// textWriter is a result's text form's writer on the command line: names
+// pass the printer's escaping for a terminal.
+type textWriter struct {
+	*bufio.Writer
+	p *printer
+}
+
+func (t textWriter) Name(s string) string { return t.p.safeName(s) }
 
 // inputOf reads a command's flags and arguments into the operation's input.
 func inputOf(op *spec.Op, c *ucli.Context, args []string, stdin io.Reader) (*spec.Input, error) {

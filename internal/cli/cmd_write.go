@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"bufio"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"strings"
-
-	"github.com/fsbox/fsbox/pkg/ops"
 )
 
 func init() {
@@ -20,11 +16,7 @@ func init() {
 		if content != nil && !x.in.IsSet("content") {
 			x.in.Stdin = content
 		}
-		return runText(x, func(r ops.WriteResult, w *bufio.Writer) error {
-			// The text form is sha256sum's line, so `sha256sum -c` can check it.
-			_, err := fmt.Fprintf(w, "%s  %s\n", r.SHA256, x.out.safeName(r.Path))
-			return err
-		})
+		return runGeneric(x)
 	}
 }
 

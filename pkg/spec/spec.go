@@ -13,6 +13,7 @@ package spec
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -299,3 +300,20 @@ func (o *Op) validate() error {
 
 // Int64 returns a pointer to v, for Option.Min and Option.Max.
 func Int64(v int64) *int64 { return &v }
+
+// TextWriter is where a result's text form goes (the command line's
+// --format text): bytes, and names — paths and other one-line fields —
+// that the face makes safe for where they go (a terminal's escapes).
+type TextWriter interface {
+	io.Writer
+	io.ByteWriter
+	io.StringWriter
+	// Name is s made safe as one field of one line.
+	Name(s string) string
+}
+
+// Texter is a result with a text form of its own, written next to the
+// result's type: every face that prints text prints this.
+type Texter interface {
+	Text(w TextWriter) error
+}
