@@ -281,18 +281,6 @@ func runGeneric(x *call) error {
 	return x.out.emit(r, nil, nil, nil)
 }
 
-// runText runs the operation through its descriptor and prints its result
-// as JSON, or with text in the text form (the results whose text form
-// needs the command line's own state).
-func runText[R any](x *call, text func(r R, w *bufio.Writer) error) error {
-	v, err := x.op.Run(x.cx, x.sb, x.in)
-	if err != nil {
-		return err
-	}
-	r := v.(R)
-	return x.out.emit(r, nil, nil, func(w *bufio.Writer) error { return text(r, w) })
-}
-
 // textWriter is a result's text form's writer on the command line: names
 // pass the printer's escaping for a terminal.
 type textWriter struct {

@@ -1,11 +1,5 @@
 package cli
 
-import (
-	"bufio"
-
-	"github.com/fsbox/fsbox/pkg/ops"
-)
-
 func init() {
 	runners["completion"] = func(x *call) error {
 		s, err := Completion(x.reg, x.in.String("shell"))
@@ -24,14 +18,6 @@ func init() {
 	runners["tools"] = func(x *call) error {
 		p := x.sb.Policy()
 		return x.out.emit(Tools(x.reg, func(name string) bool { return opsEnabled(x.reg, p, name) }), nil, nil, nil)
-	}
-	runners["links"] = func(x *call) error {
-		return runText(x, func(r ops.LinksResult, w *bufio.Writer) error {
-			for _, l := range r.Links {
-				w.WriteString(x.out.safeName(l.Path) + "\n")
-			}
-			return nil
-		})
 	}
 }
 

@@ -325,7 +325,14 @@ var wcOp = &spec.Op{
 	Examples: []spec.Example{{Cmd: "wc main.go notes.txt --format text", Says: "lines words chars bytes per file, and a total"}},
 	Text:     "lines words chars bytes path (or only those -l -w -m -c select, in that order), one line per file, and a total line for several; columns padded as GNU wc 9.1",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		return Wc(ctx, sb, WcOptions{Paths: in.Strings("paths")})
+		r, err := Wc(ctx, sb, WcOptions{Paths: in.Strings("paths")})
+		// -l -w -m -c select what the text form prints, in wc's order.
+		for _, n := range []string{"lines", "words", "chars", "bytes"} {
+			if in.Bool(n) {
+				r.show = append(r.show, n)
+			}
+		}
+		return r, err
 	},
 }
 

@@ -2,9 +2,11 @@ package ops
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/spec"
+	"github.com/fsbox/fsbox/pkg/textio"
 )
 
 // The text forms of the results that are complete before they are
@@ -92,4 +94,119 @@ func (r UndoResult) Text(w spec.TextWriter) error {
 		}
 	}
 	return nil
+}
+
+// Text is one line per file, and a line per file: its action and path
+// (a move as OLD -> NEW); with a dry run the unified diffs.
+func (r PatchResult) Text(w spec.TextWriter) error {
+	for _, f := range r.Files {
+		var err error
+		switch {
+		case r.DryRun:
+			_, err = w.WriteString(f.Diff)
+		case f.Action == "move":
+			_, err = fmt.Fprintf(w, "move %s -> %s\n", w.Name(f.Path), w.Name(f.MoveTo))
+		default:
+			_, err = fmt.Fprintf(w, "%s %s\n", f.Action, w.Name(f.Path))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Text is one link path a line.
+func (r LinksResult) Text(w spec.TextWriter) error {
+	for _, l := range r.Links {
+		if _, err := w.WriteString(w.Name(l.Path) + "\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Text is wc's: the picked counts (all four by default) of each file and
+// their total, each padded, as GNU wc 9.1 pads them, to the width of the
+// files' total size (one count of one file is not padded).
+func (r WcResult) Text(w spec.TextWriter) error {
+	picked := r.show
+	if len(picked) == 0 {
+		picked = []string{"lines", "words", "chars", "bytes"}
+	}
+	n := len(strconv.FormatInt(r.Total.Bytes, 10))
+	if len(picked) == 1 && len(r.Files) == 1 {
+		n = 1
+	}
+	row := func(c textio.Counts, name string) {
+		for i, p := range picked {
+			if i > 0 {
+				w.WriteByte(' ')
+			}
+			fmt.Fprintf(w, "%*d", n, countOf(c, p))
+		}
+		fmt.Fprintf(w, " %s\n", name)
+	}
+	for _, f := range r.Files {
+		row(f.Counts, w.Name(f.Path))
+	}
+	if len(r.Files) > 1 {
+		row(r.Total, "total")
+	}
+	return nil
+}
+
+func countOf(c textio.Counts, name string) int64 {
+	switch name {
+	case "lines":
+		return c.Lines
+	case "words":
+		return c.Words
+	case "chars":
+		return c.Chars
+	}
+	return c.Bytes
+}
+
+// Text is one "key<TAB>value" line per part of the policy (paths are
+// names: one a line).
+func (r RootsResult) Text(w spec.TextWriter) error {
+	name := w.Name
+	fmt.Fprintf(w, "workdir\t%s\n", name(r.Workdir))
+	for _, d := range r.WriteRoots {
+		fmt.Fprintf(w, "write_root\t%s\n", name(d))
+	}
+	for _, d := range r.ReadRoots {
+		fmt.Fprintf(w, "read_root\t%s\n", name(d))
+	}
+	cfg := "(built-in default)"
+	if r.Config != nil {
+		cfg = name(*r.Config)
+	}
+	fmt.Fprintf(w, "config\t%s\n", cfg)
+	if r.AuditLog != nil {
+		fmt.Fprintf(w, "audit_log\t%s\n", name(*r.AuditLog))
+	}
+	fmt.Fprintf(w, "commands\t%s\n", strings.Join(r.Commands, " "))
+	fmt.Fprintf(w, "landlock\t%s (enforced: %v)\n", r.Landlock.Mode, r.Landlock.Enforced)
+	g := r.Guarantees
+	fmt.Fprintf(w, "guarantees\tdescriptor_path_check=%v dir_lock=%v no_follow=%v no_replace_rename=%v\n",
+		g.DescriptorPathCheck, g.DirLock, g.NoFollow, g.NoReplaceRename)
+	fmt.Fprintf(w, "require\t%s\n", strings.Join(r.Require, " "))
+	if !r.Journal.Enabled {
+		_, err := fmt.Fprintf(w, "journal\toff: %s\n", r.Journal.Reason)
+		return err
+	}
+	fmt.Fprintf(w, "journal\t%s\n", name(r.Journal.Dir))
+	for _, jr := range r.Journal.Roots {
+		fmt.Fprintf(w, "journal_root\t%s\t%s\n", name(jr.Root), name(jr.Dir))
+	}
+	for _, is := range r.Journal.Ignored {
+		fmt.Fprintf(w, "journal_ignored\t%s\t%s\n", name(is.Dir), is.Reason)
+	}
+	var err error
+	if r.Journal.RecoveryPending > 0 {
+		_, err = fmt.Fprintf(w, "recovery_pending\t%d\n", r.Journal.RecoveryPending)
+	}
+	return err
 }

@@ -22,6 +22,7 @@ type WcFile struct {
 type WcResult struct {
 	Files []WcFile      `json:"files"`
 	Total textio.Counts `json:"total"`
+	show  []string      // the counts the text form prints (all when none is picked)
 }
 
 // Wc counts lines, words, bytes and characters of each file in one
