@@ -259,6 +259,9 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 			if run, ok := runners[op.Name]; ok {
 				return run(x)
 			}
+			if op.Items == spec.Lines {
+				return runLines(x)
+			}
 			return runGeneric(x)
 		},
 	}
@@ -279,6 +282,27 @@ func runGeneric(x *call) error {
 		return x.out.emit(r, nil, nil, func(w *bufio.Writer) error { return t.Text(textWriter{w, x.out}) })
 	}
 	return x.out.emit(r, nil, nil, nil)
+}
+
+// runLines runs an operation that streams lines through its descriptor:
+// the printer's sink (ndjson, text) takes them as they come, or the result
+// collects them (json).
+func runLines(x *call) error {
+	return x.out.lines(func(sink ops.LineSink) (any, *ops.Truncation, error) {
+		x.in.Sink, x.in.Exact = nil, x.out.exact()
+		if sink != nil {
+			x.in.Sink = sink
+		}
+		v, err := x.op.Run(x.cx, x.sb, x.in)
+		if err != nil {
+			return v, nil, err
+		}
+		var tr *ops.Truncation
+		if t, ok := v.(interface{ Trunc() *ops.Truncation }); ok {
+			tr = t.Trunc()
+		}
+		return v, tr, nil
+	})
 }
 
 // textWriter is a result's text form's writer on the command line: names

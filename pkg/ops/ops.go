@@ -23,6 +23,10 @@ type Truncation struct {
 	CutLines      int64 `json:"cut_lines,omitempty"`
 }
 
+// Trunc is the truncation of a result that embeds it (a face's trailer
+// reads it after a streaming run).
+func (t Truncation) Trunc() *Truncation { return &t }
+
 // lineCut is where the JSON text of one line ends: max_line_bytes, but
 // never more than a line a command may hold (textio.MaxLine); 0 in the
 // text form (exact), which prints lines whole.

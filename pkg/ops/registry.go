@@ -338,6 +338,7 @@ var wcOp = &spec.Op{
 
 var sliceOp = &spec.Op{
 	Name: "slice", Class: spec.Read, Result: SliceResult{},
+	Items:   spec.Lines,
 	Summary: "select lines START to END, as Python's lines[START:END] (negatives count from the end)",
 	Help:    "Selects the lines from START (0-based) up to, not including, END. A negative START or END counts from the end of the file: slice f -10 is tail -n 10.",
 	Args: []spec.Arg{
@@ -348,7 +349,10 @@ var sliceOp = &spec.Op{
 	Examples: []spec.Example{{Cmd: "slice notes.txt -2 --format text", Says: "the last two lines, as tail -n 2"}},
 	Text:     "the lines exactly as the file holds them",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		return Slice(ctx, sb, SliceInput(in))
+		o := SliceInput(in)
+		o.Sink, _ = in.Sink.(LineSink)
+		o.Exact = in.Exact
+		return Slice(ctx, sb, o)
 	},
 }
 
@@ -368,6 +372,7 @@ func SliceInput(in *spec.Input) SliceOptions {
 
 var sortOp = &spec.Op{
 	Name: "sort", Class: spec.Read, Result: SortResult{}, Limit: "max_sort_bytes",
+	Items:   spec.Lines,
 	Summary: "sort a file's lines (byte order, as LC_ALL=C sort)",
 	Help:    "Sorts a file's lines in byte order, as LC_ALL=C sort does; the sort is stable. Files over max_sort_bytes are refused.",
 	Args:    []spec.Arg{stdinArg("the file to sort")},
@@ -388,6 +393,8 @@ var sortOp = &spec.Op{
 		if err != nil {
 			return nil, err
 		}
+		o.Sink, _ = in.Sink.(LineSink)
+		o.Exact = in.Exact
 		return Sort(ctx, sb, o)
 	},
 }

@@ -22,6 +22,12 @@ type Input struct {
 	// Stdin is where a command-line call's content comes from (write
 	// without content); nil in a tool call.
 	Stdin io.Reader
+	// Sink, when a face sets it, takes a streaming operation's items as
+	// they come (Op.Items says their kind); nil: the operation collects
+	// them into its result. Exact: they go out whole (a text form), not
+	// cut at the policy's line limit.
+	Sink  any
+	Exact bool
 
 	op   *Op
 	vals map[string]any // bool, int64, string, []string, json.RawMessage

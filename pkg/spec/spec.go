@@ -151,6 +151,10 @@ type Op struct {
 	// changes no file (history), so the journal must be open before
 	// Landlock goes up.
 	Journal bool
+	// Items: the operation streams its result's lines (Lines) to the
+	// input's Sink when a face sets one, as they come; a face that sets
+	// none gets them collected in the result.
+	Items ItemKind
 	// NoTool: a documentation command for people, not a tool for agents.
 	NoTool bool
 	// NoPolicy: runs without a policy (documentation output).
@@ -317,3 +321,9 @@ type TextWriter interface {
 type Texter interface {
 	Text(w TextWriter) error
 }
+
+// ItemKind is what a streaming operation sends its Sink.
+type ItemKind string
+
+// Lines: each line with its terminator (an ops.LineSink).
+const Lines ItemKind = "lines"
