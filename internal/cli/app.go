@@ -223,6 +223,7 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 			if err != nil {
 				return err
 			}
+			in.Reg = st.reg
 			x := &call{cx: c.Context, op: op, in: in, stdin: st.c.Stdin, args: args, out: st.printer(c), reg: st.reg,
 				policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Extras.Serve, execFull: st.c.ExecFull,
 				argv: st.argv, getenv: st.c.Getenv, stdout: st.stdout, stderr: st.c.Stderr}

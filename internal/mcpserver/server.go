@@ -119,6 +119,7 @@ func (srv *Server) addNativeTools() {
 				if err != nil {
 					return nil, err
 				}
+				in.Reg = reg
 				return op.Run(ctx, sb, in)
 			})
 		})

@@ -146,7 +146,11 @@ var explainOp = &spec.Op{
 	JSONNote: "exit 0 whatever the verdict",
 	Text:     "one line: allowed|denied, the command, the path, the reason and the rule",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		return Explain(ctx, sb, in.String("command"), in.String("path"))
+		reg := Registry
+		if in.Reg != nil {
+			reg = in.Reg // a face serving more operations asks about them
+		}
+		return ExplainIn(ctx, reg, sb, in.String("command"), in.String("path"))
 	},
 }
 

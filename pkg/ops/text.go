@@ -210,3 +210,14 @@ func (r RootsResult) Text(w spec.TextWriter) error {
 	}
 	return err
 }
+
+// Text is one line: allowed or denied, the command, the path, the reason
+// and the rule.
+func (d Decision) Text(w spec.TextWriter) error {
+	verdict := "allowed"
+	if !d.Allowed {
+		verdict = "denied"
+	}
+	_, err := fmt.Fprintf(w, "%s %s %s: %s (rule %s)\n", verdict, d.Op, w.Name(d.Path), w.Name(strings.ReplaceAll(d.Reason, "\n", `\n`)), d.Rule)
+	return err
+}

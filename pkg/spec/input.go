@@ -28,6 +28,9 @@ type Input struct {
 	// cut at the policy's line limit.
 	Sink  any
 	Exact bool
+	// Reg is the operations the face serves (explain asks about them);
+	// nil: the operations' own registry.
+	Reg *Registry
 
 	op   *Op
 	vals map[string]any // bool, int64, string, []string, json.RawMessage
