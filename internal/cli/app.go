@@ -275,12 +275,16 @@ func runGeneric(x *call) error {
 	if x.op.Run == nil {
 		return usageErr("%s cannot run from the command line", x.op.Name)
 	}
+	x.in.Exact = x.out.exact()
 	r, err := x.op.Run(x.cx, x.sb, x.in)
 	if err != nil {
 		return err
 	}
-	if t, ok := r.(spec.Texter); ok {
+	if t, ok := r.(spec.Texter); ok && x.out.format == formatText {
 		return x.out.emit(r, nil, nil, func(w *bufio.Writer) error { return t.Text(textWriter{w, x.out}) })
+	}
+	if b, ok := r.(interface{ BigField() *string }); ok {
+		return x.out.emitWithString(r, b.BigField()) // the big string is written in place, not copied
 	}
 	return x.out.emit(r, nil, nil, nil)
 }
@@ -314,6 +318,8 @@ type textWriter struct {
 }
 
 func (t textWriter) Name(s string) string { return t.p.safeName(s) }
+
+func (t textWriter) Content(b []byte) []byte { return t.p.safe(b) }
 
 // inputOf reads a command's flags and arguments into the operation's input.
 func inputOf(op *spec.Op, c *ucli.Context, args []string, stdin io.Reader) (*spec.Input, error) {

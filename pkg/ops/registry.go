@@ -171,7 +171,10 @@ var readOp = &spec.Op{
 	},
 	Text: "the selected bytes exactly as the file holds them (BOM and CRLF kept; base64 text with --encoding base64), as cat or sed -n would",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		return Read(ctx, sb, ReadInput(in))
+		o := ReadInput(in)
+		o.RawOnly = in.Exact && o.Encoding != "base64" // a text form prints the bytes alone
+		r, err := Read(ctx, sb, o)
+		return &r, err
 	},
 }
 
@@ -558,7 +561,8 @@ var editOp = &spec.Op{
 		if err != nil {
 			return nil, err
 		}
-		return Edit(ctx, sb, o)
+		r, err := Edit(ctx, sb, o)
+		return &r, err
 	},
 }
 

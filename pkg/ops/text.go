@@ -221,3 +221,28 @@ func (d Decision) Text(w spec.TextWriter) error {
 	_, err := fmt.Fprintf(w, "%s %s %s: %s (rule %s)\n", verdict, d.Op, w.Name(d.Path), w.Name(strings.ReplaceAll(d.Reason, "\n", `\n`)), d.Rule)
 	return err
 }
+
+// Text is the unified diff the edit made (or, with a dry run, would
+// make).
+func (r *EditResult) Text(w spec.TextWriter) error {
+	_, err := w.WriteString(r.Diff)
+	return err
+}
+
+// BigField is the diff: a face may write it into the JSON document
+// without copying it (it can be tens of MiB).
+func (r *EditResult) BigField() *string { return &r.Diff }
+
+// Text is the selected bytes exactly as the file holds them (base64 text
+// and a newline with that encoding), escaped by the face on a terminal.
+func (r *ReadResult) Text(w spec.TextWriter) error {
+	if r.Encoding == "base64" {
+		w.WriteString(r.Content)
+		return w.WriteByte('\n')
+	}
+	_, err := w.Write(w.Content(r.Raw))
+	return err
+}
+
+// BigField is the content (up to max_read_bytes).
+func (r *ReadResult) BigField() *string { return &r.Content }

@@ -314,6 +314,9 @@ type TextWriter interface {
 	io.StringWriter
 	// Name is s made safe as one field of one line.
 	Name(s string) string
+	// Content is file content made safe for where it goes (as is in a
+	// pipeline; escaped on a terminal).
+	Content(b []byte) []byte
 }
 
 // Texter is a result with a text form of its own, written next to the
