@@ -260,8 +260,11 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 			if run, ok := runners[op.Name]; ok {
 				return run(x)
 			}
-			if op.Items == spec.Lines {
+			switch op.Items {
+			case spec.Lines:
 				return runLines(x)
+			case spec.Rows:
+				return runRows(x)
 			}
 			return runGeneric(x)
 		},
@@ -298,16 +301,37 @@ func runLines(x *call) error {
 		if sink != nil {
 			x.in.Sink = sink
 		}
-		v, err := x.op.Run(x.cx, x.sb, x.in)
-		if err != nil {
-			return v, nil, err
-		}
-		var tr *ops.Truncation
-		if t, ok := v.(interface{ Trunc() *ops.Truncation }); ok {
-			tr = t.Trunc()
-		}
-		return v, tr, nil
+		return runStreamed(x)
 	})
+}
+
+// runRows runs an operation that streams rows through its descriptor:
+// ndjson takes each row's fields, text the lines the operation renders.
+func runRows(x *call) error {
+	if x.out.format == formatText {
+		return runLines(x)
+	}
+	return x.out.rows(func(sink ops.RowSink) (any, *ops.Truncation, error) {
+		x.in.Sink, x.in.Exact = nil, x.out.exact()
+		if sink != nil {
+			x.in.Sink = sink
+		}
+		return runStreamed(x)
+	})
+}
+
+// runStreamed runs the operation (its sink set) and reads the truncation
+// its result reports.
+func runStreamed(x *call) (any, *ops.Truncation, error) {
+	v, err := x.op.Run(x.cx, x.sb, x.in)
+	if err != nil {
+		return v, nil, err
+	}
+	var tr *ops.Truncation
+	if t, ok := v.(interface{ Trunc() *ops.Truncation }); ok {
+		tr = t.Trunc()
+	}
+	return v, tr, nil
 }
 
 // textWriter is a result's text form's writer on the command line: names

@@ -338,13 +338,10 @@ func (p *printer) lines(run func(sink ops.LineSink) (any, *ops.Truncation, error
 	})
 }
 
-// rows is lines for commands whose items are rows of fields (cut): an
-// array per row in ndjson; in text, the fields joined by text's function.
-func (p *printer) rows(run func(sink ops.RowSink) (any, *ops.Truncation, error), text func(w *bufio.Writer, fields [][]byte, eol []byte) error) error {
+// rows streams an operation's rows as an array each in ndjson (the text
+// form goes through lines: the operation renders its rows' text).
+func (p *printer) rows(run func(sink ops.RowSink) (any, *ops.Truncation, error)) error {
 	return stream(p, run, func(bw *bufio.Writer) ops.RowSink {
-		if p.format == formatText {
-			return func(fields [][]byte, eol []byte) error { return text(bw, fields, eol) }
-		}
 		enc := newEncoder(bw, false)
 		var row []string
 		return func(fields [][]byte, _ []byte) error {

@@ -421,6 +421,7 @@ func SortInput(in *spec.Input) (SortOptions, error) {
 
 var cutOp = &spec.Op{
 	Name: "cut", Class: spec.Read, Result: CutResult{},
+	Items:   spec.Rows,
 	Summary: "select fields from each line",
 	Help:    "Keeps the listed fields of each line, split at a delimiter (a tab unless told), at an RE2 pattern with regex, or as RFC 4180 CSV records with csv.",
 	Args:    []spec.Arg{stdinArg("the file to cut")},
@@ -438,6 +439,13 @@ var cutOp = &spec.Op{
 		o, err := CutInput(in)
 		if err != nil {
 			return nil, err
+		}
+		o.Exact = in.Exact
+		switch s := in.Sink.(type) {
+		case RowSink: // the face takes the fields (ndjson)
+			o.Sink = s
+		case LineSink: // the face takes the text form's lines
+			o.Sink = cutRowsText(in, o, s)
 		}
 		return Cut(ctx, sb, o)
 	},

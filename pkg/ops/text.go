@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"bytes"
+	"encoding/csv"
 	"fmt"
 	"strconv"
 	"strings"
@@ -246,3 +248,58 @@ func (r *ReadResult) Text(w spec.TextWriter) error {
 
 // BigField is the content (up to max_read_bytes).
 func (r *ReadResult) BigField() *string { return &r.Content }
+
+// cutRowsText is cut's text form as a row sink writing lines to sink: the
+// fields joined by the output delimiter (the delimiter by default; a tab
+// with a regex delimiter, a comma with CSV; an empty one is a NUL, as
+// GNU cut has it), each row ended as its line was; CSV rows re-quoted.
+func cutRowsText(in *spec.Input, o CutOptions, sink LineSink) RowSink {
+	out := o.Delimiter
+	switch {
+	case in.IsSet("output-delimiter"):
+		out = in.String("output-delimiter")
+		if out == "" {
+			out = "\x00"
+		}
+	case o.Regex || out == "":
+		out = "\t"
+		if o.CSV {
+			out = ","
+		}
+	}
+	var line bytes.Buffer
+	if o.CSV && !in.IsSet("output-delimiter") {
+		cw := csv.NewWriter(&line)
+		if len(out) == 1 {
+			cw.Comma = rune(out[0])
+		}
+		var rec []string
+		return func(fields [][]byte, _ []byte) error {
+			rec = rec[:0]
+			for _, f := range fields {
+				rec = append(rec, string(f))
+			}
+			line.Reset()
+			cw.Write(rec)
+			cw.Flush()
+			if err := cw.Error(); err != nil {
+				return err
+			}
+			return sink(line.Bytes())
+		}
+	}
+	return func(fields [][]byte, eol []byte) error {
+		line.Reset()
+		for i, f := range fields {
+			if i > 0 {
+				line.WriteString(out)
+			}
+			line.Write(f)
+		}
+		if len(eol) == 0 {
+			eol = []byte("\n")
+		}
+		line.Write(eol)
+		return sink(line.Bytes())
+	}
+}

@@ -328,5 +328,11 @@ type Texter interface {
 // ItemKind is what a streaming operation sends its Sink.
 type ItemKind string
 
-// Lines: each line with its terminator (an ops.LineSink).
-const Lines ItemKind = "lines"
+const (
+	// Lines: each line with its terminator (an ops.LineSink).
+	Lines ItemKind = "lines"
+	// Rows: each row's fields and its line's terminator (an ops.RowSink),
+	// or, to a face that prints the text form, the text lines (an
+	// ops.LineSink): the operation renders its rows itself.
+	Rows ItemKind = "rows"
+)
