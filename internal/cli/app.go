@@ -265,6 +265,8 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 				return runLines(x)
 			case spec.Rows:
 				return runRows(x)
+			case spec.Paths:
+				return runPaths(x)
 			}
 			return runGeneric(x)
 		},
@@ -315,6 +317,37 @@ func runRows(x *call) error {
 		x.in.Sink, x.in.Exact = nil, x.out.exact()
 		if sink != nil {
 			x.in.Sink = sink
+		}
+		return runStreamed(x)
+	})
+}
+
+// runPaths runs an operation that streams paths through its descriptor:
+// one a line in text (on a terminal coloured by type, as fd and ls do),
+// a JSON string each in ndjson, collected in json.
+func runPaths(x *call) error {
+	x.in.Sink, x.in.Exact = nil, x.out.exact()
+	if x.out.format == formatText && x.out.color {
+		// The names are escaped (safeName) before they are painted, so the
+		// lines go out past the terminal escaper: only our SGR codes reach
+		// the terminal.
+		colors := x.out.typeColors()
+		var tr ops.Truncation // the trailer's, filled once the walk is done
+		return x.out.paintedText(nil, &tr, func(bw *bufio.Writer) error {
+			x.in.Sink = ops.PathSink(func(p, typ string) error {
+				bw.WriteString(colors.paint(x.out.safeName(p), typ))
+				return bw.WriteByte('\n')
+			})
+			_, t, err := runStreamed(x)
+			if t != nil {
+				tr = *t
+			}
+			return err
+		})
+	}
+	return x.out.paths(func(sink func(string) error) (any, *ops.Truncation, error) {
+		if sink != nil {
+			x.in.Sink = ops.PathSink(func(p, _ string) error { return sink(p) })
 		}
 		return runStreamed(x)
 	})

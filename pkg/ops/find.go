@@ -24,8 +24,12 @@ type FindOptions struct {
 	Sink     func(path string) error // stream instead of collecting
 	// TypedSink, when set, is Sink with each path's type (file, dir,
 	// symlink, other): the text form colours by it.
-	TypedSink func(path, typ string) error
+	TypedSink PathSink
 }
+
+// PathSink receives each path, and its type (file, dir, symlink, other),
+// as a walk finds it.
+type PathSink = func(path, typ string) error
 
 // FindResult lists matching paths in path order.
 type FindResult struct {

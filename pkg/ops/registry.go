@@ -466,6 +466,7 @@ func CutInput(in *spec.Input) (CutOptions, error) {
 
 var findOp = &spec.Op{
 	Name: "find", Class: spec.Read, Result: FindResult{},
+	Items:   spec.Paths,
 	Summary: "list paths below DIR matching a glob, honouring .gitignore",
 	Help:    "Lists the paths below DIR (the workdir when left out) in path order, honouring ignore files and leaving out hidden names. GLOB is a doublestar glob: without '/' it matches the base name, as fd -g. One argument with glob characters is a GLOB, else a DIR.",
 	Args: []spec.Arg{
@@ -483,7 +484,9 @@ var findOp = &spec.Op{
 	Examples: []spec.Example{{Cmd: "find . '*.go' --format text", Says: "every Go file under the workdir, as fd -g '*.go'"}},
 	Text:     "one path a line, as find or fd",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		return Find(ctx, sb, FindInput(in))
+		o := FindInput(in)
+		o.TypedSink, _ = in.Sink.(PathSink)
+		return Find(ctx, sb, o)
 	},
 }
 

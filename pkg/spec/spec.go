@@ -335,4 +335,6 @@ const (
 	// or, to a face that prints the text form, the text lines (an
 	// ops.LineSink): the operation renders its rows itself.
 	Rows ItemKind = "rows"
+	// Paths: each path and its type (an ops.PathSink).
+	Paths ItemKind = "paths"
 )
