@@ -233,7 +233,7 @@ func mayUndo(sb *sandbox.Sandbox, c sandbox.Change) error {
 func undoChange(ctx context.Context, sb *sandbox.Sandbox, c sandbox.Change, force bool) (UndoResult, error) {
 	res := UndoResult{Undid: c.ID, Files: []UndoneFile{}}
 	movedTo := map[string]bool{}
-	var moved []string
+	var moved, gone []string
 	for _, m := range c.Moved {
 		movedTo[m.To] = true
 		to, err := sb.EntryState(m.To)
@@ -250,6 +250,9 @@ func undoChange(ctx context.Context, sb *sandbox.Sandbox, c sandbox.Change, forc
 		createdAfter := c.MovesFirst && slices.ContainsFunc(c.Paths, func(pc sandbox.PathChange) bool {
 			return pc.Path == m.From && pc.Before == nil && sameState(from, pc.After)
 		})
+		if to == nil {
+			gone = append(gone, m.To) // nothing to move back: not even force can
+		}
 		if to == nil || (from != nil && !createdAfter) {
 			moved = append(moved, m.To)
 		}
@@ -264,6 +267,10 @@ func undoChange(ctx context.Context, sb *sandbox.Sandbox, c sandbox.Change, forc
 		if !movedTo[pc.Path] && !sameState(st, pc.After) {
 			moved = append(moved, pc.Path)
 		}
+	}
+	if len(gone) > 0 {
+		sort.Strings(gone)
+		return res, sandbox.Errorf(sandbox.CodeConflict, gone[0], "change %s cannot be undone: %s, which it moved, no longer exist, so nothing can be moved back; nothing was undone", c.ID, strings.Join(gone, ", "))
 	}
 	if d := dirsStay(sb, c); d != "" && !force {
 		moved = append(moved, d)

@@ -340,3 +340,35 @@ func TestUndoDamagedObject(t *testing.T) {
 		t.Errorf("a.txt is %q after the refused undo", b)
 	}
 }
+
+// An undo whose change moved an entry that no longer exists is conflict
+// before anything changes, force or not: there is nothing to move back.
+// Found by the journal property test: undo --force of an undo (its moves
+// come after its files) deleted the restored file, then failed on the
+// missing entry.
+func TestUndoOfAMoveWhoseEntryIsGone(t *testing.T) {
+	ctx := context.Background()
+	sb, dir := journaled(t, map[string]string{"a.txt": "a\n", "c.toml": "c\n"}, nil)
+	if _, err := Move(ctx, sb, "a.txt", "c.toml", true); err != nil {
+		t.Fatal(err)
+	}
+	u, err := Undo(ctx, sb, "", false) // a.txt and c.toml back
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(name, want string) {
+		t.Helper()
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != want {
+			t.Errorf("%s holds %q, want %q", name, b, want)
+		}
+	}
+	must("a.txt", "a\n")
+	must("c.toml", "c\n")
+	os.Remove(filepath.Join(dir, "a.txt")) // gone by hand
+	for _, force := range []bool{false, true} {
+		if _, err := Undo(ctx, sb, *u.ChangeID, force); sandbox.AsError(err).Code != sandbox.CodeConflict {
+			t.Errorf("redo (force %v) of a move whose entry is gone: %v, want conflict", force, err)
+		}
+		must("c.toml", "c\n")
+	}
+}
