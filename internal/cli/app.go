@@ -311,7 +311,10 @@ func runLines(x *call) error {
 // ndjson takes each row's fields, text the lines the operation renders.
 func runRows(x *call) error {
 	if x.out.format == formatText {
-		return runLines(x)
+		return stream(x.out, func(w io.Writer) (any, *ops.Truncation, error) {
+			x.in.Sink, x.in.Exact = w, true
+			return runStreamed(x)
+		}, func(bw *bufio.Writer) io.Writer { return bw })
 	}
 	return x.out.rows(func(sink ops.RowSink) (any, *ops.Truncation, error) {
 		x.in.Sink, x.in.Exact = nil, x.out.exact()

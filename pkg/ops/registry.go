@@ -444,7 +444,7 @@ var cutOp = &spec.Op{
 		switch s := in.Sink.(type) {
 		case RowSink: // the face takes the fields (ndjson)
 			o.Sink = s
-		case LineSink: // the face takes the text form's lines
+		case io.Writer: // the face prints the text form
 			o.Sink = cutRowsText(in, o, s)
 		}
 		return Cut(ctx, sb, o)

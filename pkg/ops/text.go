@@ -1,9 +1,9 @@
 package ops
 
 import (
-	"bytes"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -249,11 +249,11 @@ func (r *ReadResult) Text(w spec.TextWriter) error {
 // BigField is the content (up to max_read_bytes).
 func (r *ReadResult) BigField() *string { return &r.Content }
 
-// cutRowsText is cut's text form as a row sink writing lines to sink: the
-// fields joined by the output delimiter (the delimiter by default; a tab
-// with a regex delimiter, a comma with CSV; an empty one is a NUL, as
-// GNU cut has it), each row ended as its line was; CSV rows re-quoted.
-func cutRowsText(in *spec.Input, o CutOptions, sink LineSink) RowSink {
+// cutRowsText is cut's text form as a row sink writing to w: the fields
+// joined by the output delimiter (the delimiter by default; a tab with a
+// regex delimiter, a comma with CSV; an empty one is a NUL, as GNU cut
+// has it), each row ended as its line was; CSV rows re-quoted.
+func cutRowsText(in *spec.Input, o CutOptions, w io.Writer) RowSink {
 	out := o.Delimiter
 	switch {
 	case in.IsSet("output-delimiter"):
@@ -267,9 +267,8 @@ func cutRowsText(in *spec.Input, o CutOptions, sink LineSink) RowSink {
 			out = ","
 		}
 	}
-	var line bytes.Buffer
 	if o.CSV && !in.IsSet("output-delimiter") {
-		cw := csv.NewWriter(&line)
+		cw := csv.NewWriter(w)
 		if len(out) == 1 {
 			cw.Comma = rune(out[0])
 		}
@@ -279,27 +278,23 @@ func cutRowsText(in *spec.Input, o CutOptions, sink LineSink) RowSink {
 			for _, f := range fields {
 				rec = append(rec, string(f))
 			}
-			line.Reset()
 			cw.Write(rec)
 			cw.Flush()
-			if err := cw.Error(); err != nil {
-				return err
-			}
-			return sink(line.Bytes())
+			return cw.Error()
 		}
 	}
+	sep := []byte(out)
 	return func(fields [][]byte, eol []byte) error {
-		line.Reset()
 		for i, f := range fields {
 			if i > 0 {
-				line.WriteString(out)
+				w.Write(sep)
 			}
-			line.Write(f)
+			w.Write(f)
 		}
 		if len(eol) == 0 {
 			eol = []byte("\n")
 		}
-		line.Write(eol)
-		return sink(line.Bytes())
+		_, err := w.Write(eol)
+		return err
 	}
 }

@@ -332,8 +332,8 @@ const (
 	// Lines: each line with its terminator (an ops.LineSink).
 	Lines ItemKind = "lines"
 	// Rows: each row's fields and its line's terminator (an ops.RowSink),
-	// or, to a face that prints the text form, the text lines (an
-	// ops.LineSink): the operation renders its rows itself.
+	// or, to a face that prints the text form, that text (an io.Writer):
+	// the operation renders its rows itself.
 	Rows ItemKind = "rows"
 	// Paths: each path and its type (an ops.PathSink).
 	Paths ItemKind = "paths"
