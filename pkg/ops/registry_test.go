@@ -52,19 +52,7 @@ func TestLibraryCallersObeyTheSwitches(t *testing.T) {
 		if op.Run == nil {
 			continue
 		}
-		in := spec.NewInput(op)
-		for _, a := range op.Args {
-			switch {
-			case a.Many:
-				in.Set(a.Name, []string{"victim.txt"})
-			case a.Type == spec.Int:
-				in.Set(a.Name, int64(0))
-			case a.Name == "command":
-				in.Set(a.Name, "read")
-			default:
-				in.Set(a.Name, "victim.txt")
-			}
-		}
+		in := argsOn(op, "victim.txt")
 		setDeclared(in, map[string]any{"content": "x", "fields": "1", "old": "keep", "new": "k"})
 		_, err := op.Run(ctx, sbOff, in)
 		if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeDenied || e.Rule != sandbox.RuleCommand {
@@ -215,6 +203,27 @@ func TestStdinWithoutOne(t *testing.T) {
 	}
 }
 
+// argsOn is an input for op with each argument given: path arguments
+// name path, a command argument "read", a shell "bash", a number 0.
+func argsOn(op *spec.Op, path string) *spec.Input {
+	in := spec.NewInput(op)
+	for _, a := range op.Args {
+		switch {
+		case a.Many:
+			in.Set(a.Name, []string{path})
+		case a.Type == spec.Int:
+			in.Set(a.Name, int64(0))
+		case a.Name == "command":
+			in.Set(a.Name, "read")
+		case a.Name == "shell":
+			in.Set(a.Name, "bash")
+		default:
+			in.Set(a.Name, path)
+		}
+	}
+	return in
+}
+
 // setDeclared sets the values whose names op declares.
 func setDeclared(in *spec.Input, vals map[string]any) {
 	for name, v := range vals {
@@ -258,21 +267,7 @@ func TestEveryBindingReadsDeclaredOptions(t *testing.T) {
 				nil, // every option left out: the defaults
 				{"content": "x", "fields": "1", "old": "keep", "new": "k", "dry-run": true, "limit": int64(1), "patch-file": "p.patch"},
 			} {
-				in := spec.NewInput(op)
-				for _, a := range op.Args {
-					switch {
-					case a.Many:
-						in.Set(a.Name, []string{"victim.txt"})
-					case a.Type == spec.Int:
-						in.Set(a.Name, int64(0))
-					case a.Name == "command":
-						in.Set(a.Name, "read")
-					case a.Name == "shell":
-						in.Set(a.Name, "bash")
-					default:
-						in.Set(a.Name, "victim.txt")
-					}
-				}
+				in := argsOn(op, "victim.txt")
 				setDeclared(in, values)
 				op.Run(ctx, sb.ForCall(), in) // its result does not matter: reading an undeclared name panics
 			}
