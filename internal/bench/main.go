@@ -736,9 +736,12 @@ func run(cfg config) int {
 	if len(selected) == 0 && len(mcpRows) == 0 {
 		fatalf(2, "-only %q matches no comparison (see -list)", cfg.only)
 	}
-	fsboxEnv := []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, ".no-xdg-config")}
+	// The default policy's journal (the write and edit rows) lives beside
+	// the data, outside it (a journal inside the workdir is off), never in
+	// the state directory of whoever runs the bench.
+	fsboxEnv := []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, ".no-xdg-config"), "XDG_STATE_HOME=" + dir + ".state"}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FSBOX_") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+		if !strings.HasPrefix(kv, "FSBOX_") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") && !strings.HasPrefix(kv, "XDG_STATE_HOME=") {
 			fsboxEnv = append(fsboxEnv, kv)
 		}
 	}
