@@ -285,13 +285,29 @@ func runGeneric(x *call) error {
 	if err != nil {
 		return err
 	}
+	// A list (spec.Lister) goes out an item a line in ndjson, and its cut
+	// is noted after it.
+	var items any
+	var tr *ops.Truncation
+	if l, ok := r.(spec.Lister); ok {
+		items = l.Items()
+		if t, ok := r.(interface{ Trunc() *ops.Truncation }); ok {
+			tr = t.Trunc()
+		}
+	}
 	if t, ok := r.(spec.Texter); ok && x.out.format == formatText {
-		return x.out.emit(r, nil, nil, func(w *bufio.Writer) error { return t.Text(textWriter{w, x.out}) })
+		if _, paints := r.(spec.Painter); paints && x.out.color {
+			// Names escaped first, then painted, past the terminal
+			// escaper: only our SGR codes get through.
+			colors := x.out.typeColors()
+			return x.out.paintedText(r, tr, func(bw *bufio.Writer) error { return t.Text(textWriter{bw, x.out, &colors}) })
+		}
+		return x.out.emit(r, items, tr, func(w *bufio.Writer) error { return t.Text(textWriter{w, x.out, nil}) })
 	}
 	if b, ok := r.(interface{ BigField() *string }); ok {
 		return x.out.emitWithString(r, b.BigField()) // the big string is written in place, not copied
 	}
-	return x.out.emit(r, nil, nil, nil)
+	return x.out.emit(r, items, tr, nil)
 }
 
 // runLines runs an operation that streams lines through its descriptor:
@@ -374,10 +390,18 @@ func runStreamed(x *call) (any, *ops.Truncation, error) {
 // pass the printer's escaping for a terminal.
 type textWriter struct {
 	*bufio.Writer
-	p *printer
+	p      *printer
+	colors *typeColors // nil: no colour
 }
 
 func (t textWriter) Name(s string) string { return t.p.safeName(s) }
+
+func (t textWriter) Typed(name, typ string) string {
+	if t.colors == nil {
+		return name
+	}
+	return t.colors.paint(name, typ)
+}
 
 func (t textWriter) Content(b []byte) []byte { return t.p.safe(b) }
 

@@ -298,3 +298,20 @@ func cutRowsText(in *spec.Input, o CutOptions, w io.Writer) RowSink {
 		return err
 	}
 }
+
+// Text is one name a line, as ls -1 (by type on a colour terminal).
+func (r LsResult) Text(w spec.TextWriter) error {
+	for _, e := range r.Entries {
+		w.WriteString(w.Typed(w.Name(e.Name), e.Type))
+		if err := w.WriteByte('\n'); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Paints: ls's names may be coloured by type.
+func (r LsResult) Paints() {}
+
+// Items are ls's entries, an item a line in ndjson.
+func (r LsResult) Items() any { return r.Entries }

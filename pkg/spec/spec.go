@@ -317,6 +317,23 @@ type TextWriter interface {
 	// Content is file content made safe for where it goes (as is in a
 	// pipeline; escaped on a terminal).
 	Content(b []byte) []byte
+	// Typed is a name (already made safe) of an entry of this type (file,
+	// dir, symlink, other): a face may colour it (only a Painter's).
+	Typed(name, typ string) string
+}
+
+// Painter is a Texter whose text form passes every name through Name and
+// Typed and prints nothing else a file could choose: a face may colour
+// its names by type (as ls --color) and send the lines past its escaper.
+type Painter interface {
+	Texter
+	Paints()
+}
+
+// Lister is a result whose list ndjson prints an item a line (the
+// summary after it): its items.
+type Lister interface {
+	Items() any
 }
 
 // Texter is a result with a text form of its own, written next to the
