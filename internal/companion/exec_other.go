@@ -30,7 +30,7 @@ func execChecked(lookup, canon string, writable, argv, env []string) error {
 	if !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
 		return &MissingError{Path: lookup}
 	}
-	again, err := os.Lstat(canon)
+	again, err := os.Lstat(canon) // the same program file, checked again: no sandbox holds fsbox's own binaries
 	if err != nil || !os.SameFile(fi, again) {
 		return &os.PathError{Op: "open", Path: canon, Err: errMoved}
 	}

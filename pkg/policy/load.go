@@ -236,8 +236,8 @@ func Reach(abs string) []string {
 		seen = append(seen, next)
 		// Lstat/Readlink only: following a name to refuse places a
 		// sandboxed call could write (package comment); nothing is opened.
-		if fi, err := os.Lstat(next); err == nil && fi.Mode()&fs.ModeSymlink != 0 && hops < 40 {
-			if target, err := os.Readlink(next); err == nil {
+		if fi, err := os.Lstat(next); err == nil && fi.Mode()&fs.ModeSymlink != 0 && hops < 40 { // policy discovery: no sandbox exists yet
+			if target, err := os.Readlink(next); err == nil { // the link's target only: nothing is opened
 				hops++
 				if filepath.IsAbs(target) {
 					tv := filepath.VolumeName(target)
@@ -356,7 +356,7 @@ func loadFile(file string, env Env) (*Policy, error) {
 func readPolicyFile(file string) ([]byte, error) {
 	// The policy file itself, named by the host (flag or environment),
 	// read before the sandbox it defines exists.
-	if real, err := filepath.EvalSymlinks(file); err == nil && SpecialFS(real) {
+	if real, err := filepath.EvalSymlinks(file); err == nil && SpecialFS(real) { // the host-named policy, before any sandbox
 		return nil, errors.New("it lies under /proc, /dev or /sys; a policy is a regular file")
 	}
 	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
