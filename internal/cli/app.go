@@ -257,133 +257,110 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 				}
 				x.sb, st.sb = sb, sb
 			}
-			if run, ok := runners[op.Name]; ok {
-				return run(x)
+			if op.Run == nil {
+				return runMeta(x)
 			}
-			switch op.Items {
-			case spec.Lines:
-				return runLines(x)
-			case spec.Rows:
-				return runRows(x)
-			case spec.Paths:
-				return runPaths(x)
-			}
-			return runGeneric(x)
+			return runOp(x)
 		},
 	}
 }
 
-// runGeneric runs an operation through its descriptor and prints its
-// result: its text form (spec.Texter, written next to the result's type)
-// with --format text, else JSON whatever the format.
-func runGeneric(x *call) error {
-	if x.op.Run == nil {
-		return usageErr("%s cannot run from the command line", x.op.Name)
+// runOp runs an operation through its descriptor, the one path every
+// face takes, and prints its result in the format chosen once before the
+// call: a streaming operation (Op.Streams) gets a sink in that format (an
+// item a line in ndjson, the text form as items come) and its summary
+// follows the items; any other result is printed whole, as its text form
+// (spec.Texter, written next to the result's type) with --format text,
+// else as JSON.
+func runOp(x *call) error {
+	p := x.out
+	x.in.Exact = p.exact()
+	var bw *bufio.Writer
+	done := func() error { return nil }
+	if x.op.Streams && (p.format == formatNDJSON || p.format == formatText) {
+		var out io.Writer
+		switch {
+		case p.format == formatNDJSON:
+			out, done = p.jsonOut()
+			bw = bufio.NewWriterSize(out, 64<<10)
+			x.in.Sink = spec.ItemSink(p.itemEncoder(bw).Encode)
+		case p.color && paints(x.op):
+			// Names and content are escaped (textWriter) before they are
+			// painted, so the lines go out past the terminal escaper:
+			// only our SGR codes reach the terminal.
+			out, done = p.jsonOut()
+			bw = bufio.NewWriterSize(out, 64<<10)
+			colors := p.typeColors()
+			x.in.Sink = textWriter{bw, p, &colors}
+		default:
+			out, done = p.textOut()
+			bw = bufio.NewWriterSize(out, 64<<10)
+			x.in.Sink = textWriter{bw, p, nil}
+		}
 	}
-	x.in.Exact = x.out.exact()
 	r, err := x.op.Run(x.cx, x.sb, x.in)
 	if err != nil {
 		return err
 	}
+	if s, ok := r.(interface{ Silent() bool }); ok && s.Silent() {
+		return outcome(r)
+	}
+	var tr *ops.Truncation
+	if t, ok := r.(interface{ Trunc() *ops.Truncation }); ok {
+		tr = t.Trunc()
+	}
+	if bw != nil {
+		p.trailer(bw, r, tr)
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if err := done(); err != nil {
+			return err
+		}
+		return outcome(r)
+	}
 	// A list (spec.Lister) goes out an item a line in ndjson, and its cut
 	// is noted after it.
 	var items any
-	var tr *ops.Truncation
 	if l, ok := r.(spec.Lister); ok {
 		items = l.Items()
-		if t, ok := r.(interface{ Trunc() *ops.Truncation }); ok {
-			tr = t.Trunc()
-		}
+	} else {
+		tr = nil
 	}
-	if t, ok := r.(spec.Texter); ok && x.out.format == formatText {
-		if _, paints := r.(spec.Painter); paints && x.out.color {
+	if t, ok := r.(spec.Texter); ok && p.format == formatText {
+		if _, paints := r.(spec.Painter); paints && p.color {
 			// Names escaped first, then painted, past the terminal
 			// escaper: only our SGR codes get through.
-			colors := x.out.typeColors()
-			return x.out.paintedText(r, tr, func(bw *bufio.Writer) error { return t.Text(textWriter{bw, x.out, &colors}) })
+			colors := p.typeColors()
+			err = p.paintedText(r, tr, func(bw *bufio.Writer) error { return t.Text(textWriter{bw, p, &colors}) })
+		} else {
+			err = p.emit(r, items, tr, func(w *bufio.Writer) error { return t.Text(textWriter{w, p, nil}) })
 		}
-		return x.out.emit(r, items, tr, func(w *bufio.Writer) error { return t.Text(textWriter{w, x.out, nil}) })
+	} else if b, ok := r.(interface{ BigField() *string }); ok {
+		err = p.emitWithString(r, b.BigField()) // the big string is written in place, not copied
+	} else {
+		err = p.emit(r, items, tr, nil)
 	}
-	if b, ok := r.(interface{ BigField() *string }); ok {
-		return x.out.emitWithString(r, b.BigField()) // the big string is written in place, not copied
-	}
-	return x.out.emit(r, items, tr, nil)
-}
-
-// runLines runs an operation that streams lines through its descriptor:
-// the printer's sink (ndjson, text) takes them as they come, or the result
-// collects them (json).
-func runLines(x *call) error {
-	return x.out.lines(func(sink ops.LineSink) (any, *ops.Truncation, error) {
-		x.in.Sink, x.in.Exact = nil, x.out.exact()
-		if sink != nil {
-			x.in.Sink = sink
-		}
-		return runStreamed(x)
-	})
-}
-
-// runRows runs an operation that streams rows through its descriptor:
-// ndjson takes each row's fields, text the lines the operation renders.
-func runRows(x *call) error {
-	if x.out.format == formatText {
-		return stream(x.out, func(w io.Writer) (any, *ops.Truncation, error) {
-			x.in.Sink, x.in.Exact = w, true
-			return runStreamed(x)
-		}, func(bw *bufio.Writer) io.Writer { return bw })
-	}
-	return x.out.rows(func(sink ops.RowSink) (any, *ops.Truncation, error) {
-		x.in.Sink, x.in.Exact = nil, x.out.exact()
-		if sink != nil {
-			x.in.Sink = sink
-		}
-		return runStreamed(x)
-	})
-}
-
-// runPaths runs an operation that streams paths through its descriptor:
-// one a line in text (on a terminal coloured by type, as fd and ls do),
-// a JSON string each in ndjson, collected in json.
-func runPaths(x *call) error {
-	x.in.Sink, x.in.Exact = nil, x.out.exact()
-	if x.out.format == formatText && x.out.color {
-		// The names are escaped (safeName) before they are painted, so the
-		// lines go out past the terminal escaper: only our SGR codes reach
-		// the terminal.
-		colors := x.out.typeColors()
-		var tr ops.Truncation // the trailer's, filled once the walk is done
-		return x.out.paintedText(nil, &tr, func(bw *bufio.Writer) error {
-			x.in.Sink = ops.PathSink(func(p, typ string) error {
-				bw.WriteString(colors.paint(x.out.safeName(p), typ))
-				return bw.WriteByte('\n')
-			})
-			_, t, err := runStreamed(x)
-			if t != nil {
-				tr = *t
-			}
-			return err
-		})
-	}
-	return x.out.paths(func(sink func(string) error) (any, *ops.Truncation, error) {
-		if sink != nil {
-			x.in.Sink = ops.PathSink(func(p, _ string) error { return sink(p) })
-		}
-		return runStreamed(x)
-	})
-}
-
-// runStreamed runs the operation (its sink set) and reads the truncation
-// its result reports.
-func runStreamed(x *call) (any, *ops.Truncation, error) {
-	v, err := x.op.Run(x.cx, x.sb, x.in)
 	if err != nil {
-		return v, nil, err
+		return err
 	}
-	var tr *ops.Truncation
-	if t, ok := v.(interface{ Trunc() *ops.Truncation }); ok {
-		tr = t.Trunc()
+	return outcome(r)
+}
+
+// paints: the operation's text form passes every name through the
+// writer (spec.Painter's promise), so it may be coloured on a terminal.
+func paints(op *spec.Op) bool {
+	_, ok := op.Result.(interface{ Paints() })
+	return ok
+}
+
+// outcome is the call's end once its result is printed: a result that
+// finds things (grep) and found nothing exits 1, as grep does.
+func outcome(r any) error {
+	if m, ok := r.(interface{ Matched() bool }); ok && !m.Matched() {
+		return &sandbox.Error{Code: sandbox.CodeNoMatch, Msg: "no match"}
 	}
-	return v, tr, nil
+	return nil
 }
 
 // textWriter is a result's text form's writer on the command line: names
@@ -404,6 +381,28 @@ func (t textWriter) Typed(name, typ string) string {
 }
 
 func (t textWriter) Content(b []byte) []byte { return t.p.safe(b) }
+
+// The colours of a match listing's pieces, as grep and rg paint them.
+const (
+	colorPath  = "\x1b[35m"
+	colorLine  = "\x1b[32m"
+	colorMatch = "\x1b[1;31m"
+	colorReset = "\x1b[0m"
+)
+
+func (t textWriter) Paint(s string, role spec.Role) string {
+	if t.colors == nil {
+		return s
+	}
+	c := colorMatch
+	switch role {
+	case spec.PaintPath:
+		c = colorPath
+	case spec.PaintLine:
+		c = colorLine
+	}
+	return c + s + colorReset
+}
 
 // inputOf reads a command's flags and arguments into the operation's input.
 func inputOf(op *spec.Op, c *ucli.Context, args []string, stdin io.Reader) (*spec.Input, error) {

@@ -49,51 +49,50 @@ type ServeSpec struct {
 	Landlock bool // whether the process was restricted
 }
 
-func init() {
-	runners["mcp"] = func(x *call) error {
-		if x.policyErr != nil {
-			return x.policyErr
-		}
-		dirs := x.in.Strings("dirs")
-		for _, d := range dirs {
-			if d == "" {
-				return usageErr("fsbox mcp: an empty directory name")
-			}
-		}
-		p, err := sandbox.ServePolicy(x.policy, dirs)
-		if err != nil {
-			return err
-		}
-		addr := x.in.String("http")
-		token, _ := x.getenv("FSBOX_MCP_TOKEN")
-		if addr != "" {
-			if err := checkHTTPAddr(addr); err != nil {
-				return err
-			}
-			if len(token) < 16 {
-				return sandbox.Errorf(sandbox.CodeConfig, "", "fsbox mcp --http needs a bearer token of at least 16 characters in FSBOX_MCP_TOKEN, which every request must carry")
-			}
-		}
-		if x.serve == nil {
-			return x.needsFull("fsbox mcp", p, nil)
-		}
-		home, _ := os.UserHomeDir()
-		sb, err := sandbox.New(p, home)
-		if err != nil {
-			return err
-		}
-		defer sb.Close()
-		protectOwn(sb)
-		if x.landlock {
-			if err := sb.Restrict(); err != nil {
-				return err
-			}
-		}
-		return x.serve(x.cx, &ServeSpec{
-			Reg: x.reg, Sandbox: sb, Audit: x.audit, Version: VersionLine(), Profile: x.in.String("profile"),
-			HTTP: addr, Token: token, Stdin: x.stdin, Stdout: x.stdout, Stderr: x.stderr, Landlock: x.landlock,
-		})
+// runMCP serves the policy's enabled operations over MCP.
+func runMCP(x *call) error {
+	if x.policyErr != nil {
+		return x.policyErr
 	}
+	dirs := x.in.Strings("dirs")
+	for _, d := range dirs {
+		if d == "" {
+			return usageErr("fsbox mcp: an empty directory name")
+		}
+	}
+	p, err := sandbox.ServePolicy(x.policy, dirs)
+	if err != nil {
+		return err
+	}
+	addr := x.in.String("http")
+	token, _ := x.getenv("FSBOX_MCP_TOKEN")
+	if addr != "" {
+		if err := checkHTTPAddr(addr); err != nil {
+			return err
+		}
+		if len(token) < 16 {
+			return sandbox.Errorf(sandbox.CodeConfig, "", "fsbox mcp --http needs a bearer token of at least 16 characters in FSBOX_MCP_TOKEN, which every request must carry")
+		}
+	}
+	if x.serve == nil {
+		return x.needsFull("fsbox mcp", p, nil)
+	}
+	home, _ := os.UserHomeDir()
+	sb, err := sandbox.New(p, home)
+	if err != nil {
+		return err
+	}
+	defer sb.Close()
+	protectOwn(sb)
+	if x.landlock {
+		if err := sb.Restrict(); err != nil {
+			return err
+		}
+	}
+	return x.serve(x.cx, &ServeSpec{
+		Reg: x.reg, Sandbox: sb, Audit: x.audit, Version: VersionLine(), Profile: x.in.String("profile"),
+		HTTP: addr, Token: token, Stdin: x.stdin, Stdout: x.stdout, Stderr: x.stderr, Landlock: x.landlock,
+	})
 }
 
 // execFull replaces this process with the fsbox-full beside the running

@@ -11,7 +11,6 @@ import (
 
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
-	"github.com/fsbox/fsbox/pkg/textio"
 )
 
 // Formats.
@@ -318,86 +317,6 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 	out, _ := p.jsonOut() // one write of whole lines: nothing is held back
 	_, err := out.Write(buf.Bytes())
 	return err
-}
-
-// lines runs a command whose items are lines. In json the op collects
-// them and one object is printed. In ndjson and text they stream as the op
-// produces them, in constant memory: a JSON string per line, or the bytes
-// exactly as the file has them. A limit that cut the list is reported by a
-// trailer line (ndjson) or a note on stderr (text). An error before the
-// first line leaves stdout empty; one after it cannot take back what was
-// already written.
-func (p *printer) lines(run func(sink ops.LineSink) (any, *ops.Truncation, error)) error {
-	return stream(p, run, func(bw *bufio.Writer) ops.LineSink {
-		if p.format == formatText {
-			// stream's ttyWriter escapes on a terminal.
-			return func(line []byte) error { _, err := bw.Write(line); return err }
-		}
-		enc := newEncoder(bw, false)
-		return func(line []byte) error { return enc.Encode(string(textio.TrimEOL(line))) }
-	})
-}
-
-// rows streams an operation's rows as an array each in ndjson (the text
-// form goes through lines: the operation renders its rows' text).
-func (p *printer) rows(run func(sink ops.RowSink) (any, *ops.Truncation, error)) error {
-	return stream(p, run, func(bw *bufio.Writer) ops.RowSink {
-		enc := newEncoder(bw, false)
-		var row []string
-		return func(fields [][]byte, _ []byte) error {
-			row = row[:0]
-			for _, f := range fields {
-				row = append(row, string(f))
-			}
-			return enc.Encode(row)
-		}
-	})
-}
-
-// stream runs a list-producing op: in json the op collects (its sink is
-// nil) and one object is printed; in ndjson and text the sink sinkFor
-// makes writes each item as it comes, and a trailer reports a cut.
-func stream[S any](p *printer, run func(S) (any, *ops.Truncation, error), sinkFor func(*bufio.Writer) S) error {
-	if p.format != formatNDJSON && p.format != formatText {
-		var collect S
-		v, _, err := run(collect)
-		if err != nil {
-			return err
-		}
-		return p.emit(v, nil, nil, nil)
-	}
-	out, done := p.jsonOut()
-	if p.format == formatText {
-		out, done = p.textOut()
-	}
-	bw := bufio.NewWriterSize(out, 64<<10)
-	v, tr, err := run(sinkFor(bw))
-	if err != nil {
-		return err
-	}
-	p.trailer(bw, v, tr)
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return done()
-}
-
-// paths is lines for commands whose items are paths (find, grep -l): a
-// JSON string per path in ndjson, one path a line in text.
-func (p *printer) paths(run func(sink func(string) error) (any, *ops.Truncation, error)) error {
-	return p.lines(func(sink ops.LineSink) (any, *ops.Truncation, error) {
-		if sink == nil {
-			return run(nil)
-		}
-		var buf []byte
-		return run(func(s string) error {
-			if p.format == formatText {
-				s = p.safeName(s)
-			}
-			buf = append(append(buf[:0], s...), '\n')
-			return sink(buf)
-		})
-	})
 }
 
 // listFields are the result fields that hold a list command's items: in

@@ -298,3 +298,66 @@ func TestToolCallAsArgv(t *testing.T) {
 		}
 	}
 }
+
+type wordsResult struct {
+	Words []string `json:"words,omitempty"`
+	Count int      `json:"count"`
+}
+
+// wordsOp streams a file's words: an operation no fsbox build has, to
+// prove that the face chooses the sink (an item a line, the text form as
+// items come, or none) and the operation only writes to it.
+var wordsOp = &spec.Op{
+	Name: "words", Class: spec.Read, Result: wordsResult{}, Streams: true,
+	Summary:  "list a file's words, to prove the faces stream from the descriptor",
+	Help:     "Lists the words of PATH.",
+	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "the file", Use: spec.ReadFile}},
+	Examples: []spec.Example{{Cmd: "words notes.txt --format text", Says: "one word a line"}},
+	Text:     "one word a line",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		f, err := sb.Open(in.String("path"))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		var b bytes.Buffer
+		if _, err := b.ReadFrom(f); err != nil {
+			return nil, err
+		}
+		var r wordsResult
+		for _, w := range strings.Fields(b.String()) {
+			r.Count++
+			switch s := in.Sink.(type) {
+			case spec.ItemSink:
+				err = s(w)
+			case spec.TextWriter:
+				_, err = s.WriteString(s.Name(w) + "\n")
+			default:
+				r.Words = append(r.Words, w)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		return r, nil
+	},
+}
+
+// TestStreamingToyInEveryFormat: a streaming operation known only to this
+// test's registry prints in every format through the one runner: JSON
+// collects, ndjson gets an item a line and the summary last, text gets
+// the operation's lines with names made safe.
+func TestStreamingToyInEveryFormat(t *testing.T) {
+	reg := ops.Registry.With(wordsOp)
+	fx := newFixture(t, map[string]string{"w.txt": "alpha beta\ngam\x01ma\n"}, "")
+	for _, c := range []struct{ format, want string }{
+		{"json", `{"words":["alpha","beta","gam\u0001ma"],"count":3}` + "\n"},
+		{"ndjson", "\"alpha\"\n\"beta\"\n\"gam\\u0001ma\"\n{\"summary\":{\"count\":3}}\n"},
+		{"text", "alpha\nbeta\ngam\x01ma\n"},
+	} {
+		out, errb, code := fx.run(reg, "--format", c.format, "words", "w.txt")
+		if code != 0 || out != c.want {
+			t.Errorf("--format %s: exit %d %q %s, want %q", c.format, code, out, errb, c.want)
+		}
+	}
+}

@@ -11,12 +11,6 @@ import (
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
-// runners are the command line's own run functions, for the operations
-// whose text form needs more than the JSON (streaming, a line per item).
-// Written only by init functions; an operation without one runs through
-// its descriptor's Run and prints JSON.
-var runners = map[string]func(x *call) error{}
-
 // cliFlags are an operation's flags, generated from its options: fresh
 // values on every call, as urfave records what it parsed in them. Only
 // the long names: argv reaches the parser with every flag spelt by its

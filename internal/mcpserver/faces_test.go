@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/fsbox/fsbox/internal/cli"
@@ -157,5 +158,35 @@ func TestSameCallSameResultInEveryFace(t *testing.T) {
 		if !reflect.DeepEqual(fromCLI, fromTool) {
 			t.Errorf("%v: the faces disagree:\n cli  %v\n tool %v", c.cli, fromCLI, fromTool)
 		}
+	}
+
+	// The reference profile maps its arguments onto the same operations:
+	// its answers are the command line's results in the reference's
+	// words.
+	ref := New(&cli.ServeSpec{Reg: reg, Sandbox: sb, Profile: "reference", Stderr: &lockedBuf{}, Version: "test"})
+	rct, rst := mcp.NewInMemoryTransports()
+	rss, err := ref.Connect(context.Background(), &idTransport{inner: rst}, nil)
+	must(t, err)
+	rcs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(context.Background(), rct, nil)
+	must(t, err)
+	t.Cleanup(func() { rcs.Close(); rss.Wait() })
+	refText := func(name string, args map[string]any) string {
+		res, err := rcs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+		must(t, err)
+		return textOf(t, res)
+	}
+	if got, _ := cliRun("read", "notes.txt", "--limit", "2"); refText("read_text_file", map[string]any{"path": "notes.txt", "head": 2}) != got["content"] {
+		t.Errorf("read_text_file head 2 and fsbox read --limit 2 disagree: %v", got)
+	}
+	got, _ := cliRun("find", ".", "*.go")
+	var want []string
+	for _, p := range got["paths"].([]any) {
+		want = append(want, filepath.Join(work, p.(string)))
+	}
+	if s := refText("search_files", map[string]any{"path": ".", "pattern": "*.go"}); s != strings.Join(want, "\n") {
+		t.Errorf("search_files *.go says %q, fsbox find %q", s, want)
+	}
+	if s := refText("read_text_file", map[string]any{"path": ".env"}); !strings.Contains(s, "denied") {
+		t.Errorf("read_text_file .env: %q, want the policy's denial", s)
 	}
 }

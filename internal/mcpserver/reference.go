@@ -187,6 +187,34 @@ func (srv *Server) refHandler(t refTool, op *spec.Op) mcp.ToolHandler {
 	}
 }
 
+// runOp runs the fsbox operation name through its descriptor's Run, the
+// input set by the names the descriptor declares: the reference tools map
+// their arguments onto the input the native tools and the command line
+// build, so every face runs the one code path of each operation. sink,
+// when set, takes a streaming operation's items in the operation's own
+// form (ops.LineSink, ops.PathSink), for the reference's shapes.
+func runOp(ctx context.Context, sb *sandbox.Sandbox, name string, sink any, args map[string]any) (any, error) {
+	op, ok := ops.Registry.Lookup(name)
+	if !ok {
+		return nil, sandbox.Errorf(sandbox.CodeIO, "", "internal error: no operation %s", name)
+	}
+	in := spec.NewInput(op)
+	for k, v := range args {
+		if raw, ok := v.(json.RawMessage); ok {
+			if err := in.SetJSON(k, raw); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		in.Set(k, v)
+	}
+	if err := in.Check(); err != nil {
+		return nil, err
+	}
+	in.Sink = sink
+	return op.Run(ctx, sb, in)
+}
+
 // refArgs are a call's arguments, decoded by name.
 type refArgs map[string]json.RawMessage
 
@@ -269,28 +297,24 @@ func refReadText(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, e
 		start := -*tail
 		if *tail == 0 {
 			end := int64(0)
-			_, err := ops.Slice(ctx, sb, ops.SliceOptions{Path: p, End: &end, Exact: true, Sink: func([]byte) error { return nil }})
+			_, err := runOp(ctx, sb, "slice", ops.LineSink(func([]byte) error { return nil }), map[string]any{"path": p, "end": end})
 			return refOut{}, err
 		}
-		_, err := ops.Slice(ctx, sb, ops.SliceOptions{Path: p, Start: &start, Exact: true,
-			Sink: func(l []byte) error { b.Write(l); return nil }})
+		_, err := runOp(ctx, sb, "slice", ops.LineSink(func(l []byte) error { b.Write(l); return nil }), map[string]any{"path": p, "start": start})
 		if err != nil {
 			return refOut{}, err
 		}
 		return refOut{text: validText(b.String())}, nil
 	}
-	o := ops.ReadOptions{Path: p}
+	args := map[string]any{"path": p}
 	if head != nil {
-		if *head == 0 {
-			o.Limit = 1 // still checks the file; nothing is returned
-		} else {
-			o.Limit = *head
-		}
+		args["limit"] = max(*head, 1) // 0 still checks the file; nothing is returned
 	}
-	r, err := ops.Read(ctx, sb, o)
+	v, err := runOp(ctx, sb, "read", nil, args)
 	if err != nil {
 		return refOut{}, err
 	}
+	r := v.(*ops.ReadResult)
 	if head != nil && *head == 0 {
 		return refOut{text: ""}, nil
 	}
@@ -325,10 +349,11 @@ func refReadMedia(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, 
 	if err != nil {
 		return refOut{}, err
 	}
-	r, err := ops.Read(ctx, sb, ops.ReadOptions{Path: p, Encoding: "base64", RawOnly: true})
+	v, err := runOp(ctx, sb, "read", nil, map[string]any{"path": p, "encoding": "base64"})
 	if err != nil {
 		return refOut{}, err
 	}
+	r := v.(*ops.ReadResult)
 	mt, ok := mimeTypes[strings.ToLower(filepath.Ext(p))]
 	if !ok {
 		mt = "application/octet-stream"
@@ -375,11 +400,12 @@ func refReadMultiple(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOu
 		if err := ctx.Err(); err != nil {
 			return refOut{}, err
 		}
-		r, err := ops.Read(ctx, sb, ops.ReadOptions{Path: p})
+		v, err := runOp(ctx, sb, "read", nil, map[string]any{"path": p})
 		if err != nil {
 			parts[i] = fmt.Sprintf("%s: Error - %s", p, sandbox.AsError(err).Error())
 			continue
 		}
+		r := v.(*ops.ReadResult)
 		parts[i] = p + ":\n" + r.Content + "\n"
 	}
 	return refOut{text: strings.Join(parts, "\n---\n")}, nil
@@ -394,7 +420,7 @@ func refWrite(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, erro
 	if err != nil {
 		return refOut{}, err
 	}
-	if _, err := ops.Write(ctx, sb, ops.WriteOptions{Path: p, Content: strings.NewReader(content)}); err != nil {
+	if _, err := runOp(ctx, sb, "write", nil, map[string]any{"path": p, "content": content}); err != nil {
 		return refOut{}, err
 	}
 	return refOut{text: "Successfully wrote to " + p}, nil
@@ -416,17 +442,26 @@ func refEdit(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, error
 	if err := a.get("dryRun", &dry); err != nil {
 		return refOut{}, err
 	}
-	o := ops.EditOptions{Path: p, DryRun: dry}
+	type edit struct {
+		Old string `json:"old"`
+		New string `json:"new"`
+	}
+	var list []edit
 	for i, e := range edits {
 		if e.OldText == nil || e.NewText == nil {
 			return refOut{}, sandbox.Errorf(sandbox.CodeUsage, p, "edit %d needs oldText and newText", i+1)
 		}
-		o.Edits = append(o.Edits, ops.EditSpec{Old: *e.OldText, New: *e.NewText})
+		list = append(list, edit{*e.OldText, *e.NewText})
 	}
-	r, err := ops.Edit(ctx, sb, o)
+	raw, err := json.Marshal(list)
 	if err != nil {
 		return refOut{}, err
 	}
+	v, err := runOp(ctx, sb, "edit", nil, map[string]any{"path": p, "dry-run": dry, "edits": json.RawMessage(raw)})
+	if err != nil {
+		return refOut{}, err
+	}
+	r := v.(*ops.EditResult)
 	return refOut{text: fenced(validText(r.Diff))}, nil
 }
 
@@ -449,7 +484,7 @@ func refMkdir(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, erro
 	if err != nil {
 		return refOut{}, err
 	}
-	if _, err := ops.Mkdir(ctx, sb, p); err != nil {
+	if _, err := runOp(ctx, sb, "mkdir", nil, map[string]any{"path": p}); err != nil {
 		return refOut{}, err
 	}
 	return refOut{text: "Successfully created directory " + p}, nil
@@ -461,10 +496,11 @@ func lsAll(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (ops.LsResult, s
 	if err != nil {
 		return ops.LsResult{}, "", err
 	}
-	r, err := ops.Ls(ctx, sb, ops.LsOptions{Path: p, All: true})
+	v, err := runOp(ctx, sb, "ls", nil, map[string]any{"path": p, "all": true})
 	if err != nil {
 		return ops.LsResult{}, "", err
 	}
+	r := v.(ops.LsResult)
 	var note string
 	if r.Truncated {
 		note = fmt.Sprintf("[fsbox: the listing stops at %s = %d entries]", r.Limit, sb.Limits().MaxResults)
@@ -586,24 +622,24 @@ func refTree(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, error
 		}
 		return n
 	}
-	res, err := ops.Find(ctx, sb, ops.FindOptions{Dir: p, MaxDepth: -1, Exclude: excl, Hidden: true, NoIgnore: true,
-		TypedSink: func(path, typ string) error {
-			rel := relTo(start.Path, path)
-			parent, name := ".", rel
-			if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-				parent, name = rel[:i], rel[i+1:]
-			}
-			n := node(parent)
-			n.kids = append(n.kids, name)
-			n.types[name] = typ
-			if typ == "dir" {
-				node(rel)
-			}
-			return nil
-		}})
+	v, err := runOp(ctx, sb, "find", ops.PathSink(func(path, typ string) error {
+		rel := relTo(start.Path, path)
+		parent, name := ".", rel
+		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+			parent, name = rel[:i], rel[i+1:]
+		}
+		n := node(parent)
+		n.kids = append(n.kids, name)
+		n.types[name] = typ
+		if typ == "dir" {
+			node(rel)
+		}
+		return nil
+	}), map[string]any{"dir": p, "exclude": excl, "hidden": true, "no-ignore": true})
 	if err != nil {
 		return refOut{}, err
 	}
+	res := v.(ops.FindResult)
 	var build func(rel string) []treeEntry
 	build = func(rel string) []treeEntry {
 		n := nodes[rel]
@@ -657,7 +693,7 @@ func refMove(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, error
 	if err != nil {
 		return refOut{}, err
 	}
-	if _, err := ops.Move(ctx, sb, src, dst, false); err != nil {
+	if _, err := runOp(ctx, sb, "mv", nil, map[string]any{"src": src, "dst": dst}); err != nil {
 		return refOut{}, err
 	}
 	return refOut{text: "Successfully moved " + src + " to " + dst}, nil
@@ -680,11 +716,12 @@ func refSearch(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, err
 		return refOut{}, err
 	}
 	var found []string
-	res, err := ops.Find(ctx, sb, ops.FindOptions{Dir: p, Glob: pat, MaxDepth: -1, Exclude: excl, Hidden: true, NoIgnore: true,
-		Sink: func(path string) error { found = append(found, absPath(sb, path)); return nil }})
+	v, err := runOp(ctx, sb, "find", ops.PathSink(func(path, _ string) error { found = append(found, absPath(sb, path)); return nil }),
+		map[string]any{"dir": p, "glob": pat, "exclude": excl, "hidden": true, "no-ignore": true})
 	if err != nil {
 		return refOut{}, err
 	}
+	res := v.(ops.FindResult)
 	out := refOut{text: strings.Join(found, "\n")}
 	if len(found) == 0 {
 		out.text = "No matches found"
@@ -723,10 +760,11 @@ func refFileInfo(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, e
 }
 
 func refAllowed(ctx context.Context, sb *sandbox.Sandbox, _ refArgs) (refOut, error) {
-	r, err := ops.Roots(ctx, sb)
+	v, err := runOp(ctx, sb, "roots", nil, nil)
 	if err != nil {
 		return refOut{}, err
 	}
+	r := v.(ops.RootsResult)
 	dirs := append([]string{r.Workdir}, r.ReadRoots...)
 	return refOut{text: "Allowed directories:\n" + strings.Join(dirs, "\n")}, nil
 }

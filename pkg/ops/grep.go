@@ -121,6 +121,8 @@ type GrepResult struct {
 	LongLineFiles []string     `json:"long_line_files,omitempty"` // named files skipped for a line over 64 MiB
 	Skipped       GrepSkipped  `json:"skipped"`
 	Truncation
+
+	quiet bool // -q: the command line prints nothing
 }
 
 // grepJob is a batch of files for one worker: batching keeps the hand-off

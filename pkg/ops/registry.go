@@ -217,6 +217,7 @@ var statOp = &spec.Op{
 
 var grepOp = &spec.Op{
 	Name: "grep", Class: spec.Read, Result: GrepResult{},
+	Streams: true,
 	Summary: "search files and trees for an RE2 pattern, honouring .gitignore",
 	Help:    "Searches each PATH (the workdir when none is given) for lines matching PATTERN, an RE2 regular expression. Directories are walked in path order, honouring .gitignore, .ignore and .git/info/exclude and leaving out hidden names; a file named on the command line is always searched. Binary files are skipped and counted. A file of 32 MiB or more is searched through bounded windows mapped from the page cache, on every core; if it is truncated or written during the search the result is an io error, never a mix of two versions.",
 	Args: []spec.Arg{
@@ -266,12 +267,20 @@ var grepOp = &spec.Op{
 		if err != nil {
 			return nil, err
 		}
+		o.Exact = in.Exact
+		if in.Bool("quiet") {
+			// -q: nothing printed; the first match ends the search.
+			o.Limit, o.Count, o.FilesWithMatches, o.OnlyMatching = 1, false, true, false
+			r, err := Grep(ctx, sb, o)
+			r.quiet = true
+			return r, err
+		}
+		o.Sink = grepSink(in.Sink, sb, in, o)
 		return Grep(ctx, sb, o)
 	},
 }
 
-// GrepInput turns a grep input into options (the command line adds the
-// streaming Sink and the text form's exactness).
+// GrepInput turns a grep input into options (Run adds the face's sink).
 func GrepInput(sb *sandbox.Sandbox, in *spec.Input) (GrepOptions, error) {
 	o := GrepOptions{LineRegexp: in.Bool("line-regexp"), OnlyMatching: in.Bool("only-matching"), Pattern: in.String("pattern"), Paths: in.Strings("paths"), IgnoreCase: in.Bool("ignore-case"), Fixed: in.Bool("fixed-strings"),
 		Word: in.Bool("word-regexp"), Invert: in.Bool("invert-match"), Count: in.Bool("count"), FilesWithMatches: in.Bool("files-with-matches"),
@@ -315,6 +324,9 @@ func GrepInput(sb *sandbox.Sandbox, in *spec.Input) (GrepOptions, error) {
 	if o.Count && o.FilesWithMatches {
 		return o, usageErr("count and files-with-matches do not go together")
 	}
+	if in.Bool("no-filename") && in.Bool("with-filename") {
+		return o, usageErr("no-filename and with-filename do not go together")
+	}
 	return o, nil
 }
 
@@ -345,7 +357,7 @@ var wcOp = &spec.Op{
 
 var sliceOp = &spec.Op{
 	Name: "slice", Class: spec.Read, Result: SliceResult{},
-	Items:   spec.Lines,
+	Streams: true,
 	Summary: "select lines START to END, as Python's lines[START:END] (negatives count from the end)",
 	Help:    "Selects the lines from START (0-based) up to, not including, END. A negative START or END counts from the end of the file: slice f -10 is tail -n 10.",
 	Args: []spec.Arg{
@@ -357,7 +369,7 @@ var sliceOp = &spec.Op{
 	Text:     "the lines exactly as the file holds them",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
 		o := SliceInput(in)
-		o.Sink, _ = in.Sink.(LineSink)
+		o.Sink = lineSink(in.Sink)
 		o.Exact = in.Exact
 		return Slice(ctx, sb, o)
 	},
@@ -379,7 +391,7 @@ func SliceInput(in *spec.Input) SliceOptions {
 
 var sortOp = &spec.Op{
 	Name: "sort", Class: spec.Read, Result: SortResult{}, Limit: "max_sort_bytes",
-	Items:   spec.Lines,
+	Streams: true,
 	Summary: "sort a file's lines (byte order, as LC_ALL=C sort)",
 	Help:    "Sorts a file's lines in byte order, as LC_ALL=C sort does; the sort is stable. Files over max_sort_bytes are refused.",
 	Args:    []spec.Arg{stdinArg("the file to sort")},
@@ -400,7 +412,7 @@ var sortOp = &spec.Op{
 		if err != nil {
 			return nil, err
 		}
-		o.Sink, _ = in.Sink.(LineSink)
+		o.Sink = lineSink(in.Sink)
 		o.Exact = in.Exact
 		return Sort(ctx, sb, o)
 	},
@@ -421,7 +433,7 @@ func SortInput(in *spec.Input) (SortOptions, error) {
 
 var cutOp = &spec.Op{
 	Name: "cut", Class: spec.Read, Result: CutResult{},
-	Items:   spec.Rows,
+	Streams: true,
 	Summary: "select fields from each line",
 	Help:    "Keeps the listed fields of each line, split at a delimiter (a tab unless told), at an RE2 pattern with regex, or as RFC 4180 CSV records with csv.",
 	Args:    []spec.Arg{stdinArg("the file to cut")},
@@ -441,12 +453,7 @@ var cutOp = &spec.Op{
 			return nil, err
 		}
 		o.Exact = in.Exact
-		switch s := in.Sink.(type) {
-		case RowSink: // the face takes the fields (ndjson)
-			o.Sink = s
-		case io.Writer: // the face prints the text form
-			o.Sink = cutRowsText(in, o, s)
-		}
+		o.Sink = rowSink(in.Sink, in, o)
 		return Cut(ctx, sb, o)
 	},
 }
@@ -466,7 +473,7 @@ func CutInput(in *spec.Input) (CutOptions, error) {
 
 var findOp = &spec.Op{
 	Name: "find", Class: spec.Read, Result: FindResult{},
-	Items:   spec.Paths,
+	Streams: true,
 	Summary: "list paths below DIR matching a glob, honouring .gitignore",
 	Help:    "Lists the paths below DIR (the workdir when left out) in path order, honouring ignore files and leaving out hidden names. GLOB is a doublestar glob: without '/' it matches the base name, as fd -g. One argument with glob characters is a GLOB, else a DIR.",
 	Args: []spec.Arg{
@@ -485,7 +492,7 @@ var findOp = &spec.Op{
 	Text:     "one path a line, as find or fd",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
 		o := FindInput(in)
-		o.TypedSink, _ = in.Sink.(PathSink)
+		o.TypedSink = pathSink(in.Sink)
 		return Find(ctx, sb, o)
 	},
 }
@@ -525,13 +532,15 @@ var writeOp = &spec.Op{
 	Examples: []spec.Example{{Cmd: "write out/hello.txt --content 'hello' --format text", Says: "the file's SHA-256 and path, as sha256sum prints them"}},
 	Text:     "SHA256  PATH, the line sha256sum prints, so sha256sum -c can check it",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		o := WriteOptions{Path: in.String("path"), Append: in.Bool("append"), NoClobber: in.Bool("no-clobber"), ExpectSHA256: in.String("expect-sha256"), Content: in.Stdin}
-		if in.IsSet("content") {
-			o.Content = strings.NewReader(in.String("content"))
+		o := WriteOptions{Path: in.String("path"), Append: in.Bool("append"), NoClobber: in.Bool("no-clobber"), ExpectSHA256: in.String("expect-sha256")}
+		if err := begin(ctx, sb, "write"); err != nil {
+			return nil, err // before stdin is read
 		}
-		if o.Content == nil {
-			return nil, usageErr("write needs content")
+		content, err := writeContent(sb, in)
+		if err != nil {
+			return nil, err
 		}
+		o.Content = content
 		if in.IsSet("mode") {
 			m, err := ParseMode(in.String("mode"))
 			if err != nil {
@@ -541,6 +550,31 @@ var writeOp = &spec.Op{
 		}
 		return Write(ctx, sb, o)
 	},
+}
+
+// writeContent picks write's content. content is taken as given (even
+// "-" or ""); a second operand "-" reads stdin whatever it is, as cat
+// reads "-"; with neither, stdin is read only when the face passed it
+// (the command line does when it is a pipe or socket or a regular file:
+// a terminal would wait forever, and /dev/null, what exec tools often
+// give, would silently empty the file).
+func writeContent(sb *sandbox.Sandbox, in *spec.Input) (io.Reader, error) {
+	dash, given := in.IsSet("stdin"), in.IsSet("content")
+	switch {
+	case dash && in.String("stdin") != sandbox.StdinPath:
+		return nil, usageErr("usage: fsbox write PATH [-]: the only operand after PATH is -, to read the content from stdin")
+	case dash && given:
+		return nil, sandbox.Errorf(sandbox.CodeUsage, "", "write takes its content from").WithHint(sandbox.Hint{Option: "content", Text: "%s or from stdin (-), not both"})
+	case given:
+		return strings.NewReader(in.String("content")), nil
+	case dash && !sb.HasStdin():
+		return strings.NewReader(""), nil
+	case dash:
+		return sb.OpenStdin()
+	case in.Stdin != nil:
+		return in.Stdin, nil
+	}
+	return nil, sandbox.Errorf(sandbox.CodeUsage, "", "write needs content:").WithHint(sandbox.Hint{Option: "content", Text: "give %[1]s TEXT (%[1]s '' for an empty file) or pipe the content (stdin is not a pipe or a file; - after PATH reads it anyway)"})
 }
 
 var editOp = &spec.Op{

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
@@ -315,3 +316,208 @@ func (r LsResult) Paints() {}
 
 // Items are ls's entries, an item a line in ndjson.
 func (r LsResult) Items() any { return r.Entries }
+
+// The streaming operations' sinks: each takes the sink a face set
+// (spec.Input.Sink) and returns what the operation calls for each item,
+// in the form the face prints, chosen once before the call; nil when the
+// face set none (the result collects the items). A face that shapes the
+// items itself (the reference MCP profile) may set the operation's own
+// sink type (LineSink, RowSink, PathSink), which is called as it is.
+
+// lineSink sends each line as the file has it (the text form), or as a
+// JSON string without its line end (an item).
+func lineSink(s any) LineSink {
+	switch s := s.(type) {
+	case LineSink:
+		return s
+	case spec.ItemSink:
+		return func(line []byte) error { return s(string(textio.TrimEOL(line))) }
+	case spec.TextWriter:
+		return func(line []byte) error { _, err := s.Write(s.Content(line)); return err }
+	}
+	return nil
+}
+
+// rowSink sends each row as its fields (an item, a JSON array of
+// strings), or as cut's text form.
+func rowSink(s any, in *spec.Input, o CutOptions) RowSink {
+	switch s := s.(type) {
+	case RowSink:
+		return s
+	case spec.ItemSink:
+		var row []string
+		return func(fields [][]byte, _ []byte) error {
+			row = row[:0]
+			for _, f := range fields {
+				row = append(row, string(f))
+			}
+			return s(row)
+		}
+	case spec.TextWriter:
+		return cutRowsText(in, o, s)
+	}
+	return nil
+}
+
+// pathSink sends each path (an item, a JSON string), or one a line, by
+// type in colour where the face colours (fd, ls).
+func pathSink(s any) PathSink {
+	switch s := s.(type) {
+	case PathSink:
+		return s
+	case spec.ItemSink:
+		return func(p, _ string) error { return s(p) }
+	case spec.TextWriter:
+		return func(p, typ string) error {
+			s.WriteString(s.Typed(s.Name(p), typ))
+			return s.WriteByte('\n')
+		}
+	}
+	return nil
+}
+
+// Paints: find's paths may be coloured by type.
+func (r FindResult) Paints() {}
+
+// grepSink sends each searched file's findings: as items (its count,
+// its path, or its matches, by the mode chosen once), or as grep's text
+// form.
+func grepSink(s any, sb *sandbox.Sandbox, in *spec.Input, o GrepOptions) func(*FileResult) error {
+	switch s := s.(type) {
+	case spec.ItemSink:
+		switch {
+		case o.Count:
+			return func(fr *FileResult) error { return s(FileCount{Path: fr.Path, Count: fr.Count}) }
+		case o.FilesWithMatches:
+			return func(fr *FileResult) error { return s(fr.Path) }
+		}
+		return func(fr *FileResult) error {
+			for i := range fr.Matches {
+				if err := s(&fr.Matches[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	case spec.TextWriter:
+		// Lines name their file unless one file is searched, as grep
+		// does; -h and -H say otherwise.
+		withPath := !GrepNamesOneFile(sb, o.Paths)
+		switch {
+		case in.Bool("no-filename"):
+			withPath = false
+		case in.Bool("with-filename"):
+			withPath = true
+		}
+		t := &grepText{w: s, numbered: in.Bool("numbered"), context: (o.Before > 0 || o.After > 0) && !o.OnlyMatching,
+			withPath: withPath, maxColumns: int(in.Int("max-columns")), painted: s.Paint("", spec.PaintMatch) != ""}
+		switch {
+		case o.Count:
+			return func(fr *FileResult) error {
+				t.prefix(fr.Path, 0, ':')
+				s.WriteString(strconv.FormatInt(fr.Count, 10))
+				return s.WriteByte('\n')
+			}
+		case o.FilesWithMatches:
+			return func(fr *FileResult) error {
+				s.WriteString(s.Paint(t.name(fr.Path), spec.PaintPath))
+				return s.WriteByte('\n')
+			}
+		}
+		return t.file
+	}
+	return nil
+}
+
+// Paints: grep's text form passes every name and line through the
+// writer, and may colour paths, line numbers and matches.
+func (r GrepResult) Paints() {}
+
+// Matched: grep exits 1 on the command line when nothing matched.
+func (r GrepResult) Matched() bool { return r.Count > 0 }
+
+// Silent: grep -q prints nothing.
+func (r GrepResult) Silent() bool { return r.quiet }
+
+// grepText is grep's text form, as grep and ripgrep print matches in a
+// pipeline: path:line:text (the path and number as asked), context lines
+// with '-', groups split by "--".
+type grepText struct {
+	w        spec.TextWriter
+	numbered bool
+	context  bool
+	withPath bool
+	last     int64 // last line printed in the current file, for "--"
+	printed  bool
+	// maxColumns > 0: a line longer prints as a note (rg --max-columns).
+	maxColumns int
+	painted    bool // the writer colours: a match is written apart
+}
+
+// name is how the text form names a file: standard input is "<stdin>",
+// as rg names it.
+func (t *grepText) name(path string) string {
+	if path == sandbox.StdinPath {
+		return "<stdin>"
+	}
+	return t.w.Name(path)
+}
+
+func (t *grepText) prefix(path string, line int64, sep byte) {
+	if t.withPath {
+		t.w.WriteString(t.w.Paint(t.name(path), spec.PaintPath))
+		t.w.WriteByte(sep)
+	}
+	if line > 0 && t.numbered {
+		t.w.WriteString(t.w.Paint(strconv.FormatInt(line, 10), spec.PaintLine))
+		t.w.WriteByte(sep)
+	}
+}
+
+func (t *grepText) file(fr *FileResult) error {
+	t.last = 0
+	for _, m := range fr.Matches {
+		first := m.Line
+		if len(m.BeforeRaw) > 0 {
+			first = m.BeforeRaw[0].Line
+		}
+		if t.context && t.printed && (t.last == 0 || first > t.last+1) {
+			t.w.WriteString("--\n")
+		}
+		for _, b := range m.BeforeRaw {
+			t.prefix(m.Path, b.Line, '-')
+			t.w.Write(t.w.Content(b.Raw))
+			t.w.WriteByte('\n')
+		}
+		t.prefix(m.Path, m.Line, ':')
+		t.highlight(m)
+		t.w.WriteByte('\n')
+		t.last = m.Line
+		for _, a := range m.AfterRaw {
+			t.prefix(m.Path, a.Line, '-')
+			t.w.Write(t.w.Content(a.Raw))
+			t.w.WriteByte('\n')
+			t.last = a.Line
+		}
+		t.printed = true
+	}
+	return nil
+}
+
+// highlight writes the line with its first match (the column grep found)
+// painted.
+func (t *grepText) highlight(m Match) {
+	switch {
+	case t.maxColumns > 0 && len(m.Raw) > t.maxColumns:
+		t.w.WriteString("[Omitted long line with " + strconv.Itoa(len(m.Raw)) + " bytes]")
+	case m.Only:
+		t.w.WriteString(t.w.Paint(string(t.w.Content(m.Raw)), spec.PaintMatch))
+	case m.Column == 0 || !t.painted:
+		t.w.Write(t.w.Content(m.Raw))
+	default:
+		a, b := m.Column-1, m.Column-1+m.MatchLen
+		t.w.Write(t.w.Content(m.Raw[:a]))
+		t.w.WriteString(t.w.Paint(string(t.w.Content(m.Raw[a:b])), spec.PaintMatch))
+		t.w.Write(t.w.Content(m.Raw[b:]))
+	}
+}

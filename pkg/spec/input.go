@@ -22,10 +22,12 @@ type Input struct {
 	// Stdin is where a command-line call's content comes from (write
 	// without content); nil in a tool call.
 	Stdin io.Reader
-	// Sink, when a face sets it, takes a streaming operation's items as
-	// they come (Op.Items says their kind); nil: the operation collects
-	// them into its result. Exact: they go out whole (a text form), not
-	// cut at the policy's line limit.
+	// Sink, when a face sets it, takes a streaming operation's
+	// (Op.Streams) items as they come, in the form the face prints,
+	// chosen once before the call: an ItemSink takes each item as a
+	// value (one JSON document each), a TextWriter takes the text form;
+	// nil: the operation collects them into its result. Exact: they go
+	// out whole (a text form), not cut at the policy's line limit.
 	Sink  any
 	Exact bool
 	// Reg is the operations the face serves (explain asks about them);

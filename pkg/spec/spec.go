@@ -151,10 +151,10 @@ type Op struct {
 	// changes no file (history), so the journal must be open before
 	// Landlock goes up.
 	Journal bool
-	// Items: the operation streams its result's lines (Lines) to the
-	// input's Sink when a face sets one, as they come; a face that sets
-	// none gets them collected in the result.
-	Items ItemKind
+	// Streams: the operation sends its items to the input's Sink as they
+	// come, when a face sets one (see Input.Sink); a face that sets none
+	// gets them collected in the result.
+	Streams bool
 	// NoTool: a documentation command for people, not a tool for agents.
 	NoTool bool
 	// NoPolicy: runs without a policy (documentation output).
@@ -320,7 +320,21 @@ type TextWriter interface {
 	// Typed is a name (already made safe) of an entry of this type (file,
 	// dir, symlink, other): a face may colour it (only a Painter's).
 	Typed(name, typ string) string
+	// Paint is s (already made safe) in the colour of its role in a
+	// match listing (PaintPath, PaintLine, PaintMatch, as grep and rg
+	// colour them): a face may colour it (only a Painter's).
+	Paint(s string, role Role) string
 }
+
+// Role is what a painted piece of a match listing is.
+type Role uint8
+
+// The roles of Paint.
+const (
+	PaintPath  Role = iota // a file's name
+	PaintLine              // a line number
+	PaintMatch             // the matched text
+)
 
 // Painter is a Texter whose text form passes every name through Name and
 // Typed and prints nothing else a file could choose: a face may colour
@@ -342,16 +356,6 @@ type Texter interface {
 	Text(w TextWriter) error
 }
 
-// ItemKind is what a streaming operation sends its Sink.
-type ItemKind string
-
-const (
-	// Lines: each line with its terminator (an ops.LineSink).
-	Lines ItemKind = "lines"
-	// Rows: each row's fields and its line's terminator (an ops.RowSink),
-	// or, to a face that prints the text form, that text (an io.Writer):
-	// the operation renders its rows itself.
-	Rows ItemKind = "rows"
-	// Paths: each path and its type (an ops.PathSink).
-	Paths ItemKind = "paths"
-)
+// ItemSink takes a streaming operation's items one at a time, each a
+// value that encodes as one JSON document (ndjson's lines).
+type ItemSink func(v any) error
