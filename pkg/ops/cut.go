@@ -13,8 +13,49 @@ import (
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
+
+var cutOp = &spec.Op{
+	Name: "cut", Class: spec.Read, Result: CutResult{},
+	Streams: true,
+	Summary: "select fields from each line",
+	Help:    "Keeps the listed fields of each line, split at a delimiter (a tab unless told), at an RE2 pattern with regex, or as RFC 4180 CSV records with csv.",
+	Args:    []spec.Arg{stdinArg("the file to cut")},
+	Options: []spec.Option{
+		{Name: "fields", Short: "f", Type: spec.String, Meta: "LIST", ToolRequired: true, Help: "fields to keep, 1-based: 1,3 or 2-4 or 3- (required)"},
+		{Name: "delimiter", Short: "d", Type: spec.String, Meta: "DELIM", DefaultText: "tab; comma with csv", Help: "field delimiter"},
+		{Name: "regex", Type: spec.Bool, Help: "the delimiter is an RE2 regular expression"},
+		{Name: "csv", Type: spec.Bool, Help: "parse RFC 4180 CSV (quoted fields, embedded delimiters and newlines)"},
+		{Name: "only-delimited", Short: "s", Type: spec.Bool, Help: "drop lines without the delimiter"},
+		{Name: "output-delimiter", Type: spec.String, Meta: "DELIM", CLIOnly: true, DefaultText: "the delimiter; tab with regex", Help: "join the fields of the text form with DELIM"},
+	},
+	Examples: []spec.Example{{Cmd: "cut --csv -f 1 data.csv --format text", Says: "the first column of a CSV file"}},
+	Text:     "the fields joined by the delimiter (or --output-delimiter), as cut; CSV re-quoted with --csv",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		o, err := CutInput(in)
+		if err != nil {
+			return nil, err
+		}
+		o.Exact = in.Exact
+		o.Sink = rowSink(in.Sink, in, o)
+		return Cut(ctx, sb, o)
+	},
+}
+
+// CutInput turns a cut input into options.
+func CutInput(in *spec.Input) (CutOptions, error) {
+	o := CutOptions{Path: in.String("path"), Fields: in.String("fields"), Delimiter: in.String("delimiter"),
+		Regex: in.Bool("regex"), CSV: in.Bool("csv"), OnlyDelimited: in.Bool("only-delimited")}
+	if !in.IsSet("fields") {
+		return o, sandbox.Errorf(sandbox.CodeUsage, "", "cut needs fields").WithHint(sandbox.Hint{Option: "fields", Short: true, Text: "(%s LIST), such as 1,3 or 2-"})
+	}
+	if in.IsSet("delimiter") && o.Delimiter == "" {
+		return o, usageErr("delimiter must not be empty")
+	}
+	return o, nil
+}
 
 // FieldList is a parsed cut field list: 1-based fields in ascending order,
 // as GNU cut prints them whatever order the list names them in. It holds
@@ -355,4 +396,75 @@ func (c *recordCap) Read(p []byte) (int, error) {
 	m, err := c.r.Read(p)
 	c.n += int64(m)
 	return m, err
+}
+
+// cutRowsText is cut's text form as a row sink writing to w: the fields
+// joined by the output delimiter (the delimiter by default; a tab with a
+// regex delimiter, a comma with CSV; an empty one is a NUL, as GNU cut
+// has it), each row ended as its line was; CSV rows re-quoted.
+func cutRowsText(in *spec.Input, o CutOptions, w io.Writer) RowSink {
+	out := o.Delimiter
+	switch {
+	case in.IsSet("output-delimiter"):
+		out = in.String("output-delimiter")
+		if out == "" {
+			out = "\x00"
+		}
+	case o.Regex || out == "":
+		out = "\t"
+		if o.CSV {
+			out = ","
+		}
+	}
+	if o.CSV && !in.IsSet("output-delimiter") {
+		cw := csv.NewWriter(w)
+		if len(out) == 1 {
+			cw.Comma = rune(out[0])
+		}
+		var rec []string
+		return func(fields [][]byte, _ []byte) error {
+			rec = rec[:0]
+			for _, f := range fields {
+				rec = append(rec, string(f))
+			}
+			cw.Write(rec)
+			cw.Flush()
+			return cw.Error()
+		}
+	}
+	sep := []byte(out)
+	return func(fields [][]byte, eol []byte) error {
+		for i, f := range fields {
+			if i > 0 {
+				w.Write(sep)
+			}
+			w.Write(f)
+		}
+		if len(eol) == 0 {
+			eol = []byte("\n")
+		}
+		_, err := w.Write(eol)
+		return err
+	}
+}
+
+// rowSink sends each row as its fields (an item, a JSON array of
+// strings), or as cut's text form.
+func rowSink(s any, in *spec.Input, o CutOptions) RowSink {
+	switch s := s.(type) {
+	case RowSink:
+		return s
+	case spec.ItemSink:
+		var row []string
+		return func(fields [][]byte, _ []byte) error {
+			row = row[:0]
+			for _, f := range fields {
+				row = append(row, string(f))
+			}
+			return s(row)
+		}
+	case spec.TextWriter:
+		return cutRowsText(in, o, s)
+	}
+	return nil
 }

@@ -7,8 +7,87 @@ import (
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
+
+var editOp = &spec.Op{
+	Name: "edit", Class: spec.Destructive, Result: EditResult{},
+	Summary: "replace exact text in a file (atomic; CRLF, BOM and mode kept)",
+	Help:    "Replaces OLD with NEW in PATH. OLD must occur exactly once unless all is given; several edits are matched against the original text, must not overlap, and apply together or not at all. The result shows the unified diff. An old or new text over max_write_bytes is too_large, however it is given.",
+	Args:    []spec.Arg{pathArg(spec.Change, "the file to edit")},
+	Options: []spec.Option{
+		{Name: "old", Type: spec.String, Meta: "TEXT", Help: "the exact text to replace"},
+		{Name: "new", Type: spec.String, Meta: "TEXT", Help: "the text to put in its place (empty: delete)"},
+		{Name: "old-file", Type: spec.String, Meta: "FILE", CLIOnly: true, Complete: spec.CompleteFiles, Help: "read the old text from FILE"},
+		{Name: "new-file", Type: spec.String, Meta: "FILE", CLIOnly: true, Complete: spec.CompleteFiles, Help: "read the new text from FILE"},
+		{Name: "edits", Type: spec.Objects, Meta: "JSON", Help: `several edits, each {"old", "new", "all"}, applied together`, Fields: []spec.Option{
+			{Name: "old", Type: spec.String, ToolRequired: true, Help: "the exact text to replace"},
+			{Name: "new", Type: spec.String, ToolRequired: true, Help: "the text to put in its place"},
+			{Name: "all", Type: spec.Bool, Help: "replace every occurrence"},
+		}},
+		{Name: "all", Type: spec.Bool, Help: "replace every occurrence"},
+		{Name: "dry-run", Type: spec.Bool, Help: "show the diff, change nothing"},
+		{Name: "expect-sha256", Type: spec.String, Meta: "HEX", Help: "refuse (conflict) unless the current content has this SHA-256"},
+	},
+	Examples: []spec.Example{{Cmd: "edit main.go --old 'TODO: flags' --new 'DONE: flags' --dry-run --format text", Says: "the diff the edit would make"}},
+	Text:     "the unified diff",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		if err := begin(ctx, sb, "edit"); err != nil {
+			return nil, err // before old_file or new_file is read
+		}
+		o, err := EditInput(sb, in)
+		if err != nil {
+			return nil, err
+		}
+		r, err := Edit(ctx, sb, o)
+		return &r, err
+	},
+}
+
+// EditInput turns an edit input into options; old-file and new-file are
+// read through the sandbox (a caller checks edit's switch first, as Run
+// does: Edit checks it again, too late for those reads).
+func EditInput(sb *sandbox.Sandbox, in *spec.Input) (EditOptions, error) {
+	o := EditOptions{Path: in.String("path"), DryRun: in.Bool("dry-run"), ExpectSHA256: in.String("expect-sha256")}
+	if in.IsSet("edits") {
+		if in.IsSet("old") || in.IsSet("new") || in.IsSet("old-file") || in.IsSet("new-file") || in.IsSet("all") {
+			return o, usageErr("edits does not go with old, new or all")
+		}
+		err := in.Decode("edits", &o.Edits)
+		return o, err
+	}
+	text := func(name string) (string, error) {
+		if in.IsSet(name) && in.IsSet(name+"-file") {
+			return "", usageErr("give %s or %s-file, not both", name, name)
+		}
+		if !in.IsSet(name + "-file") {
+			return in.String(name), nil
+		}
+		p := in.String(name + "-file")
+		f, err := sb.Open(p)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		// Never cut short: a truncated old text could match somewhere it
+		// should not.
+		return readText(sb, f, f.Info.Size, p, name+"-file "+p, "")
+	}
+	if (!in.IsSet("old") && !in.IsSet("old-file")) || (!in.IsSet("new") && !in.IsSet("new-file")) {
+		return o, usageErr("edit needs old and new (new '' deletes), or edits")
+	}
+	old, err := text("old")
+	if err != nil {
+		return o, err
+	}
+	new, err := text("new")
+	if err != nil {
+		return o, err
+	}
+	o.Edits = []EditSpec{{Old: old, New: new, All: in.Bool("all")}}
+	return o, nil
+}
 
 // EditSpec is one replacement.
 type EditSpec struct {
@@ -119,3 +198,14 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 func toCRLF(b []byte) []byte {
 	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 }
+
+// Text is the unified diff the edit made (or, with a dry run, would
+// make).
+func (r *EditResult) Text(w spec.TextWriter) error {
+	_, err := w.WriteString(r.Diff)
+	return err
+}
+
+// BigField is the diff: a face may write it into the JSON document
+// without copying it (it can be tens of MiB).
+func (r *EditResult) BigField() *string { return &r.Diff }

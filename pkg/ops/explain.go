@@ -9,6 +9,26 @@ import (
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
+var explainOp = &spec.Op{
+	Name: "explain", Class: spec.Meta, Result: Decision{}, Journal: true,
+	Summary: "say whether COMMAND on PATH would be allowed, and which rule decides",
+	Help:    "Runs the checks a real call of COMMAND on PATH would run, reading and changing nothing, and reports the first rule that refuses. For a command with two paths (mv, cp) it checks the one written. For patch, PATH is checked as a file a patch writes, and actions lists each kind of change a patch makes (update, add, delete, move, move_and_update) with the commands it needs and those the policy switches off. For undo, PATH is a change id: the answer is what undo of it would say (denied when the policy may not write one of its paths now). For purge (no PATH), how many changes it would remove and keep.",
+	Args: []spec.Arg{
+		{Name: "command", Meta: "COMMAND", Help: "the command to ask about", Complete: spec.CompleteCommands},
+		{Name: "path", Meta: "PATH", Help: "the path the command would be given (undo: a change id; purge, roots and other commands without a path: none)", Optional: true, Complete: spec.CompleteFiles},
+	},
+	Examples: []spec.Example{{Cmd: "explain read /etc/passwd --format text", Says: "denied, rule root: the path lies outside every root"}},
+	JSONNote: "exit 0 whatever the verdict",
+	Text:     "one line: allowed|denied, the command, the path, the reason and the rule",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		reg := Registry
+		if in.Reg != nil {
+			reg = in.Reg // a face serving more operations asks about them
+		}
+		return ExplainIn(ctx, reg, sb, in.String("command"), in.String("path"))
+	},
+}
+
 // Decision is explain's answer: would OP on PATH be allowed, and which
 // rule decides.
 type Decision struct {
@@ -168,4 +188,15 @@ func (d Decision) refuse(err error) Decision {
 		d.Rule = string(e.Code)
 	}
 	return d
+}
+
+// Text is one line: allowed or denied, the command, the path, the reason
+// and the rule.
+func (d Decision) Text(w spec.TextWriter) error {
+	verdict := "allowed"
+	if !d.Allowed {
+		verdict = "denied"
+	}
+	_, err := fmt.Fprintf(w, "%s %s %s: %s (rule %s)\n", verdict, d.Op, w.Name(d.Path), w.Name(strings.ReplaceAll(d.Reason, "\n", `\n`)), d.Rule)
+	return err
 }

@@ -2,9 +2,71 @@ package ops
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 )
+
+var mkdirOp = &spec.Op{
+	Name: "mkdir", Class: spec.Write, Result: MkdirResult{}, Idempotent: true,
+	Summary:  "create a directory and its parents in the workdir",
+	Help:     "Creates DIR in the workdir and any missing parents, one at a time; an existing directory is no error (created is false).",
+	Args:     []spec.Arg{{Name: "path", Meta: "DIR", Help: "the directory to create", Use: spec.Make, Complete: spec.CompleteDirs}},
+	Options:  []spec.Option{{Name: "parents", Short: "p", Type: spec.Bool, CLIOnly: true, Help: "accepted for mkdir -p: parents are always made, and an existing directory is no error"}},
+	Examples: []spec.Example{{Cmd: "mkdir build/logs --format text", Says: "the directory's path, as mkdir -v names it"}},
+	Text:     "the directory's path, as mkdir -v names it",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		return Mkdir(ctx, sb, in.String("path"))
+	},
+}
+
+var forceOpt = spec.Option{Name: "force", Short: "f", Type: spec.Bool, Help: "replace an existing DST"}
+
+var mvOp = &spec.Op{
+	Name: "mv", Class: spec.Destructive, Result: MoveResult{},
+	Summary: "move or rename within the workdir",
+	Help:    "Renames SRC to DST, both in the workdir; an existing DST is refused (exists) unless force is given.",
+	Args: []spec.Arg{
+		{Name: "src", Meta: "SRC", Help: "what to move", Use: spec.Entry, Complete: spec.CompleteFiles},
+		{Name: "dst", Meta: "DST", Help: "where it goes", Use: spec.Entry, Complete: spec.CompleteFiles},
+	},
+	Options:  []spec.Option{forceOpt},
+	Examples: []spec.Example{{Cmd: "mv notes.txt notes.md --format text", Says: "FROM -> TO, as mv -v"}},
+	Text:     "FROM -> TO, as mv -v",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		return Move(ctx, sb, in.String("src"), in.String("dst"), in.Bool("force"))
+	},
+}
+
+var cpOp = &spec.Op{
+	Name: "cp", Class: spec.Destructive, Result: CopyResult{}, Idempotent: true,
+	Summary: "copy a readable file into the workdir (atomic)",
+	Help:    "Copies the regular file SRC (anywhere readable) to DST in the workdir, atomically; an existing DST is refused (exists) unless force is given.",
+	Args: []spec.Arg{
+		{Name: "src", Meta: "SRC", Help: "the file to copy", Use: spec.ReadFile, Complete: spec.CompleteFiles},
+		{Name: "dst", Meta: "DST", Help: "the copy's path", Use: spec.Change, Complete: spec.CompleteFiles},
+	},
+	Options:  []spec.Option{forceOpt},
+	Examples: []spec.Example{{Cmd: "cp main.go main.go.orig --format text", Says: "FROM -> TO, as cp -v"}},
+	Text:     "FROM -> TO, as cp -v",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		return Copy(ctx, sb, in.String("src"), in.String("dst"), in.Bool("force"))
+	},
+}
+
+var rmOp = &spec.Op{
+	Name: "rm", Class: spec.Destructive, Result: RemoveResult{}, Off: true,
+	Summary:  "remove a file, a symlink, or (-r) a tree in the workdir; off unless the policy turns it on",
+	Help:     "Removes PATH from the workdir: a file, a symlink (never what it points to) or, with recursive, a directory tree. A missing PATH is no error (removed is false). The built-in policy switches rm off.",
+	Args:     []spec.Arg{pathArg(spec.Entry, "what to remove")},
+	Options:  []spec.Option{{Name: "recursive", Short: "r", Type: spec.Bool, Help: "remove a directory and everything below"}},
+	Examples: []spec.Example{{Cmd: "rm -r build --format text", Says: "the removed path, as rm -v names it"}},
+	Text:     "the removed path, as rm -v names it",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		return Remove(ctx, sb, in.String("path"), in.Bool("recursive"))
+	},
+}
 
 // MkdirResult is mkdir's answer.
 type MkdirResult struct {
@@ -116,4 +178,30 @@ func Remove(ctx context.Context, sb *sandbox.Sandbox, p string, recursive bool) 
 		return RemoveResult{}, err
 	}
 	return RemoveResult{Path: w.Path, Removed: true, Type: w.Info.Type}, nil
+}
+
+// Text names the directory, as mkdir -v does.
+func (r MkdirResult) Text(w spec.TextWriter) error {
+	_, err := fmt.Fprintln(w, w.Name(r.Path))
+	return err
+}
+
+// Text is "FROM -> TO", as mv -v prints it.
+func (r MoveResult) Text(w spec.TextWriter) error { return arrow(w, r.From, r.To) }
+
+// Text is "FROM -> TO", as cp -v prints it.
+func (r CopyResult) Text(w spec.TextWriter) error { return arrow(w, r.From, r.To) }
+
+func arrow(w spec.TextWriter, from, to string) error {
+	_, err := fmt.Fprintf(w, "%s -> %s\n", w.Name(from), w.Name(to))
+	return err
+}
+
+// Text names what was removed, as rm -v does (nothing when nothing was).
+func (r RemoveResult) Text(w spec.TextWriter) error {
+	if !r.Removed {
+		return nil
+	}
+	_, err := fmt.Fprintln(w, w.Name(r.Path))
+	return err
 }

@@ -9,7 +9,51 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 )
+
+var findOp = &spec.Op{
+	Name: "find", Class: spec.Read, Result: FindResult{},
+	Streams: true,
+	Summary: "list paths below DIR matching a glob, honouring .gitignore",
+	Help:    "Lists the paths below DIR (the workdir when left out) in path order, honouring ignore files and leaving out hidden names. GLOB is a doublestar glob: without '/' it matches the base name, as fd -g. One argument with glob characters is a GLOB, else a DIR.",
+	Args: []spec.Arg{
+		{Name: "dir", Meta: "DIR", Help: "the directory to walk", Use: spec.ReadDir, Optional: true, Complete: spec.CompleteDirs},
+		{Name: "glob", Meta: "GLOB", Help: "keep only paths matching this glob", Optional: true, Complete: spec.CompleteNone},
+	},
+	Options: []spec.Option{
+		{Name: "max-depth", Type: spec.Int, Meta: "N", Min: min0, DefaultText: "no limit", Help: "deepest level to list (DIR's entries are 1)"},
+		{Name: "type", Short: "t", Type: spec.String, Meta: "TYPE", Enum: []string{"f", "d", "l"}, Help: "only f (files), d (directories) or l (symlinks)"},
+		{Name: "exclude", Short: "E", Type: spec.Strings, Meta: "GLOB", Help: "leave out paths matching GLOB (repeatable); excluded directories are not entered"},
+		{Name: "hidden", Type: spec.Bool, Help: "include names starting with a dot"},
+		{Name: "no-ignore", Type: spec.Bool, Help: "do not honour .gitignore, .ignore and .git/info/exclude"},
+		{Name: "follow", Short: "L", Type: spec.Bool, Help: "follow symlinks (never out of their root, never in a loop)"},
+	},
+	Examples: []spec.Example{{Cmd: "find . '*.go' --format text", Says: "every Go file under the workdir, as fd -g '*.go'"}},
+	Text:     "one path a line, as find or fd",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		o := FindInput(in)
+		o.TypedSink = pathSink(in.Sink)
+		return Find(ctx, sb, o)
+	},
+}
+
+// FindInput turns a find input into options.
+func FindInput(in *spec.Input) FindOptions {
+	o := FindOptions{MaxDepth: -1, Type: in.String("type"), Exclude: in.Strings("exclude"),
+		Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), Follow: in.Bool("follow"), Dir: ".", Glob: in.String("glob")}
+	if in.IsSet("max-depth") {
+		o.MaxDepth = int(in.Int("max-depth"))
+	}
+	if in.IsSet("dir") {
+		o.Dir = in.String("dir")
+		// One argument: a glob if it has glob characters, else a directory.
+		if !in.IsSet("glob") && strings.ContainsAny(o.Dir, "*?[{") {
+			o.Dir, o.Glob = ".", o.Dir
+		}
+	}
+	return o
+}
 
 // FindOptions are find's inputs.
 type FindOptions struct {
@@ -164,3 +208,23 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 	}
 	return res, nil
 }
+
+// pathSink sends each path (an item, a JSON string), or one a line, by
+// type in colour where the face colours (fd, ls).
+func pathSink(s any) PathSink {
+	switch s := s.(type) {
+	case PathSink:
+		return s
+	case spec.ItemSink:
+		return func(p, _ string) error { return s(p) }
+	case spec.TextWriter:
+		return func(p, typ string) error {
+			s.WriteString(s.Typed(s.Name(p), typ))
+			return s.WriteByte('\n')
+		}
+	}
+	return nil
+}
+
+// Paints: find's paths may be coloured by type.
+func (r FindResult) Paints() {}

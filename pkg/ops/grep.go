@@ -3,13 +3,132 @@ package ops
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 )
+
+var grepOp = &spec.Op{
+	Name: "grep", Class: spec.Read, Result: GrepResult{},
+	Streams: true,
+	Summary: "search files and trees for an RE2 pattern, honouring .gitignore",
+	Help:    "Searches each PATH (the workdir when none is given) for lines matching PATTERN, an RE2 regular expression. Directories are walked in path order, honouring .gitignore, .ignore and .git/info/exclude and leaving out hidden names; a file named on the command line is always searched. Binary files are skipped and counted. A file of 32 MiB or more is searched through bounded windows mapped from the page cache, on every core; if it is truncated or written during the search the result is an io error, never a mix of two versions.",
+	Args: []spec.Arg{
+		{Name: "pattern", Meta: "PATTERN", Help: "an RE2 regular expression (a literal string with fixed_strings)", OmitWith: []string{"regexp", "file"}},
+		{Name: "paths", Meta: "PATH", Help: "files or directories to search; - is standard input (the default on the command line when stdin is a pipe or a file, else the workdir)", Use: spec.ReadAny, Many: true, Optional: true, Stdin: true, Complete: spec.CompleteFiles},
+	},
+	Options: []spec.Option{
+		{Name: "ignore-case", Short: "i", Type: spec.Bool, Help: "match case-insensitively"},
+		{Name: "fixed-strings", Short: "F", Type: spec.Bool, Help: "PATTERN is a literal string"},
+		{Name: "word-regexp", Short: "w", Type: spec.Bool, Help: "match whole words only"},
+		{Name: "invert-match", Short: "v", Type: spec.Bool, Help: "select lines that do not match"},
+		{Name: "regexp", Short: "e", Type: spec.Strings, Meta: "PATTERN", CLIOnly: true, Help: "a pattern (repeatable: a line matches when any does); PATTERN is then no argument"},
+		{Name: "file", Short: "f", Type: spec.String, Meta: "FILE", CLIOnly: true, Complete: spec.CompleteFiles, Help: "read patterns from FILE, one a line (an empty file matches nothing); PATTERN is then no argument"},
+		{Name: "line-regexp", Short: "x", Type: spec.Bool, Help: "match whole lines only"},
+		{Name: "only-matching", Short: "o", Type: spec.Bool, Help: "give each match alone: its text is the match, column where it starts (the line count stays)"},
+		{Name: "quiet", Short: "q", Type: spec.Bool, CLIOnly: true, Help: "print nothing; exit 0 at the first match, 1 when there is none"},
+		{Name: "extended-regexp", Short: "E", Type: spec.Bool, CLIOnly: true, Help: "accepted for GNU grep: patterns are always RE2, which is extended syntax"},
+		{Name: "recursive", Short: "r", Type: spec.Bool, CLIOnly: true, Help: "accepted for GNU grep: directories are always searched recursively"},
+		{Name: "dereference-recursive", Short: "R", Type: spec.Bool, CLIOnly: true, Help: "as GNU grep -R: recursive, following symlinks (the same as --follow)"},
+		{Name: "max-columns", Type: spec.Int, Meta: "N", Min: min1, CLIOnly: true, Help: "in the text form, print a line longer than N bytes as a note, as rg does (JSON cuts at max_line_bytes)"},
+		{Name: "numbered", Short: "n", Aliases: []string{"line-number"}, Type: spec.Bool, CLIOnly: true, Help: "prefix each line of the text form with its number (JSON always has it)"},
+		{Name: "no-filename", Short: "h", Type: spec.Bool, CLIOnly: true, Help: "never prefix lines of the text form with the file name"},
+		{Name: "with-filename", Short: "H", Type: spec.Bool, CLIOnly: true, Help: "always prefix lines of the text form with the file name"},
+		{Name: "count", Short: "c", Type: spec.Bool, Help: "count matching lines per file instead of listing them"},
+		{Name: "files-with-matches", Short: "l", Type: spec.Bool, Help: "list the files that match instead of the lines"},
+		{Name: "after-context", Short: "A", Type: spec.Int, Meta: "N", Min: min0, Help: "show N lines after each match"},
+		{Name: "before-context", Short: "B", Type: spec.Int, Meta: "N", Min: min0, Help: "show N lines before each match"},
+		{Name: "context", Short: "C", Type: spec.Int, Meta: "N", Min: min0, Help: "show N lines before and after each match"},
+		{Name: "max-count", Short: "m", Type: spec.Int, Meta: "N", Min: min0, DefaultText: "no limit", Help: "stop searching a file after N matching lines (0: print nothing, as GNU grep and rg)"},
+		{Name: "limit", Type: spec.Int, Meta: "N", Unit: "matches", Min: min1, Narrows: "max_results", Help: "stop after N matches in all"},
+		{Name: "glob", Short: "g", Type: spec.Strings, Meta: "GLOB", Help: "search only files matching GLOB; !GLOB leaves files out (repeatable)"},
+		{Name: "hidden", Type: spec.Bool, Help: "search names starting with a dot"},
+		{Name: "no-ignore", Type: spec.Bool, Help: "do not honour .gitignore, .ignore and .git/info/exclude"},
+		{Name: "follow", Short: "L", Type: spec.Bool, Help: "follow symlinks (never out of their root, never in a loop)"},
+	},
+	Examples: []spec.Example{
+		{Cmd: "grep -n TODO . --format text", Says: "every TODO under the workdir, as grep -rn prints it"},
+		{Cmd: "grep -c -i todo src", Says: "matching lines per file, ignoring case"},
+	},
+	JSONNote: "-c gives counts[{path, count}] and -l paths[] in place of matches; exit 1 when nothing matches",
+	Text:     "path:line:text with -n, path:text without (no path for one named file, or with -h), context lines with '-', groups split by '--'; -c path:count; -l one path a line; colors on a terminal",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		if err := begin(ctx, sb, "grep"); err != nil {
+			return nil, err // before a pattern file is read
+		}
+		o, err := GrepInput(sb, in)
+		if err != nil {
+			return nil, err
+		}
+		o.Exact = in.Exact
+		if in.Bool("quiet") {
+			// -q: nothing printed; the first match ends the search.
+			o.Limit, o.Count, o.FilesWithMatches, o.OnlyMatching = 1, false, true, false
+			r, err := Grep(ctx, sb, o)
+			r.quiet = true
+			return r, err
+		}
+		o.Sink = grepSink(in.Sink, sb, in, o)
+		return Grep(ctx, sb, o)
+	},
+}
+
+// GrepInput turns a grep input into options (Run adds the face's sink).
+func GrepInput(sb *sandbox.Sandbox, in *spec.Input) (GrepOptions, error) {
+	o := GrepOptions{LineRegexp: in.Bool("line-regexp"), OnlyMatching: in.Bool("only-matching"), Pattern: in.String("pattern"), Paths: in.Strings("paths"), IgnoreCase: in.Bool("ignore-case"), Fixed: in.Bool("fixed-strings"),
+		Word: in.Bool("word-regexp"), Invert: in.Bool("invert-match"), Count: in.Bool("count"), FilesWithMatches: in.Bool("files-with-matches"),
+		Before: int(in.Int("before-context")), After: int(in.Int("after-context")), Limit: in.Int("limit"),
+		Globs: in.Strings("glob"), Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), Follow: in.Bool("follow") || in.Bool("dereference-recursive")}
+	if in.IsSet("regexp") || in.IsSet("file") {
+		o.Patterns = append([]string{}, in.Strings("regexp")...)
+		if in.IsSet("file") {
+			f, err := openInput(sb, in.String("file"))
+			if err != nil {
+				return o, err
+			}
+			data, err := io.ReadAll(io.LimitReader(f, sb.Limits().MaxReadBytes+1))
+			f.Close()
+			if err != nil {
+				return o, sandbox.AsError(err)
+			}
+			if int64(len(data)) > sb.Limits().MaxReadBytes {
+				return o, sandbox.Errorf(sandbox.CodeTooLarge, in.String("file"), "the pattern file %s is over max_read_bytes = %d", in.String("file"), sb.Limits().MaxReadBytes)
+			}
+			for _, l := range strings.SplitAfter(string(data), "\n") {
+				if l != "" {
+					o.Patterns = append(o.Patterns, strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r"))
+				}
+			}
+		}
+		o.Pattern = strings.Join(o.Patterns, "\n")
+	}
+	if in.IsSet("max-count") {
+		m := in.Int("max-count")
+		o.MaxCount = &m
+	}
+	if in.IsSet("context") {
+		if !in.IsSet("before-context") {
+			o.Before = int(in.Int("context"))
+		}
+		if !in.IsSet("after-context") {
+			o.After = int(in.Int("context"))
+		}
+	}
+	if o.Count && o.FilesWithMatches {
+		return o, usageErr("count and files-with-matches do not go together")
+	}
+	if in.Bool("no-filename") && in.Bool("with-filename") {
+		return o, usageErr("no-filename and with-filename do not go together")
+	}
+	return o, nil
+}
 
 // GrepOptions are grep's inputs.
 type GrepOptions struct {
@@ -653,4 +772,147 @@ func GrepNamesOneFile(sb *sandbox.Sandbox, paths []string) bool {
 	}
 	info, err := statFollow(sb, paths[0])
 	return err == nil && info.Type == "file"
+}
+
+// grepSink sends each searched file's findings: as items (its count,
+// its path, or its matches, by the mode chosen once), or as grep's text
+// form.
+func grepSink(s any, sb *sandbox.Sandbox, in *spec.Input, o GrepOptions) func(*FileResult) error {
+	switch s := s.(type) {
+	case spec.ItemSink:
+		switch {
+		case o.Count:
+			return func(fr *FileResult) error { return s(FileCount{Path: fr.Path, Count: fr.Count}) }
+		case o.FilesWithMatches:
+			return func(fr *FileResult) error { return s(fr.Path) }
+		}
+		return func(fr *FileResult) error {
+			for i := range fr.Matches {
+				if err := s(&fr.Matches[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	case spec.TextWriter:
+		// Lines name their file unless one file is searched, as grep
+		// does; -h and -H say otherwise.
+		withPath := !GrepNamesOneFile(sb, o.Paths)
+		switch {
+		case in.Bool("no-filename"):
+			withPath = false
+		case in.Bool("with-filename"):
+			withPath = true
+		}
+		t := &grepText{w: s, numbered: in.Bool("numbered"), context: (o.Before > 0 || o.After > 0) && !o.OnlyMatching,
+			withPath: withPath, maxColumns: int(in.Int("max-columns")), painted: s.Paint("", spec.PaintMatch) != ""}
+		switch {
+		case o.Count:
+			return func(fr *FileResult) error {
+				t.prefix(fr.Path, 0, ':')
+				s.WriteString(strconv.FormatInt(fr.Count, 10))
+				return s.WriteByte('\n')
+			}
+		case o.FilesWithMatches:
+			return func(fr *FileResult) error {
+				s.WriteString(s.Paint(t.name(fr.Path), spec.PaintPath))
+				return s.WriteByte('\n')
+			}
+		}
+		return t.file
+	}
+	return nil
+}
+
+// Paints: grep's text form passes every name and line through the
+// writer, and may colour paths, line numbers and matches.
+func (r GrepResult) Paints() {}
+
+// Matched: grep exits 1 on the command line when nothing matched.
+func (r GrepResult) Matched() bool { return r.Count > 0 }
+
+// Silent: grep -q prints nothing.
+func (r GrepResult) Silent() bool { return r.quiet }
+
+// grepText is grep's text form, as grep and ripgrep print matches in a
+// pipeline: path:line:text (the path and number as asked), context lines
+// with '-', groups split by "--".
+type grepText struct {
+	w        spec.TextWriter
+	numbered bool
+	context  bool
+	withPath bool
+	last     int64 // last line printed in the current file, for "--"
+	printed  bool
+	// maxColumns > 0: a line longer prints as a note (rg --max-columns).
+	maxColumns int
+	painted    bool // the writer colours: a match is written apart
+}
+
+// name is how the text form names a file: standard input is "<stdin>",
+// as rg names it.
+func (t *grepText) name(path string) string {
+	if path == sandbox.StdinPath {
+		return "<stdin>"
+	}
+	return t.w.Name(path)
+}
+
+func (t *grepText) prefix(path string, line int64, sep byte) {
+	if t.withPath {
+		t.w.WriteString(t.w.Paint(t.name(path), spec.PaintPath))
+		t.w.WriteByte(sep)
+	}
+	if line > 0 && t.numbered {
+		t.w.WriteString(t.w.Paint(strconv.FormatInt(line, 10), spec.PaintLine))
+		t.w.WriteByte(sep)
+	}
+}
+
+func (t *grepText) file(fr *FileResult) error {
+	t.last = 0
+	for _, m := range fr.Matches {
+		first := m.Line
+		if len(m.BeforeRaw) > 0 {
+			first = m.BeforeRaw[0].Line
+		}
+		if t.context && t.printed && (t.last == 0 || first > t.last+1) {
+			t.w.WriteString("--\n")
+		}
+		for _, b := range m.BeforeRaw {
+			t.prefix(m.Path, b.Line, '-')
+			t.w.Write(t.w.Content(b.Raw))
+			t.w.WriteByte('\n')
+		}
+		t.prefix(m.Path, m.Line, ':')
+		t.highlight(m)
+		t.w.WriteByte('\n')
+		t.last = m.Line
+		for _, a := range m.AfterRaw {
+			t.prefix(m.Path, a.Line, '-')
+			t.w.Write(t.w.Content(a.Raw))
+			t.w.WriteByte('\n')
+			t.last = a.Line
+		}
+		t.printed = true
+	}
+	return nil
+}
+
+// highlight writes the line with its first match (the column grep found)
+// painted.
+func (t *grepText) highlight(m Match) {
+	switch {
+	case t.maxColumns > 0 && len(m.Raw) > t.maxColumns:
+		t.w.WriteString("[Omitted long line with " + strconv.Itoa(len(m.Raw)) + " bytes]")
+	case m.Only:
+		t.w.WriteString(t.w.Paint(string(t.w.Content(m.Raw)), spec.PaintMatch))
+	case m.Column == 0 || !t.painted:
+		t.w.Write(t.w.Content(m.Raw))
+	default:
+		a, b := m.Column-1, m.Column-1+m.MatchLen
+		t.w.Write(t.w.Content(m.Raw[:a]))
+		t.w.WriteString(t.w.Paint(string(t.w.Content(m.Raw[a:b])), spec.PaintMatch))
+		t.w.Write(t.w.Content(m.Raw[b:]))
+	}
 }

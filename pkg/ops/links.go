@@ -6,7 +6,21 @@ import (
 
 	"github.com/fsbox/fsbox/internal/companion"
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 )
+
+var linksOp = &spec.Op{
+	Name: "links", Class: spec.Write, Result: LinksResult{}, Idempotent: true, NoTool: true, Needs: []string{"mkdir", "write"},
+	Summary:  "create fsbox-COMMAND links to this binary in DIR (inside the workdir)",
+	Help:     "Creates one symlink per command in DIR, named PREFIX followed by the command, pointing at this binary, so fsbox-grep runs fsbox grep. It needs mkdir and write on as well.",
+	Args:     []spec.Arg{{Name: "dir", Meta: "DIR", Help: "where to put the links", Use: spec.Make, Complete: spec.CompleteDirs}},
+	Options:  []spec.Option{{Name: "prefix", Type: spec.String, Meta: "PREFIX", Default: "fsbox-", Help: "name prefix of each link (empty: bare command names)"}},
+	Examples: []spec.Example{{Cmd: "links bin --format text", Says: "one link path a line"}},
+	Text:     "one link path a line",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		return Links(ctx, sb, in.String("dir"), in.String("prefix"), Registry.Names())
+	},
+}
 
 // Link is one multi-call link.
 type Link struct {
@@ -49,4 +63,14 @@ func Links(ctx context.Context, sb *sandbox.Sandbox, dir, prefix string, command
 		res.Links = append(res.Links, Link{Path: p, Target: exe, Created: created})
 	}
 	return res, nil
+}
+
+// Text is one link path a line.
+func (r LinksResult) Text(w spec.TextWriter) error {
+	for _, l := range r.Links {
+		if _, err := w.WriteString(w.Name(l.Path) + "\n"); err != nil {
+			return err
+		}
+	}
+	return nil
 }

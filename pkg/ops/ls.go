@@ -5,7 +5,25 @@ import (
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 )
+
+var lsOp = &spec.Op{
+	Name: "ls", Class: spec.Read, Result: LsResult{},
+	Summary:  "list a directory, sorted by name",
+	Help:     "Lists DIR (the workdir when left out) sorted by name, with each entry's type, size, mode and mtime; a symlink is listed as itself.",
+	Args:     []spec.Arg{{Name: "path", Meta: "DIR", Help: "the directory to list", Use: spec.ReadDir, Optional: true, Complete: spec.CompleteDirs}},
+	Options:  []spec.Option{{Name: "all", Short: "a", Type: spec.Bool, Help: "include names starting with a dot"}},
+	Examples: []spec.Example{{Cmd: "ls src --format text", Says: "one name a line, as ls -1"}},
+	Text:     "one name a line, as ls -1",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		dir := "."
+		if in.IsSet("path") {
+			dir = in.String("path")
+		}
+		return Ls(ctx, sb, LsOptions{Path: dir, All: in.Bool("all")})
+	},
+}
 
 // LsOptions are ls's inputs.
 type LsOptions struct {
@@ -74,3 +92,20 @@ func Ls(ctx context.Context, sb *sandbox.Sandbox, o LsOptions) (LsResult, error)
 	res.Count = len(res.Entries)
 	return res, nil
 }
+
+// Text is one name a line, as ls -1 (by type on a colour terminal).
+func (r LsResult) Text(w spec.TextWriter) error {
+	for _, e := range r.Entries {
+		w.WriteString(w.Typed(w.Name(e.Name), e.Type))
+		if err := w.WriteByte('\n'); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Paints: ls's names may be coloured by type.
+func (r LsResult) Paints() {}
+
+// Items are ls's entries, an item a line in ndjson.
+func (r LsResult) Items() any { return r.Entries }

@@ -16,6 +16,79 @@ import (
 	"github.com/fsbox/fsbox/pkg/textio"
 )
 
+var patchOp = &spec.Op{
+	Name: "patch", Class: spec.Destructive, Result: PatchResult{},
+	Summary: "apply a multi-file patch all or nothing (the *** Begin Patch envelope, or a unified diff)",
+	Help: "Applies a patch to files in the workdir as one change: every file lands, or none does. The patch is the envelope agents emit (*** Begin Patch ... *** End Patch, with Add File, Update File with an optional Move to, Delete File, @@ hunks with optional anchor text, *** End of File) or a unified diff as diff -u and git diff write it (several files, new and deleted files, renames, no-newline markers); the format is detected. " +
+		"The patch text is capped by max_write_bytes however it arrives (argument, file, stdin, tool argument): over it, too_large. Besides patch, each change needs its command switched on: an update edit, an add write, a delete rm, a rename mv (and edit too when it also changes the content or the mode); a change whose command is off is denied (rule command), and explain patch PATH lists them. " +
+		"Every path is checked as write checks it (deny and write_deny on old and new names); every hunk is applied in memory first, matched exactly, else ignoring trailing whitespace, else line endings, never re-indented; a hunk that matches nowhere is text_not_found with the closest lines, one that matches in several places is placed by its line numbers or anchors, else ambiguous. Then all files are swapped in under the workdir's lock, each re-checked to be what was read (conflict otherwise, and nothing changes). Line endings, BOM, final newline and mode are kept.",
+	Args: []spec.Arg{{Name: "stdin", Meta: "-", Help: "read the patch from stdin", Optional: true, CLIOnly: true, Complete: spec.CompleteNone}},
+	Options: []spec.Option{
+		{Name: "patch", Type: spec.String, Meta: "TEXT", Help: "the patch text; on the command line, --patch-file or stdin when left out"},
+		{Name: "patch-file", Type: spec.String, Meta: "PATH", Complete: spec.CompleteFiles, Help: "read the patch from PATH (readable under the policy)"},
+		{Name: "dry-run", Type: spec.Bool, Help: "check and show every file's diff and sha256 before and after, change nothing"},
+		{Name: "expect-sha256", Type: spec.Strings, Meta: "PATH=HEX", Help: "refuse (conflict) unless PATH's current content has this SHA-256; repeatable"},
+	},
+	Examples: []spec.Example{
+		{Cmd: "patch --patch-file fix.patch --dry-run --format text", Says: "the diff of every file the patch would change"},
+		{Cmd: "patch --patch-file fix.patch --format text", Says: "one line per file: its action and path"},
+	},
+	Text: "one line per file: add, update, delete or move, and the path (move: OLD -> NEW); with --dry-run the unified diffs",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		if err := begin(ctx, sb, "patch"); err != nil {
+			return nil, err
+		}
+		o, err := PatchInput(sb, in)
+		if err != nil {
+			return nil, err
+		}
+		return Patch(ctx, sb, o)
+	},
+}
+
+// PatchInput reads patch's input: the text from patch, patch_file or
+// standard input (exactly one), and the expected sums. A text read from a
+// file or stdin is read no further than max_write_bytes (Patch itself
+// refuses a longer one, however it came).
+func PatchInput(sb *sandbox.Sandbox, in *spec.Input) (PatchOptions, error) {
+	o := PatchOptions{DryRun: in.Bool("dry-run"), Expect: map[string]string{}}
+	for _, e := range in.Strings("expect-sha256") {
+		p, sum, ok := strings.Cut(e, "=")
+		if !ok || p == "" {
+			return o, usageErr("expect-sha256 takes PATH=HEX, got %q", e)
+		}
+		o.Expect[p] = sum
+	}
+	sources := 0
+	for _, n := range []string{"patch", "patch-file"} {
+		if in.IsSet(n) {
+			sources++
+		}
+	}
+	if sources > 1 {
+		return o, usageErr("give patch or patch-file, not both")
+	}
+	var f *sandbox.File
+	var err error
+	switch {
+	case in.IsSet("patch"):
+		o.Patch = in.String("patch")
+		return o, nil
+	case in.IsSet("patch-file"):
+		f, err = sb.Open(in.String("patch-file"))
+	case in.Stdin != nil:
+		f, err = sb.OpenStdin()
+	default:
+		return o, usageErr("patch needs the patch: patch, patch-file, or stdin")
+	}
+	if err != nil {
+		return o, err
+	}
+	defer f.Close()
+	o.Patch, err = readText(sb, f, f.Info.Size, "", "the patch", ": nothing was changed")
+	return o, err
+}
+
 // PatchOptions are patch's inputs.
 type PatchOptions struct {
 	Patch  string            // the patch text: the envelope or a unified diff (held, never copied)
@@ -670,4 +743,24 @@ func wholeFileDiff(p string, content []byte, sign byte) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// Text is one line per file, and a line per file: its action and path
+// (a move as OLD -> NEW); with a dry run the unified diffs.
+func (r PatchResult) Text(w spec.TextWriter) error {
+	for _, f := range r.Files {
+		var err error
+		switch {
+		case r.DryRun:
+			_, err = w.WriteString(f.Diff)
+		case f.Action == "move":
+			_, err = fmt.Fprintf(w, "move %s -> %s\n", w.Name(f.Path), w.Name(f.MoveTo))
+		default:
+			_, err = fmt.Fprintf(w, "%s %s\n", f.Action, w.Name(f.Path))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -11,8 +11,40 @@ import (
 	"unicode/utf8"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
+
+var readOp = &spec.Op{
+	Name: "read", Class: spec.Read, Result: ReadResult{}, Limit: "max_read_bytes",
+	Summary: "print a file's content, or a page of its lines",
+	Help:    "Prints a text file whole, or LIMIT lines from line OFFSET. A file over max_read_bytes is refused unless read in pages. A UTF-8 BOM and CRLF line ends are reported, not changed.",
+	Args:    []spec.Arg{stdinArg("the file to read")},
+	Options: []spec.Option{
+		{Name: "offset", Type: spec.Int, Meta: "N", Min: min0, Help: "first line to return, 0-based"},
+		{Name: "limit", Type: spec.Int, Meta: "N", Min: min1, DefaultText: "all", Help: "number of lines to return"},
+		{Name: "max-bytes", Type: spec.Int, Meta: "N", Unit: "bytes", Min: min1, Narrows: "max_read_bytes", Help: "largest file to read whole"},
+		{Name: "encoding", Type: spec.String, Meta: "ENC", Default: "utf-8", Enum: []string{"utf-8", "base64"}, Help: "how content is given: utf-8 text, or base64 for a binary file"},
+	},
+	Examples: []spec.Example{
+		{Cmd: "read main.go", Says: "the file as JSON, with its size, line count and SHA-256"},
+		{Cmd: "read notes.txt --offset 1 --limit 2 --format text", Says: "lines 2 and 3, as sed -n 2,3p prints them"},
+	},
+	Text: "the selected bytes exactly as the file holds them (BOM and CRLF kept; base64 text with --encoding base64), as cat or sed -n would",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		o := ReadInput(in)
+		o.RawOnly = in.Exact && o.Encoding != "base64" // a text form prints the bytes alone
+		r, err := Read(ctx, sb, o)
+		return &r, err
+	},
+}
+
+// ReadInput is read's options from its descriptor's input (every face
+// builds them here).
+func ReadInput(in *spec.Input) ReadOptions {
+	return ReadOptions{Path: in.String("path"), Offset: in.Int("offset"), Limit: in.Int("limit"),
+		MaxBytes: in.Int("max-bytes"), Encoding: in.String("encoding")}
+}
 
 // ReadOptions are read's inputs.
 type ReadOptions struct {
@@ -242,3 +274,17 @@ func (res *ReadResult) pageInPlace(data []byte, o ReadOptions, limit int64, capB
 	res.Raw = data[start:end]
 	return res.finish(o, n, cut, end == len(data), capBytes, capName)
 }
+
+// Text is the selected bytes exactly as the file holds them (base64 text
+// and a newline with that encoding), escaped by the face on a terminal.
+func (r *ReadResult) Text(w spec.TextWriter) error {
+	if r.Encoding == "base64" {
+		w.WriteString(r.Content)
+		return w.WriteByte('\n')
+	}
+	_, err := w.Write(w.Content(r.Raw))
+	return err
+}
+
+// BigField is the content (up to max_read_bytes).
+func (r *ReadResult) BigField() *string { return &r.Content }

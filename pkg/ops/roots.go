@@ -2,9 +2,23 @@ package ops
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 )
+
+var rootsOp = &spec.Op{
+	Name: "roots", Class: spec.Meta, Result: RootsResult{}, Journal: true,
+	Summary:  "show the policy in force: workdir, read roots, commands, limits",
+	Help:     "Prints the policy this call runs under: the writable workdir, the read roots, where the policy came from, the commands it switches on and off, its limits and path rules, whether Landlock holds, and which of the platform's guarantees hold (descriptor_path_check, dir_lock, no_follow, no_replace_rename) and which the policy requires ([sandbox] require, all four by default: fsbox refuses to run, with config, where a required one is missing).",
+	Examples: []spec.Example{{Cmd: "roots --format text", Says: "the workdir, read roots and commands, one per line"}},
+	Text:     "tab-separated lines: workdir, read_root (one per root), config, audit_log, commands, landlock, guarantees, require, journal",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, _ *spec.Input) (any, error) {
+		return Roots(ctx, sb)
+	},
+}
 
 // RootsResult describes the policy in force.
 type RootsResult struct {
@@ -61,4 +75,47 @@ func Roots(ctx context.Context, sb *sandbox.Sandbox) (RootsResult, error) {
 	res.Require = append([]string{}, p.Sandbox.Require...)
 	res.Journal = sb.Journal()
 	return res, nil
+}
+
+// Text is one "key<TAB>value" line per part of the policy (paths are
+// names: one a line).
+func (r RootsResult) Text(w spec.TextWriter) error {
+	name := w.Name
+	fmt.Fprintf(w, "workdir\t%s\n", name(r.Workdir))
+	for _, d := range r.WriteRoots {
+		fmt.Fprintf(w, "write_root\t%s\n", name(d))
+	}
+	for _, d := range r.ReadRoots {
+		fmt.Fprintf(w, "read_root\t%s\n", name(d))
+	}
+	cfg := "(built-in default)"
+	if r.Config != nil {
+		cfg = name(*r.Config)
+	}
+	fmt.Fprintf(w, "config\t%s\n", cfg)
+	if r.AuditLog != nil {
+		fmt.Fprintf(w, "audit_log\t%s\n", name(*r.AuditLog))
+	}
+	fmt.Fprintf(w, "commands\t%s\n", strings.Join(r.Commands, " "))
+	fmt.Fprintf(w, "landlock\t%s (enforced: %v)\n", r.Landlock.Mode, r.Landlock.Enforced)
+	g := r.Guarantees
+	fmt.Fprintf(w, "guarantees\tdescriptor_path_check=%v dir_lock=%v no_follow=%v no_replace_rename=%v\n",
+		g.DescriptorPathCheck, g.DirLock, g.NoFollow, g.NoReplaceRename)
+	fmt.Fprintf(w, "require\t%s\n", strings.Join(r.Require, " "))
+	if !r.Journal.Enabled {
+		_, err := fmt.Fprintf(w, "journal\toff: %s\n", r.Journal.Reason)
+		return err
+	}
+	fmt.Fprintf(w, "journal\t%s\n", name(r.Journal.Dir))
+	for _, jr := range r.Journal.Roots {
+		fmt.Fprintf(w, "journal_root\t%s\t%s\n", name(jr.Root), name(jr.Dir))
+	}
+	for _, is := range r.Journal.Ignored {
+		fmt.Fprintf(w, "journal_ignored\t%s\t%s\n", name(is.Dir), is.Reason)
+	}
+	var err error
+	if r.Journal.RecoveryPending > 0 {
+		_, err = fmt.Fprintf(w, "recovery_pending\t%d\n", r.Journal.RecoveryPending)
+	}
+	return err
 }

@@ -7,8 +7,43 @@ import (
 	"math"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
+
+var sliceOp = &spec.Op{
+	Name: "slice", Class: spec.Read, Result: SliceResult{},
+	Streams: true,
+	Summary: "select lines START to END, as Python's lines[START:END] (negatives count from the end)",
+	Help:    "Selects the lines from START (0-based) up to, not including, END. A negative START or END counts from the end of the file: slice f -10 is tail -n 10.",
+	Args: []spec.Arg{
+		stdinArg("the file to take lines from (standard input takes non-negative bounds only)"),
+		{Name: "start", Meta: "START", Type: spec.Int, Optional: true, Flag: true, Help: "first line, 0-based; negative counts from the end"},
+		{Name: "end", Meta: "END", Type: spec.Int, Optional: true, Flag: true, Help: "line to stop before; negative counts from the end"},
+	},
+	Examples: []spec.Example{{Cmd: "slice notes.txt -2 --format text", Says: "the last two lines, as tail -n 2"}},
+	Text:     "the lines exactly as the file holds them",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		o := SliceInput(in)
+		o.Sink = lineSink(in.Sink)
+		o.Exact = in.Exact
+		return Slice(ctx, sb, o)
+	},
+}
+
+// SliceInput turns a slice input into options.
+func SliceInput(in *spec.Input) SliceOptions {
+	o := SliceOptions{Path: in.String("path")}
+	if in.IsSet("start") {
+		v := in.Int("start")
+		o.Start = &v
+	}
+	if in.IsSet("end") {
+		v := in.Int("end")
+		o.End = &v
+	}
+	return o
+}
 
 // LineSink receives each selected line with its terminator, exactly as the
 // file has it. The slice is valid only during the call.

@@ -9,8 +9,51 @@ import (
 	"slices"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
+
+var sortOp = &spec.Op{
+	Name: "sort", Class: spec.Read, Result: SortResult{}, Limit: "max_sort_bytes",
+	Streams: true,
+	Summary: "sort a file's lines (byte order, as LC_ALL=C sort)",
+	Help:    "Sorts a file's lines in byte order, as LC_ALL=C sort does; the sort is stable. Files over max_sort_bytes are refused.",
+	Args:    []spec.Arg{stdinArg("the file to sort")},
+	Options: []spec.Option{
+		{Name: "reverse", Short: "r", Type: spec.Bool, Help: "reverse the order"},
+		{Name: "numeric", Short: "n", Type: spec.Bool, Help: "compare leading numbers, as sort -n"},
+		{Name: "human-numeric", Short: "h", Type: spec.Bool, CLIOnly: true, Help: "GNU sort -h; refused (usage): fsbox does not compare SI suffixes"},
+		{Name: "ignore-case", Short: "f", Type: spec.Bool, Help: "fold lower case to upper case (ASCII)"},
+		{Name: "unique", Short: "u", Type: spec.Bool, Help: "keep the first of lines with equal keys"},
+		{Name: "key", Short: "k", Type: spec.Strings, Meta: "POS1[,POS2]", Help: "sort on a key, as GNU sort -k (repeatable: the first key decides, then the next): POS is F[.C][OPTS], field F and byte C 1-based, OPTS from n, f, r, b; without POS2 the key runs to the line's end"},
+		{Name: "stable", Short: "s", Type: spec.Bool, Help: "keep lines with equal keys in input order (no last-resort whole-line comparison)"},
+		{Name: "separator", Short: "t", Type: spec.String, Meta: "SEP", DefaultText: "blanks", Help: "field separator for key"},
+	},
+	Examples: []spec.Example{{Cmd: "sort -u notes.txt --format text", Says: "the distinct lines, sorted"}},
+	Text:     "the sorted lines, each ended by a newline, as GNU sort",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		o, err := SortInput(in)
+		if err != nil {
+			return nil, err
+		}
+		o.Sink = lineSink(in.Sink)
+		o.Exact = in.Exact
+		return Sort(ctx, sb, o)
+	},
+}
+
+// SortInput turns a sort input into options.
+func SortInput(in *spec.Input) (SortOptions, error) {
+	o := SortOptions{Path: in.String("path"), Reverse: in.Bool("reverse"), Numeric: in.Bool("numeric"),
+		IgnoreCase: in.Bool("ignore-case"), Unique: in.Bool("unique"), Keys: in.Strings("key"), Stable: in.Bool("stable"), Separator: in.String("separator")}
+	if in.IsSet("separator") && o.Separator == "" {
+		return o, usageErr("separator must not be empty")
+	}
+	if in.Bool("human-numeric") {
+		return o, sandbox.Errorf(sandbox.CodeUsage, "", "human-numeric sort (GNU's) is not supported:").WithHint(sandbox.Hint{Option: "numeric", Short: true, Text: "%s compares plain numbers"})
+	}
+	return o, nil
+}
 
 // SortOptions are sort's inputs.
 type SortOptions struct {

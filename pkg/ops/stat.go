@@ -9,8 +9,22 @@ import (
 	"io/fs"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
+
+var statOp = &spec.Op{
+	Name: "stat", Class: spec.Read, Result: StatResult{},
+	Summary:  "describe a path (a symlink as itself); a missing path is exists:false",
+	Help:     "Describes PATH without following a final symlink: its type, size, mode, mtime and, for a symlink, its target. A path that does not exist is no error: exists is false.",
+	Args:     []spec.Arg{pathArg(spec.Look, "the path to describe")},
+	Options:  []spec.Option{{Name: "sha256", Type: spec.Bool, Help: "add the SHA-256 of a regular file's content"}},
+	Examples: []spec.Example{{Cmd: "stat main.go --sha256", Says: "type, size, mode, mtime and content hash"}},
+	Text:     "one tab-separated line: path type size mode mtime [-> target] [sha256]",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		return Stat(ctx, sb, StatOptions{Path: in.String("path"), SHA256: in.Bool("sha256")})
+	},
+}
 
 // StatOptions are stat's inputs.
 type StatOptions struct {
@@ -78,3 +92,20 @@ func unixMode(m fs.FileMode) uint32 {
 }
 
 func modeString(m fs.FileMode) string { return fmt.Sprintf("%04o", unixMode(m)) }
+
+// Text is one line: path, type, size, mode, mtime, and a symlink's target
+// and the sha256 when known; "missing" for a path that does not exist.
+func (r StatResult) Text(w spec.TextWriter) error {
+	if !r.Exists {
+		_, err := fmt.Fprintf(w, "%s\tmissing\n", w.Name(r.Path))
+		return err
+	}
+	fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s", w.Name(r.Path), r.Type, r.Size, r.Mode, r.Mtime)
+	if r.Target != nil {
+		fmt.Fprintf(w, "\t-> %s", w.Name(*r.Target))
+	}
+	if r.SHA256 != nil {
+		fmt.Fprintf(w, "\t%s", *r.SHA256)
+	}
+	return w.WriteByte('\n')
+}

@@ -8,7 +8,48 @@ import (
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 )
+
+var historyOp = &spec.Op{
+	Name: "history", Class: spec.Read, Result: HistoryResult{}, Journal: true,
+	Summary:  "list the workdir's recorded changes, newest first",
+	Help:     "Lists the changes the journal recorded in the writable roots, newest first: change_id, time, command, kept, and each path's sha256, size and mode before and after (null: absent). Only what the policy in force may read is shown: hidden counts the paths left out, a change with every path hidden is left out, bytes are recomputed from what is shown, and a move with one hidden end shows as an add or a delete. With PATH, only the changes touching it (or, for a directory, anything below it); a path the policy denies is denied. The journal keeps prior contents until max_bytes evicts the oldest changes, whole; the purge command (off unless the policy turns it on) forgets them now.",
+	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "only changes touching this file or directory", Optional: true, Complete: spec.CompleteFiles}},
+	Options:  []spec.Option{{Name: "limit", Short: "n", Type: spec.Int, Meta: "N", Min: min1, DefaultText: "all", Help: "only the newest N changes shown (read from the journal's end)"}},
+	Examples: []spec.Example{{Cmd: "history --format text", Says: "one line per change: id, time, command and paths", After: "write notes.txt --content 'new notes'"}},
+	Text:     "one line per change: its id, time, command and paths, tab-separated",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		if in.IsSet("path") && in.String("path") == "" {
+			return nil, usageErr("an empty path: leave it out to list every change")
+		}
+		return History(ctx, sb, in.String("path"), int(in.Int("limit")))
+	},
+}
+
+var purgeOp = &spec.Op{
+	Name: "purge", Class: spec.Destructive, Result: PurgeResult{}, Journal: true, Off: true,
+	Summary:  "forget the journal's recorded changes and the content kept for them",
+	Help:     "Forgets every recorded change whose paths the policy in force may all write, and the prior content kept only for them: deleted and overwritten content kept for undo is gone after it. A change naming a path the policy may not write stays (kept counts them). Not undoable; change ids go on rising. The built-in policy switches purge off.",
+	Examples: []spec.Example{{Cmd: "purge --format text", Says: "how many changes were forgotten and how many stayed", After: "write notes.txt --content 'new notes'"}},
+	Text:     "two lines, removed and kept, each with its count after a tab",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		return Purge(ctx, sb)
+	},
+}
+
+var undoOp = &spec.Op{
+	Name: "undo", Class: spec.Destructive, Result: UndoResult{}, Needs: []string{"write"},
+	Summary:  "take a recorded change back (default: the newest not yet undone), all or nothing",
+	Help:     "Restores every path of a change to what it held before, as one all-or-nothing commit, if each still holds what the change left there; otherwise conflict, naming the paths that moved on (force restores anyway). A file the change created is deleted only while it holds what the change wrote, so undo never deletes anything else, even with rm off. It obeys the policy in force now: a change naming a path the policy may not write now is denied as a whole (explain undo CHANGE_ID says so first), as is one recorded without its prior contents (kept false). Without CHANGE_ID it takes back the newest change not yet undone that the policy may see, so repeated undo walks back; an undo is itself a change: undo it by its id to redo.",
+	Args:     []spec.Arg{{Name: "change_id", Meta: "CHANGE_ID", Help: "the change to take back, as history shows it (default: the newest not yet undone)", Optional: true, Complete: spec.CompleteNone}},
+	Options:  []spec.Option{{Name: "force", Short: "f", Type: spec.Bool, Help: "restore even paths that changed since"}},
+	Examples: []spec.Example{{Cmd: "undo --format text", Says: "the paths restored or deleted, one a line", After: "edit main.go --old 'TODO: flags' --new 'DONE: flags'"}},
+	Text:     "one line per path: restore or delete, and the path",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		return Undo(ctx, sb, in.String("change_id"), in.Bool("force"))
+	},
+}
 
 // HistoryResult lists recorded changes, newest first.
 type HistoryResult struct {
@@ -547,4 +588,38 @@ func dirsStay(sb *sandbox.Sandbox, c sandbox.Change) string {
 		}
 	}
 	return ""
+}
+
+// Text is one line per change: id, time, command and paths (a move as
+// FROM -> TO, as mv -v names it), tab-separated.
+func (r HistoryResult) Text(w spec.TextWriter) error {
+	for _, c := range r.Changes {
+		paths := make([]string, 0, len(c.Paths)+len(c.Moved))
+		for _, p := range c.Paths {
+			paths = append(paths, w.Name(p.Path))
+		}
+		for _, m := range c.Moved {
+			paths = append(paths, w.Name(m.From)+" -> "+w.Name(m.To))
+		}
+		if _, err := fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.ID, c.Time, c.Command, strings.Join(paths, " ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Text is two lines, removed and kept, each with its count after a tab.
+func (r PurgeResult) Text(w spec.TextWriter) error {
+	_, err := fmt.Fprintf(w, "removed\t%d\nkept\t%d\n", r.Removed, r.Kept)
+	return err
+}
+
+// Text is one line per path: the action and the path.
+func (r UndoResult) Text(w spec.TextWriter) error {
+	for _, f := range r.Files {
+		if _, err := fmt.Fprintf(w, "%s %s\n", f.Action, w.Name(f.Path)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -2,10 +2,38 @@ package ops
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
+
+var wcOp = &spec.Op{
+	Name: "wc", Class: spec.Read, Result: WcResult{},
+	Summary: "count lines, words, bytes and characters",
+	Help:    "Counts each file's lines, words (runs of non-space), bytes and UTF-8 characters, as wc -lwmc, with a total.",
+	Args:    []spec.Arg{{Name: "paths", Meta: "PATH", Help: "the files to count; - is standard input (the default on the command line when stdin is a pipe or a file)", Use: spec.ReadFile, Many: true, Stdin: true, Complete: spec.CompleteFiles}},
+	Options: []spec.Option{
+		{Name: "lines", Short: "l", Type: spec.Bool, CLIOnly: true, Help: "the text form prints the line count (JSON always has all four)"},
+		{Name: "words", Short: "w", Type: spec.Bool, CLIOnly: true, Help: "the text form prints the word count"},
+		{Name: "chars", Short: "m", Type: spec.Bool, CLIOnly: true, Help: "the text form prints the character count"},
+		{Name: "bytes", Short: "c", Type: spec.Bool, CLIOnly: true, Help: "the text form prints the byte count"},
+	},
+	Examples: []spec.Example{{Cmd: "wc main.go notes.txt --format text", Says: "lines words chars bytes per file, and a total"}},
+	Text:     "lines words chars bytes path (or only those -l -w -m -c select, in that order), one line per file, and a total line for several; columns padded as GNU wc 9.1",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		r, err := Wc(ctx, sb, WcOptions{Paths: in.Strings("paths")})
+		// -l -w -m -c select what the text form prints, in wc's order.
+		for _, n := range []string{"lines", "words", "chars", "bytes"} {
+			if in.Bool(n) {
+				r.show = append(r.show, n)
+			}
+		}
+		return r, err
+	},
+}
 
 // WcOptions are wc's inputs.
 type WcOptions struct {
@@ -47,4 +75,46 @@ func Wc(ctx context.Context, sb *sandbox.Sandbox, o WcOptions) (WcResult, error)
 		res.Total.Add(c)
 	}
 	return res, nil
+}
+
+// Text is wc's: the picked counts (all four by default) of each file and
+// their total, each padded, as GNU wc 9.1 pads them, to the width of the
+// files' total size (one count of one file is not padded).
+func (r WcResult) Text(w spec.TextWriter) error {
+	picked := r.show
+	if len(picked) == 0 {
+		picked = []string{"lines", "words", "chars", "bytes"}
+	}
+	n := len(strconv.FormatInt(r.Total.Bytes, 10))
+	if len(picked) == 1 && len(r.Files) == 1 {
+		n = 1
+	}
+	row := func(c textio.Counts, name string) {
+		for i, p := range picked {
+			if i > 0 {
+				w.WriteByte(' ')
+			}
+			fmt.Fprintf(w, "%*d", n, countOf(c, p))
+		}
+		fmt.Fprintf(w, " %s\n", name)
+	}
+	for _, f := range r.Files {
+		row(f.Counts, w.Name(f.Path))
+	}
+	if len(r.Files) > 1 {
+		row(r.Total, "total")
+	}
+	return nil
+}
+
+func countOf(c textio.Counts, name string) int64 {
+	switch name {
+	case "lines":
+		return c.Lines
+	case "words":
+		return c.Words
+	case "chars":
+		return c.Chars
+	}
+	return c.Bytes
 }

@@ -13,7 +13,71 @@ import (
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 )
+
+var writeOp = &spec.Op{
+	Name: "write", Class: spec.Destructive, Result: WriteResult{}, Idempotent: true,
+	Summary: "write a file atomically from --content or stdin (parents created)",
+	Help:    "Writes PATH in the workdir atomically: the new content goes to a temporary file that replaces PATH only when complete. Missing parent directories are created; an existing file keeps its mode unless mode is given. Content over max_write_bytes is too_large, whether it is given as content or on stdin.",
+	Args: []spec.Arg{
+		pathArg(spec.Change, "the file to write"),
+		{Name: "stdin", Meta: "-", Help: "read the content from stdin", Optional: true, CLIOnly: true, Complete: spec.CompleteNone},
+	},
+	Options: []spec.Option{
+		{Name: "content", Type: spec.String, Meta: "TEXT", ToolRequired: true, Help: "the content, taken literally (empty: an empty file); on the command line, stdin when left out"},
+		{Name: "append", Type: spec.Bool, Help: "append instead of replacing"},
+		{Name: "no-clobber", Type: spec.Bool, Help: "refuse (exists) if the file exists"},
+		{Name: "expect-sha256", Type: spec.String, Meta: "HEX", Help: "refuse (conflict) unless the current content has this SHA-256"},
+		{Name: "mode", Type: spec.String, Meta: "OCTAL", DefaultText: "keep; 0666 less umask when new", Help: "permission bits, octal 0 to 0777"},
+	},
+	Examples: []spec.Example{{Cmd: "write out/hello.txt --content 'hello' --format text", Says: "the file's SHA-256 and path, as sha256sum prints them"}},
+	Text:     "SHA256  PATH, the line sha256sum prints, so sha256sum -c can check it",
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		o := WriteOptions{Path: in.String("path"), Append: in.Bool("append"), NoClobber: in.Bool("no-clobber"), ExpectSHA256: in.String("expect-sha256")}
+		if err := begin(ctx, sb, "write"); err != nil {
+			return nil, err // before stdin is read
+		}
+		content, err := writeContent(sb, in)
+		if err != nil {
+			return nil, err
+		}
+		o.Content = content
+		if in.IsSet("mode") {
+			m, err := ParseMode(in.String("mode"))
+			if err != nil {
+				return nil, err
+			}
+			o.Mode = &m
+		}
+		return Write(ctx, sb, o)
+	},
+}
+
+// writeContent picks write's content. content is taken as given (even
+// "-" or ""); a second operand "-" reads stdin whatever it is, as cat
+// reads "-"; with neither, stdin is read only when the face passed it
+// (the command line does when it is a pipe or socket or a regular file:
+// a terminal would wait forever, and /dev/null, what exec tools often
+// give, would silently empty the file).
+func writeContent(sb *sandbox.Sandbox, in *spec.Input) (io.Reader, error) {
+	dash, given := in.IsSet("stdin"), in.IsSet("content")
+	switch {
+	case dash && in.String("stdin") != sandbox.StdinPath:
+		return nil, usageErr("usage: fsbox write PATH [-]: the only operand after PATH is -, to read the content from stdin")
+	case dash && given:
+		return nil, sandbox.Errorf(sandbox.CodeUsage, "", "write takes its content from").WithHint(sandbox.Hint{Option: "content", Text: "%s or from stdin (-), not both"})
+	case given:
+		return strings.NewReader(in.String("content")), nil
+	case dash && !sb.HasStdin():
+		return strings.NewReader(""), nil
+	case dash:
+		return sb.OpenStdin()
+	case in.Stdin != nil:
+		return in.Stdin, nil
+	}
+	return nil, sandbox.Errorf(sandbox.CodeUsage, "", "write needs content:").WithHint(sandbox.Hint{Option: "content", Text: "give %[1]s TEXT (%[1]s '' for an empty file) or pipe the content (stdin is not a pipe or a file; - after PATH reads it anyway)"})
+}
 
 // WriteOptions are write's inputs.
 type WriteOptions struct {
@@ -159,4 +223,10 @@ func ParseMode(s string) (fs.FileMode, error) {
 		return 0, usageErr("mode takes permission bits only (0 to 0777): setuid, setgid and sticky (4000, 2000, 1000) are refused, got %q", s)
 	}
 	return fs.FileMode(v), nil
+}
+
+// Text is sha256sum's line, so `sha256sum -c` can check it.
+func (r WriteResult) Text(w spec.TextWriter) error {
+	_, err := fmt.Fprintf(w, "%s  %s\n", r.SHA256, w.Name(r.Path))
+	return err
 }
