@@ -303,7 +303,7 @@ func runOp(x *call) error {
 		return err
 	}
 	if s, ok := r.(interface{ Silent() bool }); ok && s.Silent() {
-		return outcome(r)
+		return matched(r) // grep -q: any match is success, whatever cut the search
 	}
 	var tr *ops.Truncation
 	if t, ok := r.(interface{ Trunc() *ops.Truncation }); ok {
@@ -354,9 +354,28 @@ func paints(op *spec.Op) bool {
 	return ok
 }
 
-// outcome is the call's end once its result is printed: a result that
-// finds things (grep) and found nothing exits 1, as grep does.
+// outcome is the call's end once its result is printed (SPEC §2): a list
+// result a policy limit cut exits 9 (truncated; a cut the caller asked
+// for, --limit or -m, is no failure), then a result that finds things
+// (grep) and found nothing exits 1, as grep does.
 func outcome(r any) error {
+	if t, ok := r.(interface{ Trunc() *ops.Truncation }); ok {
+		if tr := t.Trunc(); tr.Truncated && policyCut(tr.Limit) {
+			return &sandbox.Error{Code: sandbox.CodeTruncated, Msg: "the " + tr.Limit + " limit cut the output"}
+		}
+	}
+	return matched(r)
+}
+
+// policyCut: the limit that cut a list is the policy's (max_results), not
+// the caller's (--limit, -m); a read page at max_read_bytes is no cut of
+// a list.
+func policyCut(limit string) bool {
+	return limit == "max_results"
+}
+
+// matched: a result that finds things (grep) and found nothing exits 1.
+func matched(r any) error {
 	if m, ok := r.(interface{ Matched() bool }); ok && !m.Matched() {
 		return &sandbox.Error{Code: sandbox.CodeNoMatch, Msg: "no match"}
 	}

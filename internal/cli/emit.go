@@ -440,8 +440,8 @@ func FlagSpelling(h *sandbox.Hint) string {
 // printError writes err to w in the chosen format and returns the exit code.
 func printError(w io.Writer, format string, err error) int {
 	e := sandbox.AsError(err)
-	if e.Code == sandbox.CodeNoMatch {
-		return exitCode(e.Code) // grep's result is already on stdout
+	if e.Code == sandbox.CodeNoMatch || e.Code == sandbox.CodeTruncated {
+		return exitCode(e.Code) // the result is already on stdout (and a text form's note on stderr)
 	}
 	if format == formatText {
 		msg := oneLine(e.Message(FlagSpelling))

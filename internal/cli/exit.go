@@ -24,6 +24,7 @@ var exitClasses = []struct {
 	{6, []sandbox.Code{sandbox.CodeTooLarge, sandbox.CodeBinary}, "over a limit, or binary"},
 	{7, []sandbox.Code{sandbox.CodeIO}, "an I/O error, or a cancelled call"},
 	{8, []sandbox.Code{sandbox.CodeConfig}, "a bad policy"},
+	{9, []sandbox.Code{sandbox.CodeTruncated}, "a policy limit cut a list result (the part before the cut is printed)"},
 	{ExitClosedPipe, nil, "stdout's reader left early; nothing on stderr"},
 }
 

@@ -392,7 +392,7 @@ func refReadMultiple(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOu
 	if len(paths) == 0 {
 		return refOut{}, sandbox.Errorf(sandbox.CodeUsage, "", "paths must name at least one file")
 	}
-	if max := sb.Limits().MaxResults; int64(len(paths)) > max {
+	if max := sb.Limits().Items(); int64(len(paths)) > max {
 		return refOut{}, sandbox.Errorf(sandbox.CodeUsage, "", "%d paths is over max_results = %d", len(paths), max)
 	}
 	parts := make([]string, len(paths))

@@ -29,6 +29,9 @@ const (
 	CodeIO           Code = "io"
 	CodeConfig       Code = "config"
 	CodeNoMatch      Code = "no_match"
+	// CodeTruncated: a policy limit cut a list result, whose part before
+	// the cut was printed.
+	CodeTruncated Code = "truncated"
 )
 
 // Rule names which part of the policy decided a denial. It is what

@@ -242,7 +242,7 @@ func Cut(ctx context.Context, sb *sandbox.Sandbox, o CutOptions) (CutResult, err
 			return nil
 		}
 	}
-	max := sb.Limits().MaxResults
+	max := sb.Limits().Items()
 	cut := lineCut(sb, o.Exact)
 	emit := func(fields [][]byte, eol []byte) (bool, error) {
 		if res.Count >= max {

@@ -175,7 +175,7 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 		res.Paths = []string{}
 		sink = func(p, _ string) error { res.Paths = append(res.Paths, p); return nil }
 	}
-	max := sb.Limits().MaxResults
+	max := sb.Limits().Items()
 	var sinkErr error
 	skipped, err := sb.Walk(ctx, o.Dir, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: o.MaxDepth},
 		func(e *sandbox.Entry) error {

@@ -376,7 +376,7 @@ func (g *grepRun) compile() error {
 	if g.excl, err = newGlobs(excl); err != nil {
 		return err
 	}
-	g.max, g.limitName = g.sb.Limits().MaxResults, "max_results"
+	g.max, g.limitName = g.sb.Limits().Items(), "max_results"
 	if o.Limit > 0 && o.Limit < g.max {
 		g.max, g.limitName = o.Limit, "limit"
 	}

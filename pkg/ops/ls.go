@@ -72,7 +72,7 @@ func Ls(ctx context.Context, sb *sandbox.Sandbox, o LsOptions) (LsResult, error)
 		return LsResult{}, err
 	}
 	res := LsResult{Path: d.Info.Path, Entries: []LsEntry{}, Skipped: LsSkipped{Denied: list.Denied}}
-	max := sb.Limits().MaxResults
+	max := sb.Limits().Items()
 	for _, e := range list.Entries {
 		if !o.All && strings.HasPrefix(e.Name, ".") {
 			res.Skipped.Hidden++

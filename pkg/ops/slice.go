@@ -102,7 +102,7 @@ func Slice(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions) (SliceResul
 	if sink == nil {
 		sink = collectLines(&res.Lines)
 	}
-	max := sb.Limits().MaxResults
+	max := sb.Limits().Items()
 	size := f.Info.Size
 	buf := make([]byte, 64<<10)
 

@@ -146,7 +146,7 @@ func Sort(ctx context.Context, sb *sandbox.Sandbox, o SortOptions) (SortResult, 
 	if sink == nil {
 		sink = collectLines(&res.Lines)
 	}
-	max := sb.Limits().MaxResults
+	max := sb.Limits().Items()
 	cut := lineCut(sb, o.Exact)
 	var prev []byte
 	var buf []byte

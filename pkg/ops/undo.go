@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -115,7 +116,7 @@ func History(ctx context.Context, sb *sandbox.Sandbox, path string, limit int) (
 		return HistoryResult{}, err
 	}
 	res := HistoryResult{Changes: []sandbox.Change{}}
-	max := int(sb.Limits().MaxResults)
+	max := int(min(sb.Limits().Items(), math.MaxInt))
 	if max <= 0 {
 		max = int(^uint(0) >> 1)
 	}

@@ -72,7 +72,7 @@ func Load(env Env) (*Policy, error) {
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(env.Cwd, file)
 	}
-	p, err := loadFile(file, env)
+	p, err := loadFile(file, env, !hostFixed && !flagGiven)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func refuseWritable(p *Policy, file string, env Env) error {
 // other keys are not checked, so a policy broken after the fact still
 // names the places it made writable.
 func fallbackPlaces(fb string, env Env) (work, logDir string, err error) {
-	if fp, err := loadFile(fb, env); err == nil {
+	if fp, err := loadFile(fb, env, true); err == nil {
 		if fp.Audit.Log != "" {
 			logDir = filepath.Dir(fp.Audit.Log)
 		}
@@ -252,7 +252,13 @@ func Reach(abs string) []string {
 	return append(seen, cur)
 }
 
-func loadFile(file string, env Env) (*Policy, error) {
+//
+// user: the file is the discovered user config, which may leave workdir
+// out (the current directory) and takes the built-in default's value for
+// every key it leaves out; a policy the host names (FSBOX_CONFIG,
+// --config) must set workdir, and its max_results is HostMaxResults when
+// left out.
+func loadFile(file string, env Env, user bool) (*Policy, error) {
 	cfgErr := func(format string, args ...any) *fserr.Error {
 		return fserr.Errorf(fserr.CodeConfig, file, "%s: %s", file, fmt.Sprintf(format, args...))
 	}
@@ -282,8 +288,23 @@ func loadFile(file string, env Env) (*Policy, error) {
 	atLine := func(key ...string) string {
 		return fmt.Sprintf("line %d: ", keyLine(string(data), toml.Key(key)))
 	}
-	if !md.IsDefined("workdir") {
-		return nil, cfgErr("workdir is not set")
+	if md.IsDefined("limits", "max_results") && p.Limits.MaxResults <= 0 {
+		return nil, cfgErr("%s[limits] max_results must be a positive number, got %d (leave it out for no cap)", atLine("limits", "max_results"), p.Limits.MaxResults)
+	}
+	switch {
+	case user && !md.IsDefined("workdir"):
+		if env.Cwd == "" {
+			return nil, cfgErr("workdir is not set, and the current directory is unknown")
+		}
+		p.Workdir, p.CwdWorkdir = env.Cwd, true
+	case !md.IsDefined("workdir"):
+		return nil, cfgErr("workdir is not set (only the discovered user config, fsbox/config.toml in the XDG config directory, may leave it out for the current directory)")
+	}
+	if user && !md.IsDefined("paths", "write_deny") {
+		p.Paths.WriteDeny = DefaultPolicy("").Paths.WriteDeny
+	}
+	if !user && !md.IsDefined("limits", "max_results") {
+		p.Limits.MaxResults = HostMaxResults
 	}
 	if p.Workdir, err = ExpandRoot(p.Workdir, env.Home, env.Getenv); err != nil {
 		return nil, cfgErr("%sworkdir: %v", atLine("workdir"), err)

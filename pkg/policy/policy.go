@@ -16,6 +16,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,6 +52,9 @@ type Policy struct {
 	// Link is where the name that reached it lies (its directory resolved,
 	// the last component kept): it differs from Source through a symlink.
 	Link string `toml:"-" json:"-"`
+	// CwdWorkdir: the workdir is the current directory because the
+	// discovered user config left workdir out (fsbox mcp never serves it).
+	CwdWorkdir bool `toml:"-" json:"-"`
 }
 
 // Paths holds the path rules of [paths].
@@ -67,11 +71,26 @@ type Paths struct {
 type Limits struct {
 	MaxReadBytes  int64 `toml:"max_read_bytes" json:"max_read_bytes"`
 	MaxWriteBytes int64 `toml:"max_write_bytes" json:"max_write_bytes"`
-	MaxResults    int64 `toml:"max_results" json:"max_results"`
-	MaxSortBytes  int64 `toml:"max_sort_bytes" json:"max_sort_bytes"`
+	// MaxResults caps the items of a list result; 0 (the built-in
+	// default's, and a user config's that leaves it out) is no cap.
+	MaxResults   int64 `toml:"max_results" json:"max_results"`
+	MaxSortBytes int64 `toml:"max_sort_bytes" json:"max_sort_bytes"`
 	// MaxLineBytes is where JSON and NDJSON cut a line's text (grep's text
 	// and context, slice's and sort's lines, cut's fields).
 	MaxLineBytes int64 `toml:"max_line_bytes" json:"max_line_bytes"`
+}
+
+// HostMaxResults is max_results when a policy named by the host
+// (FSBOX_CONFIG, --config) leaves it out.
+const HostMaxResults = 10000
+
+// Items is the most items a list result may hold: max_results, or no
+// bound (the largest int64) when it is 0.
+func (l Limits) Items() int64 {
+	if l.MaxResults <= 0 {
+		return math.MaxInt64
+	}
+	return l.MaxResults
 }
 
 // Get returns the limit called name ("max_read_bytes").
@@ -129,7 +148,7 @@ const MinJournalBytes = 64 << 10
 var DefaultLimits = Limits{
 	MaxReadBytes:  1 << 20,
 	MaxWriteBytes: 16 << 20,
-	MaxResults:    10000,
+	MaxResults:    0, // no cap: complete output, as rg and sort give
 	MaxSortBytes:  512 << 20,
 	MaxLineBytes:  64 << 10,
 }
@@ -201,7 +220,7 @@ func (p *Policy) Validate() error {
 		name string
 		v    int64
 	}{{"max_read_bytes", p.Limits.MaxReadBytes}, {"max_write_bytes", p.Limits.MaxWriteBytes},
-		{"max_results", p.Limits.MaxResults}, {"max_sort_bytes", p.Limits.MaxSortBytes},
+		{"max_results", p.Limits.Items()}, {"max_sort_bytes", p.Limits.MaxSortBytes},
 		{"max_line_bytes", p.Limits.MaxLineBytes}} {
 		if lim.v <= 0 {
 			return fmt.Errorf("[limits] %s must be a positive number, got %d", lim.name, lim.v)
@@ -288,6 +307,9 @@ func ServePolicy(p *Policy, dirs []string) (*Policy, error) {
 	if p.Source == "" && len(abs) == 0 {
 		return nil, fserr.Errorf(fserr.CodeConfig, "", "fsbox mcp does not serve the built-in default policy (a host may start it in /): set FSBOX_CONFIG, give --config, or name the directories to serve (fsbox mcp WORKDIR [READ_ROOT...])")
 	}
+	if p.CwdWorkdir && len(abs) == 0 {
+		return nil, fserr.Errorf(fserr.CodeConfig, p.Source, "fsbox mcp does not serve the current directory, which %s makes the workdir by leaving workdir out (a host may start it in /): set workdir there, set FSBOX_CONFIG, give --config, or name the directories to serve (fsbox mcp WORKDIR [READ_ROOT...])", p.Source)
+	}
 	if len(abs) == 0 {
 		return p, nil
 	}
@@ -296,6 +318,13 @@ func ServePolicy(p *Policy, dirs []string) (*Policy, error) {
 		q.ReadRoots = abs[1:]
 		q.Journal.State = p.Journal.State
 		return q, nil
+	}
+	if p.CwdWorkdir {
+		// The directories stand for the current directory: the rest of
+		// the user config holds.
+		q := *p
+		q.Workdir, q.ReadRoots, q.WriteRoots, q.CwdWorkdir = abs[0], append(abs[1:len(abs):len(abs)], p.ReadRoots...), nil, false
+		return &q, nil
 	}
 	real := func(roots ...string) []string {
 		var out []string

@@ -27,6 +27,7 @@ const (
 	CodeIO           = fserr.CodeIO
 	CodeConfig       = fserr.CodeConfig
 	CodeNoMatch      = fserr.CodeNoMatch
+	CodeTruncated    = fserr.CodeTruncated
 
 	RuleRoot        = fserr.RuleRoot
 	RuleCommand     = fserr.RuleCommand
