@@ -330,13 +330,18 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 // grepRun is one call of Grep: its options, compiled, and the channels
 // between its stages.
 type grepRun struct {
-	ctx         context.Context
-	sb          *sandbox.Sandbox
-	o           *GrepOptions
-	s           *searcher
-	incl, excl  globMatcher
-	max         int64  // matches in all
-	limitName   string // what max is
+	ctx        context.Context
+	sb         *sandbox.Sandbox
+	o          *GrepOptions
+	s          *searcher
+	incl, excl globMatcher
+	max        int64  // matches in all
+	limitName  string // what max is
+	// countAll: a counting mode (-c, -l) under the policy's max_results,
+	// which caps the items listed (counts[], paths[]) while the numbers
+	// count everything (SPEC §2, Counts).
+	countAll    bool
+	listed      int64 // items listed so far, under countAll
 	jobs, order chan *grepJob
 	ahead       chan struct{} // a slot for every job not yet searched (send)
 	done        chan struct{} // closed when Grep returns
@@ -385,7 +390,12 @@ func (g *grepRun) compile() error {
 	if o.MaxCount != nil {
 		s.perFile = *o.MaxCount
 	}
-	if o.MaxCount == nil || s.perFile > satAdd(g.max, 1) {
+	g.countAll = (o.Count || o.FilesWithMatches) && g.limitName == "max_results"
+	switch {
+	case g.countAll && o.MaxCount == nil:
+		s.perFile = math.MaxInt64
+	case g.countAll:
+	case o.MaxCount == nil || s.perFile > satAdd(g.max, 1):
 		s.perFile = satAdd(g.max, 1)
 	}
 	if o.FilesWithMatches {
@@ -605,7 +615,6 @@ func (g *grepRun) collect() GrepResult {
 
 // take adds one file's result; named says the file was named, not walked.
 func (g *grepRun) take(res *GrepResult, fr *FileResult, named bool) {
-	o := g.o
 	switch {
 	case g.ctx.Err() != nil:
 		g.halt(g.ctx.Err())
@@ -639,6 +648,18 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult, named bool) {
 	if fr.Count == 0 {
 		return
 	}
+	if g.countAll {
+		// Every file is counted; only the list stops at the cap.
+		res.Count += fr.Count
+		res.FilesMatched++
+		if g.listed >= g.max {
+			res.Truncated, res.Limit = true, g.limitName
+			return
+		}
+		g.listed++
+		g.list(res, fr)
+		return
+	}
 	// Each file is searched for up to max+1 lines, so a cut is only
 	// reported when something really was left out.
 	cut := res.Count+fr.Count > g.max
@@ -653,23 +674,28 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult, named bool) {
 	}
 	res.Count += fr.Count
 	res.FilesMatched++
+	g.list(res, fr)
+	if cut {
+		g.halt(nil)
+	}
+}
+
+// list sends one file's findings to the sink, or collects them.
+func (g *grepRun) list(res *GrepResult, fr *FileResult) {
+	o := g.o
 	if o.Sink != nil {
 		if err := o.Sink(fr); err != nil {
 			g.halt(err)
-			return
 		}
-	} else {
-		switch {
-		case o.Count:
-			*res.Counts = append(*res.Counts, FileCount{Path: fr.Path, Count: fr.Count})
-		case o.FilesWithMatches:
-			*res.Paths = append(*res.Paths, fr.Path)
-		default:
-			*res.Matches = append(*res.Matches, fr.Matches...)
-		}
+		return
 	}
-	if cut {
-		g.halt(nil)
+	switch {
+	case o.Count:
+		*res.Counts = append(*res.Counts, FileCount{Path: fr.Path, Count: fr.Count})
+	case o.FilesWithMatches:
+		*res.Paths = append(*res.Paths, fr.Path)
+	default:
+		*res.Matches = append(*res.Matches, fr.Matches...)
 	}
 }
 

@@ -62,6 +62,14 @@ type HistoryResult struct {
 	Hidden int `json:"hidden"`
 }
 
+// Trunc says whether max_results cut the list (--limit cuts quietly).
+func (r HistoryResult) Trunc() *Truncation {
+	if !r.Truncated {
+		return &Truncation{}
+	}
+	return &Truncation{Truncated: true, Limit: "max_results"}
+}
+
 // visibleChange is c as the policy in force may see it: only the paths it may
 // read (the rest counted in hidden), a move with one hidden end shown as
 // an add or a delete of the other (its type unknown), and the bytes
@@ -117,9 +125,6 @@ func History(ctx context.Context, sb *sandbox.Sandbox, path string, limit int) (
 	}
 	res := HistoryResult{Changes: []sandbox.Change{}}
 	max := int(min(sb.Limits().Items(), math.MaxInt))
-	if max <= 0 {
-		max = int(^uint(0) >> 1)
-	}
 	if limit > 0 && limit <= max {
 		max = limit
 	}
