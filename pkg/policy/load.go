@@ -252,7 +252,6 @@ func Reach(abs string) []string {
 	return append(seen, cur)
 }
 
-//
 // user: the file is the discovered user config, which may leave workdir
 // out (the current directory) and takes the built-in default's value for
 // every key it leaves out; a policy the host names (FSBOX_CONFIG,
