@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -303,7 +304,13 @@ func runOp(x *call) error {
 		return err
 	}
 	if s, ok := r.(interface{ Silent() bool }); ok && s.Silent() {
-		return matched(r) // grep -q: any match is success, whatever cut the search
+		if matched(r) == nil {
+			return nil // grep -q: any match is success, whatever else happened
+		}
+		return outcome(r)
+	}
+	if f, ok := r.(interface{ Failures() ops.PathErrors }); ok && p.format == formatText {
+		defer p.sayFailures(f.Failures()) // on stderr, once the output is out
 	}
 	var tr *ops.Truncation
 	if t, ok := r.(interface{ Trunc() *ops.Truncation }); ok {
@@ -359,12 +366,36 @@ func paints(op *spec.Op) bool {
 // for, --limit or -m, is no failure), then a result that finds things
 // (grep) and found nothing exits 1, as grep does.
 func outcome(r any) error {
+	if f, ok := r.(interface{ Failed() error }); ok && f.Failed() != nil {
+		return printed{sandbox.AsError(f.Failed())} // the first failing path's class; reported in the result
+	}
 	if t, ok := r.(interface{ Trunc() *ops.Truncation }); ok {
 		if tr := t.Trunc(); tr.Truncated && policyCut(tr.Limit) {
 			return &sandbox.Error{Code: sandbox.CodeTruncated, Msg: "the " + tr.Limit + " limit cut the output"}
 		}
 	}
 	return matched(r)
+}
+
+// printed is the outcome of a call whose result is printed and already
+// reports the error (errors[] of several paths): its class is the exit
+// status, and nothing more is printed.
+type printed struct{ e *sandbox.Error }
+
+func (p printed) Error() string { return p.e.Error() }
+
+// Unwrap gives the error itself (its code, for the audit record).
+func (p printed) Unwrap() error { return p.e }
+
+// sayFailures writes each failing path of a text form's call on stderr,
+// as fsbox: CODE: message lines, and how many more there were.
+func (p *printer) sayFailures(pe ops.PathErrors) {
+	for _, e := range pe.Errors {
+		printError(p.errw, formatText, &sandbox.Error{Code: e.Code, Msg: e.Message})
+	}
+	if pe.ErrorsMore > 0 {
+		fmt.Fprintf(p.errw, "fsbox: and %d more failing paths\n", pe.ErrorsMore)
+	}
 }
 
 // policyCut: the limit that cut a list is the policy's (max_results), not

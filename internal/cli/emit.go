@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -439,6 +440,10 @@ func FlagSpelling(h *sandbox.Hint) string {
 
 // printError writes err to w in the chosen format and returns the exit code.
 func printError(w io.Writer, format string, err error) int {
+	var said printed
+	if errors.As(err, &said) {
+		return exitCode(said.e.Code) // the result on stdout reports it
+	}
 	e := sandbox.AsError(err)
 	if e.Code == sandbox.CodeNoMatch || e.Code == sandbox.CodeTruncated {
 		return exitCode(e.Code) // the result is already on stdout (and a text form's note on stderr)

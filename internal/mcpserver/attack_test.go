@@ -3,6 +3,7 @@
 package mcpserver
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,7 +178,7 @@ func TestAttacks(t *testing.T) {
 		r("fsbox_ls", p("secrets"), "denied", "deny"),
 		r("fsbox_ls", p("app/sec"), "denied", "deny"),
 		r("fsbox_stat", p("secrets/key"), "denied", "deny"),
-		r("fsbox_wc", ps("a.txt", "app/sec/key"), "denied", "deny"),
+		r("fsbox_wc", ps("app/sec/key"), "denied", "deny"),
 		r("fsbox_grep", grepIn("app/sec/key"), "denied", "deny"),
 		r("fsbox_grep", grepIn("secrets"), "denied", "deny"),
 		r("fsbox_find", map[string]any{"dir": "secrets"}, "denied", "deny"),
@@ -234,6 +235,13 @@ func TestAttacks(t *testing.T) {
 			continue
 		}
 		h.fail(a.tool, a.args, a.code, a.rule)
+	}
+
+	// A denied path among others is reported by the path as given, and
+	// nothing of it is shown (SPEC §2: the rest are processed).
+	if out := h.ok("fsbox_wc", ps("a.txt", "app/sec/key")); len(out["files"].([]any)) != 1 ||
+		fmt.Sprint(out["errors"]) != "[map[code:denied message:app/sec/key is denied by the policy path:app/sec/key]]" {
+		t.Errorf("wc a.txt app/sec/key: %v", out)
 	}
 
 	// Tree searches pass over what they may not open, and show none of it.

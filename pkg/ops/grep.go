@@ -209,9 +209,10 @@ type FileResult struct {
 	// file was skipped.
 	LongLine bool
 
-	skipped bool  // a walked file that could not be opened (raced away, denied)
-	skipErr error // why, for skipped.denied or skipped.errors
-	err     error // a named file that could not be opened or read
+	skipped bool   // a walked file that could not be opened (raced away, denied)
+	skipErr error  // why, for skipped.denied or skipped.errors
+	err     error  // a named path that could not be opened, walked or read
+	given   string // the named path, as given, for err
 }
 
 // GrepSkipped counts what grep passed over.
@@ -240,6 +241,7 @@ type GrepResult struct {
 	LongLineFiles []string     `json:"long_line_files,omitempty"` // named files skipped for a line over 64 MiB
 	Skipped       GrepSkipped  `json:"skipped"`
 	Truncation
+	PathErrors
 
 	quiet bool // -q: the command line prints nothing
 }
@@ -249,6 +251,7 @@ type GrepResult struct {
 type grepJob struct {
 	entries []*sandbox.Entry // from a walk
 	file    string           // or one path named on the command line
+	err     error            // or a named path that failed before a search
 	out     chan []FileResult
 	results []FileResult // kept for the next use of the job
 }
@@ -323,6 +326,9 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 	}
 	if err := ctx.Err(); err != nil {
 		return GrepResult{}, err
+	}
+	if err := res.PathErrors.end(len(o.Paths)); err != nil {
+		return GrepResult{}, err // a malformed path, or every path failed: the call fails as a whole
 	}
 	return res, nil
 }
@@ -482,16 +488,24 @@ func (g *grepRun) walk() {
 		if err == nil && info.Type == "symlink" {
 			info, err = statFollow(sb, p)
 		}
-		if err != nil {
-			g.walkErr = err
-			return
+		if err == nil && info.Type == "other" {
+			err = &sandbox.Error{Code: sandbox.CodeDenied, Rule: sandbox.RuleSpecialFile, Path: p,
+				Msg: p + " is a special file; FIFOs, sockets and devices are never opened"}
 		}
-		if info.Type != "dir" {
-			if info.Type == "other" {
-				g.walkErr = &sandbox.Error{Code: sandbox.CodeDenied, Rule: sandbox.RuleSpecialFile, Path: p,
-					Msg: p + " is a special file; FIFOs, sockets and devices are never opened"}
+		if err != nil {
+			// One bad path never sinks the rest: it is reported in its
+			// place (SPEC §2), after what came before it.
+			if !flush() {
 				return
 			}
+			j := g.newJob()
+			j.file, j.err = p, err
+			if !g.send(j) {
+				return
+			}
+			continue
+		}
+		if info.Type != "dir" {
 			j := g.newJob()
 			j.file = p
 			if !g.send(j) {
@@ -523,10 +537,18 @@ func (g *grepRun) walk() {
 			for _, e := range pending.entries {
 				e.Release()
 			}
-			if !errors.Is(err, errStop) {
-				g.walkErr = err
+			pending.entries = pending.entries[:0]
+			if errors.Is(err, errStop) || g.ctx.Err() != nil {
+				if !errors.Is(err, errStop) {
+					g.walkErr = err
+				}
+				return
 			}
-			return
+			j := g.newJob() // the directory could not be walked: its error in its place
+			j.file, j.err = p, err
+			if !g.send(j) {
+				return
+			}
 		}
 	}
 }
@@ -561,7 +583,10 @@ func (g *grepRun) search() {
 	var f sandbox.File // reused: opening a walked file allocates nothing
 	for j := range g.jobs {
 		out := slices.Grow(j.results[:0], len(j.entries)+1)[:len(j.entries)]
-		if j.file != "" {
+		switch {
+		case j.err != nil:
+			out = append(out, FileResult{err: j.err, given: j.file})
+		case j.file != "":
 			out = append(out, g.s.searchFile(g.sb, j.file, &buf))
 		}
 		for i, e := range j.entries {
@@ -601,7 +626,7 @@ func (g *grepRun) collect() GrepResult {
 		}
 		clear(out)
 		clear(j.entries)
-		j.results, j.entries, j.file = out[:0], j.entries[:0], ""
+		j.results, j.entries, j.file, j.err = out[:0], j.entries[:0], "", nil
 		select {
 		case g.free <- j:
 		default:
@@ -627,7 +652,7 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult, named bool) {
 		}
 		return
 	case fr.err != nil:
-		g.halt(fr.err)
+		res.PathErrors.add(g.sb, fr.given, fr.err)
 		return
 	}
 	res.FilesSearched++
@@ -773,7 +798,7 @@ func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) Fil
 	}
 	f, err := openInput(sb, path)
 	if err != nil {
-		return FileResult{err: err}
+		return FileResult{err: err, given: path}
 	}
 	defer f.Close()
 	fr := FileResult{Path: f.Info.Path}
@@ -782,7 +807,7 @@ func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) Fil
 		size = math.MaxInt64 // standard input: read to its end
 	}
 	if err := s.searchOpen(f, size, &fr, buf); err != nil {
-		return FileResult{err: sandbox.AsError(err)}
+		return FileResult{err: sandbox.AsError(err), given: path}
 	}
 	return fr
 }

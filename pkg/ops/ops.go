@@ -27,6 +27,70 @@ type Truncation struct {
 // reads it after a streaming run).
 func (t Truncation) Trunc() *Truncation { return &t }
 
+// PathError is one of several paths that failed (SPEC §2): the others
+// were processed. A denied path carries only the path as given.
+type PathError struct {
+	Path    string       `json:"path"`
+	Code    sandbox.Code `json:"code"`
+	Message string       `json:"message"`
+}
+
+// PathErrors are the failing paths of a command given several: at most
+// max_results of them, then how many more. Results that embed it report
+// the first (in argument order) as their outcome.
+type PathErrors struct {
+	Errors     []PathError `json:"errors,omitempty"`
+	ErrorsMore int64       `json:"errors_more,omitempty"`
+	first      error
+	failed     int
+	usage      error // a malformed path (empty, NUL, too long): the call's own fault
+}
+
+// add records path's failure.
+func (pe *PathErrors) add(sb *sandbox.Sandbox, path string, err error) {
+	e := sandbox.AsError(err)
+	if e.Code == sandbox.CodeUsage {
+		if pe.usage == nil {
+			pe.usage = e
+		}
+		return
+	}
+	if pe.first == nil {
+		pe.first = e
+	}
+	pe.failed++
+	if int64(len(pe.Errors)) >= sb.Limits().Items() {
+		pe.ErrorsMore++
+		return
+	}
+	msg := e.Message(nil)
+	if e.Code == sandbox.CodeDenied {
+		msg = path + " is denied by the policy" // the path as given, and nothing it resolves to
+	}
+	pe.Errors = append(pe.Errors, PathError{Path: path, Code: e.Code, Message: msg})
+}
+
+// Failures are the failing paths (a face prints them, in the text form,
+// one a line on stderr).
+func (pe PathErrors) Failures() PathErrors { return pe }
+
+// Failed is the first failing path's error (nil when none failed): the
+// call's exit class once its result is printed.
+func (pe PathErrors) Failed() error { return pe.first }
+
+// end is the call's error once its n paths are done: a malformed path
+// (usage) fails the call as a whole, and so does every path failing (with
+// the first path's error); else nil, and the result carries the errors.
+func (pe PathErrors) end(n int) error {
+	switch {
+	case pe.usage != nil:
+		return pe.usage
+	case n > 0 && pe.failed == n:
+		return pe.first
+	}
+	return nil
+}
+
 // lineCut is where the JSON text of one line ends: max_line_bytes, but
 // never more than a line a command may hold (textio.MaxLine); 0 in the
 // text form (exact), which prints lines whole.

@@ -50,7 +50,8 @@ type WcFile struct {
 type WcResult struct {
 	Files []WcFile      `json:"files"`
 	Total textio.Counts `json:"total"`
-	show  []string      // the counts the text form prints (all when none is picked)
+	PathErrors
+	show []string // the counts the text form prints (all when none is picked)
 }
 
 // Wc counts lines, words, bytes and characters of each file in one
@@ -63,16 +64,24 @@ func Wc(ctx context.Context, sb *sandbox.Sandbox, o WcOptions) (WcResult, error)
 	buf := make([]byte, textio.DefaultBufSize)
 	for _, p := range o.Paths {
 		f, err := openInput(sb, p)
-		if err != nil {
-			return WcResult{}, err
+		if err == nil {
+			var c textio.Counts
+			c, err = textio.Count(textio.WithContext(ctx, f), buf)
+			f.Close()
+			if err == nil {
+				res.Files = append(res.Files, WcFile{Path: f.Info.Path, Counts: c})
+				res.Total.Add(c)
+				continue
+			}
 		}
-		c, err := textio.Count(textio.WithContext(ctx, f), buf)
-		f.Close()
-		if err != nil {
-			return WcResult{}, sandbox.AsError(err)
+		if ctx.Err() != nil {
+			return WcResult{}, ctx.Err()
 		}
-		res.Files = append(res.Files, WcFile{Path: f.Info.Path, Counts: c})
-		res.Total.Add(c)
+		// One bad path never sinks the rest (SPEC §2).
+		res.PathErrors.add(sb, p, err)
+	}
+	if err := res.PathErrors.end(len(o.Paths)); err != nil {
+		return WcResult{}, err
 	}
 	return res, nil
 }
