@@ -145,6 +145,9 @@ func newApp(st *state, command string) *ucli.App {
 // documentation commands still work.
 func (st *state) before(c *ucli.Context) (err error) {
 	st.format = c.String("format")
+	if st.format == "" && !formatGiven(st.argv) {
+		st.format = formatJSON // FSBOX_FORMAT set but empty: as unset
+	}
 	switch st.format {
 	case formatJSON, formatNDJSON, formatText:
 	default:
@@ -167,12 +170,30 @@ func (st *state) before(c *ucli.Context) (err error) {
 		return err
 	}
 	if st.shape != nil && st.shape.jq != nil && st.format != formatJSON {
-		return usageErr("--jq filters the JSON result: it does not go with --format %s", st.format)
+		if !formatGiven(st.argv) {
+			st.format = formatJSON // --jq filters JSON: FSBOX_FORMAT, a standing preference, yields to it
+		} else {
+			return usageErr("--jq filters the JSON result: it does not go with --format %s", st.format)
+		}
 	}
 	if st.policy != nil && st.policyErr == nil {
 		st.auditLog, st.policyErr = sandbox.OpenAudit(st.policy)
 	}
 	return nil
+}
+
+// formatGiven reports whether the command line itself names a format
+// (not FSBOX_FORMAT).
+func formatGiven(argv []string) bool {
+	for _, a := range argv[1:] {
+		if a == "--" {
+			break
+		}
+		if a == "--format" || strings.HasPrefix(a, "--format=") {
+			return true
+		}
+	}
+	return false
 }
 
 // loadPolicy finds the policy as SPEC says and checks its [commands]
@@ -219,6 +240,9 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 				if strings.IndexByte(a, 0) >= 0 {
 					return usageErr("an argument holds a NUL byte")
 				}
+			}
+			if err := st.shape.checkFields(op); err != nil {
+				return err
 			}
 			in, err := inputOf(op, c, args, st.c.Stdin)
 			if err != nil {

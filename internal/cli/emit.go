@@ -369,18 +369,20 @@ func (p *printer) paintedText(result any, tr *ops.Truncation, write func(bw *buf
 	return done()
 }
 
-// itemEncoder encodes NDJSON items, each shaped by --fields.
+// itemEncoder encodes NDJSON items, each shaped by --fields (its keys
+// kept in their order).
 func (p *printer) itemEncoder(w io.Writer) interface{ Encode(any) error } {
 	enc := newEncoder(w, false)
 	if p.shape == nil || p.shape.fields == nil {
 		return enc
 	}
 	return itemFunc(func(v any) error {
-		g, err := generic(v)
+		raw, err := marshal(v)
 		if err != nil {
 			return err
 		}
-		return enc.Encode(p.shape.keep(g))
+		_, err = w.Write(append(p.shape.keepJSON(raw), '\n'))
+		return err
 	})
 }
 

@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
+	"sort"
 	"strings"
+
+	"github.com/fsbox/fsbox/pkg/spec"
 )
 
 // shape is what --fields and --jq do to the JSON output: keep some keys,
@@ -55,48 +59,140 @@ func parseShape(fields, jq string, compile JQ) (*shape, error) {
 	return sh, nil
 }
 
-// keep filters one object's keys to --fields (anything else is left).
-func (sh *shape) keep(v any) any {
-	m, ok := v.(map[string]any)
-	if !ok || sh.fields == nil {
-		return v
+// checkFields refuses a --fields name that op's result (or its items,
+// for a list command) does not have: a typo would print {} an item.
+func (sh *shape) checkFields(op *spec.Op) error {
+	if sh == nil || sh.fields == nil {
+		return nil
 	}
-	for k := range m {
-		if !sh.fields[k] {
-			delete(m, k)
-		}
-	}
-	return m
-}
-
-// result applies --fields to a whole result: the items of a list command
-// (its counts, truncated and skipped stay), or the object's own keys.
-func (sh *shape) result(v any) any {
-	m, ok := v.(map[string]any)
-	if !ok || sh.fields == nil {
-		return v
-	}
-	for _, k := range listFields {
-		if items, ok := m[k].([]any); ok {
-			for i := range items {
-				items[i] = sh.keep(items[i])
+	known := map[string]bool{}
+	out := spec.OutputSchema(op)
+	for k, p := range out.Properties {
+		known[k] = true
+		if slices.Contains(listFields, k) && p.Items != nil {
+			for ik := range p.Items.Properties {
+				known[ik] = true
 			}
-			return m
 		}
 	}
-	return sh.keep(m)
+	var bad []string
+	for f := range sh.fields {
+		if !known[f] {
+			bad = append(bad, f)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	names := make([]string, 0, len(known))
+	for k := range known {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return usageErr("--fields: %s has no field %s (its fields: %s)", op.Name, strings.Join(bad, ", "), strings.Join(names, ", "))
 }
 
-// generic turns a Go value into plain JSON values (maps, slices).
-func generic(v any) (any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
+// keepJSON filters one JSON object's keys to --fields, in the order the
+// object has them (the schema's): anything but an object is left.
+func (sh *shape) keepJSON(raw json.RawMessage) json.RawMessage {
+	if sh.fields == nil {
+		return raw
+	}
+	keys, vals, ok := objectOf(raw)
+	if !ok {
+		return raw
+	}
+	out := []byte{'{'}
+	for i, k := range keys {
+		if !sh.fields[k] {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = appendKey(out, k)
+		out = append(out, vals[i]...)
+	}
+	return append(out, '}')
+}
+
+// resultJSON applies --fields to a whole result: the items of a list
+// command (its counts, truncated and skipped stay), or the object's own
+// keys; the keys keep their order.
+func (sh *shape) resultJSON(raw json.RawMessage) json.RawMessage {
+	keys, vals, ok := objectOf(raw)
+	if !ok || sh.fields == nil {
+		return raw
+	}
+	for i, k := range keys {
+		if !slices.Contains(listFields, k) {
+			continue
+		}
+		var items []json.RawMessage
+		if json.Unmarshal(vals[i], &items) != nil {
+			continue
+		}
+		list := []byte{'['}
+		for j, it := range items {
+			if j > 0 {
+				list = append(list, ',')
+			}
+			list = append(list, sh.keepJSON(it)...)
+		}
+		vals[i] = append(list, ']')
+		out := []byte{'{'}
+		for j, k := range keys {
+			if j > 0 {
+				out = append(out, ',')
+			}
+			out = append(appendKey(out, k), vals[j]...)
+		}
+		return append(out, '}')
+	}
+	return sh.keepJSON(raw)
+}
+
+// objectOf splits a JSON object into its keys and raw values, in order.
+func objectOf(raw json.RawMessage) (keys []string, vals []json.RawMessage, ok bool) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, false
+	}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return nil, nil, false
+		}
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			return nil, nil, false
+		}
+		keys, vals = append(keys, t.(string)), append(vals, v)
+	}
+	return keys, vals, true
+}
+
+func appendKey(b []byte, k string) []byte {
+	kb, _ := json.Marshal(k)
+	return append(append(b, kb...), ':')
+}
+
+// marshal is v as fsbox writes JSON (no HTML escaping).
+func marshal(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	if err := newEncoder(&b, false).Encode(v); err != nil {
 		return nil, err
 	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// plain turns JSON into plain values (maps, slices), as gojq takes them.
+func plain(b []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	var out any
-	err = d.Decode(&out)
+	err := d.Decode(&out)
 	return normalizeNumbers(out), err
 }
 
@@ -124,13 +220,26 @@ func normalizeNumbers(v any) any {
 // write prints a result shaped: --fields, then --jq (each output a line;
 // strings raw, as gh --jq prints them).
 func (sh *shape) write(w io.Writer, v any, pretty bool) error {
-	g, err := generic(v)
+	raw, err := marshal(v)
 	if err != nil {
 		return err
 	}
-	g = sh.result(g)
+	raw = sh.resultJSON(raw)
 	if sh.jq == nil {
-		return newEncoder(w, pretty).Encode(g)
+		if pretty {
+			var b bytes.Buffer
+			if err := json.Indent(&b, raw, "", "  "); err != nil {
+				return err
+			}
+			raw = b.Bytes()
+		}
+		_, err = w.Write(append(raw, '\n'))
+		return err
+	}
+	// gojq takes plain values: its objects print with their keys sorted.
+	g, err := plain(raw)
+	if err != nil {
+		return err
 	}
 	var out bytes.Buffer
 	iter := sh.jq(g)
