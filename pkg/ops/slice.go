@@ -17,7 +17,7 @@ var sliceOp = &spec.Op{
 	Summary: "select lines START to END, as Python's lines[START:END] (negatives count from the end)",
 	Help:    "Selects the lines from START (0-based) up to, not including, END. A negative START or END counts from the end of the file: slice f -10 is tail -n 10.",
 	Args: []spec.Arg{
-		stdinArg("the file to take lines from (standard input takes non-negative bounds only)"),
+		stdinArg("the file to take lines from (on standard input a negative bound holds only the lines it needs)"),
 		{Name: "start", Meta: "START", Type: spec.Int, Optional: true, Flag: true, Help: "first line, 0-based; negative counts from the end"},
 		{Name: "end", Meta: "END", Type: spec.Int, Optional: true, Flag: true, Help: "line to stop before; negative counts from the end"},
 	},
@@ -95,7 +95,7 @@ func Slice(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions) (SliceResul
 	}
 	stream := f.Stream() // standard input: read forward only
 	if stream && (start < 0 || (o.End != nil && *o.End < 0)) {
-		return SliceResult{}, usagef(o.Path, "a negative bound counts from the end, which standard input only reaches by reading all of it: give non-negative bounds, or slice a file")
+		return sliceStream(ctx, sb, o, f, start)
 	}
 	res := SliceResult{Path: f.Info.Path, Start: start, End: o.End}
 	sink := o.Sink
@@ -184,6 +184,120 @@ func Slice(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions) (SliceResul
 	}
 	if res.Count == 0 {
 		res.Line = nil
+	}
+	return res, nil
+}
+
+// sliceStream is Slice of standard input with a negative bound: read
+// forward to the end (nothing else reaches it), holding only the lines a
+// negative bound may still need — the last -START of them, or the -END
+// that might be the end — as tail -n and head -n -N do. Its memory is
+// those lines (never more than MaxHold bytes), not the input.
+func sliceStream(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions, f *sandbox.File, start int64) (SliceResult, error) {
+	res := SliceResult{Path: f.Info.Path, Start: start, End: o.End}
+	sink := o.Sink
+	if sink == nil {
+		sink = collectLines(&res.Lines)
+	}
+	cut := lineCut(sb, o.Exact)
+	max := sb.Limits().Items()
+	// keep is how many of the latest lines are held: the last -START,
+	// or, for START >= 0 with a negative END, the last -END (a delay).
+	keep := -start
+	if start >= 0 {
+		keep = -*o.End
+	}
+	if keep < 0 { // -MinInt64
+		keep = math.MaxInt64
+	}
+	type held struct {
+		b []byte
+		n int64
+	}
+	var ring []held
+	head, held_bytes := 0, int64(0) // ring[head] is the oldest once full
+	var total int64
+	emit := func(h held, lineNo int64) (bool, error) {
+		if res.Count >= max {
+			res.Truncated, res.Limit = true, "max_results"
+			return false, nil
+		}
+		line, err := fitLine(h.b, h.n, cut, &res.Truncation, o.Path, lineNo)
+		if err != nil {
+			return false, err
+		}
+		if err := sink(line); err != nil {
+			return false, err
+		}
+		res.Count++
+		return true, nil
+	}
+	r := textio.NewReader(textio.WithContext(ctx, f), 0)
+	for {
+		line, n, err := r.ReadLineMax(holdFor(cut))
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return SliceResult{}, sandbox.AsError(err)
+		}
+		total++
+		if start >= 0 && total <= start {
+			continue // before START
+		}
+		if keep == 0 {
+			continue // END -0 ... nothing is kept: lines[s:-0] is empty
+		}
+		if int64(len(ring)) < keep {
+			held_bytes += int64(len(line))
+			if held_bytes > MaxHold {
+				return SliceResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "the last %d lines of standard input are over %d bytes, more than slice holds", keep, int64(MaxHold))
+			}
+			ring = append(ring, held{append([]byte(nil), line...), n})
+			continue
+		}
+		// Full: the oldest leaves. With START >= 0 it is before END's
+		// reach, so it is printed; with a negative START it is dropped.
+		old := &ring[head]
+		if start >= 0 && !res.Truncated {
+			if ok, err := emit(*old, total-keep); err != nil {
+				return SliceResult{}, err
+			} else if !ok {
+				start = -1 // stop printing; still read on for the count
+			}
+		}
+		held_bytes += int64(len(line)) - int64(len(old.b))
+		old.b, old.n = append(old.b[:0], line...), n
+		head = (head + 1) % len(ring)
+	}
+	res.Total = ptr(total)
+	if start < 0 && !res.Truncated {
+		// The ring holds the last lines, oldest at head: lines[START:END].
+		first := total - int64(len(ring)) // 0-based number of ring's oldest
+		from := max64(total+*o.Start, 0)
+		to := total
+		if o.End != nil {
+			to = *o.End
+			if to < 0 {
+				to = max64(total+to, 0)
+			}
+			to = min(to, total)
+		}
+		for i := from; i < to; i++ {
+			if i < first {
+				continue
+			}
+			if ok, err := emit(ring[(head+int(i-first))%len(ring)], i+1); err != nil {
+				return SliceResult{}, err
+			} else if !ok {
+				break
+			}
+		}
+		if res.Count > 0 {
+			res.Line = ptr(from + 1)
+		}
+	} else if o.Start != nil && *o.Start >= 0 && res.Count > 0 {
+		res.Line = ptr(*o.Start + 1)
 	}
 	return res, nil
 }

@@ -65,8 +65,22 @@ func checkSlice(t *testing.T, sb *sandbox.Sandbox, dir string, data []byte, star
 	if err := os.WriteFile(filepath.Join(dir, "f.txt"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	checkSliceOf(t, sb, "f.txt", data, start, end)
+	// Standard input, read forward only, gives the same lines (a
+	// negative bound holds only the lines it may still need).
+	in, err := sandbox.New(sb.Policy(), "") // stdin is read once per call
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	in.SetStdin(bytes.NewReader(data))
+	checkSliceOf(t, in, "-", data, start, end)
+}
+
+func checkSliceOf(t *testing.T, sb *sandbox.Sandbox, path string, data []byte, start, end *int64) {
+	t.Helper()
 	var got [][]byte
-	res, err := Slice(context.Background(), sb, SliceOptions{Path: "f.txt", Start: start, End: end, Exact: true, Sink: func(l []byte) error {
+	res, err := Slice(context.Background(), sb, SliceOptions{Path: path, Start: start, End: end, Exact: true, Sink: func(l []byte) error {
 		got = append(got, append([]byte(nil), l...))
 		return nil
 	}})
@@ -75,10 +89,16 @@ func checkSlice(t *testing.T, sb *sandbox.Sandbox, dir string, data []byte, star
 	}
 	want := refSlice(data, start, end)
 	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
-		t.Fatalf("data %q [%v:%v]: got %q want %q", data, show(start), show(end), got, want)
+		t.Fatalf("%s: data %q [%v:%v]: got %q want %q", path, data, show(start), show(end), got, want)
 	}
 	if res.Count != int64(len(want)) {
-		t.Fatalf("count %d, want %d", res.Count, len(want))
+		t.Fatalf("%s: count %d, want %d", path, res.Count, len(want))
+	}
+	if res.Line != nil && len(want) > 0 {
+		all := refSlice(data, nil, nil)
+		if first := all[*res.Line-1]; !bytes.Equal(first, want[0]) {
+			t.Fatalf("%s: data %q [%v:%v]: line %d is %q, the first returned %q", path, data, show(start), show(end), *res.Line, first, want[0])
+		}
 	}
 	if res.Total != nil {
 		if n := int64(len(refSlice(data, nil, nil))); *res.Total != n {

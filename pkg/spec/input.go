@@ -164,6 +164,13 @@ func (in *Input) SetArgs(args []string) error {
 			}
 			continue
 		}
+		if a.Stdin && in.Stdin != nil && in.boundsFollow(a, args[i]) {
+			// A filter reading a pipe whose first argument is a number
+			// (slice 0 2): stdin is the input and the numbers are bounds;
+			// ./10 names a file called 10.
+			in.vals[a.Name] = StdinPath
+			continue
+		}
 		if a.Flag && in.IsSet(a.Name) {
 			return usage("give %s either as an argument or as --%s, not both", a.Name, a.Name)
 		}
@@ -179,6 +186,17 @@ func (in *Input) SetArgs(args []string) error {
 		return usage("usage: %s %s", op.Name, op.Usage())
 	}
 	return nil
+}
+
+// boundsFollow reports whether s, given where the path argument a goes,
+// is instead the first of the integer arguments that follow a.
+func (in *Input) boundsFollow(a Arg, s string) bool {
+	i := slices.IndexFunc(in.op.Args, func(b Arg) bool { return b.Name == a.Name })
+	if i < 0 || i+1 >= len(in.op.Args) || in.op.Args[i+1].Type != Int {
+		return false
+	}
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
 }
 
 // setText sets a value given as text (an argument or a flag's value).
