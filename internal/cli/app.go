@@ -104,8 +104,26 @@ func usageErr(format string, args ...any) error {
 	return sandbox.Errorf(sandbox.CodeUsage, "", format, args...)
 }
 
+// onUsageError words a bad global flag as a command's is worded: unknown
+// flag --x, with the nearest global flag when one is close.
 func onUsageError(_ *ucli.Context, err error, _ bool) error {
-	return usageErr("%s", strings.TrimSpace(err.Error()))
+	msg := strings.TrimSpace(err.Error())
+	if bad, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var names []string
+		for _, f := range globalFlags() {
+			names = append(names, f.Names()[0])
+		}
+		msg = "unknown flag -" + bad
+		if len(bad) > 1 {
+			msg = "unknown flag --" + bad
+		}
+		if best := nearest(bad, names); best != "" && len(bad) > 1 {
+			msg += "; did you mean --" + best + "?"
+		} else {
+			msg += " (fsbox --help lists the global flags)"
+		}
+	}
+	return usageErr("%s", msg)
 }
 
 // newApp builds the parser for one call: the global flags and, of the
@@ -127,7 +145,11 @@ func newApp(st *state, command string) *ucli.App {
 		Before:          func(c *ucli.Context) error { return st.before(c) },
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
-				return usageErr("unknown command %q (run 'fsbox --help' for the list)", c.Args().First())
+				bad := c.Args().First()
+				if best := nearest(bad, st.reg.Names()); best != "" {
+					return usageErr("unknown command %q; did you mean %s? (run 'fsbox --help' for the list)", bad, best)
+				}
+				return usageErr("unknown command %q (run 'fsbox --help' for the list)", bad)
 			}
 			return usageErr("no command given (run 'fsbox --help' for the list)")
 		},

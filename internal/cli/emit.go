@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/fsbox/fsbox/pkg/ops"
@@ -451,12 +452,25 @@ func printError(w io.Writer, format string, err error) int {
 		return exitCode(e.Code) // the result is already on stdout (and a text form's note on stderr)
 	}
 	if format == formatText {
-		msg := oneLine(e.Message(FlagSpelling))
-		if isTerminal(w) {
-			// The message names paths as given: escaped as a name is.
-			msg = string(escapeControls([]byte(msg), true))
+		// The message and its hint (what to pass instead) go out a line
+		// each, the hint under "fsbox:   ", so every stderr line says
+		// where it came from; a newline in either is shown as \n.
+		msg, hint := e.Parts(FlagSpelling)
+		lines := []string{oneLine(msg)} // a name in it cannot forge a line
+		if hint != "" {
+			lines = append(lines, oneLine(hint))
 		}
-		fmt.Fprintf(w, "fsbox: %s: %s\n", e.Code, msg)
+		for i, msg := range lines {
+			if isTerminal(w) {
+				// The message names paths as given: escaped as a name is.
+				msg = string(escapeControls([]byte(msg), true))
+			}
+			if i == 0 {
+				fmt.Fprintf(w, "fsbox: %s: %s\n", e.Code, msg)
+			} else {
+				fmt.Fprintf(w, "fsbox:   %s\n", msg)
+			}
+		}
 	} else {
 		pretty := false
 		if isTerminal(w) {
@@ -471,5 +485,5 @@ func printError(w io.Writer, format string, err error) int {
 
 // oneLine keeps a message on one line in the text form.
 func oneLine(s string) string {
-	return string(bytes.ReplaceAll([]byte(s), []byte("\n"), []byte(`\n`)))
+	return strings.ReplaceAll(s, "\n", `\n`)
 }

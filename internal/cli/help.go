@@ -185,23 +185,19 @@ func suggestFlag(op *spec.Op, err error) string {
 		return ""
 	}
 	bad = strings.TrimLeft(bad, "-")
-	best, dist := "", len(bad)/3+2
-	try := func(name string) {
-		if d := editDistance(strings.ToLower(bad), strings.ToLower(name)); d < dist {
-			best, dist = name, d
-		}
-	}
+	var names []string
 	for i := range op.Options {
 		o := &op.Options[i]
 		for _, n := range append([]string{o.Flag(), o.Short}, o.Aliases...) {
 			if n != "" {
-				try(n)
+				names = append(names, n)
 			}
 		}
 	}
 	for _, f := range globalFlags() {
-		try(f.Names()[0])
+		names = append(names, f.Names()[0])
 	}
+	best := nearest(bad, names)
 	if best == "" || (len(bad) == 1 && len(best) == 1) {
 		return fmt.Sprintf(" (fsbox %s --help lists its flags)", op.Name)
 	}
@@ -209,6 +205,19 @@ func suggestFlag(op *spec.Op, err error) string {
 		return "; did you mean -" + best + "?"
 	}
 	return "; did you mean --" + best + "?"
+}
+
+// nearest is the name closest to bad by edit distance (case aside), or ""
+// when none is close: at most a third of bad's length plus one edit, as
+// gh and git suggest.
+func nearest(bad string, names []string) string {
+	best, dist := "", len(bad)/3+2
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(bad), strings.ToLower(n)); d < dist {
+			best, dist = n, d
+		}
+	}
+	return best
 }
 
 // editDistance is the Levenshtein distance of two short strings.

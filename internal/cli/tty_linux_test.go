@@ -330,3 +330,21 @@ func TestNoColor(t *testing.T) {
 		t.Errorf("ls under LS_COLORS di=01;32: %q", out)
 	}
 }
+
+// TestBareCommandOnTerminal: fsbox alone, typed by a person, gets the
+// usage text on the terminal and exit 2; a program gets the one-line
+// usage error.
+func TestBareCommandOnTerminal(t *testing.T) {
+	master, slave := openPTY(t)
+	pty := newPTYReader(master)
+	code := Main([]string{"fsbox"}, nil, slave, slave)
+	slave.WriteString(endMark)
+	out := pty.take(t)
+	if code != 2 || !bytes.Contains(out, []byte("Commands:")) {
+		t.Errorf("fsbox alone on a terminal: exit %d, %q", code, out)
+	}
+	var errb bytes.Buffer
+	if code := Main([]string{"fsbox"}, nil, &errb, &errb); code != 2 || !strings.Contains(errb.String(), `"code":"usage","message":"no command given`) {
+		t.Errorf("fsbox alone in a pipeline: exit %d, %q", code, errb.String())
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
@@ -137,6 +138,11 @@ func (st *state) answerMeta(args []string, command string) (bool, int) {
 	case version && command == "":
 		fmt.Fprintln(st.stdout, VersionLine())
 		return true, 0
+	case command == "" && len(words) == 0 && !hasGlobalError(args) && isTerminal(st.c.Stderr):
+		// A person typed fsbox alone: the usage text, as gh and git give
+		// it (a program gets the one-line error below).
+		fmt.Fprint(st.c.Stderr, mainHelp(st.reg, st.enabledFunc()))
+		return true, exitCode(sandbox.CodeUsage)
 	case command == "" && len(words) == 0 && !hasGlobalError(args):
 		return true, printError(st.c.Stderr, st.format, usageErr("no command given: fsbox COMMAND [flags] [args] (run 'fsbox --help' for the list)"))
 	}

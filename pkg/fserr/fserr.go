@@ -89,9 +89,20 @@ type Hint struct {
 // as the face names it; "" when the face has no such option). A nil
 // spell names the option as the descriptor does.
 func (e *Error) Message(spell func(*Hint) string) string {
+	msg, hint := e.Parts(spell)
+	if hint == "" {
+		return msg
+	}
+	return msg + " " + hint
+}
+
+// Parts are the error's text and its hint apart, the hint spelled by
+// spell ("" when there is none, or the face has no such option and no
+// other advice): the text form prints the hint on a line of its own.
+func (e *Error) Parts(spell func(*Hint) string) (msg, hint string) {
 	h := e.Hint
 	if h == nil {
-		return e.Msg
+		return e.Msg, ""
 	}
 	s := h.Option
 	if spell != nil {
@@ -99,11 +110,11 @@ func (e *Error) Message(spell func(*Hint) string) string {
 	}
 	switch {
 	case s != "":
-		return e.Msg + " " + fmt.Sprintf(h.Text, s)
+		return e.Msg, fmt.Sprintf(h.Text, s)
 	case h.Else != "":
-		return e.Msg + " " + h.Else
+		return e.Msg, h.Else
 	}
-	return e.Msg
+	return e.Msg, ""
 }
 
 func (e *Error) Error() string {

@@ -146,7 +146,7 @@ func Copy(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force bool)
 	}
 	defer w.Close()
 	if w.Exists && !force {
-		return CopyResult{}, sandbox.Errorf(sandbox.CodeExists, dst, "%s exists: replace it with force", dst)
+		return CopyResult{}, sandbox.Errorf(sandbox.CodeExists, dst, "%s exists:", dst).WithHint(sandbox.HintReplace)
 	}
 	mode := f.Info.Mode.Perm()
 	r, err := w.Commit(f, sb.Limits().MaxWriteBytes, sandbox.CommitOptions{Mode: &mode, NoReplace: !force})

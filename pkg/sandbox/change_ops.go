@@ -294,8 +294,8 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
-// hintReplace: an existing name is replaced only with force.
-var hintReplace = Hint{Option: "force", Text: "pass %s to replace it", Else: "move or remove it first"}
+// HintReplace: an existing name is replaced only with force.
+var HintReplace = Hint{Option: "force", Text: "pass %s to replace it", Else: "move or remove it first"}
 
 // moveRules checks that src's entry (fi) and, for a directory, every path
 // below it may be written at its old place and at its new one, dst.
@@ -362,7 +362,7 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 		}
 		if !force {
 			if _, err := dst.dir.Lstat(dst.Name); err == nil {
-				return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(hintReplace)
+				return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
 			}
 		}
 		srcRel, dstRel := src.rootRel(), dst.rootRel()
@@ -402,7 +402,7 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 		}
 		if err := renameAt(src, dst, force); err != nil {
 			if errors.Is(err, fs.ErrExist) {
-				return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(hintReplace)
+				return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
 			}
 			return ioErr(dst.Path, err)
 		}
