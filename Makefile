@@ -50,9 +50,21 @@ cross:
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) vet -tags $(TAGS) ./...; \
 	done
 
+# Tests are hermetic: they run with a home of their own (a fresh temporary
+# directory, removed after), so every journal, state, config and cache a
+# test or a program it starts writes (fsbox's default journal, npm's cache
+# and the node client's install) lies below it, never in $HOME. Go's own
+# caches and settings, and npm's user config (its registry), are read from
+# where they are.
+HERMETIC = home=$$(mktemp -d) && trap 'rm -rf "$$home"' EXIT && \
+	export GOCACHE="$$($(GO) env GOCACHE)" GOMODCACHE="$$($(GO) env GOMODCACHE)" GOPATH="$$($(GO) env GOPATH)" \
+	  GOENV="$$($(GO) env GOENV)" npm_config_userconfig="$$HOME/.npmrc" && \
+	export HOME="$$home" XDG_STATE_HOME="$$home/state" XDG_CACHE_HOME="$$home/cache" \
+	  XDG_CONFIG_HOME="$$home/config" npm_config_cache="$$home/npm" &&
+
 # The test command CI runs (.ci/run) and README shows.
 test: fmt-check vet
-	$(GO) test -race -count=1 $(PKGS)
+	@$(HERMETIC) $(GO) test -race -count=1 $(PKGS)
 
 vet:
 	$(GO) vet $(PKGS)
@@ -82,15 +94,15 @@ CRASH_N ?= 200
 JOURNAL_N ?= 200
 JOURNAL_CRASHES ?= 20
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
+	@set -e; $(HERMETIC) for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
 	    $(GO) test $$pkg -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME); \
 	  done; \
 	done
-	FSBOX_PROPERTY_N=$(PROPERTY_N) $(GO) test ./pkg/ops -run '^(TestPropertySequences|TestGrepMappedAgreesWithRead)$$' -count=1 -timeout 30m
-	FSBOX_CRASH_N=$(CRASH_N) $(GO) test ./pkg/sandbox -run '^TestBatchCrashRecovery$$' -count=1 -timeout 30m
-	FSBOX_PROPERTY_N=$(JOURNAL_N) FSBOX_PROPERTY_CRASHES=$(JOURNAL_CRASHES) $(GO) test ./pkg/ops -run '^TestPropertyJournal' -count=1 -timeout 30m
+	@$(HERMETIC) FSBOX_PROPERTY_N=$(PROPERTY_N) $(GO) test ./pkg/ops -run '^(TestPropertySequences|TestGrepMappedAgreesWithRead)$$' -count=1 -timeout 30m
+	@$(HERMETIC) FSBOX_CRASH_N=$(CRASH_N) $(GO) test ./pkg/sandbox -run '^TestBatchCrashRecovery$$' -count=1 -timeout 30m
+	@$(HERMETIC) FSBOX_PROPERTY_N=$(JOURNAL_N) FSBOX_PROPERTY_CRASHES=$(JOURNAL_CRASHES) $(GO) test ./pkg/ops -run '^TestPropertyJournal' -count=1 -timeout 30m
 
 # Go benchmarks, then whole-process ratios against the GNU tools, ripgrep
 # and fd where installed, and the hostile-size rows (fsbox alone). Data is
