@@ -19,7 +19,7 @@ var grepOp = &spec.Op{
 	Name: "grep", Class: spec.Read, Result: GrepResult{},
 	Streams: true,
 	Summary: "search files and trees for an RE2 pattern, honouring .gitignore",
-	Help:    "Searches each PATH (the workdir when none is given) for lines matching PATTERN, an RE2 regular expression. Directories are walked in path order, honouring .gitignore, .ignore and .git/info/exclude and leaving out hidden names; a file named on the command line is always searched. Binary files are skipped and counted. A file of 32 MiB or more is searched through bounded windows mapped from the page cache, on every core; if it is truncated or written during the search the result is an io error, never a mix of two versions.",
+	Help:    "Searches each PATH (the workdir when none is given) for lines matching PATTERN, an RE2 regular expression. Directories are walked in path order, honouring .gitignore, .ignore and .git/info/exclude and leaving out hidden names; a file named on the command line is always searched. Binary files are skipped and counted. A file of 32 MiB or more is searched through bounded windows mapped from the page cache, on every core; a file written over or truncated while it is read is a per-path conflict (one already being written when grep opens it can go unseen).",
 	Args: []spec.Arg{
 		{Name: "pattern", Meta: "PATTERN", Help: "an RE2 regular expression (a literal string with fixed_strings)", OmitWith: []string{"regexp", "file"}},
 		{Name: "paths", Meta: "PATH", Help: "files or directories to search; - is standard input (the default on the command line when stdin is a pipe or a file, else the workdir)", Use: spec.ReadAny, Many: true, Optional: true, Stdin: true, Complete: spec.CompleteFiles},
@@ -213,6 +213,7 @@ type FileResult struct {
 	skipErr error  // why, for skipped.denied or skipped.errors
 	err     error  // a named path that could not be opened, walked or read
 	given   string // the named path, as given, for err
+	walked  bool   // err is a walked file's (it changed while read)
 }
 
 // GrepSkipped counts what grep passed over.
@@ -652,7 +653,7 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult, named bool) {
 		}
 		return
 	case fr.err != nil:
-		res.PathErrors.add(g.sb, fr.given, fr.err)
+		res.PathErrors.add(g.sb, fr.given, fr.err, !fr.walked)
 		return
 	}
 	res.FilesSearched++
@@ -787,7 +788,11 @@ func (s *searcher) searchEntry(e *sandbox.Entry, f *sandbox.File, fr *FileResult
 	fr.Path = f.Info.Path
 	err = s.searchOpen(f, f.Info.Size, fr, buf)
 	f.Close()
-	if err != nil {
+	switch {
+	case err != nil && sandbox.AsError(err).Code == sandbox.CodeConflict:
+		// Changed while read: reported in errors[], not counted away.
+		*fr = FileResult{err: err, given: fr.Path, walked: true}
+	case err != nil:
 		*fr = FileResult{skipped: true, skipErr: err}
 	}
 }

@@ -71,8 +71,21 @@ func (s *searcher) searchOpen(f *sandbox.File, size int64, fr *FileResult, buf *
 		}
 		*fr = FileResult{Path: fr.Path}
 	}
-	return s.search(f, size, fr, buf)
+	if err := s.search(f, size, fr, buf); err != nil || f.Stream() {
+		return err
+	}
+	if afterRead != nil {
+		afterRead(f)
+	}
+	// A writer that changed the file while it was read: its result could
+	// mix two versions (SPEC §5, Concurrent writers).
+	return f.UnchangedSinceOpen()
 }
+
+// afterRead, set by tests only, runs once a file has been read and
+// before the check that it is unchanged: the seam that changes a file
+// mid-search without a timed race.
+var afterRead func(f *sandbox.File)
 
 // chunkResult is what one chunk found: fr's matches are numbered from the
 // chunk's first line as line 1, and lines is how many lines it holds

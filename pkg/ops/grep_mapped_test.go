@@ -228,8 +228,8 @@ func TestGrepMappedFileChanges(t *testing.T) {
 				}
 				e := sandbox.AsError(err)
 				switch {
-				case c.fails && (err == nil || e.Code != sandbox.CodeIO):
-					t.Fatalf("-c=%v: %v (count %d), want an io error", count, err, res.Count)
+				case c.fails && (err == nil || e.Code != sandbox.CodeConflict):
+					t.Fatalf("-c=%v: %v (count %d), want a conflict", count, err, res.Count)
 				case !c.fails && (err != nil || res.Count != lines):
 					t.Fatalf("-c=%v: %v, count %d, want the %d lines the file had when opened", count, err, res.Count, lines)
 				}

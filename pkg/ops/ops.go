@@ -46,8 +46,9 @@ type PathErrors struct {
 	usage      error // a malformed path (empty, NUL, too long): the call's own fault
 }
 
-// add records path's failure.
-func (pe *PathErrors) add(sb *sandbox.Sandbox, path string, err error) {
+// add records path's failure; named says path is one the call was given
+// (not a file found in a walk), which end counts.
+func (pe *PathErrors) add(sb *sandbox.Sandbox, path string, err error, named bool) {
 	e := sandbox.AsError(err)
 	if e.Code == sandbox.CodeUsage {
 		if pe.usage == nil {
@@ -58,7 +59,9 @@ func (pe *PathErrors) add(sb *sandbox.Sandbox, path string, err error) {
 	if pe.first == nil {
 		pe.first = e
 	}
-	pe.failed++
+	if named {
+		pe.failed++
+	}
 	if int64(len(pe.Errors)) >= sb.Limits().Items() {
 		pe.ErrorsMore++
 		return

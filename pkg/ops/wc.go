@@ -78,7 +78,7 @@ func Wc(ctx context.Context, sb *sandbox.Sandbox, o WcOptions) (WcResult, error)
 			return WcResult{}, ctx.Err()
 		}
 		// One bad path never sinks the rest (SPEC §2).
-		res.PathErrors.add(sb, p, err)
+		res.PathErrors.add(sb, p, err, true)
 	}
 	if err := res.PathErrors.end(len(o.Paths)); err != nil {
 		return WcResult{}, err

@@ -48,9 +48,28 @@ func (f *File) Unchanged(was Stamp) error {
 		return AsError(err)
 	}
 	if now != was.s && now.size <= was.s.size {
-		return Errorf(CodeIO, f.Info.Path, "the file changed while it was read (size %d, now %d); nothing of it is reported", was.s.size, now.size)
+		return changedWhileRead(f.Info.Path, was.s.size, now.size)
 	}
 	return nil
+}
+
+// UnchangedSinceOpen is Unchanged against what the file was when it was
+// opened (its size and modification time): a search that read it whole
+// calls it once it is done. A file that grew passes (the reads stop at
+// the size it had); one written over or shrunk is a conflict.
+func (f *File) UnchangedSinceOpen() error {
+	now, err := f.stamp()
+	if err != nil {
+		return AsError(err)
+	}
+	if now.size < f.Info.Size || (now.size == f.Info.Size && now.mtime != f.Info.ModTime.UnixNano()) {
+		return changedWhileRead(f.Info.Path, f.Info.Size, now.size)
+	}
+	return nil
+}
+
+func changedWhileRead(path string, was, now int64) *Error {
+	return Errorf(CodeConflict, path, "%s changed while it was read (size %d, now %d): nothing of it is reported", path, was, now)
 }
 
 // CountRead adds n bytes to what the audit records as read from f: a
@@ -71,7 +90,7 @@ func GuardFaults(path string, fn func() error) (err error) {
 					// The runtime names a fault "invalid memory address or
 					// nil pointer dereference": not a word of that is the
 					// user's business.
-					err = Errorf(CodeIO, path, "%s shrank while it was read; nothing of it is reported", path)
+					err = Errorf(CodeConflict, path, "%s shrank while it was read: nothing of it is reported", path)
 					return
 				}
 			}

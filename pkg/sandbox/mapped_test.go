@@ -104,16 +104,16 @@ func TestMappedTruncatedIsAnError(t *testing.T) {
 		return nil
 	})
 	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeIO {
-		t.Fatalf("reading a truncated window: %v (sum %d), want an io error", err, sum)
+	if !errors.As(err, &e) || e.Code != CodeConflict {
+		t.Fatalf("reading a truncated window: %v (sum %d), want a conflict", err, sum)
 	}
 	// Fails on 6a21fbf: the message carried the runtime's "invalid memory
 	// address or nil pointer dereference".
 	if strings.Contains(e.Msg, "nil pointer") || strings.Contains(e.Msg, "memory address") || !strings.Contains(e.Msg, "shrank") {
 		t.Errorf("message %q: want the file's own words, no runtime fault text", e.Msg)
 	}
-	if err := f.Unchanged(was); err == nil || AsError(err).Code != CodeIO {
-		t.Errorf("Unchanged after a truncation: %v, want an io error", err)
+	if err := f.Unchanged(was); err == nil || AsError(err).Code != CodeConflict {
+		t.Errorf("Unchanged after a truncation: %v, want a conflict", err)
 	}
 	// Other panics are not faults: they go on.
 	defer func() {
