@@ -127,7 +127,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     grep)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--after-context --before-context --context --count --dereference-recursive --extended-regexp --file --files-with-matches --fixed-strings --follow --glob --hidden --ignore-case --invert-match --limit --line-number --line-regexp --max-columns --max-count --no-filename --no-ignore --numbered --only-matching --quiet --recursive --regexp --with-filename --word-regexp -A -B -C -E -F -H -L -R -c -e -f -g -h -i -l -m -n -o -q -r -v -w -x --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--after-context --before-context --context --count --dereference-recursive --extended-regexp --file --files-with-matches --fixed-strings --follow --glob --hidden --ignore-case --invert-match --limit --line-number --line-regexp --max-columns --max-count --no-filename --no-ignore --numbered --only-matching --quiet --recursive --regexp --text --with-filename --word-regexp -A -B -C -E -F -H -L -R -a -c -e -f -g -h -i -l -m -n -o -q -r -v -w -x --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=() ;;
         *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;

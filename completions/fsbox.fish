@@ -72,6 +72,8 @@ complete -c fsbox -n '__fish_seen_subcommand_from grep' -l file -s f -r -F -d 'r
 complete -c fsbox-grep -l file -s f -r -F -d 'read patterns from FILE, one a line (an empty file matches nothing); PATTERN is then no argument'
 complete -c fsbox -n '__fish_seen_subcommand_from grep' -l line-regexp -s x -d 'match whole lines only'
 complete -c fsbox-grep -l line-regexp -s x -d 'match whole lines only'
+complete -c fsbox -n '__fish_seen_subcommand_from grep' -l text -s a -d 'search binary files (a NUL byte) as text, as grep -a and rg -a do'
+complete -c fsbox-grep -l text -s a -d 'search binary files (a NUL byte) as text, as grep -a and rg -a do'
 complete -c fsbox -n '__fish_seen_subcommand_from grep' -l only-matching -s o -d 'give each match alone: its text is the match, column where it starts (the line count stays)'
 complete -c fsbox-grep -l only-matching -s o -d 'give each match alone: its text is the match, column where it starts (the line count stays)'
 complete -c fsbox -n '__fish_seen_subcommand_from grep' -l quiet -s q -d 'print nothing; exit 0 at the first match, 1 when there is none'

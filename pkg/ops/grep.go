@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -32,6 +33,7 @@ var grepOp = &spec.Op{
 		{Name: "regexp", Short: "e", Type: spec.Strings, Meta: "PATTERN", CLIOnly: true, Help: "a pattern (repeatable: a line matches when any does); PATTERN is then no argument"},
 		{Name: "file", Short: "f", Type: spec.String, Meta: "FILE", CLIOnly: true, Complete: spec.CompleteFiles, Help: "read patterns from FILE, one a line (an empty file matches nothing); PATTERN is then no argument"},
 		{Name: "line-regexp", Short: "x", Type: spec.Bool, Help: "match whole lines only"},
+		{Name: "text", Short: "a", Type: spec.Bool, Help: "search binary files (a NUL byte) as text, as grep -a and rg -a do"},
 		{Name: "only-matching", Short: "o", Type: spec.Bool, Help: "give each match alone: its text is the match, column where it starts (the line count stays)"},
 		{Name: "quiet", Short: "q", Type: spec.Bool, CLIOnly: true, Help: "print nothing; exit 0 at the first match, 1 when there is none"},
 		{Name: "extended-regexp", Short: "E", Type: spec.Bool, CLIOnly: true, Help: "accepted for GNU grep: patterns are always RE2, which is extended syntax"},
@@ -82,7 +84,7 @@ var grepOp = &spec.Op{
 
 // GrepInput turns a grep input into options (Run adds the face's sink).
 func GrepInput(sb *sandbox.Sandbox, in *spec.Input) (GrepOptions, error) {
-	o := GrepOptions{LineRegexp: in.Bool("line-regexp"), OnlyMatching: in.Bool("only-matching"), Pattern: in.String("pattern"), Paths: in.Strings("paths"), IgnoreCase: in.Bool("ignore-case"), Fixed: in.Bool("fixed-strings"),
+	o := GrepOptions{Text: in.Bool("text"), LineRegexp: in.Bool("line-regexp"), OnlyMatching: in.Bool("only-matching"), Pattern: in.String("pattern"), Paths: in.Strings("paths"), IgnoreCase: in.Bool("ignore-case"), Fixed: in.Bool("fixed-strings"),
 		Word: in.Bool("word-regexp"), Invert: in.Bool("invert-match"), Count: in.Bool("count"), FilesWithMatches: in.Bool("files-with-matches"),
 		Before: int(in.Int("before-context")), After: int(in.Int("after-context")), Limit: in.Int("limit"),
 		Globs: in.Strings("glob"), Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), Follow: in.Bool("follow") || in.Bool("dereference-recursive")}
@@ -135,6 +137,7 @@ type GrepOptions struct {
 	Pattern    string
 	Paths      []string // files or directories; default "."
 	IgnoreCase bool     // -i
+	Text       bool     // -a: binary files are searched as text
 	Fixed      bool     // -F
 	Word       bool     // -w
 	Invert     bool     // -v
@@ -769,6 +772,12 @@ type searcher struct {
 	// context list never holds more lines than a result may.
 	before, after int
 	geom          mapGeometry // mapped search's windows
+}
+
+// binary reports whether b makes its file binary: a NUL byte, unless -a
+// (--text) searches every file as text.
+func (s *searcher) binary(b []byte) bool {
+	return !s.o.Text && bytes.IndexByte(b, 0) >= 0
 }
 
 // searchEntry searches a walked file into fr, through f (closed, and

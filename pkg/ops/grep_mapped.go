@@ -289,7 +289,7 @@ func (s *searcher) searchBlock(block []byte, fr *FileResult, needLines bool) (in
 			}
 		}
 		piece := block[pos:end]
-		if bytes.IndexByte(piece, 0) >= 0 {
+		if s.binary(piece) {
 			fr.Binary, fr.Matches, fr.Count = true, nil, 0
 			return 0, nil
 		}

@@ -52,7 +52,7 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 			if end == 0 {
 				// A NUL makes the file binary wherever it lies: said before
 				// any growth (a sparse file is one long run of NULs).
-				if bytes.IndexByte(data, 0) >= 0 {
+				if s.binary(data) {
 					fr.Binary, fr.Matches, fr.Count = true, nil, 0
 					return nil
 				}
@@ -79,7 +79,7 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 			}
 		}
 		block := data[:end]
-		if bytes.IndexByte(block, 0) >= 0 {
+		if s.binary(block) {
 			fr.Binary, fr.Matches, fr.Count = true, nil, 0
 			return nil
 		}
