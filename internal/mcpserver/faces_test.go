@@ -93,13 +93,18 @@ func TestSameCallSameResultInEveryFace(t *testing.T) {
 	sb, err := sandbox.New(p, base)
 	must(t, err)
 	t.Cleanup(func() { sb.Close() })
-	srv := New(&cli.ServeSpec{Reg: reg, Sandbox: sb, Profile: "native", Stderr: &lockedBuf{}, Version: "test"})
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(context.Background(), &idTransport{inner: st}, nil)
-	must(t, err)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(context.Background(), ct, nil)
-	must(t, err)
-	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	// connect serves reg under sb with a profile to an in-memory client.
+	connect := func(profile string) *mcp.ClientSession {
+		srv := New(&cli.ServeSpec{Reg: reg, Sandbox: sb, Profile: profile, Stderr: &lockedBuf{}, Version: "test"})
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), &idTransport{inner: st}, nil)
+		must(t, err)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(context.Background(), ct, nil)
+		must(t, err)
+		t.Cleanup(func() { cs.Close(); ss.Wait() })
+		return cs
+	}
+	cs := connect("native")
 	toolRun := func(name string, args map[string]any) (map[string]any, string) {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 		must(t, err)
@@ -163,13 +168,7 @@ func TestSameCallSameResultInEveryFace(t *testing.T) {
 	// The reference profile maps its arguments onto the same operations:
 	// its answers are the command line's results in the reference's
 	// words.
-	ref := New(&cli.ServeSpec{Reg: reg, Sandbox: sb, Profile: "reference", Stderr: &lockedBuf{}, Version: "test"})
-	rct, rst := mcp.NewInMemoryTransports()
-	rss, err := ref.Connect(context.Background(), &idTransport{inner: rst}, nil)
-	must(t, err)
-	rcs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(context.Background(), rct, nil)
-	must(t, err)
-	t.Cleanup(func() { rcs.Close(); rss.Wait() })
+	rcs := connect("reference")
 	refText := func(name string, args map[string]any) string {
 		res, err := rcs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 		must(t, err)
