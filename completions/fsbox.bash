@@ -9,7 +9,7 @@ _fsbox_valued() {
     "history --limit"|"history -n") return 0 ;;
     "links --prefix") return 0 ;;
     "mcp --profile"|"mcp --http") return 0 ;;
-    "patch --patch"|"patch --patch-file"|"patch --expect-sha256") return 0 ;;
+    "patch --patch"|"patch --patch-file"|"patch --strip"|"patch -p"|"patch --expect-sha256") return 0 ;;
     "read --offset"|"read --limit"|"read --max-bytes"|"read --encoding") return 0 ;;
     "slice --start"|"slice --end") return 0 ;;
     "sort --key"|"sort -k"|"sort --separator"|"sort -t") return 0 ;;
@@ -69,6 +69,7 @@ _fsbox() {
       "mcp --http") COMPREPLY=(); return ;;
       "patch --patch") COMPREPLY=(); return ;;
       "patch --patch-file") COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
+      "patch --strip"|"patch -p") COMPREPLY=(); return ;;
       "patch --expect-sha256") COMPREPLY=(); return ;;
       "read --offset") COMPREPLY=(); return ;;
       "read --limit") COMPREPLY=(); return ;;
@@ -177,7 +178,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     patch)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--dry-run --expect-sha256 --patch --patch-file --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--dry-run --expect-sha256 --patch --patch-file --strip -p --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
         *) COMPREPLY=() ;;
       esac ;;

@@ -144,6 +144,8 @@ complete -c fsbox -n '__fish_seen_subcommand_from patch' -l patch-file -r -F -d 
 complete -c fsbox-patch -l patch-file -r -F -d 'read the patch from PATH (readable under the policy)'
 complete -c fsbox -n '__fish_seen_subcommand_from patch' -l dry-run -d 'check and show every file\'s diff and sha256 before and after, change nothing'
 complete -c fsbox-patch -l dry-run -d 'check and show every file\'s diff and sha256 before and after, change nothing'
+complete -c fsbox -n '__fish_seen_subcommand_from patch' -l strip -s p -x -d 'strip N leading components from a unified diff\'s names, as patch -p N (for a diff made outside a git checkout: diff -ru old/ new/ wants 1) (default: a/ and b/ when both sides carry them)'
+complete -c fsbox-patch -l strip -s p -x -d 'strip N leading components from a unified diff\'s names, as patch -p N (for a diff made outside a git checkout: diff -ru old/ new/ wants 1) (default: a/ and b/ when both sides carry them)'
 complete -c fsbox -n '__fish_seen_subcommand_from patch' -l expect-sha256 -x -d 'refuse (conflict) unless PATH\'s current content has this SHA-256; repeatable'
 complete -c fsbox-patch -l expect-sha256 -x -d 'refuse (conflict) unless PATH\'s current content has this SHA-256; repeatable'
 complete -c fsbox -f -n __fish_use_subcommand -a purge -d 'forget the journal\'s recorded changes and the content kept for them'

@@ -27,6 +27,7 @@ var patchOp = &spec.Op{
 		{Name: "patch", Type: spec.String, Meta: "TEXT", Help: "the patch text; on the command line, --patch-file or stdin when left out"},
 		{Name: "patch-file", Type: spec.String, Meta: "PATH", Complete: spec.CompleteFiles, Help: "read the patch from PATH (readable under the policy)"},
 		{Name: "dry-run", Type: spec.Bool, Help: "check and show every file's diff and sha256 before and after, change nothing"},
+		{Name: "strip", Short: "p", Type: spec.Int, Meta: "N", Min: min0, Max: spec.Int64(255), DefaultText: "a/ and b/ when both sides carry them", Help: "strip N leading components from a unified diff's names, as patch -p N (for a diff made outside a git checkout: diff -ru old/ new/ wants 1)"},
 		{Name: "expect-sha256", Type: spec.Strings, Meta: "PATH=HEX", Help: "refuse (conflict) unless PATH's current content has this SHA-256; repeatable"},
 	},
 	Examples: []spec.Example{
@@ -52,6 +53,9 @@ var patchOp = &spec.Op{
 // refuses a longer one, however it came).
 func PatchInput(sb *sandbox.Sandbox, in *spec.Input) (PatchOptions, error) {
 	o := PatchOptions{DryRun: in.Bool("dry-run"), Expect: map[string]string{}}
+	if in.IsSet("strip") {
+		o.Strip = ptr(int(in.Int("strip")))
+	}
 	for _, e := range in.Strings("expect-sha256") {
 		p, sum, ok := strings.Cut(e, "=")
 		if !ok || p == "" {
@@ -94,6 +98,9 @@ type PatchOptions struct {
 	Patch  string            // the patch text: the envelope or a unified diff (held, never copied)
 	DryRun bool              // plan and report, change nothing
 	Expect map[string]string // path → sha256 its current content must have
+	// Strip is patch(1)'s -p for a unified diff: the leading components
+	// its names lose; nil strips a/ and b/ when both sides carry them.
+	Strip *int
 }
 
 // PatchResult describes what a patch did (or would do, with DryRun).
@@ -158,7 +165,11 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 	if err := capText(sb, int64(len(o.Patch)), "", "the patch", ": nothing was changed"); err != nil {
 		return PatchResult{}, err
 	}
-	files, err := patch.ParseString(o.Patch)
+	strip := -1
+	if o.Strip != nil {
+		strip = *o.Strip
+	}
+	files, err := patch.ParseStrip(o.Patch, strip)
 	if err != nil {
 		return PatchResult{}, patchErr(err, "")
 	}

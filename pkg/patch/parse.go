@@ -121,7 +121,13 @@ func Parse(text []byte) ([]File, error) { return ParseString(string(text)) }
 // hunks are read from it anew each time they are asked for (EachHunk,
 // Apply), so the parsed patch holds no more than s and a few numbers per
 // file, however many hunks it has.
-func ParseString(s string) ([]File, error) {
+func ParseString(s string) ([]File, error) { return ParseStrip(s, -1) }
+
+// ParseStrip is ParseString with patch(1)'s -p: a unified diff's names
+// lose their first strip components ("a/src/x.go" is "src/x.go" at 1).
+// A negative strip is the default: a/ and b/ are stripped when both sides
+// carry them. The envelope names its files exactly, so it takes none.
+func ParseStrip(s string, strip int) ([]File, error) {
 	c := newCursor(s)
 	first := c
 	for first.more() && strings.TrimSpace(first.peek().text) == "" {
@@ -133,9 +139,12 @@ func ParseString(s string) ([]File, error) {
 	var files []File
 	var err error
 	if strings.TrimSpace(first.peek().text) == beginPatch {
+		if strip >= 0 {
+			return nil, perr(first.peek().num, "-p strips a unified diff's names; the envelope names its files exactly")
+		}
 		files, err = parseEnvelope(first)
 	} else {
-		files, err = parseUnified(c)
+		files, err = parseUnified(c, strip)
 		if err == nil && len(files) == 0 {
 			for c.more() {
 				if l := c.next(); strings.TrimSpace(l.text) == beginPatch {
@@ -548,15 +557,16 @@ type unifiedFile struct {
 	firstLine, secondLine, firstNewLine int
 	firstHasOld                         bool
 	content                             []byte
+	strip                               int // -p: components to strip; < 0, the a/ b/ rule
 }
 
-func parseUnified(c cursor) ([]File, error) {
+func parseUnified(c cursor, strip int) ([]File, error) {
 	var files []File
 	var h Hunk
 	for c.more() {
 		l := c.peek()
 		t := l.text
-		var u unifiedFile
+		u := unifiedFile{strip: strip}
 		switch {
 		case strings.HasPrefix(t, "diff --git "):
 			u.git = true
@@ -790,6 +800,9 @@ func (u *unifiedFile) names() (string, string) {
 			newName = devNull
 		}
 	}
+	if u.strip >= 0 {
+		return stripN(oldName, u.strip), stripN(newName, u.strip)
+	}
 	// -p1: strip a/ and b/ when both sides carry them. With /dev/null on
 	// one side that is only trusted from git, whose header has both.
 	if o, ok1 := stripPrefix(oldName, "a/"); ok1 {
@@ -802,6 +815,22 @@ func (u *unifiedFile) names() (string, string) {
 		}
 	}
 	return oldName, newName
+}
+
+// stripN is name without its first n components ("" when that leaves
+// nothing); /dev/null stays.
+func stripN(name string, n int) string {
+	if name == devNull {
+		return name
+	}
+	for ; n > 0; n-- {
+		i := strings.IndexByte(name, '/')
+		if i < 0 {
+			return ""
+		}
+		name = strings.TrimLeft(name[i+1:], "/")
+	}
+	return name
 }
 
 // op is the file's operation, as its names and git's lines say ("" when
@@ -823,6 +852,9 @@ func (u *unifiedFile) op() Op {
 func (u *unifiedFile) finish() error {
 	f := &u.f
 	oldName, newName := u.names()
+	if u.strip >= 0 && (oldName == "" || newName == "") {
+		return perr(f.Line, "-p %d leaves nothing of the file's name (%s, %s)", u.strip, u.oldName, u.newName)
+	}
 	switch u.op() {
 	case "":
 		return perr(f.Line, "both sides are %s", devNull)
