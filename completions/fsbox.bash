@@ -4,7 +4,7 @@ _fsbox_valued() {
   case "$1 $2" in
     "cut --fields"|"cut -f"|"cut --delimiter"|"cut -d"|"cut --output-delimiter") return 0 ;;
     "edit --old"|"edit --new"|"edit --old-file"|"edit --new-file"|"edit --edits-json"|"edit --expect-sha256") return 0 ;;
-    "find --max-depth"|"find --type"|"find -t"|"find --exclude"|"find -E") return 0 ;;
+    "find --max-depth"|"find --type"|"find -t"|"find --exclude"|"find -E"|"find --size"|"find -S"|"find --changed-within"|"find --changed-before") return 0 ;;
     "grep --regexp"|"grep -e"|"grep --file"|"grep -f"|"grep --max-columns"|"grep --after-context"|"grep -A"|"grep --before-context"|"grep -B"|"grep --context"|"grep -C"|"grep --max-count"|"grep -m"|"grep --limit"|"grep --glob"|"grep -g") return 0 ;;
     "history --limit"|"history -n") return 0 ;;
     "links --prefix") return 0 ;;
@@ -54,6 +54,9 @@ _fsbox() {
       "find --max-depth") COMPREPLY=(); return ;;
       "find --type"|"find -t") COMPREPLY=( $(compgen -W "f d l" -- "$cur") ); return ;;
       "find --exclude"|"find -E") COMPREPLY=(); return ;;
+      "find --size"|"find -S") COMPREPLY=(); return ;;
+      "find --changed-within") COMPREPLY=(); return ;;
+      "find --changed-before") COMPREPLY=(); return ;;
       "grep --regexp"|"grep -e") COMPREPLY=(); return ;;
       "grep --file"|"grep -f") COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
       "grep --max-columns") COMPREPLY=(); return ;;
@@ -121,7 +124,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     find)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--exclude --follow --hidden --max-depth --no-ignore --type -E -L -t --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--changed-before --changed-within --exclude --follow --hidden --max-depth --no-ignore --size --type -E -L -S -t --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         1) COMPREPLY=() ;;

@@ -3,8 +3,12 @@ package ops
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"path"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -28,18 +32,24 @@ var findOp = &spec.Op{
 		{Name: "hidden", Type: spec.Bool, Help: "include names starting with a dot"},
 		{Name: "no-ignore", Type: spec.Bool, Help: "do not honour .gitignore, .ignore and .git/info/exclude"},
 		{Name: "follow", Short: "L", Type: spec.Bool, Help: "follow symlinks (never out of their root, never in a loop)"},
+		{Name: "size", Short: "S", Type: spec.Strings, Meta: "[+-]N[kMG]", Help: "only files of this size, as fd -S: +N at least N bytes, -N at most N, N exactly; k, M, G are powers of 1024 (repeatable: all must hold)"},
+		{Name: "changed-within", Type: spec.String, Meta: "DUR", Help: "only paths modified within DUR (a Go duration, d and w allowed: 2d, 1w3d, 90m) or since a time (RFC 3339), as fd --changed-within"},
+		{Name: "changed-before", Type: spec.String, Meta: "DUR", Help: "only paths modified more than DUR ago, or before a time (RFC 3339), as fd --changed-before"},
 	},
 	Examples: []spec.Example{{Cmd: "find . '*.go' --format text", Says: "every Go file under the workdir, as fd -g '*.go'"}},
 	Text:     "one path a line, as find or fd",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		o := FindInput(in)
+		o, err := FindInput(in)
+		if err != nil {
+			return nil, err
+		}
 		o.TypedSink = pathSink(in.Sink)
 		return Find(ctx, sb, o)
 	},
 }
 
 // FindInput turns a find input into options.
-func FindInput(in *spec.Input) FindOptions {
+func FindInput(in *spec.Input) (FindOptions, error) {
 	o := FindOptions{MaxDepth: -1, Type: in.String("type"), Exclude: in.Strings("exclude"),
 		Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), Follow: in.Bool("follow"), Dir: ".", Glob: in.String("glob")}
 	if in.IsSet("max-depth") {
@@ -52,7 +62,134 @@ func FindInput(in *spec.Input) FindOptions {
 			o.Dir, o.Glob = ".", o.Dir
 		}
 	}
-	return o
+	for _, v := range in.Strings("size") {
+		f, err := parseSizeFilter(v)
+		if err != nil {
+			return o, err
+		}
+		o.Sizes = append(o.Sizes, f)
+	}
+	now := time.Now()
+	var err error
+	if in.IsSet("changed-within") {
+		if o.ChangedAfter, err = parseWhen(in.String("changed-within"), now, "changed-within"); err != nil {
+			return o, err
+		}
+	}
+	if in.IsSet("changed-before") {
+		if o.ChangedBefore, err = parseWhen(in.String("changed-before"), now, "changed-before"); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// SizeFilter is one --size: at least (+), at most (-) or exactly N bytes.
+type SizeFilter struct {
+	Op    byte // '+', '-' or '='
+	Bytes int64
+}
+
+func (f SizeFilter) holds(n int64) bool {
+	switch f.Op {
+	case '+':
+		return n >= f.Bytes
+	case '-':
+		return n <= f.Bytes
+	}
+	return n == f.Bytes
+}
+
+// parseSizeFilter reads [+-]N[kMG] (fd's -S, powers of 1024; b and the
+// i-less and -i units alike: 10k, 10K, 10ki, 10KiB).
+func parseSizeFilter(s string) (SizeFilter, error) {
+	f := SizeFilter{Op: '='}
+	v := s
+	if v != "" && (v[0] == '+' || v[0] == '-') {
+		f.Op, v = v[0], v[1:]
+	}
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseInt(v[:i], 10, 64)
+	if i == 0 || err != nil {
+		return f, usageErr("size %q: want [+-]N[kMG], such as +1M or -10k", s)
+	}
+	mult := int64(1)
+	switch strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(v[i:]), "b"), "i") {
+	case "":
+	case "k":
+		mult = 1 << 10
+	case "m":
+		mult = 1 << 20
+	case "g":
+		mult = 1 << 30
+	case "t":
+		mult = 1 << 40
+	default:
+		return f, usageErr("size %q: the unit is k, M, G or T (powers of 1024)", s)
+	}
+	if n > math.MaxInt64/mult {
+		return f, usageErr("size %q is over 2^63-1 bytes", s)
+	}
+	f.Bytes = n * mult
+	return f, nil
+}
+
+// parseWhen reads a --changed-within/--changed-before value: a time
+// (RFC 3339) or a duration back from now (Go's, with d for 24h and w
+// for 7d allowed, as fd takes them).
+func parseWhen(s string, now time.Time, name string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	d, err := parseLongDuration(s)
+	if err != nil || d < 0 {
+		return time.Time{}, usageErr("%s %q: want a duration (90m, 2d, 1w3d) or an RFC 3339 time", name, s)
+	}
+	return now.Add(-d), nil
+}
+
+// parseLongDuration is time.ParseDuration with d (24h) and w (7d) units.
+func parseLongDuration(s string) (time.Duration, error) {
+	var total time.Duration
+	rest := s
+	for rest != "" {
+		i := 0
+		for i < len(rest) && (rest[i] >= '0' && rest[i] <= '9' || rest[i] == '.') {
+			i++
+		}
+		j := i
+		for j < len(rest) && !(rest[j] >= '0' && rest[j] <= '9') {
+			j++
+		}
+		num, unit := rest[:i], rest[i:j]
+		rest = rest[j:]
+		var per time.Duration
+		switch unit {
+		case "d":
+			per = 24 * time.Hour
+		case "w":
+			per = 7 * 24 * time.Hour
+		default:
+			d, err := time.ParseDuration(num + unit)
+			if err != nil {
+				return 0, err
+			}
+			total += d
+			continue
+		}
+		f, err := strconv.ParseFloat(num, 64)
+		if err != nil || f*float64(per) > math.MaxInt64 {
+			return 0, fmt.Errorf("bad duration %q", s)
+		}
+		total += time.Duration(f * float64(per))
+	}
+	if s == "" {
+		return 0, fmt.Errorf("empty duration")
+	}
+	return total, nil
 }
 
 // FindOptions are find's inputs.
@@ -65,7 +202,12 @@ type FindOptions struct {
 	Hidden   bool
 	NoIgnore bool
 	Follow   bool
-	Sink     func(path string) error // stream instead of collecting
+	// Sizes keep only files whose size holds every filter (fd -S);
+	// ChangedAfter and ChangedBefore, when set, keep only paths modified
+	// at or after, or before, that time.
+	Sizes                       []SizeFilter
+	ChangedAfter, ChangedBefore time.Time
+	Sink                        func(path string) error // stream instead of collecting
 	// TypedSink, when set, is Sink with each path's type (file, dir,
 	// symlink, other): the text form colours by it.
 	TypedSink PathSink
@@ -179,12 +321,18 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 	var sinkErr error
 	skipped, err := sb.Walk(ctx, o.Dir, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: o.MaxDepth},
 		func(e *sandbox.Entry) error {
-			e.Release()
 			if len(excl) > 0 && excl.match(e.Rel, e.Type == "dir") {
+				e.Release()
 				return sandbox.SkipDir
 			}
 			if (want != "" && e.Type != want) || (glob != nil && !glob.match(e.Rel, e.Type == "dir")) {
+				e.Release()
 				return nil
+			}
+			keep, err := o.described(e)
+			e.Release()
+			if err != nil || !keep {
+				return nil // one that raced away is no match
 			}
 			if res.Count >= max {
 				res.Truncated, res.Limit = true, "max_results"
@@ -207,6 +355,33 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 		res.Dir = d.Path
 	}
 	return res, nil
+}
+
+// described reports whether entry e passes the filters that need its
+// size or time (none: no stat is made).
+func (o *FindOptions) described(e *sandbox.Entry) (bool, error) {
+	if len(o.Sizes) == 0 && o.ChangedAfter.IsZero() && o.ChangedBefore.IsZero() {
+		return true, nil
+	}
+	if len(o.Sizes) > 0 && e.Type != "file" {
+		return false, nil // sizes are files' (fd)
+	}
+	size, mtime, err := e.Stat()
+	if err != nil {
+		return false, err
+	}
+	for _, f := range o.Sizes {
+		if !f.holds(size) {
+			return false, nil
+		}
+	}
+	if !o.ChangedAfter.IsZero() && mtime.Before(o.ChangedAfter) {
+		return false, nil
+	}
+	if !o.ChangedBefore.IsZero() && !mtime.Before(o.ChangedBefore) {
+		return false, nil
+	}
+	return true, nil
 }
 
 // pathSink sends each path (an item, a JSON string), or one a line, by

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fsbox/fsbox/pkg/ignore"
 )
@@ -631,4 +632,19 @@ func lstatIn(d *Dir, name string) (fs.FileInfo, error) {
 		return d.r.Lstat(name)
 	}
 	return d.rt.r.Lstat(path.Join(d.rel, name))
+}
+
+// statOpened describes the entry through a checked open (a file) or
+// its Info as the walk found it (a directory or a symlink).
+func (e *Entry) statOpened() (int64, time.Time, error) {
+	if e.Type != "file" {
+		info, err := e.dir.s.Lstat(e.Path)
+		return info.Size, info.ModTime, err
+	}
+	var f File
+	if err := e.OpenInto(&f); err != nil {
+		return 0, time.Time{}, err
+	}
+	defer f.Close()
+	return f.Info.Size, f.Info.ModTime, nil
 }
