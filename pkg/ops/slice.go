@@ -215,7 +215,7 @@ func sliceStream(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions, f *sa
 		n int64
 	}
 	var ring []held
-	head, held_bytes := 0, int64(0) // ring[head] is the oldest once full
+	head, heldBytes := 0, int64(0) // ring[head] is the oldest once full
 	var total int64
 	emit := func(h held, lineNo int64) (bool, error) {
 		if res.Count >= max {
@@ -249,8 +249,8 @@ func sliceStream(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions, f *sa
 			continue // END -0 ... nothing is kept: lines[s:-0] is empty
 		}
 		if int64(len(ring)) < keep {
-			held_bytes += int64(len(line))
-			if held_bytes > MaxHold {
+			heldBytes += int64(len(line))
+			if heldBytes > MaxHold {
 				return SliceResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "the last %d lines of standard input are over %d bytes, more than slice holds", keep, int64(MaxHold))
 			}
 			ring = append(ring, held{append([]byte(nil), line...), n})
@@ -266,7 +266,7 @@ func sliceStream(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions, f *sa
 				start = -1 // stop printing; still read on for the count
 			}
 		}
-		held_bytes += int64(len(line)) - int64(len(old.b))
+		heldBytes += int64(len(line)) - int64(len(old.b))
 		old.b, old.n = append(old.b[:0], line...), n
 		head = (head + 1) % len(ring)
 	}
