@@ -108,6 +108,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	wordgen "github.com/fsbox/fsbox/internal/words"
 )
 
 // ---------------------------------------------------------------------------
@@ -2238,54 +2240,10 @@ func genWords(path string, size int64) (int64, error) {
 	})
 }
 
-// genSyllables writes one short pronounceable word a line: 2 to 4
-// syllables (4 to 12 letters, 6.3 on average), the word of a rank drawn
-// from a vocabulary of 8 M, often log-uniformly (Zipf-like: low ranks,
-// the short words, come often), else uniformly. Integer arithmetic only,
-// so every machine writes the same bytes.
+// genSyllables writes short pronounceable words, one a line (package
+// words says how; the sort tests take the same bytes).
 func genSyllables(path string, size int64) (int64, error) {
-	common := []string{"ka", "ro", "tion", "ing", "ber", "an", "el", "mi", "sto", "pre", "la", "ne", "ter", "con", "ver", "al", "er", "in", "re", "ma"}
-	syl := slices.Clone(common)
-	for _, c := range []string{"", "b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z", "st", "pr", "tr", "br", "ch", "sh", "th", "gr", "pl", "qu"} {
-		for _, v := range []string{"a", "e", "i", "o", "u", "y"} {
-			syl = append(syl, c+v)
-		}
-	}
-	const vocab = 8_000_000
-	base := uint64(len(syl))
-	// How many ranks the words of 2 and of 3 syllables take, in order;
-	// the rest have 4.
-	counts := []uint64{base * base, 6_400_000}
-	r := &rng{s: 0x5eed07}
-	return writeLines(path, size, func(b []byte) []byte {
-		rank := uint64(r.intn(vocab))
-		if r.intn(100) < 55 {
-			rank = uint64(r.intn(min(1<<r.intn(24), vocab)))
-		}
-		x, n, combos := rank, 2, base*base
-		for _, c := range counts {
-			if x < c {
-				break
-			}
-			x, n, combos = x-c, n+1, combos*base
-		}
-		// A bijection of [0, combos), so that the words of n syllables
-		// use every syllable in every place; then x's digits in base
-		// len(syl) are the syllables.
-		x = x * 0x9e3779b1 % combos
-		start := len(b)
-		for range n {
-			b = append(b, syl[x%base]...)
-			x /= base
-		}
-		if len(b)-start > 12 {
-			b = b[:start+12]
-		}
-		for len(b)-start < 4 {
-			b = append(b, 'a')
-		}
-		return append(b, '\n')
-	})
+	return writeLines(path, size, wordgen.NewSyllables().Append)
 }
 
 // genNums writes signed decimals, as sort -n meets them.

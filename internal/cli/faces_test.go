@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/internal/toyop"
+
 	"github.com/fsbox/fsbox/internal/jq"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -54,38 +56,12 @@ func (fx fixture) run(reg *spec.Registry, args ...string) (stdout, stderr string
 	return out.String(), errb.String(), code
 }
 
-type toyResult struct {
-	Path  string `json:"path"`
-	Loud  bool   `json:"loud"`
-	Times int64  `json:"times"`
-}
-
-// toyOp is an operation no fsbox build has: the faces must show it with
-// no edit but its descriptor.
-var toyOp = &spec.Op{
-	Name: "toy", Class: spec.Read, Result: toyResult{},
-	Summary:  "greet a file, to prove the faces follow the descriptor",
-	Help:     "Opens PATH through the sandbox and greets it TIMES times.",
-	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "the file to greet", Use: spec.ReadFile}},
-	Options:  []spec.Option{{Name: "shout-loud", Short: "S", Type: spec.Bool, Help: "greet loudly"}, {Name: "times", Type: spec.Int, Meta: "N", Min: spec.Int64(1), Help: "how often to greet"}},
-	Examples: []spec.Example{{Cmd: "toy notes.txt --times 2", Says: "greets notes.txt twice"}},
-	Text:     "the greeting",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		f, err := sb.Open(in.String("path"))
-		if err != nil {
-			return nil, err
-		}
-		f.Close()
-		return toyResult{Path: f.Info.Path, Loud: in.Bool("shout-loud"), Times: in.Int("times")}, nil
-	},
-}
-
 // TestToyOperationInEveryFace adds an operation to a test registry and
 // finds it, with its flags, in every face: the command line and its help,
 // the man pages, the three completions, the tools, explain, the policy's
 // [commands] table and the README's command table.
 func TestToyOperationInEveryFace(t *testing.T) {
-	reg := ops.Registry.With(toyOp)
+	reg := ops.Registry.With(toyop.Op)
 	fx := newFixture(t, map[string]string{"notes.txt": "hi\n"}, "")
 
 	out, errb, code := fx.run(reg, "toy", "-S", "notes.txt", "--times", "2")

@@ -10,38 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/internal/toyop"
+
 	"github.com/fsbox/fsbox/internal/cli"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
-	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-type toyResult struct {
-	Path  string `json:"path"`
-	Loud  bool   `json:"loud"`
-	Times int64  `json:"times"`
-}
-
-// toyOp is an operation no fsbox build has (as in internal/cli's faces
-// test): both faces must run it from its descriptor alone.
-var toyOp = &spec.Op{
-	Name: "toy", Class: spec.Read, Result: toyResult{},
-	Summary:  "greet a file, to prove the faces follow the descriptor",
-	Help:     "Opens PATH through the sandbox and greets it TIMES times.",
-	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "the file to greet", Use: spec.ReadFile}},
-	Options:  []spec.Option{{Name: "shout-loud", Short: "S", Type: spec.Bool, Help: "greet loudly"}, {Name: "times", Type: spec.Int, Meta: "N", Min: spec.Int64(1), Help: "how often to greet"}},
-	Examples: []spec.Example{{Cmd: "toy notes.txt --times 2", Says: "greets notes.txt twice"}},
-	Text:     "the greeting",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		f, err := sb.Open(in.String("path"))
-		if err != nil {
-			return nil, err
-		}
-		f.Close()
-		return toyResult{Path: f.Info.Path, Loud: in.Bool("shout-loud"), Times: in.Int("times")}, nil
-	},
-}
 
 // TestSameCallSameResultInEveryFace runs one call through the command
 // line and through the MCP server (native tools) under one explicit
@@ -70,7 +45,7 @@ func TestSameCallSameResultInEveryFace(t *testing.T) {
 	}
 	policyFile := filepath.Join(base, "policy.toml")
 	must(t, os.WriteFile(policyFile, []byte("workdir = \""+work+"\"\n[paths]\ndeny = [\"**/.env\"]\n[sandbox]\nlandlock = \"off\"\n[journal]\nenabled = false\n"), 0o644))
-	reg := ops.Registry.With(toyOp)
+	reg := ops.Registry.With(toyop.Op)
 
 	cliRun := func(args ...string) (map[string]any, string) {
 		var out, errb bytes.Buffer
