@@ -124,7 +124,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     find)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--changed-before --changed-within --exclude --follow --hidden --max-depth --no-ignore --size --type -E -L -S -t --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--changed-before --changed-within --exclude --follow --hidden --long --max-depth --no-ignore --size --type -E -L -S -l -t --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         1) COMPREPLY=() ;;

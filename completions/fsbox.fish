@@ -63,6 +63,8 @@ complete -c fsbox -n '__fish_seen_subcommand_from find' -l changed-within -x -d 
 complete -c fsbox-find -l changed-within -x -d 'only paths modified within DUR (a Go duration, d and w allowed: 2d, 1w3d, 90m) or since a time (RFC 3339), as fd --changed-within'
 complete -c fsbox -n '__fish_seen_subcommand_from find' -l changed-before -x -d 'only paths modified more than DUR ago, or before a time (RFC 3339), as fd --changed-before'
 complete -c fsbox-find -l changed-before -x -d 'only paths modified more than DUR ago, or before a time (RFC 3339), as fd --changed-before'
+complete -c fsbox -n '__fish_seen_subcommand_from find' -l long -s l -d 'describe each path: entries[{path, type, size, mtime}] in place of paths[] (a symlink as itself unless -L follows it; text: size mtime path a line)'
+complete -c fsbox-find -l long -s l -d 'describe each path: entries[{path, type, size, mtime}] in place of paths[] (a symlink as itself unless -L follows it; text: size mtime path a line)'
 complete -c fsbox -f -n __fish_use_subcommand -a grep -d 'search files and trees for an RE2 pattern, honouring .gitignore'
 complete -c fsbox -n '__fish_seen_subcommand_from grep' -l ignore-case -s i -d 'match case-insensitively'
 complete -c fsbox-grep -l ignore-case -s i -d 'match case-insensitively'

@@ -195,6 +195,9 @@ precedence: .ignore beats .gitignore beats exclude at every depth; a nested repo
 the .gitignore rules from above; a UTF\-8 BOM is skipped; a dot\-name a '!' rule whitelists is shown.
 \-m 0 prints nothing (exit 1); \-w is rg's rule; a UTF\-8 BOM opening a file is no text.
 find \-L lists a symlink dangling inside its root as a symlink.
+find \-l describes each entry by one fstatat in the directory the walk holds (a symlink as
+itself unless \-L follows it); an entry gone before it is described is left out and counted in
+skipped.errors.
 .SH SEE ALSO
 README.md in the fsbox source for the full contract.
 `

@@ -20,7 +20,7 @@ var findOp = &spec.Op{
 	Name: "find", Class: spec.Read, Result: FindResult{},
 	Streams: true,
 	Summary: "list paths below DIR matching a glob, honouring .gitignore",
-	Help:    "Lists the paths below DIR (the workdir when left out) in path order, honouring ignore files and leaving out hidden names. GLOB is a doublestar glob: without '/' it matches the base name, as fd -g. One argument with glob characters is a GLOB, else a DIR.",
+	Help:    "Lists the paths below DIR (the workdir when left out) in path order, honouring ignore files and leaving out hidden names. GLOB is a doublestar glob: without '/' it matches the base name, as fd -g. One argument with glob characters is a GLOB, else a DIR. With -l each path comes with its type, size and mtime (entries[] in place of paths[]); an entry that vanishes between the listing of its directory and its description is left out and counted in skipped.errors.",
 	Args: []spec.Arg{
 		{Name: "dir", Meta: "DIR", Help: "the directory to walk", Use: spec.ReadDir, Optional: true, Complete: spec.CompleteDirs},
 		{Name: "glob", Meta: "GLOB", Help: "keep only paths matching this glob", Optional: true, Complete: spec.CompleteNone},
@@ -35,15 +35,24 @@ var findOp = &spec.Op{
 		{Name: "size", Short: "S", Type: spec.Strings, Meta: "[+-]N[kMG]", Help: "only files of this size, as fd -S: +N at least N bytes, -N at most N, N exactly; k, M, G are powers of 1024 (repeatable: all must hold)"},
 		{Name: "changed-within", Type: spec.String, Meta: "DUR", Help: "only paths modified within DUR (a Go duration, d and w allowed: 2d, 1w3d, 90m) or since a time (RFC 3339), as fd --changed-within"},
 		{Name: "changed-before", Type: spec.String, Meta: "DUR", Help: "only paths modified more than DUR ago, or before a time (RFC 3339), as fd --changed-before"},
+		{Name: "long", Short: "l", Type: spec.Bool, Help: "describe each path: entries[{path, type, size, mtime}] in place of paths[] (a symlink as itself unless -L follows it; text: size mtime path a line)"},
 	},
-	Examples: []spec.Example{{Cmd: "find . '*.go' --format text", Says: "every Go file under the workdir, as fd -g '*.go'"}},
-	Text:     "one path a line, as find or fd",
+	Examples: []spec.Example{
+		{Cmd: "find . '*.go' --format text", Says: "every Go file under the workdir, as fd -g '*.go'"},
+		{Cmd: "find src -l", Says: "each path below src with its type, size and mtime"},
+	},
+	JSONNote: "paths[] without -l, entries[] with it: exactly one of the two",
+	Text:     "one path a line, as find or fd; with -l, size mtime path a line (size in bytes, mtime RFC 3339 UTC)",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
 		o, err := FindInput(in)
 		if err != nil {
 			return nil, err
 		}
-		o.TypedSink = pathSink(in.Sink)
+		if o.Long {
+			o.EntrySink = entrySink(in.Sink)
+		} else {
+			o.TypedSink = pathSink(in.Sink)
+		}
 		return Find(ctx, sb, o)
 	},
 }
@@ -51,7 +60,7 @@ var findOp = &spec.Op{
 // FindInput turns a find input into options.
 func FindInput(in *spec.Input) (FindOptions, error) {
 	o := FindOptions{MaxDepth: -1, Type: in.String("type"), Exclude: in.Strings("exclude"),
-		Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), Follow: in.Bool("follow"), Dir: ".", Glob: in.String("glob")}
+		Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), Follow: in.Bool("follow"), Long: in.Bool("long"), Dir: ".", Glob: in.String("glob")}
 	if in.IsSet("max-depth") {
 		o.MaxDepth = int(in.Int("max-depth"))
 	}
@@ -207,20 +216,40 @@ type FindOptions struct {
 	// at or after, or before, that time.
 	Sizes                       []SizeFilter
 	ChangedAfter, ChangedBefore time.Time
-	Sink                        func(path string) error // stream instead of collecting
+	// Long describes each path (Entries in place of Paths): its type,
+	// size and mtime, read by Entry.Stat as the size filters read them.
+	Long bool
+	Sink func(path string) error // stream instead of collecting
 	// TypedSink, when set, is Sink with each path's type (file, dir,
 	// symlink, other): the text form colours by it.
 	TypedSink PathSink
+	// EntrySink, when set with Long, takes each entry instead of
+	// collecting it.
+	EntrySink EntrySink
 }
 
 // PathSink receives each path, and its type (file, dir, symlink, other),
 // as a walk finds it.
 type PathSink = func(path, typ string) error
 
-// FindResult lists matching paths in path order.
+// EntrySink receives each entry of find -l as a walk finds it.
+type EntrySink = func(FindEntry) error
+
+// FindEntry is one path of find -l: a symlink is described as itself
+// unless -L followed it.
+type FindEntry struct {
+	Path  string `json:"path"`
+	Type  string `json:"type"`
+	Size  int64  `json:"size"`
+	Mtime string `json:"mtime"`
+}
+
+// FindResult lists matching paths in path order. Exactly one of Paths
+// and Entries (-l) is present, unless the items went to a sink.
 type FindResult struct {
 	Dir     string              `json:"dir"`
-	Paths   []string            `json:"paths"`
+	Paths   *[]string           `json:"paths,omitempty"`
+	Entries *[]FindEntry        `json:"entries,omitempty"`
 	Count   int64               `json:"count"`
 	Skipped sandbox.WalkSkipped `json:"skipped"`
 	Truncation
@@ -308,17 +337,36 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 	if err != nil {
 		return FindResult{}, err
 	}
+	// The mode's list is present (empty) even when the items go to a
+	// sink, as grep's is: it says which list the result has.
 	res := FindResult{Dir: o.Dir}
-	sink := func(p, _ string) error { return o.Sink(p) }
-	switch {
-	case o.TypedSink != nil:
-		sink = o.TypedSink
-	case o.Sink == nil:
-		res.Paths = []string{}
-		sink = func(p, _ string) error { res.Paths = append(res.Paths, p); return nil }
+	var sink func(path, typ string, size int64, mtime time.Time) error
+	if o.Long {
+		res.Entries = &[]FindEntry{}
+		sink = func(path, typ string, size int64, mtime time.Time) error {
+			ent := FindEntry{Path: path, Type: typ, Size: size, Mtime: rfc3339(mtime)}
+			if o.EntrySink != nil {
+				return o.EntrySink(ent)
+			}
+			*res.Entries = append(*res.Entries, ent)
+			return nil
+		}
+	} else {
+		res.Paths = &[]string{}
+		sink = func(path, typ string, _ int64, _ time.Time) error {
+			switch {
+			case o.TypedSink != nil:
+				return o.TypedSink(path, typ)
+			case o.Sink != nil:
+				return o.Sink(path)
+			}
+			*res.Paths = append(*res.Paths, path)
+			return nil
+		}
 	}
 	max := sb.Limits().Items()
 	var sinkErr error
+	var vanished int64 // entries -l could not describe
 	skipped, err := sb.Walk(ctx, o.Dir, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: o.MaxDepth},
 		func(e *sandbox.Entry) error {
 			if len(excl) > 0 && excl.match(e.Rel, e.Type == "dir") {
@@ -329,9 +377,13 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 				e.Release()
 				return nil
 			}
-			keep, err := o.described(e)
+			keep, size, mtime, err := o.described(e)
+			p, typ := e.Path, e.Type
 			e.Release()
 			if err != nil || !keep {
+				if err != nil && o.Long {
+					vanished++ // gone (or unreadable) before -l could describe it
+				}
 				return nil // one that raced away is no match
 			}
 			if res.Count >= max {
@@ -339,7 +391,7 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 				return errStop
 			}
 			res.Count++
-			if sinkErr = sink(e.Path, e.Type); sinkErr != nil {
+			if sinkErr = sink(p, typ, size, mtime); sinkErr != nil {
 				return errStop
 			}
 			return nil
@@ -351,6 +403,7 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 		return FindResult{}, sinkErr
 	}
 	res.Skipped = skipped
+	res.Skipped.Errors += vanished
 	if d, err := sb.Lstat(o.Dir); err == nil {
 		res.Dir = d.Path
 	}
@@ -358,30 +411,31 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 }
 
 // described reports whether entry e passes the filters that need its
-// size or time (none: no stat is made).
-func (o *FindOptions) described(e *sandbox.Entry) (bool, error) {
-	if len(o.Sizes) == 0 && o.ChangedAfter.IsZero() && o.ChangedBefore.IsZero() {
-		return true, nil
+// size or time, and gives them for -l: one stat at most, and none when
+// neither a filter nor -l asks.
+func (o *FindOptions) described(e *sandbox.Entry) (keep bool, size int64, mtime time.Time, err error) {
+	filters := len(o.Sizes) > 0 || !o.ChangedAfter.IsZero() || !o.ChangedBefore.IsZero()
+	if !filters && !o.Long {
+		return true, 0, time.Time{}, nil
 	}
 	if len(o.Sizes) > 0 && e.Type != "file" {
-		return false, nil // sizes are files' (fd)
+		return false, 0, time.Time{}, nil // sizes are files' (fd)
 	}
-	size, mtime, err := e.Stat()
-	if err != nil {
-		return false, err
+	if size, mtime, err = e.Stat(); err != nil {
+		return false, 0, time.Time{}, err
 	}
 	for _, f := range o.Sizes {
 		if !f.holds(size) {
-			return false, nil
+			return false, size, mtime, nil
 		}
 	}
 	if !o.ChangedAfter.IsZero() && mtime.Before(o.ChangedAfter) {
-		return false, nil
+		return false, size, mtime, nil
 	}
 	if !o.ChangedBefore.IsZero() && !mtime.Before(o.ChangedBefore) {
-		return false, nil
+		return false, size, mtime, nil
 	}
-	return true, nil
+	return true, size, mtime, nil
 }
 
 // pathSink sends each path (an item, a JSON string), or one a line, by
@@ -395,6 +449,28 @@ func pathSink(s any) PathSink {
 	case spec.TextWriter:
 		return func(p, typ string) error {
 			s.WriteString(s.Typed(s.Name(p), typ))
+			return s.WriteByte('\n')
+		}
+	}
+	return nil
+}
+
+// entrySink sends each entry of -l (an item, a JSON object), or one a
+// line as size mtime path, the path by type in colour where the face
+// colours.
+func entrySink(s any) EntrySink {
+	switch s := s.(type) {
+	case EntrySink:
+		return s
+	case spec.ItemSink:
+		return func(e FindEntry) error { return s(e) }
+	case spec.TextWriter:
+		return func(e FindEntry) error {
+			s.WriteString(strconv.FormatInt(e.Size, 10))
+			s.WriteByte(' ')
+			s.WriteString(e.Mtime)
+			s.WriteByte(' ')
+			s.WriteString(s.Typed(s.Name(e.Path), e.Type))
 			return s.WriteByte('\n')
 		}
 	}

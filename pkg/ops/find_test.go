@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
@@ -79,19 +80,19 @@ func TestFindIgnoreRules(t *testing.T) {
 	})
 	r := findPaths(t, sb, FindOptions{Type: "f"})
 	want := []string{"docs/sub/b.tmp", "keep.log", "nested/main.go", "src/app.go", "src/build/x.go", "src/vendor/dep/d.go"}
-	if strings.Join(r.Paths, " ") != strings.Join(want, " ") {
-		t.Errorf("got  %v\nwant %v", r.Paths, want)
+	if strings.Join(*r.Paths, " ") != strings.Join(want, " ") {
+		t.Errorf("got  %v\nwant %v", *r.Paths, want)
 	}
 	if r.Skipped.Ignored == 0 || r.Skipped.Hidden == 0 {
 		t.Errorf("skips not counted: %+v", r.Skipped)
 	}
 	all := findPaths(t, sb, FindOptions{Type: "f", NoIgnore: true, Hidden: true})
 	for _, p := range []string{"a.log", "build/out.go", ".hidden/h.go", "src/.ignore", "excluded.txt"} {
-		if !contains(all.Paths, p) {
-			t.Errorf("--no-ignore --hidden: %s missing from %v", p, all.Paths)
+		if !contains(*all.Paths, p) {
+			t.Errorf("--no-ignore --hidden: %s missing from %v", p, *all.Paths)
 		}
 	}
-	for _, p := range all.Paths {
+	for _, p := range *all.Paths {
 		if strings.HasPrefix(p, ".git/") {
 			t.Errorf(".git must never be walked: %s", p)
 		}
@@ -124,12 +125,77 @@ func TestFindGlobsDepthTypes(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := findPaths(t, sb, c.o)
-		if got := strings.Join(r.Paths, " "); got != c.want {
+		if got := strings.Join(*r.Paths, " "); got != c.want {
 			t.Errorf("%+v: got %q want %q", c.o, got, c.want)
 		}
 	}
 	if _, err := Find(context.Background(), sb, FindOptions{Dir: ".", Glob: "[", MaxDepth: -1}); sandbox.AsError(err).Code != sandbox.CodeUsage {
 		t.Errorf("invalid glob: %v", err)
+	}
+}
+
+// TestFindLong: -l describes each entry (a symlink as itself unless -L
+// follows it) in Entries, never Paths; an entry that vanishes between the
+// listing of its directory and its stat is left out and counted in
+// skipped.errors.
+func TestFindLong(t *testing.T) {
+	sb, dir := testSandbox(t)
+	tree(t, dir, map[string]string{"a.txt": "four", "b/c.txt": "seven!\n", "l": "-> a.txt", "gone.txt": "", "z.txt": ""})
+	when := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, p := range []string{"a.txt", "b/c.txt", "gone.txt", "z.txt"} {
+		os.Chtimes(filepath.Join(dir, p), when, when)
+	}
+	mt := rfc3339(when)
+	cases := []struct {
+		o    FindOptions
+		want []FindEntry
+	}{
+		{FindOptions{Type: "f", Glob: "{a,c}.txt"}, []FindEntry{{"a.txt", "file", 4, mt}, {"b/c.txt", "file", 7, mt}}},
+		{FindOptions{Type: "l"}, []FindEntry{{"l", "symlink", 5, ""}}},
+		{FindOptions{Follow: true, Glob: "l"}, []FindEntry{{"l", "file", 4, mt}}},
+		{FindOptions{Sizes: []SizeFilter{{'+', 5}}}, []FindEntry{{"b/c.txt", "file", 7, mt}}},
+	}
+	for _, c := range cases {
+		c.o.Long = true
+		r := findPaths(t, sb, c.o)
+		if r.Paths != nil || r.Entries == nil {
+			t.Fatalf("%+v: paths %v, entries %v: want entries only", c.o, r.Paths, r.Entries)
+		}
+		got := *r.Entries
+		if len(got) != len(c.want) {
+			t.Fatalf("%+v: got %+v, want %+v", c.o, got, c.want)
+		}
+		for i, w := range c.want {
+			if w.Mtime == "" {
+				w.Mtime = got[i].Mtime // a symlink's own time, not set here
+			}
+			if got[i] != w {
+				t.Errorf("%+v: entry %d is %+v, want %+v", c.o, i, got[i], w)
+			}
+		}
+		if r.Count != int64(len(got)) || r.Skipped.Errors != 0 {
+			t.Errorf("%+v: count %d, skipped %+v", c.o, r.Count, r.Skipped)
+		}
+	}
+	if r := findPaths(t, sb, FindOptions{Type: "f"}); r.Entries != nil || r.Paths == nil {
+		t.Errorf("without -l: paths %v, entries %v: want paths only", r.Paths, r.Entries)
+	}
+
+	// gone.txt is listed with its directory, then removed before its turn
+	// (the sink of an earlier entry removes it): left out, counted.
+	var seen []string
+	r, err := Find(context.Background(), sb, FindOptions{Dir: ".", MaxDepth: 1, Type: "f", Long: true, EntrySink: func(e FindEntry) error {
+		seen = append(seen, e.Path)
+		if e.Path == "a.txt" {
+			return os.Remove(filepath.Join(dir, "gone.txt"))
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(seen, " ") != "a.txt z.txt" || r.Count != 2 || r.Skipped.Errors != 1 {
+		t.Errorf("a vanished entry: seen %v, count %d, skipped %+v; want a.txt z.txt, 2, errors 1", seen, r.Count, r.Skipped)
 	}
 }
 
@@ -142,9 +208,9 @@ func TestFindSymlinksFollowAndLoops(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := findPaths(t, sb, FindOptions{Follow: true, Type: "f"})
-	for _, p := range r.Paths {
+	for _, p := range *r.Paths {
 		if strings.Contains(p, "secret") {
-			t.Fatalf("followed a symlink out of the root: %v", r.Paths)
+			t.Fatalf("followed a symlink out of the root: %v", *r.Paths)
 		}
 	}
 	if r.Skipped.Loops == 0 || r.Skipped.Denied < 2 {

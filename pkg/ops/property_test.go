@@ -649,7 +649,9 @@ func (s *sequence) checkReads(a *actor, after string) {
 	}
 	for _, root := range a.roots {
 		found, _ := Find(ctx, a.sb, FindOptions{Dir: a.spell(root), Hidden: true, NoIgnore: true, MaxDepth: -1})
-		asked = append(asked, found.Paths...)
+		if found.Paths != nil {
+			asked = append(asked, *found.Paths...)
+		}
 	}
 	seen := map[string]bool{}
 	for _, p := range asked {

@@ -214,7 +214,7 @@ func assertUnreadable(t *testing.T, fx *fixture, markers ...string) {
 	if err != nil {
 		t.Fatalf("find .: %v", err)
 	}
-	for _, p := range f.Paths {
+	for _, p := range *f.Paths {
 		r, err := ops.Read(context.Background(), fx.sb, ops.ReadOptions{Path: p})
 		if m := leaks(r, err, markers...); m != "" && err == nil {
 			t.Errorf("read %s returns %q, which a rule protects", p, m)

@@ -371,15 +371,18 @@ func TestRegexRuleCoversDescendants(t *testing.T) {
 	if m := leaks(g, nil, secret, "id_rsa", "known"); m != "" {
 		t.Errorf("grep . showed %q: %+v", m, g)
 	}
-	f, _ := ops.Find(context.Background(), sb, ops.FindOptions{Dir: ".", Hidden: true, NoIgnore: true, MaxDepth: -1})
-	for _, p := range f.Paths {
+	f, err := ops.Find(context.Background(), sb, ops.FindOptions{Dir: ".", Hidden: true, NoIgnore: true, MaxDepth: -1})
+	if err != nil {
+		t.Fatalf("find .: %v", err)
+	}
+	for _, p := range *f.Paths {
 		if strings.Contains(p, ".ssh") {
 			t.Errorf("find . listed %s", p)
 		}
 	}
 	f, err = ops.Find(context.Background(), sb, ops.FindOptions{Dir: ".ssh", Hidden: true, NoIgnore: true, MaxDepth: -1})
-	if err == nil && len(f.Paths) > 0 {
-		t.Errorf("find .ssh listed %v", f.Paths)
+	if err == nil && len(*f.Paths) > 0 {
+		t.Errorf("find .ssh listed %v", *f.Paths)
 	}
 	_, err = ops.Copy(context.Background(), sb, ".ssh/id_rsa", "copy.txt", false)
 	wantDenied(t, "cp .ssh/id_rsa copy.txt", err, sandbox.RuleDeny)
