@@ -19,6 +19,7 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"os"
@@ -115,6 +116,7 @@ func TestScript(t *testing.T) {
 			"mtime":      cmdMtime,
 			"hardlink":   cmdHardlink,
 			"writebytes": cmdWritebytes,
+			"repeat":     cmdRepeat,
 			"expandwork": cmdExpandwork,
 		},
 	})
@@ -210,6 +212,31 @@ func cmdWritebytes(ts *testscript.TestScript, neg bool, args []string) {
 	p := ts.MkAbs(args[0])
 	ts.Check(os.MkdirAll(filepath.Dir(p), 0o755))
 	ts.Check(os.WriteFile(p, []byte(s), 0o644))
+}
+
+// repeat PATH TEXT N [TEXT N]... writes each TEXT (escapes decoded as
+// writebytes decodes them) N times, in order, to PATH: a file too large
+// for the archive, such as one long line.
+func cmdRepeat(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 || len(args)%2 != 1 {
+		ts.Fatalf("usage: repeat path text n [text n]...")
+	}
+	p := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(filepath.Dir(p), 0o755))
+	f, err := os.Create(p)
+	ts.Check(err)
+	w := bufio.NewWriter(f)
+	for i := 1; i < len(args); i += 2 {
+		s, err := strconv.Unquote(`"` + strings.ReplaceAll(args[i], `"`, `\"`) + `"`)
+		ts.Check(err)
+		n, err := strconv.Atoi(args[i+1])
+		ts.Check(err)
+		for range n {
+			w.WriteString(s)
+		}
+	}
+	ts.Check(w.Flush())
+	ts.Check(f.Close())
 }
 
 // expandwork FILE... replaces every "$WORK" in each file with the real

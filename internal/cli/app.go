@@ -358,6 +358,9 @@ func runOp(x *call) error {
 	if f, ok := r.(interface{ Failures() ops.PathErrors }); ok && p.format == formatText {
 		defer p.sayFailures(f.Failures()) // on stderr, once the output is out
 	}
+	if n, ok := r.(interface{ Notes() []string }); ok && p.format == formatText {
+		defer p.sayNotes(n.Notes()) // grep's "binary file matches", after the output
+	}
 	var tr *ops.Truncation
 	if t, ok := r.(interface{ Trunc() *ops.Truncation }); ok {
 		tr = t.Trunc()
@@ -441,6 +444,18 @@ func (p *printer) sayFailures(pe ops.PathErrors) {
 	}
 	if pe.ErrorsMore > 0 {
 		fmt.Fprintf(p.errw, "fsbox: and %d more failing paths\n", pe.ErrorsMore)
+	}
+}
+
+// sayNotes writes a text form's notes on stderr, a line each (a name in
+// one cannot forge a line, nor reach a terminal raw).
+func (p *printer) sayNotes(notes []string) {
+	for _, n := range notes {
+		n = oneLine(n)
+		if isTerminal(p.errw) {
+			n = string(escapeControls([]byte(n), true))
+		}
+		fmt.Fprintf(p.errw, "fsbox: %s\n", n)
 	}
 }
 

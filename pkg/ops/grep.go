@@ -3,7 +3,9 @@ package ops
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"runtime"
@@ -14,13 +16,14 @@ import (
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
+	"github.com/fsbox/fsbox/pkg/textio"
 )
 
 var grepOp = &spec.Op{
 	Name: "grep", Class: spec.Read, Result: GrepResult{},
 	Streams: true,
 	Summary: "search files and trees for an RE2 pattern, honouring .gitignore",
-	Help:    "Searches each PATH (the workdir when none is given) for lines matching PATTERN, an RE2 regular expression. Directories are walked in path order, honouring .gitignore, .ignore and .git/info/exclude and leaving out hidden names; a file named on the command line is always searched. Binary files are skipped and counted. A file of 32 MiB or more is searched through bounded windows mapped from the page cache, on every core; a file written over or truncated while it is read is a per-path conflict (one already being written when grep opens it can go unseen).",
+	Help:    "Searches each PATH (the workdir when none is given) for lines matching PATTERN, an RE2 regular expression. Directories are walked in path order, honouring .gitignore, .ignore and .git/info/exclude and leaving out hidden names; a file named on the command line is always searched. Binary files (a NUL byte) are skipped and counted in a walk; a binary file named on the command line is searched, its matching lines given without text (grep's \"binary file matches\"). No line is skipped however long: one past 1 MiB in a file is searched through a mapping, one past 16 MiB on a stream as it passes and given cut. A file of 32 MiB or more is searched through bounded windows mapped from the page cache, on every core; a file written over or truncated while it is read is a per-path conflict (one already being written when grep opens it can go unseen).",
 	Args: []spec.Arg{
 		{Name: "pattern", Meta: "PATTERN", Help: "an RE2 regular expression (a literal string with fixed_strings)", OmitWith: []string{"regexp", "file"}},
 		{Name: "paths", Meta: "PATH", Help: "files or directories to search; - is standard input (the default on the command line when stdin is a pipe or a file, else the workdir)", Use: spec.ReadAny, Many: true, Optional: true, Stdin: true, Complete: spec.CompleteFiles},
@@ -172,8 +175,10 @@ type GrepOptions struct {
 type Match struct {
 	Path   string `json:"path"`
 	Line   int64  `json:"line"`
-	Column int    `json:"column"` // 1-based byte column of the first match; 0 with -v
-	Text   string `json:"text"`
+	// Column is the 1-based byte column of the first match; 0 with -v.
+	// Column and Text are left out for a binary file's match (Binary).
+	Column int    `json:"column" schema:"optional"`
+	Text   string `json:"text" schema:"optional"`
 	// TextTruncated: Text is the first max_line_bytes of a longer line,
 	// TextBytes long (the text form prints the line whole).
 	TextTruncated bool     `json:"text_truncated,omitempty"`
@@ -182,6 +187,10 @@ type Match struct {
 	After         []string `json:"after,omitempty"`
 	// ContextTruncated: a line of Before or After was cut likewise.
 	ContextTruncated bool `json:"context_truncated,omitempty"`
+	// Binary: the line is in a binary file (a NUL byte) named explicitly
+	// and searched without -a: it matched, and its text is not given, as
+	// grep says only "binary file matches" (SPEC §5).
+	Binary bool `json:"binary,omitempty"`
 
 	Raw       []byte    `json:"-"` // the line as the file has it, without "\n" (with -o, the match)
 	Only      bool      `json:"-"` // -o: Text and Raw are the match, not the line
@@ -208,11 +217,12 @@ type FileResult struct {
 	Matches []Match
 	Count   int64
 	Binary  bool
-	// LongLine: a line over textio.MaxLine, which grep does not hold: the
-	// file was skipped.
-	LongLine bool
 
-	skipped bool   // a walked file that could not be opened (raced away, denied)
+	named    bool               // named on the command line: searched even if binary
+	held     []*sandbox.Mapping // mappings the matches' Raw lie in, until printed
+	cutLines int64              // lines of a stream over textio.MaxLine, kept cut
+	firstCut int64              // the first of them
+	skipped  bool   // a walked file that could not be opened (raced away, denied)
 	skipErr error  // why, for skipped.denied or skipped.errors
 	err     error  // a named path that could not be opened, walked or read
 	given   string // the named path, as given, for err
@@ -226,9 +236,6 @@ type GrepSkipped struct {
 	Special  int64 `json:"special"`  // FIFOs, sockets, devices: never opened
 	Symlinks int64 `json:"symlinks"` // not followed without -L
 	Globbed  int64 `json:"globbed"`  // left out by -g
-	// LongLines counts files skipped for a line over textio.MaxLine (64
-	// MiB): grep holds a line whole to match it, and never more than that.
-	LongLines int64 `json:"long_lines"`
 }
 
 // GrepResult is grep's answer. Exactly one of Matches, Counts and Paths
@@ -241,13 +248,13 @@ type GrepResult struct {
 	Count         int64        `json:"count"`
 	FilesSearched int64        `json:"files_searched"`
 	FilesMatched  int64        `json:"files_matched"`
-	BinaryFiles   []string     `json:"binary_files,omitempty"`    // named files skipped as binary
-	LongLineFiles []string     `json:"long_line_files,omitempty"` // named files skipped for a line over 64 MiB
 	Skipped       GrepSkipped  `json:"skipped"`
 	Truncation
 	PathErrors
 
-	quiet bool // -q: the command line prints nothing
+	quiet  bool     // -q: the command line prints nothing
+	binary bool     // a match is a binary file's (MarshalJSON)
+	notes  []string // for stderr in the text form (Notes)
 }
 
 // grepJob is a batch of files for one worker: batching keeps the hand-off
@@ -265,7 +272,7 @@ const grepBatch = 16
 // Grep searches files and directory trees. Directories are walked in path
 // order with ignore rules; files are searched on every core and reported
 // in path order. A file named explicitly is searched even if ignored or
-// hidden; a binary one is listed in binary_files.
+// hidden, and a binary one is searched (its matches without text).
 //
 // It runs in three stages: walk (one goroutine lists the files in path
 // order, in batches), search (a worker per core searches a batch) and
@@ -395,7 +402,7 @@ func (g *grepRun) compile() error {
 	if o.Limit > 0 && o.Limit < g.max {
 		g.max, g.limitName = o.Limit, "limit"
 	}
-	s := &searcher{ctx: g.ctx, m: m, o: o, cut: lineCut(g.sb, o.Exact),
+	s := &searcher{ctx: g.ctx, m: m, o: o, cut: lineCut(g.sb, o.Exact), rawOnly: o.Exact && o.Sink != nil,
 		before: int(min(int64(o.Before), g.max)), after: int(min(int64(o.After), g.max))}
 	if o.MaxCount != nil {
 		s.perFile = *o.MaxCount
@@ -625,8 +632,9 @@ func (g *grepRun) collect() GrepResult {
 		out := <-j.out
 		for i := range out {
 			if !g.stopped {
-				g.take(&res, &out[i], j.file != "")
+				g.take(&res, &out[i])
 			}
+			out[i].release() // printed, or never to be
 		}
 		clear(out)
 		clear(j.entries)
@@ -642,8 +650,9 @@ func (g *grepRun) collect() GrepResult {
 	return res
 }
 
-// take adds one file's result; named says the file was named, not walked.
-func (g *grepRun) take(res *GrepResult, fr *FileResult, named bool) {
+// take adds one file's result.
+func (g *grepRun) take(res *GrepResult, fr *FileResult) {
+	o := g.o
 	switch {
 	case g.ctx.Err() != nil:
 		g.halt(g.ctx.Err())
@@ -660,22 +669,19 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult, named bool) {
 		return
 	}
 	res.FilesSearched++
-	if fr.Binary {
-		g.skipped.Binary++
-		if named {
-			res.BinaryFiles = append(res.BinaryFiles, fr.Path)
-		}
-		return
-	}
-	if fr.LongLine {
-		g.skipped.LongLines++
-		if named {
-			res.LongLineFiles = append(res.LongLineFiles, fr.Path)
-		}
+	if fr.Binary && !fr.named {
+		g.skipped.Binary++ // a walk skips a binary file
 		return
 	}
 	if fr.Count == 0 {
 		return
+	}
+	if fr.Binary && !o.Count && !o.FilesWithMatches {
+		res.binary = true
+		res.notes = append(res.notes, grepName(fr.Path)+": binary file matches")
+	}
+	if fr.cutLines > 0 {
+		res.notes = append(res.notes, cutLinesNote(fr))
 	}
 	if g.countAll {
 		// Every file is counted; only the list stops at the cap.
@@ -713,7 +719,15 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult, named bool) {
 func (g *grepRun) list(res *GrepResult, fr *FileResult) {
 	o := g.o
 	if o.Sink != nil {
-		if err := o.Sink(fr); err != nil {
+		var err error
+		if len(fr.held) > 0 {
+			// Lines printed from a mapping: a file truncated since
+			// faults, which GuardFaults makes an error.
+			err = sandbox.GuardFaults(fr.Path, func() error { return o.Sink(fr) })
+		} else {
+			err = o.Sink(fr)
+		}
+		if err != nil {
 			g.halt(err)
 		}
 		return
@@ -768,6 +782,10 @@ type searcher struct {
 	o       *GrepOptions
 	perFile int64
 	cut     int // where JSON text ends (lineCut); 0: whole
+	// rawOnly: the face prints Raw (the text form's sink): no JSON text
+	// is built, and a long line in a mapping stays mapped until printed
+	// rather than be copied.
+	rawOnly bool
 	// before and after are -B and -A, at most max_results lines each: a
 	// context list never holds more lines than a result may.
 	before, after int
@@ -815,7 +833,7 @@ func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) Fil
 		return FileResult{err: err, given: path}
 	}
 	defer f.Close()
-	fr := FileResult{Path: f.Info.Path}
+	fr := FileResult{Path: f.Info.Path, named: true}
 	size := f.Info.Size
 	if size < 0 {
 		size = math.MaxInt64 // standard input: read to its end
@@ -823,7 +841,59 @@ func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) Fil
 	if err := s.searchOpen(f, size, &fr, buf); err != nil {
 		return FileResult{err: sandbox.AsError(err), given: path}
 	}
+	if fr.Binary {
+		// A binary file's matches say where, not what (SPEC §5): one a
+		// line, with -o too.
+		fr.release()
+		ms := fr.Matches[:0]
+		for _, m := range fr.Matches {
+			if len(ms) == 0 || ms[len(ms)-1].Line != m.Line {
+				ms = append(ms, Match{Path: fr.Path, Line: m.Line, Binary: true})
+			}
+		}
+		fr.Matches = ms
+	}
 	return fr
+}
+
+// hold keeps win mapped until fr is released: a line the text form is to
+// print lies in it.
+func (fr *FileResult) hold(win *sandbox.Mapping) {
+	if !fr.holds(win) {
+		fr.held = append(fr.held, win)
+	}
+}
+
+// holds reports whether win is the mapping fr took last.
+func (fr *FileResult) holds(win *sandbox.Mapping) bool {
+	n := len(fr.held)
+	return n > 0 && fr.held[n-1] == win
+}
+
+// release unmaps what fr holds: its matches' Raw must not be read after.
+func (fr *FileResult) release() {
+	for _, w := range fr.held {
+		w.Unmap()
+	}
+	fr.held = nil
+}
+
+// grepName is how grep names a file in a note: standard input is
+// "<stdin>", as rg names it.
+func grepName(path string) string {
+	if path == sandbox.StdinPath {
+		return "<stdin>"
+	}
+	return path
+}
+
+// cutLinesNote says that a stream's lines over textio.MaxLine were kept
+// cut (SPEC §4, Hostile sizes).
+func cutLinesNote(fr *FileResult) string {
+	if fr.cutLines == 1 {
+		return fmt.Sprintf("%s: line %d is longer than %d MiB: only its first %d MiB are given", grepName(fr.Path), fr.firstCut, textio.MaxLine>>20, textio.MaxLine>>20)
+	}
+	return fmt.Sprintf("%s: %d lines (the first: line %d) are longer than %d MiB: only the first %d MiB of each are given", grepName(fr.Path), fr.cutLines, fr.firstCut, textio.MaxLine>>20, textio.MaxLine>>20)
 }
 
 // GrepNamesOneFile reports whether paths name exactly one file (not a
@@ -853,7 +923,11 @@ func grepSink(s any, sb *sandbox.Sandbox, in *spec.Input, o GrepOptions) func(*F
 		}
 		return func(fr *FileResult) error {
 			for i := range fr.Matches {
-				if err := s(&fr.Matches[i]); err != nil {
+				var item any = &fr.Matches[i]
+				if fr.Matches[i].Binary {
+					item = binaryMatch(fr.Matches[i])
+				}
+				if err := s(item); err != nil {
 					return err
 				}
 			}
@@ -892,6 +966,42 @@ func grepSink(s any, sb *sandbox.Sandbox, in *spec.Input, o GrepOptions) func(*F
 // Paints: grep's text form passes every name and line through the
 // writer, and may colour paths, line numbers and matches.
 func (r GrepResult) Paints() {}
+
+// Notes are what the text form says on stderr after the output: that a
+// binary file matches, as GNU grep says it, and that a stream's lines
+// over textio.MaxLine were given cut.
+func (r GrepResult) Notes() []string { return r.notes }
+
+// binaryMatch is a binary file's match in JSON: where, not what.
+type binaryMatch Match
+
+func (m binaryMatch) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Path   string `json:"path"`
+		Line   int64  `json:"line"`
+		Binary bool   `json:"binary"`
+	}{m.Path, m.Line, true})
+}
+
+// MarshalJSON gives a binary file's matches without column and text; a
+// result without any is marshalled as it is.
+func (r GrepResult) MarshalJSON() ([]byte, error) {
+	type plain GrepResult
+	if !r.binary || r.Matches == nil {
+		return json.Marshal(plain(r))
+	}
+	ms := make([]any, len(*r.Matches))
+	for i := range *r.Matches {
+		ms[i] = &(*r.Matches)[i]
+		if (*r.Matches)[i].Binary {
+			ms[i] = binaryMatch((*r.Matches)[i])
+		}
+	}
+	return json.Marshal(struct {
+		plain
+		Matches []any `json:"matches"`
+	}{plain(r), ms})
+}
 
 // Matched: grep exits 1 on the command line when nothing matched.
 func (r GrepResult) Matched() bool { return r.Count > 0 }
@@ -937,6 +1047,9 @@ func (t *grepText) prefix(path string, line int64, sep byte) {
 func (t *grepText) file(fr *FileResult) error {
 	t.last = 0
 	for _, m := range fr.Matches {
+		if m.Binary {
+			break // grep's note says it on stderr (Notes)
+		}
 		first := m.Line
 		if len(m.BeforeRaw) > 0 {
 			first = m.BeforeRaw[0].Line
@@ -972,7 +1085,7 @@ func (t *grepText) highlight(m Match) {
 		t.w.WriteString("[Omitted long line with " + strconv.Itoa(len(m.Raw)) + " bytes]")
 	case m.Only:
 		t.w.WriteString(t.w.Paint(string(t.w.Content(m.Raw)), spec.PaintMatch))
-	case m.Column == 0 || !t.painted:
+	case m.Column == 0 || !t.painted || m.Column-1+m.MatchLen > len(m.Raw):
 		t.w.Write(t.w.Content(m.Raw))
 	default:
 		a, b := m.Column-1, m.Column-1+m.MatchLen

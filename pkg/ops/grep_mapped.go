@@ -44,14 +44,9 @@ type mapGeometry struct {
 // GrepOptions.geom to put chunk edges where they like.
 var mapGeom = mapGeometry{min: 32 << 20, chunk: 8 << 20, reach: 1 << 20, piece: 256 << 10}
 
-// errLineTooLong says a line crosses a chunk's end and goes on past the
-// window's reach, and errUnmappable that the file could not be mapped (a
-// FUSE file system with direct I/O, say): either way the file is read
-// instead, from its start.
-var (
-	errLineTooLong = errors.New("a line runs past a mapped window")
-	errUnmappable  = errors.New("the file cannot be mapped")
-)
+// errUnmappable says that the file could not be mapped (a FUSE file
+// system with direct I/O, say): it is read instead, from its start.
+var errUnmappable = errors.New("the file cannot be mapped")
 
 // mapped reports whether a search of f goes through mapped windows: a
 // large regular file, and a search without context or -v (whose lines
@@ -63,13 +58,19 @@ func (s *searcher) mapped(f *sandbox.File) bool {
 
 // searchOpen searches an open file into fr: through mapped windows when
 // it is large, else by reading it.
-func (s *searcher) searchOpen(f *sandbox.File, size int64, fr *FileResult, buf *[]byte) error {
+func (s *searcher) searchOpen(f *sandbox.File, size int64, fr *FileResult, buf *[]byte) (err error) {
+	defer func() {
+		if err != nil {
+			fr.release() // the caller reports the error instead
+		}
+	}()
 	if s.mapped(f) {
 		err := s.searchMapped(f, fr)
-		if !errors.Is(err, errLineTooLong) && !errors.Is(err, errUnmappable) {
+		if !errors.Is(err, errUnmappable) {
 			return err
 		}
-		*fr = FileResult{Path: fr.Path}
+		fr.release()
+		*fr = FileResult{Path: fr.Path, named: fr.named}
 	}
 	if err := s.search(f, size, fr, buf); err != nil || f.Stream() {
 		return err
@@ -96,8 +97,8 @@ type chunkResult struct {
 	err   error
 }
 
-// searchMapped searches f (s.mapped(f)) into fr. errLineTooLong and
-// errUnmappable mean f is to be read instead (fr is then started again).
+// searchMapped searches f (s.mapped(f)) into fr. errUnmappable means f is
+// to be read instead (fr is then started again).
 func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
 	stamp, err := f.Stamp()
 	if err != nil {
@@ -110,7 +111,7 @@ func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
 	lineNo := int64(1)
 	var searched int64 // bytes of the chunks joined, for the audit
 	done := func(err error) error {
-		if errors.Is(err, errLineTooLong) || errors.Is(err, errUnmappable) {
+		if errors.Is(err, errUnmappable) {
 			return err // read instead: that counts what it reads
 		}
 		f.CountRead(searched)
@@ -134,7 +135,17 @@ func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
 	var next atomic.Int64
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
-	defer func() { close(quit); wg.Wait() }()
+	defer func() {
+		close(quit)
+		wg.Wait()
+		for _, c := range slots { // results never joined: their mappings go
+			select {
+			case r := <-c:
+				r.fr.release()
+			default:
+			}
+		}
+	}()
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -149,7 +160,7 @@ func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
 				if k >= chunks {
 					return
 				}
-				r := s.searchChunk(f, k, needLines)
+				r := s.searchChunk(f, k, needLines, fr.named)
 				select {
 				case slots[k%ahead] <- r:
 				case <-quit:
@@ -171,8 +182,8 @@ func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
 		}
 		lo := k * s.geom.chunk
 		searched += min(size, lo+s.geom.chunk) - lo
-		if r.fr.Binary {
-			*fr = FileResult{Path: fr.Path, Binary: true}
+		fr.held = append(fr.held, r.fr.held...)
+		if r.fr.Binary && !fr.Binary && s.stopBinary(fr) {
 			return done(nil)
 		}
 		if s.join(fr, &r.fr, lineNo-1) {
@@ -216,62 +227,73 @@ func (s *searcher) join(fr, c *FileResult, base int64) bool {
 	return fr.Count >= s.perFile
 }
 
-// searchChunk searches the lines that start in chunk k of f.
-func (s *searcher) searchChunk(f *sandbox.File, k int64, needLines bool) (r chunkResult) {
+// searchChunk searches the lines that start in chunk k of f. A last line
+// that runs on past the window's reach is followed to its end through a
+// larger window, four times larger each time: no line is skipped.
+func (s *searcher) searchChunk(f *sandbox.File, k int64, needLines, named bool) (r chunkResult) {
 	size := f.Info.Size
 	lo := k * s.geom.chunk
 	hi := min(size, lo+s.geom.chunk)
 	from := max(0, lo-1) // the byte before the chunk says whether a line starts at lo
 	mapSlots <- struct{}{}
 	defer func() { <-mapSlots }()
-	w, err := f.MapAt(from, int(min(size, hi+s.geom.reach)-from))
-	if err != nil {
-		r.err = fmt.Errorf("%w: %v", errUnmappable, err)
-		return r
-	}
-	defer w.Unmap()
-	if s.geom.mapped != nil {
-		s.geom.mapped(k)
-	}
-	r.fr.Path = f.Info.Path
-	r.err = sandbox.GuardFaults(f.Info.Path, func() error {
-		d := w.Data
-		reachesEnd := from+int64(len(d)) == size
-		start, end := int(lo-from), int(hi-from)
-		if k == 0 && bytes.HasPrefix(d, textio.BOM) {
-			start = len(textio.BOM) // no text, as in the read path
+	r.fr.Path, r.fr.named = f.Info.Path, named
+	for reach := s.geom.reach; ; reach *= 4 {
+		w, err := f.MapAt(from, int(min(size, hi+reach)-from))
+		if err != nil {
+			r.err = fmt.Errorf("%w: %v", errUnmappable, err)
+			return r
 		}
-		if k > 0 && d[start-1] != '\n' {
-			i := bytes.IndexByte(d[start:end], '\n')
-			if i < 0 {
-				return nil // the line that runs through the chunk started before it
+		if s.geom.mapped != nil && reach == s.geom.reach {
+			s.geom.mapped(k)
+		}
+		longer := false
+		r.err = sandbox.GuardFaults(f.Info.Path, func() error {
+			d := w.Data
+			reachesEnd := from+int64(len(d)) == size
+			start, end := int(lo-from), int(hi-from)
+			if k == 0 && bytes.HasPrefix(d, textio.BOM) {
+				start = len(textio.BOM) // no text, as in the read path
 			}
-			start += i + 1
-		}
-		if start >= end {
-			return nil
-		}
-		if hi < size && d[end-1] != '\n' {
-			i := bytes.IndexByte(d[end:], '\n')
-			switch {
-			case i >= 0:
-				end += i + 1
-			case reachesEnd:
-				end = len(d)
-			default:
-				return errLineTooLong
+			if k > 0 && d[start-1] != '\n' {
+				i := bytes.IndexByte(d[start:end], '\n')
+				if i < 0 {
+					return nil // the line that runs through the chunk started before it
+				}
+				start += i + 1
 			}
+			if start >= end {
+				return nil
+			}
+			if hi < size && d[end-1] != '\n' {
+				i := bytes.IndexByte(d[end:], '\n')
+				switch {
+				case i >= 0:
+					end += i + 1
+				case reachesEnd:
+					end = len(d)
+				default:
+					longer = true
+					return nil
+				}
+			}
+			var err error
+			r.lines, err = s.searchBlock(d[start:end], &r.fr, needLines, w)
+			return err
+		})
+		if !r.fr.holds(w) {
+			w.Unmap()
 		}
-		r.lines, err = s.searchBlock(d[start:end], &r.fr, needLines)
-		return err
-	})
-	return r
+		if !longer || r.err != nil {
+			return r
+		}
+	}
 }
 
 // searchBlock searches whole lines in pieces of about s.geom.piece bytes, each
 // checked for NUL first, and returns how many lines it passed. It stops
 // once the call is cancelled.
-func (s *searcher) searchBlock(block []byte, fr *FileResult, needLines bool) (int64, error) {
+func (s *searcher) searchBlock(block []byte, fr *FileResult, needLines bool, win *sandbox.Mapping) (int64, error) {
 	lineNo := int64(1)
 	for pos := 0; pos < len(block); {
 		if err := s.ctx.Err(); err != nil {
@@ -289,12 +311,11 @@ func (s *searcher) searchBlock(block []byte, fr *FileResult, needLines bool) (in
 			}
 		}
 		piece := block[pos:end]
-		if s.binary(piece) {
-			fr.Binary, fr.Matches, fr.Count = true, nil, 0
+		if !fr.Binary && s.binary(piece) && s.stopBinary(fr) {
 			return 0, nil
 		}
 		var full bool
-		if lineNo, full = s.simpleBlock(piece, fr, lineNo, needLines); full {
+		if lineNo, full = s.simpleBlock(piece, fr, lineNo, needLines, win); full {
 			break
 		}
 		pos = end

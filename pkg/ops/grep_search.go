@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"unicode/utf8"
 
+	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
 
@@ -16,8 +18,15 @@ const (
 
 // search reads one file in blocks of whole lines and records its matching
 // lines in fr, up to s.perFile. A NUL byte anywhere makes the file binary:
-// its matches are dropped.
-func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte) error {
+// a walked file's matches are dropped; a named one is searched on
+// (fr.named), and its matches lose their text once it is done.
+//
+// No line is skipped, however long (SPEC §4, Hostile sizes): in a file
+// that can be mapped, a line that outgrows a modest buffer is searched
+// where it lies, through a mapping (mappedLine); on a stream (standard
+// input, a pipe) one over textio.MaxLine is searched as it streams past,
+// its first textio.MaxLine bytes kept (streamLine).
+func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]byte) error {
 	buf := *bufp
 	o := s.o
 	simple := !o.Invert && o.Before == 0 && o.After == 0
@@ -25,11 +34,14 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 	keep := needLines  // whether match objects are built
 	lineNo := int64(1) // number of the first line in the block
 	carry := 0
+	mappable := f.Mappable()
+	var r io.Reader = f
 	var lc lineCtx
 	if keep { // -c and -l count lines: no context is kept
 		lc.init(s.before, s.after)
 	}
-	var total int64
+	var total int64 // bytes taken from the input
+	off := int64(0) // offset in the file of buf[0]
 	for {
 		if err := s.ctx.Err(); err != nil {
 			return err // nothing more is read once the call is cancelled
@@ -44,48 +56,74 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 			// A UTF-8 BOM is no text: ^ matches after it and columns
 			// count from it, as in rg (read strips it too).
 			n = copy(buf, buf[len(textio.BOM):n])
+			off = int64(len(textio.BOM))
 		}
 		data := buf[:carry+n]
 		end := len(data)
 		if !eof {
 			end = bytes.LastIndexByte(data, '\n') + 1
-			if end == 0 {
-				// A NUL makes the file binary wherever it lies: said before
-				// any growth (a sparse file is one long run of NULs).
-				if s.binary(data) {
-					fr.Binary, fr.Matches, fr.Count = true, nil, 0
-					return nil
+		}
+		if end == 0 && !eof {
+			// One line fills the buffer. A NUL makes the file binary
+			// wherever it lies: said before any growth (a sparse file is
+			// one long run of NULs).
+			if !fr.Binary && s.binary(data) && s.stopBinary(fr) {
+				return nil
+			}
+			switch {
+			case mappable && len(data) >= keptBuf:
+				// A long line in a file: searched where it lies, never
+				// copied; the reading goes on after it.
+				next, done, err := s.mappedLine(f, off, size, lineNo, fr, &lc, keep)
+				if err != nil || done || next >= size {
+					s.contextText(fr, keep && !simple)
+					return err
 				}
-				if len(data) >= textio.MaxLine {
-					fr.LongLine, fr.Matches, fr.Count = true, nil, 0
-					return nil
+				lineNo++
+				off, total, carry = next, next, 0
+				r = io.NewSectionReader(f, next, size-next)
+				continue
+			case !mappable && len(data) >= textio.MaxLine:
+				// A stream's line over textio.MaxLine: searched as it
+				// streams past, and kept cut.
+				st := lineStream{r: r, buf: make([]byte, streamPiece), text: o.Text}
+				done := s.streamLine(&st, st.holdTail(data), lineNo, fr, &lc, keep)
+				total += st.read
+				if st.err != nil || done || st.eof {
+					s.contextText(fr, keep && !simple)
+					return st.err
 				}
-				// One line longer than the buffer: grow it, to the end of
-				// the file at once when that is near (fstat said how far),
-				// so a long line costs one allocation, not a doubling
-				// chain. Only a modest buffer is kept for the next file.
-				n := min(2*len(buf), textio.MaxLine+1)
-				if rest := size - total; rest >= 0 && rest <= maxLineGrow {
-					n = max(n, min(len(data)+int(rest)+1, textio.MaxLine+1))
-				}
-				nb := make([]byte, n)
-				copy(nb, data)
-				buf = nb
-				if len(buf) <= keptBuf {
-					*bufp = buf
-				}
-				carry = len(data)
+				lineNo++
+				carry = copy(buf, st.rest)
 				continue
 			}
+			// Grow the buffer: to the end of a stream's file at once when
+			// that is near (fstat said how far), so a long line costs one
+			// allocation, not a doubling chain; a mappable file's only up
+			// to keptBuf, past which its line is mapped. Only a modest
+			// buffer is kept for the next file.
+			n := min(2*len(buf), textio.MaxLine)
+			if mappable {
+				n = min(n, keptBuf)
+			} else if rest := size - total; rest >= 0 && rest <= maxLineGrow {
+				n = max(n, min(len(data)+int(rest)+1, textio.MaxLine))
+			}
+			nb := make([]byte, n)
+			copy(nb, data)
+			buf = nb
+			if len(buf) <= keptBuf {
+				*bufp = buf
+			}
+			carry = len(data)
+			continue
 		}
 		block := data[:end]
-		if s.binary(block) {
-			fr.Binary, fr.Matches, fr.Count = true, nil, 0
+		if !fr.Binary && s.binary(block) && s.stopBinary(fr) {
 			return nil
 		}
 		if simple {
 			var full bool
-			if lineNo, full = s.simpleBlock(block, fr, lineNo, needLines); full {
+			if lineNo, full = s.simpleBlock(block, fr, lineNo, needLines, nil); full {
 				return nil
 			}
 		} else {
@@ -98,35 +136,7 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 				}
 				line := block[pos:lineEnd]
 				hit := s.m.matchLine(trimEOL(line)) != o.Invert
-				switch {
-				case hit && fr.Count < s.perFile:
-					if keep && s.o.OnlyMatching {
-						fr.Matches = s.appendMatches(fr.Matches, fr.Path, lineNo, line)
-					} else if keep {
-						m := s.match(fr.Path, lineNo, line)
-						m.BeforeRaw = lc.takeBefore()
-						fr.Matches = append(fr.Matches, m)
-						lc.afterLeft = s.after
-					}
-					fr.Count++
-				case hit && keep && lc.afterLeft > 0 && len(fr.Matches) > 0:
-					// -m reached: a match in the last one's after-context
-					// is printed as context, as grep and rg do.
-					last := &fr.Matches[len(fr.Matches)-1]
-					last.AfterRaw = append(last.AfterRaw, CtxLine{Line: lineNo, Raw: dupLine(line)})
-					lc.afterLeft--
-				case hit:
-					done = true // -m reached: stop, as grep does
-				case keep && lc.afterLeft > 0 && len(fr.Matches) > 0:
-					last := &fr.Matches[len(fr.Matches)-1]
-					last.AfterRaw = append(last.AfterRaw, CtxLine{Line: lineNo, Raw: dupLine(line)})
-					lc.afterLeft--
-				default:
-					lc.remember(lineNo, line)
-				}
-				if hit {
-					lc.reset()
-				}
+				done = s.step(fr, &lc, lineNo, line, hit, keep, nil)
 				lineNo++
 				pos = lineEnd
 			}
@@ -138,19 +148,322 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 			break
 		}
 		carry = copy(buf, data[end:])
+		off += int64(end)
 	}
-	if keep && !simple {
-		for i := range fr.Matches {
-			m := &fr.Matches[i]
-			for _, c := range m.BeforeRaw {
-				m.Before = append(m.Before, s.text(trimEOL(c.Raw), &m.ContextTruncated))
-			}
-			for _, c := range m.AfterRaw {
-				m.After = append(m.After, s.text(trimEOL(c.Raw), &m.ContextTruncated))
-			}
+	s.contextText(fr, keep && !simple)
+	return nil
+}
+
+// stopBinary records that fr's file is binary and reports whether its
+// search ends there: a walked file's does, its matches dropped; a named
+// file is searched on (SPEC §5, Binary files).
+func (s *searcher) stopBinary(fr *FileResult) bool {
+	fr.Binary = true
+	if fr.named {
+		return false
+	}
+	fr.Matches, fr.Count = nil, 0
+	return true
+}
+
+// step takes one line of the read path into fr (hit: the line is
+// selected), with its context; it reports whether the file's search is
+// over (-m reached). win is the mapping the line lies in, if any.
+func (s *searcher) step(fr *FileResult, lc *lineCtx, lineNo int64, line []byte, hit, keep bool, win *sandbox.Mapping) bool {
+	switch {
+	case hit && fr.Count < s.perFile:
+		if keep && s.o.OnlyMatching {
+			fr.Matches = s.appendMatches(fr, lineNo, line, win)
+		} else if keep {
+			m := s.match(fr, lineNo, line, win)
+			m.BeforeRaw = lc.takeBefore()
+			fr.Matches = append(fr.Matches, m)
+			lc.afterLeft = s.after
+		}
+		fr.Count++
+	case hit && keep && lc.afterLeft > 0 && len(fr.Matches) > 0:
+		// -m reached: a match in the last one's after-context is printed
+		// as context, as grep and rg do.
+		s.after1(fr, lc, lineNo, line, win)
+	case hit:
+		return true // -m reached: stop, as grep does
+	case keep && lc.afterLeft > 0 && len(fr.Matches) > 0:
+		s.after1(fr, lc, lineNo, line, win)
+	case lc.before > 0:
+		lc.remember(lineNo, s.raw(line, fr, win))
+	}
+	if hit {
+		lc.reset()
+	}
+	return false
+}
+
+// after1 adds a line to the last match's after-context.
+func (s *searcher) after1(fr *FileResult, lc *lineCtx, lineNo int64, line []byte, win *sandbox.Mapping) {
+	last := &fr.Matches[len(fr.Matches)-1]
+	last.AfterRaw = append(last.AfterRaw, CtxLine{Line: lineNo, Raw: s.raw(line, fr, win)})
+	lc.afterLeft--
+}
+
+// contextText gives the kept matches their context lines as JSON text
+// (the text form prints them raw).
+func (s *searcher) contextText(fr *FileResult, context bool) {
+	if !context || s.rawOnly {
+		return
+	}
+	for i := range fr.Matches {
+		m := &fr.Matches[i]
+		for _, c := range m.BeforeRaw {
+			m.Before = append(m.Before, s.text(trimEOL(c.Raw), &m.ContextTruncated))
+		}
+		for _, c := range m.AfterRaw {
+			m.After = append(m.After, s.text(trimEOL(c.Raw), &m.ContextTruncated))
 		}
 	}
+}
+
+// raw is what a Match keeps of a line (given with or without its "\n"):
+// for the text form (rawOnly) all of it, a long line in a mapping kept
+// mapped rather than copied (fr holds the mapping until the line is
+// printed); otherwise no more than its JSON text can show.
+func (s *searcher) raw(line []byte, fr *FileResult, win *sandbox.Mapping) []byte {
+	line = bytes.TrimSuffix(line, nl)
+	if s.cut > 0 && len(line) > s.cut+1 {
+		line = line[:s.cut+1] // one more byte than the cut: text() then says it is cut
+	}
+	if s.rawOnly && win != nil && len(line) > keptBuf {
+		fr.hold(win)
+		return line
+	}
+	return append([]byte(nil), line...)
+}
+
+// mappedLine searches the line at off of f (size bytes as opened), too
+// long for the buffer, through a mapping: it returns the offset after the
+// line, and whether the file's search is over.
+func (s *searcher) mappedLine(f *sandbox.File, off, size, lineNo int64, fr *FileResult, lc *lineCtx, keep bool) (next int64, done bool, err error) {
+	win, n, err := mapLine(f, off, size)
+	if err != nil {
+		return 0, false, err
+	}
+	defer func() {
+		if !fr.holds(win) {
+			win.Unmap()
+		}
+	}()
+	f.CountRead(int64(n))
+	err = sandbox.GuardFaults(f.Info.Path, func() error {
+		line := win.Data[:n]
+		if !fr.Binary && s.binary(line) && s.stopBinary(fr) {
+			done = true
+			return nil
+		}
+		hit := s.m.matchLine(trimEOL(line)) != s.o.Invert
+		done = s.step(fr, lc, lineNo, line, hit, keep, win) || (fr.Count >= s.perFile && lc.afterLeft == 0)
+		return nil
+	})
+	return off + int64(n), done, err
+}
+
+// mapLine maps f from off (a line's start) to the end of that line, past
+// its "\n", or to size: windows four times larger each time until the
+// "\n" is in one, so a line costs about as much address space as it is
+// long. It returns the mapping and the line's length in it.
+func mapLine(f *sandbox.File, off, size int64) (*sandbox.Mapping, int, error) {
+	scanned := int64(0)
+	for w := int64(4 << 20); ; w *= 4 {
+		w = min(w, size-off)
+		win, err := f.MapAt(off, int(w))
+		if err != nil {
+			return nil, 0, err
+		}
+		i := -1
+		err = sandbox.GuardFaults(f.Info.Path, func() error {
+			if j := bytes.IndexByte(win.Data[scanned:], '\n'); j >= 0 {
+				i = int(scanned) + j
+			}
+			return nil
+		})
+		switch {
+		case err != nil:
+			win.Unmap()
+			return nil, 0, err
+		case i >= 0:
+			return win, i + 1, nil
+		case off+w >= size:
+			return win, len(win.Data), nil
+		}
+		scanned = int64(len(win.Data))
+		win.Unmap()
+	}
+}
+
+// streamPiece is how much of a long line on a stream is read at a time.
+const streamPiece = 1 << 20
+
+// streamLine searches a stream's line whose first textio.MaxLine bytes are
+// head (no "\n" in them) as the rest of it streams past: a literal by a
+// scan that keeps its last len-1 bytes from one piece to the next, any
+// other pattern by the regexp reading the line rune by rune. What is kept
+// of the line is head, cut: the JSON text says text_truncated with the
+// whole length, and the text form prints head and notes it (fr.cutLines).
+// It reports whether the file's search is over.
+func (s *searcher) streamLine(st *lineStream, head []byte, lineNo int64, fr *FileResult, lc *lineCtx, keep bool) (done bool) {
+	m := s.m
+	start, mlen := -1, 0 // where the first match is, in the line
+	if m.pure && !m.fold {
+		if i := bytes.Index(head, m.lit); i >= 0 {
+			start, mlen = i, len(m.lit)
+		}
+		keepN := len(m.lit) - 1
+		tail := append([]byte(nil), head[len(head)-min(keepN, len(head)):]...)
+		seen := int64(len(head)) // bytes of the line before tail's end
+		for p := st.next(); p != nil; p = st.next() {
+			if start < 0 {
+				tail = append(tail, p...)
+				if i := bytes.Index(tail, m.lit); i >= 0 {
+					start, mlen = int(seen)-(len(tail)-len(p))+i, len(m.lit)
+				}
+				tail = append(tail[:0], tail[len(tail)-min(keepN, len(tail)):]...)
+			}
+			seen += int64(len(p))
+		}
+	} else {
+		rr := &lineRunes{cur: head, st: st}
+		var loc []int
+		if m.word {
+			if l := m.re.FindReaderSubmatchIndex(rr); l != nil {
+				loc = l[2:4]
+			}
+		} else {
+			loc = m.re.FindReaderIndex(rr)
+		}
+		if loc != nil {
+			start, mlen = loc[0], loc[1]-loc[0]
+		}
+		for st.next() != nil { // the rest of the line
+		}
+	}
+	if st.err != nil {
+		return true
+	}
+	if st.nul && !fr.Binary && s.stopBinary(fr) {
+		return true
+	}
+	length := int64(len(head)) + st.lineLen
+	hit := (start >= 0) != s.o.Invert
+	had := len(fr.Matches)
+	done = s.step(fr, lc, lineNo, head, hit, keep, nil) || (fr.Count >= s.perFile && lc.afterLeft == 0)
+	if len(fr.Matches) > had && fr.Matches[len(fr.Matches)-1].Line == lineNo {
+		for i := had; i < len(fr.Matches); i++ {
+			mt := &fr.Matches[i]
+			if !mt.Only {
+				mt.TextTruncated, mt.TextBytes = true, int(length)
+				if start >= 0 && !s.o.Invert {
+					mt.Column, mt.MatchLen = start+1, mlen
+				}
+			}
+		}
+		fr.cutLines++
+		if fr.firstCut == 0 {
+			fr.firstCut = lineNo
+		}
+	}
+	return done
+}
+
+// lineStream reads the rest of a line from a stream, a piece at a time.
+// A piece never ends inside a UTF-8 sequence: its first bytes wait for the
+// next piece (hold), so the regexp decodes the runes it would in one
+// slice.
+type lineStream struct {
+	r       io.Reader
+	buf     []byte
+	text    bool   // -a: NUL bytes are text
+	hold    [utf8.UTFMax]byte
+	held    int
+	rest    []byte // read past the line's "\n"
+	read    int64  // bytes read from r
+	lineLen int64  // bytes of the line given by next
+	nul     bool   // a NUL byte was in the line
+	end     bool   // the line is over
+	eof     bool   // and so is the stream
+	err     error
+}
+
+// holdTail keeps back the start of a UTF-8 sequence that head ends in,
+// for the first piece, and returns the rest of head.
+func (l *lineStream) holdTail(head []byte) []byte {
+	k := runeStart(head)
+	l.held = copy(l.hold[:], head[k:])
+	return head[:k]
+}
+
+// runeStart is where an incomplete UTF-8 sequence at p's end starts, or
+// len(p).
+func runeStart(p []byte) int {
+	for k := len(p) - 1; k >= 0 && k >= len(p)-utf8.UTFMax+1; k-- {
+		if utf8.RuneStart(p[k]) {
+			if !utf8.FullRune(p[k:]) {
+				return k
+			}
+			break
+		}
+	}
+	return len(p)
+}
+
+// next is the next piece of the line, without its "\n" (nor a "\r" just
+// before it in the same piece), or nil once the line is over.
+func (l *lineStream) next() []byte {
+	for !l.end {
+		h := copy(l.buf, l.hold[:l.held])
+		l.held = 0
+		n, err := l.r.Read(l.buf[h:])
+		l.read += int64(n)
+		switch {
+		case err == io.EOF || (err == nil && n == 0):
+			l.end, l.eof = true, true
+		case err != nil:
+			l.end, l.err = true, err
+			return nil
+		}
+		p := l.buf[:h+n]
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			l.end, l.eof, l.rest = true, false, p[i+1:]
+			p = bytes.TrimSuffix(p[:i], []byte{'\r'})
+		} else if !l.end {
+			k := runeStart(p)
+			l.held = copy(l.hold[:], p[k:])
+			p = p[:k]
+		}
+		if !l.text && bytes.IndexByte(p, 0) >= 0 {
+			l.nul = true
+		}
+		l.lineLen += int64(len(p))
+		return p
+	}
 	return nil
+}
+
+// lineRunes gives a long line to the regexp as runes: cur, then the
+// stream's pieces.
+type lineRunes struct {
+	cur []byte
+	st  *lineStream
+}
+
+func (l *lineRunes) ReadRune() (rune, int, error) {
+	for len(l.cur) == 0 {
+		p := l.st.next()
+		if p == nil {
+			return 0, 0, io.EOF
+		}
+		l.cur = p
+	}
+	r, size := utf8.DecodeRune(l.cur)
+	l.cur = l.cur[size:]
+	return r, size, nil
 }
 
 // simpleBlock records the matching lines of block (whole lines, the first
@@ -158,8 +471,8 @@ func (s *searcher) search(r io.Reader, size int64, fr *FileResult, bufp *[]byte)
 // matcher skips from match to match, and lines are counted only when
 // matches are kept. It returns the number of the line after the block, and
 // whether fr is full (s.perFile lines), in which case the count stops
-// short of the block's end.
-func (s *searcher) simpleBlock(block []byte, fr *FileResult, lineNo int64, needLines bool) (int64, bool) {
+// short of the block's end. win is the mapping block lies in, if any.
+func (s *searcher) simpleBlock(block []byte, fr *FileResult, lineNo int64, needLines bool, win *sandbox.Mapping) (int64, bool) {
 	pos, last := 0, 0
 	for fr.Count < s.perFile {
 		st, en := s.m.next(block, pos)
@@ -169,7 +482,7 @@ func (s *searcher) simpleBlock(block []byte, fr *FileResult, lineNo int64, needL
 		if needLines {
 			lineNo += int64(bytes.Count(block[last:st], nl))
 			last = st
-			fr.Matches = s.appendMatches(fr.Matches, fr.Path, lineNo, block[st:en])
+			fr.Matches = s.appendMatches(fr, lineNo, block[st:en], win)
 		}
 		fr.Count++
 		pos = en
@@ -204,12 +517,13 @@ func fillBlock(r io.Reader, buf []byte, expect int64) (n int, eof bool, err erro
 	return n, false, nil
 }
 
-// appendMatches adds a matching line's Match, or with -o one Match per
-// match in it (none for -v: an inverted line holds no match), each with
-// the match as its text.
-func (s *searcher) appendMatches(ms []Match, path string, lineNo int64, line []byte) []Match {
+// appendMatches adds a matching line's Match to fr's, or with -o one
+// Match per match in it (none for -v: an inverted line holds no match),
+// each with the match as its text.
+func (s *searcher) appendMatches(fr *FileResult, lineNo int64, line []byte, win *sandbox.Mapping) []Match {
+	ms := fr.Matches
 	if !s.o.OnlyMatching {
-		return append(ms, s.match(path, lineNo, line))
+		return append(ms, s.match(fr, lineNo, line, win))
 	}
 	if s.o.Invert {
 		return ms
@@ -227,11 +541,13 @@ func (s *searcher) appendMatches(ms []Match, path string, lineNo int64, line []b
 		if l[1] == l[0] {
 			continue // an empty match prints nothing, as grep -o
 		}
-		raw := dupLine(body[l[0]:l[1]])
-		m := Match{Path: path, Line: lineNo, Column: l[0] + 1, Raw: raw, MatchLen: len(raw), Only: true}
-		m.Text = s.text(raw, &m.TextTruncated)
-		if m.TextTruncated {
-			m.TextBytes = len(raw)
+		only := body[l[0]:l[1]]
+		m := Match{Path: fr.Path, Line: lineNo, Column: l[0] + 1, Raw: s.raw(only, fr, win), MatchLen: len(only), Only: true}
+		if !s.rawOnly {
+			m.Text = s.text(only, &m.TextTruncated)
+			if m.TextTruncated {
+				m.TextBytes = len(only)
+			}
 		}
 		ms = append(ms, m)
 	}
@@ -239,8 +555,7 @@ func (s *searcher) appendMatches(ms []Match, path string, lineNo int64, line []b
 }
 
 // match builds a Match for a line (with or without its terminator).
-func (s *searcher) match(path string, lineNo int64, line []byte) Match {
-	raw := dupLine(line)
+func (s *searcher) match(fr *FileResult, lineNo int64, line []byte, win *sandbox.Mapping) Match {
 	body := trimEOL(line)
 	col, n := 0, 0
 	if !s.o.Invert {
@@ -257,10 +572,12 @@ func (s *searcher) match(path string, lineNo int64, line []byte) Match {
 			}
 		}
 	}
-	m := Match{Path: path, Line: lineNo, Column: col, Raw: raw, MatchLen: n}
-	m.Text = s.text(body, &m.TextTruncated)
-	if m.TextTruncated {
-		m.TextBytes = len(body)
+	m := Match{Path: fr.Path, Line: lineNo, Column: col, Raw: s.raw(line, fr, win), MatchLen: n}
+	if !s.rawOnly {
+		m.Text = s.text(body, &m.TextTruncated)
+		if m.TextTruncated {
+			m.TextBytes = len(body)
+		}
 	}
 	return m
 }
@@ -272,12 +589,6 @@ func (s *searcher) text(body []byte, cut *bool) string {
 		return string(cutText(body, s.cut))
 	}
 	return string(body)
-}
-
-// dupLine copies a line without its "\n" (a "\r" stays, as grep prints it).
-func dupLine(line []byte) []byte {
-	line = bytes.TrimSuffix(line, nl)
-	return append([]byte(nil), line...)
 }
 
 var nl = []byte{'\n'}
@@ -293,11 +604,10 @@ type lineCtx struct {
 
 func (c *lineCtx) init(before, after int) { c.before = before }
 
-func (c *lineCtx) remember(lineNo int64, line []byte) {
-	if c.before == 0 {
-		return
-	}
-	l := CtxLine{Line: lineNo, Raw: dupLine(line)}
+// remember keeps a line (raw: as searcher.raw gives it) for the next
+// match's before-context.
+func (c *lineCtx) remember(lineNo int64, raw []byte) {
+	l := CtxLine{Line: lineNo, Raw: raw}
 	if len(c.ring) < c.before {
 		c.ring = append(c.ring, l)
 		return

@@ -246,6 +246,9 @@ func addFields(s *Schema, t reflect.Type, depth int) {
 		}
 		name, opts, _ := strings.Cut(tag, ",")
 		omit := strings.Contains(opts, "omitempty")
+		// schema:"optional": a field some values leave out though the
+		// type always writes it (a binary file's match has no text).
+		optional := omit || f.Tag.Get("schema") == "optional"
 		if f.Anonymous && name == "" {
 			ft := f.Type
 			if ft.Kind() == reflect.Pointer {
@@ -267,7 +270,7 @@ func addFields(s *Schema, t reflect.Type, depth int) {
 			p = &c
 		}
 		s.Properties[name] = p
-		if !omit {
+		if !optional {
 			s.Required = append(s.Required, name)
 		}
 	}

@@ -1,0 +1,196 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/textio"
+)
+
+// refGrep is what grep must find in data: for each selected line, its
+// number, its byte length and the column of the first match (0 with -v).
+func refGrep(data []byte, re *regexp.Regexp, invert bool) []string {
+	var out []string
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	for i, l := range lines {
+		loc := re.FindIndex(l)
+		if (loc != nil) == invert {
+			continue
+		}
+		col := 0
+		if loc != nil {
+			col = loc[0] + 1
+		}
+		out = append(out, fmt.Sprintf("%d:%d:%d", i+1, len(l), col))
+	}
+	return out
+}
+
+// TestGrepNoLineSkipped searches lines far longer than any buffer grep
+// keeps, in every way it reads: a small file's long lines through a
+// mapping (the read path), a large file's through mapped chunks whose
+// windows grow to reach a line's end, and a stream's as they pass. Each
+// selected line is found, with its number, whole length and column, and
+// the text form gets a file's line whole. On d92f94c such lines were
+// skipped (skipped.long_lines) and the files reported no match.
+func TestGrepNoLineSkipped(t *testing.T) {
+	const long = 3 << 20 // past keptBuf: mapped, never copied
+	x := func(n int) string { return strings.Repeat("x", n) }
+	data := []byte("first needle\n" + x(long) + "needle" + x(100) + "\nmiddle\n" + x(textio.MaxLine+7) + "\n" +
+		"né" + x(long) + "needle\nlast line needle")
+	sb, dir := testSandbox(t)
+	must(t, os.WriteFile(filepath.Join(dir, "f.txt"), data, 0o644))
+	tiny := mapGeometry{min: 1 << 20, chunk: 1 << 20, reach: 64 << 10, piece: 256 << 10}
+	for _, tc := range []struct {
+		pattern string
+		fixed   bool
+		invert  bool
+		ref     string
+	}{
+		{pattern: "needle", fixed: true, ref: "needle"},
+		{pattern: "ne+dle$", ref: "ne+dle$"},
+		{pattern: "^x+$", ref: "^x+$"},
+		{pattern: "needle", fixed: true, invert: true, ref: "needle"},
+		{pattern: "é", ref: "é"},
+	} {
+		want := refGrep(data, regexp.MustCompile(tc.ref), tc.invert)
+		for _, geom := range []*mapGeometry{nil, &tiny} {
+			name := fmt.Sprintf("%s invert=%v chunks=%v", tc.pattern, tc.invert, geom != nil)
+			o := GrepOptions{Pattern: tc.pattern, Fixed: tc.fixed, Invert: tc.invert, Paths: []string{"f.txt"}, geom: geom}
+			g, err := Grep(context.Background(), sb, o)
+			if err != nil && !strings.Contains(err.Error(), "no match") {
+				t.Fatalf("%s: %v", name, err)
+			}
+			var got []string
+			for _, m := range *g.Matches {
+				n := len(m.Text)
+				if m.TextTruncated {
+					n = m.TextBytes
+				}
+				got = append(got, fmt.Sprintf("%d:%d:%d", m.Line, n, m.Column))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) || g.Count != int64(len(want)) {
+				t.Errorf("%s:\ngot  %v (count %d)\nwant %v", name, got, g.Count, want)
+			}
+			o.Count = true
+			if g, _ := Grep(context.Background(), sb, o); g.Count != int64(len(want)) {
+				t.Errorf("%s -c: %d, want %d", name, g.Count, len(want))
+			}
+			// The text form's sink gets each line whole, from the mapping.
+			o.Count, o.Exact = false, true
+			var raws []int
+			o.Sink = func(fr *FileResult) error {
+				for _, m := range fr.Matches {
+					raws = append(raws, len(m.Raw))
+				}
+				return nil
+			}
+			if _, err := Grep(context.Background(), sb, o); err != nil && !strings.Contains(err.Error(), "no match") {
+				t.Fatal(err)
+			}
+			for i, w := range want {
+				var line, n, col int
+				fmt.Sscanf(w, "%d:%d:%d", &line, &n, &col)
+				if i >= len(raws) || raws[i] != n {
+					t.Errorf("%s: the text form's line %d has %v bytes, want %d", name, line, raws, n)
+					break
+				}
+			}
+		}
+	}
+	// Context lines around a long line.
+	g, err := Grep(context.Background(), sb, GrepOptions{Pattern: "middle", Paths: []string{"f.txt"}, Before: 1, After: 1})
+	if err != nil || len(*g.Matches) != 1 || !(*g.Matches)[0].ContextTruncated || len((*g.Matches)[0].Before) != 1 || len((*g.Matches)[0].After) != 1 {
+		t.Errorf("context around long lines: %+v %v", g.Matches, err)
+	}
+}
+
+// TestGrepStreamLongLine: on a stream, a line over textio.MaxLine is
+// searched as it passes, in bounded memory: a match past the part kept is
+// found (literal and regexp, a rune split between reads joined), counted
+// and given cut, with its whole length, its column and a note.
+func TestGrepStreamLongLine(t *testing.T) {
+	head := strings.Repeat("é", textio.MaxLine/2) // two bytes a rune: reads end mid-rune
+	line := head + "xyz" + strings.Repeat("a", 3<<20) + "neeedle" + strings.Repeat("b", 1000)
+	data := "before\n" + line + "\nafter needle\n"
+	stdin := func(n int) *sandbox.Sandbox {
+		sb, _ := testSandbox(t)
+		sb.SetStdin(&chunkyReader{data: []byte(data), n: n})
+		return sb
+	}
+	for _, tc := range []struct {
+		pattern string
+		fixed   bool
+		col     int
+	}{
+		{"neeedle", true, len(head) + 3 + 3<<20 + 1},
+		{"ne+dle", false, len(head) + 3 + 3<<20 + 1},
+		{"éxyz", false, len(head) - 1},
+		{`b+$`, false, len(line) - 1000 + 1},
+	} {
+		g, err := Grep(context.Background(), stdin(1<<20+1), GrepOptions{Pattern: tc.pattern, Fixed: tc.fixed, Paths: []string{sandbox.StdinPath}})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.pattern, err)
+		}
+		ms := *g.Matches
+		if len(ms) == 0 || ms[0].Line != 2 || !ms[0].TextTruncated || ms[0].TextBytes != len(line) || ms[0].Column != tc.col {
+			t.Errorf("%s: %+v", tc.pattern, ms)
+		}
+		if len(g.notes) != 1 || !strings.Contains(g.notes[0], "line 2") {
+			t.Errorf("%s: notes %q", tc.pattern, g.notes)
+		}
+	}
+	g, err := Grep(context.Background(), stdin(1<<20), GrepOptions{Pattern: "needle", Fixed: true, Count: true, Paths: []string{sandbox.StdinPath}})
+	if err != nil || g.Count != 1 {
+		t.Errorf("-c: %d %v", g.Count, err)
+	}
+	g, err = Grep(context.Background(), stdin(1<<20), GrepOptions{Pattern: "neeedle", Invert: true, Paths: []string{sandbox.StdinPath}})
+	if err != nil || g.Count != 2 {
+		t.Errorf("-v: %d %v", g.Count, err)
+	}
+}
+
+// chunkyReader gives data n bytes a read, as a pipe may.
+type chunkyReader struct {
+	data []byte
+	n    int
+}
+
+func (r *chunkyReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n)], r.data)
+	r.data = r.data[k:]
+	return k, nil
+}
+
+// TestGrepNamedBinary: a binary file named explicitly is searched; its
+// matches say where (line) but not what; a walked one is skipped.
+func TestGrepNamedBinary(t *testing.T) {
+	sb, dir := testSandbox(t)
+	must(t, os.WriteFile(filepath.Join(dir, "b.bin"), []byte("needle one\x00\nnone\nneedle two needle\n"), 0o644))
+	g, err := Grep(context.Background(), sb, GrepOptions{Pattern: "needle", OnlyMatching: true, Paths: []string{"b.bin"}})
+	if err != nil || g.Count != 2 || len(*g.Matches) != 2 || !(*g.Matches)[1].Binary || (*g.Matches)[1].Line != 3 || (*g.Matches)[1].Text != "" {
+		t.Errorf("named: %+v %v", g.Matches, err)
+	}
+	if len(g.notes) != 1 || g.notes[0] != "b.bin: binary file matches" {
+		t.Errorf("notes: %q", g.notes)
+	}
+	b, _ := g.MarshalJSON()
+	if !strings.Contains(string(b), `"matches":[{"path":"b.bin","line":1,"binary":true},{"path":"b.bin","line":3,"binary":true}]`) {
+		t.Errorf("JSON: %s", b)
+	}
+	g, err = Grep(context.Background(), sb, GrepOptions{Pattern: "needle", Paths: []string{"."}})
+	if err != nil || g.Count != 0 || g.Skipped.Binary != 1 {
+		t.Errorf("walked: %+v %v", g, err)
+	}
+}
