@@ -225,6 +225,7 @@ _fsbox() {
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--sha256 --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+        *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     tools)

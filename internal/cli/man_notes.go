@@ -165,6 +165,8 @@ budget; ambiguous lists the first ten lines and how many more.
 read pages with --offset (0-based line) and --limit; a file over max_read_bytes must be paged.
 sha256 and eol cover the whole file when it fits in max_read_bytes; otherwise sha256 is null
 (use stat --sha256). A UTF-8 BOM is reported as bom and left out of content.
+stat given several paths describes each in files[] (a list that max_results cuts) and reports
+each path it cannot describe in errors[]; a missing path is exists:false, no failure.
 .SH LINE TOOLS
 wc counts as GNU coreutils 9.1's wc \-lwmc in a UTF-8 locale (9.5 changed how control and
 invalid bytes count; fsbox keeps 9.1's rules) and pads the text form's columns as 9.1 does.

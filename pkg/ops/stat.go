@@ -14,15 +14,28 @@ import (
 )
 
 var statOp = &spec.Op{
-	Name: "stat", Class: spec.Read, Result: StatResult{},
-	Summary:  "describe a path (a symlink as itself); a missing path is exists:false",
-	Help:     "Describes PATH without following a final symlink: its type, size, mode, mtime and, for a symlink, its target. A path that does not exist is no error: exists is false.",
-	Args:     []spec.Arg{pathArg(spec.Look, "the path to describe")},
-	Options:  []spec.Option{{Name: "sha256", Type: spec.Bool, Help: "add the SHA-256 of a regular file's content"}},
-	Examples: []spec.Example{{Cmd: "stat main.go --sha256", Says: "type, size, mode, mtime and content hash"}},
-	Text:     "one tab-separated line: path type size mode mtime [-> target] [sha256]",
+	Name: "stat", Class: spec.Read, Result: statShape{},
+	Summary: "describe a path (a symlink as itself); a missing path is exists:false",
+	Help: "Describes PATH without following a final symlink: its type, size, mode, mtime and, for a symlink, its target. A path that does not exist is no error: exists is false. " +
+		"Given several paths, stat describes each in argument order in files[] (a list: max_results cuts it, out loud) and reports each path it could not describe (denied, io, ...) in errors[] while it goes on with the rest; " +
+		"the exit status is then the first failing path's class, and only when every path fails does the call fail as a whole, with the first path's error.",
+	Args: []spec.Arg{
+		pathArg(spec.Look, "the path to describe"),
+		{Name: "more_paths", Meta: "PATH", Help: "more paths to describe: the result is then {files[], count, truncated, errors[]}", Use: spec.Look, Many: true, Optional: true, Complete: spec.CompleteFiles},
+	},
+	Options: []spec.Option{{Name: "sha256", Type: spec.Bool, Help: "add the SHA-256 of a regular file's content"}},
+	Examples: []spec.Example{
+		{Cmd: "stat main.go --sha256", Says: "type, size, mode, mtime and content hash"},
+		{Cmd: "stat main.go notes.txt missing.txt", Says: "several paths: files[] in argument order (missing.txt with exists:false)"},
+	},
+	JSONNote: "one PATH: {path, exists, type, size, mtime, mode, target?, sha256?}; several: {files[] of those, count, truncated, limit?, errors?[{path, code, message}], errors_more?}",
+	Text:     "one tab-separated line a path: path type size mode mtime [-> target] [sha256], or path missing; a path that failed among several is a fsbox: CODE: message line on stderr",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		return Stat(ctx, sb, StatOptions{Path: in.String("path"), SHA256: in.Bool("sha256")})
+		o := StatOptions{Path: in.String("path"), SHA256: in.Bool("sha256")}
+		if more := in.Strings("more_paths"); len(more) > 0 {
+			return StatFiles(ctx, sb, StatFilesOptions{Paths: append([]string{o.Path}, more...), SHA256: o.SHA256})
+		}
+		return Stat(ctx, sb, o)
 	},
 }
 
@@ -44,16 +57,90 @@ type StatResult struct {
 	SHA256 *string `json:"sha256,omitempty"`
 }
 
+// StatFilesOptions are the inputs of stat given several paths.
+type StatFilesOptions struct {
+	Paths  []string
+	SHA256 bool
+}
+
+// StatFilesResult describes several paths: Files in argument order (a
+// list, which max_results cuts), and the paths that could not be
+// described in Errors.
+type StatFilesResult struct {
+	Files []StatResult `json:"files"`
+	Count int64        `json:"count"`
+	Truncation
+	PathErrors
+}
+
+// statShape is stat's JSON as its schemas give it: one path's fields
+// (StatResult) or several paths' (StatFilesResult), whichever the call
+// asked for; never both.
+type statShape struct {
+	Path       *string      `json:"path,omitempty"`
+	Exists     *bool        `json:"exists,omitempty"`
+	Type       string       `json:"type,omitempty"`
+	Size       *int64       `json:"size,omitempty"`
+	Mtime      string       `json:"mtime,omitempty"`
+	Mode       string       `json:"mode,omitempty"`
+	Target     *string      `json:"target,omitempty"`
+	SHA256     *string      `json:"sha256,omitempty"`
+	Files      []StatResult `json:"files,omitempty"`
+	Count      *int64       `json:"count,omitempty"`
+	Truncated  *bool        `json:"truncated,omitempty"`
+	Limit      string       `json:"limit,omitempty"`
+	Errors     []PathError  `json:"errors,omitempty"`
+	ErrorsMore int64        `json:"errors_more,omitempty"`
+}
+
 // Stat describes a path without following a final symlink. A missing path
 // is Exists:false, not an error.
 func Stat(ctx context.Context, sb *sandbox.Sandbox, o StatOptions) (StatResult, error) {
 	if err := begin(ctx, sb, "stat"); err != nil {
 		return StatResult{}, err
 	}
-	info, err := sb.Lstat(o.Path)
+	return describe(ctx, sb, o.Path, o.SHA256)
+}
+
+// StatFiles describes each of several paths, in argument order: a path
+// that fails is reported in Errors and the others are still described
+// (SPEC §2); only when every path fails is the call's error the first
+// path's. max_results cuts Files (Truncated): the paths after the cut are
+// not looked at.
+func StatFiles(ctx context.Context, sb *sandbox.Sandbox, o StatFilesOptions) (StatFilesResult, error) {
+	if err := begin(ctx, sb, "stat"); err != nil {
+		return StatFilesResult{}, err
+	}
+	res := StatFilesResult{Files: []StatResult{}}
+	max := sb.Limits().Items()
+	for _, p := range o.Paths {
+		if int64(len(res.Files)) >= max {
+			res.Truncated, res.Limit = true, "max_results"
+			break
+		}
+		r, err := describe(ctx, sb, p, o.SHA256)
+		if err != nil {
+			if ctx.Err() != nil {
+				return StatFilesResult{}, ctx.Err()
+			}
+			res.PathErrors.add(sb, p, err, true)
+			continue
+		}
+		res.Files = append(res.Files, r)
+	}
+	res.Count = int64(len(res.Files))
+	if err := res.PathErrors.end(len(o.Paths)); err != nil {
+		return StatFilesResult{}, err
+	}
+	return res, nil
+}
+
+// describe is one path's StatResult.
+func describe(ctx context.Context, sb *sandbox.Sandbox, path string, hash bool) (StatResult, error) {
+	info, err := sb.Lstat(path)
 	if err != nil {
 		if sandbox.AsError(err).Code == sandbox.CodeNotFound {
-			return StatResult{Path: o.Path, Exists: false}, nil
+			return StatResult{Path: path, Exists: false}, nil
 		}
 		return StatResult{}, err
 	}
@@ -63,8 +150,8 @@ func Stat(ctx context.Context, sb *sandbox.Sandbox, o StatOptions) (StatResult, 
 		t := info.Target
 		res.Target = &t
 	}
-	if o.SHA256 && info.Type == "file" {
-		f, err := sb.Open(o.Path)
+	if hash && info.Type == "file" {
+		f, err := sb.Open(path)
 		if err != nil {
 			return StatResult{}, err
 		}
@@ -109,3 +196,17 @@ func (r StatResult) Text(w spec.TextWriter) error {
 	}
 	return w.WriteByte('\n')
 }
+
+// Text is one line a path, as one path's text form prints it; the
+// failing paths go to stderr (Failures).
+func (r StatFilesResult) Text(w spec.TextWriter) error {
+	for _, f := range r.Files {
+		if err := f.Text(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Items are the descriptions, an item a line in ndjson.
+func (r StatFilesResult) Items() any { return r.Files }
