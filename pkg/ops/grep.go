@@ -421,6 +421,9 @@ func (g *grepRun) compile() error {
 	s.geom = mapGeom
 	if o.geom != nil {
 		s.geom = *o.geom
+		if s.geom.huge == 0 {
+			s.geom.huge = mapGeom.huge
+		}
 	}
 	g.s = s
 	return nil

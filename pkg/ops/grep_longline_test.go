@@ -48,7 +48,7 @@ func TestGrepNoLineSkipped(t *testing.T) {
 		"né" + x(long) + "needle\nlast line needle")
 	sb, dir := testSandbox(t)
 	must(t, os.WriteFile(filepath.Join(dir, "f.txt"), data, 0o644))
-	tiny := mapGeometry{min: 1 << 20, chunk: 1 << 20, reach: 64 << 10, piece: 256 << 10}
+	tiny := mapGeometry{min: 1 << 20, chunk: 1 << 20, reach: 64 << 10, piece: 256 << 10, huge: 2 << 20}
 	for _, tc := range []struct {
 		pattern string
 		fixed   bool

@@ -36,13 +36,19 @@ type mapGeometry struct {
 	chunk int64 // the bytes one worker searches per window
 	reach int64 // how far past its chunk a window looks for the end of its last line
 	piece int   // a chunk is checked for NUL and searched in pieces this big, cache-warm
+	// huge is the longest line mapped whole for a count or for JSON: a
+	// longer one is read past as on a stream, so that the pages it
+	// touches (which count in the resident memory while mapped) stay
+	// bounded. The text form (which prints a line whole) and -o map any
+	// line whole.
+	huge int64
 	// mapped, in tests, runs once chunk k is mapped, before it is read
 	mapped func(k int64)
 }
 
 // mapGeom is the geometry of every search; tests shrink it through
 // GrepOptions.geom to put chunk edges where they like.
-var mapGeom = mapGeometry{min: 32 << 20, chunk: 8 << 20, reach: 1 << 20, piece: 256 << 10}
+var mapGeom = mapGeometry{min: 32 << 20, chunk: 8 << 20, reach: 1 << 20, piece: 256 << 10, huge: 32 << 20}
 
 // errUnmappable says that the file could not be mapped (a FUSE file
 // system with direct I/O, say): it is read instead, from its start.
@@ -66,7 +72,7 @@ func (s *searcher) searchOpen(f *sandbox.File, size int64, fr *FileResult, buf *
 	}()
 	if s.mapped(f) {
 		err := s.searchMapped(f, fr)
-		if !errors.Is(err, errUnmappable) {
+		if !errors.Is(err, errUnmappable) && !errors.Is(err, errHugeLine) {
 			return err
 		}
 		fr.release()
@@ -97,8 +103,8 @@ type chunkResult struct {
 	err   error
 }
 
-// searchMapped searches f (s.mapped(f)) into fr. errUnmappable means f is
-// to be read instead (fr is then started again).
+// searchMapped searches f (s.mapped(f)) into fr. errUnmappable and
+// errHugeLine mean f is to be read instead (fr is then started again).
 func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
 	stamp, err := f.Stamp()
 	if err != nil {
@@ -111,7 +117,7 @@ func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
 	lineNo := int64(1)
 	var searched int64 // bytes of the chunks joined, for the audit
 	done := func(err error) error {
-		if errors.Is(err, errUnmappable) {
+		if errors.Is(err, errUnmappable) || errors.Is(err, errHugeLine) {
 			return err // read instead: that counts what it reads
 		}
 		f.CountRead(searched)
@@ -285,6 +291,11 @@ func (s *searcher) searchChunk(f *sandbox.File, k int64, needLines, named bool) 
 			w.Unmap()
 		}
 		if !longer || r.err != nil {
+			return r
+		}
+		if 4*reach > s.geom.huge && !s.wholeLines() {
+			// Longer than a mapping may be: the file is read instead.
+			r.err = errHugeLine
 			return r
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"unicode/utf8"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -75,6 +76,31 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 				// A long line in a file: searched where it lies, never
 				// copied; the reading goes on after it.
 				next, done, err := s.mappedLine(f, off, size, lineNo, fr, &lc, keep)
+				if errors.Is(err, errHugeLine) {
+					// Longer than a mapping may be: read past as a
+					// stream's is, from the file (bounded memory).
+					head := make([]byte, max(keptBuf, min(s.cut+1, textio.MaxLine)))
+					if _, err := f.ReadAt(head, off); err != nil {
+						return err
+					}
+					from := off + int64(len(head))
+					st := lineStream{r: io.NewSectionReader(f, from, size-from), buf: make([]byte, streamPiece), text: o.Text}
+					head = st.holdTail(head)
+					again := func() *lineStream { // the line once more, from the file
+						at := off + int64(len(head))
+						return &lineStream{r: io.NewSectionReader(f, at, size-at), buf: make([]byte, streamPiece), text: o.Text}
+					}
+					done = s.streamLine(&st, head, lineNo, fr, &lc, keep, again)
+					next, err = from+st.read-int64(len(st.rest)), st.err
+					if err == nil && !done && !st.eof {
+						lineNo++
+						off, total = next, next+int64(len(st.rest))
+						carry = copy(buf, st.rest)
+						r = st.r
+						continue
+					}
+					next = size
+				}
 				if err != nil || done || next >= size {
 					s.contextText(fr, keep && !simple)
 					return err
@@ -87,7 +113,7 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 				// A stream's line over textio.MaxLine: searched as it
 				// streams past, and kept cut.
 				st := lineStream{r: r, buf: make([]byte, streamPiece), text: o.Text}
-				done := s.streamLine(&st, st.holdTail(data), lineNo, fr, &lc, keep)
+				done := s.streamLine(&st, st.holdTail(data), lineNo, fr, &lc, keep, nil)
 				total += st.read
 				if st.err != nil || done || st.eof {
 					s.contextText(fr, keep && !simple)
@@ -238,11 +264,26 @@ func (s *searcher) raw(line []byte, fr *FileResult, win *sandbox.Mapping) []byte
 	return append([]byte(nil), line...)
 }
 
+// errHugeLine says a line is longer than mapGeometry.huge and is to be
+// read past rather than mapped.
+var errHugeLine = errors.New("a line longer than a mapping may be")
+
+// wholeLines reports whether a line's search needs all of it in view at
+// once: for -o, and for the text form's lines, printed whole.
+func (s *searcher) wholeLines() bool {
+	return s.o.OnlyMatching || (s.rawOnly && !s.o.Count && !s.o.FilesWithMatches)
+}
+
 // mappedLine searches the line at off of f (size bytes as opened), too
 // long for the buffer, through a mapping: it returns the offset after the
-// line, and whether the file's search is over.
+// line, and whether the file's search is over. errHugeLine: the line is
+// longer than s.geom.huge and whole lines are not needed.
 func (s *searcher) mappedLine(f *sandbox.File, off, size, lineNo int64, fr *FileResult, lc *lineCtx, keep bool) (next int64, done bool, err error) {
-	win, n, err := mapLine(f, off, size)
+	limit := s.geom.huge
+	if s.wholeLines() {
+		limit = math.MaxInt64
+	}
+	win, n, err := mapLine(f, off, size, limit)
 	if err != nil {
 		return 0, false, err
 	}
@@ -268,11 +309,15 @@ func (s *searcher) mappedLine(f *sandbox.File, off, size, lineNo int64, fr *File
 // mapLine maps f from off (a line's start) to the end of that line, past
 // its "\n", or to size: windows four times larger each time until the
 // "\n" is in one, so a line costs about as much address space as it is
-// long. It returns the mapping and the line's length in it.
-func mapLine(f *sandbox.File, off, size int64) (*sandbox.Mapping, int, error) {
+// long. It returns the mapping and the line's length in it, or
+// errHugeLine once the line is found longer than limit.
+func mapLine(f *sandbox.File, off, size, limit int64) (*sandbox.Mapping, int, error) {
 	scanned := int64(0)
 	for w := int64(4 << 20); ; w *= 4 {
-		w = min(w, size-off)
+		if scanned >= limit {
+			return nil, 0, errHugeLine
+		}
+		w = min(w, size-off, max(limit, scanned+1))
 		win, err := f.MapAt(off, int(w))
 		if err != nil {
 			return nil, 0, err
@@ -308,39 +353,28 @@ const streamPiece = 1 << 20
 // of the line is head, cut: the JSON text says text_truncated with the
 // whole length, and the text form prints head and notes it (fr.cutLines).
 // It reports whether the file's search is over.
-func (s *searcher) streamLine(st *lineStream, head []byte, lineNo int64, fr *FileResult, lc *lineCtx, keep bool) (done bool) {
+func (s *searcher) streamLine(st *lineStream, head []byte, lineNo int64, fr *FileResult, lc *lineCtx, keep bool, again func() *lineStream) (done bool) {
 	m := s.m
 	start, mlen := -1, 0 // where the first match is, in the line
-	if m.pure && !m.fold {
-		if i := bytes.Index(head, m.lit); i >= 0 {
-			start, mlen = i, len(m.lit)
+	switch {
+	case m.pure: // the pattern is its literal
+		if start = scanLit(m, st, head); start >= 0 {
+			mlen = len(m.lit)
 		}
-		keepN := len(m.lit) - 1
-		tail := append([]byte(nil), head[len(head)-min(keepN, len(head)):]...)
-		seen := int64(len(head)) // bytes of the line before tail's end
-		for p := st.next(); p != nil; p = st.next() {
-			if start < 0 {
-				tail = append(tail, p...)
-				if i := bytes.Index(tail, m.lit); i >= 0 {
-					start, mlen = int(seen)-(len(tail)-len(p))+i, len(m.lit)
-				}
-				tail = append(tail[:0], tail[len(tail)-min(keepN, len(tail)):]...)
+	case again != nil && len(m.lit) > 0:
+		// A file's line: the literal every match holds is looked for
+		// first, and the regexp reads the line again only if it is there.
+		if scanLit(m, st, head) >= 0 {
+			st2 := again()
+			start, mlen = s.findRunes(&lineRunes{cur: head, st: st2})
+			for st2.next() != nil {
 			}
-			seen += int64(len(p))
-		}
-	} else {
-		rr := &lineRunes{cur: head, st: st}
-		var loc []int
-		if m.word {
-			if l := m.re.FindReaderSubmatchIndex(rr); l != nil {
-				loc = l[2:4]
+			if st2.err != nil {
+				st.err = st2.err
 			}
-		} else {
-			loc = m.re.FindReaderIndex(rr)
 		}
-		if loc != nil {
-			start, mlen = loc[0], loc[1]-loc[0]
-		}
+	default:
+		start, mlen = s.findRunes(&lineRunes{cur: head, st: st})
 		for st.next() != nil { // the rest of the line
 		}
 	}
@@ -370,6 +404,44 @@ func (s *searcher) streamLine(st *lineStream, head []byte, lineNo int64, fr *Fil
 		}
 	}
 	return done
+}
+
+// scanLit finds m's literal in a line, head then the stream's pieces
+// (read to the line's end), carrying the last len-1 bytes from one piece
+// to the next; it returns where the first one starts, or -1.
+func scanLit(m *matcher, st *lineStream, head []byte) int {
+	start := m.indexLit(head, 0)
+	keepN := len(m.lit) - 1
+	tail := append([]byte(nil), head[len(head)-min(keepN, len(head)):]...)
+	seen := len(head) // bytes of the line before tail's end
+	for p := st.next(); p != nil; p = st.next() {
+		if start < 0 {
+			tail = append(tail, p...)
+			if i := m.indexLit(tail, 0); i >= 0 {
+				start = seen - (len(tail) - len(p)) + i
+			}
+			tail = append(tail[:0], tail[len(tail)-min(keepN, len(tail)):]...)
+		}
+		seen += len(p)
+	}
+	return start
+}
+
+// findRunes runs the regexp over a line given as runes: where its first
+// match starts and how long it is, or -1.
+func (s *searcher) findRunes(rr *lineRunes) (int, int) {
+	var loc []int
+	if s.m.word {
+		if l := s.m.re.FindReaderSubmatchIndex(rr); l != nil {
+			loc = l[2:4]
+		}
+	} else {
+		loc = s.m.re.FindReaderIndex(rr)
+	}
+	if loc == nil {
+		return -1, 0
+	}
+	return loc[0], loc[1] - loc[0]
 }
 
 // lineStream reads the rest of a line from a stream, a piece at a time.

@@ -111,8 +111,11 @@ func newMatcherOf(patterns []string, fixed, ignoreCase, word, line bool) (*match
 	if fixed && !word && !strings.Contains(pattern, "\n") {
 		m.lit, m.pure = []byte(pattern), true
 	} else if perr == nil {
-		m.lit, m.fold = requiredLiteral(ast.Simplify())
-		m.pure = false
+		simple := ast.Simplify()
+		m.lit, m.fold = requiredLiteral(simple)
+		// A pattern that is one literal (no metacharacter) needs no
+		// regexp either (one that spans a newline matches no line).
+		m.pure = simple.Op == syntax.OpLiteral && !word && string(simple.Rune) == string(m.lit) && bytes.IndexByte(m.lit, '\n') < 0
 	}
 	if ignoreCase && m.pure {
 		m.fold = true
