@@ -293,8 +293,9 @@ func (s *searcher) searchChunk(f *sandbox.File, k int64, needLines, named bool) 
 		if !longer || r.err != nil {
 			return r
 		}
-		if 4*reach > s.geom.huge && !s.wholeLines() {
-			// Longer than a mapping may be: the file is read instead.
+		if !s.wholeLines() && (4*reach > s.geom.huge || (s.passesLongLines() && 4*reach > s.geom.chunk)) {
+			// Longer than a mapping may be, or a literal's search that
+			// passes it in one read: the file is read instead.
 			r.err = errHugeLine
 			return r
 		}

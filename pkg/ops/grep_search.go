@@ -72,6 +72,21 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 				return nil
 			}
 			switch {
+			case (!mappable && len(data) >= textio.MaxLine) || (mappable && len(data) >= keptBuf && s.passesLongLines() && s.cut < len(data)):
+				// A stream's line over textio.MaxLine, kept cut; or a
+				// literal sought in a long line of a file that is not
+				// wanted whole: searched as it streams past, in one pass.
+				st := lineStream{r: r, buf: make([]byte, streamPiece), text: o.Text}
+				done := s.streamLine(&st, st.holdTail(data), lineNo, fr, &lc, keep, nil)
+				total += st.read
+				if st.err != nil || done || st.eof {
+					s.contextText(fr, keep && !simple)
+					return st.err
+				}
+				lineNo++
+				off += int64(len(data)) + st.read - int64(len(st.rest))
+				carry = copy(buf, st.rest)
+				continue
 			case mappable && len(data) >= keptBuf:
 				// A long line in a file: searched where it lies, never
 				// copied; the reading goes on after it.
@@ -108,19 +123,6 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 				lineNo++
 				off, total, carry = next, next, 0
 				r = io.NewSectionReader(f, next, size-next)
-				continue
-			case !mappable && len(data) >= textio.MaxLine:
-				// A stream's line over textio.MaxLine: searched as it
-				// streams past, and kept cut.
-				st := lineStream{r: r, buf: make([]byte, streamPiece), text: o.Text}
-				done := s.streamLine(&st, st.holdTail(data), lineNo, fr, &lc, keep, nil)
-				total += st.read
-				if st.err != nil || done || st.eof {
-					s.contextText(fr, keep && !simple)
-					return st.err
-				}
-				lineNo++
-				carry = copy(buf, st.rest)
 				continue
 			}
 			// Grow the buffer: to the end of a stream's file at once when
@@ -268,6 +270,11 @@ func (s *searcher) raw(line []byte, fr *FileResult, win *sandbox.Mapping) []byte
 // read past rather than mapped.
 var errHugeLine = errors.New("a line longer than a mapping may be")
 
+// passesLongLines reports whether a long line is searched as it streams
+// past rather than mapped: a literal sought where the line is not wanted
+// whole (one pass, no window to grow).
+func (s *searcher) passesLongLines() bool { return s.m.pure && !s.wholeLines() }
+
 // wholeLines reports whether a line's search needs all of it in view at
 // once: for -o, and for the text form's lines, printed whole.
 func (s *searcher) wholeLines() bool {
@@ -413,14 +420,21 @@ func scanLit(m *matcher, st *lineStream, head []byte) int {
 	start := m.indexLit(head, 0)
 	keepN := len(m.lit) - 1
 	tail := append([]byte(nil), head[len(head)-min(keepN, len(head)):]...)
-	seen := len(head) // bytes of the line before tail's end
+	seen := len(head) // bytes of the line before p
 	for p := st.next(); p != nil; p = st.next() {
 		if start < 0 {
-			tail = append(tail, p...)
-			if i := m.indexLit(tail, 0); i >= 0 {
-				start = seen - (len(tail) - len(p)) + i
+			// Across the edge (tail and p's first bytes), then in p.
+			edge := append(tail, p[:min(keepN, len(p))]...)
+			if i := m.indexLit(edge, 0); i >= 0 {
+				start = seen - len(tail) + i
+			} else if i := m.indexLit(p, 0); i >= 0 {
+				start = seen + i
 			}
-			tail = append(tail[:0], tail[len(tail)-min(keepN, len(tail)):]...)
+			if len(p) >= keepN {
+				tail = append(tail[:0], p[len(p)-keepN:]...)
+			} else {
+				tail = append(tail[:0], edge[len(edge)-min(keepN, len(edge)):]...)
+			}
 		}
 		seen += len(p)
 	}
