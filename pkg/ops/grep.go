@@ -219,6 +219,9 @@ type FileResult struct {
 	Binary  bool
 
 	named    bool               // named on the command line: searched even if binary
+	part     bool               // some of a named file's matches; more follow
+	prior    int64              // matching lines of the file sent in parts before these
+	flush    func(*FileResult) bool // sends a part (named files, streaming output)
 	held     []*sandbox.Mapping // mappings the matches' Raw lie in, until printed
 	cutLines int64              // lines of a stream over textio.MaxLine, kept cut
 	firstCut int64              // the first of them
@@ -264,6 +267,10 @@ type grepJob struct {
 	file    string           // or one path named on the command line
 	err     error            // or a named path that failed before a search
 	out     chan []FileResult
+	// part takes a named file's matches in batches as they are found,
+	// before its result comes on out: its matches are printed as the
+	// search goes, and never all held (flushAt).
+	part    chan FileResult
 	results []FileResult // kept for the next use of the job
 }
 
@@ -370,7 +377,8 @@ type grepRun struct {
 	readDenied  int64       // walked files that could not be opened
 	readErrors  int64       // or read
 	stopped     bool
-	skipDir     bool // keep left out a directory: walk skips it
+	skipDir     bool   // keep left out a directory: walk skips it
+	noted       string // the last file said to be binary
 }
 
 // compile builds the matcher, the globs and the limits.
@@ -434,7 +442,7 @@ func (g *grepRun) newJob() *grepJob {
 	case j := <-g.free:
 		return j
 	default:
-		return &grepJob{out: make(chan []FileResult, 1)}
+		return &grepJob{out: make(chan []FileResult, 1), part: make(chan FileResult)}
 	}
 }
 
@@ -601,13 +609,35 @@ func (g *grepRun) search() {
 		case j.err != nil:
 			out = append(out, FileResult{err: j.err, given: j.file})
 		case j.file != "":
-			out = append(out, g.s.searchFile(g.sb, j.file, &buf))
+			out = append(out, g.s.searchFile(g.sb, j.file, &buf, g.flusher(j)))
 		}
 		for i, e := range j.entries {
 			g.s.searchEntry(e, &f, &out[i], &buf)
 		}
 		<-g.ahead // searched: its directories are released
 		j.out <- out
+	}
+}
+
+// flushAt is how many matches of one named file are held before they go
+// to collect.
+const flushAt = 4096
+
+// flusher hands a named file's matches so far to collect, which takes
+// them once the files before it are done; false once collect wants no
+// more (the search then stops).
+func (g *grepRun) flusher(j *grepJob) func(fr *FileResult) bool {
+	if g.o.Sink == nil {
+		return nil // the result collects every match anyway
+	}
+	return func(fr *FileResult) bool {
+		select {
+		case j.part <- *fr:
+			return true
+		case <-g.stop:
+			fr.release()
+			return false
+		}
 	}
 }
 
@@ -632,7 +662,19 @@ func (g *grepRun) collect() GrepResult {
 		res.Matches = &[]Match{}
 	}
 	for j := range g.order {
-		out := <-j.out
+		var out []FileResult
+	parts:
+		for {
+			select {
+			case fr := <-j.part: // a named file's matches so far
+				if !g.stopped {
+					g.take(&res, &fr)
+				}
+				fr.release()
+			case out = <-j.out:
+				break parts
+			}
+		}
 		for i := range out {
 			if !g.stopped {
 				g.take(&res, &out[i])
@@ -671,25 +713,30 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 		res.PathErrors.add(g.sb, fr.given, fr.err, !fr.walked)
 		return
 	}
-	res.FilesSearched++
+	if !fr.part {
+		res.FilesSearched++
+	}
 	if fr.Binary && !fr.named {
 		g.skipped.Binary++ // a walk skips a binary file
 		return
+	}
+	if fr.cutLines > 0 {
+		res.notes = append(res.notes, cutLinesNote(fr))
 	}
 	if fr.Count == 0 {
 		return
 	}
 	if fr.Binary && !o.Count && !o.FilesWithMatches {
 		res.binary = true
-		res.notes = append(res.notes, grepName(fr.Path)+": binary file matches")
-	}
-	if fr.cutLines > 0 {
-		res.notes = append(res.notes, cutLinesNote(fr))
+		if g.noted != fr.Path { // once a file, whatever parts it came in
+			g.noted = fr.Path
+			res.notes = append(res.notes, grepName(fr.Path)+": binary file matches")
+		}
 	}
 	if g.countAll {
 		// Every file is counted; only the list stops at the cap.
 		res.Count += fr.Count
-		res.FilesMatched++
+		res.FilesMatched++ // -c and -l send no parts
 		if g.listed >= g.max {
 			res.Truncated, res.Limit = true, g.limitName
 			return
@@ -711,7 +758,9 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 		}
 	}
 	res.Count += fr.Count
-	res.FilesMatched++
+	if fr.prior == 0 {
+		res.FilesMatched++ // its first matches
+	}
 	g.list(res, fr)
 	if cut {
 		g.halt(nil)
@@ -827,7 +876,7 @@ func (s *searcher) searchEntry(e *sandbox.Entry, f *sandbox.File, fr *FileResult
 	}
 }
 
-func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) FileResult {
+func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte, flush func(*FileResult) bool) FileResult {
 	if err := s.ctx.Err(); err != nil {
 		return FileResult{err: err}
 	}
@@ -836,14 +885,25 @@ func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) Fil
 		return FileResult{err: err, given: path}
 	}
 	defer f.Close()
-	fr := FileResult{Path: f.Info.Path, named: true}
+	fr := FileResult{Path: f.Info.Path, named: true, flush: flush}
 	size := f.Info.Size
 	if size < 0 {
 		size = math.MaxInt64 // standard input: read to its end
 	}
 	if err := s.searchOpen(f, size, &fr, buf); err != nil {
+		if e := sandbox.AsError(err); e.Code == sandbox.CodeConflict && fr.prior > 0 {
+			// Some of it was printed already.
+			err = sandbox.Errorf(sandbox.CodeConflict, path, "%s changed while it was read: the lines given of it may mix two versions", path)
+		}
 		return FileResult{err: sandbox.AsError(err), given: path}
 	}
+	fr.binaryMatches()
+	fr.Count -= fr.prior // the lines not sent in parts
+	return fr
+}
+
+// binaryMatches gives a binary file's matches without their text.
+func (fr *FileResult) binaryMatches() {
 	if fr.Binary {
 		// A binary file's matches say where, not what (SPEC §5): one a
 		// line, with -o too.
@@ -856,7 +916,19 @@ func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte) Fil
 		}
 		fr.Matches = ms
 	}
-	return fr
+}
+
+// sendPart hands fr's matches so far to collect when they are many and
+// none waits for after-context; false when the search is to stop.
+func (s *searcher) sendPart(fr *FileResult, lc *lineCtx) bool {
+	if fr.flush == nil || len(fr.Matches) < flushAt || (lc != nil && lc.afterLeft > 0) {
+		return true
+	}
+	s.contextText(fr, lc != nil)
+	fr.binaryMatches()
+	part := FileResult{Path: fr.Path, Matches: fr.Matches, Count: fr.Count - fr.prior, Binary: fr.Binary, named: true, part: true, prior: fr.prior, held: fr.held}
+	fr.prior, fr.held, fr.Matches = fr.Count, nil, nil
+	return fr.flush(&part)
 }
 
 // hold keeps win mapped until fr is released: a line the text form is to

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -192,5 +194,55 @@ func TestGrepNamedBinary(t *testing.T) {
 	g, err = Grep(context.Background(), sb, GrepOptions{Pattern: "needle", Paths: []string{"."}})
 	if err != nil || g.Count != 0 || g.Skipped.Binary != 1 {
 		t.Errorf("walked: %+v %v", g, err)
+	}
+}
+
+// TestGrepStreamsNamedFile: a named file's matches reach the sink while
+// it is still being read, a batch at a time, so memory does not grow with
+// them (SPEC §2, complete by default). The input holds back its end until
+// the sink has seen a batch: on b2a5813 grep held every match of a file
+// until its end, and this test timed out.
+func TestGrepStreamsNamedFile(t *testing.T) {
+	sb, _ := testSandbox(t)
+	pr, pw := io.Pipe()
+	sb.SetStdin(pr)
+	seen := make(chan struct{})
+	go func() {
+		for i := range flushAt + 100 {
+			fmt.Fprintf(pw, "needle %d\n", i)
+		}
+		select {
+		case <-seen:
+		case <-time.After(20 * time.Second):
+		}
+		fmt.Fprintf(pw, "no\nneedle last\n")
+		pw.Close()
+	}()
+	var lines []int64
+	var once sync.Once
+	o := GrepOptions{Pattern: "needle", Paths: []string{sandbox.StdinPath}, Sink: func(fr *FileResult) error {
+		for _, m := range fr.Matches {
+			lines = append(lines, m.Line)
+		}
+		if len(lines) >= flushAt {
+			once.Do(func() { close(seen) })
+		}
+		return nil
+	}}
+	start := time.Now()
+	g, err := Grep(context.Background(), sb, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 15*time.Second {
+		t.Fatalf("the matches waited for the end of the input")
+	}
+	if g.Count != flushAt+101 || g.FilesMatched != 1 || g.FilesSearched != 1 || int64(len(lines)) != g.Count || lines[len(lines)-1] != flushAt+102 {
+		t.Errorf("count %d, files %d/%d, %d lines, last %d", g.Count, g.FilesMatched, g.FilesSearched, len(lines), lines[len(lines)-1])
+	}
+	for i := 1; i < len(lines); i++ {
+		if lines[i] <= lines[i-1] {
+			t.Fatalf("line %d after %d", lines[i], lines[i-1])
+		}
 	}
 }

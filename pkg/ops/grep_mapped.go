@@ -195,6 +195,9 @@ func (s *searcher) searchMapped(f *sandbox.File, fr *FileResult) error {
 		if s.join(fr, &r.fr, lineNo-1) {
 			return done(nil)
 		}
+		if !s.sendPart(fr, nil) {
+			return done(errStop)
+		}
 		lineNo += r.lines
 	}
 	return done(nil)

@@ -48,7 +48,7 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 			return err // nothing more is read once the call is cancelled
 		}
 		first := total == 0
-		n, eof, rerr := fillBlock(r, buf[carry:], size-total)
+		n, eof, rerr := fillBlock(r, buf[carry:], size-total, f.Stream())
 		total += int64(n)
 		if rerr != nil {
 			return rerr
@@ -154,6 +154,9 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 			if lineNo, full = s.simpleBlock(block, fr, lineNo, needLines, nil); full {
 				return nil
 			}
+			if !s.sendPart(fr, nil) {
+				return errStop
+			}
 		} else {
 			done := false
 			for pos := 0; pos < len(block) && !done; {
@@ -170,6 +173,9 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 			}
 			if done || (fr.Count >= s.perFile && lc.afterLeft == 0) {
 				break
+			}
+			if !s.sendPart(fr, &lc) {
+				return errStop
 			}
 		}
 		if eof {
@@ -584,12 +590,16 @@ func (s *searcher) simpleBlock(block []byte, fr *FileResult, lineNo int64, needL
 
 // fillBlock reads until buf is full or the input ends. It takes the end as
 // reached once `expect` bytes (the size fstat gave) have come, sparing the
-// read that would return 0 on every small file.
-func fillBlock(r io.Reader, buf []byte, expect int64) (n int, eof bool, err error) {
+// read that would return 0 on every small file. On a stream it stops at
+// the first read that brings a whole line: a pipe's lines are searched
+// (and their matches given) as they come, not once a buffer is full.
+func fillBlock(r io.Reader, buf []byte, expect int64, stream bool) (n int, eof bool, err error) {
 	for n < len(buf) {
 		m, err := r.Read(buf[n:])
 		n += m
 		switch {
+		case stream && m > 0 && err == nil && bytes.IndexByte(buf[n-m:n], '\n') >= 0:
+			return n, false, nil
 		case errors.Is(err, io.EOF):
 			return n, true, nil
 		case err != nil:
