@@ -306,18 +306,24 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 	}
 	if o.MaxCount != nil && *o.MaxCount == 0 {
 		// -m 0: no line of any file, so no file is read (GNU grep, rg);
-		// the paths are still checked.
+		// the paths are still checked, each on its own (SPEC §2).
+		var pe PathErrors
 		for _, p := range o.Paths {
 			if p == sandbox.StdinPath {
 				continue
 			}
 			if _, err := statFollow(sb, p); err != nil {
-				return GrepResult{}, err
+				pe.add(sb, p, err, true)
 			}
+		}
+		if err := pe.end(len(o.Paths)); err != nil {
+			return GrepResult{}, err
 		}
 		g.order = make(chan *grepJob)
 		close(g.order)
-		return g.collect(), nil
+		res := g.collect()
+		res.PathErrors = pe
+		return res, nil
 	}
 	g.ahead = sandbox.FrugalSlots(grepAhead, grepFrugal, g.done)
 	g.jobs = make(chan *grepJob, 16)
