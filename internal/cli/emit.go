@@ -323,7 +323,7 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 
 // listFields are the result fields that hold a list command's items: in
 // NDJSON they go out one a line, and the summary line has the rest.
-var listFields = []string{"matches", "counts", "paths", "entries", "lines", "rows", "links"}
+var listFields = []string{"matches", "counts", "paths", "entries", "lines", "rows", "links", "files"}
 
 // trailer ends a list: in NDJSON exactly one last line
 // {"summary":{...}}, the result without its items (count, truncated,
