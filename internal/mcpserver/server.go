@@ -126,6 +126,11 @@ func (srv *Server) addNativeTools() {
 	}
 }
 
+// queued, set by tests only, runs as a call is about to wait for a
+// worker: the seam that cancels a call while it waits, without a timed
+// race.
+var queued func()
+
 // call runs one tool call: it waits for a worker, makes the call's view of
 // the sandbox (its own audit trail; the client's roots, if any, narrow
 // it), runs fn, writes the audit record and shapes the result: the JSON
@@ -133,6 +138,9 @@ func (srv *Server) addNativeTools() {
 func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.Op, fn func(*sandbox.Sandbox) (any, error)) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	sb := srv.roots.view(req.Session)
+	if queued != nil {
+		queued()
+	}
 	select {
 	case srv.work <- struct{}{}:
 		defer func() { <-srv.work }()

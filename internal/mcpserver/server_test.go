@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -753,5 +754,50 @@ func TestProgress(t *testing.T) {
 	defer mu.Unlock()
 	if len(got) != n {
 		t.Errorf("a call without a progress token got %d notifications", len(got)-n)
+	}
+}
+
+// TestCancelledWhileQueued: a call cancelled while it waits for a worker
+// is audited, once, as an io error, and takes no worker. The seam holds
+// the call at the queue (every worker busy) until the client cancels, the
+// interleaving under which TestCancelGrep waited its full 20 s for an
+// audit record in 2 of 19 race runs: before ed44ce5 such a call returned
+// without one.
+func TestCancelledWhileQueued(t *testing.T) {
+	h := newHarness(t, setup{files: map[string]string{"a.txt": "x\n"}})
+	for range cap(h.srv.work) {
+		h.srv.work <- struct{}{} // every worker busy
+	}
+	defer func() {
+		for range cap(h.srv.work) {
+			<-h.srv.work
+		}
+	}()
+	waiting := make(chan struct{})
+	queued = func() { close(waiting) }
+	defer func() { queued = nil }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: "fsbox_read", Arguments: map[string]any{"path": "a.txt"}})
+		errc <- err
+	}()
+	select {
+	case <-waiting:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call never reached the queue")
+	}
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("the cancelled call returned no error to its client")
+	}
+	eventually(t, "the queued call's audit record", func() bool { return len(h.auditRecords()) > 0 })
+	recs := h.auditRecords()
+	if len(recs) != 1 || recs[0].Command != "read" || recs[0].Verdict != "error" || recs[0].Error == nil || recs[0].Error.Code != "io" {
+		t.Errorf("audit of the queued call: %+v", recs)
+	}
+	if n := len(h.srv.work); n != cap(h.srv.work) {
+		t.Errorf("%d workers busy, want the %d the test holds", n, cap(h.srv.work))
 	}
 }
