@@ -146,11 +146,23 @@ func TestGrepStreamLongLine(t *testing.T) {
 		if len(ms) == 0 || ms[0].Line != 2 || !ms[0].TextTruncated || ms[0].TextBytes != len(line) || ms[0].Column != tc.col {
 			t.Errorf("%s: %+v", tc.pattern, ms)
 		}
-		if len(g.notes) != 1 || !strings.Contains(g.notes[0], "line 2") {
-			t.Errorf("%s: notes %q", tc.pattern, g.notes)
+		if len(g.notes) != 0 {
+			t.Errorf("%s: JSON says the cut itself, yet notes %q", tc.pattern, g.notes)
 		}
 	}
-	g, err := Grep(context.Background(), stdin(1<<20), GrepOptions{Pattern: "needle", Fixed: true, Count: true, Paths: []string{sandbox.StdinPath}})
+	// The text form prints the kept part whole and says so.
+	var raw int
+	o := GrepOptions{Pattern: "neeedle", Paths: []string{sandbox.StdinPath}, Exact: true, Sink: func(fr *FileResult) error {
+		for _, m := range fr.Matches {
+			raw = len(m.Raw)
+		}
+		return nil
+	}}
+	g, err := Grep(context.Background(), stdin(1<<20), o)
+	if err != nil || len(g.notes) != 1 || !strings.Contains(g.notes[0], "line 2") || raw < textio.MaxLine-3 || raw > textio.MaxLine {
+		t.Errorf("text form: %d bytes kept, notes %q, %v", raw, g.notes, err)
+	}
+	g, err = Grep(context.Background(), stdin(1<<20), GrepOptions{Pattern: "needle", Fixed: true, Count: true, Paths: []string{sandbox.StdinPath}})
 	if err != nil || g.Count != 1 {
 		t.Errorf("-c: %d %v", g.Count, err)
 	}

@@ -411,9 +411,11 @@ func (s *searcher) streamLine(st *lineStream, head []byte, lineNo int64, fr *Fil
 				}
 			}
 		}
-		fr.cutLines++
-		if fr.firstCut == 0 {
-			fr.firstCut = lineNo
+		if s.rawOnly { // the text form prints head: it says so
+			fr.cutLines++
+			if fr.firstCut == 0 {
+				fr.firstCut = lineNo
+			}
 		}
 	}
 	return done
