@@ -144,8 +144,9 @@ A call whose stdout or stderr pipe closes early is recorded too (a closed stdout
 code io, exit 141).
 .SH HOSTILE SIZES
 Every limit accepts 1 to 2^63-1 and works there. max_line_bytes (default 65536) cuts a line's JSON
-and NDJSON text at a UTF-8 boundary: grep marks the match text_truncated with text_bytes (or
-context_truncated); slice, sort and cut report text_truncated and cut_lines. The text form prints
+and NDJSON text at a UTF-8 boundary: grep marks the match text_truncated with text_bytes, its
+text being the window around the first match (text_offset: where it starts in the line); context
+lines are cut from their start (context_truncated); slice, sort and cut report text_truncated and cut_lines. The text form prints
 lines whole. No command holds more than 16 MiB of one line in memory: grep searches a longer line
 of a file through a mapping and prints it whole, and one on a stream as it passes, giving its first
 16 MiB with a note; the text form of slice, and cut, are too_large. No command holds more than 4 GiB of one file (read unpaged, edit, sort,

@@ -173,18 +173,21 @@ type GrepOptions struct {
 
 // Match is one matching line (or, with -v, one non-matching line).
 type Match struct {
-	Path   string `json:"path"`
-	Line   int64  `json:"line"`
+	Path string `json:"path"`
+	Line int64  `json:"line"`
 	// Column is the 1-based byte column of the first match; 0 with -v.
 	// Column and Text are left out for a binary file's match (Binary).
 	Column int    `json:"column" schema:"optional"`
 	Text   string `json:"text" schema:"optional"`
-	// TextTruncated: Text is the first max_line_bytes of a longer line,
-	// TextBytes long (the text form prints the line whole).
-	TextTruncated bool     `json:"text_truncated,omitempty"`
-	TextBytes     int      `json:"text_bytes,omitempty"`
-	Before        []string `json:"before,omitempty"`
-	After         []string `json:"after,omitempty"`
+	// TextTruncated: Text is max_line_bytes of a longer line, TextBytes
+	// long (the text form prints the line whole).
+	TextTruncated bool `json:"text_truncated,omitempty"`
+	TextBytes     int  `json:"text_bytes,omitempty"`
+	// TextOffset is where in the line Text starts: a cut line's text is
+	// the window around its first match (SPEC §4, max_line_bytes).
+	TextOffset int      `json:"text_offset,omitempty"`
+	Before     []string `json:"before,omitempty"`
+	After      []string `json:"after,omitempty"`
 	// ContextTruncated: a line of Before or After was cut likewise.
 	ContextTruncated bool `json:"context_truncated,omitempty"`
 	// Binary: the line is in a binary file (a NUL byte) named explicitly
@@ -218,18 +221,18 @@ type FileResult struct {
 	Count   int64
 	Binary  bool
 
-	named    bool               // named on the command line: searched even if binary
-	part     bool               // some of a named file's matches; more follow
-	prior    int64              // matching lines of the file sent in parts before these
+	named    bool                   // named on the command line: searched even if binary
+	part     bool                   // some of a named file's matches; more follow
+	prior    int64                  // matching lines of the file sent in parts before these
 	flush    func(*FileResult) bool // sends a part (named files, streaming output)
-	held     []*sandbox.Mapping // mappings the matches' Raw lie in, until printed
-	cutLines int64              // lines of a stream over textio.MaxLine, kept cut
-	firstCut int64              // the first of them
-	skipped  bool   // a walked file that could not be opened (raced away, denied)
-	skipErr error  // why, for skipped.denied or skipped.errors
-	err     error  // a named path that could not be opened, walked or read
-	given   string // the named path, as given, for err
-	walked  bool   // err is a walked file's (it changed while read)
+	held     []*sandbox.Mapping     // mappings the matches' Raw lie in, until printed
+	cutLines int64                  // lines of a stream over textio.MaxLine, kept cut
+	firstCut int64                  // the first of them
+	skipped  bool                   // a walked file that could not be opened (raced away, denied)
+	skipErr  error                  // why, for skipped.denied or skipped.errors
+	err      error                  // a named path that could not be opened, walked or read
+	given    string                 // the named path, as given, for err
+	walked   bool                   // err is a walked file's (it changed while read)
 }
 
 // GrepSkipped counts what grep passed over.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -256,5 +257,70 @@ func TestGrepStreamsNamedFile(t *testing.T) {
 		if lines[i] <= lines[i-1] {
 			t.Fatalf("line %d after %d", lines[i], lines[i-1])
 		}
+	}
+}
+
+// TestGrepMatchWindow: a matched line cut for JSON keeps the window around
+// its first match (text_offset says where it starts), on a UTF-8
+// boundary, half the room before the match; a match longer than the cut
+// starts the window. It holds in every way a line is read: a short file,
+// a long line passed as a stream (the window read back from the file), a
+// huge one, mapped chunks, and standard input. Before, the text was the
+// line's first max_line_bytes, without the match.
+func TestGrepMatchWindow(t *testing.T) {
+	const cut = 1000
+	x := func(n int) string { return strings.Repeat("x", n) }
+	e := func(n int) string { return strings.Repeat("é", n) }
+	lines := map[string]string{
+		"far.txt":    x(200_001) + "MATCH" + x(5000) + "\n",
+		"utf8.txt":   e(100_000) + "MATCH" + e(3000) + "\n",
+		"long.txt":   x(50) + "MATCH" + x(3000) + "MATCH\n",
+		"stream.txt": x(3<<20) + "MATCH" + x(100) + "\n",
+		"huge.txt":   e(20<<20) + "MATCH" + x(100) + "\n",
+		"near.txt":   x(10) + "MATCH" + x(5000) + "\n",
+	}
+	dir := t.TempDir()
+	for n, d := range lines {
+		must(t, os.WriteFile(filepath.Join(dir, n), []byte(d), 0o644))
+	}
+	p := sandbox.DefaultPolicy(dir)
+	p.Limits.MaxLineBytes = cut
+	sb, err := sandbox.New(p, "")
+	must(t, err)
+	defer sb.Close()
+	small := mapGeometry{min: 1 << 20, chunk: 1 << 20, reach: 64 << 10, piece: 256 << 10, huge: 2 << 20}
+	for name, data := range lines {
+		body := strings.TrimSuffix(data, "\n")
+		for _, tc := range []struct {
+			pattern string
+			fixed   bool
+			geom    *mapGeometry
+		}{{"MATCH", true, nil}, {"MA[T]CH", false, nil}, {"MATCH", true, &small}, {"M.TCH", false, &small}} {
+			g, err := Grep(context.Background(), sb, GrepOptions{Pattern: tc.pattern, Fixed: tc.fixed, Paths: []string{name}, geom: tc.geom})
+			if err != nil || len(*g.Matches) != 1 {
+				t.Fatalf("%s %s: %v %v", name, tc.pattern, g.Matches, err)
+			}
+			m := (*g.Matches)[0]
+			first := strings.Index(body, "MATCH")
+			switch {
+			case !m.TextTruncated || m.TextBytes != len(body) || len(m.Text) > cut:
+				t.Errorf("%s %s: truncated %v, %d of %d bytes", name, tc.pattern, m.TextTruncated, len(m.Text), m.TextBytes)
+			case m.Column != first+1:
+				t.Errorf("%s %s: column %d, want %d", name, tc.pattern, m.Column, first+1)
+			case body[m.TextOffset:m.TextOffset+len(m.Text)] != m.Text || !utf8.ValidString(m.Text):
+				t.Errorf("%s %s: the text is not the line's bytes at %d", name, tc.pattern, m.TextOffset)
+			case !strings.Contains(m.Text, "MATCH"):
+				t.Errorf("%s %s: the window at %d misses the match at %d", name, tc.pattern, m.TextOffset, first)
+			case m.TextOffset > max(0, first-(cut-5)/2) || m.TextOffset < first-(cut-5)/2-3:
+				t.Errorf("%s %s: window at %d, want about %d", name, tc.pattern, m.TextOffset, first-(cut-5)/2)
+			}
+		}
+	}
+	// Standard input: the window comes from the part kept.
+	sb2, _ := testSandbox(t)
+	sb2.SetStdin(strings.NewReader(lines["far.txt"]))
+	g, err := Grep(context.Background(), sb2, GrepOptions{Pattern: "MATCH", Paths: []string{sandbox.StdinPath}})
+	if err != nil || (*g.Matches)[0].TextOffset == 0 {
+		t.Errorf("stdin: %+v %v", g.Matches, err)
 	}
 }

@@ -77,7 +77,11 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 				// literal sought in a long line of a file that is not
 				// wanted whole: searched as it streams past, in one pass.
 				st := lineStream{r: r, buf: make([]byte, streamPiece), text: o.Text}
-				done := s.streamLine(&st, st.holdTail(data), lineNo, fr, &lc, keep, nil)
+				var src io.ReaderAt
+				if mappable {
+					src = f
+				}
+				done := s.streamLine(&st, st.holdTail(data), lineNo, fr, &lc, keep, nil, src, off)
 				total += st.read
 				if st.err != nil || done || st.eof {
 					s.contextText(fr, keep && !simple)
@@ -105,7 +109,7 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 						at := off + int64(len(head))
 						return &lineStream{r: io.NewSectionReader(f, at, size-at), buf: make([]byte, streamPiece), text: o.Text}
 					}
-					done = s.streamLine(&st, head, lineNo, fr, &lc, keep, again)
+					done = s.streamLine(&st, head, lineNo, fr, &lc, keep, again, f, off)
 					next, err = from+st.read-int64(len(st.rest)), st.err
 					if err == nil && !done && !st.eof {
 						lineNo++
@@ -366,7 +370,10 @@ const streamPiece = 1 << 20
 // of the line is head, cut: the JSON text says text_truncated with the
 // whole length, and the text form prints head and notes it (fr.cutLines).
 // It reports whether the file's search is over.
-func (s *searcher) streamLine(st *lineStream, head []byte, lineNo int64, fr *FileResult, lc *lineCtx, keep bool, again func() *lineStream) (done bool) {
+//
+// src, when the line is a file's (at lineStart in it), is where the
+// window around a match past head is read from.
+func (s *searcher) streamLine(st *lineStream, head []byte, lineNo int64, fr *FileResult, lc *lineCtx, keep bool, again func() *lineStream, src io.ReaderAt, lineStart int64) (done bool) {
 	m := s.m
 	start, mlen := -1, 0 // where the first match is, in the line
 	switch {
@@ -408,6 +415,9 @@ func (s *searcher) streamLine(st *lineStream, head []byte, lineNo int64, fr *Fil
 				mt.TextTruncated, mt.TextBytes = true, int(length)
 				if start >= 0 && !s.o.Invert {
 					mt.Column, mt.MatchLen = start+1, mlen
+					if !s.rawOnly {
+						s.streamWindow(mt, head, src, lineStart, length)
+					}
 				}
 			}
 		}
@@ -419,6 +429,32 @@ func (s *searcher) streamLine(st *lineStream, head []byte, lineNo int64, fr *Fil
 		}
 	}
 	return done
+}
+
+// streamWindow gives a long line's match the window around it as its
+// text: from head, or read from the file; on a stream, a match past head
+// keeps head's start (the bytes around it are gone).
+func (s *searcher) streamWindow(mt *Match, head []byte, src io.ReaderAt, lineStart, length int64) {
+	from := int64(s.window(int(min(length, math.MaxInt)), mt.Column-1, mt.MatchLen))
+	if from == 0 {
+		return
+	}
+	lo, end := max(0, from-utf8.UTFMax+1), min(length, from+int64(s.cut))
+	var b []byte
+	switch {
+	case end <= int64(len(head)):
+		b = head[lo:end]
+	case src != nil:
+		b = make([]byte, end-lo)
+		if _, err := src.ReadAt(b, lineStart+lo); err != nil {
+			return
+		}
+	default:
+		return
+	}
+	i := windowStart(b, int(from-lo))
+	var cut bool
+	mt.Text, mt.TextOffset = s.text(b[i:], &cut), int(lo)+i
 }
 
 // scanLit finds m's literal in a line, head then the stream's pieces
@@ -473,7 +509,7 @@ func (s *searcher) findRunes(rr *lineRunes) (int, int) {
 type lineStream struct {
 	r       io.Reader
 	buf     []byte
-	text    bool   // -a: NUL bytes are text
+	text    bool // -a: NUL bytes are text
 	hold    [utf8.UTFMax]byte
 	held    int
 	rest    []byte // read past the line's "\n"
@@ -672,12 +708,41 @@ func (s *searcher) match(fr *FileResult, lineNo int64, line []byte, win *sandbox
 	}
 	m := Match{Path: fr.Path, Line: lineNo, Column: col, Raw: s.raw(line, fr, win), MatchLen: n}
 	if !s.rawOnly {
-		m.Text = s.text(body, &m.TextTruncated)
-		if m.TextTruncated {
-			m.TextBytes = len(body)
+		from := 0
+		if col > 0 {
+			from = windowStart(body, s.window(len(body), col-1, n))
+		}
+		m.Text = s.text(body[from:], &m.TextTruncated)
+		if m.TextTruncated || from > 0 {
+			m.TextTruncated, m.TextBytes, m.TextOffset = true, len(body), from
 		}
 	}
 	return m
+}
+
+// window is where a matched line's JSON text starts when the line is cut
+// at s.cut (SPEC §4, max_line_bytes): around the match at start, n bytes
+// long (half the room left before it), a match longer than the cut
+// starting it, moved back to a UTF-8 boundary by the caller (windowStart).
+func (s *searcher) window(length, start, n int) int {
+	if s.cut == 0 || length <= s.cut {
+		return 0
+	}
+	if n >= s.cut {
+		return start
+	}
+	return max(0, start-(s.cut-n)/2)
+}
+
+// windowStart moves from back to the start of the UTF-8 sequence b[from]
+// belongs to (at most 3 bytes back).
+func windowStart(b []byte, from int) int {
+	for i := from; i > 0 && i > from-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			return i
+		}
+	}
+	return from
 }
 
 // text is a line's JSON text: cut at s.cut, which sets *cut.
