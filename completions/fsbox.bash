@@ -4,10 +4,11 @@ _fsbox_valued() {
   case "$1 $2" in
     "cut --fields"|"cut -f"|"cut --delimiter"|"cut -d"|"cut --output-delimiter") return 0 ;;
     "edit --old"|"edit --new"|"edit --old-file"|"edit --new-file"|"edit --edits-json"|"edit --expect-sha256") return 0 ;;
-    "find --max-depth"|"find --type"|"find -t"|"find --exclude"|"find -E"|"find --size"|"find -S"|"find --changed-within"|"find --changed-before") return 0 ;;
+    "find --max-depth"|"find --type"|"find -t"|"find --exclude"|"find -E"|"find --size"|"find -S"|"find --changed-within"|"find --changed-before"|"find --limit") return 0 ;;
     "grep --regexp"|"grep -e"|"grep --file"|"grep -f"|"grep --max-columns"|"grep --after-context"|"grep -A"|"grep --before-context"|"grep -B"|"grep --context"|"grep -C"|"grep --max-count"|"grep -m"|"grep --limit"|"grep --glob"|"grep -g") return 0 ;;
     "history --limit"|"history -n") return 0 ;;
     "links --prefix") return 0 ;;
+    "ls --limit") return 0 ;;
     "mcp --profile"|"mcp --http") return 0 ;;
     "patch --patch"|"patch --patch-file"|"patch --strip"|"patch -p"|"patch --expect-sha256") return 0 ;;
     "read --offset"|"read --limit"|"read --max-bytes"|"read --encoding") return 0 ;;
@@ -57,6 +58,7 @@ _fsbox() {
       "find --size"|"find -S") COMPREPLY=(); return ;;
       "find --changed-within") COMPREPLY=(); return ;;
       "find --changed-before") COMPREPLY=(); return ;;
+      "find --limit") COMPREPLY=(); return ;;
       "grep --regexp"|"grep -e") COMPREPLY=(); return ;;
       "grep --file"|"grep -f") COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
       "grep --max-columns") COMPREPLY=(); return ;;
@@ -68,6 +70,7 @@ _fsbox() {
       "grep --glob"|"grep -g") COMPREPLY=(); return ;;
       "history --limit"|"history -n") COMPREPLY=(); return ;;
       "links --prefix") COMPREPLY=(); return ;;
+      "ls --limit") COMPREPLY=(); return ;;
       "mcp --profile") COMPREPLY=( $(compgen -W "native reference" -- "$cur") ); return ;;
       "mcp --http") COMPREPLY=(); return ;;
       "patch --patch") COMPREPLY=(); return ;;
@@ -124,7 +127,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     find)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--changed-before --changed-within --exclude --follow --hidden --long --max-depth --no-ignore --size --type -E -L -S -l -t --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--changed-before --changed-within --exclude --follow --hidden --limit --long --max-depth --no-ignore --size --type -E -L -S -l -t --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         1) COMPREPLY=() ;;
@@ -150,7 +153,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     ls)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--all -a --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--all --limit -a --help --config --format --pretty --fields --jq --color --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         *) COMPREPLY=() ;;

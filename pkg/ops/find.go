@@ -36,6 +36,7 @@ var findOp = &spec.Op{
 		{Name: "changed-within", Type: spec.String, Meta: "DUR", Help: "only paths modified within DUR (a Go duration, d and w allowed: 2d, 1w3d, 90m) or since a time (RFC 3339), as fd --changed-within"},
 		{Name: "changed-before", Type: spec.String, Meta: "DUR", Help: "only paths modified more than DUR ago, or before a time (RFC 3339), as fd --changed-before"},
 		{Name: "long", Short: "l", Type: spec.Bool, Help: "describe each path: entries[{path, type, size, mtime}] in place of paths[] (a symlink as itself unless -L follows it; text: size mtime path a line)"},
+		{Name: "limit", Type: spec.Int, Meta: "N", Unit: "paths", Min: min1, Narrows: "max_results", Help: "stop after N paths"},
 	},
 	Examples: []spec.Example{
 		{Cmd: "find . '*.go' --format text", Says: "every Go file under the workdir, as fd -g '*.go'"},
@@ -60,7 +61,7 @@ var findOp = &spec.Op{
 // FindInput turns a find input into options.
 func FindInput(in *spec.Input) (FindOptions, error) {
 	o := FindOptions{MaxDepth: -1, Type: in.String("type"), Exclude: in.Strings("exclude"),
-		Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), Follow: in.Bool("follow"), Long: in.Bool("long"), Dir: ".", Glob: in.String("glob")}
+		Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), Follow: in.Bool("follow"), Long: in.Bool("long"), Dir: ".", Glob: in.String("glob"), Limit: in.Int("limit")}
 	if in.IsSet("max-depth") {
 		o.MaxDepth = int(in.Int("max-depth"))
 	}
@@ -216,6 +217,9 @@ type FindOptions struct {
 	// at or after, or before, that time.
 	Sizes                       []SizeFilter
 	ChangedAfter, ChangedBefore time.Time
+	// Limit, when above 0 and below max_results, is where the list stops
+	// (--limit: the caller's own cut, limit "limit").
+	Limit int64
 	// Long describes each path (Entries in place of Paths): its type,
 	// size and mtime, read by Entry.Stat as the size filters read them.
 	Long bool
@@ -364,7 +368,7 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 			return nil
 		}
 	}
-	max := sb.Limits().Items()
+	max, limitName := itemCap(sb, o.Limit)
 	var sinkErr error
 	var vanished int64 // entries -l could not describe
 	skipped, err := sb.Walk(ctx, o.Dir, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: o.MaxDepth},
@@ -387,7 +391,7 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 				return nil // one that raced away is no match
 			}
 			if res.Count >= max {
-				res.Truncated, res.Limit = true, "max_results"
+				res.Truncated, res.Limit = true, limitName
 				return errStop
 			}
 			res.Count++

@@ -415,10 +415,7 @@ func (g *grepRun) compile() error {
 	if g.excl, err = newGlobs(excl); err != nil {
 		return err
 	}
-	g.max, g.limitName = g.sb.Limits().Items(), "max_results"
-	if o.Limit > 0 && o.Limit < g.max {
-		g.max, g.limitName = o.Limit, "limit"
-	}
+	g.max, g.limitName = itemCap(g.sb, o.Limit)
 	s := &searcher{ctx: g.ctx, m: m, o: o, cut: lineCut(g.sb, o.Exact), rawOnly: o.Exact && o.Sink != nil,
 		before: int(min(int64(o.Before), g.max)), after: int(min(int64(o.After), g.max))}
 	if o.MaxCount != nil {

@@ -10,10 +10,13 @@ import (
 
 var lsOp = &spec.Op{
 	Name: "ls", Class: spec.Read, Result: LsResult{},
-	Summary:  "list a directory, sorted by name",
-	Help:     "Lists DIR (the workdir when left out) sorted by name, with each entry's type, size, mode and mtime; a symlink is listed as itself.",
-	Args:     []spec.Arg{{Name: "path", Meta: "DIR", Help: "the directory to list", Use: spec.ReadDir, Optional: true, Complete: spec.CompleteDirs}},
-	Options:  []spec.Option{{Name: "all", Short: "a", Type: spec.Bool, Help: "include names starting with a dot"}},
+	Summary: "list a directory, sorted by name",
+	Help:    "Lists DIR (the workdir when left out) sorted by name, with each entry's type, size, mode and mtime; a symlink is listed as itself.",
+	Args:    []spec.Arg{{Name: "path", Meta: "DIR", Help: "the directory to list", Use: spec.ReadDir, Optional: true, Complete: spec.CompleteDirs}},
+	Options: []spec.Option{
+		{Name: "all", Short: "a", Type: spec.Bool, Help: "include names starting with a dot"},
+		{Name: "limit", Type: spec.Int, Meta: "N", Unit: "entries", Min: min1, Narrows: "max_results", Help: "stop after N entries (in name order)"},
+	},
 	Examples: []spec.Example{{Cmd: "ls src --format text", Says: "one name a line, as ls -1"}},
 	Text:     "one name a line, as ls -1",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
@@ -21,7 +24,7 @@ var lsOp = &spec.Op{
 		if in.IsSet("path") {
 			dir = in.String("path")
 		}
-		return Ls(ctx, sb, LsOptions{Path: dir, All: in.Bool("all")})
+		return Ls(ctx, sb, LsOptions{Path: dir, All: in.Bool("all"), Limit: in.Int("limit")})
 	},
 }
 
@@ -29,6 +32,9 @@ var lsOp = &spec.Op{
 type LsOptions struct {
 	Path string // the directory, "." for the workdir; "" is usage (an empty path is never a path)
 	All  bool   // show dotfiles
+	// Limit, when above 0 and below max_results, is where the list stops
+	// (--limit: the caller's own cut, limit "limit").
+	Limit int64
 }
 
 // LsEntry is one directory entry; a symlink is shown as itself.
@@ -72,14 +78,14 @@ func Ls(ctx context.Context, sb *sandbox.Sandbox, o LsOptions) (LsResult, error)
 		return LsResult{}, err
 	}
 	res := LsResult{Path: d.Info.Path, Entries: []LsEntry{}, Skipped: LsSkipped{Denied: list.Denied}}
-	max := sb.Limits().Items()
+	max, limitName := itemCap(sb, o.Limit)
 	for _, e := range list.Entries {
 		if !o.All && strings.HasPrefix(e.Name, ".") {
 			res.Skipped.Hidden++
 			continue
 		}
 		if int64(len(res.Entries)) >= max {
-			res.Truncated, res.Limit = true, "max_results"
+			res.Truncated, res.Limit = true, limitName
 			break
 		}
 		ent := LsEntry{Name: e.Name, Type: e.Type, Size: e.Size, Mtime: rfc3339(e.ModTime), Mode: modeString(e.Mode)}

@@ -159,6 +159,17 @@ func cutText(b []byte, max int) []byte {
 	return b[:max]
 }
 
+// itemCap is how many items a list may hold, and the name of the limit
+// that says so: the caller's --limit when it is lower than the policy's
+// max_results (which it can only narrow).
+func itemCap(sb *sandbox.Sandbox, limit int64) (int64, string) {
+	max := sb.Limits().Items()
+	if limit > 0 && limit < max {
+		return limit, "limit"
+	}
+	return max, "max_results"
+}
+
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func usagef(path, format string, args ...any) error {
