@@ -315,15 +315,29 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 // runOp runs an operation through its descriptor, the one path every
 // face takes, and prints its result in the format chosen once before the
 // call: a streaming operation (Op.Streams) gets a sink in that format (an
-// item a line in ndjson, the text form as items come) and its summary
-// follows the items; any other result is printed whole, as its text form
-// (spec.Texter, written next to the result's type) with --format text,
-// else as JSON.
+// item a line in ndjson, the text form as items come, in json each item
+// into the object's list, its other fields after it; with --jq the
+// result is collected) and its summary follows the items; any other
+// result is printed whole, as its text form (spec.Texter, written next
+// to the result's type) with --format text, else as JSON. A call that
+// fails after items were sent leaves stdout with what the 64 KiB buffer
+// had passed on by then (nothing, for a short list), in every format.
 func runOp(x *call) error {
 	p := x.out
 	x.in.Exact = p.exact()
 	var bw *bufio.Writer
+	var list *jsonList
 	done := func() error { return nil }
+	if x.op.Streams && p.format == formatJSON && (p.shape == nil || p.shape.jq == nil) {
+		// The items go into the object as they come (jsonList); --jq
+		// needs the whole document, so it collects.
+		out, flush := p.jsonOut()
+		w := bufio.NewWriterSize(out, 64<<10)
+		if list = newJSONList(p, w, x.op.Result); list != nil {
+			bw, done = w, flush
+			x.in.Sink = spec.ItemSink(list.add)
+		}
+	}
 	if x.op.Streams && (p.format == formatNDJSON || p.format == formatText) {
 		var out io.Writer
 		switch {
@@ -366,7 +380,14 @@ func runOp(x *call) error {
 		tr = t.Trunc()
 	}
 	if bw != nil {
-		p.trailer(bw, r, tr)
+		if list != nil {
+			err = list.finish(r) // the list's end and the other fields
+		} else {
+			p.trailer(bw, r, tr)
+		}
+		if err != nil {
+			return err
+		}
 		if err := bw.Flush(); err != nil {
 			return err
 		}

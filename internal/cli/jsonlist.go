@@ -1,0 +1,273 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// jsonList writes a streaming operation's (Op.Streams) result as the one
+// JSON object of --format json while its items come, so memory does not
+// grow with their number: the list member is opened at the first item
+// and each item is written into it as it is sent (through a 64 KiB
+// buffer); once Run returns, the list is closed and the result's other
+// members follow in the result's field order. The list therefore comes
+// first; the object says the same as the collected one, key for key.
+//
+// Which member is the list is learnt, not listed per operation: it is
+// the result type's field named in listFields (the NDJSON summary's
+// knowledge) whose element type is the item's (grep's matches, counts or
+// paths by mode; find's paths). When no item came, nothing is written
+// until Run returns, and the whole object goes out in field order with
+// the list as [] where the streamed result left it null.
+type jsonList struct {
+	p      *printer
+	bw     *bufio.Writer
+	lists  []listField // the result type's list fields, in field order
+	key    string      // the list being written: "" until the first item
+	valid  bool        // the list's strings are made valid UTF-8, as its collected form is
+	n      int64
+	item   bytes.Buffer
+	indent bytes.Buffer
+	enc    *json.Encoder // into item, as newEncoder writes
+}
+
+// listField is one of a result type's list members: its JSON key and the
+// type of its elements.
+type listField struct {
+	key  string
+	elem reflect.Type
+}
+
+// validLists are the lists whose collected form holds each invalid UTF-8
+// run as one U+FFFD (ops.collectLines, cut's rows), where an ItemSink
+// gets the bytes as they are (encoding/json would write one \ufffd a
+// byte): the streamed items are made valid the same way.
+var validLists = []string{"lines", "rows"}
+
+// resultLists returns the list fields (listFields) of a result type.
+func resultLists(result any) []listField {
+	t := reflect.TypeOf(result)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []listField
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || f.Anonymous {
+			continue
+		}
+		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if key == "" {
+			key = f.Name
+		}
+		if key == "-" || !slices.Contains(listFields, key) {
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Slice {
+			out = append(out, listField{key: key, elem: ft.Elem()})
+		}
+	}
+	return out
+}
+
+// newJSONList returns the writer of a result of result's type into bw,
+// or nil when the type has no list member (the result is then collected).
+func newJSONList(p *printer, bw *bufio.Writer, result any) *jsonList {
+	lists := resultLists(result)
+	if len(lists) == 0 {
+		return nil
+	}
+	l := &jsonList{p: p, bw: bw, lists: lists}
+	l.enc = newEncoder(&l.item, false)
+	if p.pretty && (p.shape == nil || p.shape.fields == nil) {
+		l.enc.SetIndent("    ", "  ") // an item of the list, two levels in
+	}
+	return l
+}
+
+// keyFor is the list an item belongs to: the list field whose elements
+// are of the item's type (or the item points to one), else one whose
+// elements it converts to (grep's binaryMatch is a Match marshalled
+// another way), else the first.
+func (l *jsonList) keyFor(v any) string {
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return l.lists[0].key
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	for _, f := range l.lists {
+		if t == f.elem {
+			return f.key
+		}
+	}
+	for _, f := range l.lists {
+		if t.ConvertibleTo(f.elem) {
+			return f.key
+		}
+	}
+	return l.lists[0].key
+}
+
+// add writes one item (the spec.ItemSink).
+func (l *jsonList) add(v any) error {
+	if l.key == "" {
+		l.key = l.keyFor(v)
+		l.valid = slices.Contains(validLists, l.key)
+		l.bw.WriteByte('{')
+		l.memberKey(l.key)
+		l.bw.WriteByte('[')
+	} else {
+		l.bw.WriteByte(',')
+	}
+	if l.p.pretty {
+		l.bw.WriteString("\n    ")
+	}
+	if row, ok := v.([]string); ok && row == nil {
+		v = []string{} // an empty row: [] as collected, not null
+	}
+	if l.valid {
+		v = validUTF8(v)
+	}
+	l.item.Reset()
+	if err := l.enc.Encode(v); err != nil {
+		return err
+	}
+	raw := bytes.TrimSuffix(l.item.Bytes(), []byte("\n"))
+	if l.p.shape != nil && l.p.shape.fields != nil {
+		raw = l.p.shape.keepJSON(raw)
+		if l.p.pretty {
+			l.indent.Reset()
+			if err := json.Indent(&l.indent, raw, "    ", "  "); err != nil {
+				return err
+			}
+			raw = l.indent.Bytes()
+		}
+	}
+	l.n++
+	_, err := l.bw.Write(raw)
+	return err
+}
+
+// finish writes the rest of the object once Run has returned r: the
+// list's end and r's other members, or, when no item came, all of r
+// with its list as [].
+func (l *jsonList) finish(r any) error {
+	raw, err := marshal(r)
+	if err != nil {
+		return err
+	}
+	keys, vals, ok := objectOf(raw)
+	if !ok {
+		return errors.New("a streamed result is no JSON object")
+	}
+	first := true
+	switch list := l.emptyList(keys, vals); {
+	case l.key != "":
+		if l.p.pretty {
+			l.bw.WriteString("\n  ")
+		}
+		l.bw.WriteByte(']')
+		first = false
+	case list >= 0:
+		// No item came and nothing is written yet: the whole object, in
+		// field order, its list as [] where the stream left it null.
+		if string(vals[list]) == "null" {
+			vals[list] = json.RawMessage("[]")
+		}
+		l.bw.WriteByte('{')
+	default:
+		// No item came and r leaves every list out (omitempty, as the
+		// collected form would not): the first list field, first.
+		l.key = l.lists[0].key
+		l.bw.WriteByte('{')
+		l.memberKey(l.key)
+		l.bw.WriteString("[]")
+		first = false
+	}
+	for i, k := range keys {
+		if k == l.key {
+			continue
+		}
+		if !first {
+			l.bw.WriteByte(',')
+		}
+		first = false
+		l.memberKey(k)
+		v := []byte(vals[i])
+		if l.p.pretty {
+			l.indent.Reset()
+			if err := json.Indent(&l.indent, v, "  ", "  "); err != nil {
+				return err
+			}
+			v = l.indent.Bytes()
+		}
+		l.bw.Write(v)
+	}
+	if l.p.pretty && !first {
+		l.bw.WriteByte('\n')
+	}
+	_, err = l.bw.WriteString("}\n")
+	return err
+}
+
+// emptyList is the index in r's members (keys, vals) of the list an
+// empty result shows: the first list field r has that is not null, else
+// the first it has; -1 when r has none.
+func (l *jsonList) emptyList(keys []string, vals []json.RawMessage) int {
+	list := -1
+	for _, f := range l.lists {
+		i := slices.Index(keys, f.key)
+		if i >= 0 && (list < 0 || string(vals[list]) == "null" && string(vals[i]) != "null") {
+			list = i
+		}
+	}
+	return list
+}
+
+// memberKey writes a member's key and colon, on a line of its own in the
+// indented form.
+func (l *jsonList) memberKey(k string) {
+	if l.p.pretty {
+		l.bw.WriteString("\n  ")
+	}
+	l.bw.Write(appendKey(nil, k))
+	if l.p.pretty {
+		l.bw.WriteByte(' ')
+	}
+}
+
+// validUTF8 makes a line (a string) or a row (strings) valid UTF-8 as the
+// collected form does; it copies only when something is invalid.
+func validUTF8(v any) any {
+	switch x := v.(type) {
+	case string:
+		if !utf8.ValidString(x) {
+			return strings.ToValidUTF8(x, "\uFFFD")
+		}
+	case []string:
+		for i, s := range x {
+			if !utf8.ValidString(s) {
+				y := slices.Clone(x)
+				for j := i; j < len(y); j++ {
+					y[j] = strings.ToValidUTF8(y[j], "\uFFFD")
+				}
+				return y
+			}
+		}
+	}
+	return v
+}
