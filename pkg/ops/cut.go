@@ -236,7 +236,7 @@ func Cut(ctx context.Context, sb *sandbox.Sandbox, o CutOptions) (CutResult, err
 		sink = func(fields [][]byte, _ []byte) error {
 			row := make([]string, len(fields))
 			for i, fd := range fields {
-				row[i] = string(bytes.ToValidUTF8(fd, []byte("\uFFFD")))
+				row[i] = jsonText(fd)
 			}
 			res.Rows = append(res.Rows, row)
 			return nil
@@ -455,11 +455,11 @@ func rowSink(s any, in *spec.Input, o CutOptions) RowSink {
 	case RowSink:
 		return s
 	case spec.ItemSink:
-		var row []string
+		row := []string{} // an empty row is [], as collected
 		return func(fields [][]byte, _ []byte) error {
 			row = row[:0]
 			for _, f := range fields {
-				row = append(row, string(f))
+				row = append(row, jsonText(f))
 			}
 			return s(row)
 		}

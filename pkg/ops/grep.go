@@ -1057,7 +1057,7 @@ func (r GrepResult) Notes() []string { return r.notes }
 type binaryMatch Match
 
 func (m binaryMatch) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+	return marshalJSON(struct {
 		Path   string `json:"path"`
 		Line   int64  `json:"line"`
 		Binary bool   `json:"binary"`
@@ -1065,11 +1065,12 @@ func (m binaryMatch) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON gives a binary file's matches without column and text; a
-// result without any is marshalled as it is.
+// result without any is marshalled as it is. Neither escapes HTML, as
+// every fsbox JSON does not.
 func (r GrepResult) MarshalJSON() ([]byte, error) {
 	type plain GrepResult
 	if !r.binary || r.Matches == nil {
-		return json.Marshal(plain(r))
+		return marshalJSON(plain(r))
 	}
 	ms := make([]any, len(*r.Matches))
 	for i := range *r.Matches {
@@ -1078,10 +1079,23 @@ func (r GrepResult) MarshalJSON() ([]byte, error) {
 			ms[i] = binaryMatch((*r.Matches)[i])
 		}
 	}
-	return json.Marshal(struct {
+	// Pattern and matches first, as plain has them; the rest in order.
+	return marshalJSON(struct {
+		Pattern string `json:"pattern"`
+		Matches []any  `json:"matches"`
 		plain
-		Matches []any `json:"matches"`
-	}{plain(r), ms})
+	}{r.Pattern, ms, plain(r)})
+}
+
+// marshalJSON is json.Marshal without HTML escapes.
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Matched: grep exits 1 on the command line when nothing matched.

@@ -4,7 +4,6 @@
 package ops
 
 import (
-	"bytes"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -182,7 +181,7 @@ func usagef(path, format string, args ...any) error {
 func collectLines(dst *[]string) LineSink {
 	*dst = []string{}
 	return func(line []byte) error {
-		*dst = append(*dst, string(bytes.ToValidUTF8(textio.TrimEOL(line), []byte("\uFFFD"))))
+		*dst = append(*dst, jsonText(textio.TrimEOL(line)))
 		return nil
 	}
 }

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"bytes"
+
 	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
@@ -23,9 +25,14 @@ func lineSink(s any) LineSink {
 	case LineSink:
 		return s
 	case spec.ItemSink:
-		return func(line []byte) error { return s(string(textio.TrimEOL(line))) }
+		return func(line []byte) error { return s(jsonText(textio.TrimEOL(line))) }
 	case spec.TextWriter:
 		return func(line []byte) error { _, err := s.Write(s.Content(line)); return err }
 	}
 	return nil
 }
+
+// jsonText is a line or field as a JSON string holds it: a run of bytes
+// that are not UTF-8 becomes one U+FFFD, the same in every form (json's
+// collected lists, json's and ndjson's items).
+func jsonText(b []byte) string { return string(bytes.ToValidUTF8(b, []byte("\uFFFD"))) }
