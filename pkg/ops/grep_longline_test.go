@@ -3,6 +3,7 @@ package ops
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -322,5 +323,23 @@ func TestGrepMatchWindow(t *testing.T) {
 	g, err := Grep(context.Background(), sb2, GrepOptions{Pattern: "MATCH", Paths: []string{sandbox.StdinPath}})
 	if err != nil || (*g.Matches)[0].TextOffset == 0 {
 		t.Errorf("stdin: %+v %v", g.Matches, err)
+	}
+}
+
+// TestGrepJSONNoHTMLEscapes: grep's JSON (its own MarshalJSON, with or
+// without binary matches) writes <, > and & as they are, as every fsbox
+// JSON does; on 60ea58c the collected result gave \u003c.
+func TestGrepJSONNoHTMLEscapes(t *testing.T) {
+	sb, dir := testSandbox(t)
+	must(t, os.WriteFile(filepath.Join(dir, "t.txt"), []byte("a <b>&c\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "b.bin"), []byte("<b>\x00\n"), 0o644))
+	for _, paths := range [][]string{{"t.txt"}, {"t.txt", "b.bin"}} {
+		g, err := Grep(context.Background(), sb, GrepOptions{Pattern: "<b>", Paths: paths})
+		must(t, err)
+		b, err := json.Marshal(g)
+		must(t, err)
+		if !strings.Contains(string(b), `{"pattern":"<b>","matches":[{"path":"t.txt","line":1,"column":3,"text":"a <b>&c"}`) {
+			t.Errorf("%v: %s", paths, b)
+		}
 	}
 }
