@@ -548,11 +548,20 @@ var comparisons = []comparison{
 		maxSeconds: 1, maxRSSKiB: holdCap(4<<20 + 4<<20),
 	},
 	{
-		// Under the default policy, whose max_results cuts the output (the
-		// sorting is the same); the issue's target, 4× the input + 32 MiB.
+		// Under the built-in default policy, which since issue 28 prints
+		// all 16 Mi lines as JSON strings (about 2.7 s on a busy 2-core
+		// machine, the encoding most of it; it used to stop at 10,000).
+		// The issue's memory target, 4× the input + 32 MiB.
 		name: "hostile-sort-n-empty", needs: []string{fileEmpty},
 		fsbox:      []string{"sort", "-n", fileEmpty},
-		maxSeconds: 1, maxRSSKiB: holdCap(16 << 20),
+		maxSeconds: 4, maxRSSKiB: holdCap(16 << 20),
+	},
+	{
+		// The same sort in the text form, against GNU sort -n (which
+		// takes 7 s and 1 GiB here).
+		name: "sort-n-empty-text", needs: []string{fileEmpty},
+		fsbox: []string{"sort", "-n", fileEmpty, "--format", "text"}, rival: []string{"sort", "-n", fileEmpty}, env: []string{"LC_ALL=C"},
+		maxRatio: 1, maxRSSKiB: holdCap(16 << 20), same: true,
 	},
 	{
 		// A line too long to hold: read past in pieces, never held or
