@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -79,6 +81,7 @@ type state struct {
 	auditLog  *sandbox.AuditLog // the policy's [audit] log, opened before Landlock
 	sb        *sandbox.Sandbox  // the call's sandbox, for the audit record
 	shape     *shape            // --fields, --jq
+	timeout   time.Duration     // --timeout; 0: the policy's max_call_seconds
 	argv      []string          // normalised: "fsbox", global flags, command, its flags, "--", arguments
 }
 
@@ -91,11 +94,12 @@ func globalFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "fields", Usage: "keep only these keys, comma-separated: of each item for list commands (counts, truncated and the summary stay), of the result otherwise"},
 		&ucli.StringFlag{Name: "jq", Usage: "filter the JSON result with a jq program (gojq, in fsbox-full); strings print raw, as gh --jq"},
 		&ucli.StringFlag{Name: "color", Value: "auto", Usage: "color in the text form: auto (on a terminal, unless NO_COLOR is set), always or never", EnvVars: []string{"FSBOX_COLOR"}},
+		&ucli.StringFlag{Name: "timeout", Usage: "deadline of the call: a Go duration (1.5s, 2m) or a number of seconds; walks and searches print what they found by then (exit 9); can only lower the policy's max_call_seconds"},
 	}
 }
 
 // globalMeta are the metavariables of the global flags that take a value.
-var globalMeta = map[string]string{"config": "FILE", "format": "FORMAT", "color": "WHEN", "fields": "FIELDS", "jq": "EXPR"}
+var globalMeta = map[string]string{"config": "FILE", "format": "FORMAT", "color": "WHEN", "fields": "FIELDS", "jq": "EXPR", "timeout": "DUR"}
 
 // globalValues are what shells complete for the global flags' values.
 var globalValues = map[string][]string{"format": {"json", "ndjson", "text"}, "color": {"auto", "always", "never"}}
@@ -182,6 +186,11 @@ func (st *state) before(c *ucli.Context) (err error) {
 	default:
 		return usageErr("--color must be auto, always or never, got %q", c.String("color"))
 	}
+	if c.IsSet("timeout") {
+		if st.timeout, err = parseTimeout(c.String("timeout")); err != nil {
+			return err
+		}
+	}
 	// The policy comes before --jq: fsbox-full runs for it only from
 	// outside the policy's writable roots (needsFull).
 	st.policy, st.policyErr = st.loadPolicy(c.String("config"), c.IsSet("config"))
@@ -202,6 +211,49 @@ func (st *state) before(c *ucli.Context) (err error) {
 		st.auditLog, st.policyErr = sandbox.OpenAudit(st.policy)
 	}
 	return nil
+}
+
+// parseTimeout reads --timeout: a Go duration (1.5s, 2m, 1h30m) or a
+// plain number of seconds (1.5); above 0. A number of seconds past what a
+// Duration holds is the longest Duration (the policy's is then shorter).
+func parseTimeout(s string) (time.Duration, error) {
+	bad := func() (time.Duration, error) {
+		return 0, usageErr("--timeout must be a duration above 0 (a Go duration such as 1.5s or 2m, or a number of seconds), got %q", s)
+	}
+	if plainSeconds(s) {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f <= 0 {
+			return bad()
+		}
+		if f >= float64(math.MaxInt64)/float64(time.Second) {
+			return math.MaxInt64, nil
+		}
+		if d := time.Duration(f * float64(time.Second)); d > 0 {
+			return d, nil
+		}
+		return bad() // below a nanosecond
+	}
+	d, err := time.ParseDuration(s) // past ~292 years: an error too
+	if err != nil || d <= 0 {
+		return bad()
+	}
+	return d, nil
+}
+
+// plainSeconds: s is digits with at most one '.', and a digit.
+func plainSeconds(s string) bool {
+	digits, dots := 0, 0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r == '.':
+			dots++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && dots <= 1
 }
 
 // formatGiven reports whether the command line itself names a format
@@ -271,7 +323,15 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 				return err
 			}
 			in.Reg = st.reg
-			x := &call{cx: c.Context, op: op, in: in, stdin: st.c.Stdin, args: args, out: st.printer(c), reg: st.reg,
+			cx := c.Context
+			if !op.NoPolicy && op.Run != nil && st.policy != nil {
+				// The call's deadline (SPEC §5), from the call's start:
+				// walks and searches give their part by then.
+				var cancel context.CancelFunc
+				cx, cancel = context.WithDeadline(cx, st.start.Add(st.policy.Limits.CallTimeout(st.timeout)))
+				defer cancel()
+			}
+			x := &call{cx: cx, op: op, in: in, stdin: st.c.Stdin, args: args, out: st.printer(c), reg: st.reg,
 				policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Extras.Serve, execFull: st.c.ExecFull,
 				argv: st.argv, getenv: st.c.Getenv, stdout: st.stdout, stderr: st.c.Stderr}
 			if !op.NoPolicy {
@@ -441,7 +501,11 @@ func outcome(r any) error {
 	}
 	if t, ok := r.(interface{ Trunc() *ops.Truncation }); ok {
 		if tr := t.Trunc(); tr.Truncated && policyCut(tr.Limit) {
-			return &sandbox.Error{Code: sandbox.CodeTruncated, Msg: "the " + tr.Limit + " limit cut the output"}
+			what := "the " + tr.Limit + " limit"
+			if tr.Limit == "timeout" {
+				what = "the call's deadline"
+			}
+			return &sandbox.Error{Code: sandbox.CodeTruncated, Msg: what + " cut the output"}
 		}
 	}
 	return matched(r)
@@ -480,11 +544,12 @@ func (p *printer) sayNotes(notes []string) {
 	}
 }
 
-// policyCut: the limit that cut a list is the policy's (max_results), not
-// the caller's (--limit, -m); a read page at max_read_bytes is no cut of
-// a list.
+// policyCut: the limit that cut a list is the policy's (max_results) or
+// the call's deadline (timeout: max_call_seconds, or --timeout, which
+// only lowers it, so exits as the policy's would), not the caller's own
+// cut (--limit, -m); a read page at max_read_bytes is no cut of a list.
 func policyCut(limit string) bool {
-	return limit == "max_results"
+	return limit == "max_results" || limit == "timeout"
 }
 
 // matched: a result that finds things (grep) and found nothing exits 1.

@@ -24,7 +24,7 @@ var exitClasses = []struct {
 	{6, []sandbox.Code{sandbox.CodeTooLarge, sandbox.CodeBinary}, "over a limit, or binary"},
 	{7, []sandbox.Code{sandbox.CodeIO}, "an I/O error, or a cancelled call"},
 	{8, []sandbox.Code{sandbox.CodeConfig}, "a bad policy"},
-	{9, []sandbox.Code{sandbox.CodeTruncated}, "a policy limit cut a list result (the part before the cut is printed)"},
+	{9, []sandbox.Code{sandbox.CodeTruncated, sandbox.CodeTimeout}, "a policy limit or the deadline cut a list result (the part before the cut is printed); timeout: a command that cannot print a part ran out of time, stdout empty"},
 	{ExitClosedPipe, nil, "stdout's reader left early; nothing on stderr"},
 }
 

@@ -1,6 +1,13 @@
 package cli
 
-import "github.com/fsbox/fsbox/pkg/spec"
+import (
+	"encoding/json"
+	"math"
+	"time"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
+)
 
 // ToolsDoc is `fsbox tools`: every enabled command as a tool. Each entry
 // carries MCP's fields (name, description, inputSchema, outputSchema,
@@ -60,6 +67,7 @@ func ToolOf(op *spec.Op) Tool {
 	t := Tool{Name: "fsbox_" + op.Name, Command: op.Name, Description: desc,
 		InputSchema: spec.InputSchema(op), OutputSchema: spec.OutputSchema(op),
 		ReadOnly: op.ReadOnly(), Destructive: op.Class == spec.Destructive, Idempotent: op.ReadOnly() || op.Idempotent, Args: []string{}}
+	t.InputSchema.Properties[TimeoutProperty] = &spec.Schema{Type: "number", Description: "seconds the call may take (fractions allowed; above 0): a walk or search gives what it found by then (truncated, limit \"timeout\"), a command that cannot give a part fails with timeout; can only lower the policy's max_call_seconds (the command line's --timeout)"}
 	t.Annotations = ToolAnnotations{Title: "fsbox " + op.Name, ReadOnlyHint: t.ReadOnly, DestructiveHint: t.Destructive, IdempotentHint: t.Idempotent}
 	for _, a := range op.Args {
 		if !a.CLIOnly {
@@ -67,4 +75,42 @@ func ToolOf(op *spec.Op) Tool {
 		}
 	}
 	return t
+}
+
+// TimeoutProperty is the argument every tool takes besides its
+// operation's own: the call's deadline in seconds, as the command line's
+// global --timeout (so a host running a tool call as a command line
+// passes it as --timeout N, after the command like any property).
+const TimeoutProperty = "timeout"
+
+// SplitTimeout takes a tool call's timeout out of its arguments: the
+// arguments without it (for spec.FromJSON) and the duration (0 when not
+// given). Arguments that are no JSON object are passed on untouched, for
+// spec.FromJSON to refuse.
+func SplitTimeout(raw json.RawMessage) (json.RawMessage, time.Duration, error) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return raw, 0, nil
+	}
+	v, ok := m[TimeoutProperty]
+	if !ok {
+		return raw, 0, nil
+	}
+	delete(m, TimeoutProperty)
+	rest, err := json.Marshal(m)
+	if err != nil {
+		return raw, 0, err
+	}
+	var secs float64
+	if json.Unmarshal(v, &secs) != nil || !(secs > 0) {
+		return rest, 0, sandbox.Errorf(sandbox.CodeUsage, "", "timeout must be a number of seconds above 0, got %s", v)
+	}
+	if secs >= float64(math.MaxInt64)/float64(time.Second) {
+		return rest, math.MaxInt64, nil
+	}
+	d := time.Duration(secs * float64(time.Second))
+	if d <= 0 {
+		return rest, 0, sandbox.Errorf(sandbox.CodeUsage, "", "timeout must be a number of seconds above 0, got %s", v)
+	}
+	return rest, d, nil
 }

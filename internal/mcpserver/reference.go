@@ -156,7 +156,7 @@ func (srv *Server) refHandler(t refTool, op *spec.Op) mcp.ToolHandler {
 			raw = req.Params.Arguments
 		}
 		var out refOut
-		res, err := srv.call(ctx, req, op, func(sb *sandbox.Sandbox) (any, error) {
+		res, err := srv.call(ctx, req, op, 0, func(ctx context.Context, sb *sandbox.Sandbox) (any, error) {
 			a, err := parseRefArgs(raw)
 			if err != nil {
 				return nil, err

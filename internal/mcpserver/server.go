@@ -114,7 +114,11 @@ func (srv *Server) addNativeTools() {
 			if req.Params != nil {
 				raw = req.Params.Arguments
 			}
-			return srv.call(ctx, req, op, func(sb *sandbox.Sandbox) (any, error) {
+			raw, timeout, terr := cli.SplitTimeout(raw) // every tool's own deadline argument
+			return srv.call(ctx, req, op, timeout, func(ctx context.Context, sb *sandbox.Sandbox) (any, error) {
+				if terr != nil {
+					return nil, terr
+				}
 				in, err := spec.FromJSON(op, raw)
 				if err != nil {
 					return nil, err
@@ -135,18 +139,27 @@ var queued func()
 // the sandbox (its own audit trail; the client's roots, if any, narrow
 // it), runs fn, writes the audit record and shapes the result: the JSON
 // object as structuredContent and as one text block, or an isError result.
-func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.Op, fn func(*sandbox.Sandbox) (any, error)) (*mcp.CallToolResult, error) {
+// fn runs under the call's deadline, from the call's arrival: the policy's
+// max_call_seconds, lowered by timeout (the tool's argument) when it is
+// above 0. Past it a walk or search gives its part as a result; the
+// client's cancel is an error, as before.
+func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.Op, timeout time.Duration, fn func(context.Context, *sandbox.Sandbox) (any, error)) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	sb := srv.roots.view(req.Session)
+	dctx, cancel := context.WithDeadline(ctx, start.Add(sb.Limits().CallTimeout(timeout)))
+	defer cancel()
 	if queued != nil {
 		queued()
 	}
 	select {
 	case srv.work <- struct{}{}:
 		defer func() { <-srv.work }()
-	case <-ctx.Done():
+	case <-dctx.Done():
 		// Audited as any other call that failed.
 		err := sandbox.Errorf(sandbox.CodeIO, "", "cancelled before it started")
+		if ctx.Err() == nil {
+			err = sandbox.AsError(dctx.Err()) // the deadline passed in the queue: timeout
+		}
 		srv.audit(req, op.Name, sb, start, err)
 		return toolError(err, srv.spelling(op)), nil
 	}
@@ -159,7 +172,7 @@ func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.
 			})
 		}
 	}
-	v, err := srv.guard(ctx, op, sb, fn)
+	v, err := srv.guard(ctx, op, sb, func(sb *sandbox.Sandbox) (any, error) { return fn(dctx, sb) })
 	srv.audit(req, op.Name, sb, start, err)
 	if err != nil {
 		return toolError(err, srv.spelling(op)), nil
@@ -173,7 +186,9 @@ func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.
 
 // guard runs fn with the operation's switch checked (a disabled operation
 // is refused even if a client calls a name it was not offered), the
-// context's error for a cancelled call, and a panic turned into io.
+// context's error for a call the client cancelled (ctx is the client's:
+// fn's own deadline passing gives a part, or timeout, not this), and a
+// panic turned into io.
 func (srv *Server) guard(ctx context.Context, op *spec.Op, sb *sandbox.Sandbox, fn func(*sandbox.Sandbox) (any, error)) (v any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -187,7 +202,7 @@ func (srv *Server) guard(ctx context.Context, op *spec.Op, sb *sandbox.Sandbox, 
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
-	if err != nil && (err == context.Canceled || err == context.DeadlineExceeded) {
+	if err == context.Canceled || (err == context.DeadlineExceeded && ctx.Err() != nil) {
 		err = sandbox.Errorf(sandbox.CodeIO, "", "cancelled: %v", err)
 	}
 	return v, err

@@ -4,6 +4,7 @@
 package fserr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,6 +33,11 @@ const (
 	// CodeTruncated: a policy limit cut a list result, whose part before
 	// the cut was printed.
 	CodeTruncated Code = "truncated"
+	// CodeTimeout: the call's deadline (max_call_seconds, --timeout)
+	// passed in a command that cannot give a part of its result (sort,
+	// a change not yet committed); nothing was printed. Exit class 9,
+	// with truncated.
+	CodeTimeout Code = "timeout"
 )
 
 // Rule names which part of the policy decided a denial. It is what
@@ -142,7 +148,8 @@ func Deny(rule Rule, path, format string, args ...any) *Error {
 	return &Error{Code: CodeDenied, Rule: rule, Path: path, Msg: fmt.Sprintf(format, args...)}
 }
 
-// AsError returns err as an *Error, wrapping anything else as CodeIO.
+// AsError returns err as an *Error: the call's deadline passing
+// (context.DeadlineExceeded) is CodeTimeout, anything else CodeIO.
 func AsError(err error) *Error {
 	if err == nil {
 		return nil
@@ -151,8 +158,14 @@ func AsError(err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Code: CodeTimeout, Msg: TimeoutMsg, Err: err}
+	}
 	return &Error{Code: CodeIO, Msg: err.Error(), Err: err}
 }
+
+// TimeoutMsg is what a call that ran out of time says.
+const TimeoutMsg = "the call ran out of time (the policy's max_call_seconds, or the timeout the call asked for) before it could give a result"
 
 // UnwrapPath returns the operating system's error inside a *fs.PathError
 // or *os.LinkError (the part worth saying after the path), else err.

@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/fsbox/fsbox/pkg/fserr"
@@ -78,6 +79,11 @@ type Limits struct {
 	// MaxLineBytes is where JSON and NDJSON cut a line's text (grep's text
 	// and context, slice's and sort's lines, cut's fields).
 	MaxLineBytes int64 `toml:"max_line_bytes" json:"max_line_bytes"`
+	// MaxCallSeconds is the deadline of one call, in whole seconds:
+	// walks and searches then give what they found so far (limit
+	// "timeout"), a command that cannot give a part fails with timeout.
+	// --timeout (and a tool call's timeout) can only lower it.
+	MaxCallSeconds int64 `toml:"max_call_seconds" json:"max_call_seconds"`
 }
 
 // HostMaxResults is max_results when a policy named by the host
@@ -106,8 +112,25 @@ func (l Limits) Get(name string) (int64, bool) {
 		return l.MaxSortBytes, true
 	case "max_line_bytes":
 		return l.MaxLineBytes, true
+	case "max_call_seconds":
+		return l.MaxCallSeconds, true
 	}
 	return 0, false
+}
+
+// CallTimeout is the deadline of one call: max_call_seconds, lowered by
+// flag when flag is above 0 and shorter. Seconds past what a
+// time.Duration holds (about 292 years) are the longest Duration, so
+// every value up to 2^63-1 works.
+func (l Limits) CallTimeout(flag time.Duration) time.Duration {
+	d := time.Duration(math.MaxInt64)
+	if l.MaxCallSeconds < int64(math.MaxInt64/time.Second) {
+		d = time.Duration(l.MaxCallSeconds) * time.Second
+	}
+	if flag > 0 && flag < d {
+		return flag
+	}
+	return d
 }
 
 // SandboxPolicy holds [sandbox].
@@ -151,6 +174,9 @@ var DefaultLimits = Limits{
 	MaxResults:    0, // no cap: complete output, as rg and sort give
 	MaxSortBytes:  512 << 20,
 	MaxLineBytes:  64 << 10,
+	// A day: a bound on a call that runs away, not a budget a call is
+	// expected to meet; a host serving agents lowers it.
+	MaxCallSeconds: 86400,
 }
 
 // newPolicy returns a policy holding every default a file may override.
@@ -221,7 +247,7 @@ func (p *Policy) Validate() error {
 		v    int64
 	}{{"max_read_bytes", p.Limits.MaxReadBytes}, {"max_write_bytes", p.Limits.MaxWriteBytes},
 		{"max_results", p.Limits.Items()}, {"max_sort_bytes", p.Limits.MaxSortBytes},
-		{"max_line_bytes", p.Limits.MaxLineBytes}} {
+		{"max_line_bytes", p.Limits.MaxLineBytes}, {"max_call_seconds", p.Limits.MaxCallSeconds}} {
 		if lim.v <= 0 {
 			return fmt.Errorf("[limits] %s must be a positive number, got %d", lim.name, lim.v)
 		}

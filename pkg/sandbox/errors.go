@@ -28,6 +28,7 @@ const (
 	CodeConfig       = fserr.CodeConfig
 	CodeNoMatch      = fserr.CodeNoMatch
 	CodeTruncated    = fserr.CodeTruncated
+	CodeTimeout      = fserr.CodeTimeout
 
 	RuleRoot        = fserr.RuleRoot
 	RuleCommand     = fserr.RuleCommand
