@@ -185,6 +185,11 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 	if o.DryRun {
 		return res, nil
 	}
+	// The deadline is checked before the commit, and not again: a change
+	// is never cut halfway (SPEC §5).
+	if err := ctx.Err(); err != nil {
+		return EditResult{}, err
+	}
 	// The file must still be what was read when the new content takes
 	// its name: checked under the workdir's write lock.
 	r, err := w.Commit(bytes.NewReader(cur), max, sandbox.CommitOptions{Unchanged: true})

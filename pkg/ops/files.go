@@ -114,6 +114,9 @@ func Move(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force bool)
 	if d.Exists && d.Info.Type == "dir" && s.Info.Type != "dir" {
 		return MoveResult{}, sandbox.Errorf(sandbox.CodeExists, dst, "%s is a directory; name the destination file itself", dst)
 	}
+	if err := ctx.Err(); err != nil {
+		return MoveResult{}, err // the deadline, before the commit only (SPEC §5)
+	}
 	if err := sb.Rename(s, d, force); err != nil {
 		return MoveResult{}, err
 	}
@@ -149,6 +152,9 @@ func Copy(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force bool)
 		return CopyResult{}, sandbox.Errorf(sandbox.CodeExists, dst, "%s exists:", dst).WithHint(sandbox.HintReplace)
 	}
 	mode := f.Info.Mode.Perm()
+	if err := ctx.Err(); err != nil {
+		return CopyResult{}, err // the deadline, before the commit only (SPEC §5)
+	}
 	r, err := w.Commit(f, sb.Limits().MaxWriteBytes, sandbox.CommitOptions{Mode: &mode, NoReplace: !force})
 	if err != nil {
 		return CopyResult{}, err
@@ -174,6 +180,9 @@ func Remove(ctx context.Context, sb *sandbox.Sandbox, p string, recursive bool) 
 		return RemoveResult{}, err
 	}
 	defer w.Close()
+	if err := ctx.Err(); err != nil {
+		return RemoveResult{}, err // the deadline, before the commit only (SPEC §5)
+	}
 	if err := sb.Remove(w, recursive); err != nil {
 		return RemoveResult{}, err
 	}

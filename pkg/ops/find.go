@@ -400,11 +400,13 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 			}
 			return nil
 		})
-	if err != nil && !errors.Is(err, errStop) {
-		return FindResult{}, err
-	}
-	if sinkErr != nil {
+	switch {
+	case sinkErr != nil:
 		return FindResult{}, sinkErr
+	case timedOut(ctx, err):
+		cutByDeadline(&res.Truncation) // what the walk found by the deadline
+	case err != nil && !errors.Is(err, errStop):
+		return FindResult{}, err
 	}
 	res.Skipped = skipped
 	res.Skipped.Errors += vanished

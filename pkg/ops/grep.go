@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -288,7 +289,10 @@ const grepBatch = 16
 // order, in batches), search (a worker per core searches a batch) and
 // collect (this goroutine takes the batches back in order, applies the
 // limits and hands results to the sink). Once ctx is done no file is
-// opened or read and ctx's error is returned.
+// opened or read: past its deadline, what collect took by then is the
+// result (truncated, limit "timeout"), returned without waiting for a
+// worker still in a read (SPEC §5: by the deadline + 100 ms); cancelled,
+// ctx's error is returned.
 func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
 	if err := begin(ctx, sb, "grep"); err != nil {
 		return GrepResult{}, err
@@ -329,6 +333,7 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 		return res, nil
 	}
 	g.ahead = sandbox.FrugalSlots(grepAhead, grepFrugal, g.done)
+	g.walked = make(chan struct{})
 	g.jobs = make(chan *grepJob, 16)
 	g.order = make(chan *grepJob, 64)
 	// Jobs go round: every fresh byte costs a page fault, so a job and its
@@ -344,7 +349,27 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 		}()
 	}
 	res := g.collect()
+	if g.late {
+		// Cut at the deadline: the workers and the walk finish on their
+		// own (each stops at its next check of ctx; one stuck in the
+		// kernel, when it returns), and what they still hand over is
+		// released, never printed.
+		go g.drain(g.pending)
+		if err := res.PathErrors.end(len(o.Paths)); err != nil {
+			return GrepResult{}, err
+		}
+		return res, nil
+	}
 	wg.Wait()
+	if g.sinkErr == nil && timedOut(ctx, ctx.Err()) {
+		// The deadline passed as the queue ran out (collect took the
+		// closed queue first): what it took is the result, cut there.
+		cutByDeadline(&res.Truncation)
+		if err := res.PathErrors.end(len(o.Paths)); err != nil {
+			return GrepResult{}, err
+		}
+		return res, nil
+	}
 	switch {
 	case g.walkErr != nil:
 		return GrepResult{}, g.walkErr
@@ -381,6 +406,9 @@ type grepRun struct {
 	free        chan *grepJob
 	stop        chan struct{} // closed by collect when it wants no more
 	walkErr     error         // set by walk before it closes order
+	walked      chan struct{} // closed when walk returns: its counts are then whole
+	late        bool          // collect stopped at the call's deadline
+	pending     *grepJob      // the job collect was taking then, for drain
 	sinkErr     error
 	skipped     GrepSkipped // walk's counts (read by collect after order closes)
 	readDenied  int64       // walked files that could not be opened
@@ -493,6 +521,7 @@ const grepAhead, grepFrugal = 80, 4
 func (g *grepRun) walk() {
 	defer close(g.order)
 	defer close(g.jobs)
+	defer close(g.walked)
 	o, sb := g.o, g.sb
 	pending := g.newJob()
 	flush := func() bool {
@@ -541,8 +570,22 @@ func (g *grepRun) walk() {
 			}
 			continue
 		}
-		ws, err := sb.Walk(g.ctx, p, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: -1},
+		var flushErr bool
+		waiting := func() {
+			// The walk may wait here (a directory not listed yet): the
+			// files it found go to the search now, not when a batch
+			// fills, so a hang is no reason to hold them past the
+			// deadline.
+			if !flushErr && len(pending.entries) > 0 && !flush() {
+				flushErr = true
+			}
+		}
+		ws, err := sb.Walk(g.ctx, p, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: -1, Waiting: waiting},
 			func(e *sandbox.Entry) error {
+				if flushErr {
+					e.Release()
+					return errStop
+				}
 				if !g.keep(e) {
 					e.Release()
 					if e.Type == "dir" && g.skipDir {
@@ -558,7 +601,7 @@ func (g *grepRun) walk() {
 				return nil
 			})
 		g.skipped.WalkSkipped.Add(ws)
-		if err == nil && !flush() {
+		if err == nil && (flushErr || !flush()) {
 			err = errStop
 		}
 		if err != nil {
@@ -667,7 +710,27 @@ func (g *grepRun) collect() GrepResult {
 	default:
 		res.Matches = &[]Match{}
 	}
-	for j := range g.order {
+	// The deadline: collect takes nothing more and returns (timeUp).
+	// A cancel is heard by take, as before: the search stops and its
+	// error is the call's.
+	deadline := g.ctx.Done()
+	for !g.late {
+		var j *grepJob
+		select {
+		case next, ok := <-g.order:
+			if !ok {
+				res.Skipped = g.skipped
+				res.Skipped.Denied += g.readDenied
+				res.Skipped.Errors += g.readErrors
+				return res
+			}
+			j = next
+		case <-deadline:
+			if !g.timeUp(&res) {
+				deadline = nil
+			}
+			continue
+		}
 		var out []FileResult
 	parts:
 		for {
@@ -679,6 +742,14 @@ func (g *grepRun) collect() GrepResult {
 				fr.release()
 			case out = <-j.out:
 				break parts
+			case <-deadline:
+				if !g.timeUp(&res) {
+					deadline = nil
+				}
+			}
+			if g.late {
+				g.pending = j // its results are drain's
+				return g.cutShort(res)
 			}
 		}
 		for i := range out {
@@ -695,10 +766,76 @@ func (g *grepRun) collect() GrepResult {
 		default:
 		}
 	}
-	res.Skipped = g.skipped
+	return g.cutShort(res)
+}
+
+// timeUp is collect's answer to ctx ending: past the call's deadline the
+// result is cut there (limit "timeout", unless a limit cut it first) and
+// collect takes no more (late); true. A cancel is no cut: false.
+func (g *grepRun) timeUp(res *GrepResult) bool {
+	if !timedOut(g.ctx, g.ctx.Err()) {
+		return false
+	}
+	if !g.late {
+		g.late = true
+		cutByDeadline(&res.Truncation)
+		g.halt(nil) // the walk and the named files' flushers stop handing over
+	}
+	return true
+}
+
+// grepWalkGrace is how long a search cut at the deadline waits for its
+// walk to stop (it checks ctx between entries), so that its skipped
+// counts are whole; a walk stuck in the kernel leaves them out.
+const grepWalkGrace = 20 * time.Millisecond
+
+// cutShort ends collect at the deadline: the counts are those of the
+// files taken, and the walk's when it stopped within grepWalkGrace.
+func (g *grepRun) cutShort(res GrepResult) GrepResult {
+	walked := g.walked == nil // -m 0 runs no walk
+	if !walked {
+		t := time.NewTimer(grepWalkGrace)
+		select {
+		case <-g.walked:
+			walked = true
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	if walked {
+		res.Skipped = g.skipped // walk's counts: final once walked is closed
+	} else {
+		res.Skipped = GrepSkipped{Binary: g.skipped.Binary} // only collect's own
+	}
 	res.Skipped.Denied += g.readDenied
 	res.Skipped.Errors += g.readErrors
 	return res
+}
+
+// drain takes what the stages still hand over after a cut at the
+// deadline, releasing it unprinted (its mappings, its directories), until
+// the walk has closed the queue.
+func (g *grepRun) drain(j *grepJob) {
+	if j != nil {
+		g.drainJob(j)
+	}
+	for j := range g.order {
+		g.drainJob(j)
+	}
+}
+
+func (g *grepRun) drainJob(j *grepJob) {
+	for {
+		select {
+		case fr := <-j.part:
+			fr.release()
+		case out := <-j.out:
+			for i := range out {
+				out[i].release()
+			}
+			return
+		}
+	}
 }
 
 // take adds one file's result.
@@ -706,7 +843,9 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 	o := g.o
 	switch {
 	case g.ctx.Err() != nil:
-		g.halt(g.ctx.Err())
+		if !g.timeUp(res) {
+			g.halt(g.ctx.Err()) // cancelled: the call's error
+		}
 		return
 	case fr.skipped:
 		if fr.skipErr != nil && sandbox.AsError(fr.skipErr).Code == sandbox.CodeDenied {

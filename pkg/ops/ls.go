@@ -73,8 +73,9 @@ func Ls(ctx context.Context, sb *sandbox.Sandbox, o LsOptions) (LsResult, error)
 		return LsResult{}, err
 	}
 	defer d.Close()
-	list, err := d.ReadDir()
-	if err != nil {
+	list, err := d.ReadDirContext(ctx)
+	cut := timedOut(ctx, err) // the entries described by the deadline: the first, in name order
+	if err != nil && !cut {
 		return LsResult{}, err
 	}
 	res := LsResult{Path: d.Info.Path, Entries: []LsEntry{}, Skipped: LsSkipped{Denied: list.Denied}}
@@ -94,6 +95,9 @@ func Ls(ctx context.Context, sb *sandbox.Sandbox, o LsOptions) (LsResult, error)
 			ent.Target = &t
 		}
 		res.Entries = append(res.Entries, ent)
+	}
+	if cut {
+		cutByDeadline(&res.Truncation)
 	}
 	res.Count = len(res.Entries)
 	return res, nil

@@ -158,7 +158,10 @@ func Sort(ctx context.Context, sb *sandbox.Sandbox, o SortOptions) (SortResult, 
 			return true
 		}
 		first, prev = false, l
-		if res.Count&1023 == 0 && ctx.Err() != nil {
+		if res.Count&1023 == 0 && ctx.Err() != nil && (res.Count == 0 || !timedOut(ctx, ctx.Err())) {
+			// The deadline stops sort only before its first line (a
+			// timeout, stdout empty: it has no part to give); once lines
+			// go out the sorted rest follows, and only a cancel stops it.
 			sinkErr = ctx.Err()
 			return false
 		}

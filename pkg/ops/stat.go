@@ -118,8 +118,16 @@ func StatFiles(ctx context.Context, sb *sandbox.Sandbox, o StatFilesOptions) (St
 			res.Truncated, res.Limit = true, "max_results"
 			break
 		}
+		if timedOut(ctx, ctx.Err()) {
+			cutByDeadline(&res.Truncation) // the paths before are described
+			break
+		}
 		r, err := describe(ctx, sb, p, o.SHA256)
 		if err != nil {
+			if timedOut(ctx, err) {
+				cutByDeadline(&res.Truncation) // caught hashing it: left out
+				break
+			}
 			if ctx.Err() != nil {
 				return StatFilesResult{}, ctx.Err()
 			}

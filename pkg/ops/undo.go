@@ -56,18 +56,22 @@ var undoOp = &spec.Op{
 type HistoryResult struct {
 	Changes   []sandbox.Change `json:"changes"`
 	Count     int              `json:"count"`
-	Truncated bool             `json:"truncated"` // more than max_results changes matched
+	Truncated bool             `json:"truncated"` // more than max_results changes matched, or the deadline passed
+	// Limit names what cut the list: max_results, or timeout (the call's
+	// deadline passed before the journal was read to the end).
+	Limit string `json:"limit,omitempty"`
 	// Hidden counts the (change, path) pairs the policy in force may not
 	// read: they are left out, and a change with every path hidden too.
 	Hidden int `json:"hidden"`
 }
 
-// Trunc says whether max_results cut the list (--limit cuts quietly).
+// Trunc says whether max_results or the deadline cut the list (--limit
+// cuts quietly).
 func (r HistoryResult) Trunc() *Truncation {
 	if !r.Truncated {
 		return &Truncation{}
 	}
-	return &Truncation{Truncated: true, Limit: "max_results"}
+	return &Truncation{Truncated: true, Limit: r.Limit}
 }
 
 // visibleChange is c as the policy in force may see it: only the paths it may
@@ -132,6 +136,9 @@ func History(ctx context.Context, sb *sandbox.Sandbox, path string, limit int) (
 		if v, ok := visibleChange(sb, c, &res.Hidden); ok {
 			if len(res.Changes) == max {
 				res.Truncated = limit <= 0 || limit > max
+				if res.Truncated {
+					res.Limit = "max_results"
+				}
 				return false
 			}
 			res.Changes = append(res.Changes, v)
@@ -156,7 +163,12 @@ func History(ctx context.Context, sb *sandbox.Sandbox, path string, limit int) (
 		return HistoryResult{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return HistoryResult{}, err
+		if !timedOut(ctx, err) {
+			return HistoryResult{}, err
+		}
+		if !res.Truncated {
+			res.Truncated, res.Limit = true, timeoutLimit // the newest changes, read by the deadline
+		}
 	}
 	res.Count = len(res.Changes)
 	return res, nil

@@ -50,8 +50,24 @@ type WcFile struct {
 type WcResult struct {
 	Files []WcFile      `json:"files"`
 	Total textio.Counts `json:"total"`
+	// Truncated (limit "timeout"): the call's deadline passed before
+	// every path was counted; files and total hold the ones before.
+	Truncated bool   `json:"truncated,omitempty"`
+	Limit     string `json:"limit,omitempty"`
 	PathErrors
 	show []string // the counts the text form prints (all when none is picked)
+}
+
+// Trunc: only the deadline cuts wc (exit 9); no item limit does.
+func (r WcResult) Trunc() *Truncation { return &Truncation{Truncated: r.Truncated, Limit: r.Limit} }
+
+// Notes: the text form says on stderr that the deadline cut the counts,
+// as a list's cut is noted.
+func (r WcResult) Notes() []string {
+	if !r.Truncated {
+		return nil
+	}
+	return []string{"truncated: the " + r.Limit + " limit cut the output"}
 }
 
 // Wc counts lines, words, bytes and characters of each file in one
@@ -63,6 +79,13 @@ func Wc(ctx context.Context, sb *sandbox.Sandbox, o WcOptions) (WcResult, error)
 	res := WcResult{Files: []WcFile{}}
 	buf := make([]byte, textio.DefaultBufSize)
 	for _, p := range o.Paths {
+		if err := ctx.Err(); err != nil {
+			if timedOut(ctx, err) && len(o.Paths) > 1 {
+				res.Truncated, res.Limit = true, timeoutLimit // the paths before are counted
+				break
+			}
+			return WcResult{}, err
+		}
 		f, err := openInput(sb, p)
 		if err == nil {
 			var c textio.Counts
@@ -73,6 +96,10 @@ func Wc(ctx context.Context, sb *sandbox.Sandbox, o WcOptions) (WcResult, error)
 				res.Total.Add(c)
 				continue
 			}
+		}
+		if timedOut(ctx, ctx.Err()) && len(o.Paths) > 1 {
+			res.Truncated, res.Limit = true, timeoutLimit // a file the deadline caught is not counted
+			break
 		}
 		if ctx.Err() != nil {
 			return WcResult{}, ctx.Err()

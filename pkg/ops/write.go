@@ -152,6 +152,9 @@ func Write(ctx context.Context, sb *sandbox.Sandbox, o WriteOptions) (WriteResul
 			return WriteResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
 				Msg: fmt.Sprintf("the content is over %s = %d: nothing was written", holdName, hold)}
 		}
+		if err := ctx.Err(); err != nil {
+			return WriteResult{}, err // the deadline, before the commit only (SPEC §5)
+		}
 		if co.NoReplace {
 			// --append --no-clobber: create the file, never add to one.
 			r, err = w.Commit(bytes.NewReader(data), max, co)
@@ -161,6 +164,8 @@ func Write(ctx context.Context, sb *sandbox.Sandbox, o WriteOptions) (WriteResul
 		if err != nil {
 			return WriteResult{}, err
 		}
+	} else if err := ctx.Err(); err != nil {
+		return WriteResult{}, err // the deadline, before the commit only (SPEC §5)
 	} else if r, err = w.Commit(o.Content, max, co); err != nil {
 		return WriteResult{}, err
 	}

@@ -1,12 +1,14 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
 	"io/fs"
 	"os"
-	"sort"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -164,14 +166,30 @@ type Listing struct {
 
 // ReadDir lists the directory. Entries the policy denies are left out and
 // counted; symlinks are reported as themselves, with their target.
-func (d *Dir) ReadDir() (Listing, error) {
+func (d *Dir) ReadDir() (Listing, error) { return d.ReadDirContext(context.Background()) }
+
+// ReadDirContext is ReadDir that stops once ctx is done: the entries are
+// described in name order, so what it gives then, with ctx's error, is
+// the listing's first entries (ls's part by the call's deadline).
+func (d *Dir) ReadDirContext(ctx context.Context) (Listing, error) {
+	atDirSeam(ctx, "dir.list", d.Info.Path)
+	if err := ctx.Err(); err != nil {
+		return Listing{}, err
+	}
 	ents, err := d.f.ReadDir(-1)
 	if err != nil {
 		return Listing{}, mapOpenErr(err, d.Info.Path)
 	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	var out Listing
 	for _, e := range ents {
 		name := e.Name()
+		if hasDirSeam() {
+			atDirSeam(ctx, "dir.entry", displayPath(d.rt, d.childDisplay(name)))
+		}
+		if err := ctx.Err(); err != nil {
+			return out, err // the entries before it, in name order
+		}
 		rel := name
 		if d.rel != "." {
 			rel = d.rel + "/" + name
@@ -190,7 +208,6 @@ func (d *Dir) ReadDir() (Listing, error) {
 		}
 		out.Entries = append(out.Entries, info)
 	}
-	sort.Slice(out.Entries, func(i, j int) bool { return out.Entries[i].Name < out.Entries[j].Name })
 	return out, nil
 }
 

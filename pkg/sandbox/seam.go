@@ -1,5 +1,10 @@
 package sandbox
 
+import (
+	"context"
+	"sync/atomic"
+)
+
 // Seam is a test-only hook called between a check and the act it guards,
 // so a race test can swap a path at exactly the wrong moment instead of
 // hoping a stress loop hits the window. It is nil outside tests; setting it
@@ -22,5 +27,32 @@ var Seam func(point string)
 func atSeam(point string) {
 	if Seam != nil {
 		Seam(point)
+	}
+}
+
+// SetDirSeam sets a test-only hook called as a directory is read, with
+// the call's context, and returns what undoes it: a test blocks it (until
+// the context ends, say) to stand for a directory read that hangs, as on
+// a hard NFS mount, and checks what a walk or a listing gives by the
+// call's deadline, without a timed race. Unlike Seam it is held
+// atomically: a walk cut at its deadline may still be reading directories
+// (and asking the hook) after the call has returned, as a test resets it.
+//
+// Points (the first string; the second is the path as shown):
+//
+//	"dir.list"   a walk (on whichever goroutine prepares it) or ReadDirContext is about to list a directory
+//	"dir.entry"  ReadDirContext is about to describe one entry (ls's lstat), in name order
+func SetDirSeam(fn func(ctx context.Context, point, path string)) (undo func()) {
+	old := dirSeam.Swap(&fn)
+	return func() { dirSeam.Store(old) }
+}
+
+var dirSeam atomic.Pointer[func(ctx context.Context, point, path string)]
+
+func hasDirSeam() bool { return dirSeam.Load() != nil }
+
+func atDirSeam(ctx context.Context, point, path string) {
+	if fn := dirSeam.Load(); fn != nil && *fn != nil {
+		(*fn)(ctx, point, path)
 	}
 }

@@ -24,6 +24,13 @@ type WalkOptions struct {
 	NoIgnore bool // do not read .gitignore, .ignore or .git/info/exclude
 	Follow   bool // follow symlinks: never out of their root, never in a loop
 	MaxDepth int  // deepest entry reported (the start's children are 1); < 0: no limit
+	// Waiting, when set, is called on the walk's goroutine before it
+	// waits for a directory it is about to enter and that is not listed
+	// yet (a worker is at it, or the walk lists it itself): a caller
+	// that holds entries back in batches (grep) hands them on, so that
+	// what the walk found before a directory that hangs (a hard NFS
+	// mount) is not held past the call's deadline.
+	Waiting func()
 
 	writeCheck bool              // apply write rules (write_deny) too: for rm -r
 	workers    int               // listing goroutines: 0 = one per core; < 0 = none (serial)
@@ -357,6 +364,10 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 		return
 	}
 	d := j.dir
+	atDirSeam(w.cx, "dir.list", d.Info.Path)
+	if w.cx.Err() != nil {
+		return // not listed: emit returns the context's error before its entries
+	}
 	ents, err := listDir(d, &ctx.scratch, ctx.ents)
 	ctx.ents = ents // kept for the next directory
 	if err != nil {
@@ -487,7 +498,16 @@ func (w *walker) emit(j *dirJob) (err error) {
 		it := items[0]
 		items = items[1:]
 		if sub := it.sub; sub != nil {
+			if w.o.Waiting != nil && sub.state.Load() != jobDone {
+				w.o.Waiting()
+			}
 			w.get(sub)
+			if err := w.cx.Err(); err != nil {
+				// Done while it was prepared (a listing that hung until
+				// the deadline): the directory is not reported either.
+				w.release(sub)
+				return err
+			}
 			switch sub.fail {
 			case failDenied:
 				w.skipped.Denied++
