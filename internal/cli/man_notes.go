@@ -151,6 +151,16 @@ lines whole. No command holds more than 16 MiB of one line in memory: grep searc
 of a file through a mapping and prints it whole, and one on a stream as it passes, giving its first
 16 MiB with a note; the text form of slice, and cut, are too_large. No command holds more than 4 GiB of one file (read unpaged, edit, sort,
 write \-\-append): above that, too_large (hold_cap), whatever the policy allows.
+.SH DEADLINE
+Each call has a deadline: [limits] max_call_seconds (integer seconds, default 86400), lowered by
+\-\-timeout DUR (a Go duration such as 1.5s or 2m, or a number of seconds; 0, a negative value or
+no duration is usage; a larger value is silently the policy's, as \-\-limit past max_results) and
+by an MCP tool call's timeout argument (seconds). Past it grep, find, ls, history, and wc or stat
+of several paths print what they found by then with truncated and limit "timeout", and exit 9
+(the text form notes the cut on stderr); sort, and a change not yet committed, fail with timeout
+(exit 9, stdout empty). A change checks the deadline only before its commit. The part is printed
+by the deadline plus 100 ms; grep does not wait for a read stuck in the kernel (a hard NFS mount),
+which may still delay the process's exit; find, ls, wc and stat wait for such a read to return.
 .SH WRITE
 write takes its content from --content (literally: '' is an empty file, \- a dash) or from stdin.
 Without --content, stdin is read only when it is a pipe, a socket or a regular file; a terminal or
