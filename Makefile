@@ -64,7 +64,7 @@ HERMETIC = home=$$(mktemp -d) && trap 'rm -rf "$$home"' EXIT && \
 
 # The test command CI runs (.ci/run) and README shows.
 test: fmt-check vet
-	@$(HERMETIC) $(GO) test -race -count=1 $(PKGS)
+	@$(HERMETIC) $(GO) test -race -count=1 -timeout 25m $(PKGS)
 
 vet:
 	$(GO) vet $(PKGS)
