@@ -375,7 +375,17 @@ func (p *printer) paintedText(result any, tr *ops.Truncation, write func(bw *buf
 func (p *printer) itemEncoder(w io.Writer) interface{ Encode(any) error } {
 	enc := newEncoder(w, false)
 	if p.shape == nil || p.shape.fields == nil {
-		return enc
+		// A line or a path (most items) is quoted directly, as
+		// encoding/json would (appendJSONString).
+		var buf []byte
+		return itemFunc(func(v any) error {
+			if s, ok := v.(string); ok {
+				buf = append(appendJSONString(buf[:0], s), '\n')
+				_, err := w.Write(buf)
+				return err
+			}
+			return enc.Encode(v)
+		})
 	}
 	return itemFunc(func(v any) error {
 		raw, err := marshal(v)

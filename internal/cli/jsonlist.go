@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"unicode/utf8"
 )
 
 // jsonList writes a streaming operation's (Op.Streams) result as the one
@@ -30,7 +29,6 @@ type jsonList struct {
 	bw     *bufio.Writer
 	lists  []listField // the result type's list fields, in field order
 	key    string      // the list being written: "" until the first item
-	valid  bool        // the list's strings are made valid UTF-8, as its collected form is
 	n      int64
 	item   bytes.Buffer
 	indent bytes.Buffer
@@ -43,12 +41,6 @@ type listField struct {
 	key  string
 	elem reflect.Type
 }
-
-// validLists are the lists whose collected form holds each invalid UTF-8
-// run as one U+FFFD (ops.collectLines, cut's rows), where an ItemSink
-// gets the bytes as they are (encoding/json would write one \ufffd a
-// byte): the streamed items are made valid the same way.
-var validLists = []string{"lines", "rows"}
 
 // resultLists returns the list fields (listFields) of a result type.
 func resultLists(result any) []listField {
@@ -126,7 +118,6 @@ func (l *jsonList) keyFor(v any) string {
 func (l *jsonList) add(v any) error {
 	if l.key == "" {
 		l.key = l.keyFor(v)
-		l.valid = slices.Contains(validLists, l.key)
 		l.bw.WriteByte('{')
 		l.memberKey(l.key)
 		l.bw.WriteByte('[')
@@ -139,8 +130,12 @@ func (l *jsonList) add(v any) error {
 	if row, ok := v.([]string); ok && row == nil {
 		v = []string{} // an empty row: [] as collected, not null
 	}
-	if l.valid {
-		v = validUTF8(v)
+	if s, ok := v.(string); ok && (l.p.shape == nil || l.p.shape.fields == nil) {
+		// A line or a path: quoted directly, as encoding/json would.
+		l.n++
+		l.item.Reset()
+		_, err := l.bw.Write(appendJSONString(l.item.AvailableBuffer(), s))
+		return err
 	}
 	l.item.Reset()
 	if err := l.enc.Encode(v); err != nil {
@@ -248,26 +243,4 @@ func (l *jsonList) memberKey(k string) {
 	if l.p.pretty {
 		l.bw.WriteByte(' ')
 	}
-}
-
-// validUTF8 makes a line (a string) or a row (strings) valid UTF-8 as the
-// collected form does; it copies only when something is invalid.
-func validUTF8(v any) any {
-	switch x := v.(type) {
-	case string:
-		if !utf8.ValidString(x) {
-			return strings.ToValidUTF8(x, "\uFFFD")
-		}
-	case []string:
-		for i, s := range x {
-			if !utf8.ValidString(s) {
-				y := slices.Clone(x)
-				for j := i; j < len(y); j++ {
-					y[j] = strings.ToValidUTF8(y[j], "\uFFFD")
-				}
-				return y
-			}
-		}
-	}
-	return v
 }
