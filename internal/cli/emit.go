@@ -335,8 +335,11 @@ func (p *printer) trailer(bw *bufio.Writer, result any, tr *ops.Truncation) {
 			return // stdout is gone (a closed pipe): no note either
 		}
 		what := tr.Limit + " limit"
-		if tr.Limit == "limit" {
+		switch tr.Limit {
+		case "limit":
 			what = "--limit"
+		case "timeout":
+			what = "deadline (max_call_seconds, --timeout)"
 		}
 		fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the output\n", what)
 		return
