@@ -107,7 +107,7 @@ func TestTimeoutOnlyLowers(t *testing.T) {
 		{86400, "", 86400 * time.Second},
 		{86400, "1.5", 1500 * time.Millisecond},
 		{86400, "2m", 2 * time.Minute},
-		{30, "1h", 30 * time.Second},             // a larger value is the policy's
+		{30, "1h", 30 * time.Second},              // a larger value is the policy's
 		{1<<63 - 1, "", time.Duration(1<<63 - 1)}, // every value works: no overflow
 		{1<<63 - 1, "99999999999999999999", time.Duration(1<<63 - 1)},
 	} {
