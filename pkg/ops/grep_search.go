@@ -35,6 +35,10 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 	keep := needLines  // whether match objects are built
 	lineNo := int64(1) // number of the first line in the block
 	carry := 0
+	// clean is how many of the carried bytes are known to hold no "\n"
+	// (nor, unless -a, a NUL): a line that outgrows the buffer is scanned
+	// only in what each read adds, not again from its start.
+	clean := 0
 	mappable := f.Mappable()
 	var r io.Reader = f
 	var lc lineCtx
@@ -62,17 +66,20 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 		data := buf[:carry+n]
 		end := len(data)
 		if !eof {
-			end = bytes.LastIndexByte(data, '\n') + 1
+			end = 0
+			if i := bytes.LastIndexByte(data[clean:], '\n'); i >= 0 {
+				end = clean + i + 1
+			}
 		}
 		if end == 0 && !eof {
 			// One line fills the buffer. A NUL makes the file binary
 			// wherever it lies: said before any growth (a sparse file is
 			// one long run of NULs).
-			if !fr.Binary && s.binary(data) && s.stopBinary(fr) {
+			if !fr.Binary && s.binary(data[clean:]) && s.stopBinary(fr) {
 				return nil
 			}
 			switch {
-			case (!mappable && len(data) >= textio.MaxLine) || (mappable && len(data) >= keptBuf && s.passesLongLines() && s.cut < len(data)):
+			case (!mappable && len(data) >= textio.MaxLine) || (mappable && len(data) >= searchBuf && s.passesLongLines() && s.cut+1 <= len(data)):
 				// A stream's line over textio.MaxLine, kept cut; or a
 				// literal sought in a long line of a file that is not
 				// wanted whole: searched as it streams past, in one pass.
@@ -89,11 +96,12 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 				}
 				lineNo++
 				off += int64(len(data)) + st.read - int64(len(st.rest))
-				carry = copy(buf, st.rest)
+				carry, clean = copy(buf, st.rest), 0
 				continue
-			case mappable && len(data) >= keptBuf:
+			case mappable && len(data) >= searchBuf:
 				// A long line in a file: searched where it lies, never
-				// copied; the reading goes on after it.
+				// copied (nor the buffer grown: every fresh page is a
+				// fault); the reading goes on after it.
 				next, done, err := s.mappedLine(f, off, size, lineNo, fr, &lc, keep)
 				if errors.Is(err, errHugeLine) {
 					// Longer than a mapping may be: read past as a
@@ -114,7 +122,7 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 					if err == nil && !done && !st.eof {
 						lineNo++
 						off, total = next, next+int64(len(st.rest))
-						carry = copy(buf, st.rest)
+						carry, clean = copy(buf, st.rest), 0
 						r = st.r
 						continue
 					}
@@ -125,19 +133,17 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 					return err
 				}
 				lineNo++
-				off, total, carry = next, next, 0
+				off, total, carry, clean = next, next, 0, 0
 				r = io.NewSectionReader(f, next, size-next)
 				continue
 			}
-			// Grow the buffer: to the end of a stream's file at once when
+			// A stream's line outgrows the buffer (a file's is mapped or
+			// passed above): grow it, to the end of the input at once when
 			// that is near (fstat said how far), so a long line costs one
-			// allocation, not a doubling chain; a mappable file's only up
-			// to keptBuf, past which its line is mapped. Only a modest
-			// buffer is kept for the next file.
+			// allocation, not a doubling chain. Only a modest buffer is
+			// kept for the next file.
 			n := min(2*len(buf), textio.MaxLine)
-			if mappable {
-				n = min(n, keptBuf)
-			} else if rest := size - total; rest >= 0 && rest <= maxLineGrow {
+			if rest := size - total; rest >= 0 && rest <= maxLineGrow {
 				n = max(n, min(len(data)+int(rest)+1, textio.MaxLine))
 			}
 			nb := make([]byte, n)
@@ -146,7 +152,7 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 			if len(buf) <= keptBuf {
 				*bufp = buf
 			}
-			carry = len(data)
+			carry, clean = len(data), len(data)
 			continue
 		}
 		block := data[:end]
@@ -185,7 +191,7 @@ func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]b
 		if eof {
 			break
 		}
-		carry = copy(buf, data[end:])
+		carry, clean = copy(buf, data[end:]), 0
 		off += int64(end)
 	}
 	s.contextText(fr, keep && !simple)
@@ -286,9 +292,10 @@ var errHugeLine = errors.New("a line longer than a mapping may be")
 func (s *searcher) passesLongLines() bool { return s.m.pure && !s.wholeLines() }
 
 // wholeLines reports whether a line's search needs all of it in view at
-// once: for -o, and for the text form's lines, printed whole.
+// once: for -o, and for lines given whole (the text form prints them;
+// Exact asks for whole JSON text).
 func (s *searcher) wholeLines() bool {
-	return s.o.OnlyMatching || (s.rawOnly && !s.o.Count && !s.o.FilesWithMatches)
+	return s.o.OnlyMatching || ((s.rawOnly || s.cut == 0) && !s.o.Count && !s.o.FilesWithMatches)
 }
 
 // mappedLine searches the line at off of f (size bytes as opened), too
@@ -361,7 +368,7 @@ func mapLine(f *sandbox.File, off, size, limit int64) (*sandbox.Mapping, int, er
 }
 
 // streamPiece is how much of a long line on a stream is read at a time.
-const streamPiece = 1 << 20
+const streamPiece = searchBuf
 
 // streamLine searches a stream's line whose first textio.MaxLine bytes are
 // head (no "\n" in them) as the rest of it streams past: a literal by a
