@@ -82,6 +82,7 @@ type state struct {
 	sb        *sandbox.Sandbox  // the call's sandbox, for the audit record
 	shape     *shape            // --fields, --jq
 	timeout   time.Duration     // --timeout; 0: the policy's max_call_seconds
+	cursor    string            // --cursor: where a list cut before resumes
 	argv      []string          // normalised: "fsbox", global flags, command, its flags, "--", arguments
 }
 
@@ -95,11 +96,12 @@ func globalFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "jq", Usage: "filter the JSON result with a jq program (gojq, in fsbox-full); strings print raw, as gh --jq"},
 		&ucli.StringFlag{Name: "color", Value: "auto", Usage: "color in the text form: auto (on a terminal, unless NO_COLOR is set), always or never", EnvVars: []string{"FSBOX_COLOR"}},
 		&ucli.StringFlag{Name: "timeout", Usage: "deadline of the call: a Go duration (1.5s, 2m) or a number of seconds; walks and searches print what they found by then (exit 9); can only lower the policy's max_call_seconds"},
+		&ucli.StringFlag{Name: "cursor", Usage: "resume a list a limit cut: the next_cursor of the same command with the same arguments, policy and format"},
 	}
 }
 
 // globalMeta are the metavariables of the global flags that take a value.
-var globalMeta = map[string]string{"config": "FILE", "format": "FORMAT", "color": "WHEN", "fields": "FIELDS", "jq": "EXPR", "timeout": "DUR"}
+var globalMeta = map[string]string{"config": "FILE", "format": "FORMAT", "color": "WHEN", "fields": "FIELDS", "jq": "EXPR", "timeout": "DUR", "cursor": "CURSOR"}
 
 // globalValues are what shells complete for the global flags' values.
 var globalValues = map[string][]string{"format": {"json", "ndjson", "text"}, "color": {"auto", "always", "never"}}
@@ -191,6 +193,7 @@ func (st *state) before(c *ucli.Context) (err error) {
 			return err
 		}
 	}
+	st.cursor = c.String("cursor")
 	// The policy comes before --jq: fsbox-full runs for it only from
 	// outside the policy's writable roots (needsFull).
 	st.policy, st.policyErr = st.loadPolicy(c.String("config"), c.IsSet("config"))
@@ -323,6 +326,10 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 				return err
 			}
 			in.Reg = st.reg
+			if st.cursor != "" && !op.Pages {
+				return usageErr("%s gives no list to resume: --cursor goes with %s", op.Name, strings.Join(pagingOps(st.reg), ", "))
+			}
+			in.Cursor, in.Form = st.cursor, st.format
 			cx := c.Context
 			if !op.NoPolicy && op.Run != nil && st.policy != nil {
 				// The call's deadline (SPEC §5), from the call's start:
@@ -549,7 +556,18 @@ func (p *printer) sayNotes(notes []string) {
 // only lowers it, so exits as the policy's would), not the caller's own
 // cut (--limit, -m); a read page at max_read_bytes is no cut of a list.
 func policyCut(limit string) bool {
-	return limit == "max_results" || limit == "timeout"
+	return limit == "max_results" || limit == "timeout" || limit == "max_result_bytes"
+}
+
+// pagingOps names the commands that take a cursor.
+func pagingOps(reg *spec.Registry) []string {
+	var names []string
+	for _, op := range reg.Ops() {
+		if op.Pages {
+			names = append(names, op.Name)
+		}
+	}
+	return names
 }
 
 // matched: a result that finds things (grep) and found nothing exits 1.

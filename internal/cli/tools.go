@@ -68,6 +68,9 @@ func ToolOf(op *spec.Op) Tool {
 		InputSchema: spec.InputSchema(op), OutputSchema: spec.OutputSchema(op),
 		ReadOnly: op.ReadOnly(), Destructive: op.Class == spec.Destructive, Idempotent: op.ReadOnly() || op.Idempotent, Args: []string{}}
 	t.InputSchema.Properties[TimeoutProperty] = &spec.Schema{Type: "number", Description: "seconds the call may take (fractions allowed; above 0): a walk or search gives what it found by then (truncated, limit \"timeout\"), a command that cannot give a part fails with timeout; can only lower the policy's max_call_seconds (the command line's --timeout)"}
+	if op.Pages {
+		t.InputSchema.Properties[CursorProperty] = &spec.Schema{Type: "string", Description: "resume a list a limit cut (truncated): the next_cursor of the same tool called with the same arguments; the call then gives the items after the cut"}
+	}
 	t.Annotations = ToolAnnotations{Title: "fsbox " + op.Name, ReadOnlyHint: t.ReadOnly, DestructiveHint: t.Destructive, IdempotentHint: t.Idempotent}
 	for _, a := range op.Args {
 		if !a.CLIOnly {
@@ -82,6 +85,34 @@ func ToolOf(op *spec.Op) Tool {
 // global --timeout (so a host running a tool call as a command line
 // passes it as --timeout N, after the command like any property).
 const TimeoutProperty = "timeout"
+
+// CursorProperty is the argument of the tools whose list a limit may cut
+// (spec.Op.Pages): the command line's global --cursor.
+const CursorProperty = "cursor"
+
+// SplitCursor takes a tool call's cursor out of its arguments, as
+// SplitTimeout takes its timeout: the arguments without it and the cursor
+// ("" when not given).
+func SplitCursor(raw json.RawMessage) (json.RawMessage, string, error) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return raw, "", nil
+	}
+	v, ok := m[CursorProperty]
+	if !ok {
+		return raw, "", nil
+	}
+	delete(m, CursorProperty)
+	rest, err := json.Marshal(m)
+	if err != nil {
+		return raw, "", err
+	}
+	var cursor string
+	if json.Unmarshal(v, &cursor) != nil {
+		return rest, "", sandbox.Errorf(sandbox.CodeUsage, "", "cursor must be a string (a result's next_cursor), got %s", v)
+	}
+	return rest, cursor, nil
+}
 
 // SplitTimeout takes a tool call's timeout out of its arguments: the
 // arguments without it (for spec.FromJSON) and the duration (0 when not

@@ -115,6 +115,10 @@ func (srv *Server) addNativeTools() {
 				raw = req.Params.Arguments
 			}
 			raw, timeout, terr := cli.SplitTimeout(raw) // every tool's own deadline argument
+			var cursor string
+			if terr == nil && op.Pages {
+				raw, cursor, terr = cli.SplitCursor(raw) // a list tool's resume position
+			}
 			return srv.call(ctx, req, op, timeout, func(ctx context.Context, sb *sandbox.Sandbox) (any, error) {
 				if terr != nil {
 					return nil, terr
@@ -123,7 +127,7 @@ func (srv *Server) addNativeTools() {
 				if err != nil {
 					return nil, err
 				}
-				in.Reg = reg
+				in.Reg, in.Cursor, in.Form = reg, cursor, "mcp"
 				return op.Run(ctx, sb, in)
 			})
 		})

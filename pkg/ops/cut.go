@@ -20,6 +20,7 @@ import (
 var cutOp = &spec.Op{
 	Name: "cut", Class: spec.Read, Result: CutResult{},
 	Streams: true,
+	Pages:   true,
 	Summary: "select fields from each line",
 	Help:    "Keeps the listed fields of each line, split at a delimiter (a tab unless told), at an RE2 pattern with regex, or as RFC 4180 CSV records with csv.",
 	Args:    []spec.Arg{stdinArg("the file to cut")},

@@ -19,6 +19,7 @@ import (
 var findOp = &spec.Op{
 	Name: "find", Class: spec.Read, Result: FindResult{},
 	Streams: true,
+	Pages:   true,
 	Summary: "list paths below DIR matching a glob, honouring .gitignore",
 	Help:    "Lists the paths below DIR (the workdir when left out) in path order, honouring ignore files and leaving out hidden names. GLOB is a doublestar glob: without '/' it matches the base name, as fd -g. One argument with glob characters is a GLOB, else a DIR. With -l each path comes with its type, size and mtime (entries[] in place of paths[]); an entry that vanishes between the listing of its directory and its description is left out and counted in skipped.errors.",
 	Args: []spec.Arg{

@@ -23,6 +23,7 @@ import (
 var grepOp = &spec.Op{
 	Name: "grep", Class: spec.Read, Result: GrepResult{},
 	Streams: true,
+	Pages:   true,
 	Summary: "search files and trees for an RE2 pattern, honouring .gitignore",
 	Help:    "Searches each PATH (the workdir when none is given) for lines matching PATTERN, an RE2 regular expression. Directories are walked in path order, honouring .gitignore, .ignore and .git/info/exclude and leaving out hidden names; a file named on the command line is always searched. Binary files (a NUL byte) are skipped and counted in a walk; a binary file named on the command line is searched, its matching lines given without text (grep's \"binary file matches\"). No line is skipped however long: one past 256 KiB in a file is searched through a mapping (a literal passes it in one read), one past 16 MiB on a stream as it passes and given cut. A file of 32 MiB or more is searched through bounded windows mapped from the page cache, on every core; a file written over or truncated while it is read is a per-path conflict (one already being written when grep opens it can go unseen).",
 	Args: []spec.Arg{

@@ -9,7 +9,7 @@ import (
 )
 
 var lsOp = &spec.Op{
-	Name: "ls", Class: spec.Read, Result: LsResult{},
+	Name: "ls", Class: spec.Read, Result: LsResult{}, Pages: true,
 	Summary: "list a directory, sorted by name",
 	Help:    "Lists DIR (the workdir when left out) sorted by name, with each entry's type, size, mode and mtime; a symlink is listed as itself.",
 	Args:    []spec.Arg{{Name: "path", Meta: "DIR", Help: "the directory to list", Use: spec.ReadDir, Optional: true, Complete: spec.CompleteDirs}},

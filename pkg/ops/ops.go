@@ -16,6 +16,9 @@ import (
 type Truncation struct {
 	Truncated bool   `json:"truncated"`
 	Limit     string `json:"limit,omitempty"` // the policy limit or flag that cut it
+	// NextCursor resumes the list after its last item (SPEC §2): the
+	// same call with --cursor NextCursor gives the items after the cut.
+	NextCursor string `json:"next_cursor,omitempty"`
 	// TextTruncated says that the JSON text of CutLines lines (or rows)
 	// was cut at max_line_bytes; the text form prints every line whole.
 	TextTruncated bool  `json:"text_truncated,omitempty"`
@@ -100,7 +103,13 @@ func lineCut(sb *sandbox.Sandbox, exact bool) int {
 	if exact {
 		return 0
 	}
-	return int(min(sb.Limits().MaxLineBytes, textio.MaxLine))
+	// A line's text also fits the result's byte budget, with room for
+	// the item around it (an item alone over the budget is cut to fit).
+	budget := max(sb.Limits().MaxResultBytes-512, 64)
+	if sb.Limits().MaxResultBytes <= 0 {
+		budget = textio.MaxLine
+	}
+	return int(min(sb.Limits().MaxLineBytes, textio.MaxLine, budget))
 }
 
 // holdFor is how much of one line a reader keeps for a given cut: the cut

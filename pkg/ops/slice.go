@@ -14,6 +14,7 @@ import (
 var sliceOp = &spec.Op{
 	Name: "slice", Class: spec.Read, Result: SliceResult{},
 	Streams: true,
+	Pages:   true,
 	Summary: "select lines START to END, as Python's lines[START:END] (negatives count from the end)",
 	Help:    "Selects the lines from START (0-based) up to, not including, END. A negative START or END counts from the end of the file: slice f -10 is tail -n 10.",
 	Args: []spec.Arg{

@@ -17,6 +17,7 @@ import (
 var sortOp = &spec.Op{
 	Name: "sort", Class: spec.Read, Result: SortResult{}, Limit: "max_sort_bytes",
 	Streams: true,
+	Pages:   true,
 	Summary: "sort a file's lines (byte order, as LC_ALL=C sort)",
 	Help:    "Sorts a file's lines in byte order, as LC_ALL=C sort does; the sort is stable. Files over max_sort_bytes are refused.",
 	Args:    []spec.Arg{stdinArg("the file to sort")},

@@ -14,7 +14,7 @@ import (
 )
 
 var statOp = &spec.Op{
-	Name: "stat", Class: spec.Read, Result: statShape{},
+	Name: "stat", Class: spec.Read, Result: statShape{}, Pages: true,
 	Summary: "describe a path (a symlink as itself); a missing path is exists:false",
 	Help: "Describes PATH without following a final symlink: its type, size, mode, mtime and, for a symlink, its target. A path that does not exist is no error: exists is false. " +
 		"Given several paths, stat describes each in argument order in files[] (a list: max_results cuts it, out loud) and reports each path it could not describe (denied, io, ...) in errors[] while it goes on with the rest; " +

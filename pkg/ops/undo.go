@@ -13,7 +13,7 @@ import (
 )
 
 var historyOp = &spec.Op{
-	Name: "history", Class: spec.Read, Result: HistoryResult{}, Journal: true,
+	Name: "history", Class: spec.Read, Result: HistoryResult{}, Journal: true, Pages: true,
 	Summary:  "list the workdir's recorded changes, newest first",
 	Help:     "Lists the changes the journal recorded in the writable roots, newest first: change_id, time, command, kept, and each path's sha256, size and mode before and after (null: absent). Only what the policy in force may read is shown: hidden counts the paths left out, a change with every path hidden is left out, bytes are recomputed from what is shown, and a move with one hidden end shows as an add or a delete. With PATH, only the changes touching it (or, for a directory, anything below it); a path the policy denies is denied. The journal keeps prior contents until max_bytes evicts the oldest changes, whole; the purge command (off unless the policy turns it on) forgets them now.",
 	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "only changes touching this file or directory", Optional: true, Complete: spec.CompleteFiles}},

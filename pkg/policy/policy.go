@@ -84,6 +84,10 @@ type Limits struct {
 	// "timeout"), a command that cannot give a part fails with timeout.
 	// --timeout (and a tool call's timeout) can only lower it.
 	MaxCallSeconds int64 `toml:"max_call_seconds" json:"max_call_seconds"`
+	// MaxResultBytes is the byte budget of one list result, counted as
+	// fsbox's JSON of its items: a list stops at it (limit
+	// "max_result_bytes", with a cursor to resume after the last item).
+	MaxResultBytes int64 `toml:"max_result_bytes" json:"max_result_bytes"`
 }
 
 // HostMaxResults is max_results when a policy named by the host
@@ -114,6 +118,8 @@ func (l Limits) Get(name string) (int64, bool) {
 		return l.MaxLineBytes, true
 	case "max_call_seconds":
 		return l.MaxCallSeconds, true
+	case "max_result_bytes":
+		return l.MaxResultBytes, true
 	}
 	return 0, false
 }
@@ -177,6 +183,9 @@ var DefaultLimits = Limits{
 	// A day: a bound on a call that runs away, not a budget a call is
 	// expected to meet; a host serving agents lowers it.
 	MaxCallSeconds: 86400,
+	// 1 GiB: a bound, not a page; a host serving agents lowers it
+	// (64 KiB suits a context window).
+	MaxResultBytes: 1 << 30,
 }
 
 // newPolicy returns a policy holding every default a file may override.
@@ -247,7 +256,8 @@ func (p *Policy) Validate() error {
 		v    int64
 	}{{"max_read_bytes", p.Limits.MaxReadBytes}, {"max_write_bytes", p.Limits.MaxWriteBytes},
 		{"max_results", p.Limits.Items()}, {"max_sort_bytes", p.Limits.MaxSortBytes},
-		{"max_line_bytes", p.Limits.MaxLineBytes}, {"max_call_seconds", p.Limits.MaxCallSeconds}} {
+		{"max_line_bytes", p.Limits.MaxLineBytes}, {"max_call_seconds", p.Limits.MaxCallSeconds},
+		{"max_result_bytes", p.Limits.MaxResultBytes}} {
 		if lim.v <= 0 {
 			return fmt.Errorf("[limits] %s must be a positive number, got %d", lim.name, lim.v)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -30,6 +31,12 @@ type Input struct {
 	// out whole (a text form), not cut at the policy's line limit.
 	Sink  any
 	Exact bool
+	// Cursor is the call's --cursor (a tool call's cursor): where a list
+	// result cut before resumes (SPEC §2, Continuation); Form names the
+	// face and format the call prints in ("json", "text", "mcp"), which a
+	// cursor is bound to with the command, its values and the policy.
+	Cursor string
+	Form   string
 	// Reg is the operations the face serves (explain asks about them);
 	// nil: the operations' own registry.
 	Reg *Registry
@@ -40,6 +47,10 @@ type Input struct {
 
 // NewInput returns an empty input for op.
 func NewInput(op *Op) *Input { return &Input{op: op, vals: map[string]any{}} }
+
+// Values returns the call's values, keyed by option and argument name
+// (a copy): what a cursor is bound to.
+func (in *Input) Values() map[string]any { return maps.Clone(in.vals) }
 
 // Op returns the operation the input is for.
 func (in *Input) Op() *Op { return in.op }

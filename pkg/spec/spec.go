@@ -155,6 +155,10 @@ type Op struct {
 	// come, when a face sets one (see Input.Sink); a face that sets none
 	// gets them collected in the result.
 	Streams bool
+	// Pages: the result is a list a limit may cut, and the call takes a
+	// cursor (--cursor, a tool's cursor) to resume after the cut (SPEC
+	// §2, Continuation).
+	Pages bool
 	// NoTool: a documentation command for people, not a tool for agents.
 	NoTool bool
 	// NoPolicy: runs without a policy (documentation output).
