@@ -213,3 +213,30 @@ func jsonLen(v any) int64 {
 	}
 	return int64(len(b))
 }
+
+// Paging is a list call's continuation, carried in its options: where
+// the page starts (From, nil for the first item) and how the cut seals
+// the next cursor (nil when the call came without an input: a typed
+// call from Go makes no cursor).
+type Paging struct {
+	From *Cursor
+	seal func(Cursor) string
+}
+
+// pagingOf is the paging of a call: its cursor decoded (usage when it
+// cannot be taken) and the seal of its next one.
+func pagingOf(sb *sandbox.Sandbox, in *spec.Input) (Paging, error) {
+	c, err := cursorIn(sb, in)
+	if err != nil {
+		return Paging{}, err
+	}
+	return Paging{From: c, seal: func(c Cursor) string { return seal(sb, in, c) }}, nil
+}
+
+// next is the cursor of the page after the item at c ("" without a seal).
+func (p Paging) next(c Cursor) string {
+	if p.seal == nil {
+		return ""
+	}
+	return p.seal(c)
+}
