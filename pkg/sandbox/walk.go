@@ -24,6 +24,14 @@ type WalkOptions struct {
 	NoIgnore bool // do not read .gitignore, .ignore or .git/info/exclude
 	Follow   bool // follow symlinks: never out of their root, never in a loop
 	MaxDepth int  // deepest entry reported (the start's children are 1); < 0: no limit
+	// After, when set, resumes a walk past a position: a path relative
+	// to the start, '/'-separated, as Entry.Rel. Only entries that sort
+	// strictly after it in walk order (WalkCompare) are reported, and no
+	// directory whose whole subtree sorts before it (or at it) is opened
+	// or listed; its ancestors, and a directory equal to it, are entered
+	// but not reported. It is only compared, never opened or resolved:
+	// any string, however malformed, gives a suffix of the walk.
+	After string
 	// Waiting, when set, is called on the walk's goroutine before it
 	// waits for a directory it is about to enter and that is not listed
 	// yet (a worker is at it, or the walk lists it itself): a caller
@@ -67,6 +75,7 @@ type Entry struct {
 	dir   *Dir // the parent directory, held until Release
 	rel   string
 	via   bool // reached through a symlink: open through the root
+	hide  bool // at or before WalkOptions.After: entered, not reported
 }
 
 // Open opens a file entry for reading, with every check Open makes.
@@ -180,6 +189,38 @@ func relPaths(dirRel string, ents []dirent) {
 		ents[i].rel = all[off:end]
 		off = end
 	}
+}
+
+// WalkCompare compares two '/'-separated relative paths in the order a
+// walk reports them, and returns -1, 0 or +1 as a sorts before, with or
+// after b. The order is component by component, each in byte order
+// (strings.Compare), a path before its descendants: "a" < "a/x" < "a-b"
+// < "b". Put another way, it is a byte comparison in which '/' sorts
+// below every other byte.
+func WalkCompare(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		switch {
+		case x == '/':
+			return -1
+		case y == '/':
+			return 1
+		case x < y:
+			return -1
+		}
+		return 1
+	}
+	switch {
+	case len(a) < len(b):
+		return -1
+	case len(a) > len(b):
+		return 1
+	}
+	return 0
 }
 
 // Walk reports every entry below the directory start, depth first, each
@@ -398,6 +439,13 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 	relPaths(d.rel, ents)
 	j.items = make([]walkItem, 0, len(ents)) // one allocation: fresh memory costs a fault per page
 	depth := j.depth
+	// after is the resume position while entries may still sort at or
+	// before it; "" once they all come after it (the directory itself
+	// does, or an earlier entry did: entries are in walk order).
+	after := w.o.After
+	if after != "" && j.relPrefix != "" && WalkCompare(j.relPrefix, after) > 0 {
+		after = ""
+	}
 	for _, e := range ents {
 		name, typ, rel := e.name, e.typ, e.rel
 		// The path relative to the walk's start, and the path as shown,
@@ -405,6 +453,25 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 		walkRel := name
 		if j.relPrefix != "" {
 			walkRel = joinShared(rel, j.relPrefix, name)
+		}
+		hide := false
+		if after != "" {
+			// Decided before anything else: what sorts before the
+			// position is not counted, opened or listed. An ancestor
+			// of it, or a directory at it, is entered unreported, and
+			// passes every check below as it would if it were shown.
+			switch c := WalkCompare(walkRel, after); {
+			case c > 0:
+				after = ""
+			case c < 0 && !(len(after) > len(walkRel) && after[len(walkRel)] == '/' && after[:len(walkRel)] == walkRel):
+				continue
+			case typ != fs.ModeDir && (typ != fs.ModeSymlink || !w.o.Follow):
+				continue // not a directory: nothing below it to come back for
+			case w.o.MaxDepth >= 0 && depth+1 >= w.o.MaxDepth:
+				continue // its entries lie past --max-depth
+			default:
+				hide = true
+			}
 		}
 		isDir := typ == fs.ModeDir
 		switch {
@@ -440,7 +507,7 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 			display = childPath(d.Info.Path, name)
 		}
 		ent := ctx.newEntry()
-		*ent = Entry{Name: name, Path: display, Rel: walkRel, Type: TypeOf(typ), Depth: depth + 1, rel: rel}
+		*ent = Entry{Name: name, Path: display, Rel: walkRel, Type: TypeOf(typ), Depth: depth + 1, rel: rel, hide: hide}
 		it := walkItem{ent: ent}
 		if typ == fs.ModeSymlink && w.o.Follow {
 			fi, err := d.rt.r.Stat(rel)
@@ -456,6 +523,9 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 			default:
 				ent.Type, ent.via = TypeOf(fi.Mode()), true
 				isDir = fi.IsDir()
+			}
+			if hide && !isDir {
+				continue
 			}
 		}
 		if isDir {
@@ -520,11 +590,13 @@ func (w *walker) emit(j *dirJob) (err error) {
 				continue
 			}
 		}
-		d.refs.Add(1)
-		it.ent.dir = d
-		err = w.fn(it.ent)
-		if w.visited++; w.s.progress != nil && w.visited%ProgressEvery == 0 {
-			w.s.progress(w.visited)
+		if !it.ent.hide {
+			d.refs.Add(1)
+			it.ent.dir = d
+			err = w.fn(it.ent)
+			if w.visited++; w.s.progress != nil && w.visited%ProgressEvery == 0 {
+				w.s.progress(w.visited)
+			}
 		}
 		if sub := it.sub; sub != nil {
 			if err == nil && sub.list {
