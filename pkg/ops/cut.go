@@ -41,6 +41,9 @@ var cutOp = &spec.Op{
 		}
 		o.Exact = in.Exact
 		o.Sink = rowSink(in.Sink, in, o)
+		if o.Paging, err = pagingOf(sb, in); err != nil {
+			return nil, err
+		}
 		return Cut(ctx, sb, o)
 	},
 }
@@ -186,14 +189,30 @@ type CutOptions struct {
 	OnlyDelimited bool   // -s: drop lines without the delimiter
 	Sink          RowSink
 	Exact         bool // fields go out whole (the text form), not cut at max_line_bytes
+	// Paging: a page gives the rows after the first From.N (its position
+	// is the number of rows given so far).
+	Paging
 }
 
 // CutResult holds the selected fields of each row.
 type CutResult struct {
 	Path  string     `json:"path"`
 	Rows  [][]string `json:"rows"`
-	Count int64      `json:"count"`
+	Count int64      `json:"count"` // the rows on this page
 	Truncation
+}
+
+// jsonFieldsLen is the JSON length of a row as an item holds it (an
+// array of its fields' text: jsonRowLen of the bytes).
+func jsonFieldsLen(fields [][]byte) int64 {
+	n := int64(2)
+	for i, f := range fields {
+		if i > 0 {
+			n++
+		}
+		n += jsonBytesLen(f)
+	}
+	return n
 }
 
 // Cut selects fields from each line, streaming. A line without the
@@ -243,25 +262,46 @@ func Cut(ctx context.Context, sb *sandbox.Sandbox, o CutOptions) (CutResult, err
 			return nil
 		}
 	}
-	max := sb.Limits().Items()
+	pg := newPager(sb, 0)
 	cut := lineCut(sb, o.Exact)
+	// A page after a cursor re-reads the file and drops the first From.N
+	// rows: a row count is all the cursor holds (no offset to trust or
+	// check, and -s or a CSV record makes rows and lines differ), so the
+	// page is exactly the suffix of the rows as the file reads now.
+	var skip, from0 int64
+	if o.From != nil {
+		skip, from0 = o.From.N, o.From.N
+	}
 	emit := func(fields [][]byte, eol []byte) (bool, error) {
-		if res.Count >= max {
-			res.Truncated, res.Limit = true, "max_results"
-			return false, nil
+		if skip > 0 {
+			skip-- // given on an earlier page
+			return true, nil
 		}
-		res.Count++
+		var size int64
+		cutRow := false
 		if cut > 0 {
-			cutRow := false
 			for i, fd := range fields {
 				if len(fd) > cut {
 					fields[i], cutRow = cutText(fd, cut), true
 				}
 			}
-			if cutRow {
-				res.TextTruncated = true
-				res.CutLines++
+			size = jsonFieldsLen(fields)
+		} else {
+			// The text form: the cheap measure of the line (its fields
+			// and a byte between each), which reads none of its bytes.
+			size = int64(len(fields)) + 2
+			for _, fd := range fields {
+				size += int64(len(fd))
 			}
+		}
+		if lim := pg.admit(size); lim != "" {
+			res.cut(lim, o.next(Cursor{N: from0 + res.Count}))
+			return false, nil
+		}
+		res.Count++
+		if cutRow {
+			res.TextTruncated = true
+			res.CutLines++
 		}
 		return true, sink(fields, eol)
 	}

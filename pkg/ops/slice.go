@@ -28,6 +28,10 @@ var sliceOp = &spec.Op{
 		o := SliceInput(in)
 		o.Sink = lineSink(in.Sink)
 		o.Exact = in.Exact
+		var err error
+		if o.Paging, err = pagingOf(sb, in); err != nil {
+			return nil, err
+		}
 		return Slice(ctx, sb, o)
 	},
 }
@@ -59,6 +63,9 @@ type SliceOptions struct {
 	// Exact: lines go out whole (the text form); otherwise their text is
 	// cut at max_line_bytes.
 	Exact bool
+	// Paging: a page gives the lines after the first From.N of the
+	// slice (its position is the number of lines given so far).
+	Paging
 }
 
 // SliceResult holds the selected lines.
@@ -73,8 +80,34 @@ type SliceResult struct {
 	// Line is the 1-based number of the first returned line when known.
 	Line  *int64   `json:"line"`
 	Lines []string `json:"lines"`
-	Count int64    `json:"count"`
+	Count int64    `json:"count"` // the lines on this page
 	Truncation
+}
+
+// pageLine fits a line read by ReadLineMax(holdFor(cut)) (whole length n)
+// and admits it to pg: the line as it goes out, or lim, the limit that
+// cuts the list before it. Its size is the JSON of its text as an item
+// holds it; in the text form (cut 0), where lines go out whole, the
+// cheap len(line)+2, which reads none of its bytes. A line's cut at
+// max_line_bytes is counted in tr only once it is on the page.
+func pageLine(pg *pager, line []byte, n int64, cut int, tr *Truncation, path string, lineNo int64) (out []byte, lim string, err error) {
+	if cut == 0 {
+		if lim := pg.admit(int64(len(line)) + 2); lim != "" {
+			return nil, lim, nil
+		}
+		out, err := fitLine(line, n, 0, tr, path, lineNo)
+		return out, "", err
+	}
+	var t Truncation
+	out, _ = fitLine(line, n, cut, &t, path, lineNo) // never an error in JSON
+	if lim := pg.admit(jsonBytesLen(textio.TrimEOL(out))); lim != "" {
+		return nil, lim, nil
+	}
+	if t.TextTruncated {
+		tr.TextTruncated = true
+		tr.CutLines++
+	}
+	return out, "", nil
 }
 
 // Slice selects lines[Start:End] with Python's semantics: negative bounds
@@ -103,7 +136,16 @@ func Slice(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions) (SliceResul
 	if sink == nil {
 		sink = collectLines(&res.Lines)
 	}
-	max := sb.Limits().Items()
+	// A page after a cursor re-reads the slice up to it and drops the
+	// first From.N lines: a line count is all the cursor holds (no
+	// offset to trust or check), so the page is exactly the suffix of
+	// the slice as the file reads now; skipping lines costs a count of
+	// newlines, not the work of giving them.
+	var from0 int64
+	if o.From != nil {
+		from0 = o.From.N
+	}
+	pg := newPager(sb, 0)
 	size := f.Info.Size
 	buf := make([]byte, 64<<10)
 
@@ -150,10 +192,16 @@ func Slice(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions) (SliceResul
 	r := textio.NewReader(textio.WithContext(ctx, in), 0)
 	var skipped int64
 	if forward {
-		skipped = r.SkipLines(start)
+		skipped = r.SkipLines(satAdd(start, from0))
+		if limit >= 0 {
+			limit = max64(limit-from0, 0)
+		}
+	} else {
+		r.SkipLines(from0)
 	}
+	first := satAdd(start, from0) // 0-based number of the page's first line, when start >= 0
 	if start >= 0 {
-		res.Line = ptr(start + 1)
+		res.Line = ptr(first + 1)
 	}
 	cut := lineCut(sb, o.Exact)
 	for limit < 0 || res.Count < limit {
@@ -164,16 +212,17 @@ func Slice(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions) (SliceResul
 		if err != nil {
 			return SliceResult{}, sandbox.AsError(err)
 		}
-		if res.Count >= max {
-			res.Truncated, res.Limit = true, "max_results"
-			break
-		}
 		var lineNo int64 // known when counting from the start
 		if start >= 0 {
-			lineNo = start + res.Count + 1
+			lineNo = first + res.Count + 1
 		}
-		if line, err = fitLine(line, n, cut, &res.Truncation, o.Path, lineNo); err != nil {
+		line, lim, err := pageLine(&pg, line, n, cut, &res.Truncation, o.Path, lineNo)
+		if err != nil {
 			return SliceResult{}, err
+		}
+		if lim != "" {
+			res.cut(lim, o.next(Cursor{N: from0 + res.Count}))
+			break
 		}
 		if err := sink(line); err != nil {
 			return SliceResult{}, err
@@ -201,7 +250,12 @@ func sliceStream(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions, f *sa
 		sink = collectLines(&res.Lines)
 	}
 	cut := lineCut(sb, o.Exact)
-	max := sb.Limits().Items()
+	pg := newPager(sb, 0)
+	var from0 int64 // lines of the slice given before this page: dropped, as Slice does
+	if o.From != nil {
+		from0 = o.From.N
+	}
+	var dropped int64
 	// keep is how many of the latest lines are held: the last -START,
 	// or, for START >= 0 with a negative END, the last -END (a delay).
 	keep := -start
@@ -219,13 +273,17 @@ func sliceStream(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions, f *sa
 	head, heldBytes := 0, int64(0) // ring[head] is the oldest once full
 	var total int64
 	emit := func(h held, lineNo int64) (bool, error) {
-		if res.Count >= max {
-			res.Truncated, res.Limit = true, "max_results"
-			return false, nil
+		if dropped < from0 {
+			dropped++
+			return true, nil
 		}
-		line, err := fitLine(h.b, h.n, cut, &res.Truncation, o.Path, lineNo)
+		line, lim, err := pageLine(&pg, h.b, h.n, cut, &res.Truncation, o.Path, lineNo)
 		if err != nil {
 			return false, err
+		}
+		if lim != "" {
+			res.cut(lim, o.next(Cursor{N: from0 + res.Count}))
+			return false, nil
 		}
 		if err := sink(line); err != nil {
 			return false, err
@@ -295,10 +353,10 @@ func sliceStream(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions, f *sa
 			}
 		}
 		if res.Count > 0 {
-			res.Line = ptr(from + 1)
+			res.Line = ptr(from + from0 + 1)
 		}
 	} else if o.Start != nil && *o.Start >= 0 && res.Count > 0 {
-		res.Line = ptr(*o.Start + 1)
+		res.Line = ptr(*o.Start + from0 + 1)
 	}
 	return res, nil
 }

@@ -40,6 +40,9 @@ var sortOp = &spec.Op{
 		}
 		o.Sink = lineSink(in.Sink)
 		o.Exact = in.Exact
+		if o.Paging, err = pagingOf(sb, in); err != nil {
+			return nil, err
+		}
 		return Sort(ctx, sb, o)
 	},
 }
@@ -71,13 +74,16 @@ type SortOptions struct {
 	Separator string // -t: field separator (default: blank-to-non-blank transitions, as GNU)
 	Sink      LineSink
 	Exact     bool // lines go out whole (the text form), not cut at max_line_bytes
+	// Paging: a page gives the sorted lines after the first From.N (its
+	// position is the number of lines given so far).
+	Paging
 }
 
 // SortResult holds the sorted lines.
 type SortResult struct {
 	Path  string   `json:"path"`
 	Lines []string `json:"lines"`
-	Count int64    `json:"count"`
+	Count int64    `json:"count"` // the lines on this page
 	Truncation
 }
 
@@ -148,8 +154,15 @@ func Sort(ctx context.Context, sb *sandbox.Sandbox, o SortOptions) (SortResult, 
 	if sink == nil {
 		sink = collectLines(&res.Lines)
 	}
-	max := sb.Limits().Items()
+	pg := newPager(sb, 0)
 	cut := lineCut(sb, o.Exact)
+	// A page after a cursor sorts the whole file again and drops the
+	// first From.N lines of the order: the order is the file's, so the
+	// page is the suffix of what the same call sorts now.
+	var skip, from0 int64
+	if o.From != nil {
+		skip, from0 = o.From.N, o.From.N
+	}
 	var prev []byte
 	var buf []byte
 	var sinkErr error
@@ -159,15 +172,15 @@ func Sort(ctx context.Context, sb *sandbox.Sandbox, o SortOptions) (SortResult, 
 			return true
 		}
 		first, prev = false, l
+		if skip > 0 {
+			skip-- // given on an earlier page
+			return true
+		}
 		if res.Count&1023 == 0 && ctx.Err() != nil && (res.Count == 0 || !timedOut(ctx, ctx.Err())) {
 			// The deadline stops sort only before its first line (a
 			// timeout, stdout empty: it has no part to give); once lines
 			// go out the sorted rest follows, and only a cancel stops it.
 			sinkErr = ctx.Err()
-			return false
-		}
-		if res.Count >= max {
-			res.Truncated, res.Limit = true, "max_results"
 			return false
 		}
 		var out []byte
@@ -177,7 +190,11 @@ func Sort(ctx context.Context, sb *sandbox.Sandbox, o SortOptions) (SortResult, 
 			buf = append(append(buf[:0], l...), '\n')
 			out = buf
 		}
-		out, _ = fitLine(out, int64(len(out)), cut, &res.Truncation, o.Path, 0) // held whole: never too long
+		out, lim, _ := pageLine(&pg, out, int64(len(out)), cut, &res.Truncation, o.Path, 0) // held whole: never too long
+		if lim != "" {
+			res.cut(lim, o.next(Cursor{N: from0 + res.Count}))
+			return false
+		}
 		if sinkErr = sink(out); sinkErr != nil {
 			return false
 		}

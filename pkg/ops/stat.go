@@ -33,7 +33,17 @@ var statOp = &spec.Op{
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
 		o := StatOptions{Path: in.String("path"), SHA256: in.Bool("sha256")}
 		if more := in.Strings("more_paths"); len(more) > 0 {
-			return StatFiles(ctx, sb, StatFilesOptions{Paths: append([]string{o.Path}, more...), SHA256: o.SHA256})
+			pg, err := pagingOf(sb, in)
+			if err != nil {
+				return nil, err
+			}
+			return StatFiles(ctx, sb, StatFilesOptions{Paths: append([]string{o.Path}, more...), SHA256: o.SHA256, Paging: pg})
+		}
+		if in.Cursor != "" {
+			// One path is no list: there is no page after it.
+			if _, err := pagingOf(sb, in); err != nil {
+				return nil, err
+			}
 		}
 		return Stat(ctx, sb, o)
 	},
@@ -61,6 +71,9 @@ type StatResult struct {
 type StatFilesOptions struct {
 	Paths  []string
 	SHA256 bool
+	// Paging: a page starts at the path argument after From.Arg (the
+	// index, in Paths, of the last path the page before it gave).
+	Paging
 }
 
 // StatFilesResult describes several paths: Files in argument order (a
@@ -89,6 +102,7 @@ type statShape struct {
 	Count      *int64       `json:"count,omitempty"`
 	Truncated  *bool        `json:"truncated,omitempty"`
 	Limit      string       `json:"limit,omitempty"`
+	NextCursor string       `json:"next_cursor,omitempty"`
 	Errors     []PathError  `json:"errors,omitempty"`
 	ErrorsMore int64        `json:"errors_more,omitempty"`
 }
@@ -105,36 +119,56 @@ func Stat(ctx context.Context, sb *sandbox.Sandbox, o StatOptions) (StatResult, 
 // StatFiles describes each of several paths, in argument order: a path
 // that fails is reported in Errors and the others are still described
 // (SPEC §2); only when every path fails is the call's error the first
-// path's. max_results cuts Files (Truncated): the paths after the cut are
-// not looked at.
+// path's. max_results and max_result_bytes cut Files (Truncated): the
+// paths after the cut are not looked at, and next_cursor names the last
+// path argument given (described or reported in Errors).
 func StatFiles(ctx context.Context, sb *sandbox.Sandbox, o StatFilesOptions) (StatFilesResult, error) {
 	if err := begin(ctx, sb, "stat"); err != nil {
 		return StatFilesResult{}, err
 	}
 	res := StatFilesResult{Files: []StatResult{}}
-	max := sb.Limits().Items()
-	for _, p := range o.Paths {
-		if int64(len(res.Files)) >= max {
-			res.Truncated, res.Limit = true, "max_results"
-			break
+	pg := newPager(sb, 0)
+	// last is the index of the last path argument given: the page after
+	// a cursor starts at the one after it (an index, compared with the
+	// call's own arguments, which the cursor is bound to).
+	last, paths := int64(-1), o.Paths
+	if o.From != nil {
+		last = o.From.Arg
+		paths = paths[min(max(last+1, 0), int64(len(paths))):]
+	}
+	base := last + 1 // index of paths[0] in o.Paths
+	next := func() string {
+		if last < 0 {
+			return "" // nothing given, and no cursor came: this call again is the next page
 		}
+		return o.next(Cursor{Arg: last})
+	}
+	for i, p := range paths {
 		if timedOut(ctx, ctx.Err()) {
 			cutByDeadline(&res.Truncation) // the paths before are described
+			res.NextCursor = next()
 			break
 		}
 		r, err := describe(ctx, sb, p, o.SHA256)
 		if err != nil {
 			if timedOut(ctx, err) {
 				cutByDeadline(&res.Truncation) // caught hashing it: left out
+				res.NextCursor = next()
 				break
 			}
 			if ctx.Err() != nil {
 				return StatFilesResult{}, ctx.Err()
 			}
 			res.PathErrors.add(sb, p, err, true)
+			last = base + int64(i)
 			continue
 		}
+		if lim := pg.admit(jsonLen(r)); lim != "" {
+			res.cut(lim, next())
+			break
+		}
 		res.Files = append(res.Files, r)
+		last = base + int64(i)
 	}
 	res.Count = int64(len(res.Files))
 	if err := res.PathErrors.end(len(o.Paths)); err != nil {
