@@ -1,6 +1,6 @@
 # bash completion for fsbox (generated; do not edit)
 _fsbox_valued() {
-  case "$2" in --config|--format|--fields|--jq|--color|--timeout) return 0 ;; esac
+  case "$2" in --config|--format|--fields|--jq|--color|--timeout|--cursor) return 0 ;; esac
   case "$1 $2" in
     "cut --fields"|"cut -f"|"cut --delimiter"|"cut -d"|"cut --output-delimiter") return 0 ;;
     "edit --old"|"edit --new"|"edit --old-file"|"edit --new-file"|"edit --edits-json"|"edit --expect-sha256") return 0 ;;
@@ -42,6 +42,7 @@ _fsbox() {
       --jq) COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
       --color) COMPREPLY=( $(compgen -W "auto always never" -- "$cur") ); return ;;
       --timeout) COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
+      --cursor) COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
     esac
     case "$cmd $prev" in
       "cut --fields"|"cut -f") COMPREPLY=(); return ;;
@@ -91,128 +92,128 @@ _fsbox() {
     COMPREPLY=(); return
   fi
   if [ -z "$cmd" ]; then
-    COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch purge read rm roots slice sort stat tools undo wc write --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") )
+    COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch purge read rm roots slice sort stat tools undo wc write --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") )
     return
   fi
   case "$cmd" in
     completion)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -W "bash zsh fish" -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     cp)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--force -f --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--force -f --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     cut)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--csv --delimiter --fields --only-delimited --output-delimiter --regex -d -f -s --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--csv --delimiter --fields --only-delimited --output-delimiter --regex -d -f -s --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     edit)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--all --dry-run --edits-json --expect-sha256 --new --new-file --old --old-file --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--all --dry-run --edits-json --expect-sha256 --new --new-file --old --old-file --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     explain)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch purge read rm roots slice sort stat tools undo wc write" -- "$cur") ) ;;
         1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     find)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--changed-before --changed-within --exclude --follow --hidden --limit --long --max-depth --no-ignore --size --type -E -L -S -l -t --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--changed-before --changed-within --exclude --follow --hidden --limit --long --max-depth --no-ignore --size --type -E -L -S -l -t --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         1) COMPREPLY=() ;;
         *) COMPREPLY=() ;;
       esac ;;
     grep)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--after-context --before-context --context --count --dereference-recursive --extended-regexp --file --files-with-matches --fixed-strings --follow --glob --hidden --ignore-case --invert-match --limit --line-number --line-regexp --max-columns --max-count --no-filename --no-ignore --numbered --only-matching --quiet --recursive --regexp --text --with-filename --word-regexp -A -B -C -E -F -H -L -R -a -c -e -f -g -h -i -l -m -n -o -q -r -v -w -x --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--after-context --before-context --context --count --dereference-recursive --extended-regexp --file --files-with-matches --fixed-strings --follow --glob --hidden --ignore-case --invert-match --limit --line-number --line-regexp --max-columns --max-count --no-filename --no-ignore --numbered --only-matching --quiet --recursive --regexp --text --with-filename --word-regexp -A -B -C -E -F -H -L -R -a -c -e -f -g -h -i -l -m -n -o -q -r -v -w -x --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=() ;;
         *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     history)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--limit -n --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--limit -n --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     links)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--prefix --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--prefix --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     ls)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--all --limit -a --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--all --limit -a --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     man)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch purge read rm roots slice sort stat tools undo wc write" -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     mcp)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--http --profile --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--http --profile --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         *) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     mkdir)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--parents -p --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--parents -p --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     mv)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--force -f --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--force -f --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     patch)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--dry-run --expect-sha256 --patch --patch-file --strip -p --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--dry-run --expect-sha256 --patch --patch-file --strip -p --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         *) COMPREPLY=() ;;
       esac ;;
     purge)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         *) COMPREPLY=() ;;
       esac ;;
     read)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--encoding --limit --max-bytes --offset --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--encoding --limit --max-bytes --offset --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     rm)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--recursive -r --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--recursive -r --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     roots)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         *) COMPREPLY=() ;;
       esac ;;
     slice)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--end --start --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--end --start --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         1) COMPREPLY=() ;;
@@ -220,37 +221,37 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     sort)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--human-numeric --ignore-case --key --numeric --reverse --separator --stable --unique -f -h -k -n -r -s -t -u --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--human-numeric --ignore-case --key --numeric --reverse --separator --stable --unique -f -h -k -n -r -s -t -u --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     stat)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--sha256 --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--sha256 --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     tools)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         *) COMPREPLY=() ;;
       esac ;;
     undo)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--force -f --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--force -f --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=() ;;
         *) COMPREPLY=() ;;
       esac ;;
     wc)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--bytes --chars --lines --words -c -l -m -w --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--bytes --chars --lines --words -c -l -m -w --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     write)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--append --content --expect-sha256 --mode --no-clobber --help --config --format --pretty --fields --jq --color --timeout --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--append --content --expect-sha256 --mode --no-clobber --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;

@@ -6,6 +6,7 @@ complete -c fsbox -l fields -r -F -d 'keep only these keys, comma-separated: of 
 complete -c fsbox -l jq -r -F -d 'filter the JSON result with a jq program (gojq, in fsbox-full); strings print raw, as gh --jq'
 complete -c fsbox -l color -x -a 'auto always never' -d 'color in the text form: auto (on a terminal, unless NO_COLOR is set), always or never'
 complete -c fsbox -l timeout -r -F -d 'deadline of the call: a Go duration (1.5s, 2m) or a number of seconds; walks and searches print what they found by then (exit 9); can only lower the policy\'s max_call_seconds'
+complete -c fsbox -l cursor -r -F -d 'resume a list a limit cut: the next_cursor of the same command with the same arguments, policy and format'
 complete -c fsbox -f -n __fish_use_subcommand -a completion -d 'print the completion script for bash, zsh or fish'
 complete -c fsbox -n '__fish_seen_subcommand_from completion' -f -a 'bash zsh fish'
 complete -c fsbox-completion -f -a 'bash zsh fish'

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -118,6 +119,7 @@ func TestScript(t *testing.T) {
 			"writebytes": cmdWritebytes,
 			"repeat":     cmdRepeat,
 			"expandwork": cmdExpandwork,
+			"cursor":     cmdCursor,
 		},
 	})
 }
@@ -254,3 +256,31 @@ func cmdExpandwork(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(os.WriteFile(p, []byte(strings.ReplaceAll(string(data), "$WORK", ts.Getenv("REALWORK"))), 0o644))
 	}
 }
+
+// cursor NAME sets $NAME to the next_cursor the last command gave: the
+// result's next_cursor (stdout), or the text form's hint (stderr); a
+// golden then names it as $NAME (cmpenv), as a cursor binds the policy
+// and so the script's work directory. ! cursor NAME: there is none.
+func cmdCursor(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: cursor NAME")
+	}
+	var c string
+	if m := cursorJSON.FindStringSubmatch(ts.ReadFile("stdout")); m != nil {
+		c = m[1]
+	} else if m := cursorHint.FindStringSubmatch(ts.ReadFile("stderr")); m != nil {
+		c = m[1]
+	}
+	switch {
+	case neg && c != "":
+		ts.Fatalf("the output carries next_cursor %s", c)
+	case !neg && c == "":
+		ts.Fatalf("the output carries no next_cursor")
+	}
+	ts.Setenv(args[0], c)
+}
+
+var (
+	cursorJSON = regexp.MustCompile(`"next_cursor":\s*"([^"]+)"`)
+	cursorHint = regexp.MustCompile(`--cursor (\S+)`)
+)

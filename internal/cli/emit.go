@@ -342,6 +342,11 @@ func (p *printer) trailer(bw *bufio.Writer, result any, tr *ops.Truncation) {
 			what = "deadline (max_call_seconds, --timeout)"
 		}
 		fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the output\n", what)
+		if tr.NextCursor != "" {
+			// The text form has no field for it: the next page's flag
+			// goes on a hint line (SPEC §3), ready to paste.
+			fmt.Fprintf(p.errw, "fsbox:   the rest: the same command with --cursor %s\n", tr.NextCursor)
+		}
 		return
 	}
 	b, err := json.Marshal(result)

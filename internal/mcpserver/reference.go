@@ -503,7 +503,7 @@ func lsAll(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (ops.LsResult, s
 	r := v.(ops.LsResult)
 	var note string
 	if r.Truncated {
-		note = fmt.Sprintf("[fsbox: the listing stops at %s = %d entries]", r.Limit, sb.Limits().MaxResults)
+		note = cutNote(sb, "listing", "entries", r.Truncation, "list a subdirectory instead")
 	}
 	return r, note, nil
 }
@@ -667,9 +667,23 @@ func refTree(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, error
 	}
 	out := refOut{text: string(b)}
 	if res.Truncated {
-		out.note = fmt.Sprintf("[fsbox: the tree stops at %s = %d entries]", res.Limit, sb.Limits().MaxResults)
+		out.note = cutNote(sb, "tree", "entries", res.Truncation, "ask for a subdirectory's tree, or leave more out with excludePatterns")
 	}
 	return out, nil
+}
+
+// cutNote is the second text block of a reference tool whose list a
+// limit cut: which limit, and how to narrow the request in the tool's
+// own arguments (its tools take no cursor).
+func cutNote(sb *sandbox.Sandbox, what, unit string, tr ops.Truncation, narrow string) string {
+	at := fmt.Sprintf("%s = %d %s", tr.Limit, sb.Limits().MaxResults, unit)
+	switch tr.Limit {
+	case "max_result_bytes":
+		at = fmt.Sprintf("max_result_bytes = %d bytes", sb.Limits().MaxResultBytes)
+	case "timeout":
+		at = "the call's deadline (max_call_seconds)"
+	}
+	return fmt.Sprintf("[fsbox: the %s stops at %s; for the rest, %s]", what, at, narrow)
 }
 
 // relTo is path p (as the sandbox shows it) relative to dir (shown the
@@ -727,7 +741,7 @@ func refSearch(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, err
 		out.text = "No matches found"
 	}
 	if res.Truncated {
-		out.note = fmt.Sprintf("[fsbox: the search stops at %s = %d paths]", res.Limit, sb.Limits().MaxResults)
+		out.note = cutNote(sb, "search", "paths", res.Truncation, "search a subdirectory, with a narrower pattern, or leave more out with excludePatterns")
 	}
 	return out, nil
 }

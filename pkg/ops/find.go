@@ -50,6 +50,9 @@ var findOp = &spec.Op{
 		if err != nil {
 			return nil, err
 		}
+		if o.Paging, err = pagingOf(sb, in); err != nil {
+			return nil, err
+		}
 		if o.Long {
 			o.EntrySink = entrySink(in.Sink)
 		} else {
@@ -205,6 +208,9 @@ func parseLongDuration(s string) (time.Duration, error) {
 
 // FindOptions are find's inputs.
 type FindOptions struct {
+	// Paging: a page starts after the path From.Key (relative to Dir, in
+	// walk order: sandbox.WalkCompare), compared, never opened.
+	Paging
 	Dir      string   // the directory to walk, "." for the workdir; "" is usage (an empty path is never a path)
 	Glob     string   // doublestar; without '/' it matches the base name (as fd -g)
 	MaxDepth int      // < 0: no limit
@@ -369,10 +375,17 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 			return nil
 		}
 	}
-	max, limitName := itemCap(sb, o.Limit)
+	pg := newPager(sb, o.Limit)
+	// A page starts after the path (relative to DIR, in walk order) of
+	// the last item the page before it gave; the walk does not enter
+	// what sorts before it.
+	var after string
+	if o.From != nil {
+		after = o.From.Key
+	}
 	var sinkErr error
 	var vanished int64 // entries -l could not describe
-	skipped, err := sb.Walk(ctx, o.Dir, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: o.MaxDepth},
+	skipped, err := sb.Walk(ctx, o.Dir, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: o.MaxDepth, After: after},
 		func(e *sandbox.Entry) error {
 			if len(excl) > 0 && excl.match(e.Rel, e.Type == "dir") {
 				e.Release()
@@ -383,7 +396,7 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 				return nil
 			}
 			keep, size, mtime, err := o.described(e)
-			p, typ := e.Path, e.Type
+			p, typ, rel := e.Path, e.Type, e.Rel
 			e.Release()
 			if err != nil || !keep {
 				if err != nil && o.Long {
@@ -391,11 +404,16 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 				}
 				return nil // one that raced away is no match
 			}
-			if res.Count >= max {
-				res.Truncated, res.Limit = true, limitName
+			n := jsonStrLen(p)
+			if o.Long {
+				n = jsonLen(FindEntry{Path: p, Type: typ, Size: size, Mtime: rfc3339(mtime)})
+			}
+			if lim := pg.admit(n); lim != "" {
+				res.cut(lim, o.next(Cursor{Key: after}))
 				return errStop
 			}
 			res.Count++
+			after = rel
 			if sinkErr = sink(p, typ, size, mtime); sinkErr != nil {
 				return errStop
 			}
@@ -406,6 +424,7 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 		return FindResult{}, sinkErr
 	case timedOut(ctx, err):
 		cutByDeadline(&res.Truncation) // what the walk found by the deadline
+		res.NextCursor = o.next(Cursor{Key: after})
 	case err != nil && !errors.Is(err, errStop):
 		return FindResult{}, err
 	}

@@ -19,7 +19,7 @@ import (
 
 // tree writes files (content "x\n" unless given) below dir; a name ending
 // in "/" is a directory, "a -> b" a symlink.
-func tree(t *testing.T, dir string, spec map[string]string) {
+func tree(t testing.TB, dir string, spec map[string]string) {
 	t.Helper()
 	for name, content := range spec {
 		p := filepath.Join(dir, name)

@@ -24,14 +24,21 @@ var lsOp = &spec.Op{
 		if in.IsSet("path") {
 			dir = in.String("path")
 		}
-		return Ls(ctx, sb, LsOptions{Path: dir, All: in.Bool("all"), Limit: in.Int("limit")})
+		pg, err := pagingOf(sb, in)
+		if err != nil {
+			return nil, err
+		}
+		return Ls(ctx, sb, LsOptions{Path: dir, All: in.Bool("all"), Limit: in.Int("limit"), Paging: pg})
 	},
 }
 
 // LsOptions are ls's inputs.
 type LsOptions struct {
 	Path string // the directory, "." for the workdir; "" is usage (an empty path is never a path)
-	All  bool   // show dotfiles
+	// Paging: a page starts after the entry named From.Key (names are
+	// compared, never looked up).
+	Paging
+	All bool // show dotfiles
 	// Limit, when above 0 and below max_results, is where the list stops
 	// (--limit: the caller's own cut, limit "limit").
 	Limit int64
@@ -79,25 +86,40 @@ func Ls(ctx context.Context, sb *sandbox.Sandbox, o LsOptions) (LsResult, error)
 		return LsResult{}, err
 	}
 	res := LsResult{Path: d.Info.Path, Entries: []LsEntry{}, Skipped: LsSkipped{Denied: list.Denied}}
-	max, limitName := itemCap(sb, o.Limit)
+	pg := newPager(sb, o.Limit)
+	var after *string // the last entry given: the page starts after it
+	if o.From != nil {
+		after = &o.From.Key
+	}
+	next := func() string {
+		if after == nil {
+			return o.next(Cursor{}) // none given: the next page is this one again
+		}
+		return o.next(Cursor{Key: *after})
+	}
 	for _, e := range list.Entries {
+		if o.From != nil && e.Name <= o.From.Key {
+			continue // on an earlier page (entries come sorted by name)
+		}
 		if !o.All && strings.HasPrefix(e.Name, ".") {
 			res.Skipped.Hidden++
 			continue
-		}
-		if int64(len(res.Entries)) >= max {
-			res.Truncated, res.Limit = true, limitName
-			break
 		}
 		ent := LsEntry{Name: e.Name, Type: e.Type, Size: e.Size, Mtime: rfc3339(e.ModTime), Mode: modeString(e.Mode)}
 		if e.Type == "symlink" {
 			t := e.Target
 			ent.Target = &t
 		}
+		if lim := pg.admit(jsonLen(ent)); lim != "" {
+			res.cut(lim, next())
+			break
+		}
 		res.Entries = append(res.Entries, ent)
+		after = &e.Name
 	}
 	if cut {
 		cutByDeadline(&res.Truncation)
+		res.NextCursor = next()
 	}
 	res.Count = len(res.Entries)
 	return res, nil
