@@ -74,6 +74,9 @@ var grepOp = &spec.Op{
 		if err != nil {
 			return nil, err
 		}
+		if o.Paging, err = pagingOf(sb, in); err != nil {
+			return nil, err
+		}
 		o.Exact = in.Exact
 		if in.Bool("quiet") {
 			// -q: nothing printed; the first match ends the search.
@@ -169,6 +172,9 @@ type GrepOptions struct {
 	// Exact: Text and context lines are whole (the text form prints Raw);
 	// otherwise they are cut at max_line_bytes.
 	Exact bool
+	// Paging is where the page starts (the call's --cursor) and how a
+	// cut seals the next cursor (SPEC §2, Continuation).
+	Paging
 
 	geom *mapGeometry // tests: where mapped search puts its chunk edges
 }
@@ -196,6 +202,7 @@ type Match struct {
 	// and searched without -a: it matched, and its text is not given, as
 	// grep says only "binary file matches" (SPEC §5).
 	Binary bool `json:"binary,omitempty"`
+	// (jsonLen mirrors these fields: keep the two in step.)
 
 	Raw       []byte    `json:"-"` // the line as the file has it, without "\n" (with -o, the match)
 	Only      bool      `json:"-"` // -o: Text and Raw are the match, not the line
@@ -235,6 +242,18 @@ type FileResult struct {
 	err      error                  // a named path that could not be opened, walked or read
 	given    string                 // the named path, as given, for err
 	walked   bool                   // err is a walked file's (it changed while read)
+
+	// Where the file lies, for next_cursor: the index of the path
+	// argument, the walk's Rel within it ("" for the argument itself),
+	// and its identity when opened (size and mtime; stream: none).
+	arg       int
+	rel       string
+	size      int64
+	mtime     int64
+	stream    bool
+	restarted bool  // the cursor's file changed: searched from its start
+	dropped   int   // leading matches the cursor gave already (resumed file)
+	gone      int64 // matching lines counted in Count whose items were all given already
 }
 
 // GrepSkipped counts what grep passed over.
@@ -257,6 +276,9 @@ type GrepResult struct {
 	FilesSearched int64        `json:"files_searched"`
 	FilesMatched  int64        `json:"files_matched"`
 	Skipped       GrepSkipped  `json:"skipped"`
+	// Restarted: the cursor's file changed since the page before; this
+	// page gives it from its start (SPEC §2, Continuation).
+	Restarted bool `json:"restarted,omitempty"`
 	Truncation
 	PathErrors
 
@@ -271,6 +293,8 @@ type grepJob struct {
 	entries []*sandbox.Entry // from a walk
 	file    string           // or one path named on the command line
 	err     error            // or a named path that failed before a search
+	arg     int              // the index of the path argument the job's files are of
+	resume  int              // 1 + the index of the cursor's file in entries (1 for file); 0: none
 	out     chan []FileResult
 	// part takes a named file's matches in batches as they are found,
 	// before its result comes on out: its matches are printed as the
@@ -365,7 +389,7 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 	if g.sinkErr == nil && timedOut(ctx, ctx.Err()) {
 		// The deadline passed as the queue ran out (collect took the
 		// closed queue first): what it took is the result, cut there.
-		cutByDeadline(&res.Truncation)
+		g.cutByDeadline(&res)
 		if err := res.PathErrors.end(len(o.Paths)); err != nil {
 			return GrepResult{}, err
 		}
@@ -394,13 +418,19 @@ type grepRun struct {
 	o          *GrepOptions
 	s          *searcher
 	incl, excl globMatcher
-	max        int64  // matches in all
-	limitName  string // what max is
+	// pg cuts the list: at max_results (or --limit), counted in matching
+	// lines (-o's several matches of a line are one), and at
+	// max_result_bytes, counted in every item's JSON.
+	pg pager
+	// rs searches the cursor's file on a resumed page: it leaves out the
+	// items the page before gave (nil: no such file).
+	rs *searcher
 	// countAll: a counting mode (-c, -l) under the policy's max_results,
 	// which caps the items listed (counts[], paths[]) while the numbers
 	// count everything (SPEC §2, Counts).
 	countAll    bool
-	listed      int64 // items listed so far, under countAll
+	listCut     bool    // under countAll: the list is cut, the counting goes on
+	pos         grepPos // the last item given (at first, the input cursor's)
 	jobs, order chan *grepJob
 	ahead       chan struct{} // a slot for every job not yet searched (send)
 	done        chan struct{} // closed when Grep returns
@@ -444,19 +474,20 @@ func (g *grepRun) compile() error {
 	if g.excl, err = newGlobs(excl); err != nil {
 		return err
 	}
-	g.max, g.limitName = itemCap(g.sb, o.Limit)
+	g.pg = newPager(g.sb, o.Limit)
+	max := g.pg.max
 	s := &searcher{ctx: g.ctx, m: m, o: o, cut: lineCut(g.sb, o.Exact), rawOnly: o.Exact && o.Sink != nil,
-		before: int(min(int64(o.Before), g.max)), after: int(min(int64(o.After), g.max))}
+		before: int(min(int64(o.Before), max)), after: int(min(int64(o.After), max))}
 	if o.MaxCount != nil {
 		s.perFile = *o.MaxCount
 	}
-	g.countAll = (o.Count || o.FilesWithMatches) && g.limitName == "max_results"
+	g.countAll = (o.Count || o.FilesWithMatches) && g.pg.capName == "max_results"
 	switch {
 	case g.countAll && o.MaxCount == nil:
 		s.perFile = math.MaxInt64
 	case g.countAll:
-	case o.MaxCount == nil || s.perFile > satAdd(g.max, 1):
-		s.perFile = satAdd(g.max, 1)
+	case o.MaxCount == nil || s.perFile > satAdd(max, 1):
+		s.perFile = satAdd(max, 1)
 	}
 	if o.FilesWithMatches {
 		s.perFile = 1
@@ -469,6 +500,22 @@ func (g *grepRun) compile() error {
 		}
 	}
 	g.s = s
+	if c := o.From; c != nil {
+		g.pos = grepPos{c: *c}
+		if !o.Count && !o.FilesWithMatches && (c.N > 0 || c.Skip > 0) {
+			// The cursor's file is searched from its start (its lines
+			// before the cursor decide -m and the context) by a searcher
+			// that drops the items given already (up to item Skip of line
+			// N), and may take N more lines than a file's share.
+			rs := *s
+			rs.drop = &grepDrop{line: c.N, skip: c.Skip, id: c.ID, whole: s}
+			rs.perFile = satAdd(s.perFile, c.N)
+			if o.MaxCount != nil {
+				rs.perFile = min(rs.perFile, *o.MaxCount)
+			}
+			g.rs = &rs
+		}
+	}
 	return nil
 }
 
@@ -524,6 +571,7 @@ func (g *grepRun) walk() {
 	defer close(g.jobs)
 	defer close(g.walked)
 	o, sb := g.o, g.sb
+	from := o.From
 	pending := g.newJob()
 	flush := func() bool {
 		if len(pending.entries) == 0 {
@@ -531,12 +579,40 @@ func (g *grepRun) walk() {
 		}
 		j := pending
 		pending = g.newJob()
+		pending.arg = j.arg
 		return g.send(j)
 	}
-	for _, p := range o.Paths {
+	for i, p := range o.Paths {
+		// at: the argument the cursor is in (the ones before it are done).
+		at := from != nil && int64(i) == from.Arg
+		if from != nil && int64(i) < from.Arg {
+			continue
+		}
+		pending.arg = i
+		// named: a file named by the argument itself, on a resumed page:
+		// skipped when the cursor is past it, searched by g.rs when the
+		// cursor is in it.
+		named := func(j *grepJob) bool {
+			if !at {
+				return true
+			}
+			switch {
+			case from.Key != "": // a position inside it: it sorts before
+				return false
+			case from.N == 0 && from.Skip == 0: // nothing of it given
+			case o.Count || o.FilesWithMatches: // given whole
+				return false
+			default:
+				j.resume = 1
+			}
+			return true
+		}
 		if p == sandbox.StdinPath {
 			j := g.newJob()
-			j.file = p
+			j.file, j.arg = p, i
+			if !named(j) {
+				continue
+			}
 			if !g.send(j) {
 				return
 			}
@@ -557,7 +633,7 @@ func (g *grepRun) walk() {
 				return
 			}
 			j := g.newJob()
-			j.file, j.err = p, err
+			j.file, j.err, j.arg = p, err, i
 			if !g.send(j) {
 				return
 			}
@@ -565,11 +641,27 @@ func (g *grepRun) walk() {
 		}
 		if info.Type != "dir" {
 			j := g.newJob()
-			j.file = p
+			j.file, j.arg = p, i
+			if !named(j) {
+				continue
+			}
 			if !g.send(j) {
 				return
 			}
 			continue
+		}
+		// In the cursor's argument, the walk resumes at the cursor's
+		// file (Key): After, Key's directory, spares the walk the
+		// directories before it; what is left before Key in that
+		// directory is passed over here, unopened, in walk order
+		// (sandbox.WalkCompare), and Key itself is searched again when
+		// the cursor is in it (listing modes) or passed (-c, -l).
+		key, after := "", ""
+		if at {
+			key = from.Key
+			if k := strings.LastIndexByte(key, '/'); k > 0 {
+				after = key[:k]
+			}
 		}
 		var flushErr bool
 		waiting := func() {
@@ -581,11 +673,34 @@ func (g *grepRun) walk() {
 				flushErr = true
 			}
 		}
-		ws, err := sb.Walk(g.ctx, p, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: -1, Waiting: waiting},
+		ws, err := sb.Walk(g.ctx, p, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: -1, Waiting: waiting, After: after},
 			func(e *sandbox.Entry) error {
 				if flushErr {
 					e.Release()
 					return errStop
+				}
+				resume := false
+				if key != "" {
+					switch c := sandbox.WalkCompare(e.Rel, key); {
+					case c < 0:
+						e.Release()
+						if e.Type == "dir" && !(strings.HasPrefix(key, e.Rel) && key[len(e.Rel)] == '/') {
+							return sandbox.SkipDir // wholly before the cursor
+						}
+						return nil
+					case c == 0 && e.Type != "dir":
+						key = "" // every entry after it is after the cursor
+						switch {
+						case from.N == 0 && from.Skip == 0:
+						case o.Count || o.FilesWithMatches:
+							e.Release()
+							return nil
+						default:
+							resume = true
+						}
+					case c > 0:
+						key = ""
+					}
 				}
 				if !g.keep(e) {
 					e.Release()
@@ -594,6 +709,9 @@ func (g *grepRun) walk() {
 						return sandbox.SkipDir
 					}
 					return nil
+				}
+				if resume {
+					pending.resume = len(pending.entries) + 1
 				}
 				pending.entries = append(pending.entries, e)
 				if len(pending.entries) == grepBatch && !flush() {
@@ -617,7 +735,7 @@ func (g *grepRun) walk() {
 				return
 			}
 			j := g.newJob() // the directory could not be walked: its error in its place
-			j.file, j.err = p, err
+			j.file, j.err, j.arg = p, err, i
 			if !g.send(j) {
 				return
 			}
@@ -659,10 +777,20 @@ func (g *grepRun) search() {
 		case j.err != nil:
 			out = append(out, FileResult{err: j.err, given: j.file})
 		case j.file != "":
-			out = append(out, g.s.searchFile(g.sb, j.file, &buf, g.flusher(j)))
+			s := g.s
+			if j.resume == 1 && g.rs != nil {
+				s = g.rs
+			}
+			out = append(out, s.searchFile(g.sb, j.file, &buf, g.flusher(j)))
+			out[len(out)-1].arg = j.arg
 		}
 		for i, e := range j.entries {
-			g.s.searchEntry(e, &f, &out[i], &buf)
+			s, rel := g.s, e.Rel // e is released by the search
+			if j.resume == i+1 && g.rs != nil {
+				s = g.rs
+			}
+			s.searchEntry(e, &f, &out[i], &buf)
+			out[i].arg, out[i].rel = j.arg, rel
 		}
 		<-g.ahead // searched: its directories are released
 		j.out <- out
@@ -681,6 +809,7 @@ func (g *grepRun) flusher(j *grepJob) func(fr *FileResult) bool {
 		return nil // the result collects every match anyway
 	}
 	return func(fr *FileResult) bool {
+		fr.arg = j.arg
 		select {
 		case j.part <- *fr:
 			return true
@@ -761,7 +890,7 @@ func (g *grepRun) collect() GrepResult {
 		}
 		clear(out)
 		clear(j.entries)
-		j.results, j.entries, j.file, j.err = out[:0], j.entries[:0], "", nil
+		j.results, j.entries, j.file, j.err, j.arg, j.resume = out[:0], j.entries[:0], "", nil, 0, 0
 		select {
 		case g.free <- j:
 		default:
@@ -779,7 +908,7 @@ func (g *grepRun) timeUp(res *GrepResult) bool {
 	}
 	if !g.late {
 		g.late = true
-		cutByDeadline(&res.Truncation)
+		g.cutByDeadline(res)
 		g.halt(nil) // the walk and the named files' flushers stop handing over
 	}
 	return true
@@ -869,6 +998,10 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 	if fr.cutLines > 0 {
 		res.notes = append(res.notes, cutLinesNote(fr))
 	}
+	if fr.restarted && fr.prior == 0 {
+		res.Restarted = true
+		g.pos.c.N, g.pos.c.Skip = 0, 0 // its lines count from its start again
+	}
 	if fr.Count == 0 {
 		return
 	}
@@ -880,24 +1013,80 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 		}
 	}
 	if g.countAll {
-		// Every file is counted; only the list stops at the cap.
+		// Every file is counted; only the list stops at its cut.
 		res.Count += fr.Count
 		res.FilesMatched++ // -c and -l send no parts
-		if g.listed >= g.max {
-			res.Truncated, res.Limit = true, g.limitName
+		if g.listCut {
 			return
 		}
-		g.listed++
+		if limit := g.pg.admit(g.fileItemLen(fr)); limit != "" {
+			g.listCut = true
+			res.cut(limit, g.nextCursor())
+			return
+		}
+		g.givenFile(fr)
 		g.list(res, fr)
 		return
 	}
+	if o.Count || o.FilesWithMatches {
+		// Under --limit: the cap counts matching lines (-c's counts in
+		// all), the byte budget the items; the search stops at the cut.
+		limit := ""
+		switch {
+		case g.pg.n >= g.pg.max:
+			limit = g.pg.capName
+		case g.pg.n > 0 && g.fileItemLen(fr)+1 > g.pg.budget-g.pg.used:
+			limit = "max_result_bytes"
+		}
+		if limit == "" && g.pg.n+fr.Count > g.pg.max {
+			fr.Count = g.pg.max - g.pg.n
+			limit = g.pg.capName
+		} else if limit != "" {
+			fr.Count = 0
+		}
+		if fr.Count > 0 {
+			g.pg.n += fr.Count
+			g.pg.used += g.fileItemLen(fr) + 1
+			res.Count += fr.Count
+			res.FilesMatched++
+			g.givenFile(fr)
+			g.list(res, fr)
+		}
+		if limit != "" {
+			res.cut(limit, g.nextCursor())
+			g.halt(nil)
+		}
+		return
+	}
+	// Listing: each match is an item, admitted in order; a line's first
+	// counts against the cap (-o's matches of one line are one line).
 	// Each file is searched for up to max+1 lines, so a cut is only
 	// reported when something really was left out.
-	cut := res.Count+fr.Count > g.max
-	if cut {
-		fr.Count = g.max - res.Count
-		fr.Matches = firstLinesOf(fr.Matches, fr.Count)
-		res.Truncated, res.Limit = true, g.limitName
+	limit, cut := "", len(fr.Matches)
+	for i := range fr.Matches {
+		m := &fr.Matches[i]
+		size := g.s.itemLen(m)
+		switch {
+		case g.pg.n > 0 && !m.Binary && g.sameLine(fr, m):
+			// Another item of the line given last (-o): bytes only.
+			if g.pg.n > 0 && size+1 > g.pg.budget-g.pg.used {
+				limit = "max_result_bytes"
+			} else {
+				g.pg.used += size + 1
+			}
+		default:
+			limit = g.pg.admit(size)
+		}
+		if limit != "" {
+			cut = i
+			break
+		}
+		g.given(fr, m)
+	}
+	if limit != "" {
+		fr.Matches = fr.Matches[:cut]
+		fr.Count = linesOf(fr.Matches)
+		res.cut(limit, g.nextCursor())
 		if fr.Count == 0 {
 			g.halt(nil)
 			return
@@ -908,9 +1097,169 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 		res.FilesMatched++ // its first matches
 	}
 	g.list(res, fr)
-	if cut {
+	if limit != "" {
 		g.halt(nil)
 	}
+}
+
+// grepPos is the last item a page gave, for its next_cursor: the
+// cursor's position, with its file's identity (ID is made only at the
+// cut).
+type grepPos struct {
+	c           Cursor
+	size, mtime int64
+	identified  bool // size and mtime say the file's identity (else c.ID does)
+}
+
+// fileID is a file's identity in a cursor: its size and modification
+// time when opened (what grep's "changed while read" check compares);
+// a stream has none.
+func fileID(size, mtime int64, stream bool) string {
+	if stream {
+		return ""
+	}
+	return strconv.FormatInt(size, 36) + ":" + strconv.FormatInt(mtime, 36)
+}
+
+// given records that m, an item of fr, is on the page.
+func (g *grepRun) given(fr *FileResult, m *Match) {
+	p := &g.pos
+	switch {
+	case m.Binary:
+		// A binary file's line is one item, whatever -o found in it.
+		p.c.Skip = math.MaxInt64
+	case g.sameLine(fr, m):
+		p.c.Skip++
+	default:
+		p.c.Skip = 1
+	}
+	p.c.Arg, p.c.Key, p.c.N = int64(fr.arg), fr.rel, m.Line
+	p.size, p.mtime, p.identified = fr.size, fr.mtime, !fr.stream
+	if fr.stream {
+		p.c.ID = ""
+	}
+}
+
+// sameLine reports whether m is of the line the last item given is of.
+func (g *grepRun) sameLine(fr *FileResult, m *Match) bool {
+	p := &g.pos.c
+	return p.N == m.Line && p.Skip > 0 && p.Arg == int64(fr.arg) && p.Key == fr.rel
+}
+
+// givenFile records that fr's item (-c, -l) is on the page: the position
+// is the file's.
+func (g *grepRun) givenFile(fr *FileResult) {
+	g.pos = grepPos{c: Cursor{Arg: int64(fr.arg), Key: fr.rel, Skip: 1}}
+}
+
+// nextCursor is the next_cursor of a cut now: after the last item given
+// (or where the page began, when it gave none).
+func (g *grepRun) nextCursor() string {
+	c := g.pos.c
+	if g.pos.identified {
+		c.ID = fileID(g.pos.size, g.pos.mtime, false)
+	}
+	return g.o.next(c)
+}
+
+// cutByDeadline cuts res at the deadline (unless a limit cut it first):
+// the next page starts after the last item given.
+func (g *grepRun) cutByDeadline(res *GrepResult) {
+	if !res.Truncated {
+		cutByDeadline(&res.Truncation)
+		res.NextCursor = g.nextCursor()
+	}
+}
+
+// linesOf is how many lines ms's matches are of.
+func linesOf(ms []Match) int64 {
+	n := int64(0)
+	for i := range ms {
+		if i == 0 || ms[i].Line != ms[i-1].Line {
+			n++
+		}
+	}
+	return n
+}
+
+// fileItemLen is the JSON length of fr's item in -c (a count) or -l (a
+// path).
+func (g *grepRun) fileItemLen(fr *FileResult) int64 {
+	if g.o.Count {
+		return FileCount{Path: fr.Path, Count: fr.Count}.jsonLen()
+	}
+	return jsonStrLen(fr.Path)
+}
+
+// itemLen is the size of a match as an item of the result: its JSON
+// length, or in the text form (whose items hold no JSON text) about the
+// length of its lines.
+func (s *searcher) itemLen(m *Match) int64 {
+	if s.rawOnly && !m.Binary {
+		n := int64(len(m.Path) + len(m.Raw) + 40)
+		for _, c := range m.BeforeRaw {
+			n += int64(len(m.Path) + len(c.Raw) + 20)
+		}
+		for _, c := range m.AfterRaw {
+			n += int64(len(m.Path) + len(c.Raw) + 20)
+		}
+		return n
+	}
+	return m.jsonLen()
+}
+
+// jsonLen is the length of m's JSON as the result prints it (a binary
+// file's match as binaryMatch), computed without marshalling it: the
+// fields in Match's order, with its omitempty rules.
+func (m *Match) jsonLen() int64 {
+	if m.Binary {
+		// {"path":P,"line":L,"binary":true}
+		return 8 + jsonStrLen(m.Path) + 8 + intLen(m.Line) + 14 + 1
+	}
+	// {"path":P,"line":L,"column":C,"text":T}
+	n := 8 + jsonStrLen(m.Path) + 8 + intLen(m.Line) + 10 + intLen(int64(m.Column)) + 8 + jsonStrLen(m.Text) + 1
+	if m.TextTruncated {
+		n += 22 // ,"text_truncated":true
+	}
+	if m.TextBytes != 0 {
+		n += 14 + intLen(int64(m.TextBytes)) // ,"text_bytes":N
+	}
+	if m.TextOffset != 0 {
+		n += 15 + intLen(int64(m.TextOffset)) // ,"text_offset":N
+	}
+	if len(m.Before) > 0 {
+		n += 10 + jsonRowLen(m.Before) // ,"before":[...]
+	}
+	if len(m.After) > 0 {
+		n += 9 + jsonRowLen(m.After) // ,"after":[...]
+	}
+	if m.ContextTruncated {
+		n += 25 // ,"context_truncated":true
+	}
+	return n
+}
+
+// jsonLen is the length of c's JSON.
+func (c FileCount) jsonLen() int64 {
+	// {"path":P,"count":N}
+	return 8 + jsonStrLen(c.Path) + 9 + intLen(c.Count) + 1
+}
+
+// intLen is the length of n in decimal.
+func intLen(n int64) int64 {
+	l := int64(1)
+	if n < 0 {
+		l++
+		if n == math.MinInt64 {
+			return 20
+		}
+		n = -n
+	}
+	for n >= 10 {
+		n /= 10
+		l++
+	}
+	return l
 }
 
 // list sends one file's findings to the sink, or collects them.
@@ -938,21 +1287,6 @@ func (g *grepRun) list(res *GrepResult, fr *FileResult) {
 	default:
 		*res.Matches = append(*res.Matches, fr.Matches...)
 	}
-}
-
-// firstLinesOf keeps the matches of the first n matching lines (one match
-// a line, or with -o several).
-func firstLinesOf(ms []Match, n int64) []Match {
-	lines, last := int64(0), int64(-1)
-	for i, m := range ms {
-		if m.Line != last {
-			if lines == n {
-				return ms[:i]
-			}
-			lines, last = lines+1, m.Line
-		}
-	}
-	return ms
 }
 
 func statFollow(sb *sandbox.Sandbox, p string) (sandbox.Info, error) {
@@ -988,6 +1322,22 @@ type searcher struct {
 	// context list never holds more lines than a result may.
 	before, after int
 	geom          mapGeometry // mapped search's windows
+	// drop, on a resumed page, is the cursor's place in its file: this
+	// searcher (a copy made for that one file) leaves out the items up
+	// to it. nil: none.
+	drop *grepDrop
+}
+
+// grepDrop is where in its file a cursor resumes: after item skip of
+// line line. The file is searched from its start, so that -m counts and
+// the context lines are those of the whole search, and the items up to
+// the cursor are dropped as they are found (at most one line's are held
+// at a time); a file whose identity is not id (it changed) is searched
+// by whole, as a new file.
+type grepDrop struct {
+	line, skip int64
+	id         string
+	whole      *searcher
 }
 
 // binary reports whether b makes its file binary: a NUL byte, unless -a
@@ -1011,6 +1361,11 @@ func (s *searcher) searchEntry(e *sandbox.Entry, f *sandbox.File, fr *FileResult
 		return
 	}
 	fr.Path = f.Info.Path
+	fr.size, fr.mtime = f.Info.Size, f.Info.ModTime.UnixNano()
+	if s.drop != nil && s.drop.id != fileID(fr.size, fr.mtime, false) {
+		fr.restarted = true // changed since the cursor was made
+		s = s.drop.whole
+	}
 	err = s.searchOpen(f, f.Info.Size, fr, buf)
 	f.Close()
 	switch {
@@ -1031,7 +1386,11 @@ func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte, flu
 		return FileResult{err: err, given: path}
 	}
 	defer f.Close()
-	fr := FileResult{Path: f.Info.Path, named: true, flush: flush}
+	fr := FileResult{Path: f.Info.Path, named: true, flush: flush, size: f.Info.Size, mtime: f.Info.ModTime.UnixNano(), stream: f.Stream()}
+	if s.drop != nil && s.drop.id != fileID(fr.size, fr.mtime, fr.stream) {
+		fr.restarted = true // changed since the cursor was made
+		s = s.drop.whole
+	}
 	size := f.Info.Size
 	if size < 0 {
 		size = math.MaxInt64 // standard input: read to its end
@@ -1070,10 +1429,12 @@ func (s *searcher) sendPart(fr *FileResult, lc *lineCtx) bool {
 	if fr.flush == nil || len(fr.Matches) < flushAt || (lc != nil && lc.afterLeft > 0) {
 		return true
 	}
+	s.dropGiven(fr)
 	s.contextText(fr, lc != nil)
 	fr.binaryMatches()
-	part := FileResult{Path: fr.Path, Matches: fr.Matches, Count: fr.Count - fr.prior, Binary: fr.Binary, named: true, part: true, prior: fr.prior, held: fr.held}
-	fr.prior, fr.held, fr.Matches = fr.Count, nil, nil
+	part := FileResult{Path: fr.Path, Matches: fr.Matches, Count: fr.Count - fr.gone - fr.prior, Binary: fr.Binary, named: true, part: true, prior: fr.prior, held: fr.held,
+		size: fr.size, mtime: fr.mtime, stream: fr.stream, restarted: fr.restarted}
+	fr.prior, fr.held, fr.Matches = fr.Count-fr.gone, nil, nil
 	return fr.flush(&part)
 }
 

@@ -59,7 +59,9 @@ var errUnmappable = errors.New("the file cannot be mapped")
 // depend on the lines before them).
 func (s *searcher) mapped(f *sandbox.File) bool {
 	o := s.o
-	return f.Info.Size >= s.geom.min && !o.Invert && o.Before == 0 && o.After == 0 && f.Mappable()
+	// The cursor's file on a resumed page is read: its items up to the
+	// cursor are dropped as the lines go by (s.drop).
+	return f.Info.Size >= s.geom.min && !o.Invert && o.Before == 0 && o.After == 0 && f.Mappable() && s.drop == nil
 }
 
 // searchOpen searches an open file into fr: through mapped windows when
@@ -76,9 +78,16 @@ func (s *searcher) searchOpen(f *sandbox.File, size int64, fr *FileResult, buf *
 			return err
 		}
 		fr.release()
-		*fr = FileResult{Path: fr.Path, named: fr.named}
+		*fr = FileResult{Path: fr.Path, named: fr.named, size: fr.size, mtime: fr.mtime, stream: fr.stream, restarted: fr.restarted}
 	}
-	if err := s.search(f, size, fr, buf); err != nil || f.Stream() {
+	err = s.search(f, size, fr, buf)
+	if err == nil && s.drop != nil {
+		// The items the cursor gave are gone, and their lines with them.
+		s.dropGiven(fr)
+		fr.Count -= fr.gone
+		fr.gone = 0
+	}
+	if err != nil || f.Stream() {
 		return err
 	}
 	if afterRead != nil {

@@ -222,6 +222,9 @@ func (s *searcher) step(fr *FileResult, lc *lineCtx, lineNo int64, line []byte, 
 			m := s.match(fr, lineNo, line, win)
 			m.BeforeRaw = lc.takeBefore()
 			fr.Matches = append(fr.Matches, m)
+			if s.drop != nil {
+				fr.Matches = s.pass(fr, fr.Matches, len(fr.Matches)-1, lineNo)
+			}
 			lc.afterLeft = s.after
 		}
 		fr.Count++
@@ -413,9 +416,14 @@ func (s *searcher) streamLine(st *lineStream, head []byte, lineNo int64, fr *Fil
 	}
 	length := int64(len(head)) + st.lineLen
 	hit := (start >= 0) != s.o.Invert
-	had := len(fr.Matches)
 	done = s.step(fr, lc, lineNo, head, hit, keep, nil) || (fr.Count >= s.perFile && lc.afterLeft == 0)
-	if len(fr.Matches) > had && fr.Matches[len(fr.Matches)-1].Line == lineNo {
+	// The line's matches are the last ones of its number (step may have
+	// let go of matches before them: s.drop).
+	had := len(fr.Matches)
+	for had > 0 && fr.Matches[had-1].Line == lineNo {
+		had--
+	}
+	if len(fr.Matches) > had {
 		for i := had; i < len(fr.Matches); i++ {
 			mt := &fr.Matches[i]
 			if !mt.Only {
@@ -664,9 +672,17 @@ func fillBlock(r io.Reader, buf []byte, expect int64, stream bool) (n int, eof b
 func (s *searcher) appendMatches(fr *FileResult, lineNo int64, line []byte, win *sandbox.Mapping) []Match {
 	ms := fr.Matches
 	if !s.o.OnlyMatching {
-		return append(ms, s.match(fr, lineNo, line, win))
+		ms = append(ms, s.match(fr, lineNo, line, win))
+		if s.drop != nil {
+			ms = s.pass(fr, ms, len(ms)-1, lineNo)
+		}
+		return ms
 	}
+	had := len(ms)
 	if s.o.Invert {
+		if s.drop != nil {
+			ms = s.pass(fr, ms, had, lineNo)
+		}
 		return ms
 	}
 	body := trimEOL(line)
@@ -692,7 +708,49 @@ func (s *searcher) appendMatches(fr *FileResult, lineNo int64, line []byte, win 
 		}
 		ms = append(ms, m)
 	}
+	if s.drop != nil {
+		ms = s.pass(fr, ms, had, lineNo)
+	}
 	return ms
+}
+
+// pass, in the cursor's file on a resumed page (s.drop), takes the
+// matches of line lineNo just added to ms (from index i): those the page
+// before gave (every one of a line before the cursor's, the first skip of
+// its line) are marked dropped, and the line counted gone when none of
+// its matches is left. Matches dropped before it are let go now: a new
+// line's matches were taken, so their after-context is whole. It returns
+// ms (fr.Matches' new value).
+func (s *searcher) pass(fr *FileResult, ms []Match, i int, lineNo int64) []Match {
+	if d := fr.dropped; d > 0 {
+		n := copy(ms, ms[d:])
+		clear(ms[n:])
+		ms, i, fr.dropped = ms[:n], i-d, 0
+	}
+	d := s.drop
+	if lineNo > d.line {
+		return ms
+	}
+	k := len(ms) - i
+	if lineNo == d.line {
+		k = int(min(int64(k), d.skip))
+	}
+	fr.dropped = i + k // the matches before i were given too (the lines before)
+	if k == len(ms)-i {
+		fr.gone++
+	}
+	return ms
+}
+
+// dropGiven lets go of the matches the cursor gave that fr still holds
+// (the last ones pass marked): once the file is searched, or a part of
+// it is sent.
+func (s *searcher) dropGiven(fr *FileResult) {
+	if d := fr.dropped; d > 0 {
+		n := copy(fr.Matches, fr.Matches[d:])
+		clear(fr.Matches[n:])
+		fr.Matches, fr.dropped = fr.Matches[:n], 0
+	}
 }
 
 // match builds a Match for a line (with or without its terminator).
