@@ -1,0 +1,66 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestToolCursor: a list tool's cut result carries next_cursor, and the
+// same tool with the same arguments and cursor gives the items after
+// the cut, until none is left; the pages together are the whole list.
+// A cursor given to another tool or other arguments is usage.
+func TestToolCursor(t *testing.T) {
+	files := map[string]string{}
+	for i := range 7 {
+		files[fmt.Sprintf("d%d/f.txt", i)] = "needle\n"
+	}
+	h := newHarness(t, setup{files: files, toml: "workdir = \"$WORK\"\n[limits]\nmax_results = 3\n"})
+	var paths []any
+	args := map[string]any{"dir": "."}
+	for n := 0; ; n++ {
+		got := h.ok("fsbox_find", args)
+		paths = append(paths, got["paths"].([]any)...)
+		next, _ := got["next_cursor"].(string)
+		if next == "" {
+			if got["truncated"] != false {
+				t.Errorf("the last page: %v, want truncated false", got)
+			}
+			break
+		}
+		if got["truncated"] != true || got["limit"] != "max_results" || n > 10 {
+			t.Fatalf("page %d: %v, want a cut by max_results", n, got)
+		}
+		args = map[string]any{"dir": ".", "cursor": next}
+	}
+	var want []any
+	for i := range 7 {
+		want = append(want, fmt.Sprintf("d%d", i), fmt.Sprintf("d%d/f.txt", i))
+	}
+	if !reflect.DeepEqual(paths, want) {
+		t.Errorf("the pages give %v, want %v", paths, want)
+	}
+	cut := h.ok("fsbox_find", map[string]any{"dir": "."})["next_cursor"].(string)
+	h.fail("fsbox_find", map[string]any{"dir": ".", "hidden": true, "cursor": cut}, "usage", "")
+	h.fail("fsbox_ls", map[string]any{"cursor": cut}, "usage", "")
+	h.fail("fsbox_find", map[string]any{"cursor": 7}, "usage", "")
+}
+
+// TestToolsTakeCursor: the list tools, and only they, take a cursor.
+func TestToolsTakeCursor(t *testing.T) {
+	h := newHarness(t, setup{})
+	res, err := h.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := map[string]bool{"find": true, "grep": true, "ls": true, "history": true, "slice": true, "sort": true, "cut": true, "stat": true}
+	for _, tool := range res.Tools {
+		schema := fmt.Sprint(tool.InputSchema)
+		name := strings.TrimPrefix(tool.Name, "fsbox_")
+		if has := strings.Contains(schema, "cursor"); has != pages[name] {
+			t.Errorf("%s: takes cursor %v, want %v", tool.Name, has, pages[name])
+		}
+	}
+}
