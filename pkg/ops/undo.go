@@ -3,9 +3,9 @@ package ops
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -24,7 +24,11 @@ var historyOp = &spec.Op{
 		if in.IsSet("path") && in.String("path") == "" {
 			return nil, usageErr("an empty path: leave it out to list every change")
 		}
-		return History(ctx, sb, in.String("path"), int(in.Int("limit")))
+		pg, err := pagingOf(sb, in)
+		if err != nil {
+			return nil, err
+		}
+		return HistoryPage(ctx, sb, in.String("path"), int(in.Int("limit")), pg)
 	},
 }
 
@@ -56,10 +60,14 @@ var undoOp = &spec.Op{
 type HistoryResult struct {
 	Changes   []sandbox.Change `json:"changes"`
 	Count     int              `json:"count"`
-	Truncated bool             `json:"truncated"` // more than max_results changes matched, or the deadline passed
-	// Limit names what cut the list: max_results, or timeout (the call's
-	// deadline passed before the journal was read to the end).
+	Truncated bool             `json:"truncated"` // more than max_results changes matched, max_result_bytes was reached, or the deadline passed
+	// Limit names what cut the list: max_results, max_result_bytes, or
+	// timeout (the call's deadline passed before the journal was read to
+	// the end).
 	Limit string `json:"limit,omitempty"`
+	// NextCursor resumes the list after its last change (SPEC §2); a
+	// --limit cut carries it too, though it cuts quietly.
+	NextCursor string `json:"next_cursor,omitempty"`
 	// Hidden counts the (change, path) pairs the policy in force may not
 	// read: they are left out, and a change with every path hidden too.
 	Hidden int `json:"hidden"`
@@ -71,7 +79,85 @@ func (r HistoryResult) Trunc() *Truncation {
 	if !r.Truncated {
 		return &Truncation{}
 	}
-	return &Truncation{Truncated: true, Limit: r.Limit}
+	return &Truncation{Truncated: true, Limit: r.Limit, NextCursor: r.NextCursor}
+}
+
+// historyPos is a position in history's list, newest first: for each
+// journal (by its id prefix, "" for the workdir's), the sequence number
+// of the oldest change of it given so far. The journals are merged
+// newest first, and each is read newest first, so the changes given are,
+// in each journal, those from its newest down to that number: the
+// changes after the position are those below it (all of a journal none
+// of whose changes was given). Ids are compared, never looked up: a
+// change that is gone since (purged, evicted) moves nothing.
+type historyPos map[string]int64
+
+// splitChangeID is a change id as history shows it: its journal's
+// prefix ("8f3a2b1c:", or "" for the workdir's) and its number (0 when
+// it is not one).
+func splitChangeID(id string) (string, int64) {
+	tag, num := "", id
+	if i := strings.LastIndexByte(id, ':'); i >= 0 {
+		tag, num = id[:i+1], id[i+1:]
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 {
+		return tag, 0
+	}
+	return tag, n
+}
+
+// historyPosOf is the position a cursor names: the workdir journal's
+// number in N, the other journals' ids (prefix and number) in Key,
+// separated by commas.
+func historyPosOf(c *Cursor) (historyPos, error) {
+	pos := historyPos{}
+	if c == nil {
+		return pos, nil
+	}
+	if c.N > 0 {
+		pos[""] = c.N
+	}
+	if c.Key != "" {
+		for _, id := range strings.Split(c.Key, ",") {
+			tag, n := splitChangeID(id)
+			if tag == "" || n == 0 {
+				return nil, errCursor("does not decode")
+			}
+			pos[tag] = n
+		}
+	}
+	return pos, nil
+}
+
+// after reports whether the change with this id comes after the position.
+func (pos historyPos) after(id string) bool {
+	tag, n := splitChangeID(id)
+	b, given := pos[tag]
+	return !given || n < b
+}
+
+// give moves the position past the change with this id.
+func (pos historyPos) give(id string) {
+	if tag, n := splitChangeID(id); n > 0 {
+		pos[tag] = n
+	}
+}
+
+// cursor is the position as a Cursor.
+func (pos historyPos) cursor() Cursor {
+	var c Cursor
+	var ids []string
+	for tag, n := range pos {
+		if tag == "" {
+			c.N = n
+			continue
+		}
+		ids = append(ids, tag+strconv.FormatInt(n, 10))
+	}
+	sort.Strings(ids)
+	c.Key = strings.Join(ids, ",")
+	return c
 }
 
 // visibleChange is c as the policy in force may see it: only the paths it may
@@ -124,24 +210,45 @@ func visibleChange(sb *sandbox.Sandbox, c sandbox.Change, hidden *int) (sandbox.
 // of them when limit > 0 (read from the journal's end: the rest is not
 // read).
 func History(ctx context.Context, sb *sandbox.Sandbox, path string, limit int) (HistoryResult, error) {
+	return HistoryPage(ctx, sb, path, limit, Paging{})
+}
+
+// HistoryPage is History from a cursor: the changes after pg.From, in
+// the same order, and a cut (max_results, max_result_bytes, the deadline,
+// or limit, quietly) carries the cursor of the page after it.
+func HistoryPage(ctx context.Context, sb *sandbox.Sandbox, path string, limit int, pg Paging) (HistoryResult, error) {
 	if err := begin(ctx, sb, "history"); err != nil {
 		return HistoryResult{}, err
 	}
+	pos, err := historyPosOf(pg.From)
+	if err != nil {
+		return HistoryResult{}, err
+	}
 	res := HistoryResult{Changes: []sandbox.Change{}}
-	max := int(min(sb.Limits().Items(), math.MaxInt))
-	if limit > 0 && limit <= max {
-		max = limit
+	lim := int64(0)
+	if limit > 0 {
+		lim = int64(limit)
+	}
+	page := newPager(sb, lim)
+	if limit > 0 && int64(limit) == page.max {
+		page.capName = "limit" // --limit as high as max_results is the caller's cut too
 	}
 	add := func(c sandbox.Change) bool {
+		if !pos.after(c.ID) {
+			return ctx.Err() == nil // given on an earlier page
+		}
 		if v, ok := visibleChange(sb, c, &res.Hidden); ok {
-			if len(res.Changes) == max {
-				res.Truncated = limit <= 0 || limit > max
+			if cut := page.admit(jsonLen(v)); cut != "" {
+				// --limit cuts quietly (not truncated), with a cursor all the same.
+				res.Truncated = cut != "limit"
 				if res.Truncated {
-					res.Limit = "max_results"
+					res.Limit = cut
 				}
+				res.NextCursor = pg.next(pos.cursor())
 				return false
 			}
 			res.Changes = append(res.Changes, v)
+			pos.give(c.ID)
 		}
 		return ctx.Err() == nil
 	}
@@ -168,6 +275,7 @@ func History(ctx context.Context, sb *sandbox.Sandbox, path string, limit int) (
 		}
 		if !res.Truncated {
 			res.Truncated, res.Limit = true, timeoutLimit // the newest changes, read by the deadline
+			res.NextCursor = pg.next(pos.cursor())
 		}
 	}
 	res.Count = len(res.Changes)
