@@ -161,6 +161,20 @@ of several paths print what they found by then with truncated and limit "timeout
 (exit 9, stdout empty). A change checks the deadline only before its commit. The part is printed
 by the deadline plus 100 ms; grep does not wait for a read stuck in the kernel (a hard NFS mount),
 which may still delay the process's exit; find, ls, wc and stat wait for such a read to return.
+.SH PAGES
+A list result (ls, grep, find, slice, sort, cut, history, stat of several paths) stops at
+max_results items and at [limits] max_result_bytes bytes (default 1 GiB), counted once as fsbox's
+JSON of its items in every format (in the text form a line counts its bytes and quotes, without
+escapes); a page holds at least one item, a line over the budget is cut to fit (text_truncated).
+A cut by the budget has limit "max_result_bytes" and exits 9. Every cut (max_results,
+max_result_bytes, the deadline, \-\-limit) carries next_cursor (in NDJSON's summary; in the text
+form on a hint line on stderr): the same command with the same arguments and \-\-cursor CURSOR
+(an MCP tool's cursor argument) gives the items after the cut. A cursor is at most 4 KiB and is
+only compared with the items the call produces, never opened: a page is a suffix of the call's
+whole answer; a cursor made for another command, other arguments, policy or format, or that does
+not decode, is usage. find and grep resume in walk order without reading the directories before
+the cursor; grep searches the cursor's file again and drops what was given, and restarts a file
+that changed (restarted: true); slice, sort and cut count items, re-reading their input.
 .SH WRITE
 write takes its content from --content (literally: '' is an empty file, \- a dash) or from stdin.
 Without --content, stdin is read only when it is a pipe, a socket or a regular file; a terminal or
