@@ -130,9 +130,10 @@ func grepTree(t *testing.T, dir string) {
 // grepPager runs grep through its descriptor, as a face does: the
 // cursor and the form go in the Input, so pagingOf runs.
 type grepPager struct {
-	set  func(in *spec.Input)
-	key  string // matches, counts, paths
-	form string
+	set   func(in *spec.Input)
+	key   string // matches, counts, paths
+	form  string
+	stdin string // standard input of each call
 }
 
 type grepPage struct {
@@ -153,6 +154,15 @@ func (c grepPager) run(t *testing.T, sb *sandbox.Sandbox, cursor string) (grepPa
 	in.Form = c.form
 	if in.Form == "" {
 		in.Form = "json"
+	}
+	if c.stdin != "" {
+		// Standard input is read once a sandbox: a fresh one, under the
+		// same policy, each call.
+		fresh, err := sandbox.New(sb.Policy(), "")
+		must(t, err)
+		defer fresh.Close()
+		sb = fresh
+		sb.SetStdin(strings.NewReader(c.stdin))
 	}
 	v, err := grepOp.Run(context.Background(), sb, in)
 	if err != nil {
@@ -455,6 +465,27 @@ func TestGrepCursorBudget(t *testing.T) {
 		}
 		if (mode.name == "default" || mode.name == "only" || mode.name == "context") && len(pages) < 2 {
 			t.Errorf("%s: one page", mode.name)
+		}
+	}
+}
+
+// TestGrepCursorStdin: standard input pages too (its lines are counted
+// again on each page: no identity to check).
+func TestGrepCursorStdin(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "needle %d needle\nno %d\n", i, i)
+	}
+	for _, mode := range grepModes[:3] {
+		c := grepPager{key: "matches", stdin: b.String(), set: func(in *spec.Input) {
+			in.Set("pattern", "needle").Set("paths", []string{"-"})
+			mode.set(in)
+		}}
+		want, _ := c.all(t, grepSandbox(t, dir, func(l *sandbox.Limits) {}), "")
+		got, pages := c.all(t, grepSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResultBytes = 200 }), "")
+		if strings.Join(got, "\n") != strings.Join(want, "\n") || len(pages) < 2 {
+			t.Errorf("%s: %d pages give %d items, the whole %d", mode.name, len(pages), len(got), len(want))
 		}
 	}
 }
