@@ -67,7 +67,8 @@ func binding(sb *sandbox.Sandbox, in *spec.Input) []byte {
 
 // errCursor is the usage error of a cursor this call cannot take.
 func errCursor(why string) error {
-	return usagef("", "the cursor %s: pass the next_cursor of the same command with the same arguments, under the same policy and format, or leave --cursor out to start again", why)
+	return sandbox.Errorf(sandbox.CodeUsage, "", "the cursor %s: a cursor resumes only the call that gave it as next_cursor (the same command and arguments, under the same policy, in the same format);", why).
+		WithHint(sandbox.Hint{Option: "cursor", Text: "to start from the first item, leave %s out"})
 }
 
 // cursorIn decodes the call's cursor: nil when it gave none; usage when
