@@ -250,6 +250,7 @@ type FileResult struct {
 	rel       string
 	size      int64
 	mtime     int64
+	key       [2]uint64 // device and inode
 	stream    bool
 	restarted bool  // the cursor's file changed: searched from its start
 	dropped   int   // leading matches the cursor gave already (resumed file)
@@ -1108,17 +1109,19 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 type grepPos struct {
 	c           Cursor
 	size, mtime int64
+	key         [2]uint64
 	identified  bool // size and mtime say the file's identity (else c.ID does)
 }
 
-// fileID is a file's identity in a cursor: its size and modification
-// time when opened (what grep's "changed while read" check compares);
-// a stream has none.
-func fileID(size, mtime int64, stream bool) string {
+// fileID is a file's identity in a cursor: its device, inode, size and
+// modification time when opened (size and mtime are what grep's "changed
+// while read" check compares); a stream has none.
+func fileID(size, mtime int64, key [2]uint64, stream bool) string {
 	if stream {
 		return ""
 	}
-	return strconv.FormatInt(size, 36) + ":" + strconv.FormatInt(mtime, 36)
+	return strconv.FormatUint(key[0], 36) + ":" + strconv.FormatUint(key[1], 36) + ":" +
+		strconv.FormatInt(size, 36) + ":" + strconv.FormatInt(mtime, 36)
 }
 
 // given records that m, an item of fr, is on the page.
@@ -1134,7 +1137,7 @@ func (g *grepRun) given(fr *FileResult, m *Match) {
 		p.c.Skip = 1
 	}
 	p.c.Arg, p.c.Key, p.c.N = int64(fr.arg), fr.rel, m.Line
-	p.size, p.mtime, p.identified = fr.size, fr.mtime, !fr.stream
+	p.size, p.mtime, p.key, p.identified = fr.size, fr.mtime, fr.key, !fr.stream
 	if fr.stream {
 		p.c.ID = ""
 	}
@@ -1157,7 +1160,7 @@ func (g *grepRun) givenFile(fr *FileResult) {
 func (g *grepRun) nextCursor() string {
 	c := g.pos.c
 	if g.pos.identified {
-		c.ID = fileID(g.pos.size, g.pos.mtime, false)
+		c.ID = fileID(g.pos.size, g.pos.mtime, g.pos.key, false)
 	}
 	return g.o.next(c)
 }
@@ -1361,8 +1364,8 @@ func (s *searcher) searchEntry(e *sandbox.Entry, f *sandbox.File, fr *FileResult
 		return
 	}
 	fr.Path = f.Info.Path
-	fr.size, fr.mtime = f.Info.Size, f.Info.ModTime.UnixNano()
-	if s.drop != nil && s.drop.id != fileID(fr.size, fr.mtime, false) {
+	fr.size, fr.mtime, fr.key = f.Info.Size, f.Info.ModTime.UnixNano(), f.Info.Key()
+	if s.drop != nil && s.drop.id != fileID(fr.size, fr.mtime, fr.key, false) {
 		fr.restarted = true // changed since the cursor was made
 		s = s.drop.whole
 	}
@@ -1386,8 +1389,8 @@ func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte, flu
 		return FileResult{err: err, given: path}
 	}
 	defer f.Close()
-	fr := FileResult{Path: f.Info.Path, named: true, flush: flush, size: f.Info.Size, mtime: f.Info.ModTime.UnixNano(), stream: f.Stream()}
-	if s.drop != nil && s.drop.id != fileID(fr.size, fr.mtime, fr.stream) {
+	fr := FileResult{Path: f.Info.Path, named: true, flush: flush, size: f.Info.Size, mtime: f.Info.ModTime.UnixNano(), key: f.Info.Key(), stream: f.Stream()}
+	if s.drop != nil && s.drop.id != fileID(fr.size, fr.mtime, fr.key, fr.stream) {
 		fr.restarted = true // changed since the cursor was made
 		s = s.drop.whole
 	}
@@ -1433,7 +1436,7 @@ func (s *searcher) sendPart(fr *FileResult, lc *lineCtx) bool {
 	s.contextText(fr, lc != nil)
 	fr.binaryMatches()
 	part := FileResult{Path: fr.Path, Matches: fr.Matches, Count: fr.Count - fr.gone - fr.prior, Binary: fr.Binary, named: true, part: true, prior: fr.prior, held: fr.held,
-		size: fr.size, mtime: fr.mtime, stream: fr.stream, restarted: fr.restarted}
+		size: fr.size, mtime: fr.mtime, key: fr.key, stream: fr.stream, restarted: fr.restarted}
 	fr.prior, fr.held, fr.Matches = fr.Count-fr.gone, nil, nil
 	return fr.flush(&part)
 }

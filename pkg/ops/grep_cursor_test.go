@@ -332,6 +332,19 @@ func TestGrepCursorRestarted(t *testing.T) {
 		}
 		mp := filepath.Join(dir, "a.b", "many.txt")
 		data, _ := os.ReadFile(mp)
+		// Another file of the same size and mtime renamed over it: the
+		// inode tells them apart.
+		fi, err := os.Stat(mp)
+		must(t, err)
+		other := append([]byte("needle new\n"), data[len("needle new\n"):]...)
+		must(t, os.WriteFile(mp+".new", other, 0o644))
+		must(t, os.Chtimes(mp+".new", fi.ModTime(), fi.ModTime()))
+		must(t, os.Rename(mp+".new", mp))
+		q, err = c.run(t, sb, p.next)
+		must(t, err)
+		if !q.restarted {
+			t.Fatalf("%v replaced by a file of the same size and mtime: not restarted", paths)
+		}
 		must(t, os.WriteFile(mp, append([]byte("needle new\n"), data...), 0o644))
 		must(t, os.Chtimes(mp, time.Now(), time.Now().Add(time.Hour)))
 		q, err = c.run(t, sb, p.next)

@@ -78,7 +78,7 @@ func (s *searcher) searchOpen(f *sandbox.File, size int64, fr *FileResult, buf *
 			return err
 		}
 		fr.release()
-		*fr = FileResult{Path: fr.Path, named: fr.named, size: fr.size, mtime: fr.mtime, stream: fr.stream, restarted: fr.restarted}
+		*fr = FileResult{Path: fr.Path, named: fr.named, size: fr.size, mtime: fr.mtime, key: fr.key, stream: fr.stream, restarted: fr.restarted}
 	}
 	err = s.search(f, size, fr, buf)
 	if err == nil && s.drop != nil {

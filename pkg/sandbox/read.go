@@ -30,6 +30,10 @@ type Info struct {
 	key     [2]uint64 // device and inode where known
 }
 
+// Key is the file's device and inode (zero where the platform gives
+// none): with its size and mtime, what says a file is the one seen before.
+func (i Info) Key() [2]uint64 { return i.key }
+
 // TypeOf names a file mode as SPEC's `type` field does.
 func TypeOf(m fs.FileMode) string {
 	switch {
