@@ -144,6 +144,10 @@ func StatFiles(ctx context.Context, sb *sandbox.Sandbox, o StatFilesOptions) (St
 		return o.next(Cursor{Arg: last})
 	}
 	for i, p := range paths {
+		if pg.n >= pg.max { // the item cap is reached: the paths after it are not looked at
+			res.cut(pg.capName, next())
+			break
+		}
 		if timedOut(ctx, ctx.Err()) {
 			cutByDeadline(&res.Truncation) // the paths before are described
 			res.NextCursor = next()
