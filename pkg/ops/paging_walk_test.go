@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -275,4 +276,44 @@ func joinRaw(items []json.RawMessage) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// FuzzCursorBody: a cursor that carries the call's own binding and any
+// body at all (not only a well-formed position) is usage or gives a
+// suffix of the honest answer; it never panics and never names a path
+// the policy denies.
+func FuzzCursorBody(f *testing.F) {
+	for _, b := range []string{`{"k":"a/y"}`, `{"k":"c/d/e"}`, `{"n":-1}`, `{"k":1}`, `{"x":1}`, `{}`, ``, `null`, `{"k":"a"}{"k":"b"}`, "{\"k\":\"\xff\"}"} {
+		f.Add([]byte(b))
+	}
+	dir := f.TempDir()
+	tree(f, dir, walkOrderTree)
+	p := sandbox.DefaultPolicy(dir)
+	p.Paths.Deny = []string{"**/c/d/**"}
+	sb, err := sandbox.New(p, "")
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer sb.Close()
+	honest, _ := pageThrough(f, sb, findOp, func(*spec.Input) {}, "paths")
+	f.Fuzz(func(t *testing.T, body []byte) {
+		in := spec.NewInput(findOp)
+		in.Form = "json"
+		cursor := base64.RawURLEncoding.EncodeToString(append(binding(sb, in), body...))
+		pg, err := runPage(t, sb, findOp, func(*spec.Input) {}, cursor, "paths")
+		if err != nil {
+			if sandbox.AsError(err).Code != sandbox.CodeUsage {
+				t.Fatalf("body %q: %v", body, err)
+			}
+			return
+		}
+		if len(pg.items) > len(honest) || !reflect.DeepEqual(pg.items, honest[len(honest)-len(pg.items):]) {
+			t.Fatalf("body %q gives\n%s\nnot a suffix of\n%s", body, joinRaw(pg.items), joinRaw(honest))
+		}
+		for _, it := range pg.items {
+			if strings.Contains(string(it), "c/d/") {
+				t.Fatalf("body %q gives the denied %s", body, it)
+			}
+		}
+	})
 }
