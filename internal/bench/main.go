@@ -52,6 +52,11 @@
 // on first use; without them, or offline, the peer is reported as
 // skipped), and its resident set idle and after 1,000 mixed calls.
 //
+// The grep-pages-* rows (pages.go) page a grep of 100,000 matches by a
+// 64 KiB max_result_bytes with --cursor: the 100th page against the
+// first, and all pages against the unbounded grep plus a process start
+// per page, with the pages checked to put together to the whole.
+//
 // -baseline BIN times every row that runs fsbox (the whole-process rows,
 // their NAME·sh twins under -shell, and the mcp-* rows) a second time
 // with BIN, an earlier build, in place of -fsbox, and reports whether the
@@ -181,6 +186,7 @@ var datasets = []dataset{
 
 	{dirMCP, 0, genMCP},     // the MCP rows' workdir (mcp.go)
 	{dirPatch, 0, genPatch}, // the patch row's files and patch (patch.go)
+	{dirPages, 0, genPages}, // the grep-pages rows' tree (pages.go)
 	{dirJournal, 0, genJournalDir},
 	// The prepared journals (journal.go): made by fsbox, so run by -fsbox.
 	{journalHist10k, 0, genJournal(journalHist10k, 10_000)},
@@ -674,6 +680,9 @@ func main() {
 			}
 			fmt.Printf("%-16s fsbox mcp DATA/%s (MCP over stdio)\n%-16s vs %s\n", n, dirMCP, "", peer)
 		}
+		for _, n := range pagesRowNames {
+			fmt.Printf("%-16s fsbox grep -n %s %s, paged by max_result_bytes = %d (pages.go)\n", n, pagesNeedle, dirPages, pagesBudget)
+		}
 		return
 	}
 	if only != "" {
@@ -780,7 +789,11 @@ func run(cfg config) int {
 	if len(mcpRows) > 0 {
 		need[dirMCP] = true
 	}
-	if len(selected) == 0 && len(mcpRows) == 0 {
+	pagesRows := pagesSelected(cfg)
+	if len(pagesRows) > 0 {
+		need[dirPages] = true
+	}
+	if len(selected) == 0 && len(mcpRows) == 0 && len(pagesRows) == 0 {
 		fatalf(2, "-only %q matches no comparison (see -list)", cfg.only)
 	}
 	// The default policy's journal (the write and edit rows) lives beside
@@ -855,6 +868,14 @@ func run(cfg config) int {
 			progress("   error: %s", r.Error)
 		}
 		rep.Results = append(rep.Results, r)
+	}
+	if len(pagesRows) > 0 {
+		for _, r := range benchPages(cfg, dir, fsbox, fsboxEnv, devnull, rss, pagesRows) {
+			if r.Error != "" {
+				progress("   %s: error: %s", r.Name, r.Error)
+			}
+			rep.Results = append(rep.Results, r)
+		}
 	}
 	if len(mcpRows) > 0 {
 		for _, r := range benchMCP(cfg, dir, fsbox, fsboxEnv, mcpRows) {
