@@ -468,8 +468,8 @@ func runOp(x *call) error {
 	var items any
 	if l, ok := r.(spec.Lister); ok {
 		items = l.Items()
-	} else {
-		tr = nil
+	} else if !x.op.Pages || p.format != formatText {
+		tr = nil // no list: no trailer (a list command's cut is still noted in the text form: history)
 	}
 	if t, ok := r.(spec.Texter); ok && p.format == formatText {
 		if _, paints := r.(spec.Painter); paints && p.color {
