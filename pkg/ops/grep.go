@@ -358,7 +358,11 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 		res.PathErrors = pe
 		return res, nil
 	}
-	g.ahead = sandbox.FrugalSlots(grepAhead, grepFrugal, g.done)
+	ahead := grepAhead
+	if g.smallPage() {
+		ahead = grepFrugal // a page: little is wanted, so little is searched ahead of it
+	}
+	g.ahead = sandbox.FrugalSlots(ahead, grepFrugal, g.done)
 	g.walked = make(chan struct{})
 	g.jobs = make(chan *grepJob, 16)
 	g.order = make(chan *grepJob, 64)
@@ -538,7 +542,9 @@ func (g *grepRun) send(j *grepJob) bool {
 	select {
 	case g.ahead <- struct{}{}:
 	default:
-		sandbox.GrowDescriptors() // the queue is full: a large search
+		if !g.smallPage() {
+			sandbox.GrowDescriptors() // the queue is full: a large search
+		}
 		select {
 		case g.ahead <- struct{}{}:
 		case <-g.stop:
@@ -562,8 +568,15 @@ func (g *grepRun) send(j *grepJob) bool {
 }
 
 // grepAhead is how many jobs may wait to be searched; grepFrugal, until
-// the descriptor table has grown.
+// the descriptor table has grown, and for a small page.
 const grepAhead, grepFrugal = 80, 4
+
+// smallPage: the list stops early (a byte budget or item cap a context
+// window sets, not a bound on a whole search), so whatever the workers
+// search ahead of the cut is waste: they stay a few batches ahead.
+func (g *grepRun) smallPage() bool {
+	return !g.countAll && (g.pg.budget <= 1<<20 || g.pg.max <= 4096)
+}
 
 // walk is the first stage: it lists the files of every path in path
 // order, in batches of grepBatch, and queues them.
@@ -774,6 +787,17 @@ func (g *grepRun) search() {
 	var f sandbox.File // reused: opening a walked file allocates nothing
 	for j := range g.jobs {
 		out := slices.Grow(j.results[:0], len(j.entries)+1)[:len(j.entries)]
+		if g.halted() {
+			// Collect wants no more (a limit cut the list): what is
+			// still queued is let go unsearched, so the page is printed
+			// without paying for the read-ahead.
+			for _, e := range j.entries {
+				e.Release()
+			}
+			<-g.ahead
+			j.out <- out
+			continue
+		}
 		switch {
 		case j.err != nil:
 			out = append(out, FileResult{err: j.err, given: j.file})
@@ -818,6 +842,16 @@ func (g *grepRun) flusher(j *grepJob) func(fr *FileResult) bool {
 			fr.release()
 			return false
 		}
+	}
+}
+
+// halted reports whether collect has stopped taking results.
+func (g *grepRun) halted() bool {
+	select {
+	case <-g.stop:
+		return true
+	default:
+		return false
 	}
 }
 
