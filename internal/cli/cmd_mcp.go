@@ -60,7 +60,10 @@ func runMCP(x *call) error {
 			return usageErr("fsbox mcp: an empty directory name")
 		}
 	}
-	p, err := sandbox.ServePolicy(x.policy, dirs)
+	// The reference profile is a drop-in for the reference server, which
+	// lets every directory it is given be written: the first is the
+	// workdir, the rest write roots.
+	p, err := sandbox.ServePolicyWritable(x.policy, dirs, x.in.String("profile") == "reference")
 	if err != nil {
 		return err
 	}

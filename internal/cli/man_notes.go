@@ -36,7 +36,9 @@ command is usage (exit 2). \-\-version prints the version, the commit and the Go
 fsbox mcp DIR... serves the enabled commands as MCP tools over stdio (\-\-http 127.0.0.1:PORT:
 streamable HTTP, loopback only, every request with FSBOX_MCP_TOKEN as a bearer token). It never
 serves the built\-in default policy alone: it needs FSBOX_CONFIG, \-\-config or directories
-(the first the workdir, the rest read roots; with a policy they only narrow it). Roots a client
+(the first the workdir, the rest read roots, or under \-\-profile reference write roots, as the
+reference server lets every directory it is given be written; with a policy they only narrow it,
+and under the reference profile each must lie in one of its writable roots). Roots a client
 announces narrow the served roots, never widen them. \-\-profile reference offers the reference
 filesystem server's tool names and arguments.
 .SH JOURNAL

@@ -61,14 +61,19 @@ func described(p map[string]any, desc string) map[string]any {
 // refTools are the reference server's tools, in its order.
 func refTools() []refTool {
 	pathOnly := map[string]any{"path": strProp}
+	readProps := map[string]any{"path": strProp,
+		"head": map[string]any{"type": "number", "description": "If provided, returns only the first N lines of the file"},
+		"tail": map[string]any{"type": "number", "description": "If provided, returns only the last N lines of the file"}}
 	return []refTool{
+		// read_file: the reference still lists it, deprecated, as
+		// read_text_file under its old name.
+		{name: "read_file", op: "read", title: "Read File (deprecated)",
+			desc:  "Read the complete contents of a file as text. Deprecated: use read_text_file, which this is exactly (the same arguments and answer).",
+			props: readProps, required: []string{"path"}, run: refReadText},
 		{name: "read_text_file", op: "read", title: "Read Text File",
 			desc: "Read a file as text. head gives only its first N lines, tail only its last N (not both). " +
 				"Line ends and a byte order mark are kept as the file has them; a file over the policy's max_read_bytes is refused unless head or tail is given. Only works within the allowed directories.",
-			props: map[string]any{"path": strProp,
-				"head": map[string]any{"type": "number", "description": "If provided, returns only the first N lines of the file"},
-				"tail": map[string]any{"type": "number", "description": "If provided, returns only the last N lines of the file"}},
-			required: []string{"path"}, run: refReadText},
+			props: readProps, required: []string{"path"}, run: refReadText},
 		{name: "read_media_file", op: "read", title: "Read Media File", media: true,
 			desc:  "Read an image or audio file; returns it as base64 data with its MIME type. Files over the policy's max_read_bytes are refused. Only works within the allowed directories.",
 			props: pathOnly, required: []string{"path"}, run: refReadMedia},
@@ -78,11 +83,11 @@ func refTools() []refTool {
 				"Array of file paths to read. Each path must be a string pointing to a valid file within allowed directories.")},
 			required: []string{"paths"}, run: refReadMultiple},
 		{name: "write_file", op: "write", title: "Write File",
-			desc:  "Create a new file or replace an existing file's content, atomically (missing parent directories are created). It overwrites without warning. Only works within the writable directory.",
+			desc:  "Create a new file or replace an existing file's content, atomically (missing parent directories are created). It overwrites without warning. Only works within the writable directories.",
 			props: map[string]any{"path": strProp, "content": strProp}, required: []string{"path", "content"}, run: refWrite},
 		{name: "edit_file", op: "edit", title: "Edit File",
 			desc: "Make exact-text edits to a text file: each oldText must occur exactly once (text occurring more than once is refused as ambiguous: give more context). " +
-				"All edits apply together or not at all; CRLF line ends and bytes outside the edits are kept. Returns a git-style unified diff; dryRun shows it without changing the file. Only works within the writable directory.",
+				"All edits apply together or not at all; CRLF line ends and bytes outside the edits are kept. Returns a git-style unified diff; dryRun shows it without changing the file. Only works within the writable directories.",
 			props: map[string]any{"path": strProp,
 				"edits": map[string]any{"type": "array", "items": map[string]any{"type": "object",
 					"properties": map[string]any{
@@ -92,7 +97,7 @@ func refTools() []refTool {
 				"dryRun": map[string]any{"type": "boolean", "default": false, "description": "Preview changes using git-style diff format"}},
 			required: []string{"path", "edits"}, run: refEdit},
 		{name: "create_directory", op: "mkdir", title: "Create Directory",
-			desc:  "Create a directory and any missing parents; an existing directory is no error. Only works within the writable directory.",
+			desc:  "Create a directory and any missing parents; an existing directory is no error. Only works within the writable directories.",
 			props: pathOnly, required: []string{"path"}, run: refMkdir},
 		{name: "list_directory", op: "ls", title: "List Directory",
 			desc:  "List a directory's entries, one a line, each prefixed [FILE] or [DIR]. Only works within the allowed directories.",
@@ -107,7 +112,7 @@ func refTools() []refTool {
 				"excludePatterns are globs of paths to leave out (an excluded directory is not entered). Indented with 2 spaces. Only works within the allowed directories.",
 			props: map[string]any{"path": strProp, "excludePatterns": strListProp}, required: []string{"path"}, run: refTree},
 		{name: "move_file", op: "mv", title: "Move File",
-			desc:  "Move or rename a file or directory. It fails if the destination exists. Both paths must lie within the writable directory.",
+			desc:  "Move or rename a file or directory. It fails if the destination exists. Both paths must lie within the writable directories.",
 			props: map[string]any{"source": strProp, "destination": strProp}, required: []string{"source", "destination"}, run: refMove},
 		{name: "search_files", op: "find", title: "Search Files",
 			desc: "Find files and directories below path whose path matches a glob pattern (a pattern without '/' matches the base name at any depth, as in '*.go'; '**' crosses directories). " +
@@ -118,7 +123,7 @@ func refTools() []refTool {
 			desc:  "Get a file's or directory's metadata: size, created, modified and accessed times, type and permissions, as key: value lines. A symlink is described as itself. Only works within the allowed directories.",
 			props: pathOnly, required: []string{"path"}, run: refFileInfo},
 		{name: "list_allowed_directories", op: "roots", title: "List Allowed Directories",
-			desc:  "List the directories this server may reach: the writable workdir first, then the read-only roots.",
+			desc:  "List the directories this server may reach: the writable ones first (the workdir, then the other writable directories), then the read-only roots.",
 			props: map[string]any{}, run: refAllowed},
 	}
 }
@@ -779,6 +784,6 @@ func refAllowed(ctx context.Context, sb *sandbox.Sandbox, _ refArgs) (refOut, er
 		return refOut{}, err
 	}
 	r := v.(ops.RootsResult)
-	dirs := append([]string{r.Workdir}, r.ReadRoots...)
+	dirs := append(append([]string{r.Workdir}, r.WriteRoots...), r.ReadRoots...)
 	return refOut{text: "Allowed directories:\n" + strings.Join(dirs, "\n")}, nil
 }

@@ -20,7 +20,7 @@ import (
 
 var referenceNames = []string{
 	"create_directory", "directory_tree", "edit_file", "get_file_info", "list_allowed_directories",
-	"list_directory", "list_directory_with_sizes", "move_file", "read_media_file", "read_multiple_files",
+	"list_directory", "list_directory_with_sizes", "move_file", "read_file", "read_media_file", "read_multiple_files",
 	"read_text_file", "search_files", "write_file",
 }
 
@@ -201,6 +201,12 @@ func TestReferenceRead(t *testing.T) {
 	}
 	if got := okText(t, cs, "read_text_file", map[string]any{"path": "a.txt", "tail": 1}); got != "four\n" {
 		t.Errorf("tail 1: %q", got)
+	}
+	// read_file, deprecated, is read_text_file under its old name.
+	for _, args := range []map[string]any{{"path": "a.txt"}, {"path": "a.txt", "head": 2}, {"path": "crlf.txt", "tail": 1}} {
+		if got, want := okText(t, cs, "read_file", args), okText(t, cs, "read_text_file", args); got != want {
+			t.Errorf("read_file %v: %q, read_text_file: %q", args, got, want)
+		}
 	}
 	if got := okText(t, cs, "read_text_file", map[string]any{"path": "crlf.txt"}); got != "alpha\r\nbeta\r\n" {
 		t.Errorf("CRLF not kept: %q", got)

@@ -160,10 +160,10 @@ var mcpOp = &spec.Op{
 	Name: "mcp", Class: spec.Meta, NoTool: true, NoPolicy: true,
 	Summary: "serve the enabled commands as MCP tools over stdio (or loopback HTTP)",
 	Help: "Serves the Model Context Protocol on stdin and stdout: one tool per command the policy enables, with the input and output schemas of fsbox tools, results as structuredContent plus one text block, errors as isError results with the same {code, message, path, rule}. " +
-		"It never serves the built-in default policy: set FSBOX_CONFIG, give --config, or name the directories (the first is the workdir, the rest read roots; with a policy they only narrow it). " +
+		"It never serves the built-in default policy: set FSBOX_CONFIG, give --config, or name the directories (the first is the workdir, the rest read roots, or with --profile reference write roots, as the reference server lets each be written; with a policy they only narrow it, and under the reference profile each must lie in a writable root). " +
 		"The policy is loaded once and Landlock applied once; roots a client announces narrow the served roots, never widen them; a cancelled call stops its walk. " +
 		"The server is built into fsbox-full, installed beside fsbox, which fsbox mcp runs in its place (so the MCP SDK's start-up cost is not paid by every other command).",
-	Args: []spec.Arg{{Name: "dirs", Meta: "DIR", Help: "directories to serve: the workdir, then read roots", Many: true, Optional: true, Complete: spec.CompleteDirs}},
+	Args: []spec.Arg{{Name: "dirs", Meta: "DIR", Help: "directories to serve: the workdir, then read roots (reference profile: write roots)", Many: true, Optional: true, Complete: spec.CompleteDirs}},
 	Options: []spec.Option{
 		{Name: "profile", Type: spec.String, Meta: "PROFILE", Default: "native", Enum: []string{"native", "reference"}, Help: "tool names and arguments: native (fsbox_COMMAND, as fsbox tools prints them) or reference (the reference MCP filesystem server's)"},
 		{Name: "http", Type: spec.String, Meta: "ADDR", Help: "serve streamable HTTP on a loopback ADDR (host:port) instead of stdio; needs FSBOX_MCP_TOKEN, which every request must carry as a bearer token"},

@@ -323,6 +323,22 @@ func NormalizeGlob(g string) string {
 // inside its workdir, each other inside one of its roots. Directories are
 // resolved here as Load resolves roots: they are configuration.
 func ServePolicy(p *Policy, dirs []string) (*Policy, error) {
+	return servePolicy(p, dirs, false)
+}
+
+// ServePolicyWritable is ServePolicy where every listed directory, not
+// only the first, is writable (the reference MCP profile: the reference
+// server lets each directory it is given be written). Without a policy
+// the first directory is the workdir and the others are write_roots; a
+// directory inside one listed before it is already writable and is left
+// out, and one that holds the workdir is config (write roots are
+// disjoint: list the outer directory first). With a policy each
+// directory must lie in a writable root of it (else config).
+func ServePolicyWritable(p *Policy, dirs []string, allWritable bool) (*Policy, error) {
+	return servePolicy(p, dirs, allWritable)
+}
+
+func servePolicy(p *Policy, dirs []string, allWritable bool) (*Policy, error) {
 	if p == nil {
 		return nil, fserr.Errorf(fserr.CodeConfig, "", "no policy")
 	}
@@ -351,8 +367,16 @@ func ServePolicy(p *Policy, dirs []string) (*Policy, error) {
 	}
 	if p.Source == "" {
 		q := DefaultPolicy(abs[0])
-		q.ReadRoots = abs[1:]
 		q.Journal.State = p.Journal.State
+		if !allWritable {
+			q.ReadRoots = abs[1:]
+			return q, nil
+		}
+		roots, err := disjointRoots(dirs, abs)
+		if err != nil {
+			return nil, err
+		}
+		q.WriteRoots = roots
 		return q, nil
 	}
 	if p.CwdWorkdir {
@@ -375,6 +399,20 @@ func ServePolicy(p *Policy, dirs []string) (*Policy, error) {
 	if !UnderAny(abs[0], writable) {
 		return nil, fserr.Errorf(fserr.CodeConfig, dirs[0], "%s is not inside the policy's workdir %s or a write root: directories only narrow a policy", dirs[0], p.Workdir)
 	}
+	if allWritable {
+		for i, d := range abs[1:] {
+			if !UnderAny(d, writable) {
+				return nil, fserr.Errorf(fserr.CodeConfig, dirs[i+1], "%s is not inside the policy's workdir %s or a write root: the reference profile makes every directory writable, and directories only narrow a policy", dirs[i+1], p.Workdir)
+			}
+		}
+		roots, err := disjointRoots(dirs, abs)
+		if err != nil {
+			return nil, err
+		}
+		q := *p
+		q.Workdir, q.WriteRoots, q.ReadRoots = abs[0], roots, nil
+		return &q, nil
+	}
 	q := *p
 	q.Workdir = abs[0]
 	q.WriteRoots = nil // the served workdir is the one writable root: DIRs narrow, never widen
@@ -387,6 +425,29 @@ func ServePolicy(p *Policy, dirs []string) (*Policy, error) {
 		q.ReadRoots = append(q.ReadRoots, d)
 	}
 	return &q, nil
+}
+
+// disjointRoots are the write roots of directories abs (as given: dirs)
+// after the first, the workdir: one inside a directory listed before it
+// is left out (it is writable already); one that holds a directory
+// listed before it is config.
+func disjointRoots(dirs, abs []string) ([]string, error) {
+	var roots []string
+	for i := 1; i < len(abs); i++ {
+		inside := false
+		for j := 0; j < i; j++ {
+			switch {
+			case Within(abs[i], abs[j]):
+				inside = true
+			case Within(abs[j], abs[i]):
+				return nil, fserr.Errorf(fserr.CodeConfig, dirs[i], "%s holds %s, listed before it: writable roots are disjoint, so list the outer directory first (the ones inside it are writable with it)", dirs[i], dirs[j])
+			}
+		}
+		if !inside {
+			roots = append(roots, abs[i])
+		}
+	}
+	return roots, nil
 }
 
 // auditPath expands and checks [audit] log: absolute (after ~ and ${VAR}),

@@ -268,3 +268,56 @@ func TestServePolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestServePolicyWritable: the reference profile makes every directory
+// writable: without a policy the first is the workdir and the rest write
+// roots (one inside a directory listed before it is writable with it;
+// one holding a directory listed before it is config); with a policy
+// each must lie in a writable root of it.
+func TestServePolicyWritable(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	work, docs, other := filepath.Join(base, "work"), filepath.Join(base, "docs"), filepath.Join(base, "other")
+	for _, d := range []string{work + "/sub", docs, other} {
+		os.MkdirAll(d, 0o755)
+	}
+	builtin := DefaultPolicy(base)
+	file := DefaultPolicy(work)
+	file.ReadRoots, file.WriteRoots, file.Source = []string{docs}, []string{other}, filepath.Join(base, "p.toml")
+	for _, c := range []struct {
+		name   string
+		p      *Policy
+		dirs   []string
+		work   string   // "" = refused (config)
+		writes []string // write roots wanted
+	}{
+		{"one directory", builtin, []string{work}, work, nil},
+		{"two directories, both writable", builtin, []string{work, docs}, work, []string{docs}},
+		{"three", builtin, []string{work, docs, other}, work, []string{docs, other}},
+		{"one inside the first: writable with it", builtin, []string{work, work + "/sub", docs}, work, []string{docs}},
+		{"one holding the first: config", builtin, []string{work + "/sub", work}, "", nil},
+		{"a policy: both in writable roots", file, []string{work + "/sub", other}, work + "/sub", []string{other}},
+		{"a policy: a read root is not writable", file, []string{work, docs}, "", nil},
+		{"a policy: outside every root", file, []string{work, base}, "", nil},
+	} {
+		q, err := ServePolicyWritable(c.p, c.dirs, true)
+		if c.work == "" {
+			if err == nil || AsError(err).Code != CodeConfig {
+				t.Errorf("%s: %v, want config", c.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if q.Workdir != c.work || fmt.Sprint(q.WriteRoots) != fmt.Sprint(c.writes) || len(q.ReadRoots) > 0 {
+			t.Errorf("%s: workdir %s, write roots %v, read roots %v; want %s, %v, none", c.name, q.Workdir, q.WriteRoots, q.ReadRoots, c.work, c.writes)
+		}
+		sb, err := New(q, "")
+		if err != nil {
+			t.Errorf("%s: the served policy does not open: %v", c.name, err)
+			continue
+		}
+		sb.Close()
+	}
+}

@@ -28,6 +28,12 @@ func Load(env Env) (*Policy, error) { return policy.Load(env) }
 // policy.ServePolicy).
 func ServePolicy(p *Policy, dirs []string) (*Policy, error) { return policy.ServePolicy(p, dirs) }
 
+// ServePolicyWritable is ServePolicy with every directory writable
+// (policy.ServePolicyWritable: the reference MCP profile).
+func ServePolicyWritable(p *Policy, dirs []string, all bool) (*Policy, error) {
+	return policy.ServePolicyWritable(p, dirs, all)
+}
+
 // StateDir is fsbox's state directory in env (see policy.StateDir).
 func StateDir(env Env) string { return policy.StateDir(env) }
 
