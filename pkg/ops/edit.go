@@ -14,19 +14,21 @@ import (
 var editOp = &spec.Op{
 	Name: "edit", Class: spec.Destructive, Result: EditResult{},
 	Summary: "replace exact text in a file (atomic; CRLF, BOM and mode kept)",
-	Help:    "Replaces OLD with NEW in PATH. OLD must occur exactly once unless all is given; several edits are matched against the original text, must not overlap, and apply together or not at all. The result shows the unified diff. An old or new text over max_write_bytes is too_large, however it is given.",
+	Help:    "Replaces OLD with NEW in PATH. OLD must occur exactly once unless all is given; several edits are matched against the original text, must not overlap, and apply together or not at all (with sequential, each is matched against the text the ones before it left). An empty list of edits changes nothing. The result shows the unified diff; with a list of edits, sequential or loose-indent it also says, per edit, how and where it matched. An old or new text over max_write_bytes is too_large, however it is given.",
 	Args:    []spec.Arg{pathArg(spec.Change, "the file to edit")},
 	Options: []spec.Option{
 		{Name: "old", Type: spec.String, Meta: "TEXT", Help: "the exact text to replace"},
 		{Name: "new", Type: spec.String, Meta: "TEXT", Help: "the text to put in its place (empty: delete)"},
 		{Name: "old-file", Type: spec.String, Meta: "FILE", CLIOnly: true, Complete: spec.CompleteFiles, Help: "read the old text from FILE"},
 		{Name: "new-file", Type: spec.String, Meta: "FILE", CLIOnly: true, Complete: spec.CompleteFiles, Help: "read the new text from FILE"},
-		{Name: "edits", Type: spec.Objects, Meta: "JSON", Help: `several edits, each {"old", "new", "all"}, applied together`, Fields: []spec.Option{
+		{Name: "edits", Type: spec.Objects, Meta: "JSON", Help: `several edits, each {"old", "new", "all"}, applied together (an empty list changes nothing)`, Fields: []spec.Option{
 			{Name: "old", Type: spec.String, ToolRequired: true, Help: "the exact text to replace"},
 			{Name: "new", Type: spec.String, ToolRequired: true, Help: "the text to put in its place"},
 			{Name: "all", Type: spec.Bool, Help: "replace every occurrence"},
 		}},
 		{Name: "all", Type: spec.Bool, Help: "replace every occurrence"},
+		{Name: "sequential", Type: spec.Bool, Help: "apply several edits one after another: each is matched against the text the edits before it left, so it may match text an earlier one wrote (without it, every edit is matched against the original text)"},
+		{Name: "loose-indent", Type: spec.Bool, Help: "when an old text is not found exactly, match it line by line with each line's leading and trailing blanks (spaces, tabs) ignored, over whole lines; more than one such match is ambiguous. The new lines are re-indented: each gets the file's indentation of the matched line whose old-text indentation is the longest prefix of its own, plus the rest of its own (no such line: the first matched line's indentation); blank new lines are written empty. The file's line endings are kept"},
 		{Name: "dry-run", Type: spec.Bool, Help: "show the diff, change nothing"},
 		{Name: "expect-sha256", Type: spec.String, Meta: "HEX", Help: "refuse (conflict) unless the current content has this SHA-256"},
 	},
@@ -49,12 +51,17 @@ var editOp = &spec.Op{
 // read through the sandbox (a caller checks edit's switch first, as Run
 // does: Edit checks it again, too late for those reads).
 func EditInput(sb *sandbox.Sandbox, in *spec.Input) (EditOptions, error) {
-	o := EditOptions{Path: in.String("path"), DryRun: in.Bool("dry-run"), ExpectSHA256: in.String("expect-sha256")}
+	o := EditOptions{Path: in.String("path"), DryRun: in.Bool("dry-run"), ExpectSHA256: in.String("expect-sha256"),
+		Sequential: in.Bool("sequential"), LooseIndent: in.Bool("loose-indent")}
 	if in.IsSet("edits") {
+		o.ReportEdits = true
 		if in.IsSet("old") || in.IsSet("new") || in.IsSet("old-file") || in.IsSet("new-file") || in.IsSet("all") {
 			return o, usageErr("edits does not go with old, new or all")
 		}
 		err := in.Decode("edits", &o.Edits)
+		if o.Edits == nil {
+			o.Edits = []EditSpec{} // null is no edit, as [] is
+		}
 		return o, err
 	}
 	text := func(name string) (string, error) {
@@ -99,9 +106,19 @@ type EditSpec struct {
 // EditOptions are edit's inputs.
 type EditOptions struct {
 	Path         string
-	Edits        []EditSpec // applied in order, all or nothing
+	Edits        []EditSpec // applied in order, all or nothing; none: nothing is written
 	DryRun       bool
 	ExpectSHA256 string
+	// Sequential matches edit k against the text edits 1..k-1 left,
+	// not against the original text.
+	Sequential bool
+	// LooseIndent falls back, for an edit whose old text is not found
+	// exactly, to a line-by-line match that ignores each line's leading
+	// and trailing blanks (see looseWindows and reindent).
+	LooseIndent bool
+	// ReportEdits fills the result's Edits (so does Sequential or
+	// LooseIndent): the edits came as a list.
+	ReportEdits bool
 }
 
 // EditResult describes the change.
@@ -112,6 +129,26 @@ type EditResult struct {
 	SHA256       string  `json:"sha256"` // of the new content (the current one with --dry-run... see DryRun)
 	DryRun       bool    `json:"dry_run"`
 	ChangeID     *string `json:"change_id"` // the journal's id of the change; null with --dry-run or without a journal
+	// Edits says how and where each edit matched, when the edits came as
+	// a list or sequential or loose-indent was given (left out
+	// otherwise, and for an empty list).
+	Edits []EditMatch `json:"edits,omitempty"`
+}
+
+// EditMatch is how one edit matched.
+type EditMatch struct {
+	Index int `json:"index"` // 1-based, in the order the edits were given
+	// Match is "exact" (the old text as given, or with CRLF line
+	// endings in a CRLF file) or "indent" (the line-by-line fallback of
+	// loose-indent).
+	Match string `json:"match"`
+	// FirstLine and LastLine are the 1-based lines the replaced text
+	// spans (from the first replacement's first line to the last one's
+	// last line), in the text the edit was matched against: the
+	// original, or with sequential the text the edits before it left.
+	FirstLine    int `json:"first_line"`
+	LastLine     int `json:"last_line"`
+	Replacements int `json:"replacements"`
 }
 
 // Edit replaces exact text in a file. Old text written with "\n" matches a
@@ -122,9 +159,8 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 	if err := begin(ctx, sb, "edit"); err != nil {
 		return EditResult{}, err
 	}
-	if len(o.Edits) == 0 {
-		return EditResult{}, usagef(o.Path, "no edit given: give old and new, or edits")
-	}
+	// No edit (an empty list) is no usage error: the file is checked as
+	// for any edit, and nothing is written or journaled.
 	for i, e := range o.Edits {
 		if e.Old == "" {
 			return EditResult{}, usagef(o.Path, "edit %d: the old text is empty", i+1)
@@ -171,15 +207,30 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 	if expect != "" && sha256Hex(old) != expect {
 		return EditResult{}, sandbox.Errorf(sandbox.CodeConflict, o.Path, "%s changed: its sha256 is %s, not %s", o.Path, sha256Hex(old), expect)
 	}
-	set, err := resolveEdits(old, o.Edits, o.Path)
-	if err != nil {
-		return EditResult{}, err
+	if len(o.Edits) == 0 {
+		return EditResult{Path: w.Path, DryRun: o.DryRun, SHA256: sha256Hex(old)}, nil
 	}
-	cur, n, err := applyAll(old, set, o.Path, max, maxName)
+	var (
+		set     *editSet
+		cur     []byte
+		n       int
+		matches []EditMatch
+	)
+	if o.Sequential && len(o.Edits) > 1 {
+		cur, n, set, matches, err = applySequential(old, o.Edits, o.Path, o.LooseIndent, max, maxName)
+	} else {
+		set, err = resolveIn(old, o.Edits, o.Path, matchCtx{loose: o.LooseIndent, total: len(o.Edits)})
+		if err == nil {
+			cur, n, matches, err = applyReport(old, set, o.Path, max, maxName, 0, nil)
+		}
+	}
 	if err != nil {
 		return EditResult{}, err
 	}
 	res := EditResult{Path: w.Path, DryRun: o.DryRun, Replacements: n}
+	if o.ReportEdits || o.Sequential || o.LooseIndent {
+		res.Edits = matches
+	}
 	res.Diff = renderDiff("a/"+w.Path, "b/"+w.Path, old, cur, set)
 	res.SHA256 = sha256Hex(cur)
 	if o.DryRun {

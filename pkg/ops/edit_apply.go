@@ -17,11 +17,19 @@ import (
 // replacements on one line, or thousands of edits over megabytes, cost
 // one pass each, and no replacement is ever held as an object of its own.
 
+// With sequential, edit k is matched against the text edits 1..k-1 left
+// (applySequential): each step is one edit resolved and applied as above,
+// and the diff is rendered from the steps' replacements composed over the
+// original. With loose-indent, an edit whose old text is nowhere exactly
+// falls back to a line-by-line match (looseWindows); its replacements
+// are held one by one (editSet.fixed).
+
 // resolved is one edit matched against the original text.
 type resolved struct {
 	idx      int    // 0-based place among the edits
 	old, new []byte // as matched and written (CRLF-adjusted)
 	count    int    // replacements it makes
+	loose    bool   // matched by loose-indent's line-by-line fallback
 }
 
 // maxEdits is how many edits one call may make (a span packs its edit's
@@ -33,12 +41,55 @@ const maxEdits = 1<<16 - 1
 type editSet struct {
 	eds   []*resolved
 	spans []uint64 // start<<16 | edit; nil for one edit, which scans as it goes
+	// fixed, when not nil, is every replacement, in order of position:
+	// a loose match's old text is the file's own lines, which may also
+	// occur elsewhere, so it is held where it was found, not searched
+	// for.
+	fixed []span
+}
+
+// matchCtx is how a list of edits is matched.
+type matchCtx struct {
+	loose bool // loose-indent: a line-by-line fallback for old text not found exactly
+	base  int  // the place of the first of the edits among the call's (sequential: one at a time)
+	total int  // how many edits the call has: with more than one, messages name the edit
+	// orig is the call's original text when the edits are matched
+	// against what earlier ones left (sequential), else nil.
+	orig []byte
+}
+
+// label is how messages name edit i ("edit 3: "), or "" for a call's
+// only edit.
+func (mc matchCtx) label(i int) string {
+	if mc.total <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("edit %d: ", mc.base+i+1)
+}
+
+// where names the text the edits are matched against: "" for the
+// original, " as edit 1 left it" with sequential.
+func (mc matchCtx) where() string {
+	switch {
+	case mc.orig == nil || mc.base == 0:
+		return ""
+	case mc.base == 1:
+		return " as edit 1 left it"
+	}
+	return fmt.Sprintf(" as edits 1 to %d left it", mc.base)
 }
 
 // resolveEdits matches every edit against data: text_not_found (with the
 // closest lines) when one is absent, ambiguous when one matches more than
 // once without All. Several edits are matched in one pass (matchMany).
 func resolveEdits(data []byte, specs []EditSpec, path string) (*editSet, error) {
+	return resolveIn(data, specs, path, matchCtx{total: len(specs)})
+}
+
+// resolveIn is resolveEdits as mc says: with mc.loose, an edit found
+// nowhere exactly is matched line by line (looseWindows), and its
+// matches make the set's replacements fixed.
+func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSet, error) {
 	if len(specs) > maxEdits {
 		return nil, usagef(path, "%d edits: at most %d go in one call", len(specs), maxEdits)
 	}
@@ -93,19 +144,55 @@ func resolveEdits(data []byte, specs []EditSpec, path string) (*editSet, error) 
 		}
 		slices.Sort(set.spans)
 	}
+	var loose []span // the loose matches' replacements, edit by edit
 	for i, e := range specs {
 		r := set.eds[i]
-		which := ""
-		if len(specs) > 1 {
-			which = fmt.Sprintf("edit %d: ", i+1)
+		which, where := mc.label(i), mc.where()
+		if r.count == 0 && mc.loose {
+			ws := looseWindows(data, e.Old)
+			total := len(ws)
+			switch {
+			case total > 1 && !e.All:
+				return nil, sandbox.Errorf(sandbox.CodeAmbiguous, path, "%sthe old text is not in %s%s as it is, and occurs %d times when each line's leading and trailing blanks are ignored, at lines %s: include more of the surrounding lines in the old text to make it unique, or replace every occurrence (all)",
+					which, path, where, total, windowLines(ws, total))
+			case total > 0:
+				for _, w := range ws {
+					lr := &resolved{idx: i, old: data[w.start:w.end], new: reindent(data, w, e.Old, e.New), count: 1, loose: true}
+					loose = append(loose, span{w.start, lr})
+				}
+				r = &resolved{idx: i, old: loose[len(loose)-1].e.old, new: loose[len(loose)-1].e.new, count: total, loose: true}
+				set.eds[i] = r
+			}
 		}
 		switch {
 		case r.count == 0:
-			return nil, sandbox.Errorf(sandbox.CodeTextNotFound, path, "%sthe old text is not in %s%s", which, path, closest(data, e.Old))
+			hint := ""
+			if mc.orig != nil && (bytes.Contains(mc.orig, []byte(e.Old)) || bytes.Contains(mc.orig, toCRLF([]byte(e.Old)))) {
+				hint = " (the original text has it: an edit before this one changed it)"
+			}
+			also := ""
+			if mc.loose {
+				also = ", not even line by line with leading and trailing blanks ignored"
+			}
+			return nil, sandbox.Errorf(sandbox.CodeTextNotFound, path, "%sthe old text is not in %s%s%s%s%s", which, path, where, also, hint, closest(data, e.Old))
 		case r.count > 1 && !e.All:
-			return nil, sandbox.Errorf(sandbox.CodeAmbiguous, path, "%sthe old text occurs %d times in %s, at %s (line:column): add context to make it unique, or replace every occurrence (all)",
-				which, r.count, path, firstLines(data, r.old, r.count))
+			return nil, sandbox.Errorf(sandbox.CodeAmbiguous, path, "%sthe old text occurs %d times in %s%s, at %s (line:column): add context to make it unique, or replace every occurrence (all)",
+				which, r.count, path, where, firstLines(data, r.old, r.count))
 		}
+	}
+	if len(loose) > 0 {
+		// Every replacement is held where it was found: the exact ones
+		// (whose edits did not fall back) and the loose ones, by position.
+		var all []span
+		it := newSpans(data, set)
+		for sp, ok := it.next(); ok; sp, ok = it.next() {
+			if !sp.e.loose {
+				all = append(all, sp)
+			}
+		}
+		all = append(all, loose...)
+		slices.SortStableFunc(all, func(a, b span) int { return a.start - b.start })
+		set.fixed = all
 	}
 	return set, nil
 }
@@ -159,6 +246,13 @@ func newSpans(data []byte, set *editSet) *spans { return &spans{data: data, set:
 
 func (it *spans) next() (span, bool) {
 	set := it.set
+	if set.fixed != nil {
+		if it.i >= len(set.fixed) {
+			return span{}, false
+		}
+		it.i++
+		return set.fixed[it.i-1], true
+	}
 	if set.spans == nil {
 		e := set.eds[0]
 		j := bytes.Index(it.data[it.i:], e.old)
@@ -186,14 +280,31 @@ func (it *spans) next() (span, bool) {
 // spans overlap are a usage error naming both; a result that would be
 // over limit bytes (limitName) is too_large before it is built.
 func applyAll(data []byte, set *editSet, path string, limit int64, limitName string) ([]byte, int, error) {
+	return applySpans(data, set, path, limit, limitName, nil)
+}
+
+// applySpans is applyAll, telling each replacement to each (if not nil)
+// in order of position.
+func applySpans(data []byte, set *editSet, path string, limit int64, limitName string, each func(span)) ([]byte, int, error) {
 	size := int64(len(data))
-	for _, e := range set.eds {
-		// count*len(old) <= len(data), and len(new) is bounded by what a
-		// call can pass: no term overflows, but the sum may pass limit.
-		size += int64(e.count) * (int64(len(e.new)) - int64(len(e.old)))
-		if size > limit {
-			return nil, 0, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: path,
-				Msg: fmt.Sprintf("the edited %s would be over %s = %d", path, limitName, limit)}
+	tooLarge := func() error {
+		return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: path,
+			Msg: fmt.Sprintf("the edited %s would be over %s = %d", path, limitName, limit)}
+	}
+	if set.fixed != nil {
+		for _, sp := range set.fixed {
+			if size += int64(len(sp.e.new)) - int64(len(sp.e.old)); size > limit {
+				return nil, 0, tooLarge()
+			}
+		}
+	} else {
+		for _, e := range set.eds {
+			// count*len(old) <= len(data), and len(new) is bounded by what a
+			// call can pass: no term overflows, but the sum may pass limit.
+			size += int64(e.count) * (int64(len(e.new)) - int64(len(e.old)))
+			if size > limit {
+				return nil, 0, tooLarge()
+			}
 		}
 	}
 	out := make([]byte, 0, max(size, 0))
@@ -210,6 +321,9 @@ func applyAll(data []byte, set *editSet, path string, limit int64, limitName str
 			return nil, 0, usagef(path, "edits %d and %d overlap at line %d: each edit is matched against the original text, so their old texts must not share bytes", prev.idx+1, sp.e.idx+1, line)
 		}
 		out = append(append(out, data[pos:sp.start]...), sp.e.new...)
+		if each != nil {
+			each(sp)
+		}
 		pos = sp.start + len(sp.e.old)
 		prev = sp.e
 		n++
@@ -643,3 +757,379 @@ func (r *commonRunner) run(a, b []byte) int {
 	}
 	return best
 }
+
+// applyReport applies set to data (applySpans, telling each replacement
+// to each if not nil) and says how each edit matched: its line range in
+// data and its kind. base is the place of the set's first edit among the
+// call's.
+func applyReport(data []byte, set *editSet, path string, limit int64, limitName string, base int, each func(span)) ([]byte, int, []EditMatch, error) {
+	type rng struct{ first, last, n int } // byte offsets of the first replacement's start and the last one's last byte
+	rs := make([]rng, len(set.eds))
+	for i := range rs {
+		rs[i].first = -1
+	}
+	out, n, err := applySpans(data, set, path, limit, limitName, func(sp span) {
+		r := &rs[sp.e.idx]
+		if r.first < 0 {
+			r.first = sp.start
+		}
+		r.last = sp.start + max(len(sp.e.old), 1) - 1
+		r.n++
+		if each != nil {
+			each(sp)
+		}
+	})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	offs := make([]int, 0, 2*len(rs))
+	for _, r := range rs {
+		if r.first >= 0 {
+			offs = append(offs, r.first, r.last)
+		}
+	}
+	lines := lineNumbers(data, offs)
+	ms := make([]EditMatch, len(rs))
+	for i, r := range rs {
+		ms[i] = EditMatch{Index: base + i + 1, Match: "exact", Replacements: r.n}
+		if set.eds[i].loose {
+			ms[i].Match = "indent"
+		}
+		if r.first >= 0 {
+			ms[i].FirstLine, ms[i].LastLine = lines[r.first], lines[r.last]
+		}
+	}
+	return out, n, ms, nil
+}
+
+// lineNumbers maps each byte offset of offs to the 1-based number of the
+// line that holds it, in one pass over data.
+func lineNumbers(data []byte, offs []int) map[int]int {
+	sorted := slices.Clone(offs)
+	slices.Sort(sorted)
+	lines := make(map[int]int, len(sorted))
+	line, pos := 1, 0
+	for _, off := range sorted {
+		line += bytes.Count(data[pos:off], nl)
+		pos = off
+		lines[off] = line
+	}
+	return lines
+}
+
+// applySequential applies the edits one after another, each matched
+// against the text the ones before it left (resolveIn, then applyReport,
+// edit by edit). Its edit set is the steps' replacements composed over
+// data, so the diff is rendered against the original text as for edits
+// applied together.
+func applySequential(data []byte, specs []EditSpec, path string, loose bool, limit int64, limitName string) ([]byte, int, *editSet, []EditMatch, error) {
+	if len(specs) > maxEdits {
+		return nil, 0, nil, nil, usagef(path, "%d edits: at most %d go in one call", len(specs), maxEdits)
+	}
+	cur := data
+	ps := pieces{{orig: true, start: 0, n: len(data)}}
+	var ms []EditMatch
+	total := 0
+	for k := range specs {
+		set, err := resolveIn(cur, specs[k:k+1], path, matchCtx{loose: loose, base: k, total: len(specs), orig: data})
+		if err != nil {
+			return nil, 0, nil, nil, err
+		}
+		var reps []span
+		next, n, m, err := applyReport(cur, set, path, limit, limitName, k, func(sp span) { reps = append(reps, sp) })
+		if err != nil {
+			return nil, 0, nil, nil, err
+		}
+		ps = ps.splice(reps)
+		ms = append(ms, m...)
+		total += n
+		cur = next
+	}
+	return cur, total, &editSet{fixed: ps.changes(data)}, ms, nil
+}
+
+// piece is a run of the text as edited so far: a range of the original,
+// or bytes an edit wrote.
+type piece struct {
+	orig  bool
+	start int    // orig: where it starts in the original
+	n     int    // its length
+	text  []byte // !orig: its bytes
+}
+
+// pieces is the edited text, piece by piece, in order.
+type pieces []piece
+
+// splice is ps with the replacements reps (in order of position in the
+// text ps makes, not overlapping) made.
+func (ps pieces) splice(reps []span) pieces {
+	out := make(pieces, 0, len(ps)+2*len(reps))
+	pos, i, in := 0, 0, 0 // the text's offset: ps[i] from its byte in
+	walk := func(to int, keep bool) {
+		for pos < to {
+			p := ps[i]
+			take := min(p.n-in, to-pos)
+			if keep {
+				q := piece{orig: p.orig, n: take}
+				if p.orig {
+					q.start = p.start + in
+				} else {
+					q.text = p.text[in : in+take]
+				}
+				out = append(out, q)
+			}
+			pos, in = pos+take, in+take
+			if in == p.n {
+				i, in = i+1, 0
+			}
+		}
+	}
+	for _, sp := range reps {
+		walk(sp.start, true)
+		walk(sp.start+len(sp.e.old), false)
+		if len(sp.e.new) > 0 {
+			out = append(out, piece{n: len(sp.e.new), text: sp.e.new})
+		}
+	}
+	end := 0
+	for _, p := range ps {
+		end += p.n
+	}
+	walk(end, true)
+	return out
+}
+
+// changes are the replacements that turn data into the text ps makes,
+// in order of position, each its own edit. A change never has empty old
+// text (the diff's groups need a byte to stand on): an insertion takes
+// the byte after it (at the end, the one before) on both sides.
+func (ps pieces) changes(data []byte) []span {
+	var out []span
+	add := func(from, to int, text []byte) {
+		if from == to && len(data) > 0 {
+			if to < len(data) {
+				text = append(slices.Clip(text), data[to])
+				to++
+			} else {
+				from--
+				text = append([]byte{data[from]}, text...)
+			}
+		}
+		out = append(out, span{from, &resolved{idx: len(out), old: data[from:to], new: text, count: 1}})
+	}
+	pos := 0
+	var text []byte
+	pending := false
+	for _, p := range ps {
+		if !p.orig {
+			text, pending = append(text, p.text...), true
+			continue
+		}
+		if p.start != pos || pending {
+			add(pos, p.start, text)
+			text, pending = nil, false
+		}
+		pos = p.start + p.n
+	}
+	if pos != len(data) || pending {
+		add(pos, len(data), text)
+	}
+	return out
+}
+
+// A window is a run of whole lines of a text that an old text matches
+// line by line: bytes [start, end) (end past the last line's
+// terminator, if it has one), lines first..first+n-1 (1-based).
+type window struct {
+	start, end int
+	first, n   int
+}
+
+// looseLines splits an old or new text into lines for loose-indent: a
+// final newline ends the last line (it starts no empty one), and a
+// line's "\r" before its "\n" is no part of it.
+func looseLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	ls := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	for i, l := range ls {
+		ls[i] = strings.TrimSuffix(l, "\r")
+	}
+	return ls
+}
+
+// blanks are what loose-indent ignores at either end of a line.
+const blanks = " \t"
+
+// looseWindows finds where old matches data line by line when each
+// line's leading and trailing blanks (spaces, tabs) are ignored, as the
+// reference MCP filesystem server's edit_file compares
+// oldLine.trim() === contentLine.trim(): old's lines must match a run of
+// data's whole lines, in order. The windows do not overlap (each search
+// goes on after the last match, as bytes.Count does); the search is
+// linear (the lines are numbered by their trimmed text, and the numbers
+// matched with Knuth-Morris-Pratt).
+func looseWindows(data []byte, old string) []window {
+	oldLines := looseLines(old)
+	if len(oldLines) == 0 {
+		return nil
+	}
+	ids := map[string]int32{}
+	pat := make([]int32, len(oldLines))
+	for i, l := range oldLines {
+		t := strings.Trim(l, blanks)
+		id, ok := ids[t]
+		if !ok {
+			id = int32(len(ids))
+			ids[t] = id
+		}
+		pat[i] = id
+	}
+	// fail[i] is the length of the longest proper border of pat[:i+1].
+	fail := make([]int, len(pat))
+	for i, k := 1, 0; i < len(pat); i++ {
+		for k > 0 && pat[i] != pat[k] {
+			k = fail[k-1]
+		}
+		if pat[i] == pat[k] {
+			k++
+		}
+		fail[i] = k
+	}
+	var out []window
+	var starts []int // where the lines of the current partial match start (the last len(pat))
+	k, line := 0, 0
+	for off := 0; off < len(data); {
+		l := nextLine(data, off)
+		start := off
+		off += len(l)
+		line++
+		id, ok := ids[string(bytes.Trim(bytes.TrimSuffix(bytes.TrimSuffix(l, nl), []byte("\r")), blanks))]
+		if !ok {
+			id = -1
+		}
+		starts = append(starts, start)
+		for k > 0 && id != pat[k] {
+			k = fail[k-1]
+		}
+		if id == pat[k] {
+			k++
+		}
+		if k == len(pat) {
+			first := starts[len(starts)-len(pat)]
+			out = append(out, window{start: first, end: off, first: line - len(pat) + 1, n: len(pat)})
+			k, starts = 0, starts[:0]
+		}
+		if len(starts) > 2*len(pat) { // keep the last len(pat) starts
+			starts = append(starts[:0], starts[len(starts)-len(pat):]...)
+		}
+	}
+	return out
+}
+
+// windowLines lists the first windows as "3-5, 9-11" (at most
+// maxListedLines, then how many more).
+func windowLines(ws []window, total int) string {
+	var b strings.Builder
+	for i, w := range ws {
+		if i == maxListedLines {
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if w.n == 1 {
+			fmt.Fprintf(&b, "%d", w.first)
+		} else {
+			fmt.Fprintf(&b, "%d-%d", w.first, w.first+w.n-1)
+		}
+	}
+	if total > maxListedLines {
+		fmt.Fprintf(&b, " and %d more", total-maxListedLines)
+	}
+	return b.String()
+}
+
+// reindent is the text that replaces a loose match w of old in data: the
+// new text's lines, each re-indented to the file, joined with the file's
+// line ending (that of the window's first line; "\r\n" when it has none
+// and data has "\r\n" somewhere), then the window's last line's own
+// ending. The rule, for each new line:
+//
+//   - a blank line (empty, or only spaces and tabs) is written empty;
+//   - among the old text's non-blank lines whose indentation (leading
+//     spaces and tabs) is a prefix of the new line's, the one with the
+//     longest (the first of them, on a tie) gives the file's indentation
+//     of the line it matched, and the new line keeps the rest of its own
+//     indentation after it: with old "    if x {" over the file's
+//     "\tif x {", the new "        y()" becomes "\t    y()", and when
+//     the old text also has an "        z()" matched by "\t\tz()", it
+//     becomes "\t\ty()";
+//   - when no old line's indentation is a prefix of the new line's (it is
+//     indented less, or with other blanks), it gets the indentation of
+//     the file's first matched non-blank line.
+//
+// So a new text written with the old text's indentation gets the file's
+// indentation line for line, and the first new line, indented as the old
+// text's first line, gets the file's indentation of the first line.
+func reindent(data []byte, w window, old, new string) []byte {
+	newLines := looseLines(new)
+	if len(newLines) == 0 {
+		return nil // the lines are deleted, endings and all
+	}
+	oldLines := looseLines(old)
+	type lead struct{ old, file string }
+	var leads []lead
+	for off, i := w.start, 0; i < w.n; i++ {
+		l := nextLine(data, off)
+		off += len(l)
+		if strings.Trim(oldLines[i], blanks) == "" {
+			continue
+		}
+		leads = append(leads, lead{leadingBlanks(oldLines[i]), leadingBlanks(string(l))})
+	}
+	fallback := ""
+	if len(leads) > 0 {
+		fallback = leads[0].file
+	}
+	eol, last := "\n", ""
+	first := nextLine(data, w.start)
+	switch {
+	case bytes.HasSuffix(first, []byte("\r\n")):
+		eol = "\r\n"
+	case bytes.HasSuffix(first, nl):
+	case bytes.Contains(data, []byte("\r\n")):
+		eol = "\r\n"
+	}
+	lastLine := data[w.start+lastLineStart(data[w.start:w.end]) : w.end]
+	switch {
+	case bytes.HasSuffix(lastLine, []byte("\r\n")):
+		last = "\r\n"
+	case bytes.HasSuffix(lastLine, nl):
+		last = "\n"
+	}
+	var b strings.Builder
+	for i, l := range newLines {
+		if i > 0 {
+			b.WriteString(eol)
+		}
+		if strings.Trim(l, blanks) == "" {
+			continue
+		}
+		own := leadingBlanks(l)
+		ind, best := fallback, -1
+		for _, ld := range leads {
+			if len(ld.old) > best && strings.HasPrefix(own, ld.old) {
+				ind, best = ld.file+own[len(ld.old):], len(ld.old)
+			}
+		}
+		b.WriteString(ind)
+		b.WriteString(l[len(own):])
+	}
+	b.WriteString(last)
+	return []byte(b.String())
+}
+
+// leadingBlanks is s's leading spaces and tabs.
+func leadingBlanks(s string) string { return s[:len(s)-len(strings.TrimLeft(s, blanks))] }
