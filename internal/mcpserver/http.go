@@ -24,8 +24,9 @@ import (
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
-// mcpPath is where the streamable HTTP endpoint lives; every other path
-// is 404 (once the request passed the front's checks).
+// mcpPath is where the streamable HTTP endpoint lives, and "/" too (a
+// host given http://127.0.0.1:PORT posts there); every other path is 404
+// (once the request passed the front's checks).
 const mcpPath = "/mcp"
 
 // The HTTP server's limits. There is no ReadTimeout or WriteTimeout:
@@ -138,6 +139,7 @@ func serveListener(ctx context.Context, ln net.Listener, srv *Server, s *cli.Ser
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.Server }, &mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout})
 	mux := http.NewServeMux()
 	mux.Handle(mcpPath, mcpHandler)
+	mux.Handle("/{$}", mcpHandler) // the root itself, not below it
 	mux.Handle("/", http.NotFoundHandler())
 
 	stop := make(chan struct{}) // closed when ctx is done: ends the standalone SSE streams
@@ -151,7 +153,7 @@ func serveListener(ctx context.Context, ln net.Listener, srv *Server, s *cli.Ser
 		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	srv.logf("serving streamable HTTP on http://%s%s", ln.Addr(), mcpPath)
+	srv.logf("serving streamable HTTP on http://%s/ (and %s)", ln.Addr(), mcpPath)
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

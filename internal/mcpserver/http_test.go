@@ -205,7 +205,7 @@ func TestHTTPRefusals(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(ts.stderr.String(), "fsbox mcp: serving streamable HTTP on http://"+ts.hostport+"/mcp\n") {
+	if !strings.Contains(ts.stderr.String(), "fsbox mcp: serving streamable HTTP on http://"+ts.hostport+"/ (and /mcp)\n") {
 		t.Errorf("stderr lacks the listening line:\n%s", ts.stderr)
 	}
 	if strings.Contains(ts.stderr.String(), testToken) {
@@ -275,6 +275,32 @@ func TestHTTPClient(t *testing.T) {
 	}
 	if got := len(ts.refusals(t)); got != 1 {
 		t.Errorf("%d refusal records, want 1", got)
+	}
+}
+
+// TestHTTPAtRoot: the endpoint answers at / as at /mcp (a host given
+// http://127.0.0.1:PORT), with the same token check; a session opened at
+// one path goes on at the other; any other path is 404.
+func TestHTTPAtRoot(t *testing.T) {
+	ts := startHTTP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	root := "http://" + ts.hostport + "/"
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: root, HTTPClient: &http.Client{Transport: bearerTransport{testToken}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fsbox_stat", Arguments: map[string]any{"path": "hello.txt"}})
+	if err != nil || res.IsError {
+		t.Fatalf("fsbox_stat at /: %v %+v", err, res)
+	}
+	if resp := do(t, "POST", root, nil); resp.StatusCode != 401 {
+		t.Errorf("no token at /: status %d, want 401", resp.StatusCode)
+	}
+	if resp := do(t, "POST", "http://"+ts.hostport+"/mcp/x", map[string]string{"Authorization": "Bearer " + testToken}); resp.StatusCode != 404 {
+		t.Errorf("/mcp/x: status %d, want 404", resp.StatusCode)
 	}
 }
 

@@ -166,7 +166,7 @@ var mcpOp = &spec.Op{
 	Args: []spec.Arg{{Name: "dirs", Meta: "DIR", Help: "directories to serve: the workdir, then read roots (reference profile: write roots)", Many: true, Optional: true, Complete: spec.CompleteDirs}},
 	Options: []spec.Option{
 		{Name: "profile", Type: spec.String, Meta: "PROFILE", Default: "native", Enum: []string{"native", "reference"}, Help: "tool names and arguments: native (fsbox_COMMAND, as fsbox tools prints them) or reference (the reference MCP filesystem server's)"},
-		{Name: "http", Type: spec.String, Meta: "ADDR", Help: "serve streamable HTTP on a loopback ADDR (host:port) instead of stdio; needs FSBOX_MCP_TOKEN, which every request must carry as a bearer token"},
+		{Name: "http", Type: spec.String, Meta: "ADDR", Help: "serve streamable HTTP on a loopback ADDR (host:port) instead of stdio, at / and /mcp; needs FSBOX_MCP_TOKEN, which every request must carry as a bearer token"},
 	},
 	Examples: []spec.Example{
 		{Cmd: "mcp ~/src/project ~/docs", Says: "serve ~/src/project (writable) and ~/docs (read-only) to an MCP host over stdio", Serves: true},
