@@ -46,3 +46,17 @@ func TestReferenceEveryDirWritable(t *testing.T) {
 		t.Errorf("write outside the directories: %s, want denied", c)
 	}
 }
+
+// TestReferenceHintsInToolTerms: a refusal's hint never names an option
+// the reference tool has not (move_file onto an existing file: no
+// "pass --force"; it says what to do instead).
+func TestReferenceHintsInToolTerms(t *testing.T) {
+	_, _, p := refFixture(t)
+	cs := refSession(t, p)
+	okText(t, cs, "write_file", map[string]any{"path": "b.txt", "content": "b\n"})
+	res := callTool(t, cs, "move_file", map[string]any{"source": "b.txt", "destination": "a.txt"})
+	msg := refTextOf(res)
+	if !res.IsError || strings.Contains(msg, "force") || !strings.Contains(msg, "move or remove it first") {
+		t.Errorf("move_file onto an existing file: %q, want exists with the hint in the tool's terms", msg)
+	}
+}
