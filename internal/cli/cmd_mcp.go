@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fsbox/fsbox/internal/companion"
@@ -62,8 +64,27 @@ func runMCP(x *call) error {
 	}
 	// The reference profile is a drop-in for the reference server, which
 	// lets every directory it is given be written: the first is the
-	// workdir, the rest write roots.
-	p, err := sandbox.ServePolicyWritable(x.policy, dirs, x.in.String("profile") == "reference")
+	// workdir, the rest write roots. The native one makes the rest read
+	// roots, but those named by --write (and --write's own) writable.
+	reference := x.in.String("profile") == "reference"
+	write := x.in.Strings("write")
+	if reference && len(write) > 0 {
+		return usageErr("fsbox mcp: --write goes with the native profile (the reference profile makes every directory writable)")
+	}
+	named := map[string]bool{}
+	for _, w := range write {
+		if w == "" {
+			return usageErr("fsbox mcp: an empty directory name")
+		}
+		named[filepath.Clean(w)] = true
+	}
+	all := slices.Clone(dirs)
+	for _, w := range write {
+		if !slices.ContainsFunc(all, func(d string) bool { return filepath.Clean(d) == filepath.Clean(w) }) {
+			all = append(all, w)
+		}
+	}
+	p, err := sandbox.ServeDirs(x.policy, all, func(i int) bool { return reference || named[filepath.Clean(all[i])] })
 	if err != nil {
 		return err
 	}

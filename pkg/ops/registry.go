@@ -166,6 +166,7 @@ var mcpOp = &spec.Op{
 	Args: []spec.Arg{{Name: "dirs", Meta: "DIR", Help: "directories to serve: the workdir, then read roots (reference profile: write roots)", Many: true, Optional: true, Complete: spec.CompleteDirs}},
 	Options: []spec.Option{
 		{Name: "profile", Type: spec.String, Meta: "PROFILE", Default: "native", Enum: []string{"native", "reference"}, Help: "tool names and arguments: native (fsbox_COMMAND, as fsbox tools prints them) or reference (the reference MCP filesystem server's)"},
+		{Name: "write", Type: spec.Strings, Meta: "DIR", Help: "serve DIR writable too, as a write root beside the workdir (native profile; repeatable; a DIR also listed as an argument becomes writable)"},
 		{Name: "http", Type: spec.String, Meta: "ADDR", Help: "serve streamable HTTP on a loopback ADDR (host:port) instead of stdio, at / and /mcp; needs FSBOX_MCP_TOKEN, which every request must carry as a bearer token"},
 	},
 	Examples: []spec.Example{

@@ -323,22 +323,29 @@ func NormalizeGlob(g string) string {
 // inside its workdir, each other inside one of its roots. Directories are
 // resolved here as Load resolves roots: they are configuration.
 func ServePolicy(p *Policy, dirs []string) (*Policy, error) {
-	return servePolicy(p, dirs, false)
+	return ServeDirs(p, dirs, nil)
 }
 
 // ServePolicyWritable is ServePolicy where every listed directory, not
 // only the first, is writable (the reference MCP profile: the reference
-// server lets each directory it is given be written). Without a policy
-// the first directory is the workdir and the others are write_roots; a
-// directory inside one listed before it is already writable and is left
-// out, and one that holds the workdir is config (write roots are
-// disjoint: list the outer directory first). With a policy each
-// directory must lie in a writable root of it (else config).
+// server lets each directory it is given be written).
 func ServePolicyWritable(p *Policy, dirs []string, allWritable bool) (*Policy, error) {
-	return servePolicy(p, dirs, allWritable)
+	if !allWritable {
+		return ServeDirs(p, dirs, nil)
+	}
+	return ServeDirs(p, dirs, func(int) bool { return true })
 }
 
-func servePolicy(p *Policy, dirs []string, allWritable bool) (*Policy, error) {
+// ServeDirs is the policy fsbox mcp serves for directories dirs, of which
+// the first is the workdir and those writable(i) says (nil: none) are
+// write roots, the rest read roots. Without a policy they make one (the
+// built-in default's rules); with a policy they narrow it: the workdir
+// and each write root must lie in one of its writable roots, each read
+// root in one of its roots (else config). A writable directory inside
+// the workdir or one listed writable before it is writable with it and
+// left out; one that holds such a directory is config (write roots are
+// disjoint: list the outer directory first).
+func ServeDirs(p *Policy, dirs []string, writable func(i int) bool) (*Policy, error) {
 	if p == nil {
 		return nil, fserr.Errorf(fserr.CodeConfig, "", "no policy")
 	}
@@ -365,25 +372,28 @@ func servePolicy(p *Policy, dirs []string, allWritable bool) (*Policy, error) {
 	if len(abs) == 0 {
 		return p, nil
 	}
+	isWrite := func(i int) bool { return i > 0 && writable != nil && writable(i) }
+	var reads []string
+	for i := 1; i < len(abs); i++ {
+		if !isWrite(i) {
+			reads = append(reads, abs[i])
+		}
+	}
+	writes, err := disjointRoots(dirs, abs, isWrite)
+	if err != nil {
+		return nil, err
+	}
 	if p.Source == "" {
 		q := DefaultPolicy(abs[0])
 		q.Journal.State = p.Journal.State
-		if !allWritable {
-			q.ReadRoots = abs[1:]
-			return q, nil
-		}
-		roots, err := disjointRoots(dirs, abs)
-		if err != nil {
-			return nil, err
-		}
-		q.WriteRoots = roots
+		q.ReadRoots, q.WriteRoots = reads, writes
 		return q, nil
 	}
 	if p.CwdWorkdir {
 		// The directories stand for the current directory: the rest of
 		// the user config holds.
 		q := *p
-		q.Workdir, q.ReadRoots, q.WriteRoots, q.CwdWorkdir = abs[0], append(abs[1:len(abs):len(abs)], p.ReadRoots...), nil, false
+		q.Workdir, q.ReadRoots, q.WriteRoots, q.CwdWorkdir = abs[0], append(reads, p.ReadRoots...), writes, false
 		return &q, nil
 	}
 	real := func(roots ...string) []string {
@@ -395,47 +405,37 @@ func servePolicy(p *Policy, dirs []string, allWritable bool) (*Policy, error) {
 		}
 		return out
 	}
-	writable := real(append([]string{p.Workdir}, p.WriteRoots...)...)
-	if !UnderAny(abs[0], writable) {
-		return nil, fserr.Errorf(fserr.CodeConfig, dirs[0], "%s is not inside the policy's workdir %s or a write root: directories only narrow a policy", dirs[0], p.Workdir)
-	}
-	if allWritable {
-		for i, d := range abs[1:] {
-			if !UnderAny(d, writable) {
-				return nil, fserr.Errorf(fserr.CodeConfig, dirs[i+1], "%s is not inside the policy's workdir %s or a write root: the reference profile makes every directory writable, and directories only narrow a policy", dirs[i+1], p.Workdir)
-			}
+	canWrite := real(append([]string{p.Workdir}, p.WriteRoots...)...)
+	canRead := append(canWrite, real(p.ReadRoots...)...)
+	for i, d := range abs {
+		switch {
+		case (i == 0 || isWrite(i)) && !UnderAny(d, canWrite):
+			return nil, fserr.Errorf(fserr.CodeConfig, dirs[i], "%s is not inside the policy's workdir %s or a write root: a directory served writable must be writable under the policy (directories only narrow a policy)", dirs[i], p.Workdir)
+		case !UnderAny(d, canRead):
+			return nil, fserr.Errorf(fserr.CodeConfig, dirs[i], "%s is not inside the policy's roots: directories only narrow a policy", dirs[i])
 		}
-		roots, err := disjointRoots(dirs, abs)
-		if err != nil {
-			return nil, err
-		}
-		q := *p
-		q.Workdir, q.WriteRoots, q.ReadRoots = abs[0], roots, nil
-		return &q, nil
 	}
+	// The served directories are the only roots: DIRs narrow, never widen.
 	q := *p
-	q.Workdir = abs[0]
-	q.WriteRoots = nil // the served workdir is the one writable root: DIRs narrow, never widen
-	q.ReadRoots = nil
-	roots := append(writable, real(p.ReadRoots...)...)
-	for i, d := range abs[1:] {
-		if !UnderAny(d, roots) {
-			return nil, fserr.Errorf(fserr.CodeConfig, dirs[i+1], "%s is not inside the policy's roots: directories only narrow a policy", dirs[i+1])
-		}
-		q.ReadRoots = append(q.ReadRoots, d)
-	}
+	q.Workdir, q.WriteRoots, q.ReadRoots = abs[0], writes, reads
 	return &q, nil
 }
 
-// disjointRoots are the write roots of directories abs (as given: dirs)
-// after the first, the workdir: one inside a directory listed before it
-// is left out (it is writable already); one that holds a directory
-// listed before it is config.
-func disjointRoots(dirs, abs []string) ([]string, error) {
+// disjointRoots are the write roots among directories abs (as given:
+// dirs) after the first, the workdir, that write says are writable: one
+// inside the workdir or an earlier write root is left out (it is
+// writable with it); one that holds either is config.
+func disjointRoots(dirs, abs []string, write func(int) bool) ([]string, error) {
 	var roots []string
 	for i := 1; i < len(abs); i++ {
+		if !write(i) {
+			continue
+		}
 		inside := false
 		for j := 0; j < i; j++ {
+			if j > 0 && !write(j) {
+				continue
+			}
 			switch {
 			case Within(abs[i], abs[j]):
 				inside = true

@@ -321,3 +321,27 @@ func TestServePolicyWritable(t *testing.T) {
 		sb.Close()
 	}
 }
+
+// TestServeDirsWrite: fsbox mcp --write DIR (native) serves DIR as a
+// write root while the other directories stay read roots; with a policy
+// a writable DIR must be writable under it.
+func TestServeDirsWrite(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	work, docs, other := filepath.Join(base, "work"), filepath.Join(base, "docs"), filepath.Join(base, "other")
+	for _, d := range []string{work, docs, other} {
+		os.MkdirAll(d, 0o755)
+	}
+	third := func(i int) bool { return i == 2 }
+	q, err := ServeDirs(DefaultPolicy(base), []string{work, docs, other}, third)
+	if err != nil || fmt.Sprint(q.WriteRoots) != fmt.Sprint([]string{other}) || fmt.Sprint(q.ReadRoots) != fmt.Sprint([]string{docs}) {
+		t.Fatalf("work, docs, --write other: %v, write roots %v, read roots %v", err, q.WriteRoots, q.ReadRoots)
+	}
+	file := DefaultPolicy(work)
+	file.ReadRoots, file.Source = []string{docs, other}, filepath.Join(base, "p.toml")
+	if _, err := ServeDirs(file, []string{work, docs, other}, third); err == nil || AsError(err).Code != CodeConfig {
+		t.Errorf("--write on a read root of the policy: %v, want config", err)
+	}
+	if q, err := ServeDirs(file, []string{work, docs, other}, nil); err != nil || len(q.WriteRoots) != 0 || len(q.ReadRoots) != 2 {
+		t.Errorf("no --write under a policy: %v, %+v", err, q)
+	}
+}

@@ -28,6 +28,13 @@ func Load(env Env) (*Policy, error) { return policy.Load(env) }
 // policy.ServePolicy).
 func ServePolicy(p *Policy, dirs []string) (*Policy, error) { return policy.ServePolicy(p, dirs) }
 
+// ServeDirs is the policy fsbox mcp serves for directories dirs, those
+// writable says (after the first, the workdir) as write roots
+// (policy.ServeDirs).
+func ServeDirs(p *Policy, dirs []string, writable func(int) bool) (*Policy, error) {
+	return policy.ServeDirs(p, dirs, writable)
+}
+
 // ServePolicyWritable is ServePolicy with every directory writable
 // (policy.ServePolicyWritable: the reference MCP profile).
 func ServePolicyWritable(p *Policy, dirs []string, all bool) (*Policy, error) {
