@@ -226,7 +226,7 @@ func TestHTTPClient(t *testing.T) {
 	ts := startHTTP(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, noRootsOpts)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.url, HTTPClient: &http.Client{Transport: bearerTransport{testToken}}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +285,7 @@ func TestHTTPAtRoot(t *testing.T) {
 	ts := startHTTP(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, noRootsOpts)
 	root := "http://" + ts.hostport + "/"
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: root, HTTPClient: &http.Client{Transport: bearerTransport{testToken}}}, nil)
 	if err != nil {

@@ -784,6 +784,6 @@ func refAllowed(ctx context.Context, sb *sandbox.Sandbox, _ refArgs) (refOut, er
 		return refOut{}, err
 	}
 	r := v.(ops.RootsResult)
-	dirs := append(append([]string{r.Workdir}, r.WriteRoots...), r.ReadRoots...)
+	dirs := reachableOf(ctx, append(append([]string{r.Workdir}, r.WriteRoots...), r.ReadRoots...)) // what the client's roots leave
 	return refOut{text: "Allowed directories:\n" + strings.Join(dirs, "\n")}, nil
 }

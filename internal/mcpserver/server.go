@@ -10,9 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -68,12 +66,12 @@ type Server struct {
 // New builds the server for s: one tool per operation the policy enables
 // (native profile), or the reference server's tools (reference profile).
 func New(s *cli.ServeSpec) *Server {
-	srv := &Server{spec: s, work: make(chan struct{}, Workers), roots: newRootSet(s.Sandbox)}
+	srv := &Server{spec: s, work: make(chan struct{}, Workers), roots: newRootSet(s.Sandbox, s.Stderr)}
 	srv.Server = mcp.NewServer(&mcp.Implementation{Name: "fsbox", Title: "fsbox: sandboxed file tools", Version: s.Version}, &mcp.ServerOptions{
 		Instructions: "File tools inside one sandbox: relative paths resolve against the policy's workdir; only the workdir is writable. " +
 			"Errors are tool results with isError and {\"error\":{code, message, path, rule}}.",
 		InitializedHandler: func(ctx context.Context, r *mcp.InitializedRequest) {
-			srv.roots.refresh(ctx, r.Session, s.Stderr)
+			srv.roots.initialized(r.Session)
 			go func() { // what the session held goes with it
 				r.Session.Wait()
 				srv.roots.forget(r.Session)
@@ -82,7 +80,7 @@ func New(s *cli.ServeSpec) *Server {
 				}
 			}()
 		},
-		RootsListChangedHandler: func(ctx context.Context, r *mcp.RootsListChangedRequest) { srv.roots.refresh(ctx, r.Session, s.Stderr) },
+		RootsListChangedHandler: func(ctx context.Context, r *mcp.RootsListChangedRequest) { srv.roots.changed(r.Session) },
 	})
 	if s.Profile == "reference" {
 		srv.addReferenceTools()
@@ -149,7 +147,8 @@ var queued func()
 // client's cancel is an error, as before.
 func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.Op, timeout time.Duration, fn func(context.Context, *sandbox.Sandbox) (any, error)) (*mcp.CallToolResult, error) {
 	start := time.Now()
-	sb := srv.roots.view(req.Session)
+	sb, reach := srv.roots.view(ctx, req.Session) // waits for a pending roots/list answer
+	fn = reach.confine(op, fn)
 	dctx, cancel := context.WithDeadline(ctx, start.Add(sb.Limits().CallTimeout(timeout)))
 	defer cancel()
 	if queued != nil {
@@ -354,73 +353,4 @@ func (srv *Server) logf(format string, a ...any) {
 		w = os.Stderr
 	}
 	fmt.Fprintf(w, "fsbox mcp: "+format+"\n", a...)
-}
-
-// rootSet is what each client's roots leave of the policy's roots.
-type rootSet struct {
-	base *sandbox.Sandbox
-	mu   sync.RWMutex
-	cur  map[*mcp.ServerSession]*sandbox.Sandbox // base narrowed to a session's roots
-}
-
-func newRootSet(base *sandbox.Sandbox) *rootSet {
-	return &rootSet{base: base, cur: map[*mcp.ServerSession]*sandbox.Sandbox{}}
-}
-
-// view is a call's view of the sandbox: narrowed when its client
-// announced roots.
-func (r *rootSet) view(ss *mcp.ServerSession) *sandbox.Sandbox {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if v := r.cur[ss]; v != nil {
-		return v.ForCall()
-	}
-	return r.base.ForCall()
-}
-
-// refresh asks a client that offers roots for them (once it is
-// initialized, and whenever it says they changed) and narrows its view
-// to them: file:// URIs only; a root outside the policy is ignored, and
-// logged.
-func (r *rootSet) refresh(ctx context.Context, ss *mcp.ServerSession, logw io.Writer) {
-	if ss == nil {
-		return
-	}
-	if p := ss.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.RootsV2 == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	res, err := ss.ListRoots(ctx, nil)
-	if err != nil {
-		fmt.Fprintf(logw, "fsbox mcp: roots/list: %v\n", err)
-		return
-	}
-	var dirs []string
-	for _, root := range res.Roots {
-		u, err := url.Parse(root.URI)
-		if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || u.Path == "" {
-			fmt.Fprintf(logw, "fsbox mcp: ignoring the client's root %q: not a file:// URI of a local directory\n", root.URI)
-			continue
-		}
-		dirs = append(dirs, filepath.Clean(u.Path))
-	}
-	v, kept, ignored := r.base.Narrow(dirs)
-	for _, d := range ignored {
-		fmt.Fprintf(logw, "fsbox mcp: ignoring the client's root %s: it lies outside the policy's roots (roots narrow, never widen)\n", d)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(kept) == 0 {
-		delete(r.cur, ss)
-		return
-	}
-	r.cur[ss] = v
-}
-
-// forget drops a closed session's roots.
-func (r *rootSet) forget(ss *mcp.ServerSession) {
-	r.mu.Lock()
-	delete(r.cur, ss)
-	r.mu.Unlock()
 }
