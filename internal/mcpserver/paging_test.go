@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -62,5 +63,17 @@ func TestToolsTakeCursor(t *testing.T) {
 		if has := strings.Contains(schema, "cursor"); has != pages[name] {
 			t.Errorf("%s: takes cursor %v, want %v", tool.Name, has, pages[name])
 		}
+	}
+}
+
+// TestCapabilitiesUsed: the server advertises only what it uses: tools,
+// without listChanged (the list never changes in a session), and no
+// logging (it sends no log messages).
+func TestCapabilitiesUsed(t *testing.T) {
+	h := newHarness(t, setup{})
+	caps := h.cs.InitializeResult().Capabilities
+	if caps.Tools == nil || caps.Tools.ListChanged || caps.Logging != nil || caps.Prompts != nil || caps.Resources != nil {
+		b, _ := json.Marshal(caps)
+		t.Errorf("capabilities %s, want tools only, without listChanged", b)
 	}
 }

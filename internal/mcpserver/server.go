@@ -68,8 +68,12 @@ type Server struct {
 func New(s *cli.ServeSpec) *Server {
 	srv := &Server{spec: s, work: make(chan struct{}, Workers), roots: newRootSet(s.Sandbox, s.Stderr)}
 	srv.Server = mcp.NewServer(&mcp.Implementation{Name: "fsbox", Title: "fsbox: sandboxed file tools", Version: s.Version}, &mcp.ServerOptions{
-		Instructions: "File tools inside one sandbox: relative paths resolve against the policy's workdir; only the workdir is writable. " +
+		Instructions: "File tools inside one sandbox: relative paths resolve against the policy's workdir; only the workdir and the other writable directories (list them with the roots tool) may be written. " +
 			"Errors are tool results with isError and {\"error\":{code, message, path, rule}}.",
+		// Only what is used is advertised: tools, whose list never
+		// changes during a session (no listChanged), and no logging (the
+		// server sends no log messages; its notes go to stderr).
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		InitializedHandler: func(ctx context.Context, r *mcp.InitializedRequest) {
 			srv.roots.initialized(r.Session)
 			go func() { // what the session held goes with it
