@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestToolCursor: a list tool's cut result carries next_cursor, and the
@@ -75,5 +77,42 @@ func TestCapabilitiesUsed(t *testing.T) {
 	if caps.Tools == nil || caps.Tools.ListChanged || caps.Logging != nil || caps.Prompts != nil || caps.Resources != nil {
 		b, _ := json.Marshal(caps)
 		t.Errorf("capabilities %s, want tools only, without listChanged", b)
+	}
+}
+
+// TestNativeReadMedia: a native read of an image or audio file, whole,
+// answers with an image or audio content block; structuredContent
+// describes it (mime, size, sha256) without the data, so the bytes are
+// not sent twice. A page of it (offset, limit) is a read as before.
+func TestNativeReadMedia(t *testing.T) {
+	png := "\x89PNG\r\n\x1a\n\x00\x01"
+	h := newHarness(t, setup{files: map[string]string{"pic.png": png, "song.mp3": "ID3\x00\x01"}})
+	for name, want := range map[string]string{"pic.png": "image/png", "song.mp3": "audio/mpeg"} {
+		res, err := h.call("fsbox_read", map[string]any{"path": name})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		var data []byte
+		var mime string
+		switch c := res.Content[0].(type) {
+		case *mcp.ImageContent:
+			data, mime = c.Data, c.MIMEType
+		case *mcp.AudioContent:
+			data, mime = c.Data, c.MIMEType
+		default:
+			t.Fatalf("%s: first block %T, want image or audio", name, c)
+		}
+		if mime != want || (name == "pic.png" && string(data) != png) {
+			t.Errorf("%s: %s %q", name, mime, data)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var sc map[string]any
+		json.Unmarshal(b, &sc)
+		if sc["mime"] != want || sc["content"] != "" || sc["sha256"] == nil || sc["encoding"] != "base64" {
+			t.Errorf("%s: structuredContent %s, want the file described without its data", name, b)
+		}
+	}
+	if got := h.ok("fsbox_read", map[string]any{"path": "pic.png", "encoding": "base64", "limit": 1}); got["content"] == "" {
+		t.Errorf("a page of the image: %v, want its base64 content as before", got)
 	}
 }

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -130,6 +132,9 @@ func (srv *Server) addNativeTools() {
 					return nil, err
 				}
 				in.Reg, in.Cursor, in.Form = reg, cursor, "mcp"
+				if mt := mediaType(op, in); mt != "" {
+					return readMedia(ctx, sb, op, in, mt)
+				}
 				return op.Run(ctx, sb, in)
 			})
 		})
@@ -184,11 +189,63 @@ func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.
 	if err != nil {
 		return toolError(err, srv.spelling(op)), nil
 	}
+	var blocks []mcp.Content
+	if m, ok := v.(media); ok {
+		v, blocks = m.structured, []mcp.Content{m.block}
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return toolError(err, srv.spelling(op)), nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
+	return &mcp.CallToolResult{Content: append(blocks, &mcp.TextContent{Text: string(b)}), StructuredContent: json.RawMessage(b)}, nil
+}
+
+// media is a tool's answer that is an image or audio file: the data in
+// its own content block, and the structuredContent (and text block)
+// describing it without the data.
+type media struct {
+	block      mcp.Content
+	structured any
+}
+
+// mediaType is the MIME type of the image or audio file a native read
+// asks for whole (no offset, limit or max-bytes): "" for any other call.
+func mediaType(op *spec.Op, in *spec.Input) string {
+	if op.Name != "read" || in.IsSet("offset") || in.IsSet("limit") || in.IsSet("max-bytes") {
+		return ""
+	}
+	mt := mimeTypes[strings.ToLower(filepath.Ext(in.String("path")))]
+	if !strings.HasPrefix(mt, "image/") && !strings.HasPrefix(mt, "audio/") {
+		return ""
+	}
+	return mt
+}
+
+// readMedia reads an image or audio file whole (as read --encoding
+// base64 does: within max_read_bytes) and answers with an image or audio
+// content block; structuredContent is the read result without the data
+// (content ""), with mime: the bytes are not sent twice.
+func readMedia(ctx context.Context, sb *sandbox.Sandbox, op *spec.Op, in *spec.Input, mt string) (any, error) {
+	in.Set("encoding", "base64")
+	v, err := op.Run(ctx, sb, in)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := v.(*ops.ReadResult)
+	if !ok {
+		return v, nil
+	}
+	data := append([]byte(nil), r.Raw...)
+	var block mcp.Content = &mcp.ImageContent{Data: data, MIMEType: mt}
+	if strings.HasPrefix(mt, "audio/") {
+		block = &mcp.AudioContent{Data: data, MIMEType: mt}
+	}
+	described := struct {
+		ops.ReadResult
+		Mime string `json:"mime"`
+	}{*r, mt}
+	described.Content = ""
+	return media{block: block, structured: described}, nil
 }
 
 // guard runs fn with the operation's switch checked (a disabled operation
