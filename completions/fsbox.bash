@@ -116,7 +116,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     edit)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--all --dry-run --edits-json --expect-sha256 --new --new-file --old --old-file --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--all --dry-run --edits-json --expect-sha256 --loose-indent --new --new-file --old --old-file --sequential --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
