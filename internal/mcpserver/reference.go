@@ -763,12 +763,17 @@ func refFileInfo(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, e
 	if err != nil {
 		return refOut{}, err
 	}
-	// Times come from the sandbox's own lstat, as every byte does; it
-	// reads no birth time, so created is unknown rather than guessed.
+	// Times come from the sandbox's own lstat, as every byte does; the
+	// creation time from statx on the descriptor it opens to read, and
+	// is unknown (rather than guessed) where the file system keeps none.
 	const layout = "2006-01-02T15:04:05.000Z"
+	created := "unknown"
+	if bt, ok := sb.BirthTime(p); ok {
+		created = bt.Format(layout)
+	}
 	lines := []string{
 		fmt.Sprintf("size: %d", info.Size),
-		"created: unknown",
+		"created: " + created,
 		"modified: " + info.ModTime.UTC().Format(layout),
 		"accessed: " + info.ATime.UTC().Format(layout),
 		fmt.Sprintf("isDirectory: %t", info.Type == "dir"),

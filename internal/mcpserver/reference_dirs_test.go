@@ -60,3 +60,16 @@ func TestReferenceHintsInToolTerms(t *testing.T) {
 		t.Errorf("move_file onto an existing file: %q, want exists with the hint in the tool's terms", msg)
 	}
 }
+
+// sandboxBirth is p's creation time as statx reports it, in the
+// reference's format (ok false where the file system keeps none).
+func sandboxBirth(t *testing.T, p string) (string, bool) {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.DefaultPolicy(filepath.Dir(p)), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	bt, ok := sb.BirthTime(filepath.Base(p))
+	return bt.Format("2006-01-02T15:04:05.000Z"), ok
+}

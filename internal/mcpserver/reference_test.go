@@ -417,6 +417,15 @@ func TestReferenceListings(t *testing.T) {
 	if got := okText(t, cs, "get_file_info", map[string]any{"path": "sub"}); !strings.Contains(got, "isDirectory: true\nisFile: false") {
 		t.Errorf("get_file_info on a directory: %q", got)
 	}
+	// created: the file system's creation time where it keeps one (statx
+	// on Linux), in the reference's format; else unknown.
+	for _, p := range []string{"a.txt", "sub"} {
+		created := strings.TrimPrefix(strings.Split(okText(t, cs, "get_file_info", map[string]any{"path": p}), "\n")[1], "created: ")
+		bt, ok := sandboxBirth(t, filepath.Join(work, p))
+		if want := "unknown"; !ok && created != want || ok && created != bt {
+			t.Errorf("get_file_info %s: created %q, want %q (known: %v)", p, created, bt, ok)
+		}
+	}
 	if c := errCode(t, cs, "get_file_info", map[string]any{"path": "missing"}); c != "not_found" {
 		t.Errorf("get_file_info on a missing path: code %s", c)
 	}

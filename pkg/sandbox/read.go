@@ -265,3 +265,40 @@ func hashReader(r io.Reader, p string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// BirthTime is the creation time of the file or directory p where its
+// file system records one (statx), read through the descriptor the
+// sandbox opens to read it, as every access is; ok is false where none
+// is recorded, on another platform, for a symlink (described as itself,
+// never followed) and where p cannot be opened to read.
+func (s *Sandbox) BirthTime(p string) (t time.Time, ok bool) {
+	info, err := s.Lstat(p)
+	if err != nil {
+		return time.Time{}, false
+	}
+	var ns int64
+	switch info.Type {
+	case "dir":
+		d, err := s.OpenDir(p)
+		if err != nil {
+			return time.Time{}, false
+		}
+		defer d.Close()
+		if d.f != nil {
+			ns = birthTime(d.f)
+		}
+	case "file":
+		f, err := s.Open(p)
+		if err != nil {
+			return time.Time{}, false
+		}
+		defer f.Close()
+		if f.os != nil {
+			ns = birthTime(f.os)
+		}
+	}
+	if ns == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, ns).UTC(), true
+}
