@@ -21,11 +21,12 @@ TAGS      ?= urfave_cli_no_docs
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS   := $(if $(VERSION),-X github.com/fsbox/fsbox/internal/cli.Version=$(VERSION))
 
-# fsbox-full is fsbox with the extras built in (the MCP server, the --jq
-# filter); fsbox runs it from beside itself for `fsbox mcp` and --jq. A
-# binary of its own: the MCP SDK's and gojq's package inits (about 0.9 and
-# 0.3 ms) would otherwise be paid by every fsbox call.
-FULL      := $(dir $(BIN))fsbox-full
+# fsbox-mcp is the MCP server (fsbox with it built in): a host runs it
+# directly, and fsbox runs it from beside itself for `fsbox mcp`. A binary
+# of its own: the MCP SDK's package init (about 0.9 ms) would otherwise be
+# paid by every fsbox call. (gojq, for --jq, is in fsbox: its 0.3 ms costs
+# less than a second process start.)
+MCPBIN    := $(dir $(BIN))fsbox-mcp
 
 # Each binary is linked to a temporary name and then copied into place:
 # the linker writes its output through mmap, which leaves the file in the
@@ -34,9 +35,9 @@ FULL      := $(dir $(BIN))fsbox-full
 # cp, go install or a read from disk leave them) until the cache drops it.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN).link ./cmd/fsbox
-	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(FULL).link ./cmd/fsbox-full
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(MCPBIN).link ./cmd/fsbox-mcp
 	cp $(BIN).link $(BIN).new && mv -f $(BIN).new $(BIN) && rm -f $(BIN).link
-	cp $(FULL).link $(FULL).new && mv -f $(FULL).new $(FULL) && rm -f $(FULL).link
+	cp $(MCPBIN).link $(MCPBIN).new && mv -f $(MCPBIN).new $(MCPBIN) && rm -f $(MCPBIN).link
 
 # Build for every supported platform and vet it, tests included (Linux-
 # and Unix-only parts, and the tests that make FIFOs, sit behind build tags).
@@ -46,7 +47,7 @@ cross:
 	  os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
 	  echo "build $$os/$$arch"; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -tags $(TAGS) -o bin/cross/fsbox-$$os-$$arch$$ext ./cmd/fsbox; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -tags $(TAGS) -o bin/cross/fsbox-full-$$os-$$arch$$ext ./cmd/fsbox-full; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -tags $(TAGS) -o bin/cross/fsbox-mcp-$$os-$$arch$$ext ./cmd/fsbox-mcp; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) vet -tags $(TAGS) ./...; \
 	done
 
@@ -116,7 +117,8 @@ bench-quick: build
 	$(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA) -quick
 
 # The same rows (-shell twins and MCP rows included) timed against an
-# earlier build, BASELINE=path/to/its/fsbox (its fsbox-full beside it),
+# earlier build, BASELINE=path/to/its/fsbox (its fsbox-mcp, or for a build
+# before fsbox-mcp its fsbox-full, beside it),
 # interleaved run for run, rivals left out; rows slower than the baseline
 # by more than 5 % and 0.2 ms are flagged REGRESSION.
 bench-baseline: build
@@ -135,7 +137,7 @@ install: build
 	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/fsbox
-	install -m 0755 $(FULL) $(DESTDIR)$(PREFIX)/bin/fsbox-full
+	install -m 0755 $(MCPBIN) $(DESTDIR)$(PREFIX)/bin/fsbox-mcp
 	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 completions/fsbox.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/fsbox
 	install -m 0644 completions/_fsbox $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_fsbox

@@ -9,7 +9,7 @@ _fsbox_valued() {
     "history --limit"|"history -n") return 0 ;;
     "links --prefix") return 0 ;;
     "ls --limit") return 0 ;;
-    "mcp --profile"|"mcp --http") return 0 ;;
+    "mcp --profile"|"mcp --write"|"mcp --http") return 0 ;;
     "patch --patch"|"patch --patch-file"|"patch --strip"|"patch -p"|"patch --expect-sha256") return 0 ;;
     "read --offset"|"read --limit"|"read --max-bytes"|"read --encoding") return 0 ;;
     "slice --start"|"slice --end") return 0 ;;
@@ -74,6 +74,7 @@ _fsbox() {
       "links --prefix") COMPREPLY=(); return ;;
       "ls --limit") COMPREPLY=(); return ;;
       "mcp --profile") COMPREPLY=( $(compgen -W "native reference" -- "$cur") ); return ;;
+      "mcp --write") COMPREPLY=(); return ;;
       "mcp --http") COMPREPLY=(); return ;;
       "patch --patch") COMPREPLY=(); return ;;
       "patch --patch-file") COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
@@ -167,7 +168,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     mcp)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--http --profile --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--http --profile --write --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         *) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         *) COMPREPLY=() ;;

@@ -12,11 +12,11 @@ import (
 	"testing"
 )
 
-// buildPair builds fsbox and fsbox-full into dir.
+// buildPair builds fsbox and fsbox-mcp into dir.
 func buildPair(t *testing.T, dir string) {
 	t.Helper()
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	for _, name := range []string{"fsbox", "fsbox-full"} {
+	for _, name := range []string{"fsbox", "fsbox-mcp"} {
 		out, err := exec.Command(gobin, "build", "-tags", "urfave_cli_no_docs", "-o", filepath.Join(dir, name), "../"+name).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go build %s: %v\n%s", name, err, out)
@@ -24,7 +24,7 @@ func buildPair(t *testing.T, dir string) {
 	}
 }
 
-// install copies the built fsbox and fsbox-full (or names) from built
+// install copies the built fsbox and fsbox-mcp (or names) from built
 // into dir (made), mode 0755.
 func install(t *testing.T, built, dir string, names ...string) {
 	t.Helper()
@@ -32,7 +32,7 @@ func install(t *testing.T, built, dir string, names ...string) {
 		t.Fatal(err)
 	}
 	if len(names) == 0 {
-		names = []string{"fsbox", "fsbox-full"}
+		names = []string{"fsbox", "fsbox-mcp"}
 	}
 	for _, n := range names {
 		b, err := os.ReadFile(filepath.Join(built, n))
@@ -45,7 +45,7 @@ func install(t *testing.T, built, dir string, names ...string) {
 	}
 }
 
-// TestCompanion builds fsbox and fsbox-full once and installs them in
+// TestCompanion builds fsbox and fsbox-mcp once and installs them in
 // and out of writable roots.
 func TestCompanion(t *testing.T) {
 	built := t.TempDir()
@@ -115,29 +115,30 @@ func (e *companionEnv) notPwned(what string) {
 	}
 }
 
-// fsbox and fsbox-full built into a directory inside the workdir (a
+// fsbox and fsbox-mcp built into a directory inside the workdir (a
 // checkout that builds into its own bin/; make install PREFIX=~/.local
-// with workdir $HOME): fsbox never runs the companion from there, for
-// --jq or mcp, whatever lies at its name.
+// with workdir $HOME): fsbox never runs the companion from there for
+// mcp, whatever lies at its name. --jq, in fsbox itself, runs no
+// companion and works from there.
 //
 // Fails on 6a21fbf: --jq and mcp exec'd bin/fsbox-full from the workdir
 // (exit 0, and a planted one left its mark).
 func testCompanionInWorkdirRefused(t *testing.T, built string) {
 	e := newCompanionEnv(t)
 	install(t, built, e.path("work/bin"))
-	out, errOut, code := e.run("work/bin/fsbox", "work", "--jq", ".", "roots")
-	e.refused("--jq . roots", out, errOut, code)
-	out, errOut, code = e.run("work/bin/fsbox", "work", "mcp", e.path("work"))
+	out, errOut, code := e.run("work/bin/fsbox", "work", "mcp", e.path("work"))
 	e.refused("mcp WORKDIR", out, errOut, code)
 	// A planted companion (written here by hand, as a call fsbox had let
 	// through would): still never run.
-	if err := os.WriteFile(e.path("work/bin/fsbox-full"), []byte(e.planted()), 0o755); err != nil {
+	if err := os.WriteFile(e.path("work/bin/fsbox-mcp"), []byte(e.planted()), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code = e.run("work/bin/fsbox", "work", "--jq", ".", "roots")
-	e.refused("--jq with a planted fsbox-full", out, errOut, code)
 	out, errOut, code = e.run("work/bin/fsbox", "work", "mcp", e.path("work"))
-	e.refused("mcp with a planted fsbox-full", out, errOut, code)
+	e.refused("mcp with a planted fsbox-mcp", out, errOut, code)
+	out, errOut, code = e.run("work/bin/fsbox", "work", "--jq", ".workdir", "roots")
+	if code != 0 || out != e.path("work")+"\n" {
+		t.Errorf("--jq from a binary in the workdir, a planted fsbox-mcp beside it: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	e.notPwned("planted in the workdir")
 	// The other commands still work from there.
 	if out, errOut, code := e.run("work/bin/fsbox", "work", "--fields", "workdir", "roots"); code != 0 || !strings.Contains(out, e.path("work")) {
@@ -146,9 +147,9 @@ func testCompanionInWorkdirRefused(t *testing.T, built string) {
 }
 
 // fsbox's own files inside the workdir: its executables and the
-// companion's lookup names (fsbox-full, and fsbox-mcp even though it does
-// not exist) are never written, renamed or removed through fsbox, nor is
-// a directory holding them; so nothing can be planted there.
+// companion's lookup name (fsbox-mcp, even where it does not exist) are
+// never written, renamed or removed through fsbox, nor is a directory
+// holding them; so nothing can be planted there.
 //
 // Fails on 6a21fbf: `fsbox write bin/fsbox-full --content '#!/bin/sh …'`
 // succeeded, kept the 0755 mode, and the next --jq ran it; fsbox also
@@ -157,43 +158,56 @@ func testCompanionInWorkdirRefused(t *testing.T, built string) {
 func testOwnFilesNotWritten(t *testing.T, built string) {
 	e := newCompanionEnv(t)
 	// Each attempt starts from the same tree, so that one let through
-	// does not decide the next.
-	fresh := func() {
-		for _, p := range []string{"work/bin2", "work/moved", "work/bin/fsbox-mcp"} {
+	// does not decide the next: both binaries installed, or (lean) fsbox
+	// alone, its companion's name free.
+	fresh := func(lean bool) {
+		for _, p := range []string{"work/bin", "work/bin2", "work/moved"} {
 			os.RemoveAll(e.path(p))
 		}
-		install(t, built, e.path("work/bin"))
+		if lean {
+			install(t, built, e.path("work/bin"), "fsbox")
+		} else {
+			install(t, built, e.path("work/bin"))
+		}
 		os.WriteFile(e.path("work/a.txt"), []byte("a\n"), 0o644)
 	}
-	for _, args := range [][]string{
-		{"write", "bin/fsbox-full", "--content", e.planted()},
-		{"write", "bin/fsbox-mcp", "--content", e.planted()},
-		{"write", "bin/fsbox", "--content", e.planted()},
-		{"write", "bin/fsbox-full", "--append", "--content", "x"},
-		{"cp", "--force", "a.txt", "bin/fsbox-full"},
-		{"cp", "a.txt", "bin/fsbox-mcp"},
-		{"mv", "a.txt", "bin/fsbox-mcp"},
-		{"mv", "bin/fsbox-full", "moved"},
-		{"mv", "bin", "bin2"}, // an ancestor
+	for _, c := range []struct {
+		lean bool
+		args []string
+	}{
+		{false, []string{"write", "bin/fsbox-mcp", "--content", e.planted()}},
+		{false, []string{"write", "bin/fsbox", "--content", e.planted()}},
+		{false, []string{"write", "bin/fsbox-mcp", "--append", "--content", "x"}},
+		{false, []string{"cp", "--force", "a.txt", "bin/fsbox-mcp"}},
+		{false, []string{"mv", "bin/fsbox-mcp", "moved"}},
+		{false, []string{"rm", "bin/fsbox-mcp"}},
+		{false, []string{"mv", "bin", "bin2"}}, // an ancestor
+		{true, []string{"write", "bin/fsbox-mcp", "--content", e.planted()}},
+		{true, []string{"cp", "a.txt", "bin/fsbox-mcp"}},
+		{true, []string{"mv", "a.txt", "bin/fsbox-mcp"}},
 	} {
-		fresh()
-		out, errOut, code := e.run("work/bin/fsbox", "work", args...)
+		fresh(c.lean)
+		out, errOut, code := e.run("work/bin/fsbox", "work", c.args...)
 		if code != 3 || !strings.Contains(errOut, `"code":"denied"`) {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q; want denied (exit 3)", args, code, out, errOut)
+			t.Errorf("%q (lean %v): exit %d, stdout %q, stderr %q; want denied (exit 3)", c.args, c.lean, code, out, errOut)
 		}
-		for _, n := range []string{"fsbox", "fsbox-full"} {
-			want, _ := os.ReadFile(filepath.Join(built, n))
-			if now, err := os.ReadFile(e.path("work/bin/" + n)); err != nil || !bytes.Equal(now, want) {
-				t.Errorf("%q: bin/%s changed (%v)", args, n, err)
+		names := []string{"fsbox", "fsbox-mcp"}
+		if c.lean {
+			names = names[:1]
+			if _, err := os.Lstat(e.path("work/bin/fsbox-mcp")); err == nil {
+				t.Errorf("%q: bin/fsbox-mcp was planted", c.args)
 			}
 		}
-		if _, err := os.Lstat(e.path("work/bin/fsbox-mcp")); err == nil {
-			t.Errorf("%q: bin/fsbox-mcp was planted", args)
+		for _, n := range names {
+			want, _ := os.ReadFile(filepath.Join(built, n))
+			if now, err := os.ReadFile(e.path("work/bin/" + n)); err != nil || !bytes.Equal(now, want) {
+				t.Errorf("%q: bin/%s changed (%v)", c.args, n, err)
+			}
 		}
 	}
-	fresh()
-	out, errOut, code := e.run("work/bin/fsbox", "work", "--jq", ".", "roots")
-	e.refused("--jq after the attempts", out, errOut, code)
+	fresh(false)
+	out, errOut, code := e.run("work/bin/fsbox", "work", "mcp", e.path("work"))
+	e.refused("mcp after the attempts", out, errOut, code)
 	e.notPwned("own files")
 	// Other files in the same directory stay writable.
 	if out, errOut, code := e.run("work/bin/fsbox", "work", "write", "bin/notes.txt", "--content", "x"); code != 0 {
@@ -201,7 +215,7 @@ func testOwnFilesNotWritten(t *testing.T, built string) {
 	}
 }
 
-// A companion outside every writable root still runs, for --jq and mcp.
+// A companion outside every writable root still runs, for mcp.
 //
 // Fails on 6a21fbf: no (this is what must keep working; it passes there).
 // The other cases here fail on 6a21fbf: a companion whose canonical path
@@ -213,48 +227,52 @@ func testCompanionOutsideRuns(t *testing.T, built string) {
 	os.MkdirAll(e.path("work"), 0o755)
 	os.WriteFile(e.path("work/a.txt"), []byte("hello\n"), 0o644)
 	if out, errOut, code := e.run("inst/bin/fsbox", "work", "stat", "a.txt", "--jq", ".size"); code != 0 || out != "6\n" {
-		t.Errorf("--jq with fsbox-full outside the workdir: exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
-	if out, errOut, code := e.run("inst/bin/fsbox", "work", "--jq", ".workdir", "roots"); code != 0 || out != e.path("work")+"\n" {
-		t.Errorf("--jq .workdir roots: exit %d, stdout %q, stderr %q", code, out, errOut)
+		t.Errorf("--jq: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if out, errOut, code := e.run("inst/bin/fsbox", "work", "mcp", e.path("work")); code != 0 || strings.Contains(errOut, `"code"`) {
-		t.Errorf("mcp with fsbox-full outside the workdir, empty input: exit %d, stdout %q, stderr %q", code, out, errOut)
+		t.Errorf("mcp with fsbox-mcp outside the workdir, empty input: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// Writing in the workdir is unaffected by the own files elsewhere.
 	if out, errOut, code := e.run("inst/bin/fsbox", "work", "write", "b.txt", "--content", "x"); code != 0 {
 		t.Errorf("write b.txt: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 
-	// fsbox outside, but its fsbox-full a symlink to a file in the
+	// fsbox outside, but its fsbox-mcp a symlink to a file in the
 	// workdir: the canonical path decides.
 	install(t, built, e.path("inst2/bin"), "fsbox")
-	install(t, built, e.path("work/planted"), "fsbox-full")
-	if err := os.Symlink(e.path("work/planted/fsbox-full"), e.path("inst2/bin/fsbox-full")); err != nil {
+	install(t, built, e.path("work/planted"), "fsbox-mcp")
+	if err := os.Symlink(e.path("work/planted/fsbox-mcp"), e.path("inst2/bin/fsbox-mcp")); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := e.run("inst2/bin/fsbox", "work", "--jq", ".", "roots")
-	e.refused("--jq, fsbox-full a symlink into the workdir", out, errOut, code)
+	out, errOut, code := e.run("inst2/bin/fsbox", "work", "mcp", e.path("work"))
+	e.refused("mcp, fsbox-mcp a symlink into the workdir", out, errOut, code)
 
 	// A write_roots directory is writable as the workdir is.
 	policy := e.path("policy/p.toml")
 	os.MkdirAll(filepath.Dir(policy), 0o755)
 	os.WriteFile(policy, []byte("workdir = \""+e.path("work")+"\"\nwrite_roots = [\""+e.path("inst")+"\"]\n"), 0o644)
-	out, errOut, code = e.run("inst/bin/fsbox", "work", "--config", policy, "--jq", ".", "roots")
-	e.refused("--jq, fsbox-full in a write root", out, errOut, code)
+	out, errOut, code = e.run("inst/bin/fsbox", "work", "--config", policy, "mcp")
+	e.refused("mcp, fsbox-mcp in a write root", out, errOut, code)
 }
 
-// A policy that does not load: --jq reports its error and runs nothing.
+// A policy that does not load: mcp reports its error and runs nothing.
 //
-// Fails on 6a21fbf: fsbox exec'd fsbox-full before loading the policy
-// (here a script that leaves a mark).
+// Fails on 6a21fbf: fsbox exec'd fsbox-full for --jq before loading the
+// policy (here a script that leaves a mark).
 func testCompanionNeedsPolicy(t *testing.T, built string) {
 	e := newCompanionEnv(t)
 	install(t, built, e.path("inst/bin"), "fsbox")
-	os.WriteFile(e.path("inst/bin/fsbox-full"), []byte(e.planted()), 0o755)
+	os.WriteFile(e.path("inst/bin/fsbox-mcp"), []byte(e.planted()), 0o755)
 	os.MkdirAll(e.path("work"), 0o755)
+	for _, args := range [][]string{{"mcp"}, {"mcp", e.path("work")}} {
+		out, errOut, code := e.run("inst/bin/fsbox", "work", append([]string{"--config", e.path("missing.toml")}, args...)...)
+		if code != 8 || out != "" || !strings.Contains(errOut, `"code":"config"`) || !strings.Contains(errOut, "missing.toml") || strings.Contains(errOut, "fsbox-mcp") {
+			t.Errorf("%q with a policy that does not load: exit %d, stdout %q, stderr %q; want the policy's config error", args, code, out, errOut)
+		}
+	}
+	// Nor does --jq, in fsbox itself, run anything.
 	out, errOut, code := e.run("inst/bin/fsbox", "work", "--config", e.path("missing.toml"), "--jq", ".", "roots")
-	if code != 8 || out != "" || !strings.Contains(errOut, `"code":"config"`) || !strings.Contains(errOut, "missing.toml") || strings.Contains(errOut, "fsbox-full") {
+	if code != 8 || out != "" || !strings.Contains(errOut, "missing.toml") {
 		t.Errorf("--jq with a policy that does not load: exit %d, stdout %q, stderr %q; want the policy's config error", code, out, errOut)
 	}
 	e.notPwned("a policy that does not load")

@@ -1,43 +1,67 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The fsbox binary links neither the MCP SDK nor gojq; a call that needs
-// one replaces its process with fsbox-full from beside the binary, or,
-// without it, says so and exits with config (8).
-func TestLeanExecsFull(t *testing.T) {
+// The fsbox binary links gojq (--jq runs in its own process) but not the
+// MCP SDK: `fsbox mcp` replaces its process with fsbox-mcp from beside the
+// binary, or, without it, says so and exits with config (8). fsbox-mcp is
+// the server under its own name too: `fsbox-mcp ARGS` is `fsbox mcp ARGS`.
+func TestLeanExecsMCP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fsbox and fsbox-mcp")
+	}
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	deps, err := exec.Command(gobin, "list", "-tags", "urfave_cli_no_docs", "-deps", ".").Output()
+	deps := func(pkg string) string {
+		out, err := exec.Command(gobin, "list", "-tags", "urfave_cli_no_docs", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	const sdk, gojq = "github.com/modelcontextprotocol/go-sdk/mcp\n", "github.com/itchyny/gojq\n"
+	if d := deps("."); strings.Contains(d, sdk) || !strings.Contains(d, gojq) {
+		t.Errorf("cmd/fsbox: want gojq linked and the MCP SDK not (every call would pay its package init)")
+	}
+	if d := deps("../fsbox-mcp"); !strings.Contains(d, sdk) {
+		t.Errorf("cmd/fsbox-mcp does not link the MCP SDK")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, heavy := range []string{"github.com/itchyny/gojq", "github.com/modelcontextprotocol/go-sdk/mcp"} {
-		if strings.Contains(string(deps), heavy+"\n") {
-			t.Errorf("cmd/fsbox links %s: every call would pay its package init", heavy)
-		}
-	}
-	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	work := filepath.Join(dir, "work")
+	other := filepath.Join(dir, "other")
 	os.MkdirAll(work, 0o755)
+	os.MkdirAll(other, 0o755)
 	os.WriteFile(filepath.Join(work, "a.txt"), []byte("hello\n"), 0o644)
+	os.WriteFile(filepath.Join(other, "b.txt"), []byte("other\n"), 0o644)
+	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "xdg"), "XDG_STATE_HOME=" + filepath.Join(dir, "state"), "PATH=/usr/bin:/bin"}
 	build := func(name string) {
 		out, err := exec.Command(gobin, "build", "-tags", "urfave_cli_no_docs", "-o", filepath.Join(bin, name), "../"+name).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go build %s: %v\n%s", name, err, out)
 		}
 	}
-	run := func(args ...string) (string, string, int) {
-		c := exec.Command(filepath.Join(bin, "fsbox"), args...)
-		c.Dir = work
-		c.Env = []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "xdg"), "PATH=/usr/bin:/bin"}
+	command := func(name string, args ...string) *exec.Cmd {
+		c := exec.Command(filepath.Join(bin, name), args...)
+		c.Dir, c.Env = work, env
+		return c
+	}
+	run := func(name string, args ...string) (string, string, int) {
+		c := command(name, args...)
+		c.Stdin = strings.NewReader("")
 		var out, errb strings.Builder
 		c.Stdout, c.Stderr = &out, &errb
 		err := c.Run()
@@ -49,21 +73,96 @@ func TestLeanExecsFull(t *testing.T) {
 		}
 		return out.String(), errb.String(), code
 	}
+
 	build("fsbox")
-	for _, args := range [][]string{{"stat", "a.txt", "--jq", ".size"}, {"mcp", work}} {
-		out, errOut, code := run(args...)
-		if code != 8 || out != "" || !strings.Contains(errOut, `"code":"config"`) || !strings.Contains(errOut, "fsbox-full") {
-			t.Errorf("%q without fsbox-full: exit %d, stdout %q, stderr %q; want config naming fsbox-full", args, code, out, errOut)
+	if out, errOut, code := run("fsbox", "stat", "a.txt", "--jq", ".size"); code != 0 || out != "6\n" {
+		t.Errorf("--jq in fsbox alone: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, errOut, code := run("fsbox", "stat", "a.txt", "--jq", ".[[["); code != 2 || !strings.Contains(errOut, "--jq") {
+		t.Errorf("a bad jq program: exit %d, stderr %q; want usage", code, errOut)
+	}
+	if out, errOut, code := run("fsbox", "mcp", work); code != 8 || out != "" || !strings.Contains(errOut, `"code":"config"`) || !strings.Contains(errOut, "fsbox-mcp") {
+		t.Errorf("mcp without fsbox-mcp: exit %d, stdout %q, stderr %q; want config naming fsbox-mcp", code, out, errOut)
+	}
+
+	build("fsbox-mcp")
+	// tools lists the server's tools through an MCP client session on c.
+	tools := func(t *testing.T, c *exec.Cmd) (names []string, cs *mcp.ClientSession) {
+		t.Helper()
+		var stderr strings.Builder
+		c.Stderr = &stderr
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: c}, nil)
+		if err != nil {
+			t.Fatalf("connecting to %q: %v\nstderr: %s", c.Args, err, stderr.String())
 		}
+		t.Cleanup(func() { cs.Close() })
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatalf("tools/list from %q: %v", c.Args, err)
+		}
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		return names, cs
 	}
-	if out, _, code := run("stat", "a.txt", "--fields", "size"); code != 0 || out != "{\"size\":6}\n" {
-		t.Errorf("a call without extras: exit %d, %q", code, out)
+	read := func(t *testing.T, cs *mcp.ClientSession, tool, path string) string {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"path": path}})
+		if err != nil || res.IsError || len(res.Content) == 0 {
+			t.Fatalf("%s %s: %v %+v", tool, path, err, res)
+		}
+		text, _ := res.Content[0].(*mcp.TextContent)
+		if text == nil {
+			t.Fatalf("%s %s: %+v", tool, path, res.Content)
+		}
+		return text.Text
 	}
-	build("fsbox-full")
-	if out, errOut, code := run("stat", "a.txt", "--jq", ".size"); code != 0 || out != "6\n" {
-		t.Errorf("--jq through fsbox-full: exit %d, stdout %q, stderr %q", code, out, errOut)
+	t.Run("fsbox mcp execs fsbox-mcp", func(t *testing.T) {
+		names, cs := tools(t, command("fsbox", "mcp", work))
+		if !slices.Contains(names, "fsbox_read") {
+			t.Errorf("tools: %v", names)
+		}
+		if got := read(t, cs, "fsbox_read", "a.txt"); !strings.Contains(got, "hello") {
+			t.Errorf("fsbox_read a.txt: %q", got)
+		}
+	})
+	t.Run("fsbox-mcp named directly", func(t *testing.T) {
+		names, cs := tools(t, command("fsbox-mcp", work))
+		if !slices.Contains(names, "fsbox_read") {
+			t.Errorf("tools: %v", names)
+		}
+		if got := read(t, cs, "fsbox_read", "a.txt"); !strings.Contains(got, "hello") {
+			t.Errorf("fsbox_read a.txt: %q", got)
+		}
+	})
+	// `fsbox-mcp --profile reference D1 D2` ≡ `fsbox mcp --profile reference D1 D2`.
+	for _, argv := range [][]string{{"fsbox", "mcp", "--profile", "reference", work, other}, {"fsbox-mcp", "--profile", "reference", work, other}} {
+		t.Run(argv[0]+" reference", func(t *testing.T) {
+			names, cs := tools(t, command(argv[0], argv[1:]...))
+			if !slices.Contains(names, "read_text_file") || slices.Contains(names, "fsbox_read") {
+				t.Errorf("reference tools: %v", names)
+			}
+			if got := read(t, cs, "read_text_file", filepath.Join(other, "b.txt")); !strings.Contains(got, "other") {
+				t.Errorf("read_text_file in the second directory: %q", got)
+			}
+		})
 	}
-	if _, errOut, code := run("stat", "a.txt", "--jq", ".[[["); code != 2 || !strings.Contains(errOut, "--jq") {
-		t.Errorf("a bad jq program through fsbox-full: exit %d, stderr %q; want usage", code, errOut)
+	// Installed under another name (a versioned copy), it still serves.
+	b, err := os.ReadFile(filepath.Join(bin, "fsbox-mcp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(bin, "fsbox-mcp-1"), b, 0o755)
+	t.Run("renamed", func(t *testing.T) {
+		if names, _ := tools(t, command("fsbox-mcp-1", work)); !slices.Contains(names, "fsbox_read") {
+			t.Errorf("tools: %v", names)
+		}
+	})
+	if out, errOut, code := run("fsbox-mcp", "--version"); code != 0 || !strings.HasPrefix(out, "fsbox ") {
+		t.Errorf("fsbox-mcp --version: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// Never on the built-in default: no policy and no directory is config.
+	if out, errOut, code := run("fsbox-mcp"); code != 8 || out != "" || !strings.Contains(errOut, `"code":"config"`) {
+		t.Errorf("fsbox-mcp with no directory and no policy: exit %d, stdout %q, stderr %q; want config", code, out, errOut)
 	}
 }

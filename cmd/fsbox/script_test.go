@@ -36,7 +36,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbox/fsbox/internal/cli"
-	"github.com/fsbox/fsbox/internal/jq"
 	"github.com/fsbox/fsbox/internal/mcpserver"
 )
 
@@ -58,9 +57,10 @@ func TestMain(m *testing.M) {
 				stdin = null
 			}
 		}
-		// The scripts run fsbox-full: fsbox with the extras (--jq, mcp)
-		// built in; TestLeanExecsFull checks that fsbox hands them over.
-		os.Exit(cli.MainFull(os.Args, stdin, os.Stdout, os.Stderr, cli.Extras{JQ: jq.Compile, Serve: mcpserver.Serve}))
+		// The scripts run fsbox with the MCP server built in, as
+		// fsbox-mcp has it; TestLeanExecsMCP checks that fsbox hands
+		// `fsbox mcp` over to fsbox-mcp.
+		os.Exit(cli.MainMCP(os.Args, stdin, os.Stdout, os.Stderr, mcpserver.Serve))
 	}
 	cmds := map[string]func(){"fsbox": run}
 	for _, name := range cli.CommandNames() {

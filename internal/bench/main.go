@@ -71,8 +71,9 @@
 // pair keeps going until each has had its budget and -min-runs, and both
 // get the same number of runs unless one of them reaches -timeout. The
 // MCP rows run a session of each side at once and alternate their starts
-// and calls. BIN's companion, fsbox-full (the MCP server, --jq), is the
-// one beside BIN, as fsbox itself looks it up. A row whose rival is fsbox
+// and calls. BIN's companion, fsbox-mcp (the MCP server), is the one
+// beside BIN, as fsbox itself looks it up (a baseline built before
+// fsbox-mcp has fsbox-full there, which also ran --jq). A row whose rival is fsbox
 // under another policy (rivalPolicy: the journal rows) gets a twin row
 // NAME[POLICY] that times that policy against BIN too. The baseline table
 // gives per row the median of each side, the ratio current/baseline, the
@@ -653,7 +654,7 @@ func main() {
 	flag.IntVar(&cfg.minRuns, "min-runs", 0, "runs each side gets at least (default 9, 3 with -quick)")
 	flag.DurationVar(&cfg.guard.timeout, "timeout", 60*time.Second, "kill a run (and its process group) that takes longer; 0 for no limit")
 	maxRSS := flag.Int64("max-rss", procStatusKiB("/proc/meminfo", "MemTotal:")>>11, "kill a run whose RSS passes this many MiB (default: half the memory); 0 for no limit")
-	flag.StringVar(&cfg.baseline, "baseline", "", "also time every row that runs fsbox with this binary (an earlier build, its fsbox-full beside it) in place of -fsbox, interleaved run for run, and report current/baseline with a REGRESSION verdict past max(5 %, 0.2 ms)")
+	flag.StringVar(&cfg.baseline, "baseline", "", "also time every row that runs fsbox with this binary (an earlier build, its fsbox-mcp, or an older build's fsbox-full, beside it) in place of -fsbox, interleaved run for run, and report current/baseline with a REGRESSION verdict past max(5 %, 0.2 ms)")
 	flag.BoolVar(&cfg.baselineOnly, "baseline-only", false, "with -baseline, run no rivals (rg, GNU tools, the MCP peer): fsbox and the baseline only (default true when -baseline is given)")
 	list := flag.Bool("list", false, "list the comparisons and exit")
 	flag.Parse()
@@ -738,8 +739,8 @@ func run(cfg config) int {
 		if b == fsbox {
 			progress("-baseline is -fsbox itself: the rows time the same binary twice (a check of the harness's noise)")
 		}
-		if fi, err := os.Stat(filepath.Join(filepath.Dir(b), "fsbox-full")); err != nil || fi.IsDir() {
-			progress("-baseline %s has no fsbox-full beside it: its MCP (and --jq) runs will fail", cfg.baseline)
+		if companionBeside(b) == "" {
+			progress("-baseline %s has neither fsbox-mcp nor (an older build's) fsbox-full beside it: its MCP runs (and an older build's --jq) will fail", cfg.baseline)
 		}
 		cfg.baseline = b
 	}
@@ -2546,4 +2547,16 @@ func genSparse(path string, size int64) (int64, error) {
 		return 0, err
 	}
 	return 0, f.Close()
+}
+
+// companionBeside is the name of the MCP server's binary beside the fsbox
+// binary bin: fsbox-mcp, or for a build from before it fsbox-full (which
+// ran --jq too); "" when neither is there.
+func companionBeside(bin string) string {
+	for _, name := range []string{"fsbox-mcp", "fsbox-full"} {
+		if fi, err := os.Stat(filepath.Join(filepath.Dir(bin), name)); err == nil && !fi.IsDir() {
+			return name
+		}
+	}
+	return ""
 }

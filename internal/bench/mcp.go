@@ -2,7 +2,7 @@
 
 package main
 
-// The MCP rows: `fsbox mcp WORKDIR` (which execs fsbox-full, beside the
+// The MCP rows: `fsbox mcp WORKDIR` (which execs fsbox-mcp, beside the
 // fsbox binary) driven over its stdin and stdout by a small JSON-RPC 2.0
 // client of the harness's own (newline-delimited messages, request ids,
 // lines read until the reply with that id); the MCP SDK stays out of the
@@ -708,8 +708,8 @@ func benchMCP(cfg config, dir, fsbox string, fsboxEnv []string, rows []string) [
 		}
 		return results
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(fsbox), "fsbox-full")); err != nil {
-		return fail(fmt.Errorf("fsbox-full is not beside %s (make build builds both)", fsbox))
+	if companionBeside(fsbox) == "" {
+		return fail(fmt.Errorf("fsbox-mcp is not beside %s (make build builds both)", fsbox))
 	}
 	// XDG_CONFIG_HOME (fsboxEnv's) is an empty directory: no config.toml.
 	for _, kv := range fsboxEnv {
@@ -725,8 +725,8 @@ func benchMCP(cfg config, dir, fsbox string, fsboxEnv []string, rows []string) [
 	sides := []mcpSide{fsboxMCPSide(fsbox, work, fsboxEnv, mcpEditFile)}
 	baseErr := ""
 	if cfg.baseline != "" {
-		if _, err := os.Stat(filepath.Join(filepath.Dir(cfg.baseline), "fsbox-full")); err != nil {
-			baseErr = fmt.Sprintf("baseline: fsbox-full is not beside %s", cfg.baseline)
+		if companionBeside(cfg.baseline) == "" {
+			baseErr = fmt.Sprintf("baseline: neither fsbox-mcp nor fsbox-full is beside %s", cfg.baseline)
 		} else {
 			sides = append(sides, fsboxMCPSide(cfg.baseline, work, fsboxEnv, mcpEditBase))
 		}

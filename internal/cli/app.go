@@ -38,11 +38,12 @@ type Call struct {
 	// sandbox is open: process-wide and one-way, so only the binary's
 	// entry (Main) asks for it.
 	Landlock bool
-	// Extras: the MCP server and the jq filter, where linked (Extras).
+	// Extras: the MCP server, where linked (Extras).
 	Extras Extras
-	// ExecFull: a call that needs a missing extra runs fsbox-full beside
-	// this binary in this process's place (only the binary's entry asks).
-	ExecFull bool
+	// ExecMCP: `fsbox mcp`, in a binary without the server, runs the
+	// fsbox-mcp beside this binary in this process's place (only the
+	// binary's entry asks).
+	ExecMCP bool
 }
 
 // call is what a command's run function gets.
@@ -63,7 +64,7 @@ type call struct {
 	landlock       bool
 	audit          *sandbox.AuditLog
 	serve          Serve
-	execFull       bool
+	execMCP        bool
 	argv           []string
 	getenv         func(string) (string, bool)
 	stdout, stderr io.Writer
@@ -93,7 +94,7 @@ func globalFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "format", Value: formatJSON, Usage: "output format: json, ndjson or text", EnvVars: []string{"FSBOX_FORMAT"}},
 		&ucli.BoolFlag{Name: "pretty", Usage: "indent JSON (the default when stdout is a terminal)", EnvVars: []string{"FSBOX_PRETTY"}},
 		&ucli.StringFlag{Name: "fields", Usage: "keep only these keys, comma-separated: of each item for list commands (counts, truncated and the summary stay), of the result otherwise"},
-		&ucli.StringFlag{Name: "jq", Usage: "filter the JSON result with a jq program (gojq, in fsbox-full); strings print raw, as gh --jq"},
+		&ucli.StringFlag{Name: "jq", Usage: "filter the JSON result with a jq program (gojq); strings print raw, as gh --jq"},
 		&ucli.StringFlag{Name: "color", Value: "auto", Usage: "color in the text form: auto (on a terminal, unless NO_COLOR is set), always or never", EnvVars: []string{"FSBOX_COLOR"}},
 		&ucli.StringFlag{Name: "timeout", Usage: "deadline of the call: a Go duration (1.5s, 2m) or a number of seconds; walks and searches print what they found by then (exit 9); can only lower the policy's max_call_seconds"},
 		&ucli.StringFlag{Name: "cursor", Usage: "resume a list a limit cut: the next_cursor of the same command with the same arguments, policy and format"},
@@ -194,13 +195,8 @@ func (st *state) before(c *ucli.Context) (err error) {
 		}
 	}
 	st.cursor = c.String("cursor")
-	// The policy comes before --jq: fsbox-full runs for it only from
-	// outside the policy's writable roots (needsFull).
 	st.policy, st.policyErr = st.loadPolicy(c.String("config"), c.IsSet("config"))
-	if st.shape, err = parseShape(c.String("fields"), c.String("jq"), st.c.Extras.JQ); err != nil {
-		if errors.Is(err, errNeedsFull) {
-			return (&call{argv: st.argv, execFull: st.c.ExecFull}).needsFull("--jq", st.policy, st.policyErr)
-		}
+	if st.shape, err = parseShape(c.String("fields"), c.String("jq")); err != nil {
 		return err
 	}
 	if st.shape != nil && st.shape.jq != nil && st.format != formatJSON {
@@ -339,7 +335,7 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 				defer cancel()
 			}
 			x := &call{cx: cx, op: op, in: in, stdin: st.c.Stdin, args: args, out: st.printer(c), reg: st.reg,
-				policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Extras.Serve, execFull: st.c.ExecFull,
+				policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Extras.Serve, execMCP: st.c.ExecMCP,
 				argv: st.argv, getenv: st.c.Getenv, stdout: st.stdout, stderr: st.c.Stderr}
 			if !op.NoPolicy {
 				if st.policyErr != nil {
@@ -716,15 +712,15 @@ func (o *outWatch) Write(b []byte) (int, error) {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	debug.SetGCPercent(400)
 	signal.Ignore(syscall.SIGPIPE)
-	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, ExecFull: true})
+	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, ExecMCP: true})
 }
 
-// MainFull is Main for fsbox-full, the binary with every extra
-// (cmd/fsbox-full). It may serve MCP for long: its GC keeps the default
-// pace.
-func MainFull(args []string, stdin io.Reader, stdout, stderr io.Writer, x Extras) int {
+// MainMCP is Main for fsbox-mcp, the binary with the MCP server
+// (cmd/fsbox-mcp), given as serve. It may serve for long: its GC keeps
+// the default pace.
+func MainMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, serve Serve) int {
 	signal.Ignore(syscall.SIGPIPE)
-	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, Extras: x})
+	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, Extras: Extras{Serve: serve}})
 }
 
 // Run runs one fsbox call and returns its exit code. It is reentrant: it

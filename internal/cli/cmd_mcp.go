@@ -19,22 +19,28 @@ import (
 // (and restricted): it serves until its input ends or ctx is done. The
 // fsbox binary has none: linking the MCP SDK would add its package
 // initialisation (about 0.9 ms) to every call of every command, so fsbox
-// runs fsbox-full instead (see Extras).
+// runs fsbox-mcp instead (see Extras).
 type Serve func(ctx context.Context, s *ServeSpec) error
 
 // Extras are what the fsbox binary leaves out so that every call starts
-// quickly: the MCP server and the jq filter, whose libraries' package
-// inits alone cost about 0.9 ms and 0.3 ms at each start. fsbox-full
-// (cmd/fsbox-full) is this CLI with them; a call that needs one, run
-// without it, replaces its process with the fsbox-full beside the binary
-// (Call.ExecFull), with the same arguments, before it has opened a root.
+// quickly: the MCP server, whose SDK's package inits alone cost about
+// 0.9 ms at each start. fsbox-mcp (cmd/fsbox-mcp) is this CLI with it; an
+// `fsbox mcp` run without it replaces its process with the fsbox-mcp
+// beside the binary (Call.ExecMCP), with the same arguments, before it
+// has opened a root. (gojq, for --jq, is linked in: its 0.3 ms or so at
+// each start costs less than the second process start a companion took.)
 type Extras struct {
 	Serve Serve // fsbox mcp
-	JQ    JQ    // --jq
 }
 
-// FullBinary is the name of the binary with every extra.
-const FullBinary = companion.Full
+// MCPBinary is the name of the MCP server's binary, beside fsbox.
+const MCPBinary = companion.MCP
+
+// FullBinary is MCPBinary's former name.
+//
+// Deprecated: use MCPBinary; kept only until the tests that still say
+// FullBinary move to MCPBinary.
+const FullBinary = MCPBinary
 
 // ServeSpec is what a server gets.
 type ServeSpec struct {
@@ -99,7 +105,7 @@ func runMCP(x *call) error {
 		}
 	}
 	if x.serve == nil {
-		return x.needsFull("fsbox mcp", p, nil)
+		return x.needsMCP(p)
 	}
 	home, _ := os.UserHomeDir()
 	sb, err := sandbox.New(p, home)
@@ -119,44 +125,43 @@ func runMCP(x *call) error {
 	})
 }
 
-// execFull replaces this process with the fsbox-full beside the running
-// binary, with the same (normalised) arguments: it loads the same policy
-// from them. Nothing has been opened yet that it would keep (descriptors
-// are close-on-exec), and Landlock is not applied yet, so the companion
-// runs with the caller's full rights: it is never one that lies in a
-// writable root of the policy in force (writable, canonical), where a
-// sandboxed call could have written it, and the descriptor checked is
-// the one run (package companion).
-func execFull(argv []string, what string, writable []string) error {
-	err := companion.Exec(FullBinary, writable, argv, os.Environ())
+// execMCP replaces this process with the fsbox-mcp beside the running
+// binary, with the same (normalised) arguments: argv[0] fsbox, so it runs
+// the same call and loads the same policy from them. Nothing has been
+// opened yet that it would keep (descriptors are close-on-exec), and
+// Landlock is not applied yet, so the companion runs with the caller's
+// full rights: it is never one that lies in a writable root of the policy
+// in force (writable, canonical), where a sandboxed call could have
+// written it, and the descriptor checked is the one run (package
+// companion).
+func execMCP(argv []string, writable []string) error {
+	const what = "fsbox mcp"
+	err := companion.Exec(MCPBinary, writable, argv, os.Environ())
 	var missing *companion.MissingError
 	var inRoot *companion.WritableError
 	switch {
 	case errors.As(err, &missing):
-		return sandbox.Errorf(sandbox.CodeConfig, missing.Path, "%s runs %s, which is not installed beside fsbox (%v): make install puts both there; with go install, install github.com/fsbox/fsbox/cmd/%s too", what, FullBinary, missing, FullBinary)
+		return sandbox.Errorf(sandbox.CodeConfig, missing.Path, "%s runs %s, which is not installed beside fsbox (%v): make install puts both there, as does go install github.com/fsbox/fsbox/cmd/...", what, MCPBinary, missing)
 	case errors.As(err, &inRoot):
-		return sandbox.Errorf(sandbox.CodeDenied, inRoot.Path, "%s runs %s, which lies in the writable root %s, where a sandboxed call could have written it: fsbox never runs it from there; install fsbox outside every writable root", what, FullBinary, inRoot.Root)
+		return sandbox.Errorf(sandbox.CodeDenied, inRoot.Path, "%s runs %s, which lies in the writable root %s, where a sandboxed call could have written it: fsbox never runs it from there; install fsbox outside every writable root", what, MCPBinary, inRoot.Root)
 	case err != nil:
-		return sandbox.Errorf(sandbox.CodeIO, "", "running %s: %v", FullBinary, err)
+		return sandbox.Errorf(sandbox.CodeIO, "", "running %s: %v", MCPBinary, err)
 	}
 	return nil
 }
 
-// needsFull is the answer of a call that needs an extra this binary does
-// not have: fsbox-full (Main), or a config error (a library caller). p is
-// the policy in force and perr its error: with no policy there are no
-// writable roots to keep the companion out of, so nothing runs.
-func (x *call) needsFull(what string, p *sandbox.Policy, perr error) error {
-	if !x.execFull {
-		return sandbox.Errorf(sandbox.CodeConfig, "", "%s is not built into this program (it is in %s)", what, FullBinary)
-	}
-	if perr != nil {
-		return perr
+// needsMCP is the answer of `fsbox mcp` in a binary without the server:
+// fsbox-mcp (Main), or a config error (a library caller). p is the policy
+// in force: with no policy there are no writable roots to keep the
+// companion out of, so nothing runs.
+func (x *call) needsMCP(p *sandbox.Policy) error {
+	if !x.execMCP {
+		return sandbox.Errorf(sandbox.CodeConfig, "", "fsbox mcp is not built into this program (it is %s)", MCPBinary)
 	}
 	if p == nil {
-		return sandbox.Errorf(sandbox.CodeConfig, "", "%s runs %s, but no policy is in force", what, FullBinary)
+		return sandbox.Errorf(sandbox.CodeConfig, "", "fsbox mcp runs %s, but no policy is in force", MCPBinary)
 	}
-	return execFull(x.argv, what, p.WritableDirs())
+	return execMCP(x.argv, p.WritableDirs())
 }
 
 // protectOwn makes fsbox's own executables and the companion's lookup

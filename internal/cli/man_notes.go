@@ -65,19 +65,19 @@ path the policy in force may write (explain purge counts them).
 A multi\-file patch interrupted by a crash is finished by the next change of a policy that may
 write all its paths; one the policy in force may not finish is left untouched (roots:
 recovery_pending), and a change overlapping it is conflict.
-.SH FSBOX-FULL
-The MCP server and the \-\-jq filter live in fsbox\-full, installed beside fsbox: fsbox links
-neither the MCP SDK nor gojq, whose package inits (about 0.9 ms and 0.3 ms) every call would
-pay, and a call that needs one (fsbox mcp, any \-\-jq) replaces its process with fsbox\-full,
-same arguments, before any root is opened. This differs from the single binary SPEC describes;
-install both (without fsbox\-full, such a call exits with config).
-fsbox\-full runs before Landlock, with the caller's rights, so fsbox never runs one whose name
+.SH FSBOX-MCP
+The MCP server is its own binary, fsbox\-mcp, installed beside fsbox (make install and
+go install ./cmd/... install both): fsbox does not link the MCP SDK, whose package inits (about
+0.9 ms) every call would pay. A host may run fsbox\-mcp [flags] [DIR...] directly, the same as
+fsbox mcp, which replaces its process with the fsbox\-mcp beside it, same arguments, before any
+root is opened (without fsbox\-mcp, fsbox mcp exits with config). \-\-jq is built into fsbox.
+fsbox\-mcp runs before Landlock, with the caller's rights, so fsbox never runs one whose name
 beside fsbox, or the file it resolves to, lies (itself or a directory above it) in a writable
 root of the policy in force (the workdir, write_roots; for fsbox mcp the roots it serves): such a
 call is denied (exit 3); install fsbox outside every writable root. A policy that does not load is
 reported, not handed over. On Linux fsbox runs the descriptor it checked. fsbox's own
-executables and the names fsbox\-full and fsbox\-mcp beside them, existing or not, are never
-written, renamed or removed through fsbox.
+executables and the name fsbox\-mcp beside them, existing or not, are never written, renamed or
+removed through fsbox.
 .SH POLICY
 The policy comes from $FSBOX_CONFIG, else --config, else $XDG_CONFIG_HOME/fsbox/config.toml
 (or ~/.config/fsbox/config.toml), else the built-in default: the current directory is the workdir,

@@ -3,12 +3,12 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/fsbox/fsbox/internal/jq"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
@@ -20,21 +20,15 @@ type shape struct {
 	jq     func(input any) JQOutputs // --jq
 }
 
-// JQ compiles a jq program (internal/jq, on gojq). The fsbox binary has
-// none: it runs fsbox-full for --jq (see Extras).
-type JQ func(program string) (func(input any) JQOutputs, error)
-
 // JQOutputs yields a jq program's outputs for one input, one at a time;
 // an error is an output too. (gojq's iterator.)
 type JQOutputs = interface{ Next() (any, bool) }
 
-// errNeedsFull: the call needs an extra this binary does not link.
-var errNeedsFull = errors.New("needs fsbox-full")
-
-// parseShape compiles --fields and --jq; a bad jq program is usage.
-// Without a compiler, --jq is errNeedsFull.
-func parseShape(fields, jq string, compile JQ) (*shape, error) {
-	if fields == "" && jq == "" {
+// parseShape compiles --fields and --jq (internal/jq, on gojq, linked
+// into every binary: --jq runs in the call's own process); a bad jq
+// program is usage.
+func parseShape(fields, program string) (*shape, error) {
+	if fields == "" && program == "" {
 		return nil, nil
 	}
 	sh := &shape{}
@@ -46,11 +40,8 @@ func parseShape(fields, jq string, compile JQ) (*shape, error) {
 			}
 		}
 	}
-	if jq != "" {
-		if compile == nil {
-			return nil, errNeedsFull
-		}
-		run, err := compile(jq)
+	if program != "" {
+		run, err := jq.Compile(program)
 		if err != nil {
 			return nil, usageErr("--jq: %v", err)
 		}

@@ -1,24 +1,30 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 var updateTour = flag.Bool("update-tour", false, "rewrite the outputs of README.md's tour")
 
-// TestReadmeTour runs every command of README.md's tour, in order, in a
-// copy of testdata/demo with the built-in policy and a built fsbox on the
-// PATH, and compares what it prints with what the README shows.
+// TestReadmeTour installs fsbox as README.md's install paragraph says,
+// `GOBIN=DIR go install ./cmd/...` from the repository's root, checks
+// that this gives both binaries (fsbox and fsbox-mcp) and that fsbox mcp
+// and fsbox-mcp serve from there, then runs every command of the tour,
+// in order, in a copy of testdata/demo with the built-in policy and that
+// DIR on the PATH, and compares what it prints with what the README shows.
 func TestReadmeTour(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds fsbox")
+		t.Skip("builds fsbox and fsbox-mcp")
 	}
 	sh, err := exec.LookPath("sh")
 	if err != nil {
@@ -38,15 +44,32 @@ func TestReadmeTour(t *testing.T) {
 	start := tour + open + len("```console\n")
 	end := start + strings.Index(text[start:], "```\n")
 
-	base := t.TempDir()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	bin := filepath.Join(base, "bin")
-	// Both binaries, as make install puts them: the tour's --jq runs in
-	// fsbox-full, which fsbox execs from beside itself.
-	for _, name := range []string{"fsbox", FullBinary} {
-		build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-tags", "urfave_cli_no_docs", "-o", filepath.Join(bin, name), "../../cmd/"+name)
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
+	// What a user runs from a clone: every command under cmd/, into a
+	// GOBIN of the test's own, with the user's build settings (no tags).
+	// Bounded: a cold build cache takes well under a minute here.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	install := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "install", "./cmd/...")
+	install.Dir = filepath.Join("..", "..")
+	install.Env = append(os.Environ(), "GOBIN="+bin)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("GOBIN=%s go install ./cmd/...: %v\n%s", bin, err, out)
+	}
+	entries, err := os.ReadDir(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var installed []string
+	for _, e := range entries {
+		installed = append(installed, strings.TrimSuffix(e.Name(), ".exe"))
+	}
+	if want := []string{"fsbox", MCPBinary}; !slices.Equal(installed, want) {
+		t.Fatalf("go install ./cmd/... gave %q, want %q", installed, want)
 	}
 	demo := filepath.Join(base, "tour", "demo")
 	copyTree(t, filepath.Join("..", "..", "testdata", "demo"), demo)
@@ -54,6 +77,17 @@ func TestReadmeTour(t *testing.T) {
 	home := filepath.Join(base, "home")
 	os.MkdirAll(home, 0o755)
 	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + home, "LC_ALL=C"}
+
+	// The server from that GOBIN, both ways: fsbox mcp execs the
+	// fsbox-mcp beside it, and fsbox-mcp is the server by its own name.
+	// An empty input ends the session at once: exit 0, nothing said.
+	for _, argv := range [][]string{{"fsbox", "mcp", demo}, {MCPBinary, demo}, {MCPBinary, "--profile", "reference", demo, home}} {
+		c := exec.CommandContext(ctx, filepath.Join(bin, argv[0]), argv[1:]...)
+		c.Dir, c.Env, c.Stdin = demo, env, strings.NewReader("")
+		if out, err := c.CombinedOutput(); err != nil || len(out) != 0 {
+			t.Errorf("%q from GOBIN, empty input: %v, output %q", argv, err, out)
+		}
+	}
 
 	var got strings.Builder
 	for _, entry := range strings.Split(strings.TrimSuffix(text[start:end], "\n"), "\n\n") {

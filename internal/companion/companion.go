@@ -1,6 +1,6 @@
 // Package companion locates fsbox's own executable and the companion
-// binary beside it (fsbox-full), and runs the companion in the process's
-// place. It is command-layer plumbing: the sandbox neither finds nor runs
+// binary beside it (fsbox-mcp, the MCP server), and runs the companion in
+// the process's place. It is command-layer plumbing: the sandbox neither finds nor runs
 // programs.
 //
 // A companion runs before Landlock, with the caller's full rights, so it
@@ -29,17 +29,13 @@ import (
 	"sync"
 )
 
-// The names fsbox looks its companion up by, beside its own executable:
-// Full is the binary with every extra; MCP is the name the MCP server's own
-// binary is to take. Both are fsbox's own files whether or not they exist,
-// so that neither can be planted.
-const (
-	Full = "fsbox-full"
-	MCP  = "fsbox-mcp"
-)
+// MCP is the name fsbox looks its companion up by, beside its own
+// executable: the MCP server's binary. It is fsbox's own file whether or
+// not it exists, so that it cannot be planted.
+const MCP = "fsbox-mcp"
 
 // Names are the companion's lookup names.
-var Names = []string{Full, MCP}
+var Names = []string{MCP}
 
 // Lean is the name of the fsbox binary, which a companion has beside it.
 const Lean = "fsbox"

@@ -27,11 +27,11 @@ func TestSelf(t *testing.T) {
 }
 
 func TestOwnPaths(t *testing.T) {
-	if got, want := Lookups("/opt/bin/fsbox"), []string{"/opt/bin/fsbox-full", "/opt/bin/fsbox-mcp"}; !slices.Equal(got, want) {
+	if got, want := Lookups("/opt/bin/fsbox"), []string{"/opt/bin/fsbox-mcp"}; !slices.Equal(got, want) {
 		t.Errorf("Lookups = %q, want %q", got, want)
 	}
-	if got, want := Executables("/opt/bin/fsbox-full"), []string{"/opt/bin/fsbox-full", "/opt/bin/fsbox"}; !slices.Equal(got, want) {
-		t.Errorf("Executables of fsbox-full = %q, want %q", got, want)
+	if got, want := Executables("/opt/bin/fsbox-mcp"), []string{"/opt/bin/fsbox-mcp", "/opt/bin/fsbox"}; !slices.Equal(got, want) {
+		t.Errorf("Executables of fsbox-mcp = %q, want %q", got, want)
 	}
 	if got, want := Executables("/opt/bin/fsbox"), []string{"/opt/bin/fsbox"}; !slices.Equal(got, want) {
 		t.Errorf("Executables of fsbox = %q, want %q", got, want)
@@ -43,13 +43,13 @@ func TestWithin(t *testing.T) {
 		p, dir string
 		want   bool
 	}{
-		{"/home/u/bin/fsbox-full", "/home/u", true},
+		{"/home/u/bin/fsbox-mcp", "/home/u", true},
 		{"/home/u", "/home/u", true},
-		{"/home/u/bin/fsbox-full", "/", true},
-		{"/home/u/bin/fsbox-full", "/home/u/", true},
-		{"/home/user/bin/fsbox-full", "/home/u", false},
+		{"/home/u/bin/fsbox-mcp", "/", true},
+		{"/home/u/bin/fsbox-mcp", "/home/u/", true},
+		{"/home/user/bin/fsbox-mcp", "/home/u", false},
 		{"/home", "/home/u", false},
-		{"/usr/local/bin/fsbox-full", "/home/u", false},
+		{"/usr/local/bin/fsbox-mcp", "/home/u", false},
 		{"/x", "", false},
 	} {
 		if got := within(c.p, c.dir); got != c.want {
@@ -80,9 +80,9 @@ func TestExecRefuses(t *testing.T) {
 	}
 	self := filepath.Join(bin, "fsbox")
 	exe := []byte("#!/bin/sh\nexit 0\n")
-	os.WriteFile(filepath.Join(bin, Full), exe, 0o755)
+	os.WriteFile(filepath.Join(bin, MCP), exe, 0o755)
 	os.WriteFile(filepath.Join(work, "planted"), exe, 0o755)
-	os.Symlink(filepath.Join(work, "planted"), filepath.Join(bin, MCP))
+	os.Symlink(filepath.Join(work, "planted"), filepath.Join(bin, "linked"))
 	os.WriteFile(filepath.Join(bin, "plain"), exe, 0o644)
 	os.Mkdir(filepath.Join(bin, "dir"), 0o755)
 	if err := syscall.Mkfifo(filepath.Join(bin, "fifo"), 0o755); err != nil {
@@ -98,11 +98,11 @@ func TestExecRefuses(t *testing.T) {
 		}
 	}
 	// The lookup path in a writable root (the directory, or an ancestor).
-	inRoot(Full, []string{work, bin}, filepath.Join(bin, Full))
-	inRoot(Full, []string{filepath.Join(d, "inst")}, filepath.Join(bin, Full))
-	inRoot(Full, []string{"/"}, filepath.Join(bin, Full))
+	inRoot(MCP, []string{work, bin}, filepath.Join(bin, MCP))
+	inRoot(MCP, []string{filepath.Join(d, "inst")}, filepath.Join(bin, MCP))
+	inRoot(MCP, []string{"/"}, filepath.Join(bin, MCP))
 	// The canonical path in one, reached through a symlink from outside.
-	inRoot(MCP, []string{work}, filepath.Join(work, "planted"))
+	inRoot("linked", []string{work}, filepath.Join(work, "planted"))
 	// Even when the name holds nothing yet.
 	inRoot("missing", []string{bin}, filepath.Join(bin, "missing"))
 	for _, name := range []string{"missing", "plain", "dir", "fifo"} {
@@ -119,7 +119,7 @@ func TestExecRefuses(t *testing.T) {
 // echo as its companion).
 func TestExecRuns(t *testing.T) {
 	if dir := os.Getenv("COMPANION_TEST_SELF_DIR"); dir != "" {
-		err := execBeside(filepath.Join(dir, "fsbox"), Full, strings.Split(os.Getenv("COMPANION_TEST_WRITABLE"), ":"), []string{"echo", "ran", "as", "companion"}, os.Environ())
+		err := execBeside(filepath.Join(dir, "fsbox"), MCP, strings.Split(os.Getenv("COMPANION_TEST_WRITABLE"), ":"), []string{"echo", "ran", "as", "companion"}, os.Environ())
 		os.Stderr.WriteString("exec: " + err.Error() + "\n")
 		os.Exit(3)
 	}
@@ -134,7 +134,7 @@ func TestExecRuns(t *testing.T) {
 	d := canonTemp(t)
 	bin := filepath.Join(d, "bin")
 	os.Mkdir(bin, 0o755)
-	if err := os.WriteFile(filepath.Join(bin, Full), b, 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(bin, MCP), b, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	work := filepath.Join(d, "work")

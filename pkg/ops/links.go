@@ -12,7 +12,7 @@ import (
 var linksOp = &spec.Op{
 	Name: "links", Class: spec.Write, Result: LinksResult{}, Idempotent: true, NoTool: true, Needs: []string{"mkdir", "write"},
 	Summary:  "create fsbox-COMMAND links to this binary in DIR (inside the workdir)",
-	Help:     "Creates one symlink per command in DIR, named PREFIX followed by the command, pointing at this binary, so fsbox-grep runs fsbox grep. It needs mkdir and write on as well.",
+	Help:     "Creates one symlink per command in DIR, named PREFIX followed by the command, pointing at this binary, so fsbox-grep runs fsbox grep. mcp gets none: the MCP server is its own binary, fsbox-mcp, which a link would shadow. It needs mkdir and write on as well.",
 	Args:     []spec.Arg{{Name: "dir", Meta: "DIR", Help: "where to put the links", Use: spec.Make, Complete: spec.CompleteDirs}},
 	Options:  []spec.Option{{Name: "prefix", Type: spec.String, Meta: "PREFIX", Default: "fsbox-", Help: "name prefix of each link (empty: bare command names)"}},
 	Examples: []spec.Example{{Cmd: "links bin --format text", Says: "one link path a line"}},
@@ -36,8 +36,10 @@ type LinksResult struct {
 }
 
 // Links creates DIR/PREFIXcommand symlinks to the running binary for every
-// command (the directory must lie in the workdir; it is created). It is
-// denied (rule command) unless links, mkdir and write are all switched on.
+// command but mcp (the directory must lie in the workdir; it is created).
+// mcp has a binary of its own, fsbox-mcp, which a link named so would
+// shadow. It is denied (rule command) unless links, mkdir and write are
+// all switched on.
 func Links(ctx context.Context, sb *sandbox.Sandbox, dir, prefix string, commands []string) (LinksResult, error) {
 	if err := begin(ctx, sb, "links"); err != nil {
 		return LinksResult{}, err
@@ -52,7 +54,7 @@ func Links(ctx context.Context, sb *sandbox.Sandbox, dir, prefix string, command
 	}
 	res := LinksResult{Dir: d, Links: []Link{}}
 	for _, c := range commands {
-		if prefix == "" && c == "fsbox" {
+		if prefix == "" && c == "fsbox" || c == "mcp" {
 			continue
 		}
 		p := path.Join(d, prefix+c)

@@ -38,3 +38,31 @@ func TestLinksObeysWriteToggles(t *testing.T) {
 		t.Error("the default policy switches links on")
 	}
 }
+
+// links makes no link for mcp, under any prefix: the MCP server is its
+// own binary, fsbox-mcp, which a link beside it would shadow.
+func TestLinksNoMCP(t *testing.T) {
+	for _, prefix := range []string{"fsbox-", ""} {
+		dir := t.TempDir()
+		sb, err := sandbox.New(sandbox.DefaultPolicy(dir), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Links(context.Background(), sb, "bin", prefix, Registry.Names())
+		sb.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range res.Links {
+			if filepath.Base(l.Path) == prefix+"mcp" {
+				t.Errorf("prefix %q: a link %s", prefix, l.Path)
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "bin", prefix+"mcp")); err == nil {
+			t.Errorf("prefix %q: bin/%smcp exists", prefix, prefix)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "bin", prefix+"grep")); err != nil {
+			t.Errorf("prefix %q: no link for grep: %v", prefix, err)
+		}
+	}
+}

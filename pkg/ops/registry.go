@@ -162,7 +162,7 @@ var mcpOp = &spec.Op{
 	Help: "Serves the Model Context Protocol on stdin and stdout: one tool per command the policy enables, with the input and output schemas of fsbox tools, results as structuredContent plus one text block, errors as isError results with the same {code, message, path, rule}. " +
 		"It never serves the built-in default policy: set FSBOX_CONFIG, give --config, or name the directories (the first is the workdir, the rest read roots, or with --profile reference write roots, as the reference server lets each be written; with a policy they only narrow it, and under the reference profile each must lie in a writable root). " +
 		"The policy is loaded once and Landlock applied once; roots a client announces narrow the served roots, never widen them; a cancelled call stops its walk. " +
-		"The server is built into fsbox-full, installed beside fsbox, which fsbox mcp runs in its place (so the MCP SDK's start-up cost is not paid by every other command).",
+		"The server is its own binary, fsbox-mcp, installed beside fsbox: a host may run fsbox-mcp [flags] [DIR...] directly, and fsbox mcp runs it in its place (so the MCP SDK's start-up cost is not paid by every other command).",
 	Args: []spec.Arg{{Name: "dirs", Meta: "DIR", Help: "directories to serve: the workdir, then read roots (reference profile: write roots)", Many: true, Optional: true, Complete: spec.CompleteDirs}},
 	Options: []spec.Option{
 		{Name: "profile", Type: spec.String, Meta: "PROFILE", Default: "native", Enum: []string{"native", "reference"}, Help: "tool names and arguments: native (fsbox_COMMAND, as fsbox tools prints them) or reference (the reference MCP filesystem server's)"},
