@@ -10,7 +10,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/text/collate"
+	"golang.org/x/text/language"
 
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -451,7 +454,7 @@ func refEdit(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, error
 		Old string `json:"old"`
 		New string `json:"new"`
 	}
-	var list []edit
+	list := []edit{} // edits: [] is an empty diff, as the reference gives it
 	for i, e := range edits {
 		if e.OldText == nil || e.NewText == nil {
 			return refOut{}, sandbox.Errorf(sandbox.CodeUsage, p, "edit %d needs oldText and newText", i+1)
@@ -462,12 +465,121 @@ func refEdit(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, error
 	if err != nil {
 		return refOut{}, err
 	}
-	v, err := runOp(ctx, sb, "edit", nil, map[string]any{"path": p, "dry-run": dry, "edits": json.RawMessage(raw)})
+	// As the reference applies them: one after another, falling back to
+	// a line-by-line match that ignores indentation (edit's own options).
+	// The old and new text come back for the reference's diff.
+	v, err := runOp(ctx, sb, "edit", nil, map[string]any{"path": p, "dry-run": dry, "edits": json.RawMessage(raw),
+		"sequential": true, "loose-indent": true})
 	if err != nil {
 		return refOut{}, err
 	}
 	r := v.(*ops.EditResult)
-	return refOut{text: fenced(validText(r.Diff))}, nil
+	return refOut{text: fenced(refDiff(absPath(sb, r.Path), r.Before(), r.After()))}, nil
+}
+
+// refDiff is the reference server's diff of an edit: jsdiff's
+// createTwoFilesPatch(path, path, old, new, "original", "modified") over
+// the texts with CRLF read as LF, four lines of context, every hunk
+// header with both counts, "\ No newline at end of file" after a last
+// line without one; no hunk at all when nothing changed.
+func refDiff(path, old, new string) string {
+	old, new = validText(strings.ReplaceAll(old, "\r\n", "\n")), validText(strings.ReplaceAll(new, "\r\n", "\n"))
+	var b strings.Builder
+	b.WriteString("Index: " + path + "\n" + strings.Repeat("=", 67) + "\n")
+	b.WriteString("--- " + path + "\toriginal\n+++ " + path + "\tmodified\n")
+	type line struct {
+		kind byte // ' ', '-', '+'
+		text string
+	}
+	oldLines := splitKeep(old)
+	var lines []line
+	at := 0 // old lines consumed
+	offset := 0
+	for _, e := range udiff.Lines(old, new) {
+		for at < len(oldLines) && offset < e.Start {
+			lines = append(lines, line{' ', oldLines[at]})
+			offset += len(oldLines[at])
+			at++
+		}
+		for at < len(oldLines) && offset < e.End {
+			lines = append(lines, line{'-', oldLines[at]})
+			offset += len(oldLines[at])
+			at++
+		}
+		for _, l := range splitKeep(e.New) {
+			lines = append(lines, line{'+', l})
+		}
+	}
+	for ; at < len(oldLines); at++ {
+		lines = append(lines, line{' ', oldLines[at]})
+	}
+	const context = 4
+	for i := 0; i < len(lines); {
+		if lines[i].kind == ' ' {
+			i++
+			continue
+		}
+		// A hunk: from context lines before the change to context after
+		// the last change within 2*context of the one before.
+		start := max(0, i-context)
+		end := i
+		for j := i; j < len(lines); j++ {
+			if lines[j].kind != ' ' {
+				end = j
+			} else if j-end > 2*context {
+				break
+			}
+		}
+		stop := min(len(lines), end+1+context)
+		oldStart, newStart := 1, 1
+		for _, l := range lines[:start] {
+			if l.kind != '+' {
+				oldStart++
+			}
+			if l.kind != '-' {
+				newStart++
+			}
+		}
+		oldN, newN := 0, 0
+		for _, l := range lines[start:stop] {
+			if l.kind != '+' {
+				oldN++
+			}
+			if l.kind != '-' {
+				newN++
+			}
+		}
+		if oldN == 0 {
+			oldStart--
+		}
+		if newN == 0 {
+			newStart--
+		}
+		fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", oldStart, oldN, newStart, newN)
+		for _, l := range lines[start:stop] {
+			b.WriteByte(l.kind)
+			b.WriteString(l.text)
+			if !strings.HasSuffix(l.text, "\n") {
+				b.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+		i = stop
+	}
+	return b.String()
+}
+
+// splitKeep splits s into lines, each with its newline (the last may
+// have none).
+func splitKeep(s string) []string {
+	var out []string
+	for s != "" {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			return append(out, s)
+		}
+		out, s = append(out, s[:i+1]), s[i+1:]
+	}
+	return out
 }
 
 // fenced puts a diff in a markdown code fence longer than any run of
@@ -570,6 +682,11 @@ func refListSizes(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, 
 	ents := r.Entries
 	if by == "size" {
 		sort.SliceStable(ents, func(i, j int) bool { return ents[i].Size > ents[j].Size })
+	} else {
+		// By name as the reference sorts (JavaScript's localeCompare):
+		// the Unicode collation of English, case and accents second.
+		c := collate.New(language.English)
+		sort.SliceStable(ents, func(i, j int) bool { return c.CompareString(ents[i].Name, ents[j].Name) < 0 })
 	}
 	lines := make([]string, 0, len(ents)+3)
 	var files, dirs int
@@ -734,9 +851,12 @@ func refSearch(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, err
 	if err := a.get("excludePatterns", &excl); err != nil {
 		return refOut{}, err
 	}
+	// The pattern is matched against the path relative to path, as the
+	// reference does ("*.go" the top level only, "**/*.go" every level):
+	// anchored, not find's base-name rule.
 	var found []string
 	v, err := runOp(ctx, sb, "find", ops.PathSink(func(path, _ string) error { found = append(found, absPath(sb, path)); return nil }),
-		map[string]any{"dir": p, "glob": pat, "exclude": excl, "hidden": true, "no-ignore": true})
+		map[string]any{"dir": p, "glob": "/" + strings.TrimPrefix(pat, "/"), "exclude": excl, "hidden": true, "no-ignore": true})
 	if err != nil {
 		return refOut{}, err
 	}

@@ -391,11 +391,19 @@ func TestReferenceListings(t *testing.T) {
 	if strings.Contains(got, "deep") || !strings.Contains(got, "b.go") {
 		t.Errorf("directory_tree with excludePatterns: %q", got)
 	}
-	got = okText(t, cs, "search_files", map[string]any{"path": ".", "pattern": "*.go"})
+	// The pattern matches the path relative to path, as the reference's:
+	// *.go the top level only, **/*.go every level.
+	if got := okText(t, cs, "search_files", map[string]any{"path": ".", "pattern": "*.go"}); got != "No matches found" {
+		t.Errorf("search_files *.go from the top (no .go there): %q", got)
+	}
+	if got := okText(t, cs, "search_files", map[string]any{"path": "sub", "pattern": "*.go"}); got != filepath.Join(work, "sub/b.go") {
+		t.Errorf("search_files *.go in sub: %q", got)
+	}
+	got = okText(t, cs, "search_files", map[string]any{"path": ".", "pattern": "**/*.go"})
 	if got != filepath.Join(work, "sub/b.go")+"\n"+filepath.Join(work, "sub/deep/c.go") {
 		t.Errorf("search_files: %q", got)
 	}
-	got = okText(t, cs, "search_files", map[string]any{"path": ".", "pattern": "*.go", "excludePatterns": []string{"deep"}})
+	got = okText(t, cs, "search_files", map[string]any{"path": ".", "pattern": "**/*.go", "excludePatterns": []string{"deep"}})
 	if got != filepath.Join(work, "sub/b.go") {
 		t.Errorf("search_files with excludePatterns: %q", got)
 	}

@@ -133,6 +133,26 @@ type EditResult struct {
 	// a list or sequential or loose-indent was given (left out
 	// otherwise, and for an empty list).
 	Edits []EditMatch `json:"edits,omitempty"`
+
+	before, after []byte // the content read, and the content written (or, dry, that would be)
+}
+
+// Before is the content the edit read; After the content it wrote (with
+// a dry run, would write): for a face that shows the change its own way
+// (the reference MCP profile's diff).
+func (r *EditResult) Before() string { return string(r.before) }
+
+// After: see Before.
+func (r *EditResult) After() string { return string(r.after) }
+
+// diffLabels are a diff's file names for path: a/PATH and b/PATH, as git
+// writes them, for a workdir-relative path; an absolute one (a file in a
+// write root) as it is, never a//PATH.
+func diffLabels(path string) (string, string) {
+	if strings.HasPrefix(path, "/") {
+		return path, path
+	}
+	return "a/" + path, "b/" + path
 }
 
 // EditMatch is how one edit matched.
@@ -208,7 +228,7 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 		return EditResult{}, sandbox.Errorf(sandbox.CodeConflict, o.Path, "%s changed: its sha256 is %s, not %s", o.Path, sha256Hex(old), expect)
 	}
 	if len(o.Edits) == 0 {
-		return EditResult{Path: w.Path, DryRun: o.DryRun, SHA256: sha256Hex(old)}, nil
+		return EditResult{Path: w.Path, DryRun: o.DryRun, SHA256: sha256Hex(old), before: old, after: old}, nil
 	}
 	var (
 		set     *editSet
@@ -227,11 +247,12 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 	if err != nil {
 		return EditResult{}, err
 	}
-	res := EditResult{Path: w.Path, DryRun: o.DryRun, Replacements: n}
+	res := EditResult{Path: w.Path, DryRun: o.DryRun, Replacements: n, before: old, after: cur}
 	if o.ReportEdits || o.Sequential || o.LooseIndent {
 		res.Edits = matches
 	}
-	res.Diff = renderDiff("a/"+w.Path, "b/"+w.Path, old, cur, set)
+	from, to := diffLabels(w.Path)
+	res.Diff = renderDiff(from, to, old, cur, set)
 	res.SHA256 = sha256Hex(cur)
 	if o.DryRun {
 		return res, nil
