@@ -36,12 +36,6 @@ type Extras struct {
 // MCPBinary is the name of the MCP server's binary, beside fsbox.
 const MCPBinary = companion.MCP
 
-// FullBinary is MCPBinary's former name.
-//
-// Deprecated: use MCPBinary; kept only until the tests that still say
-// FullBinary move to MCPBinary.
-const FullBinary = MCPBinary
-
 // ServeSpec is what a server gets.
 type ServeSpec struct {
 	Reg      *spec.Registry

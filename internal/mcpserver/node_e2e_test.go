@@ -1,7 +1,7 @@
 package mcpserver
 
 // The end-to-end test with the reference TypeScript SDK's client: the real
-// fsbox and fsbox-full binaries, spawned by testdata/mcp-node/client.mjs
+// fsbox and fsbox-mcp binaries, spawned by testdata/mcp-node/client.mjs
 // over stdio (StdioClientTransport), once with the native tools and once
 // with the reference profile. It skips when node or npm is missing, or
 // when npm cannot install the SDK (offline, say).
@@ -99,7 +99,7 @@ func nodeClient(t *testing.T) (node, script string) {
 	return node, script
 }
 
-// buildFsbox builds fsbox and fsbox-full, side by side, into a temporary
+// buildFsbox builds fsbox and fsbox-mcp, side by side, into a temporary
 // directory and returns fsbox's path.
 func buildFsbox(t *testing.T) string {
 	t.Helper()
@@ -112,7 +112,7 @@ func buildFsbox(t *testing.T) string {
 		t.Fatal(err)
 	}
 	bin := t.TempDir()
-	for _, name := range []string{"fsbox", "fsbox-full"} {
+	for _, name := range []string{"fsbox", "fsbox-mcp"} {
 		cmd := exec.Command(gobin, "build", "-tags", "urfave_cli_no_docs", "-o", filepath.Join(bin, name), "./cmd/"+name)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

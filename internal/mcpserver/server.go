@@ -1,7 +1,7 @@
 // Package mcpserver is `fsbox mcp`: the operations of a registry served as
 // Model Context Protocol tools on the official Go SDK, every call through
 // one sandbox that the policy built once. It is linked only into the
-// fsbox-full binary (cmd/fsbox-full), so the SDK's start-up cost is not
+// fsbox-mcp binary (cmd/fsbox-mcp), so the SDK's start-up cost is not
 // paid by every fsbox command.
 package mcpserver
 
@@ -35,7 +35,7 @@ const memoryLimit = 64 << 20
 // worker (or for their cancellation).
 var Workers = max(4, 2*runtime.GOMAXPROCS(0))
 
-// Serve is the cli.Serve of fsbox-full: stdio, or streamable HTTP.
+// Serve is the cli.Serve of fsbox-mcp: stdio, or streamable HTTP.
 func Serve(ctx context.Context, s *cli.ServeSpec) error {
 	// A server's live heap is small and its garbage per call large (a
 	// result is marshalled three times on its way out): collect less

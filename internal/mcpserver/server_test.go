@@ -547,8 +547,8 @@ func TestRootsLatestProtocol(t *testing.T) {
 }
 
 // TestStdioProcess runs the server as the separate process a host starts:
-// fsbox-full over stdio, and fsbox mcp, which execs the fsbox-full beside
-// it.
+// fsbox-mcp over stdio (named directly), and fsbox mcp, which execs the
+// fsbox-mcp beside it.
 func TestStdioProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds binaries")
@@ -558,7 +558,7 @@ func TestStdioProcess(t *testing.T) {
 		t.Skip("no go on PATH")
 	}
 	bin := t.TempDir()
-	build := exec.Command(goBin, "build", "-o", bin, "github.com/fsbox/fsbox/cmd/fsbox", "github.com/fsbox/fsbox/cmd/fsbox-full")
+	build := exec.Command(goBin, "build", "-o", bin, "github.com/fsbox/fsbox/cmd/fsbox", "github.com/fsbox/fsbox/cmd/fsbox-mcp")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -597,8 +597,8 @@ func TestStdioProcess(t *testing.T) {
 		return cs
 	}
 
-	t.Run("fsbox-full", func(t *testing.T) {
-		cs := connect(t, command(cli.FullBinary, "mcp", work))
+	t.Run("fsbox-mcp", func(t *testing.T) {
+		cs := connect(t, command(cli.MCPBinary, work)) // fsbox-mcp ARGS is fsbox mcp ARGS
 		if info := cs.InitializeResult().ServerInfo; info == nil || info.Name != "fsbox" {
 			t.Errorf("server info %+v", info)
 		}
@@ -618,13 +618,13 @@ func TestStdioProcess(t *testing.T) {
 	})
 
 	t.Run("no-policy", func(t *testing.T) {
-		c := command(cli.FullBinary, "mcp")
+		c := command(cli.MCPBinary)
 		var stdout, stderr strings.Builder
 		c.Stdin, c.Stdout, c.Stderr = strings.NewReader(""), &stdout, &stderr
 		err := c.Run()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 8 {
-			t.Fatalf("fsbox-full mcp with no directories and no policy: %v, want exit 8\nstderr: %s", err, stderr.String())
+			t.Fatalf("fsbox-mcp with no directories and no policy: %v, want exit 8\nstderr: %s", err, stderr.String())
 		}
 		var env struct {
 			Error *errBody `json:"error"`
