@@ -152,13 +152,15 @@ func TestSameCallSameResultInEveryFace(t *testing.T) {
 	if got, _ := cliRun("read", "notes.txt", "--limit", "2"); refText("read_text_file", map[string]any{"path": "notes.txt", "head": 2}) != got["content"] {
 		t.Errorf("read_text_file head 2 and fsbox read --limit 2 disagree: %v", got)
 	}
-	got, _ := cliRun("find", ".", "*.go")
+	// search_files matches the path below path, as fsbox find does a
+	// glob anchored with '/' (a pattern without one matches base names).
+	got, _ := cliRun("find", ".", "/**/*.go")
 	var want []string
 	for _, p := range got["paths"].([]any) {
 		want = append(want, filepath.Join(work, p.(string)))
 	}
-	if s := refText("search_files", map[string]any{"path": ".", "pattern": "*.go"}); s != strings.Join(want, "\n") {
-		t.Errorf("search_files *.go says %q, fsbox find %q", s, want)
+	if s := refText("search_files", map[string]any{"path": ".", "pattern": "**/*.go"}); len(want) == 0 || s != strings.Join(want, "\n") {
+		t.Errorf("search_files **/*.go says %q, fsbox find %q", s, want)
 	}
 	if s := refText("read_text_file", map[string]any{"path": ".env"}); !strings.Contains(s, "denied") {
 		t.Errorf("read_text_file .env: %q, want the policy's denial", s)
