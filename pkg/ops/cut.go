@@ -264,6 +264,14 @@ func Cut(ctx context.Context, sb *sandbox.Sandbox, o CutOptions) (CutResult, err
 	}
 	pg := newPager(sb, 0)
 	cut := lineCut(sb, o.Exact)
+	// In the text form a row counts at most its line's bytes and 3 more
+	// (its fields and a byte between each are within the line, which
+	// has at least one byte), so a file of S bytes gives at most 4S+3:
+	// when that cannot reach the budget no row needs measuring, and the
+	// item cap alone can cut. A stream's size is not known, and a regex
+	// may split at no byte at all: their rows are measured.
+	measure := f.Stream() || re != nil || f.Info.Size > (pg.budget-4)/4
+
 	// A page after a cursor re-reads the file and drops the first From.N
 	// rows: a row count is all the cursor holds (no offset to trust or
 	// check, and -s or a CSV record makes rows and lines differ), so the
@@ -286,7 +294,7 @@ func Cut(ctx context.Context, sb *sandbox.Sandbox, o CutOptions) (CutResult, err
 				}
 			}
 			size = jsonFieldsLen(fields)
-		} else {
+		} else if measure {
 			// The text form: the cheap measure of the line (its fields
 			// and a byte between each), which reads none of its bytes.
 			size = int64(len(fields)) + 2
