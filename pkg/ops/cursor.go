@@ -194,13 +194,17 @@ func jsonBytesLen(b []byte) int64 {
 }
 
 // jsonRowLen is the JSON length of a row of fields.
-func jsonRowLen(row []string) int64 {
+func jsonRowLen(row []string) int64 { return jsonListLen(row, jsonStrLen) }
+
+// jsonListLen is the JSON length of a list whose items' lengths itemLen
+// gives: brackets and a comma between each.
+func jsonListLen[T any](items []T, itemLen func(T) int64) int64 {
 	n := int64(2)
-	for i, f := range row {
+	for i, it := range items {
 		if i > 0 {
 			n++
 		}
-		n += jsonStrLen(f)
+		n += itemLen(it)
 	}
 	return n
 }

@@ -203,17 +203,8 @@ type CutResult struct {
 }
 
 // jsonFieldsLen is the JSON length of a row as an item holds it (an
-// array of its fields' text: jsonRowLen of the bytes).
-func jsonFieldsLen(fields [][]byte) int64 {
-	n := int64(2)
-	for i, f := range fields {
-		if i > 0 {
-			n++
-		}
-		n += jsonBytesLen(f)
-	}
-	return n
-}
+// array of its fields' text).
+func jsonFieldsLen(fields [][]byte) int64 { return jsonListLen(fields, jsonBytesLen) }
 
 // Cut selects fields from each line, streaming. A line without the
 // delimiter is one field and is kept whole (GNU cut), unless OnlyDelimited.
