@@ -42,6 +42,7 @@ package mcpserver
 // list fails the test, as does a count under refDiffMinSame.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -52,6 +53,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -479,6 +481,61 @@ func TestReferenceDifferential(t *testing.T) {
 		}
 	}
 	logTreeDiff(t, ref, fsb)
+
+	// The same calls over streamable HTTP (fsbox mcp --http, a copy of
+	// its own): every answer as over stdio, so the count holds there too.
+	web := newDiffSide(t, base, "fsbox-http")
+	url := startHTTPServer(t, fsbox, web)
+	t.Logf("the same calls over HTTP: %s", url)
+	webOut := runDiffClient(t, node, script, web.root, append(web.env(), "FSBOX_MCP_TOKEN="+diffToken), web.args(calls), url)
+	for i, c := range calls {
+		f, w := fsbOut.Calls[i], webOut.Calls[i]
+		if fn, wn := fsb.normalize(c.Name, f, false), web.normalize(c.Name, w, false); f.failed() != w.failed() || fn != wn {
+			t.Errorf("call %d %s: over HTTP %s, over stdio %s", i+1, c.Name, answer(w, wn), answer(f, fn))
+		}
+	}
+}
+
+const diffToken = "refdiff-token-0123456789abcdef"
+
+// startHTTPServer starts fsbox mcp --profile reference --http on a free
+// loopback port over side's directories and returns its URL (the root:
+// the endpoint answers there as at /mcp); the server is stopped when the
+// test ends.
+func startHTTPServer(t *testing.T, fsbox string, side diffSide) string {
+	t.Helper()
+	cmd := exec.Command(fsbox, "mcp", "--profile", "reference", "--http", "127.0.0.1:0", side.d1, side.d2)
+	cmd.Dir, cmd.Env = side.root, append(side.env(), "FSBOX_MCP_TOKEN="+diffToken)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if _, rest, ok := strings.Cut(sc.Text(), "serving streamable HTTP on "); ok {
+				url, _, _ := strings.Cut(rest, " ")
+				found <- url
+				break
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case url := <-found:
+		return url
+	case <-time.After(30 * time.Second):
+		t.Fatal("fsbox mcp --http did not say where it listens within 30 s")
+	}
+	return ""
 }
 
 // buildAllCommands builds every command of the module (fsbox and its

@@ -2,6 +2,8 @@
 // end-to-end test (internal/mcpserver/node_e2e_test.go).
 //
 //   node client.mjs CALLS COMMAND [ARG...]
+//   node client.mjs CALLS http://HOST:PORT/   (a server already listening;
+//                                             FSBOX_MCP_TOKEN is its token)
 //
 // spawns COMMAND ARG... and talks MCP to it over its stdin and stdout
 // (StdioClientTransport): initialize, tools/list, then each tool call in
@@ -25,6 +27,7 @@
 // internal/mcpserver/diff_test.go, sets a clean one: HOME, TZ, XDG_*).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 async function main(argv) {
   if (argv.length < 2) {
@@ -32,12 +35,21 @@ async function main(argv) {
   }
   const calls = JSON.parse(argv[0]);
   const [command, ...args] = argv.slice(1);
-  const params = { command, args, stderr: "inherit" };
-  if (process.env.MCP_CLIENT_INHERIT_ENV === "1") {
-    params.env = { ...process.env };
-    delete params.env.MCP_CLIENT_INHERIT_ENV;
+  let transport;
+  if (/^https?:\/\//.test(command)) {
+    // A server already listening: streamable HTTP, with the bearer token
+    // of FSBOX_MCP_TOKEN.
+    transport = new StreamableHTTPClientTransport(new URL(command), {
+      requestInit: { headers: { Authorization: `Bearer ${process.env.FSBOX_MCP_TOKEN ?? ""}` } },
+    });
+  } else {
+    const params = { command, args, stderr: "inherit" };
+    if (process.env.MCP_CLIENT_INHERIT_ENV === "1") {
+      params.env = { ...process.env };
+      delete params.env.MCP_CLIENT_INHERIT_ENV;
+    }
+    transport = new StdioClientTransport(params);
   }
-  const transport = new StdioClientTransport(params);
   const client = new Client({ name: "fsbox-node-e2e", version: "1.0.0" });
   await client.connect(transport);
   try {
