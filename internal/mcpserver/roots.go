@@ -206,6 +206,13 @@ func (r *rootSet) narrow(roots []*mcp.Root) reach {
 			continue
 		}
 		d := filepath.Clean(filepath.FromSlash(u.Path))
+		// Outside the sandbox on purpose: a client root is configuration,
+		// resolved as Load resolves a policy's roots (canonical, so a
+		// /tmp root meets a /private/tmp policy root). Nothing is opened
+		// or answered about it: the result only narrows, intersected with
+		// the policy's roots below, and a root outside them gives nothing
+		// whether or not it exists, so the client learns nothing it could
+		// not stat through the tools.
 		real, err := filepath.EvalSymlinks(d)
 		if err != nil || !filepath.IsAbs(real) {
 			r.logf("ignoring the client's root %s: %v", d, err)
