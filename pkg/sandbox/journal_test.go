@@ -44,7 +44,7 @@ func TestBatchCrashRecovery(t *testing.T) {
 		}
 		k := r.IntN(crashFiles + 2) // 0: after the plan; 1..20: after k swaps; 21: no crash
 		cmd := exec.Command(os.Args[0], "-test.run=^TestBatchCrashRecovery$")
-		cmd.Env = append(os.Environ(), "FSBOX_CRASH_CHILD=1", "FSBOX_CRASH_WORK="+work, "XDG_STATE_HOME="+state, "FSBOX_CRASH_K="+strconv.Itoa(k))
+		cmd.Env = append(os.Environ(), "FSBOX_CRASH_CHILD=1", "FSBOX_CRASH_WORK="+work, "FSBOX_CRASH_TMP="+t.TempDir(), "XDG_STATE_HOME="+state, "FSBOX_CRASH_K="+strconv.Itoa(k))
 		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); (k <= crashFiles && (!ok || ee.ExitCode() != 3)) || (k > crashFiles && err != nil) {
 			t.Fatalf("seed %d run %d (crash at %d): child: %v\n%s", seed, i, k, err, out)
@@ -85,11 +85,13 @@ func TestBatchCrashRecovery(t *testing.T) {
 }
 
 // crashChild stages the batch and exits, skipping every deferred
-// cleanup, at the point FSBOX_CRASH_K names.
+// cleanup, at the point FSBOX_CRASH_K names. Its scratch directory is
+// the parent's (FSBOX_CRASH_TMP): a t.TempDir of its own would outlive
+// the os.Exit.
 func crashChild(t *testing.T) {
 	work := os.Getenv("FSBOX_CRASH_WORK")
 	k, _ := strconv.Atoi(os.Getenv("FSBOX_CRASH_K"))
-	s, err := New(DefaultPolicy(work), t.TempDir())
+	s, err := New(DefaultPolicy(work), os.Getenv("FSBOX_CRASH_TMP"))
 	if err != nil {
 		t.Fatal(err)
 	}
