@@ -316,7 +316,7 @@ func stampRequestIDs(r *http.Request) error {
 			var id any
 			var whole map[string]json.RawMessage
 			if json.Unmarshal(msg.ID, &id) == nil && json.Unmarshal(body, &whole) == nil {
-				whole["params"] = withRequestID(msg.Params, id)
+				whole["params"], _ = withRequestID(msg.Params, id, "")
 				if b, err := json.Marshal(whole); err == nil {
 					body = b
 				}

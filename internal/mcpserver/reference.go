@@ -151,7 +151,7 @@ func (srv *Server) addReferenceTools() {
 		if !t.media {
 			tool.OutputSchema = textOutput
 		}
-		srv.AddTool(tool, srv.refHandler(t, op))
+		srv.AddTool(tool, withReply(srv.refHandler(t, op)))
 	}
 }
 

@@ -15,10 +15,9 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsbox/fsbox/internal/cli"
@@ -46,7 +45,9 @@ func Serve(ctx context.Context, s *cli.ServeSpec) error {
 	if s.HTTP != "" {
 		return serveHTTP(ctx, srv, s)
 	}
-	t := &idTransport{inner: &mcp.IOTransport{Reader: io.NopCloser(s.Stdin), Writer: nopCloser{s.Stdout}}}
+	batches := new(atomic.Bool)
+	in := &batchWatch{r: s.Stdin, seen: batches}
+	t := &idTransport{inner: &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopCloser{s.Stdout}}, out: s.Stdout, batches: batches}
 	err := srv.Run(ctx, t)
 	if err == io.EOF || ctx.Err() != nil {
 		return nil // the host closed our stdin, or the call was cancelled
@@ -113,7 +114,7 @@ func (srv *Server) addNativeTools() {
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 			Annotations: &mcp.ToolAnnotations{Title: t.Annotations.Title, ReadOnlyHint: t.ReadOnly, DestructiveHint: &destructive,
 				IdempotentHint: t.Idempotent, OpenWorldHint: &openWorld},
-		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		}, withReply(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var raw json.RawMessage
 			if req.Params != nil {
 				raw = req.Params.Arguments
@@ -137,7 +138,7 @@ func (srv *Server) addNativeTools() {
 				}
 				return op.Run(ctx, sb, in)
 			})
-		})
+		}))
 	}
 }
 
@@ -313,98 +314,6 @@ func (srv *Server) audit(req *mcp.CallToolRequest, command string, sb *sandbox.S
 		fmt.Fprintf(srv.spec.Stderr, "fsbox mcp: audit: %v\n", aerr)
 	}
 }
-
-// The SDK does not hand a tool handler the JSON-RPC id of its request, so
-// idTransport copies it into the request's _meta, where the handler finds
-// it for the audit record.
-const idMetaKey = "fsbox/request_id"
-
-func requestIDOf(m mcp.Meta) any {
-	if m == nil {
-		return nil
-	}
-	return m[idMetaKey]
-}
-
-// idTransport also holds back the end of the input until every request
-// read has been answered: a host that writes its calls and closes stdin
-// still gets every reply.
-type idTransport struct{ inner mcp.Transport }
-
-func (t *idTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ic := &idConn{Connection: c, pending: map[jsonrpc.ID]bool{}}
-	ic.cond = sync.NewCond(&ic.mu)
-	return ic, nil
-}
-
-type idConn struct {
-	mcp.Connection
-	mu      sync.Mutex
-	cond    *sync.Cond
-	pending map[jsonrpc.ID]bool // requests read and not yet answered
-}
-
-func (c *idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if err == io.EOF {
-		c.mu.Lock()
-		for len(c.pending) > 0 && ctx.Err() == nil {
-			c.cond.Wait()
-		}
-		c.mu.Unlock()
-		return m, err
-	}
-	r, ok := m.(*jsonrpc.Request)
-	if !ok || err != nil || !r.ID.IsValid() {
-		return m, err
-	}
-	c.mu.Lock()
-	c.pending[r.ID] = true
-	c.mu.Unlock()
-	if r.Method == "tools/call" {
-		r.Params = withRequestID(r.Params, r.ID.Raw())
-	}
-	return m, err
-}
-
-func (c *idConn) Write(ctx context.Context, m jsonrpc.Message) error {
-	err := c.Connection.Write(ctx, m)
-	if r, ok := m.(*jsonrpc.Response); ok {
-		c.mu.Lock()
-		delete(c.pending, r.ID)
-		c.cond.Broadcast()
-		c.mu.Unlock()
-	}
-	return err
-}
-
-// withRequestID returns a tools/call's params with id under _meta's
-// idMetaKey (params that are not an object are left as they are).
-func withRequestID(params json.RawMessage, id any) json.RawMessage {
-	var p map[string]any
-	if json.Unmarshal(params, &p) != nil || p == nil {
-		return params
-	}
-	meta, _ := p["_meta"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	meta[idMetaKey] = id
-	p["_meta"] = meta
-	b, err := json.Marshal(p)
-	if err != nil {
-		return params
-	}
-	return b
-}
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
 
 // logf writes one line to the server's stderr (a host shows it in its
 // server log).
