@@ -45,12 +45,24 @@
 // times processes, reads /proc for load and memory), not a part of
 // fsbox, and sandboxing it would measure the harness instead.
 //
-// The mcp-* rows (mcp.go) time `fsbox mcp` as an MCP server over stdio:
-// its start-up to the initialize reply, per-call round trips of warm tool
-// calls (median and p90) against the reference MCP filesystem server where
-// node and npm are installed (npm installs the server into DATA/mcp-peer
-// on first use; without them, or offline, the peer is reported as
-// skipped), and its resident set idle and after 1,000 mixed calls.
+// The mcp-* rows (mcp.go) time `fsbox mcp` as an MCP server over stdio
+// against the reference MCP filesystem server where node and npm are
+// installed (npm installs the server into DATA/mcp-peer on first use;
+// without them, or offline, the peer is reported as skipped). A session
+// of each is open at once and their starts and calls alternate one for
+// one, so that the ratios hold however the machine's speed drifts. The
+// rows and their targets:
+//
+//	mcp-startup     process start to the initialize reply (under 20 ms)
+//	mcp-stat        per-call round trip of a stat of a 10 KiB file (<= 0.7× the peer's median)
+//	mcp-read-10KiB  of a read of that file whole (<= 0.7×)
+//	mcp-ls          of a listing of 18 entries (<= 0.7×)
+//	mcp-find-go     of a search for **/*.go in 3 Go packages (<= 1.0×)
+//	mcp-edit        of an edit of a 10 KiB file, fsbox journaling it, on disk (<= 1.0×)
+//	mcp-edit-tmpfs  the same with the workdir and the journal on a tmpfs (<= 0.6×): $TMPDIR's,
+//	                else /tmp's or the runtime directory's if one is (not /dev/shm: fsbox refuses /dev)
+//	mcp-rss-idle    fsbox's resident set after initialize (under 30 MiB)
+//	mcp-rss-1000    and after 1,000 mixed calls (under 60 MiB)
 //
 // The grep-pages-* rows (pages.go) page a grep of 100,000 matches by a
 // 64 KiB max_result_bytes with --cursor: the 100th page against the
@@ -675,11 +687,8 @@ func main() {
 			fmt.Printf("%-16s fsbox %s\n%-16s vs %s\n", c.name, showArgv(c.fsbox), "", rivalText(c.rival))
 		}
 		for _, n := range mcpRowNames {
-			peer := fmt.Sprintf("node DATA/%s/node_modules/%s/dist/index.js DATA/%s (%s@%s, installed by npm on first use)", dirMCPPeer, mcpPeerPkg, dirMCP, mcpPeerPkg, mcpPeerVer)
-			if strings.HasPrefix(n, "mcp-rss-") {
-				peer = rivalText(nil)
-			}
-			fmt.Printf("%-16s fsbox mcp DATA/%s (MCP over stdio)\n%-16s vs %s\n", n, dirMCP, "", peer)
+			fsboxCmd, peer := mcpListing(n)
+			fmt.Printf("%-16s %s\n%-16s vs %s\n", n, fsboxCmd, "", peer)
 		}
 		for _, n := range pagesRowNames {
 			fmt.Printf("%-16s fsbox grep -n %s %s, paged by max_result_bytes = %d (pages.go)\n", n, pagesNeedle, dirPages, pagesBudget)
