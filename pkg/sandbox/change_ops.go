@@ -172,24 +172,29 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 		if err != nil {
 			return ReplaceResult{}, ioErr(w.Path, err)
 		}
+		kept := func() error { return nil }
 		if adopt {
 			// The new file has the name; the old one waits at tmp.
 			j := w.s.jn.cur
-			n, aerr := j.adopt(w, tmp, before.SHA256, before.Size)
+			n, objsSynced, aerr := j.adopt(w, tmp, before.SHA256, before.Size)
 			if aerr != nil {
 				w.dir.Remove(tmp)
 				done = true
 				return ReplaceResult{Bytes: int64(n), SHA256: sum}, Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot keep the prior content: %v", j.dir, aerr)
 			}
-			stored = n
+			stored, kept = n, objsSynced
 		}
 		done = true
 		w.s.trail.bytesWritten.Add(n)
-		// The directory's sync and the journal's record (its own sync) run
-		// side by side; the call returns when both are done.
+		// The directory's sync, the journal's objects directory's sync and
+		// the journal's record (its own sync) run side by side; the call
+		// returns when all are done.
 		synced := make(chan error, 1)
 		go func() { synced <- w.dirF.Sync() }()
 		id, rerr := w.s.record([]PathChange{{Path: w.Rel(), Before: before, After: stateOf(tfi, sum)}}, stored, "")
+		if err := kept(); err != nil && rerr == nil {
+			rerr = Errorf(CodeIO, w.s.jn.cur.dir, "the change was made, but the journal %s cannot keep the prior content: %v", w.s.jn.cur.dir, err)
+		}
 		if err := <-synced; err != nil {
 			return ReplaceResult{}, ioErr(w.Path, err)
 		}

@@ -411,6 +411,7 @@ func (s *Sandbox) parseID(id string) (*journal, int, bool) {
 // paths relative to the workdir below it and absolute elsewhere.
 func (s *Sandbox) shown(c Change) Change {
 	j := c.j
+	c.Held = nil
 	c.ID = j.tag + c.ID
 	if c.Undoes != "" {
 		c.Undoes = j.tag + c.Undoes

@@ -42,6 +42,11 @@ type Change struct {
 	// would not fit in max_bytes: it is recorded without them (no name,
 	// no hash), so that the bound holds.
 	Omitted int `json:"omitted,omitempty"`
+	// Held is what the records before this one hold (cost): with the
+	// newest record's own cost, the journal's total, read from the list's
+	// end when the next change is recorded. Not shown; nil in records
+	// written before it was kept.
+	Held *int64 `json:"held,omitempty"`
 
 	j    *journal // the journal it was read from
 	seq  int      // its id in that journal
@@ -144,29 +149,32 @@ func (w *WriteTarget) hashAhead() chan hashed {
 // adopt moves the old file an exchange left at tmp (in w's directory)
 // into the journal as objects/sum, or drops it when that content is kept
 // already; across filesystems it copies, then drops. It returns the bytes
-// newly stored.
-func (j *journal) adopt(w *WriteTarget, tmp, sum string, size int64) (int64, error) {
+// newly stored, and synced, which waits for the objects directory's
+// fsync: that runs while the caller syncs its own directory and records
+// the change (concurrent fsyncs on one filesystem share a commit).
+func (j *journal) adopt(w *WriteTarget, tmp, sum string, size int64) (n int64, synced func() error, err error) {
+	done := func() error { return nil }
 	name := path.Join("objects", sum)
 	if _, err := j.r.Lstat(name); err == nil {
-		return 0, w.dir.Remove(tmp)
+		return 0, done, w.dir.Remove(tmp)
 	}
 	if !j.fits(size) {
 		j.unkept = true
-		return 0, w.dir.Remove(tmp)
+		return 0, done, w.dir.Remove(tmp)
 	}
 	if err := j.r.MkdirAll("objects", 0o700); err != nil {
-		return 0, err
+		return 0, done, err
 	}
 	objs, err := j.r.Open("objects")
 	if err != nil {
-		return 0, err
+		return 0, done, err
 	}
-	defer objs.Close()
 	if err := renameInto(w, tmp, objs, sum); err != nil {
+		defer objs.Close()
 		// Another filesystem (or no cross-directory rename): copy.
 		f, oerr := openNoFollow(w, tmp, openReadFlags, 0)
 		if oerr != nil {
-			return 0, oerr
+			return 0, done, oerr
 		}
 		got, n, serr := j.saveObject(f, size)
 		f.Close()
@@ -174,9 +182,14 @@ func (j *journal) adopt(w *WriteTarget, tmp, sum string, size int64) (int64, err
 			serr = fmt.Errorf("the old file changed while it was kept")
 		}
 		w.dir.Remove(tmp)
-		return n, serr
+		return n, done, serr
 	}
-	return size, objs.Sync()
+	ch := make(chan error, 1)
+	go func() {
+		ch <- objs.Sync()
+		objs.Close()
+	}()
+	return size, func() error { return <-ch }, nil
 }
 
 // saveObject keeps the n bytes of f from offset 0 as objects/SHA256
@@ -362,14 +375,24 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 	if j == nil || s.quiet || len(c.Paths)+len(c.Moved) == 0 {
 		return "", nil
 	}
-	next, total, err := j.counters()
+	f, err := j.r.OpenFile(changesFile, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return "", Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
+	}
+	// The id and the total come from the newest record (under the
+	// change's lock): a crash before this record lands leaves no record
+	// with its id, so the id is free again.
+	next, total, err := j.tally(f, fi.Size())
 	if err != nil {
 		return "", err
 	}
-	// The id is taken before the record is written: a crash between the
-	// two leaves a gap in the ids, never an id used twice.
-	j.setCounters(next+1, total)
-	rec := Change{ID: strconv.Itoa(next), Time: timeNow().UTC().Format(time.RFC3339Nano), Command: s.command(), Paths: []PathChange{}, Moved: c.Moved,
+	held := total
+	rec := Change{Held: &held, ID: strconv.Itoa(next), Time: timeNow().UTC().Format(time.RFC3339Nano), Command: s.command(), Paths: []PathChange{}, Moved: c.Moved,
 		MovesFirst: c.MovesFirst, Bytes: c.Bytes, Kept: !j.unkept}
 	if c.Undoes != "" {
 		if uj, seq, ok := s.parseID(c.Undoes); ok && uj == j {
@@ -413,14 +436,10 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 		}
 	}
 	rec.size = int64(len(line)) + 1
-	f, err := j.r.OpenFile(changesFile, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return "", Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
-	}
 	// A line torn by a crash mid-append is ended first, so it does not
 	// swallow this one.
 	var last [1]byte
-	if fi, serr := f.Stat(); serr == nil && fi.Size() > 0 {
+	if fi.Size() > 0 {
 		if _, rerr := f.ReadAt(last[:], fi.Size()-1); rerr == nil && last[0] != '\n' {
 			line = append([]byte{'\n'}, line...)
 		}
@@ -429,18 +448,14 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 	if err == nil {
 		err = f.Sync()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
 		return "", Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
 	}
 	if total = satAdd(total, rec.cost(rec.size)); total > budget {
 		if changes, err := j.all(); err == nil {
-			total = j.evict(changes, budget)
+			j.evict(changes, budget)
 		}
 	}
-	j.setCounters(next+1, total)
 	return j.tag + rec.ID, nil
 }
 
@@ -522,20 +537,42 @@ func (j *journal) dropObjects(c Change) {
 }
 
 // counters is the next change id and the bytes the recorded changes
-// hold (cost), from the journal's small counter file (rebuilt from the
-// change list when missing), so recording a change does not read the
-// history.
+// hold (cost): tally over the change list.
 func (j *journal) counters() (next int, total int64, err error) {
-	if b, err := j.r.ReadFile(countersFile); err == nil {
-		if _, err := fmt.Sscanf(string(b), "%d %d", &next, &total); err == nil && next > 0 {
-			return next, total, nil
+	f, err := j.r.Open(changesFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return j.tally(nil, 0)
+	}
+	if err != nil {
+		return 0, 0, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+	}
+	return j.tally(f, fi.Size())
+}
+
+// tally is the next change id and the bytes the recorded changes hold,
+// given the change list open (f; nil: none yet) and its size. The newest
+// record gives both, read from the list's end: its id, and what it and
+// the records before it hold (Held). Recording a change thus writes no
+// counter beside its record. The counter file only keeps ids rising past
+// a purge that dropped the newest changes (idFloor). A list whose end is
+// torn, or whose newest record is from before Held, is read whole.
+func (j *journal) tally(f *os.File, size int64) (next int, total int64, err error) {
+	floor := j.idFloor()
+	if f != nil && size > 0 {
+		if c, ok := j.newest(f, size); ok && c.Held != nil {
+			return max(floor, c.seq+1), satAdd(*c.Held, c.cost(c.size)), nil
 		}
 	}
 	changes, err := j.all()
 	if err != nil {
 		return 0, 0, err
 	}
-	next = 1
+	next = floor
 	for _, c := range changes {
 		if c.seq >= next {
 			next = c.seq + 1
@@ -543,6 +580,38 @@ func (j *journal) counters() (next int, total int64, err error) {
 		total = satAdd(total, c.cost(c.size))
 	}
 	return next, total, nil
+}
+
+// newest is the list's last record, read back from its end (false: the
+// list does not end with a whole record).
+func (j *journal) newest(f *os.File, size int64) (Change, bool) {
+	for block := int64(4096); ; block *= 8 {
+		n := min(block, size)
+		b := make([]byte, n)
+		if _, err := f.ReadAt(b, size-n); err != nil || b[n-1] != '\n' {
+			return Change{}, false
+		}
+		i := bytes.LastIndexByte(b[:n-1], '\n')
+		if i < 0 && n < size {
+			continue // a record longer than the block
+		}
+		return j.decode(b[i+1 : n-1])
+	}
+}
+
+// idFloor is the lowest id the next change may take, from the counter
+// file (1 without one).
+func (j *journal) idFloor() int {
+	b, err := j.r.ReadFile(countersFile)
+	if err != nil {
+		return 1
+	}
+	var next int
+	var total int64
+	if _, err := fmt.Sscanf(string(b), "%d %d", &next, &total); err != nil || next < 1 {
+		return 1
+	}
+	return next
 }
 
 // setCounters writes the counter file (atomically; losing it only costs
@@ -585,9 +654,14 @@ func (j *journal) evict(changes []Change, budget int64) int64 {
 func (j *journal) rewrite(keep []Change) {
 	var b bytes.Buffer
 	used := map[string]bool{}
+	var held int64
 	for _, c := range keep {
-		b.Write(c.line())
+		h := held
+		c.Held = &h // what the records now before it hold
+		line := c.line()
+		b.Write(line)
 		b.WriteByte('\n')
+		held = satAdd(held, c.cost(int64(len(line))+1))
 		for _, p := range c.Paths {
 			if p.Before != nil && c.Kept {
 				used[p.Before.SHA256] = true
@@ -655,10 +729,11 @@ func (s *Sandbox) purge(act bool) (removed, kept int, err error) {
 		if !act {
 			continue
 		}
+		next, _, err := j.counters()
 		if len(keep) < len(changes) {
 			j.rewrite(keep)
 		}
-		if next, _, err := j.counters(); err == nil {
+		if err == nil {
 			j.setCounters(next, total) // ids go on rising: an old id never names a new change
 		}
 	}
