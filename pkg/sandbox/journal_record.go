@@ -46,7 +46,7 @@ type Change struct {
 	// newest record's own cost, the journal's total, read from the list's
 	// end when the next change is recorded. Not shown; nil in records
 	// written before it was kept.
-	Held *int64 `json:"held,omitempty"`
+	Held *int64 `json:"held,omitempty" schema:"-"`
 
 	j    *journal // the journal it was read from
 	seq  int      // its id in that journal

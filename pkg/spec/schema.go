@@ -241,7 +241,8 @@ func addFields(s *Schema, t reflect.Type, depth int) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
-		if tag == "-" || (!f.IsExported() && !f.Anonymous) {
+		// schema:"-": a field a value stores but no output shows.
+		if tag == "-" || f.Tag.Get("schema") == "-" || (!f.IsExported() && !f.Anonymous) {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
