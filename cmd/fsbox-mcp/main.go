@@ -30,5 +30,5 @@ func main() {
 		// makes fsbox-mcp the mcp command.
 		args = append([]string{"fsbox-mcp"}, args[min(1, len(args)):]...)
 	}
-	os.Exit(cli.MainMCP(args, os.Stdin, os.Stdout, os.Stderr, mcpserver.Serve))
+	os.Exit(cli.MainMCP(args, os.Stdin, os.Stdout, os.Stderr, cli.Extras{Serve: mcpserver.Serve}))
 }

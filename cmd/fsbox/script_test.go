@@ -36,6 +36,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/jq"
 	"github.com/fsbox/fsbox/internal/mcpserver"
 )
 
@@ -58,9 +59,9 @@ func TestMain(m *testing.M) {
 			}
 		}
 		// The scripts run fsbox with the MCP server built in, as
-		// fsbox-mcp has it; TestLeanExecsMCP checks that fsbox hands
-		// `fsbox mcp` over to fsbox-mcp.
-		os.Exit(cli.MainMCP(os.Args, stdin, os.Stdout, os.Stderr, mcpserver.Serve))
+		// fsbox-mcp has it, and --jq, as fsbox has it; TestLeanExecsMCP
+		// checks that fsbox hands `fsbox mcp` over to fsbox-mcp.
+		os.Exit(cli.MainMCP(os.Args, stdin, os.Stdout, os.Stderr, cli.Extras{Serve: mcpserver.Serve, JQ: jq.Compile}))
 	}
 	cmds := map[string]func(){"fsbox": run}
 	for _, name := range cli.CommandNames() {

@@ -196,7 +196,7 @@ func (st *state) before(c *ucli.Context) (err error) {
 	}
 	st.cursor = c.String("cursor")
 	st.policy, st.policyErr = st.loadPolicy(c.String("config"), c.IsSet("config"))
-	if st.shape, err = parseShape(c.String("fields"), c.String("jq")); err != nil {
+	if st.shape, err = parseShape(c.String("fields"), c.String("jq"), st.c.Extras.JQ); err != nil {
 		return err
 	}
 	if st.shape != nil && st.shape.jq != nil && st.format != formatJSON {
@@ -708,19 +708,26 @@ func (o *outWatch) Write(b []byte) (int, error) {
 // (SIGPIPE ignored, so a write to a closed pipe fails with EPIPE instead
 // of killing the process before the audit record is written; a GC tuned
 // for a short-lived process; Landlock once the sandbox is open), then runs
-// the call.
+// the call. It links no --jq (MainWith does).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return MainWith(args, stdin, stdout, stderr, Extras{})
+}
+
+// MainWith is Main with x: what only the calling binary links (fsbox:
+// --jq's compiler).
+func MainWith(args []string, stdin io.Reader, stdout, stderr io.Writer, x Extras) int {
 	debug.SetGCPercent(400)
 	signal.Ignore(syscall.SIGPIPE)
-	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, ExecMCP: true})
+	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, ExecMCP: true, Extras: x})
 }
 
 // MainMCP is Main for fsbox-mcp, the binary with the MCP server
-// (cmd/fsbox-mcp), given as serve. It may serve for long: its GC keeps
+// (cmd/fsbox-mcp), given in x (its Serve; no JQ: --jq is refused). It
+// may serve for long: its GC keeps
 // the default pace.
-func MainMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, serve Serve) int {
+func MainMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, x Extras) int {
 	signal.Ignore(syscall.SIGPIPE)
-	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, Extras: Extras{Serve: serve}})
+	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, Extras: x})
 }
 
 // Run runs one fsbox call and returns its exit code. It is reentrant: it

@@ -31,7 +31,15 @@ type Serve func(ctx context.Context, s *ServeSpec) error
 // each start costs less than the second process start a companion took.)
 type Extras struct {
 	Serve Serve // fsbox mcp
+	// JQ compiles --jq's program (internal/jq, gojq): linked into fsbox
+	// only, so fsbox-mcp does not pay gojq's start-up; without it --jq
+	// is refused.
+	JQ JQCompiler
 }
+
+// JQCompiler compiles a jq program; its outputs for an input come one at
+// a time from Next, an error being an output too.
+type JQCompiler func(program string) (func(input any) interface{ Next() (any, bool) }, error)
 
 // MCPBinary is the name of the MCP server's binary, beside fsbox.
 const MCPBinary = companion.MCP

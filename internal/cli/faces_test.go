@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/internal/jq"
 	"github.com/fsbox/fsbox/internal/toyop"
 
 	"github.com/fsbox/fsbox/pkg/ops"
@@ -51,7 +52,7 @@ func (fx fixture) run(reg *spec.Registry, args ...string) (stdout, stderr string
 	var out, errb bytes.Buffer
 	env := map[string]string{"FSBOX_CONFIG": fx.policy, "XDG_STATE_HOME": fx.state}
 	code = Run(context.Background(), Call{Args: append([]string{"fsbox"}, args...), Stdout: &out, Stderr: &errb,
-		Ops: reg, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		Ops: reg, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Extras: Extras{JQ: jq.Compile}})
 	return out.String(), errb.String(), code
 }
 

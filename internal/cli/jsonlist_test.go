@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/internal/jq"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -272,7 +273,7 @@ func TestJSONStreamWithJQCollects(t *testing.T) {
 	var out, errb bytes.Buffer
 	env := map[string]string{"FSBOX_CONFIG": fx.policy, "XDG_STATE_HOME": fx.state}
 	code := Run(context.Background(), Call{Args: []string{"fsbox", "held", "--jq", ".lines | length"}, Stdout: &out, Stderr: &errb,
-		Ops: ops.Registry.With(heldOp(3, nil, nil)), Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		Ops: ops.Registry.With(heldOp(3, nil, nil)), Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Extras: Extras{JQ: jq.Compile}})
 	if code != 0 || out.String() != "3\n" {
 		t.Errorf("--jq: exit %d %q %s", code, out.String(), errb.String())
 	}

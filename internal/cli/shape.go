@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fsbox/fsbox/internal/jq"
+	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
@@ -27,7 +27,7 @@ type JQOutputs = interface{ Next() (any, bool) }
 // parseShape compiles --fields and --jq (internal/jq, on gojq, linked
 // into every binary: --jq runs in the call's own process); a bad jq
 // program is usage.
-func parseShape(fields, program string) (*shape, error) {
+func parseShape(fields, program string, compile JQCompiler) (*shape, error) {
 	if fields == "" && program == "" {
 		return nil, nil
 	}
@@ -41,7 +41,10 @@ func parseShape(fields, program string) (*shape, error) {
 		}
 	}
 	if program != "" {
-		run, err := jq.Compile(program)
+		if compile == nil {
+			return nil, sandbox.Errorf(sandbox.CodeConfig, "", "--jq is not built into this program (it is %s): run fsbox", MCPBinary)
+		}
+		run, err := compile(program)
 		if err != nil {
 			return nil, usageErr("--jq: %v", err)
 		}

@@ -64,6 +64,7 @@ type Server struct {
 	// sessionEnded, when set (HTTP), hears the id of each session that
 	// ended.
 	sessionEnded func(id string)
+	ready        chan struct{} // closed once every tool is added
 }
 
 // New builds the server for s: one tool per operation the policy enables
@@ -89,11 +90,31 @@ func New(s *cli.ServeSpec) *Server {
 		},
 		RootsListChangedHandler: func(ctx context.Context, r *mcp.RootsListChangedRequest) { srv.roots.changed(r.Session) },
 	})
-	if s.Profile == "reference" {
-		srv.addReferenceTools()
-	} else {
-		srv.addNativeTools()
-	}
+	// The tools are built while the client's handshake runs (their
+	// schemas cost most of a start); tools/list and tools/call wait for
+	// them. The list is complete before any client sees it, so it never
+	// changes in a session.
+	srv.ready = make(chan struct{})
+	go func() {
+		defer close(srv.ready)
+		if s.Profile == "reference" {
+			srv.addReferenceTools()
+		} else {
+			srv.addNativeTools()
+		}
+	}()
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if strings.HasPrefix(method, "tools/") {
+				select {
+				case <-srv.ready:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
 	return srv
 }
 
