@@ -453,9 +453,10 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 	}
 	if total = satAdd(total, rec.cost(rec.size)); total > budget {
 		if changes, err := j.all(); err == nil {
-			j.evict(changes, budget)
+			total = j.evict(changes, budget)
 		}
 	}
+	j.keepCounters(next+1, total)
 	return j.tag + rec.ID, nil
 }
 
@@ -558,14 +559,19 @@ func (j *journal) counters() (next int, total int64, err error) {
 // given the change list open (f; nil: none yet) and its size. The newest
 // record gives both, read from the list's end: its id, and what it and
 // the records before it hold (Held). Recording a change thus writes no
-// counter beside its record. The counter file only keeps ids rising past
-// a purge that dropped the newest changes (idFloor). A list whose end is
-// torn, or whose newest record is from before Held, is read whole.
+// counter beside its record. The counter file, where there is one, is a
+// floor for ids (purge writes it, so ids rise past dropped changes) and
+// the total of a newest record from before Held (an earlier fsbox, which
+// writes it after every record, and reads it first: keepCounters). A
+// list whose end is torn, or from before Held without a counter file, is
+// read whole.
 func (j *journal) tally(f *os.File, size int64) (next int, total int64, err error) {
-	floor := j.idFloor()
+	floor, fileTotal, present := j.counterFile()
 	if f != nil && size > 0 {
 		if c, ok := j.newest(f, size); ok && c.Held != nil {
 			return max(floor, c.seq+1), satAdd(*c.Held, c.cost(c.size)), nil
+		} else if ok && present {
+			return max(floor, c.seq+1), fileTotal, nil
 		}
 	}
 	changes, err := j.all()
@@ -599,19 +605,25 @@ func (j *journal) newest(f *os.File, size int64) (Change, bool) {
 	}
 }
 
-// idFloor is the lowest id the next change may take, from the counter
-// file (1 without one).
-func (j *journal) idFloor() int {
+// counterFile is the counter file's next id (1 without one) and total,
+// and whether there is a valid one.
+func (j *journal) counterFile() (next int, total int64, ok bool) {
 	b, err := j.r.ReadFile(countersFile)
 	if err != nil {
-		return 1
+		return 1, 0, false
 	}
-	var next int
-	var total int64
 	if _, err := fmt.Sscanf(string(b), "%d %d", &next, &total); err != nil || next < 1 {
-		return 1
+		return 1, 0, false
 	}
-	return next
+	return next, total, true
+}
+
+// keepCounters keeps a counter file that exists true after a record: an
+// earlier fsbox sharing the journal takes its next id from it.
+func (j *journal) keepCounters(next int, total int64) {
+	if _, _, ok := j.counterFile(); ok {
+		j.setCounters(next, total)
+	}
 }
 
 // setCounters writes the counter file (atomically; losing it only costs

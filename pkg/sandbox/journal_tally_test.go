@@ -109,8 +109,30 @@ func TestJournalTally(t *testing.T) {
 	if removed, _, err := s.PurgeJournal(); err != nil || removed == 0 {
 		t.Fatalf("purge: %d removed, %v", removed, err)
 	}
-	if got := fx.write(s, "k.txt", "k"); mustAtoi(t, got) <= mustAtoi(t, id) {
+	got := fx.write(s, "k.txt", "k")
+	if mustAtoi(t, got) <= mustAtoi(t, id) {
 		t.Errorf("after purging change %s, the next change is %s", id, got)
+	}
+
+	// An earlier fsbox sharing the journal: it takes its next id from the
+	// counter file, which is kept true after each record while it exists,
+	// and its records (without held) are followed by the file's total.
+	if n, _, ok := j().counterFile(); !ok || n != mustAtoi(t, got)+1 {
+		t.Errorf("the counter file after change %s: next %d (%v)", got, n, ok)
+	}
+	seq := mustAtoi(t, got) + 1
+	f, err = os.OpenFile(list, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, `{"change_id":"%d","time":"2026-01-01T00:00:00Z","command":"write","paths":[],"bytes":0,"kept":true}`+"\n", seq)
+	f.Close()
+	j().setCounters(seq+1, 12345)
+	if next, total, err := j().counters(); err != nil || next != seq+1 || total != 12345 {
+		t.Errorf("after an earlier fsbox's record: %d %d (%v), want %d 12345", next, total, err, seq+1)
+	}
+	if got := fx.write(s, "m.txt", "m"); mustAtoi(t, got) != seq+1 {
+		t.Errorf("after an earlier fsbox's change %d, the next change is %s", seq, got)
 	}
 }
 
