@@ -20,7 +20,7 @@ var exitClasses = []struct {
 	{2, []sandbox.Code{sandbox.CodeUsage}, "a malformed command line"},
 	{3, []sandbox.Code{sandbox.CodeDenied}, "the policy refused"},
 	{4, []sandbox.Code{sandbox.CodeNotFound, sandbox.CodeNotAFile, sandbox.CodeNotADir}, "the path is missing or of the wrong type"},
-	{5, []sandbox.Code{sandbox.CodeConflict, sandbox.CodeExists, sandbox.CodeTextNotFound, sandbox.CodeAmbiguous}, "the content is not what the call expected"},
+	{5, []sandbox.Code{sandbox.CodeConflict, sandbox.CodeExists, sandbox.CodeTextNotFound, sandbox.CodeAmbiguous, sandbox.CodePreconditionRequired}, "the content is not what the call expected"},
 	{6, []sandbox.Code{sandbox.CodeTooLarge, sandbox.CodeBinary}, "over a limit, or binary"},
 	{7, []sandbox.Code{sandbox.CodeIO}, "an I/O error, or a cancelled call"},
 	{8, []sandbox.Code{sandbox.CodeConfig}, "a bad policy"},

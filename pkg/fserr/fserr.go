@@ -25,11 +25,15 @@ const (
 	CodeExists       Code = "exists"
 	CodeTextNotFound Code = "text_not_found"
 	CodeAmbiguous    Code = "ambiguous"
-	CodeTooLarge     Code = "too_large"
-	CodeBinary       Code = "binary"
-	CodeIO           Code = "io"
-	CodeConfig       Code = "config"
-	CodeNoMatch      Code = "no_match"
+	// CodePreconditionRequired: the policy requires every change to name
+	// what it replaces ([write] require_precondition), and this one did
+	// not (exit class 5, with conflict).
+	CodePreconditionRequired Code = "precondition_required"
+	CodeTooLarge             Code = "too_large"
+	CodeBinary               Code = "binary"
+	CodeIO                   Code = "io"
+	CodeConfig               Code = "config"
+	CodeNoMatch              Code = "no_match"
 	// CodeTruncated: a policy limit cut a list result, whose part before
 	// the cut was printed.
 	CodeTruncated Code = "truncated"

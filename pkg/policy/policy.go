@@ -35,6 +35,12 @@ type Policy struct {
 	// workdir is; disjoint from each other and from the workdir.
 	WriteRoots []string `toml:"write_roots" json:"write_roots"`
 	ReadRoots  []string `toml:"read_roots" json:"read_roots"`
+	// Preset names a set of defaults for the keys the file leaves out:
+	// "" (none) or "agent".
+	Preset string `toml:"preset" json:"preset"`
+	// DefaultsOff switches named built-in rule sets off ("agent_config",
+	// "secrets").
+	DefaultsOff []string `toml:"defaults_off" json:"defaults_off"`
 	// Commands switches operations on and off by name; an operation the
 	// table leaves out keeps its default (package ops knows the names
 	// and defaults, and refuses a name it does not know).
@@ -44,6 +50,7 @@ type Policy struct {
 	// it means the same as paths.deny_hardlinks.
 	DenyHardlinks bool          `toml:"deny_hardlinks" json:"-"`
 	Limits        Limits        `toml:"limits" json:"limits"`
+	Write         Write         `toml:"write" json:"write"`
 	Sandbox       SandboxPolicy `toml:"sandbox" json:"sandbox"`
 	Audit         Audit         `toml:"audit" json:"audit"`
 	Journal       Journal       `toml:"journal" json:"journal"`
@@ -56,6 +63,14 @@ type Policy struct {
 	// CwdWorkdir: the workdir is the current directory because the
 	// discovered user config left workdir out (fsbox mcp never serves it).
 	CwdWorkdir bool `toml:"-" json:"-"`
+}
+
+// Write holds [write].
+type Write struct {
+	// RequirePrecondition: every change names what it replaces (the
+	// sha256 of the file it replaces or removes, or that the file is
+	// absent); a change without it is precondition_required.
+	RequirePrecondition bool `toml:"require_precondition" json:"require_precondition"`
 }
 
 // Paths holds the path rules of [paths].

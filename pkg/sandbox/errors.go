@@ -22,13 +22,16 @@ const (
 	CodeExists       = fserr.CodeExists
 	CodeTextNotFound = fserr.CodeTextNotFound
 	CodeAmbiguous    = fserr.CodeAmbiguous
-	CodeTooLarge     = fserr.CodeTooLarge
-	CodeBinary       = fserr.CodeBinary
-	CodeIO           = fserr.CodeIO
-	CodeConfig       = fserr.CodeConfig
-	CodeNoMatch      = fserr.CodeNoMatch
-	CodeTruncated    = fserr.CodeTruncated
-	CodeTimeout      = fserr.CodeTimeout
+	// CodePreconditionRequired: a change without the precondition the
+	// policy requires.
+	CodePreconditionRequired = fserr.CodePreconditionRequired
+	CodeTooLarge             = fserr.CodeTooLarge
+	CodeBinary               = fserr.CodeBinary
+	CodeIO                   = fserr.CodeIO
+	CodeConfig               = fserr.CodeConfig
+	CodeNoMatch              = fserr.CodeNoMatch
+	CodeTruncated            = fserr.CodeTruncated
+	CodeTimeout              = fserr.CodeTimeout
 
 	RuleRoot        = fserr.RuleRoot
 	RuleCommand     = fserr.RuleCommand
