@@ -220,10 +220,13 @@ func (c *idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 	}
 	c.mu.Lock()
-	if old, dup := c.pending[r.ID]; dup {
-		takeReply(old) // an id used twice: the SDK answers the second
+	if _, dup := c.pending[r.ID]; dup {
+		// An id already in flight: the SDK refuses this request (with no
+		// id), and the first keeps its slot.
+		takeReply(tok)
+	} else {
+		c.pending[r.ID] = tok
 	}
-	c.pending[r.ID] = tok
 	c.mu.Unlock()
 	return m, err
 }

@@ -357,3 +357,54 @@ func TestRepliesByteEqual(t *testing.T) {
 		}
 	}
 }
+
+// queueConn is a Connection that reads the messages it is given.
+type queueConn struct {
+	recConn
+	msgs []jsonrpc.Message
+}
+
+func (c *queueConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if len(c.msgs) == 0 {
+		return nil, io.EOF
+	}
+	m := c.msgs[0]
+	c.msgs = c.msgs[1:]
+	return m, nil
+}
+
+// TestReplyDuplicateID: a request whose id is already in flight (which
+// the SDK refuses) takes no slot, and the first keeps its own.
+func TestReplyDuplicateID(t *testing.T) {
+	id, _ := jsonrpc.MakeID(float64(5))
+	call := func() *jsonrpc.Request {
+		return &jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(`{"name":"x","arguments":{}}`)}
+	}
+	first, second := call(), call()
+	inner := &queueConn{msgs: []jsonrpc.Message{first, second}}
+	c := &idConn{Connection: inner, batches: new(atomic.Bool), pending: map[jsonrpc.ID]string{}}
+	c.cond = sync.NewCond(&c.mu)
+	tokOf := func(r *jsonrpc.Request) string {
+		var p struct {
+			Meta map[string]any `json:"_meta"`
+		}
+		if err := json.Unmarshal(r.Params, &p); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := p.Meta[replyKey].(string)
+		return s
+	}
+	for range 2 {
+		if _, err := c.Read(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t1, t2 := tokOf(first), tokOf(second)
+	if t1 == "" || c.pending[id] != t1 {
+		t.Errorf("the first request's slot %q, pending %q", t1, c.pending[id])
+	}
+	if _, live := replySlots.Load(t2); live {
+		t.Error("the duplicate's slot is live")
+	}
+	takeReply(t1)
+}
