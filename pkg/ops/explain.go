@@ -187,6 +187,9 @@ func (d Decision) refuse(err error) Decision {
 	if e.Rule == "" {
 		d.Rule = string(e.Code)
 	}
+	if e.Set != "" {
+		d.Rule = "default:" + e.Set // a built-in rule set's glob decided
+	}
 	return d
 }
 
