@@ -315,6 +315,9 @@ func loadFile(file string, env Env, user bool) (*Policy, error) {
 	// The preset fills what the file leaves out, after the defaults of
 	// its kind (user or host), which it overrides.
 	p.ApplyPreset(md.IsDefined)
+	if md.IsDefined("write", "require_precondition") {
+		p.PreconditionLine = keyLine(string(data), toml.Key{"write", "require_precondition"})
+	}
 	if p.Workdir, err = ExpandRoot(p.Workdir, env.Home, env.Getenv); err != nil {
 		return nil, cfgErr("%sworkdir: %v", atLine("workdir"), err)
 	}

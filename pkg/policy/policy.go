@@ -67,6 +67,9 @@ type Policy struct {
 	// preset filled it (the file left it out), not because the file set it:
 	// the reference MCP profile drops it (ForReferenceProfile).
 	PreconditionByPreset bool `toml:"-" json:"-"`
+	// PreconditionLine is the line of the file that sets [write]
+	// require_precondition (0: none), for the reference profile's refusal.
+	PreconditionLine int `toml:"-" json:"-"`
 }
 
 // Write holds [write].

@@ -188,7 +188,11 @@ func ForReferenceProfile(p *Policy) (*Policy, error) {
 		return p, nil
 	}
 	if !p.PreconditionByPreset {
-		return nil, fmt.Errorf("[write] require_precondition = true, and the reference profile never requires preconditions (its tools have no way to name what a change replaces): serve this policy with the native profile")
+		at := ""
+		if p.PreconditionLine > 0 {
+			at = fmt.Sprintf("line %d: ", p.PreconditionLine)
+		}
+		return nil, fmt.Errorf("%s[write] require_precondition = true, and the reference profile never requires preconditions (its tools have no way to name what a change replaces): serve this policy with the native profile", at)
 	}
 	q := *p
 	q.Write.RequirePrecondition, q.PreconditionByPreset = false, false
