@@ -168,3 +168,42 @@ func TestRuleSetPathsFirst(t *testing.T) {
 	_, err = s.CheckWrite(".claude/x")
 	checkSet(t, "write .claude/x", err, RuleWriteDeny, "agent_config")
 }
+
+// rm -r of a directory holding a protected one removes nothing; a
+// secret below a read root that holds the workdir is denied relative to
+// either root.
+func TestRuleSetTreesAndRoots(t *testing.T) {
+	work := ruleSetTree(t)
+	s := ruleSetSandbox(t, work, nil)
+	w, err := s.OpenEntry("proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Remove(w, true)
+	w.Close()
+	checkSet(t, "rm -r proj", err, RuleWriteDeny, "agent_config")
+	if _, err := os.Stat(filepath.Join(work, "proj", ".claude", "agents", "a.md")); err != nil {
+		t.Fatalf("rm -r proj removed something: %v", err)
+	}
+
+	outer := filepath.Dir(work)
+	inner := filepath.Join(work, "proj")
+	mustWrite(t, filepath.Join(outer, ".env"), "x")
+	p := DefaultPolicy(inner)
+	p.Paths.WriteDeny = nil
+	p.Preset = policy.PresetAgent
+	p.ReadRoots = []string{outer}
+	n, err := New(p, work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	for _, f := range []string{filepath.Join(outer, ".env"), filepath.Join(work, ".env"), filepath.Join(work, "home", ".ssh", "config")} {
+		_, err := n.Probe(NeedReadFile, f, 0, "")
+		checkSet(t, "read "+f, err, RuleDeny, "secrets")
+	}
+	// Within the workdir nested in the read root, .claude is protected
+	// relative to the workdir and to the read root.
+	_, err = n.CheckWrite(".claude/agents/b.md")
+	checkSet(t, "write .claude below nested workdir", err, RuleWriteDeny, "agent_config")
+}
