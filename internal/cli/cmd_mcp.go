@@ -96,6 +96,18 @@ func runMCP(x *call) error {
 	if err != nil {
 		return err
 	}
+	if x.policy.Source == "" {
+		// fsbox-mcp without a policy serves the agent preset: the CLI
+		// fills nothing by face, the MCP server does (SPEC §4).
+		p = sandbox.AgentServed(p)
+	}
+	if reference {
+		// The reference profile never requires preconditions: the
+		// preset's requirement is dropped, a policy's own is config.
+		if p, err = sandbox.ForReferenceProfile(p); err != nil {
+			return err
+		}
+	}
 	addr := x.in.String("http")
 	token, _ := x.getenv("FSBOX_MCP_TOKEN")
 	if addr != "" {

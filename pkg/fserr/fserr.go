@@ -72,7 +72,10 @@ type Error struct {
 	Msg  string
 	Path string
 	Rule Rule
-	Err  error
+	// Set names the built-in rule set ("secrets", "agent_config") whose
+	// rule decided a denial; Rule stays deny or write_deny.
+	Set string
+	Err error
 	// Hint, when set, is an option of the call that would give another
 	// answer; Message puts it after Msg in the words of the face that
 	// shows the error.

@@ -12,7 +12,7 @@ import (
 var explainOp = &spec.Op{
 	Name: "explain", Class: spec.Meta, Result: Decision{}, Journal: true,
 	Summary: "say whether COMMAND on PATH would be allowed, and which rule decides",
-	Help:    "Runs the checks a real call of COMMAND on PATH would run, reading and changing nothing, and reports the first rule that refuses. For a command with two paths (mv, cp) it checks the one written. For patch, PATH is checked as a file a patch writes, and actions lists each kind of change a patch makes (update, add, delete, move, move_and_update) with the commands it needs and those the policy switches off. For undo, PATH is a change id: the answer is what undo of it would say (denied when the policy may not write one of its paths now). For purge (no PATH), how many changes it would remove and keep.",
+	Help:    "Runs the checks a real call of COMMAND on PATH would run, reading and changing nothing, and reports the first rule that refuses (a pattern of a built-in rule set is reported as default:SET, such as default:secrets or default:agent_config; the error the call itself gives keeps rule deny or write_deny). For a command with two paths (mv, cp) it checks the one written. For patch, PATH is checked as a file a patch writes, and actions lists each kind of change a patch makes (update, add, delete, move, move_and_update) with the commands it needs and those the policy switches off. For undo, PATH is a change id: the answer is what undo of it would say (denied when the policy may not write one of its paths now). For purge (no PATH), how many changes it would remove and keep.",
 	Args: []spec.Arg{
 		{Name: "command", Meta: "COMMAND", Help: "the command to ask about", Complete: spec.CompleteCommands},
 		{Name: "path", Meta: "PATH", Help: "the path the command would be given (undo: a change id; purge, roots and other commands without a path: none)", Optional: true, Complete: spec.CompleteFiles},
@@ -35,11 +35,13 @@ type Decision struct {
 	Op      string `json:"op"`
 	Path    string `json:"path"`
 	Allowed bool   `json:"allowed"`
-	Rule    string `json:"rule"`
-	Reason  string `json:"reason"`
-	Access  string `json:"access"`
-	Root    string `json:"root,omitempty"`
-	Real    string `json:"resolved,omitempty"`
+	// Rule is the rule code (deny, write_deny, root, ...), or
+	// default:SET when a pattern of a built-in rule set decided.
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+	Access string `json:"access"`
+	Root   string `json:"root,omitempty"`
+	Real   string `json:"resolved,omitempty"`
 	// Actions (explain patch only): each kind of change a patch makes,
 	// the commands it needs besides patch, and which the policy has off.
 	Actions []PatchAction `json:"actions,omitempty"`
@@ -186,6 +188,9 @@ func (d Decision) refuse(err error) Decision {
 	d.Allowed, d.Rule, d.Reason = false, string(e.Rule), e.Message(nil)
 	if e.Rule == "" {
 		d.Rule = string(e.Code)
+	}
+	if e.Set != "" {
+		d.Rule = "default:" + e.Set // a built-in rule set's glob decided
 	}
 	return d
 }

@@ -12,9 +12,9 @@ import (
 var rootsOp = &spec.Op{
 	Name: "roots", Class: spec.Meta, Result: RootsResult{}, Journal: true,
 	Summary:  "show the policy in force: workdir, read roots, commands, limits",
-	Help:     "Prints the policy this call runs under: the writable workdir, the read roots, where the policy came from, the commands it switches on and off, its limits and path rules, whether Landlock holds, and which of the platform's guarantees hold (descriptor_path_check, dir_lock, no_follow, no_replace_rename) and which the policy requires ([sandbox] require, all four by default: fsbox refuses to run, with config, where a required one is missing).",
+	Help:     "Prints the policy this call runs under: the writable workdir, the read roots, where the policy came from, the commands it switches on and off, its limits and path rules, the named rule sets in force (rule_sets), its preset and whether changes must name what they replace (require_precondition), whether Landlock holds, and which of the platform's guarantees hold (descriptor_path_check, dir_lock, no_follow, no_replace_rename) and which the policy requires ([sandbox] require, all four by default: fsbox refuses to run, with config, where a required one is missing).",
 	Examples: []spec.Example{{Cmd: "roots --format text", Says: "the workdir, read roots and commands, one per line"}},
-	Text:     "tab-separated lines: workdir, read_root (one per root), config, audit_log, commands, landlock, guarantees, require, journal",
+	Text:     "tab-separated lines: workdir, read_root (one per root), config, audit_log, commands, rule_sets, preset, require_precondition, landlock, guarantees, require, journal",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, _ *spec.Input) (any, error) {
 		return Roots(ctx, sb)
 	},
@@ -22,16 +22,23 @@ var rootsOp = &spec.Op{
 
 // RootsResult describes the policy in force.
 type RootsResult struct {
-	Workdir    string                 `json:"workdir"`
-	WriteRoots []string               `json:"write_roots"` // more writable roots, canonical
-	ReadRoots  []string               `json:"read_roots"`
-	Config     *string                `json:"config"`
-	AuditLog   *string                `json:"audit_log"` // the [audit] log, null without one
-	Commands   []string               `json:"commands"`
-	Disabled   []string               `json:"disabled"`
-	Limits     sandbox.Limits         `json:"limits"`
-	Paths      sandbox.Paths          `json:"paths"`
-	Landlock   sandbox.LandlockStatus `json:"landlock"`
+	Workdir    string         `json:"workdir"`
+	WriteRoots []string       `json:"write_roots"` // more writable roots, canonical
+	ReadRoots  []string       `json:"read_roots"`
+	Config     *string        `json:"config"`
+	AuditLog   *string        `json:"audit_log"` // the [audit] log, null without one
+	Commands   []string       `json:"commands"`
+	Disabled   []string       `json:"disabled"`
+	Limits     sandbox.Limits `json:"limits"`
+	Paths      sandbox.Paths  `json:"paths"`
+	// RuleSets are the named built-in rule sets in force (agent_config,
+	// secrets), Preset the policy's preset ("" for none), and
+	// RequirePrecondition whether every change must name what it
+	// replaces: the values in force, after the preset filled them.
+	RuleSets            []string               `json:"rule_sets"`
+	Preset              string                 `json:"preset"`
+	RequirePrecondition bool                   `json:"require_precondition"`
+	Landlock            sandbox.LandlockStatus `json:"landlock"`
 	// Guarantees: which platform-dependent defences hold here, and
 	// Require, which of them the policy insists on (fsbox refuses to run
 	// where one of those is missing).
@@ -70,6 +77,7 @@ func Roots(ctx context.Context, sb *sandbox.Sandbox) (RootsResult, error) {
 			*l = []string{}
 		}
 	}
+	res.RuleSets, res.Preset, res.RequirePrecondition = p.RuleSetsInForce(), p.Preset, p.Write.RequirePrecondition
 	res.Landlock = sb.Landlock()
 	res.Guarantees = sandbox.PlatformGuarantees()
 	res.Require = append([]string{}, p.Sandbox.Require...)
@@ -97,6 +105,13 @@ func (r RootsResult) Text(w spec.TextWriter) error {
 		fmt.Fprintf(w, "audit_log\t%s\n", name(*r.AuditLog))
 	}
 	fmt.Fprintf(w, "commands\t%s\n", strings.Join(r.Commands, " "))
+	fmt.Fprintf(w, "rule_sets\t%s\n", strings.Join(r.RuleSets, " "))
+	preset := "(none)"
+	if r.Preset != "" {
+		preset = r.Preset
+	}
+	fmt.Fprintf(w, "preset\t%s\n", preset)
+	fmt.Fprintf(w, "require_precondition\t%v\n", r.RequirePrecondition)
 	fmt.Fprintf(w, "landlock\t%s (enforced: %v)\n", r.Landlock.Mode, r.Landlock.Enforced)
 	g := r.Guarantees
 	fmt.Fprintf(w, "guarantees\tdescriptor_path_check=%v dir_lock=%v no_follow=%v no_replace_rename=%v\n",

@@ -383,9 +383,9 @@ func mayUndo(sb *sandbox.Sandbox, c sandbox.Change) error {
 		sort.Strings(named)
 		e := sandbox.AsError(first)
 		if len(named) == 0 {
-			return &sandbox.Error{Code: sandbox.CodeDenied, Rule: e.Rule, Msg: fmt.Sprintf("change %s touches a path this policy may not write: nothing was undone", c.ID)}
+			return &sandbox.Error{Code: sandbox.CodeDenied, Rule: e.Rule, Set: e.Set, Msg: fmt.Sprintf("change %s touches a path this policy may not write: nothing was undone", c.ID)}
 		}
-		return &sandbox.Error{Code: sandbox.CodeDenied, Rule: e.Rule, Path: named[0], Msg: fmt.Sprintf("change %s touches %s, which this policy may not write now: nothing was undone", c.ID, strings.Join(named, ", "))}
+		return &sandbox.Error{Code: sandbox.CodeDenied, Rule: e.Rule, Set: e.Set, Path: named[0], Msg: fmt.Sprintf("change %s touches %s, which this policy may not write now: nothing was undone", c.ID, strings.Join(named, ", "))}
 	}
 	if !c.Kept {
 		return sandbox.Errorf(sandbox.CodeConflict, "", "change %s was recorded without its prior contents (larger than [journal] max_bytes): it cannot be undone", c.ID)

@@ -305,6 +305,19 @@ func loadFile(file string, env Env, user bool) (*Policy, error) {
 	if !user && !md.IsDefined("limits", "max_results") {
 		p.Limits.MaxResults = HostMaxResults
 	}
+	if err := p.checkNamed(); err != nil {
+		key := "preset"
+		if strings.HasPrefix(err.Error(), "defaults_off") {
+			key = "defaults_off"
+		}
+		return nil, cfgErr("%s%v", atLine(key), err)
+	}
+	// The preset fills what the file leaves out, after the defaults of
+	// its kind (user or host), which it overrides.
+	p.ApplyPreset(md.IsDefined)
+	if md.IsDefined("write", "require_precondition") {
+		p.PreconditionLine = keyLine(string(data), toml.Key{"write", "require_precondition"})
+	}
 	if p.Workdir, err = ExpandRoot(p.Workdir, env.Home, env.Getenv); err != nil {
 		return nil, cfgErr("%sworkdir: %v", atLine("workdir"), err)
 	}

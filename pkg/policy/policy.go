@@ -63,6 +63,13 @@ type Policy struct {
 	// CwdWorkdir: the workdir is the current directory because the
 	// discovered user config left workdir out (fsbox mcp never serves it).
 	CwdWorkdir bool `toml:"-" json:"-"`
+	// PreconditionByPreset: Write.RequirePrecondition is true because the
+	// preset filled it (the file left it out), not because the file set it:
+	// the reference MCP profile drops it (ForReferenceProfile).
+	PreconditionByPreset bool `toml:"-" json:"-"`
+	// PreconditionLine is the line of the file that sets [write]
+	// require_precondition (0: none), for the reference profile's refusal.
+	PreconditionLine int `toml:"-" json:"-"`
 }
 
 // Write holds [write].
@@ -209,7 +216,8 @@ func newPolicy() *Policy {
 }
 
 // DefaultPolicy is the built-in policy: workdir = cwd, no extra read roots,
-// every command but rm on, .git never written.
+// every command but rm on, .git never written (and, as under every
+// policy, the agent_config rule set: RuleSets).
 func DefaultPolicy(cwd string) *Policy {
 	p := newPolicy()
 	p.Workdir = cwd
@@ -260,6 +268,9 @@ func ExpandRoot(s, home string, getenv func(string) (string, bool)) (string, err
 
 // validate checks everything that does not need the filesystem.
 func (p *Policy) Validate() error {
+	if err := p.checkNamed(); err != nil {
+		return err
+	}
 	if p.Journal.MaxBytes < MinJournalBytes {
 		return fmt.Errorf("[journal] max_bytes must be at least %d (64 KiB: a journal's own files take 24 KiB of it), got %d", MinJournalBytes, p.Journal.MaxBytes)
 	}

@@ -317,10 +317,10 @@ func (s *Sandbox) moveRules(src, dst *WriteTarget, fi fs.FileInfo) error {
 	}
 	_, err := scanTree(src, devIno(fi), func(sub string, isDir bool) error {
 		if e := s.checkLeaf(src.rt, srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
-			return deny(e.Rule, e.Path, "%s; nothing was moved", e.Msg)
+			return inSet(e, deny(e.Rule, e.Path, "%s; nothing was moved", e.Msg))
 		}
 		if e := s.checkLeaf(dst.rt, dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
-			return deny(e.Rule, e.Path, "%s (the new place of %s); nothing was moved", e.Msg, path.Join(src.Path, sub))
+			return inSet(e, deny(e.Rule, e.Path, "%s (the new place of %s); nothing was moved", e.Msg, path.Join(src.Path, sub)))
 		}
 		if e := s.checkWrite(dst.rt, dstRel+"/"+sub, path.Join(dst.Path, sub)); e != nil {
 			return e // (a typed nil would not be nil here)
@@ -546,7 +546,7 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 		}
 		tree, err := scanTree(w, w.Info.key, func(sub string, isDir bool) error {
 			if e := s.checkLeaf(w.rt, rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {
-				return deny(e.Rule, e.Path, "%s; nothing was removed", e.Msg)
+				return inSet(e, deny(e.Rule, e.Path, "%s; nothing was removed", e.Msg))
 			}
 			if e := s.checkWrite(w.rt, rel+"/"+sub, path.Join(w.Path, sub)); e != nil {
 				return e

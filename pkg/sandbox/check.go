@@ -149,18 +149,83 @@ func (s *Sandbox) checkDeny(rel string, acc Access, given string, ancestors bool
 // writes, the write_deny globs, each as "the path or an ancestor".
 func (s *Sandbox) denyGlobs(lower string, acc Access, given string) *Error {
 	for i, g := range s.deny {
+		if from := s.denyFrom[i]; from != nil {
+			if from.match(g, s.denyTree[i], lower) {
+				return from.deny(RuleDeny, given, "%s matches the deny pattern %q of the built-in rule set %s", given, g, from.set)
+			}
+			continue
+		}
 		if globOrBelow(g, s.denyTree[i], lower) {
 			return deny(RuleDeny, given, "%s matches the deny pattern %q", given, g)
 		}
 	}
 	if acc == AccessWrite {
 		for i, g := range s.writeDeny {
+			if from := s.writeDenyFrom[i]; from != nil {
+				if from.match(g, s.writeDenyTree[i], lower) {
+					return from.deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q of the built-in rule set %s: readable, never written", given, g, from.set)
+				}
+				continue
+			}
 			if globOrBelow(g, s.writeDenyTree[i], lower) {
 				return deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q: readable, never written", given, g)
 			}
 		}
 	}
 	return nil
+}
+
+// setRule is a glob of a named rule set (policy.RuleSets) as the
+// sandbox matches it: like a [paths] glob, and where it has exceptions
+// (unless, lower-cased globs on the matched component's name), on the
+// path and each ancestor in turn, so an excepted name is excepted only
+// where it is the component the glob matched.
+type setRule struct {
+	set    string
+	unless []string
+}
+
+func newSetRule(set string, r policy.SetRule) *setRule {
+	sr := &setRule{set: set}
+	for _, u := range r.Unless {
+		sr.unless = append(sr.unless, strings.ToLower(u))
+	}
+	return sr
+}
+
+// match reports whether glob g (tree: its tree form) matches lower or
+// an ancestor of it, the exceptions aside.
+func (r *setRule) match(g, tree, lower string) bool {
+	if len(r.unless) == 0 {
+		return globOrBelow(g, tree, lower)
+	}
+	for p := lower; ; {
+		if ok, _ := doublestar.Match(g, p); ok && !r.excepted(path.Base(p)) {
+			return true
+		}
+		end := strings.LastIndexByte(p, '/')
+		if end <= 0 {
+			return false
+		}
+		p = p[:end]
+	}
+}
+
+func (r *setRule) excepted(name string) bool {
+	for _, u := range r.unless {
+		if ok, _ := path.Match(u, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// deny is a denial by the rule set: the rule code stays that of the
+// list (deny, write_deny); Set names the set (explain reports it).
+func (r *setRule) deny(rule Rule, given, format string, args ...any) *Error {
+	e := deny(rule, given, format, args...)
+	e.Set = r.set
+	return e
 }
 
 // globOrBelow reports whether glob g matches p or an ancestor of p: g

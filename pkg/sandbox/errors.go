@@ -57,6 +57,13 @@ func Errorf(code Code, path, format string, args ...any) *Error {
 // AsError returns err as an *Error, wrapping anything else as CodeIO.
 func AsError(err error) *Error { return fserr.AsError(err) }
 
+// inSet is the denial to, restated from from, naming the rule set from
+// names.
+func inSet(from, to *Error) *Error {
+	to.Set = from.Set
+	return to
+}
+
 func deny(rule Rule, path, format string, args ...any) *Error {
 	return fserr.Deny(rule, path, format, args...)
 }

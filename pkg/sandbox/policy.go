@@ -41,6 +41,21 @@ func ServePolicyWritable(p *Policy, dirs []string, all bool) (*Policy, error) {
 	return policy.ServePolicyWritable(p, dirs, all)
 }
 
+// AgentServed is the built-in default as fsbox-mcp serves it without a
+// policy: under the agent preset (see policy.AgentServed).
+func AgentServed(p *Policy) *Policy { return policy.AgentServed(p) }
+
+// ForReferenceProfile is p as the reference MCP profile serves it (see
+// policy.ForReferenceProfile): a config error when p itself requires
+// preconditions.
+func ForReferenceProfile(p *Policy) (*Policy, error) {
+	q, err := policy.ForReferenceProfile(p)
+	if err != nil {
+		return nil, Errorf(CodeConfig, p.Source, "%s: %v", p.Source, err)
+	}
+	return q, nil
+}
+
 // StateDir is fsbox's state directory in env (see policy.StateDir).
 func StateDir(env Env) string { return policy.StateDir(env) }
 

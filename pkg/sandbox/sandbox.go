@@ -30,6 +30,12 @@ type Sandbox struct {
 	// path instead of one per ancestor).
 	denyTree      []string
 	writeDenyTree []string
+	// denyFrom and writeDenyFrom say, for each deny and write_deny glob,
+	// where it comes from: its named rule set, or nil for [paths]; a
+	// rule set's glob may carry exceptions on the matched name
+	// (policy.SetRule.Unless).
+	denyFrom      []*setRule
+	writeDenyFrom []*setRule
 	// denyReEnd marks the deny regexes with an end assertion ($, \z,
 	// \b): only those must be tried on every ancestor; for the others a
 	// match in an ancestor is a match in the whole path.
@@ -177,6 +183,21 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		}
 		s.allow = append(s.allow, anchor(g))
 	}
+	// The named rule sets in force go into the same lists, matched by
+	// the same code: [paths]'s rules first, so a path both deny names
+	// the policy file's rule.
+	s.denyFrom = make([]*setRule, len(s.deny))
+	s.writeDenyFrom = make([]*setRule, len(s.writeDeny))
+	for _, set := range p.RuleSets() {
+		for _, r := range set.Deny {
+			s.deny = append(s.deny, strings.ToLower(anchor(r.Glob)))
+			s.denyFrom = append(s.denyFrom, newSetRule(set.Name, r))
+		}
+		for _, r := range set.WriteDeny {
+			s.writeDeny = append(s.writeDeny, strings.ToLower(anchor(r.Glob)))
+			s.writeDenyFrom = append(s.writeDenyFrom, newSetRule(set.Name, r))
+		}
+	}
 	for _, r := range p.Paths.DenyRegex {
 		s.denyRe = append(s.denyRe, regexp.MustCompile("(?i)"+r))
 		s.denyReEnd = append(s.denyReEnd, hasEndAssertion(r))
@@ -228,7 +249,7 @@ func (s *Sandbox) Close() error {
 func (s *Sandbox) ForCall() *Sandbox {
 	v := &Sandbox{
 		policy: s.policy, work: s.work, roots: s.roots, deny: s.deny, allow: s.allow, writeDeny: s.writeDeny,
-		denyTree: s.denyTree, writeDenyTree: s.writeDenyTree, denyReEnd: s.denyReEnd, denyRe: s.denyRe, allowRe: s.allowRe,
+		denyTree: s.denyTree, writeDenyTree: s.writeDenyTree, denyFrom: s.denyFrom, writeDenyFrom: s.writeDenyFrom, denyReEnd: s.denyReEnd, denyRe: s.denyRe, allowRe: s.allowRe,
 		home: s.home, hasPatterns: s.hasPatterns, landlock: s.landlock, writes: s.writes, view: true, within: s.within,
 		jn: s.jn, own: s.own,
 	}
