@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"runtime"
 	"strings"
@@ -59,16 +60,19 @@ type CheckResult struct {
 	PathErrors
 }
 
-// checkEntry is one PATH=HEX: want is lower-case hex or absentHex.
+// checkEntry is one PATH=HEX: the SHA-256 want, or absent.
 type checkEntry struct {
-	path, want string
+	path   string
+	want   [sha256.Size]byte
+	absent bool
 }
 
 // checkOutcome is what one entry's file was found to be.
 type checkOutcome struct {
 	done   bool // looked at (false: the deadline came first)
 	exists bool
-	sum    string // hex, for a regular file
+	hashed bool              // a regular file: sum is its content's
+	sum    [sha256.Size]byte // SHA-256
 	err    error
 }
 
@@ -94,7 +98,11 @@ func parseCheck(s string) (checkEntry, error) {
 	if want != absentHex && !isSHA256Hex(want) {
 		return checkEntry{}, fmt.Errorf("has %q after the last '=': give a SHA-256 (64 hex digits) or absent", clipArg(want))
 	}
-	return checkEntry{path: p, want: strings.ToLower(want)}, nil
+	e := checkEntry{path: p, absent: want == absentHex}
+	if !e.absent {
+		hex.Decode(e.want[:], []byte(want)) // checked: 64 hex digits
+	}
+	return e, nil
 }
 
 // checkSource gives the entries in order: the arguments, then the lines
@@ -190,7 +198,7 @@ func StatCheck(ctx context.Context, sb *sandbox.Sandbox, o CheckOptions) (CheckR
 		outs  = make([]checkOutcome, checkBatch)
 		bufs  sync.Pool
 	)
-	bufs.New = func() any { b := make([]byte, 128<<10); return &b }
+	bufs.New = func() any { return &checkWorker{buf: make([]byte, 128<<10), h: sha256.New()} }
 	for {
 		batch = batch[:0]
 		base := idx
@@ -241,15 +249,15 @@ func StatCheck(ctx context.Context, sb *sandbox.Sandbox, o CheckOptions) (CheckR
 				last = base + int64(i)
 				continue
 			}
-			unchanged := (e.want == absentHex && !out.exists) || (out.exists && out.sum != "" && out.sum == e.want)
+			unchanged := (e.absent && !out.exists) || (!e.absent && out.hashed && out.sum == e.want)
 			var size int64
 			var ch CheckChanged
 			if unchanged {
 				size = jsonStrLen(e.path)
 			} else {
 				ch = CheckChanged{Path: e.path, Exists: out.exists}
-				if out.sum != "" {
-					s := out.sum
+				if out.hashed {
+					s := hex.EncodeToString(out.sum[:])
 					ch.SHA256 = &s
 				}
 				size = jsonLen(ch)
@@ -287,14 +295,14 @@ func hashBatch(ctx context.Context, sb *sandbox.Opener, batch []checkEntry, outs
 	var wg sync.WaitGroup
 	work := func() {
 		defer wg.Done()
-		bp := bufs.Get().(*[]byte)
-		defer bufs.Put(bp)
+		w := bufs.Get().(*checkWorker)
+		defer bufs.Put(w)
 		for {
 			i := int(next.Add(1) - 1)
 			if i >= len(batch) || ctx.Err() != nil {
 				return
 			}
-			outs[i] = checkFile(ctx, sb, batch[i].path, *bp)
+			outs[i] = checkFile(ctx, sb, batch[i].path, w)
 		}
 	}
 	wg.Add(workers)
@@ -310,13 +318,19 @@ func hashBatch(ctx context.Context, sb *sandbox.Opener, batch []checkEntry, outs
 // its content's hash, something else that exists (a directory), or an
 // error (denied, io, the deadline). A file written to while it is read
 // is a conflict, never a hash of no version of it.
-func checkFile(ctx context.Context, sb *sandbox.Opener, p string, buf []byte) checkOutcome {
-	out := checkFileRead(ctx, sb, p, buf)
+func checkFile(ctx context.Context, sb *sandbox.Opener, p string, w *checkWorker) checkOutcome {
+	out := checkFileRead(ctx, sb, p, w)
 	out.done = true
 	return out
 }
 
-func checkFileRead(ctx context.Context, sb *sandbox.Opener, p string, buf []byte) checkOutcome {
+// checkWorker is one worker's read buffer and hash.
+type checkWorker struct {
+	buf []byte
+	h   hash.Hash
+}
+
+func checkFileRead(ctx context.Context, sb *sandbox.Opener, p string, w *checkWorker) checkOutcome {
 	f, err := sb.Open(p)
 	if err != nil {
 		switch sandbox.AsError(err).Code {
@@ -331,7 +345,8 @@ func checkFileRead(ctx context.Context, sb *sandbox.Opener, p string, buf []byte
 	// Read up to the size the file had when opened, then make sure it
 	// still has that size and mtime: the hash is of the whole file as it
 	// was, never of a file written meanwhile (that is a conflict).
-	h := sha256.New()
+	h, buf := w.h, w.buf
+	h.Reset()
 	var n int64
 	for n < f.Info.Size {
 		if err := ctx.Err(); err != nil {
@@ -353,7 +368,9 @@ func checkFileRead(ctx context.Context, sb *sandbox.Opener, p string, buf []byte
 	if n != f.Info.Size {
 		return checkOutcome{err: sandbox.Errorf(sandbox.CodeConflict, p, "%s changed while it was read (%d bytes when opened, %d read): check it again", p, f.Info.Size, n)}
 	}
-	return checkOutcome{exists: true, sum: hex.EncodeToString(h.Sum(nil))}
+	out := checkOutcome{exists: true, hashed: true}
+	h.Sum(out.sum[:0])
+	return out
 }
 
 // Text is a line a path, as sha256sum -c prints: "PATH: OK" for an
