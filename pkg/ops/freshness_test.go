@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -94,5 +95,30 @@ func TestFreshnessDeniedNoOracle(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestStatCheckDeadline: stat --check gives the paths answered before the
+// deadline (limit "timeout"), in entry order, and none after; a file the
+// deadline caught while it was hashed is left out, not reported changed.
+func TestStatCheckDeadline(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one worker: the entries in order
+	sb, dir := testSandbox(t)
+	tree(t, dir, map[string]string{"a.txt": "hello\n", "b.txt": "hello\n", "link": "-> a.txt", "c.txt": "hello\n"})
+	ctx := newDeadlineCtx()
+	sandbox.Seam = func(point string) {
+		if point == "open.checked" { // the symlink, opened the long way
+			ctx.fire()
+		}
+	}
+	defer func() { sandbox.Seam = nil }()
+	h := sha256.Sum256([]byte("hello\n"))
+	sum := hex.EncodeToString(h[:])
+	r, err := StatCheck(ctx, sb, CheckOptions{Entries: []string{"a.txt=" + sum, "b.txt=" + sum, "link=" + sum, "c.txt=" + sum}})
+	if err != nil {
+		t.Fatalf("stat --check past its deadline: %v, want the part before the cut", err)
+	}
+	if fmt.Sprint(r.Unchanged) != "[a.txt b.txt]" || len(r.Changed) != 0 || r.Count != 2 || !r.Truncated || r.Limit != "timeout" {
+		t.Errorf("stat --check at the deadline: %+v; want a.txt and b.txt unchanged, cut by timeout", r)
 	}
 }

@@ -5,9 +5,11 @@ package sandbox
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestOpenerMatchesOpen: an Opener answers every path exactly as Open
@@ -64,5 +66,37 @@ func TestOpenerMatchesOpen(t *testing.T) {
 				wg.Wait()
 			}
 		})
+	}
+}
+
+// TestSettled: a file that grew, shrank or was rewritten at its size
+// since it was opened is not settled (conflict); an untouched one is.
+func TestSettled(t *testing.T) {
+	tr := newTree(t, t.TempDir())
+	s := newSandbox(t, tr, nil)
+	o := s.NewOpener()
+	defer o.Close()
+	p := filepath.Join(tr.work, "a/inner.txt")
+	for _, c := range []struct {
+		name   string
+		change func()
+	}{
+		{"untouched", func() {}},
+		{"grew", func() { mustWrite(t, p, "inner and more") }},
+		{"shrank", func() { mustWrite(t, p, "in") }},
+		{"rewritten", func() { mustWrite(t, p, "INNER"); os.Chtimes(p, time.Now(), time.Now().Add(time.Hour)) }},
+	} {
+		mustWrite(t, p, "inner")
+		os.Chtimes(p, time.Now(), time.Now().Add(-time.Hour))
+		f, err := o.Open("a/inner.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.change()
+		err = f.Settled()
+		f.Close()
+		if (c.name == "untouched") != (err == nil) || (err != nil && AsError(err).Code != CodeConflict) {
+			t.Errorf("%s: Settled = %v", c.name, err)
+		}
 	}
 }
