@@ -7,7 +7,9 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -25,16 +27,22 @@ var readOp = &spec.Op{
 		{Name: "limit", Type: spec.Int, Meta: "N", Min: min1, DefaultText: "all", Help: "number of lines to return"},
 		{Name: "max-bytes", Type: spec.Int, Meta: "N", Unit: "bytes", Min: min1, Narrows: "max_read_bytes", Help: "largest file to read whole"},
 		{Name: "encoding", Type: spec.String, Meta: "ENC", Default: "utf-8", Enum: []string{"utf-8", "base64"}, Help: "how content is given: utf-8 text, or base64 for a binary file"},
+		{Name: "if-none-match", Type: spec.String, Meta: "SHA", Help: "the SHA-256 (64 hex digits) of the content read before: when the file still hashes to it, the answer is {path, unchanged: true, sha256} without content, whatever the file's size or type; else the read as without it"},
 	},
 	Examples: []spec.Example{
 		{Cmd: "read main.go", Says: "the file as JSON, with its size, line count and SHA-256"},
 		{Cmd: "read notes.txt --offset 1 --limit 2 --format text", Says: "lines 2 and 3, as sed -n 2,3p prints them"},
+		{Cmd: "read notes.txt --if-none-match 0000000000000000000000000000000000000000000000000000000000000000", Says: "the file as JSON, as it no longer hashes to that SHA-256; {path, unchanged: true, sha256} when it still does"},
 	},
-	Text: "the selected bytes exactly as the file holds them (BOM and CRLF kept; base64 text with --encoding base64), as cat or sed -n would",
+	JSONNote: "with if-none-match and content that still hashes to it: {path, unchanged: true, sha256} alone (the text form prints nothing on stdout and a note on stderr)",
+	Text:     "the selected bytes exactly as the file holds them (BOM and CRLF kept; base64 text with --encoding base64), as cat or sed -n would",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
 		o := ReadInput(in)
 		o.RawOnly = in.Exact && o.Encoding != "base64" // a text form prints the bytes alone
 		r, err := Read(ctx, sb, o)
+		if err == nil && r.Unchanged {
+			return &ReadUnchanged{Path: r.Path, Unchanged: true, SHA256: *r.SHA256}, nil
+		}
 		return &r, err
 	},
 }
@@ -43,7 +51,7 @@ var readOp = &spec.Op{
 // builds them here).
 func ReadInput(in *spec.Input) ReadOptions {
 	return ReadOptions{Path: in.String("path"), Offset: in.Int("offset"), Limit: in.Int("limit"),
-		MaxBytes: in.Int("max-bytes"), Encoding: in.String("encoding")}
+		MaxBytes: in.Int("max-bytes"), Encoding: in.String("encoding"), IfNoneMatch: in.String("if-none-match")}
 }
 
 // ReadOptions are read's inputs.
@@ -54,24 +62,34 @@ type ReadOptions struct {
 	MaxBytes int64  // lowers the policy's max_read_bytes; 0 = the policy's
 	Encoding string // "utf-8" (default) or "base64"
 	RawOnly  bool   // fill Raw only, not Content (the text form prints Raw)
+	// IfNoneMatch, when set, is the SHA-256 (hex) of the content the
+	// caller holds: a file that still hashes to it is answered Unchanged,
+	// without content, whatever its size or type.
+	IfNoneMatch string
 }
 
 // ReadResult is a file's content, or one page of it.
+// With IfNoneMatch and content that still hashes to it, it is Unchanged:
+// the path and sha256 alone (the face prints a ReadUnchanged), so the
+// fields an unchanged answer leaves out are optional in the schema.
 type ReadResult struct {
 	Path       string  `json:"path"`
-	Size       int64   `json:"size"`
-	Mtime      string  `json:"mtime"`
-	Encoding   string  `json:"encoding"`
-	Content    string  `json:"content"`
-	Offset     int64   `json:"offset"`
-	Lines      int64   `json:"lines"`
-	EOF        bool    `json:"eof"`
-	NextOffset *int64  `json:"next_offset"`
+	Size       int64   `json:"size" schema:"optional"`
+	Mtime      string  `json:"mtime" schema:"optional"`
+	Encoding   string  `json:"encoding" schema:"optional"`
+	Content    string  `json:"content" schema:"optional"`
+	Offset     int64   `json:"offset" schema:"optional"`
+	Lines      int64   `json:"lines" schema:"optional"`
+	EOF        bool    `json:"eof" schema:"optional"`
+	NextOffset *int64  `json:"next_offset" schema:"optional"`
 	SHA256     *string `json:"sha256"`
-	EOL        string  `json:"eol"`
-	BOM        bool    `json:"bom"`
-	Lossy      bool    `json:"lossy"`
-	Truncation
+	EOL        string  `json:"eol" schema:"optional"`
+	BOM        bool    `json:"bom" schema:"optional"`
+	Lossy      bool    `json:"lossy" schema:"optional"`
+	// Unchanged: the file still hashes to IfNoneMatch (read
+	// --if-none-match); no other field but Path and SHA256 is set.
+	Unchanged  bool `json:"unchanged,omitempty"`
+	Truncation `schema:"optional"`
 
 	// Raw is the selected bytes exactly as the file has them (BOM
 	// included), for the text form.
@@ -81,7 +99,10 @@ type ReadResult struct {
 // Read returns a file's lines [Offset, Offset+Limit). A file no larger
 // than max_read_bytes is read whole, so sha256 and eol describe the whole
 // file; a larger one must be paged with Offset/Limit, is streamed in
-// bounded memory, and has sha256 null (use `stat --sha256`).
+// bounded memory, and has sha256 null (use `stat --sha256`), unless
+// IfNoneMatch hashed it whole anyway. With IfNoneMatch, a file whose
+// content still hashes to it is Unchanged (path and sha256 alone): the
+// file is read once, hashed on the way, whatever its size or type.
 func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, error) {
 	if err := begin(ctx, sb, "read"); err != nil {
 		return ReadResult{}, err
@@ -93,6 +114,8 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 		return ReadResult{}, usagef(o.Path, "limit must be 1 or more, got %d", o.Limit)
 	case o.MaxBytes < 0:
 		return ReadResult{}, usagef(o.Path, "max-bytes must be 1 or more, got %d", o.MaxBytes)
+	case o.IfNoneMatch != "" && !isSHA256Hex(o.IfNoneMatch):
+		return ReadResult{}, usagef(o.Path, "if-none-match takes a SHA-256: 64 hex digits, got %q", clipArg(o.IfNoneMatch))
 	}
 	if o.Encoding == "" {
 		o.Encoding = "utf-8"
@@ -100,16 +123,80 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 	if o.Encoding != "utf-8" && o.Encoding != "base64" {
 		return ReadResult{}, usagef(o.Path, "encoding must be utf-8 or base64, got %q", o.Encoding)
 	}
-	policyCap, capName := holdLimit(sb.Limits().MaxReadBytes, "max_read_bytes")
-	capBytes := policyCap
-	if o.MaxBytes > 0 && o.MaxBytes < capBytes {
-		capBytes, capName = o.MaxBytes, "max_bytes"
-	}
 	f, err := openInput(sb, o.Path)
 	if err != nil {
 		return ReadResult{}, err
 	}
 	defer f.Close()
+	src := io.Reader(textio.WithContext(ctx, f))
+	if o.IfNoneMatch == "" {
+		res, err := readBody(sb, f, src, o, nil)
+		if err != nil {
+			return ReadResult{}, err
+		}
+		return res, res.fillContent(o)
+	}
+	// --if-none-match: the file is read once, its hash taken on the way
+	// (tee), whatever the normal read made of it; a verdict on the bytes
+	// (too_large, binary) still hashes the rest, streamed, so a file of
+	// any size is answered in memory that does not grow with it.
+	h := sha256.New()
+	src = io.TeeReader(src, h)
+	res, err := readBody(sb, f, src, o, h)
+	if err != nil {
+		if c := sandbox.AsError(err).Code; c != sandbox.CodeTooLarge && c != sandbox.CodeBinary {
+			return ReadResult{}, err
+		}
+	}
+	if _, derr := io.CopyBuffer(io.Discard, src, make([]byte, 64<<10)); derr != nil {
+		return ReadResult{}, sandbox.AsError(derr)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if sum == strings.ToLower(o.IfNoneMatch) {
+		return ReadResult{Path: f.Info.Path, Unchanged: true, SHA256: &sum}, nil
+	}
+	if err != nil {
+		return ReadResult{}, err
+	}
+	if res.SHA256 == nil {
+		res.SHA256 = &sum // a page of a large file: the whole file was hashed anyway
+	}
+	return res, res.fillContent(o)
+}
+
+// isSHA256Hex reports whether s is a SHA-256 in hex: 64 hex digits.
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// clipArg is a value quoted in a usage message, cut to a readable length.
+func clipArg(s string) string {
+	if len(s) > 80 {
+		return string(cutText([]byte(s), 80)) + "…"
+	}
+	return s
+}
+
+// readBody is read up to its content: the page selected into res.Raw,
+// with the whole file's sha256 and eol when it was read whole, and the
+// verdicts on it (too_large, binary). src reads f; whole, when set, is
+// the hash src feeds (--if-none-match), which is the file's sha256 once
+// the file was read whole.
+func readBody(sb *sandbox.Sandbox, f *sandbox.File, src io.Reader, o ReadOptions, whole hash.Hash) (ReadResult, error) {
+	policyCap, capName := holdLimit(sb.Limits().MaxReadBytes, "max_read_bytes")
+	capBytes := policyCap
+	if o.MaxBytes > 0 && o.MaxBytes < capBytes {
+		capBytes, capName = o.MaxBytes, "max_bytes"
+	}
 	paging := o.Offset > 0 || o.Limit > 0
 	size := f.Info.Size
 	stream := f.Stream() // standard input: read forward; a pipe's size is known once read
@@ -129,7 +216,7 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 	if size <= policyCap && !(stream && paging) {
 		// Small (or standard input read whole): read it whole into one buffer (through a cap, in case it
 		// grows meanwhile) and page it in place, without copies.
-		data, err := readUpTo(textio.WithContext(ctx, f), size, satAdd(policyCap, 1))
+		data, err := readUpTo(src, size, satAdd(policyCap, 1))
 		if err != nil {
 			return ReadResult{}, sandbox.AsError(err)
 		}
@@ -144,8 +231,14 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 			res.Size = int64(len(data))
 		}
 		if int64(len(data)) <= policyCap {
-			sum := sha256.Sum256(data)
-			hexsum := hex.EncodeToString(sum[:])
+			// data is the whole file (readUpTo stopped at its end).
+			var hexsum string
+			if whole != nil {
+				hexsum = hex.EncodeToString(whole.Sum(nil)) // hashed on the way in: not twice
+			} else {
+				sum := sha256.Sum256(data)
+				hexsum = hex.EncodeToString(sum[:])
+			}
 			res.SHA256 = &hexsum
 			res.EOL = textio.EOL(data)
 		}
@@ -154,7 +247,7 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 			return ReadResult{}, err
 		}
 	} else {
-		r := textio.NewReader(textio.WithContext(ctx, f), 0)
+		r := textio.NewReader(src, 0)
 		head = append([]byte(nil), r.Peek()...)
 		if err := res.page(r, o, limit, int(capBytes), capName); err != nil {
 			return ReadResult{}, err
@@ -171,13 +264,19 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 	if o.Encoding != "base64" && (textio.IsBinary(head) || textio.IsBinary(res.Raw)) {
 		return ReadResult{}, sandbox.Errorf(sandbox.CodeBinary, o.Path, "%s holds binary data (a NUL byte); read it with encoding base64", o.Path)
 	}
+	return res, nil
+}
+
+// fillContent sets Content from Raw as the encoding asks (nothing when
+// the face prints Raw alone).
+func (res *ReadResult) fillContent(o ReadOptions) error {
 	content := res.Raw
 	if o.RawOnly {
-		return res, nil
+		return nil
 	}
 	if o.Encoding == "base64" {
 		res.Content = base64.StdEncoding.EncodeToString(content)
-		return res, nil
+		return nil
 	}
 	if o.Offset == 0 && res.BOM {
 		content = content[len(textio.BOM):]
@@ -188,7 +287,7 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 		res.Lossy = true
 		res.Content = string(bytes.ToValidUTF8(content, []byte("\uFFFD")))
 	}
-	return res, nil
+	return nil
 }
 
 // page skips o.Offset lines and collects up to limit lines of at most
@@ -284,6 +383,23 @@ func (r *ReadResult) Text(w spec.TextWriter) error {
 	}
 	_, err := w.Write(w.Content(r.Raw))
 	return err
+}
+
+// ReadUnchanged is read's answer when the file still hashes to
+// --if-none-match: no content, whatever the file's size or type.
+type ReadUnchanged struct {
+	Path      string `json:"path"`
+	Unchanged bool   `json:"unchanged"`
+	SHA256    string `json:"sha256"`
+}
+
+// Text is nothing: the caller holds the content already (a note on
+// stderr says so, see Notes), as an HTTP 304 has no body.
+func (r *ReadUnchanged) Text(w spec.TextWriter) error { return nil }
+
+// Notes says, in the text form, that the file is unchanged.
+func (r *ReadUnchanged) Notes() []string {
+	return []string{r.Path + " is unchanged (sha256 " + r.SHA256 + ")"}
 }
 
 // BigField is the content (up to max_read_bytes).

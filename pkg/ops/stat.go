@@ -20,17 +20,35 @@ var statOp = &spec.Op{
 		"Given several paths, stat describes each in argument order in files[] (a list: max_results cuts it, out loud) and reports each path it could not describe (denied, io, ...) in errors[] while it goes on with the rest; " +
 		"the exit status is then the first failing path's class, and only when every path fails does the call fail as a whole, with the first path's error.",
 	Args: []spec.Arg{
-		pathArg(spec.Look, "the path to describe"),
-		{Name: "more_paths", Meta: "PATH", Help: "more paths to describe: the result is then {files[], count, truncated, errors[]}", Use: spec.Look, Many: true, Optional: true, Complete: spec.CompleteFiles},
+		{Name: "path", Meta: "PATH", Help: "the path to describe (with check: PATH=HEX)", Use: spec.Look, Complete: spec.CompleteFiles, OmitWith: []string{"check-file"}},
+		{Name: "more_paths", Meta: "PATH", Help: "more paths to describe: the result is then {files[], count, truncated, errors[]} (with check: more PATH=HEX)", Use: spec.Look, Many: true, Optional: true, Complete: spec.CompleteFiles},
 	},
-	Options: []spec.Option{{Name: "sha256", Type: spec.Bool, Help: "add the SHA-256 of a regular file's content"}},
+	Options: []spec.Option{
+		{Name: "sha256", Type: spec.Bool, Help: "add the SHA-256 of a regular file's content"},
+		{Name: "check", Type: spec.Bool, Help: "every argument is PATH=HEX (split at the last =; HEX is a SHA-256, 64 hex digits, or absent): answer {changed[{path, exists, sha256?}], unchanged[], errors[]}, each file read once, as read opens it"},
+		{Name: "check-file", Type: spec.String, Meta: "FILE", CLIOnly: true, Complete: spec.CompleteFiles, Help: "check the PATH=HEX lines of FILE (- is standard input; blank lines are skipped), after any arguments; implies check"},
+	},
 	Examples: []spec.Example{
 		{Cmd: "stat main.go --sha256", Says: "type, size, mode, mtime and content hash"},
 		{Cmd: "stat main.go notes.txt missing.txt", Says: "several paths: files[] in argument order (missing.txt with exists:false)"},
+		{Cmd: "stat --check notes.txt=0000000000000000000000000000000000000000000000000000000000000000 missing.txt=absent", Says: "which files changed since their hashes were taken: notes.txt in changed[] with its sha256 now, missing.txt in unchanged[]"},
 	},
-	JSONNote: "one PATH: {path, exists, type, size, mtime, mode, target?, sha256?}; several: {files[] of those, count, truncated, limit?, errors?[{path, code, message}], errors_more?}",
-	Text:     "one tab-separated line a path: path type size mode mtime [-> target] [sha256], or path missing; a path that failed among several is a fsbox: CODE: message line on stderr",
+	JSONNote: "one PATH: {path, exists, type, size, mtime, mode, target?, sha256?}; several: {files[] of those, count, truncated, limit?, errors?[{path, code, message}], errors_more?}; " +
+		"check: {changed[{path, exists, sha256?}], unchanged[] (paths), count, truncated, limit?, errors?[], errors_more?}: a path whose content hashes to its HEX (or absent as absent expects) is unchanged; a denied path is in errors[] as denied, whether it exists or not",
+	Text: "one tab-separated line a path: path type size mode mtime [-> target] [sha256], or path missing; a path that failed among several is a fsbox: CODE: message line on stderr; " +
+		"check: PATH: CHANGED SHA256|missing|not a file, then PATH: OK, a line a path, as sha256sum -c",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		if in.Bool("check") || in.IsSet("check-file") {
+			pg, err := pagingOf(sb, in)
+			if err != nil {
+				return nil, err
+			}
+			var entries []string
+			if in.IsSet("path") {
+				entries = append(entries, in.String("path"))
+			}
+			return StatCheck(ctx, sb, CheckOptions{Entries: append(entries, in.Strings("more_paths")...), File: in.String("check-file"), Paging: pg})
+		}
 		o := StatOptions{Path: in.String("path"), SHA256: in.Bool("sha256")}
 		if more := in.Strings("more_paths"); len(more) > 0 {
 			pg, err := pagingOf(sb, in)
@@ -105,6 +123,9 @@ type statShape struct {
 	NextCursor string       `json:"next_cursor,omitempty"`
 	Errors     []PathError  `json:"errors,omitempty"`
 	ErrorsMore int64        `json:"errors_more,omitempty"`
+	// --check's lists.
+	Changed   []CheckChanged `json:"changed,omitempty"`
+	Unchanged []string       `json:"unchanged,omitempty"`
 }
 
 // Stat describes a path without following a final symlink. A missing path

@@ -229,15 +229,17 @@ func typeSchema(t reflect.Type, depth int) *Schema {
 		return &Schema{Type: "object"}
 	case reflect.Struct:
 		s := &Schema{Type: "object", Properties: map[string]*Schema{}}
-		addFields(s, t, depth)
+		addFields(s, t, depth, false)
 		return s
 	}
 	return &Schema{}
 }
 
 // addFields adds a struct's JSON fields to s, flattening embedded structs
-// as encoding/json does.
-func addFields(s *Schema, t reflect.Type, depth int) {
+// as encoding/json does; allOptional: none of them is required (an
+// embedded struct tagged schema:"optional", which some values leave out
+// whole).
+func addFields(s *Schema, t reflect.Type, depth int, allOptional bool) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -249,14 +251,14 @@ func addFields(s *Schema, t reflect.Type, depth int) {
 		omit := strings.Contains(opts, "omitempty")
 		// schema:"optional": a field some values leave out though the
 		// type always writes it (a binary file's match has no text).
-		optional := omit || f.Tag.Get("schema") == "optional"
+		optional := allOptional || omit || f.Tag.Get("schema") == "optional"
 		if f.Anonymous && name == "" {
 			ft := f.Type
 			if ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				addFields(s, ft, depth)
+				addFields(s, ft, depth, optional)
 				continue
 			}
 		}

@@ -1,0 +1,115 @@
+package sandbox
+
+import (
+	"path"
+	"strings"
+	"sync"
+)
+
+// Opener opens many named files for reading, each as Open would (the
+// same answers), holding the directories it has walked to: files that
+// share a parent cost an lstat, an open and an fstat each, not a walk
+// from the root (stat --check over a list of a thousand paths).
+//
+// A directory is held once it is checked as OpenDir checks one (its real
+// path from the kernel, inside its root, on no special file system); a
+// file opened from it must be a regular file there (never a symlink,
+// never a special file, which is not even opened), on no special file
+// system, with no more links than deny_hardlinks allows, and its real
+// path, the directory's and its name, must pass the policy's rules: the
+// checks a walk makes of the files it opens from the directories it
+// holds. Whenever that short way does not end in such a file (a symlink,
+// a missing or denied path, anything odd), the path is opened by Open
+// itself, whose answer is the answer; elsewhere than on Linux, always.
+//
+// An Opener is safe for concurrent use; Close releases the directories.
+type Opener struct {
+	s    *Sandbox
+	mu   sync.Mutex
+	dirs map[openerKey]*openerDir // nil value: that directory could not be opened
+}
+
+type openerKey struct {
+	rt  *root
+	rel string // the parent as spelled, cleaned, relative to the root
+}
+
+// maxOpenerDirs bounds the directories an Opener holds open (one
+// descriptor each); past it, files are opened by Open.
+const maxOpenerDirs = 256
+
+// NewOpener returns an Opener for s.
+func (s *Sandbox) NewOpener() *Opener {
+	return &Opener{s: s, dirs: map[openerKey]*openerDir{}}
+}
+
+// Open opens p for reading, as s.Open(p) does.
+func (o *Opener) Open(p string) (*File, error) {
+	s := o.s
+	t, err := s.pin(p, AccessRead, false)
+	if err != nil {
+		return nil, err
+	}
+	clean := path.Clean(t.rel)
+	parent, name := ".", clean
+	if i := strings.LastIndexByte(clean, '/'); i >= 0 {
+		parent, name = clean[:i], clean[i+1:]
+	}
+	if name == "." || name == ".." || strings.Contains(parent, "..") {
+		return s.openTarget(t)
+	}
+	if d := o.dir(t.rt, parent); d != nil {
+		if f, ok := o.openFast(t, d, name); ok {
+			return f, nil
+		}
+	}
+	// Missing, a symlink, a directory, a special file, denied, or a
+	// platform without the short way: Open's own answer.
+	return s.openTarget(t)
+}
+
+// dir is the parent directory rel of root rt, opened once (nil when it
+// cannot be, or when the Opener holds as many as it may).
+func (o *Opener) dir(rt *root, rel string) *openerDir {
+	k := openerKey{rt, rel}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if r, ok := o.dirs[k]; ok {
+		return r
+	}
+	if len(o.dirs) >= maxOpenerDirs {
+		return nil
+	}
+	d := openDirFast(rt, rel)
+	o.dirs[k] = d
+	return d
+}
+
+// Close releases the directories the Opener holds.
+func (o *Opener) Close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for k, d := range o.dirs {
+		if d != nil {
+			d.close()
+		}
+		delete(o.dirs, k)
+	}
+	return nil
+}
+
+// Settled reports a conflict unless f has now exactly the size and
+// modification time it had when it was opened: a reader that stops at
+// that size (a hash of the whole file) then read the whole file, as it
+// was. (A write in the same clock tick as the open can go unseen, as for
+// grep.)
+func (f *File) Settled() error {
+	now, err := f.stamp()
+	if err != nil {
+		return AsError(err)
+	}
+	if now.size != f.Info.Size || now.mtime != f.Info.ModTime.UnixNano() {
+		return changedWhileRead(f.Info.Path, f.Info.Size, now.size)
+	}
+	return nil
+}
