@@ -348,13 +348,46 @@ func (w *WriteTarget) expect(expect *string) error {
 		if have == "" {
 			have = "absent"
 		}
-		want := *expect
-		if want == "" {
-			want = "absent"
-		}
-		return Errorf(CodeConflict, w.Path, "%s changed: its sha256 is %s, not %s", w.Path, have, want)
+		return w.s.Mismatch(w.Path, have, *expect)
 	}
 	return nil
+}
+
+// Mismatch is the conflict of a precondition that does not hold: the file
+// at given hashes to have ("" or "absent": there is none), not to want.
+// Under [write] require_precondition the message leaves the current hash
+// out, so a refused change cannot be retried blind with the hash its
+// refusal gave: the caller reads the file again.
+func (s *Sandbox) Mismatch(given, have, want string) *Error {
+	if have == "" {
+		have = "absent"
+	}
+	if want == "" {
+		want = "absent"
+	}
+	if s.RequirePrecondition() {
+		if want == "absent" {
+			return Errorf(CodeConflict, given, "%s exists, and the call expected it absent: read it again", given)
+		}
+		if have == "absent" {
+			return Errorf(CodeConflict, given, "%s does not exist, and the call expected its sha256 to be %s", given, want)
+		}
+		return Errorf(CodeConflict, given, "%s changed: its sha256 is not %s; read it again", given, want)
+	}
+	return Errorf(CodeConflict, given, "%s changed: its sha256 is %s, not %s", given, have, want)
+}
+
+// RequirePrecondition says whether the policy in force requires every
+// change to name what it replaces ([write] require_precondition).
+func (s *Sandbox) RequirePrecondition() bool {
+	return s.policy != nil && s.policy.Write.RequirePrecondition
+}
+
+// PreconditionRequired is the refusal of a change that does not name what
+// it replaces while the policy requires it; hint names the option that
+// would (each face spells it its own way).
+func PreconditionRequired(given, msg string, hint Hint) *Error {
+	return (&Error{Code: CodePreconditionRequired, Path: given, Msg: msg}).WithHint(hint)
 }
 
 // unchanged reports a conflict unless the name still holds the file the

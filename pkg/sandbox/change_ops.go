@@ -72,6 +72,9 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 // syncs the directory: readers see the old content or the new, never a
 // mix. Over max: too_large, and nothing changes.
 func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceResult, error) {
+	if err := w.precondition(o); err != nil {
+		return ReplaceResult{}, err
+	}
 	ahead := w.hashAhead() // the old file's hash, for the journal, while the new one is written
 	aheadTaken := false
 	defer func() {
@@ -210,6 +213,9 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 // fails (a full disk), the file is cut back to its old length. It returns
 // the bytes appended and the sha256 of the whole file afterwards.
 func (w *WriteTarget) Append(data []byte, o CommitOptions) (ReplaceResult, error) {
+	if err := w.precondition(o); err != nil {
+		return ReplaceResult{}, err
+	}
 	return changed(w.s, []*WriteTarget{w}, nil, func() (ReplaceResult, error) {
 		atSeam("append.checked")
 		if err := w.recheck(o.Expect); err != nil {
@@ -299,6 +305,26 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
+// HintExpectSHA256 names the option that gives a change its precondition:
+// the sha256 of the file it replaces or removes.
+var HintExpectSHA256 = Hint{Option: "expect-sha256", Text: "pass %s with the file's current sha256 (read or stat --sha256 gives it)", Else: "read the file first"}
+
+// HintExpectAbsent names the option that gives a new file its
+// precondition: that the name is free.
+var HintExpectAbsent = Hint{Option: "expect-absent", Text: "pass %s to create it (nothing is replaced)"}
+
+// precondition refuses, under [write] require_precondition, a commit that
+// names nothing it replaces: no expected sha256, no free name, no check
+// that the file is the one read (whose caller checked its sha256). The
+// operations refuse it earlier, with the option to pass; this is the
+// floor beneath them.
+func (w *WriteTarget) precondition(o CommitOptions) error {
+	if o.Expect != nil || o.NoReplace || o.Unchanged || !w.s.RequirePrecondition() {
+		return nil
+	}
+	return PreconditionRequired(w.Path, fmt.Sprintf("the policy requires every change to name what it replaces: %s was not written", w.Path), HintExpectSHA256)
+}
+
 // HintReplace: an existing name is replaced only with force.
 var HintReplace = Hint{Option: "force", Text: "pass %s to replace it", Else: "move or remove it first"}
 
@@ -360,6 +386,17 @@ func (s *Sandbox) ProbeRename(from, to string) error {
 // writable at its old place and at its new one (no deny, deny_regex,
 // write_deny; an allow rule matched by every file), or nothing moves.
 func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
+	return s.RenameExpect(src, dst, force, nil)
+}
+
+// RenameExpect is Rename whose force replaces dst only while the file at
+// dst's name hashes to expect (checked under the write lock). Under
+// [write] require_precondition, force without expect replaces nothing: an
+// existing dst is exists, as without force.
+func (s *Sandbox) RenameExpect(src, dst *WriteTarget, force bool, expect *string) error {
+	if force && expect == nil && s.RequirePrecondition() {
+		force = false
+	}
 	return s.change([]*WriteTarget{src, dst}, nil, func() error {
 		fi, err := src.entryNow()
 		if err != nil {
@@ -390,6 +427,11 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 		}
 		if err := dst.recheck(nil); err != nil {
 			return err
+		}
+		if force && expect != nil {
+			if err := dst.expect(expect); err != nil {
+				return err
+			}
 		}
 		// What --force replaces goes to the journal first.
 		var replaced []PathChange
@@ -503,6 +545,14 @@ func missingDirs(rt *root, rel string) []string {
 // objects that were checked (same device and inode); anything that changed
 // in between stops it with conflict.
 func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
+	return s.RemoveExpect(w, recursive, nil)
+}
+
+// RemoveExpect is Remove with a precondition: with expect, the entry must
+// be a file whose content hashes to it under the write lock. Under [write]
+// require_precondition a file is removed only with expect, and a
+// directory only when it is empty (precondition_required otherwise).
+func (s *Sandbox) RemoveExpect(w *WriteTarget, recursive bool, expect *string) error {
 	if !w.Exists {
 		return Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
 	}
@@ -519,8 +569,11 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 			return err
 		}
 		if !fi.IsDir() {
+			if expect == nil && fi.Mode().IsRegular() && s.RequirePrecondition() {
+				return PreconditionRequired(w.Path, fmt.Sprintf("the policy requires a removal to name the content it removes: %s is not removed", w.Path), HintExpectSHA256)
+			}
 			atSeam("remove.checked")
-			if err := w.recheck(nil); err != nil {
+			if err := w.recheck(expect); err != nil {
 				return err
 			}
 			if now, err := w.entryNow(); err != nil {
@@ -541,6 +594,9 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 			_, err = s.record([]PathChange{{Path: w.Rel(), Before: before}}, stored, "")
 			return err
 		}
+		if expect != nil {
+			return Errorf(CodeNotAFile, w.Path, "%s is a directory: an expected sha256 names a file's content", w.Path)
+		}
 		if !recursive {
 			return Errorf(CodeNotAFile, w.Path, "%s is a directory:", w.Path).WithHint(Hint{Option: "recursive", Short: true, Text: "pass %s to remove it and everything below", Else: "remove what lies below it first"})
 		}
@@ -555,6 +611,11 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 		})
 		if err != nil {
 			return err
+		}
+		if len(tree.kids) > 0 && s.RequirePrecondition() {
+			// Nothing names what lies below: the policy wants every file
+			// removed by its content, one at a time.
+			return Errorf(CodePreconditionRequired, w.Path, "%s is not empty, and the policy requires every removal to name the content it removes: remove its files one at a time, by their sha256, then the empty directory", w.Path)
 		}
 		// The journal keeps the whole tree first (the directory, then what
 		// lies below, parents before children).
