@@ -61,9 +61,9 @@ var cpOp = &spec.Op{
 
 var rmOp = &spec.Op{
 	Name: "rm", Class: spec.Destructive, Result: RemoveResult{}, Off: true,
-	Summary:  "remove a file, a symlink, or (-r) a tree in the workdir; off unless the policy turns it on",
-	Help:     "Removes PATH from the workdir: a file, a symlink (never what it points to) or, with recursive, a directory tree. A missing PATH is no error (removed is false). The built-in policy switches rm off.",
-	Args:     []spec.Arg{pathArg(spec.Entry, "what to remove")},
+	Summary: "remove a file, a symlink, or (-r) a tree in the workdir; off unless the policy turns it on",
+	Help:    "Removes PATH from the workdir: a file, a symlink (never what it points to) or, with recursive, a directory tree. A missing PATH is no error (removed is false). The built-in policy switches rm off.",
+	Args:    []spec.Arg{pathArg(spec.Entry, "what to remove")},
 	Options: []spec.Option{
 		{Name: "recursive", Short: "r", Type: spec.Bool, Help: "remove a directory and everything below (under [write] require_precondition: an empty directory only)"},
 		{Name: "expect-sha256", Type: spec.String, Meta: "HEX", Help: "remove the file only while its content has this SHA-256 (checked under the lock, at the moment of the change; refused with conflict otherwise)"},

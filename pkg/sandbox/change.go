@@ -343,6 +343,8 @@ func (w *WriteTarget) expect(expect *string) error {
 		if have, err = hashReader(f, w.Path); err != nil {
 			return err
 		}
+		key := devIno(fi)
+		w.hashed = &key
 	}
 	if have != *expect {
 		if have == "" {
@@ -388,6 +390,40 @@ func (s *Sandbox) RequirePrecondition() bool {
 // would (each face spells it its own way).
 func PreconditionRequired(given, msg string, hint Hint) *Error {
 	return (&Error{Code: CodePreconditionRequired, Path: given, Msg: msg}).WithHint(hint)
+}
+
+// checkedKey is the identity of the file a change's precondition checked:
+// the file expect hashed under the lock, else (Unchanged) the file the
+// target opened; ok is false when the change checked no file.
+func (w *WriteTarget) checkedKey(o CommitOptions) (key [2]uint64, ok bool) {
+	switch {
+	case o.Expect != nil && w.hashed != nil:
+		return *w.hashed, true
+	case o.Unchanged && w.cur != nil:
+		return w.Info.key, true
+	}
+	return key, false
+}
+
+// swappedOut checks, after a change swapped its new file in by exchange
+// (or moved the old one aside), that the object now at name, the one
+// swapped out, is the file the precondition checked: a file another
+// process renamed over the name between the check and the swap is a
+// conflict (the caller swaps it back). A writer in place cannot be seen
+// this way: it changes the checked file itself.
+func (w *WriteTarget) swappedOut(name string, o CommitOptions) error {
+	key, ok := w.checkedKey(o)
+	if !ok {
+		return nil
+	}
+	fi, err := w.dir.Lstat(name)
+	if err != nil {
+		return ioErr(w.Path, err)
+	}
+	if devIno(fi) != key {
+		return Errorf(CodeConflict, w.Path, "%s was replaced by another process during the commit: nothing was changed", w.Path)
+	}
+	return nil
 }
 
 // unchanged reports a conflict unless the name still holds the file the

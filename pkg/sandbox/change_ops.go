@@ -130,6 +130,7 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 				return ReplaceResult{}, err
 			}
 		}
+		atSeam("replace.locked")
 		// The journal keeps what the name holds now. When the name still holds
 		// the very file hashed ahead (one link, unchanged), the commit swaps
 		// the new file in with RENAME_EXCHANGE and moves the old one, now at
@@ -152,9 +153,13 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 			}
 		}
 		tfi, err := w.dir.Lstat(tmp)
+		if errors.Is(err, fs.ErrNotExist) {
+			return ReplaceResult{}, Errorf(CodeConflict, w.Path, "the directory of %s was removed or moved during the call: nothing was written", w.Path)
+		}
 		if err != nil {
 			return ReplaceResult{}, ioErr(w.Path, err)
 		}
+		_, checked := w.checkedKey(o)
 		if adopt {
 			if err = exchangeOnly(w, tmp); errors.Is(err, errNoExchange) {
 				// No one-step exchange here: copy the old file, then rename.
@@ -163,6 +168,28 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 					return ReplaceResult{}, err
 				}
 				err = w.dir.Rename(tmp, w.Name)
+			} else if err == nil {
+				if cerr := w.swappedOut(tmp, o); cerr != nil {
+					exchangeOnly(w, tmp) // the stranger goes back; the new file, at tmp, is removed
+					return ReplaceResult{}, cerr
+				}
+			}
+		} else if checked && !o.NoReplace {
+			// A precondition checked a file: exchange, so the file swapped
+			// out can be seen to be that very file, then drop it (the
+			// journal already holds its content).
+			err = exchangeOnly(w, tmp)
+			switch {
+			case errors.Is(err, errNoExchange):
+				err = w.dir.Rename(tmp, w.Name)
+			case errors.Is(err, fs.ErrNotExist):
+				return ReplaceResult{}, Errorf(CodeConflict, w.Path, "%s was removed by another process during the commit: nothing was written", w.Path)
+			case err == nil:
+				if cerr := w.swappedOut(tmp, o); cerr != nil {
+					exchangeOnly(w, tmp)
+					return ReplaceResult{}, cerr
+				}
+				w.dir.Remove(tmp)
 			}
 		} else if o.NoReplace {
 			err = renameNoReplace(w, tmp)
@@ -171,6 +198,11 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 			}
 		} else {
 			err = w.dir.Rename(tmp, w.Name)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			// The temporary file was made in the pinned directory a moment
+			// ago: gone now, the directory was removed or moved meanwhile.
+			return ReplaceResult{}, Errorf(CodeConflict, w.Path, "the directory of %s was removed or moved during the call: nothing was written", w.Path)
 		}
 		if err != nil {
 			return ReplaceResult{}, ioErr(w.Path, err)
@@ -246,6 +278,11 @@ func (w *WriteTarget) Append(data []byte, o CommitOptions) (ReplaceResult, error
 		}
 		if err := sharedInode(fi, w.Path); err != nil {
 			return ReplaceResult{}, err // the file opened, which may have gained a link since
+		}
+		if key, ok := w.checkedKey(o); ok && devIno(fi) != key {
+			// Not the file the precondition hashed: renamed over the name
+			// since. Nothing was appended to it.
+			return ReplaceResult{}, Errorf(CodeConflict, w.Path, "%s was replaced by another process during the commit: nothing was written", w.Path)
 		}
 		if o.Mode != nil && fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != perm {
 			// --mode sets the bits exactly (no umask), as Commit does.
@@ -432,6 +469,7 @@ func (s *Sandbox) RenameExpect(src, dst *WriteTarget, force bool, expect *string
 			if err := dst.expect(expect); err != nil {
 				return err
 			}
+			atSeam("rename.locked")
 		}
 		// What --force replaces goes to the journal first.
 		var replaced []PathChange
@@ -447,7 +485,10 @@ func (s *Sandbox) RenameExpect(src, dst *WriteTarget, force bool, expect *string
 				}
 			}
 		}
-		if err := renameAt(src, dst, force); err != nil {
+		if err := s.renameChecked(src, dst, force, expect); err != nil {
+			if e, ok := err.(*Error); ok {
+				return e
+			}
 			if errors.Is(err, fs.ErrExist) {
 				return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
 			}
@@ -468,6 +509,38 @@ func (s *Sandbox) RenameExpect(src, dst *WriteTarget, force bool, expect *string
 		_, err = s.record(replaced, stored, "", Move{From: src.Rel(), To: dst.Rel()})
 		return err
 	})
+}
+
+// renameChecked is renameAt, except when force replaces a file a
+// precondition hashed: then the two entries are exchanged in one step,
+// the object now at src's name must be the file hashed (else it is
+// exchanged back: conflict), and it is then unlinked (the journal holds
+// its content). A file another process renamed over dst's name after the
+// check is so never lost. Without a one-step exchange: renameAt.
+func (s *Sandbox) renameChecked(src, dst *WriteTarget, force bool, expect *string) error {
+	if !force || expect == nil || dst.hashed == nil {
+		return renameAt(src, dst, force)
+	}
+	err := exchangeBetween(src, dst)
+	switch {
+	case errors.Is(err, errNoExchange):
+		return renameAt(src, dst, force)
+	case errors.Is(err, fs.ErrNotExist):
+		return Errorf(CodeConflict, dst.Path, "%s was removed by another process during the commit: nothing was moved", dst.Path)
+	case err != nil:
+		return err
+	}
+	fi, err := src.dir.Lstat(src.Name)
+	if err != nil || devIno(fi) != *dst.hashed {
+		if berr := exchangeBetween(src, dst); berr != nil {
+			return Errorf(CodeConflict, dst.Path, "%s was replaced by another process during the commit and could not be swapped back from %s: %v", dst.Path, src.Path, berr)
+		}
+		return Errorf(CodeConflict, dst.Path, "%s was replaced by another process during the commit: nothing was moved", dst.Path)
+	}
+	if err := unlinkAt(src); err != nil {
+		return ioErr(src.Path, err)
+	}
+	return nil
 }
 
 // Mkdir creates p and its parents in the workdir; created reports whether
