@@ -96,6 +96,10 @@ func runMCP(x *call) error {
 	if err != nil {
 		return err
 	}
+	if reference && p.Write.RequirePrecondition {
+		// Its tools take no precondition: every change would be refused.
+		return sandbox.Errorf(sandbox.CodeConfig, "", "fsbox mcp: a policy with [write] require_precondition cannot be served with the reference profile, whose tools name no precondition; serve it with the native profile")
+	}
 	addr := x.in.String("http")
 	token, _ := x.getenv("FSBOX_MCP_TOKEN")
 	if addr != "" {
