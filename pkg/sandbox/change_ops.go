@@ -485,7 +485,7 @@ func (s *Sandbox) RenameExpect(src, dst *WriteTarget, force bool, expect *string
 				}
 			}
 		}
-		if err := s.renameChecked(src, dst, force, expect); err != nil {
+		if err := s.renameChecked(src, dst, force && fi.Mode().IsRegular(), force, expect); err != nil {
 			if e, ok := err.(*Error); ok {
 				return e
 			}
@@ -517,8 +517,10 @@ func (s *Sandbox) RenameExpect(src, dst *WriteTarget, force bool, expect *string
 // exchanged back: conflict), and it is then unlinked (the journal holds
 // its content). A file another process renamed over dst's name after the
 // check is so never lost. Without a one-step exchange: renameAt.
-func (s *Sandbox) renameChecked(src, dst *WriteTarget, force bool, expect *string) error {
-	if !force || expect == nil || dst.hashed == nil {
+// Only a file is exchanged (exchange, which takes a directory over a
+// file where rename(2) refuses, is kept to what rename does).
+func (s *Sandbox) renameChecked(src, dst *WriteTarget, exchange, force bool, expect *string) error {
+	if !exchange || expect == nil || dst.hashed == nil {
 		return renameAt(src, dst, force)
 	}
 	err := exchangeBetween(src, dst)
