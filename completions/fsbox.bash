@@ -2,19 +2,21 @@
 _fsbox_valued() {
   case "$2" in --config|--format|--fields|--jq|--color|--timeout|--cursor) return 0 ;; esac
   case "$1 $2" in
+    "cp --expect-sha256") return 0 ;;
     "cut --fields"|"cut -f"|"cut --delimiter"|"cut -d"|"cut --output-delimiter") return 0 ;;
-    "edit --old"|"edit --new"|"edit --old-file"|"edit --new-file"|"edit --edits-json"|"edit --expect-sha256") return 0 ;;
+    "edit --old"|"edit --new"|"edit --old-file"|"edit --new-file"|"edit --edits-json"|"edit --expect-count"|"edit --expect-sha256") return 0 ;;
     "find --max-depth"|"find --type"|"find -t"|"find --exclude"|"find -E"|"find --size"|"find -S"|"find --changed-within"|"find --changed-before"|"find --limit") return 0 ;;
     "grep --regexp"|"grep -e"|"grep --file"|"grep -f"|"grep --max-columns"|"grep --after-context"|"grep -A"|"grep --before-context"|"grep -B"|"grep --context"|"grep -C"|"grep --max-count"|"grep -m"|"grep --limit"|"grep --glob"|"grep -g") return 0 ;;
     "history --limit"|"history -n") return 0 ;;
     "links --prefix") return 0 ;;
     "ls --limit") return 0 ;;
     "mcp --profile"|"mcp --write"|"mcp --http") return 0 ;;
+    "mv --expect-sha256") return 0 ;;
     "patch --patch"|"patch --patch-file"|"patch --strip"|"patch -p"|"patch --expect-sha256") return 0 ;;
-    "read --offset"|"read --limit"|"read --max-bytes"|"read --encoding"|"read --if-none-match") return 0 ;;
+    "read --offset"|"read --limit"|"read --max-bytes"|"read --encoding") return 0 ;;
+    "rm --expect-sha256") return 0 ;;
     "slice --start"|"slice --end") return 0 ;;
     "sort --key"|"sort -k"|"sort --separator"|"sort -t") return 0 ;;
-    "stat --check-file") return 0 ;;
     "write --content"|"write --expect-sha256"|"write --mode") return 0 ;;
   esac
   return 1
@@ -46,6 +48,7 @@ _fsbox() {
       --cursor) COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
     esac
     case "$cmd $prev" in
+      "cp --expect-sha256") COMPREPLY=(); return ;;
       "cut --fields"|"cut -f") COMPREPLY=(); return ;;
       "cut --delimiter"|"cut -d") COMPREPLY=(); return ;;
       "cut --output-delimiter") COMPREPLY=(); return ;;
@@ -54,6 +57,7 @@ _fsbox() {
       "edit --old-file") COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
       "edit --new-file") COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
       "edit --edits-json") COMPREPLY=(); return ;;
+      "edit --expect-count") COMPREPLY=(); return ;;
       "edit --expect-sha256") COMPREPLY=(); return ;;
       "find --max-depth") COMPREPLY=(); return ;;
       "find --type"|"find -t") COMPREPLY=( $(compgen -W "f d l" -- "$cur") ); return ;;
@@ -77,6 +81,7 @@ _fsbox() {
       "mcp --profile") COMPREPLY=( $(compgen -W "native reference" -- "$cur") ); return ;;
       "mcp --write") COMPREPLY=(); return ;;
       "mcp --http") COMPREPLY=(); return ;;
+      "mv --expect-sha256") COMPREPLY=(); return ;;
       "patch --patch") COMPREPLY=(); return ;;
       "patch --patch-file") COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
       "patch --strip"|"patch -p") COMPREPLY=(); return ;;
@@ -85,10 +90,9 @@ _fsbox() {
       "read --limit") COMPREPLY=(); return ;;
       "read --max-bytes") COMPREPLY=(); return ;;
       "read --encoding") COMPREPLY=( $(compgen -W "utf-8 base64" -- "$cur") ); return ;;
-      "read --if-none-match") COMPREPLY=(); return ;;
+      "rm --expect-sha256") COMPREPLY=(); return ;;
       "sort --key"|"sort -k") COMPREPLY=(); return ;;
       "sort --separator"|"sort -t") COMPREPLY=(); return ;;
-      "stat --check-file") COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
       "write --content") COMPREPLY=(); return ;;
       "write --expect-sha256") COMPREPLY=(); return ;;
       "write --mode") COMPREPLY=(); return ;;
@@ -107,7 +111,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     cp)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--force -f --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--expect-sha256 --force -f --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
@@ -120,7 +124,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     edit)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--all --dry-run --edits-json --expect-sha256 --loose-indent --new --new-file --old --old-file --sequential --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--all --dry-run --edits-json --expect-count --expect-sha256 --loose-indent --new --new-file --old --old-file --sequential --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
@@ -183,7 +187,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     mv)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--force -f --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--expect-sha256 --force -f --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
@@ -200,13 +204,13 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     read)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--encoding --if-none-match --limit --max-bytes --offset --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--encoding --limit --max-bytes --offset --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     rm)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--recursive -r --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--expect-sha256 --recursive -r --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
@@ -231,7 +235,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     stat)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--check --check-file --sha256 --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--sha256 --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
@@ -255,7 +259,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     write)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--append --content --expect-sha256 --mode --no-clobber --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--append --content --expect-absent --expect-sha256 --mode --no-clobber --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;

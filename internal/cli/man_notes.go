@@ -183,11 +183,22 @@ Without --content, stdin is read only when it is a pipe, a socket or a regular f
 /dev/null is usage and the file is left alone. PATH followed by \- reads stdin whatever it is.
 --mode takes permission bits only, octal 0 to 0777 (644, 0644 or 0o644); setuid, setgid and
 sticky (4000, 2000, 1000) are usage, with --append too.
+.SH PRECONDITIONS
+Under [write] require_precondition = true every change names what it replaces, else
+precondition_required (exit 5) naming the flag: write over a file, write \-\-append, edit and rm
+of a file take \-\-expect\-sha256 of that file; a new file \-\-expect\-absent (= \-\-no\-clobber);
+patch \-\-expect\-sha256 PATH=HEX for every updated, deleted or moved\-from path; cp and mv
+\-\-force over a file \-\-expect\-sha256 of the file replaced (without \-\-force nothing); rm \-r only
+an empty directory; mkdir nothing; undo \-\-force is refused. A denied path is denied first, and
+no refusal gives the current sha256. The hash is checked under the lock at the moment of the
+change: no update is lost among fsbox calls, a writer that replaces the file by rename is
+detected, an in\-place writer outside fsbox during the commit can be lost.
 .SH EDIT
 edit matches exactly. With \-\-edits\-json each edit is matched against the original text (never
 against another's output); edits whose old texts share bytes are usage, naming both; all are
 applied together, all or nothing. text_not_found names the closest lines, searched within a fixed
-budget; ambiguous lists the first ten lines and how many more.
+budget; ambiguous lists the first ten lines and how many more. \-\-expect\-count N implies \-\-all and
+wants exactly N occurrences: more is ambiguous, fewer text_not_found, with the real count.
 .SH READ
 read pages with --offset (0-based line) and --limit; a file over max_read_bytes must be paged.
 sha256 and eol cover the whole file when it fits in max_read_bytes; otherwise sha256 is null

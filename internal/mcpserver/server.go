@@ -129,6 +129,7 @@ func (srv *Server) addNativeTools() {
 			continue
 		}
 		t := cli.ToolOf(op)
+		cli.AddExpect(&t, op, p.Write.RequirePrecondition) // the schema follows the policy the server serves
 		destructive, openWorld := t.Destructive, false
 		srv.AddTool(&mcp.Tool{
 			Name: t.Name, Title: t.Annotations.Title, Description: t.Description,
@@ -144,6 +145,9 @@ func (srv *Server) addNativeTools() {
 			var cursor string
 			if terr == nil && op.Pages {
 				raw, cursor, terr = cli.SplitCursor(raw) // a list tool's resume position
+			}
+			if terr == nil {
+				raw, terr = cli.SplitExpect(op.Name, raw) // the one precondition argument, as the operation's own
 			}
 			return srv.call(ctx, req, op, timeout, func(ctx context.Context, sb *sandbox.Sandbox) (any, error) {
 				if terr != nil {
@@ -309,12 +313,21 @@ func (srv *Server) spelling(op *spec.Op) func(*sandbox.Hint) string {
 		if srv.spec.Profile == "reference" {
 			return ""
 		}
+		if cli.TakesExpect(op.Name) {
+			// The tool's one precondition argument stands for these.
+			switch h.Option {
+			case "expect-sha256":
+				return fmt.Sprintf("%q", cli.ExpectProperty)
+			case "expect-absent":
+				return fmt.Sprintf("%q: \"absent\"", cli.ExpectProperty)
+			}
+		}
 		for _, o := range op.Options {
 			if o.Name == h.Option && !o.CLIOnly {
 				if o.Type == spec.Bool {
-					return fmt.Sprintf("%q: true", o.Name)
+					return fmt.Sprintf("%q: true", spec.Property(o.Name))
 				}
-				return fmt.Sprintf("%q", o.Name)
+				return fmt.Sprintf("%q", spec.Property(o.Name))
 			}
 		}
 		return ""

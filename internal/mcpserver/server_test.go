@@ -84,6 +84,7 @@ func TestToolsListDefault(t *testing.T) {
 			continue
 		}
 		ref := cli.ToolOf(op)
+		cli.AddExpect(&ref, op, h.policy.Write.RequirePrecondition) // the native tools' one precondition argument, beyond fsbox tools'
 		if tl.InputSchema == nil || tl.OutputSchema == nil || tl.Annotations == nil {
 			t.Errorf("%s: inputSchema %v, outputSchema %v, annotations %v: want all three", tl.Name, tl.InputSchema != nil, tl.OutputSchema != nil, tl.Annotations != nil)
 			continue

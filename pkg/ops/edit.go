@@ -21,12 +21,14 @@ var editOp = &spec.Op{
 		{Name: "new", Type: spec.String, Meta: "TEXT", Help: "the text to put in its place (empty: delete)"},
 		{Name: "old-file", Type: spec.String, Meta: "FILE", CLIOnly: true, Complete: spec.CompleteFiles, Help: "read the old text from FILE"},
 		{Name: "new-file", Type: spec.String, Meta: "FILE", CLIOnly: true, Complete: spec.CompleteFiles, Help: "read the new text from FILE"},
-		{Name: "edits", Type: spec.Objects, Meta: "JSON", Help: `several edits, each {"old", "new", "all"}, applied together (an empty list changes nothing)`, Fields: []spec.Option{
+		{Name: "edits", Type: spec.Objects, Meta: "JSON", Help: `several edits, each {"old", "new", "all", "expect_count"}, applied together (an empty list changes nothing)`, Fields: []spec.Option{
 			{Name: "old", Type: spec.String, ToolRequired: true, Help: "the exact text to replace"},
 			{Name: "new", Type: spec.String, ToolRequired: true, Help: "the text to put in its place"},
 			{Name: "all", Type: spec.Bool, Help: "replace every occurrence"},
+			{Name: "expect-count", Type: spec.Int, Min: min1, Help: "replace every occurrence, and there must be exactly this many (ambiguous when more, text_not_found when fewer, with the real count)"},
 		}},
 		{Name: "all", Type: spec.Bool, Help: "replace every occurrence"},
+		{Name: "expect-count", Type: spec.Int, Meta: "N", Min: min1, Help: "replace every occurrence (implies all), and there must be exactly N: more is ambiguous, fewer is text_not_found, each with the real count"},
 		{Name: "sequential", Type: spec.Bool, Help: "apply several edits one after another: each is matched against the text the edits before it left, so it may match text an earlier one wrote (without it, every edit is matched against the original text)"},
 		{Name: "loose-indent", Type: spec.Bool, Help: "when an old text is not found exactly, match it line by line with each line's leading and trailing blanks (spaces, tabs) ignored, over whole lines; more than one such match is ambiguous. The new lines are re-indented: each gets the file's indentation of the matched line whose old-text indentation is the longest prefix of its own, plus the rest of its own (no such line: the first matched line's indentation); blank new lines are written empty. The file's line endings are kept"},
 		{Name: "dry-run", Type: spec.Bool, Help: "show the diff, change nothing"},
@@ -57,6 +59,9 @@ func EditInput(sb *sandbox.Sandbox, in *spec.Input) (EditOptions, error) {
 		o.ReportEdits = true
 		if in.IsSet("old") || in.IsSet("new") || in.IsSet("old-file") || in.IsSet("new-file") || in.IsSet("all") {
 			return o, usageErr("edits does not go with old, new or all")
+		}
+		if in.IsSet("expect-count") {
+			return o, usageErr("edits does not go with expect-count: give expect_count per edit")
 		}
 		err := in.Decode("edits", &o.Edits)
 		if o.Edits == nil {
@@ -93,6 +98,10 @@ func EditInput(sb *sandbox.Sandbox, in *spec.Input) (EditOptions, error) {
 		return o, err
 	}
 	o.Edits = []EditSpec{{Old: old, New: new, All: in.Bool("all")}}
+	if in.IsSet("expect-count") {
+		n := int(in.Int("expect-count"))
+		o.Edits[0].ExpectCount, o.Edits[0].All = &n, true
+	}
 	return o, nil
 }
 
@@ -101,6 +110,9 @@ type EditSpec struct {
 	Old string `json:"old"`
 	New string `json:"new"`
 	All bool   `json:"all,omitempty"` // replace every occurrence
+	// ExpectCount, when set, implies All and requires exactly this many
+	// occurrences: more is ambiguous, fewer text_not_found.
+	ExpectCount *int `json:"expect_count,omitempty"`
 }
 
 // EditOptions are edit's inputs.
@@ -185,6 +197,9 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 		if e.Old == "" {
 			return EditResult{}, usagef(o.Path, "edit %d: the old text is empty", i+1)
 		}
+		if e.ExpectCount != nil && *e.ExpectCount < 1 {
+			return EditResult{}, usagef(o.Path, "edit %d: expect-count wants 1 or more, got %d", i+1, *e.ExpectCount)
+		}
 	}
 	expect := strings.ToLower(o.ExpectSHA256)
 	if expect != "" && !isSHA256(expect) {
@@ -197,6 +212,13 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 	defer w.Close()
 	if !w.Exists {
 		return EditResult{}, sandbox.Errorf(sandbox.CodeNotFound, o.Path, "%s does not exist", o.Path)
+	}
+	// Under [write] require_precondition an edit names the content it
+	// changes (a dry run changes nothing). The sha256 is checked against
+	// the content read, and the commit below replaces only that very
+	// file, unchanged (checked under the lock).
+	if expect == "" && !o.DryRun && sb.RequirePrecondition() {
+		return EditResult{}, sandbox.PreconditionRequired(o.Path, fmt.Sprintf("the policy requires every change to name the content it replaces: %s was not changed;", o.Path), sandbox.HintExpectSHA256)
 	}
 	for i, e := range o.Edits {
 		which := "the "
@@ -225,7 +247,7 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 			Msg: fmt.Sprintf("%s is over %s = %d, so it cannot be rewritten", o.Path, maxName, max)}
 	}
 	if expect != "" && sha256Hex(old) != expect {
-		return EditResult{}, sandbox.Errorf(sandbox.CodeConflict, o.Path, "%s changed: its sha256 is %s, not %s", o.Path, sha256Hex(old), expect)
+		return EditResult{}, sb.Mismatch(o.Path, sha256Hex(old), expect)
 	}
 	if len(o.Edits) == 0 {
 		return EditResult{Path: w.Path, DryRun: o.DryRun, SHA256: sha256Hex(old), before: old, after: old}, nil

@@ -93,6 +93,14 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 	if len(specs) > maxEdits {
 		return nil, usagef(path, "%d edits: at most %d go in one call", len(specs), maxEdits)
 	}
+	if slices.ContainsFunc(specs, func(e EditSpec) bool { return e.ExpectCount != nil && !e.All }) {
+		specs = slices.Clone(specs)
+		for i := range specs {
+			if specs[i].ExpectCount != nil {
+				specs[i].All = true // expect-count implies all
+			}
+		}
+	}
 	set := &editSet{eds: make([]*resolved, len(specs))}
 	for i, e := range specs {
 		set.eds[i] = &resolved{idx: i, old: []byte(e.Old), new: []byte(e.New)}
@@ -152,6 +160,8 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 			ws := looseWindows(data, e.Old)
 			total := len(ws)
 			switch {
+			case e.ExpectCount != nil && total != *e.ExpectCount && total > 0:
+				return nil, countErr(path, which, where, total, *e.ExpectCount, " when each line's leading and trailing blanks are ignored, at lines "+windowLines(ws, total))
 			case total > 1 && !e.All:
 				return nil, sandbox.Errorf(sandbox.CodeAmbiguous, path, "%sthe old text is not in %s%s as it is, and occurs %d times when each line's leading and trailing blanks are ignored, at lines %s: include more of the surrounding lines in the old text to make it unique, or replace every occurrence (all)",
 					which, path, where, total, windowLines(ws, total))
@@ -165,6 +175,10 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 			}
 		}
 		switch {
+		case r.count == 0 && e.ExpectCount != nil:
+			return nil, sandbox.Errorf(sandbox.CodeTextNotFound, path, "%sthe old text occurs 0 times in %s%s, not %d (expect-count)%s", which, path, where, *e.ExpectCount, closest(data, e.Old))
+		case e.ExpectCount != nil && r.count != *e.ExpectCount:
+			return nil, countErr(path, which, where, r.count, *e.ExpectCount, ", at "+firstLines(data, r.old, r.count)+" (line:column)")
 		case r.count == 0:
 			hint := ""
 			if mc.orig != nil && (bytes.Contains(mc.orig, []byte(e.Old)) || bytes.Contains(mc.orig, toCRLF([]byte(e.Old)))) {
@@ -195,6 +209,16 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 		set.fixed = all
 	}
 	return set, nil
+}
+
+// countErr is an edit whose old text occurs have times, not the want
+// its expect-count names: ambiguous when more, text_not_found when fewer.
+func countErr(path, which, where string, have, want int, at string) error {
+	code := sandbox.CodeAmbiguous
+	if have < want {
+		code = sandbox.CodeTextNotFound
+	}
+	return sandbox.Errorf(code, path, "%sthe old text occurs %d times in %s%s, not %d (expect-count)%s: nothing was changed", which, have, path, where, want, at)
 }
 
 // maxListedLines is how many occurrences an ambiguous error lists.

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -23,6 +24,9 @@ var mkdirOp = &spec.Op{
 
 var forceOpt = spec.Option{Name: "force", Short: "f", Type: spec.Bool, Help: "replace an existing DST"}
 
+// replaceExpectOpt is cp's and mv's precondition on what force replaces.
+var replaceExpectOpt = spec.Option{Name: "expect-sha256", Type: spec.String, Meta: "HEX", Help: "with force: replace DST only while its content has this SHA-256 (checked under the lock, at the moment of the change; refused with conflict otherwise)"}
+
 var mvOp = &spec.Op{
 	Name: "mv", Class: spec.Destructive, Result: MoveResult{},
 	Summary: "move or rename within the workdir",
@@ -31,11 +35,11 @@ var mvOp = &spec.Op{
 		{Name: "src", Meta: "SRC", Help: "what to move", Use: spec.Entry, Complete: spec.CompleteFiles},
 		{Name: "dst", Meta: "DST", Help: "where it goes", Use: spec.Entry, Complete: spec.CompleteFiles},
 	},
-	Options:  []spec.Option{forceOpt},
+	Options:  []spec.Option{forceOpt, replaceExpectOpt},
 	Examples: []spec.Example{{Cmd: "mv notes.txt notes.md --format text", Says: "FROM -> TO, as mv -v"}},
 	Text:     "FROM -> TO, as mv -v",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		return Move(ctx, sb, in.String("src"), in.String("dst"), in.Bool("force"))
+		return MoveExpect(ctx, sb, in.String("src"), in.String("dst"), in.Bool("force"), in.String("expect-sha256"))
 	},
 }
 
@@ -47,24 +51,27 @@ var cpOp = &spec.Op{
 		{Name: "src", Meta: "SRC", Help: "the file to copy", Use: spec.ReadFile, Complete: spec.CompleteFiles},
 		{Name: "dst", Meta: "DST", Help: "the copy's path", Use: spec.Change, Complete: spec.CompleteFiles},
 	},
-	Options:  []spec.Option{forceOpt},
+	Options:  []spec.Option{forceOpt, replaceExpectOpt},
 	Examples: []spec.Example{{Cmd: "cp main.go main.go.orig --format text", Says: "FROM -> TO, as cp -v"}},
 	Text:     "FROM -> TO, as cp -v",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		return Copy(ctx, sb, in.String("src"), in.String("dst"), in.Bool("force"))
+		return CopyExpect(ctx, sb, in.String("src"), in.String("dst"), in.Bool("force"), in.String("expect-sha256"))
 	},
 }
 
 var rmOp = &spec.Op{
 	Name: "rm", Class: spec.Destructive, Result: RemoveResult{}, Off: true,
-	Summary:  "remove a file, a symlink, or (-r) a tree in the workdir; off unless the policy turns it on",
-	Help:     "Removes PATH from the workdir: a file, a symlink (never what it points to) or, with recursive, a directory tree. A missing PATH is no error (removed is false). The built-in policy switches rm off.",
-	Args:     []spec.Arg{pathArg(spec.Entry, "what to remove")},
-	Options:  []spec.Option{{Name: "recursive", Short: "r", Type: spec.Bool, Help: "remove a directory and everything below"}},
+	Summary: "remove a file, a symlink, or (-r) a tree in the workdir; off unless the policy turns it on",
+	Help:    "Removes PATH from the workdir: a file, a symlink (never what it points to) or, with recursive, a directory tree. A missing PATH is no error (removed is false). The built-in policy switches rm off.",
+	Args:    []spec.Arg{pathArg(spec.Entry, "what to remove")},
+	Options: []spec.Option{
+		{Name: "recursive", Short: "r", Type: spec.Bool, Help: "remove a directory and everything below (under [write] require_precondition: an empty directory only)"},
+		{Name: "expect-sha256", Type: spec.String, Meta: "HEX", Help: "remove the file only while its content has this SHA-256 (checked under the lock, at the moment of the change; refused with conflict otherwise)"},
+	},
 	Examples: []spec.Example{{Cmd: "rm -r build --format text", Says: "the removed path, as rm -v names it"}},
 	Text:     "the removed path, as rm -v names it",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		return Remove(ctx, sb, in.String("path"), in.Bool("recursive"))
+		return RemoveExpect(ctx, sb, in.String("path"), in.Bool("recursive"), in.String("expect-sha256"))
 	},
 }
 
@@ -95,7 +102,31 @@ type MoveResult struct {
 // Move renames src to dst, both in the workdir; an existing dst is only
 // replaced with force.
 func Move(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force bool) (MoveResult, error) {
+	return MoveExpect(ctx, sb, src, dst, force, "")
+}
+
+// expectArg checks an expect-sha256 argument: "" (none) or 64 hex digits,
+// returned lower-case.
+func expectArg(given, expect string) (*string, error) {
+	if expect == "" {
+		return nil, nil
+	}
+	e := strings.ToLower(expect)
+	if !isSHA256(e) {
+		return nil, usagef(given, "expect-sha256 wants 64 hex digits, got %q", expect)
+	}
+	return &e, nil
+}
+
+// MoveExpect is Move whose force replaces dst only while it hashes to
+// expect ("" = no check). Under [write] require_precondition, force over
+// an existing dst needs expect (precondition_required).
+func MoveExpect(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force bool, expect string) (MoveResult, error) {
 	if err := begin(ctx, sb, "mv"); err != nil {
+		return MoveResult{}, err
+	}
+	want, err := expectArg(dst, expect)
+	if err != nil {
 		return MoveResult{}, err
 	}
 	s, err := sb.OpenEntry(src)
@@ -114,10 +145,13 @@ func Move(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force bool)
 	if d.Exists && d.Info.Type == "dir" && s.Info.Type != "dir" {
 		return MoveResult{}, sandbox.Errorf(sandbox.CodeExists, dst, "%s is a directory; name the destination file itself", dst)
 	}
+	if force && d.Exists && want == nil && sb.RequirePrecondition() {
+		return MoveResult{}, sandbox.PreconditionRequired(dst, fmt.Sprintf("%s exists, and the policy requires every change to name the content it replaces: nothing was moved;", dst), sandbox.HintExpectSHA256)
+	}
 	if err := ctx.Err(); err != nil {
 		return MoveResult{}, err // the deadline, before the commit only (SPEC §5)
 	}
-	if err := sb.Rename(s, d, force); err != nil {
+	if err := sb.RenameExpect(s, d, force, want); err != nil {
 		return MoveResult{}, err
 	}
 	return MoveResult{From: s.Path, To: d.Path}, nil
@@ -135,7 +169,19 @@ type CopyResult struct {
 // dst is only replaced with force. The copy gets the source's permission
 // bits when it is new.
 func Copy(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force bool) (CopyResult, error) {
+	return CopyExpect(ctx, sb, src, dst, force, "")
+}
+
+// CopyExpect is Copy whose force replaces dst only while it hashes to
+// expect ("" = no check). Under [write] require_precondition, force over
+// an existing dst needs expect (precondition_required), and force without
+// it replaces nothing.
+func CopyExpect(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force bool, expect string) (CopyResult, error) {
 	if err := begin(ctx, sb, "cp"); err != nil {
+		return CopyResult{}, err
+	}
+	want, err := expectArg(dst, expect)
+	if err != nil {
 		return CopyResult{}, err
 	}
 	f, err := sb.Open(src)
@@ -151,11 +197,24 @@ func Copy(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force bool)
 	if w.Exists && !force {
 		return CopyResult{}, sandbox.Errorf(sandbox.CodeExists, dst, "%s exists:", dst).WithHint(sandbox.HintReplace)
 	}
+	co := sandbox.CommitOptions{NoReplace: !force, Expect: want}
+	if force && want == nil && sb.RequirePrecondition() {
+		if w.Exists {
+			return CopyResult{}, sandbox.PreconditionRequired(dst, fmt.Sprintf("%s exists, and the policy requires every change to name the content it replaces: nothing was copied;", dst), sandbox.HintExpectSHA256)
+		}
+		co.NoReplace = true // force names nothing it may replace: a file that appears meanwhile stays
+	}
+	if want != nil {
+		if err := checkExpected(sb, w, *want); err != nil { // early; again under the lock
+			return CopyResult{}, err
+		}
+	}
 	mode := f.Info.Mode.Perm()
+	co.Mode = &mode
 	if err := ctx.Err(); err != nil {
 		return CopyResult{}, err // the deadline, before the commit only (SPEC §5)
 	}
-	r, err := w.Commit(f, sb.Limits().MaxWriteBytes, sandbox.CommitOptions{Mode: &mode, NoReplace: !force})
+	r, err := w.Commit(f, sb.Limits().MaxWriteBytes, co)
 	if err != nil {
 		return CopyResult{}, err
 	}
@@ -172,7 +231,18 @@ type RemoveResult struct {
 // Remove deletes a file, a symlink (never its target) or, with recursive,
 // a directory tree in the workdir — never the workdir itself.
 func Remove(ctx context.Context, sb *sandbox.Sandbox, p string, recursive bool) (RemoveResult, error) {
+	return RemoveExpect(ctx, sb, p, recursive, "")
+}
+
+// RemoveExpect is Remove of a file only while it hashes to expect ("" =
+// no check). Under [write] require_precondition a file needs expect and a
+// directory must be empty (precondition_required otherwise).
+func RemoveExpect(ctx context.Context, sb *sandbox.Sandbox, p string, recursive bool, expect string) (RemoveResult, error) {
 	if err := begin(ctx, sb, "rm"); err != nil {
+		return RemoveResult{}, err
+	}
+	want, err := expectArg(p, expect)
+	if err != nil {
 		return RemoveResult{}, err
 	}
 	w, err := sb.OpenEntry(p)
@@ -180,10 +250,13 @@ func Remove(ctx context.Context, sb *sandbox.Sandbox, p string, recursive bool) 
 		return RemoveResult{}, err
 	}
 	defer w.Close()
+	if w.Exists && w.Info.Type == "file" && want == nil && sb.RequirePrecondition() {
+		return RemoveResult{}, sandbox.PreconditionRequired(p, fmt.Sprintf("the policy requires every removal to name the content it removes: %s was not removed;", p), sandbox.HintExpectSHA256)
+	}
 	if err := ctx.Err(); err != nil {
 		return RemoveResult{}, err // the deadline, before the commit only (SPEC §5)
 	}
-	if err := sb.Remove(w, recursive); err != nil {
+	if err := sb.RemoveExpect(w, recursive, want); err != nil {
 		return RemoveResult{}, err
 	}
 	return RemoveResult{Path: w.Path, Removed: true, Type: w.Info.Type}, nil

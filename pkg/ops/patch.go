@@ -28,7 +28,7 @@ var patchOp = &spec.Op{
 		{Name: "patch-file", Type: spec.String, Meta: "PATH", Complete: spec.CompleteFiles, Help: "read the patch from PATH (readable under the policy)"},
 		{Name: "dry-run", Type: spec.Bool, Help: "check and show every file's diff and sha256 before and after, change nothing"},
 		{Name: "strip", Short: "p", Type: spec.Int, Meta: "N", Min: min0, Max: spec.Int64(255), DefaultText: "a/ and b/ when both sides carry them", Help: "strip N leading components from a unified diff's names, as patch -p N (for a diff made outside a git checkout: diff -ru old/ new/ wants 1)"},
-		{Name: "expect-sha256", Type: spec.Strings, Meta: "PATH=HEX", Help: "refuse (conflict) unless PATH's current content has this SHA-256; repeatable"},
+		{Name: "expect-sha256", Type: spec.Strings, Meta: "PATH=HEX", Help: "refuse (conflict) unless PATH's current content has this SHA-256; repeatable (under [write] require_precondition, one for every file the patch updates, deletes or moves; an added file must be absent)"},
 	},
 	Examples: []spec.Example{
 		{Cmd: "patch --patch-file fix.patch --dry-run --format text", Says: "the diff of every file the patch would change"},
@@ -203,6 +203,7 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 		used[w.Rel()] = given
 		return nil
 	}
+	need := !o.DryRun && sb.RequirePrecondition() // every file changed names its content
 	// Files are planned in parallel (each resolves its paths, reads its
 	// file and applies its hunks); the first error in patch order wins.
 	plans := make([]*planned, len(files))
@@ -218,7 +219,7 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 					errs[i] = err
 					continue
 				}
-				plans[i], errs[i] = planFile(ctx, sb, &files[i], max, maxName, o.Expect)
+				plans[i], errs[i] = planFile(ctx, sb, &files[i], max, maxName, o.Expect, need)
 			}
 		}()
 	}
@@ -234,6 +235,15 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 	}
 	for i, p := range plans {
 		if errs[i] != nil {
+			if sandbox.AsError(errs[i]).Code == sandbox.CodePreconditionRequired {
+				// A path the policy denies is denied, whatever else the
+				// patch lacks.
+				for _, e := range errs[i+1:] {
+					if e != nil && sandbox.AsError(e).Code == sandbox.CodeDenied {
+						return PatchResult{}, e
+					}
+				}
+			}
 			return PatchResult{}, errs[i]
 		}
 		targets := []*sandbox.WriteTarget{p.src}
@@ -409,7 +419,7 @@ func explainPatch(d *Decision, reg *spec.Registry, p *sandbox.Policy) {
 }
 
 // planFile resolves one file of the patch and computes its new content.
-func planFile(ctx context.Context, sb *sandbox.Sandbox, f *patch.File, max int64, maxName string, expect map[string]string) (*planned, error) {
+func planFile(ctx context.Context, sb *sandbox.Sandbox, f *patch.File, max int64, maxName string, expect map[string]string, need bool) (*planned, error) {
 	p := &planned{out: PatchFile{Path: f.Path, Matched: []string{}}}
 	if sum, ok := expect[f.Path]; ok {
 		s := strings.ToLower(sum)
@@ -448,6 +458,9 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f *patch.File, max int64
 	if !src.Exists {
 		return p, sandbox.Errorf(sandbox.CodeNotFound, f.Path, "%s does not exist (patch line %d)", f.Path, f.Line)
 	}
+	if need && p.expect == nil {
+		return p, sandbox.PreconditionRequired(f.Path, fmt.Sprintf("the policy requires every change to name the content it replaces, and the patch changes %s (line %d): nothing was changed;", f.Path, f.Line), hintPatchExpect)
+	}
 	old, err := readTarget(ctx, src, max, maxName)
 	if err != nil {
 		return p, err
@@ -455,7 +468,7 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f *patch.File, max int64
 	before := sha256Hex(old)
 	p.out.SHA256Before = &before
 	if p.expect != nil && before != *p.expect {
-		return p, sandbox.Errorf(sandbox.CodeConflict, f.Path, "%s changed: its sha256 is %s, not %s", f.Path, before, *p.expect)
+		return p, sb.Mismatch(f.Path, before, *p.expect)
 	}
 	if f.Op == patch.Delete {
 		p.out.Diff = deleteDiff(src.Path, old)
@@ -497,6 +510,10 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f *patch.File, max int64
 	}
 	return p, nil
 }
+
+// hintPatchExpect names patch's precondition: PATH=SHA256 of a file it
+// updates, deletes or moves.
+var hintPatchExpect = sandbox.Hint{Option: "expect-sha256", Text: "pass %s PATH=SHA256 with its current sha256 (read or stat --sha256 gives it)", Else: "read the file first"}
 
 // readTarget reads a target's current file, up to max.
 func readTarget(ctx context.Context, w *sandbox.WriteTarget, max int64, maxName string) ([]byte, error) {

@@ -352,6 +352,11 @@ func Undo(ctx context.Context, sb *sandbox.Sandbox, id string, force bool) (Undo
 	if err := mayUndo(sb, c); err != nil {
 		return UndoResult{}, err
 	}
+	if force && sb.RequirePrecondition() {
+		// force restores over whatever the paths hold now, content no one
+		// named: after the policy, so a denied change stays denied.
+		return UndoResult{}, sandbox.Errorf(sandbox.CodePreconditionRequired, "", "the policy requires every change to name what it replaces, and undo with force restores over content that changed since: nothing was undone (read the paths again and change them by their sha256)")
+	}
 	return undoChange(ctx, sb, c, force)
 }
 
@@ -444,6 +449,9 @@ func undoChange(ctx context.Context, sb *sandbox.Sandbox, c sandbox.Change, forc
 	}
 	if len(moved) > 0 && !force {
 		sort.Strings(moved)
+		if sb.RequirePrecondition() {
+			return res, sandbox.Errorf(sandbox.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there", c.ID, strings.Join(moved, ", "))
+		}
 		return res, sandbox.Errorf(sandbox.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there (force restores anyway)", c.ID, strings.Join(moved, ", "))
 	}
 	if err := ctx.Err(); err != nil {

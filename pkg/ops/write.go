@@ -28,13 +28,14 @@ var writeOp = &spec.Op{
 		{Name: "content", Type: spec.String, Meta: "TEXT", ToolRequired: true, Help: "the content, taken literally (empty: an empty file); on the command line, stdin when left out"},
 		{Name: "append", Type: spec.Bool, Help: "append instead of replacing"},
 		{Name: "no-clobber", Type: spec.Bool, Help: "refuse (exists) if the file exists"},
-		{Name: "expect-sha256", Type: spec.String, Meta: "HEX", Help: "refuse (conflict) unless the current content has this SHA-256"},
+		{Name: "expect-absent", Type: spec.Bool, Help: "the same as no-clobber: the file must not exist (the precondition of a new file under [write] require_precondition)"},
+		{Name: "expect-sha256", Type: spec.String, Meta: "HEX", Help: "refuse (conflict) unless the current content has this SHA-256 (checked under the lock, at the moment of the change)"},
 		{Name: "mode", Type: spec.String, Meta: "OCTAL", DefaultText: "keep; 0666 less umask when new", Help: "permission bits, octal 0 to 0777"},
 	},
 	Examples: []spec.Example{{Cmd: "write out/hello.txt --content 'hello' --format text", Says: "the file's SHA-256 and path, as sha256sum prints them"}},
 	Text:     "SHA256  PATH, the line sha256sum prints, so sha256sum -c can check it",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		o := WriteOptions{Path: in.String("path"), Append: in.Bool("append"), NoClobber: in.Bool("no-clobber"), ExpectSHA256: in.String("expect-sha256")}
+		o := WriteOptions{Path: in.String("path"), Append: in.Bool("append"), NoClobber: in.Bool("no-clobber") || in.Bool("expect-absent"), ExpectSHA256: in.String("expect-sha256")}
 		if err := begin(ctx, sb, "write"); err != nil {
 			return nil, err // before stdin is read
 		}
@@ -129,9 +130,19 @@ func Write(ctx context.Context, sb *sandbox.Sandbox, o WriteOptions) (WriteResul
 	if o.NoClobber && w.Exists {
 		return WriteResult{}, sandbox.Errorf(sandbox.CodeExists, o.Path, "%s exists and no-clobber is set", o.Path)
 	}
+	// Under [write] require_precondition a write names what it replaces:
+	// the sha256 of the file, or that there is none. Which one the hint
+	// names follows what is there now; either way the check itself runs
+	// under the lock, at the moment of the change.
+	if expect == "" && !o.NoClobber && sb.RequirePrecondition() {
+		if w.Exists {
+			return WriteResult{}, sandbox.PreconditionRequired(o.Path, fmt.Sprintf("%s exists, and the policy requires every change to name the content it replaces: nothing was written;", o.Path), sandbox.HintExpectSHA256)
+		}
+		return WriteResult{}, sandbox.PreconditionRequired(o.Path, fmt.Sprintf("%s does not exist, and the policy requires every change to name what it replaces: nothing was written;", o.Path), sandbox.HintExpectAbsent)
+	}
 	// Checked early for a quick answer, and again by the sandbox at the
 	// moment of the change, under the workdir's write lock.
-	if err := checkExpected(w, expect); err != nil {
+	if err := checkExpected(sb, w, expect); err != nil {
 		return WriteResult{}, err
 	}
 	co := sandbox.CommitOptions{Mode: o.Mode, NoReplace: o.NoClobber}
@@ -181,7 +192,7 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
-func checkExpected(w *sandbox.WriteTarget, expect string) error {
+func checkExpected(sb *sandbox.Sandbox, w *sandbox.WriteTarget, expect string) error {
 	if expect == "" {
 		return nil
 	}
@@ -190,10 +201,7 @@ func checkExpected(w *sandbox.WriteTarget, expect string) error {
 		return err
 	}
 	if have != expect {
-		if have == "" {
-			have = "absent"
-		}
-		return sandbox.Errorf(sandbox.CodeConflict, w.Path, "%s changed: its sha256 is %s, not %s", w.Path, have, expect)
+		return sb.Mismatch(w.Path, have, expect)
 	}
 	return nil
 }

@@ -277,10 +277,21 @@ func (it *batchItem) swap() error {
 	var err error
 	switch {
 	case it.del:
-		err = renameNoReplaceFrom(w, w.Name, it.tmp)
+		if err = renameNoReplaceFrom(w, w.Name, it.tmp); err == nil {
+			if cerr := w.swappedOut(it.tmp, it.o); cerr != nil {
+				it.swapped = true
+				it.unswap() // a stranger renamed in: it goes back
+				return cerr
+			}
+		}
 	case w.Exists:
 		if err = exchangeAt(w, it.tmp); err == nil {
 			it.exchang = true
+			if cerr := w.swappedOut(it.tmp, it.o); cerr != nil {
+				it.swapped = true
+				it.unswap()
+				return cerr
+			}
 		}
 	default:
 		err = renameNoReplace(w, it.tmp)

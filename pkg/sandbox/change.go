@@ -343,16 +343,85 @@ func (w *WriteTarget) expect(expect *string) error {
 		if have, err = hashReader(f, w.Path); err != nil {
 			return err
 		}
+		key := devIno(fi)
+		w.hashed = &key
 	}
 	if have != *expect {
 		if have == "" {
 			have = "absent"
 		}
-		want := *expect
-		if want == "" {
-			want = "absent"
+		return w.s.Mismatch(w.Path, have, *expect)
+	}
+	return nil
+}
+
+// Mismatch is the conflict of a precondition that does not hold: the file
+// at given hashes to have ("" or "absent": there is none), not to want.
+// Under [write] require_precondition the message leaves the current hash
+// out, so a refused change cannot be retried blind with the hash its
+// refusal gave: the caller reads the file again.
+func (s *Sandbox) Mismatch(given, have, want string) *Error {
+	if have == "" {
+		have = "absent"
+	}
+	if want == "" {
+		want = "absent"
+	}
+	if s.RequirePrecondition() {
+		if want == "absent" {
+			return Errorf(CodeConflict, given, "%s exists, and the call expected it absent: read it again", given)
 		}
-		return Errorf(CodeConflict, w.Path, "%s changed: its sha256 is %s, not %s", w.Path, have, want)
+		if have == "absent" {
+			return Errorf(CodeConflict, given, "%s does not exist, and the call expected its sha256 to be %s", given, want)
+		}
+		return Errorf(CodeConflict, given, "%s changed: its sha256 is not %s; read it again", given, want)
+	}
+	return Errorf(CodeConflict, given, "%s changed: its sha256 is %s, not %s", given, have, want)
+}
+
+// RequirePrecondition says whether the policy in force requires every
+// change to name what it replaces ([write] require_precondition).
+func (s *Sandbox) RequirePrecondition() bool {
+	return s.policy != nil && s.policy.Write.RequirePrecondition
+}
+
+// PreconditionRequired is the refusal of a change that does not name what
+// it replaces while the policy requires it; hint names the option that
+// would (each face spells it its own way).
+func PreconditionRequired(given, msg string, hint Hint) *Error {
+	return (&Error{Code: CodePreconditionRequired, Path: given, Msg: msg}).WithHint(hint)
+}
+
+// checkedKey is the identity of the file a change's precondition checked:
+// the file expect hashed under the lock, else (Unchanged) the file the
+// target opened; ok is false when the change checked no file.
+func (w *WriteTarget) checkedKey(o CommitOptions) (key [2]uint64, ok bool) {
+	switch {
+	case o.Expect != nil && w.hashed != nil:
+		return *w.hashed, true
+	case o.Unchanged && w.cur != nil:
+		return w.Info.key, true
+	}
+	return key, false
+}
+
+// swappedOut checks, after a change swapped its new file in by exchange
+// (or moved the old one aside), that the object now at name, the one
+// swapped out, is the file the precondition checked: a file another
+// process renamed over the name between the check and the swap is a
+// conflict (the caller swaps it back). A writer in place cannot be seen
+// this way: it changes the checked file itself.
+func (w *WriteTarget) swappedOut(name string, o CommitOptions) error {
+	key, ok := w.checkedKey(o)
+	if !ok {
+		return nil
+	}
+	fi, err := w.dir.Lstat(name)
+	if err != nil {
+		return ioErr(w.Path, err)
+	}
+	if devIno(fi) != key {
+		return Errorf(CodeConflict, w.Path, "%s was replaced by another process during the commit: nothing was changed", w.Path)
 	}
 	return nil
 }

@@ -72,6 +72,9 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 // syncs the directory: readers see the old content or the new, never a
 // mix. Over max: too_large, and nothing changes.
 func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceResult, error) {
+	if err := w.precondition(o); err != nil {
+		return ReplaceResult{}, err
+	}
 	ahead := w.hashAhead() // the old file's hash, for the journal, while the new one is written
 	aheadTaken := false
 	defer func() {
@@ -127,6 +130,7 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 				return ReplaceResult{}, err
 			}
 		}
+		atSeam("replace.locked")
 		// The journal keeps what the name holds now. When the name still holds
 		// the very file hashed ahead (one link, unchanged), the commit swaps
 		// the new file in with RENAME_EXCHANGE and moves the old one, now at
@@ -149,9 +153,13 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 			}
 		}
 		tfi, err := w.dir.Lstat(tmp)
+		if errors.Is(err, fs.ErrNotExist) {
+			return ReplaceResult{}, Errorf(CodeConflict, w.Path, "the directory of %s was removed or moved during the call: nothing was written", w.Path)
+		}
 		if err != nil {
 			return ReplaceResult{}, ioErr(w.Path, err)
 		}
+		_, checked := w.checkedKey(o)
 		if adopt {
 			if err = exchangeOnly(w, tmp); errors.Is(err, errNoExchange) {
 				// No one-step exchange here: copy the old file, then rename.
@@ -160,6 +168,28 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 					return ReplaceResult{}, err
 				}
 				err = w.dir.Rename(tmp, w.Name)
+			} else if err == nil {
+				if cerr := w.swappedOut(tmp, o); cerr != nil {
+					exchangeOnly(w, tmp) // the stranger goes back; the new file, at tmp, is removed
+					return ReplaceResult{}, cerr
+				}
+			}
+		} else if checked && !o.NoReplace {
+			// A precondition checked a file: exchange, so the file swapped
+			// out can be seen to be that very file, then drop it (the
+			// journal already holds its content).
+			err = exchangeOnly(w, tmp)
+			switch {
+			case errors.Is(err, errNoExchange):
+				err = w.dir.Rename(tmp, w.Name)
+			case errors.Is(err, fs.ErrNotExist):
+				return ReplaceResult{}, Errorf(CodeConflict, w.Path, "%s was removed by another process during the commit: nothing was written", w.Path)
+			case err == nil:
+				if cerr := w.swappedOut(tmp, o); cerr != nil {
+					exchangeOnly(w, tmp)
+					return ReplaceResult{}, cerr
+				}
+				w.dir.Remove(tmp)
 			}
 		} else if o.NoReplace {
 			err = renameNoReplace(w, tmp)
@@ -168,6 +198,11 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 			}
 		} else {
 			err = w.dir.Rename(tmp, w.Name)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			// The temporary file was made in the pinned directory a moment
+			// ago: gone now, the directory was removed or moved meanwhile.
+			return ReplaceResult{}, Errorf(CodeConflict, w.Path, "the directory of %s was removed or moved during the call: nothing was written", w.Path)
 		}
 		if err != nil {
 			return ReplaceResult{}, ioErr(w.Path, err)
@@ -210,6 +245,9 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 // fails (a full disk), the file is cut back to its old length. It returns
 // the bytes appended and the sha256 of the whole file afterwards.
 func (w *WriteTarget) Append(data []byte, o CommitOptions) (ReplaceResult, error) {
+	if err := w.precondition(o); err != nil {
+		return ReplaceResult{}, err
+	}
 	return changed(w.s, []*WriteTarget{w}, nil, func() (ReplaceResult, error) {
 		atSeam("append.checked")
 		if err := w.recheck(o.Expect); err != nil {
@@ -240,6 +278,11 @@ func (w *WriteTarget) Append(data []byte, o CommitOptions) (ReplaceResult, error
 		}
 		if err := sharedInode(fi, w.Path); err != nil {
 			return ReplaceResult{}, err // the file opened, which may have gained a link since
+		}
+		if key, ok := w.checkedKey(o); ok && devIno(fi) != key {
+			// Not the file the precondition hashed: renamed over the name
+			// since. Nothing was appended to it.
+			return ReplaceResult{}, Errorf(CodeConflict, w.Path, "%s was replaced by another process during the commit: nothing was written", w.Path)
 		}
 		if o.Mode != nil && fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != perm {
 			// --mode sets the bits exactly (no umask), as Commit does.
@@ -297,6 +340,26 @@ func satAdd(a, b int64) int64 {
 		return math.MaxInt64
 	}
 	return a + b
+}
+
+// HintExpectSHA256 names the option that gives a change its precondition:
+// the sha256 of the file it replaces or removes.
+var HintExpectSHA256 = Hint{Option: "expect-sha256", Text: "pass %s with the file's current sha256 (read or stat --sha256 gives it)", Else: "read the file first"}
+
+// HintExpectAbsent names the option that gives a new file its
+// precondition: that the name is free.
+var HintExpectAbsent = Hint{Option: "expect-absent", Text: "pass %s to create it (nothing is replaced)"}
+
+// precondition refuses, under [write] require_precondition, a commit that
+// names nothing it replaces: no expected sha256, no free name, no check
+// that the file is the one read (whose caller checked its sha256). The
+// operations refuse it earlier, with the option to pass; this is the
+// floor beneath them.
+func (w *WriteTarget) precondition(o CommitOptions) error {
+	if o.Expect != nil || o.NoReplace || o.Unchanged || !w.s.RequirePrecondition() {
+		return nil
+	}
+	return PreconditionRequired(w.Path, fmt.Sprintf("the policy requires every change to name what it replaces: %s was not written", w.Path), HintExpectSHA256)
 }
 
 // HintReplace: an existing name is replaced only with force.
@@ -360,6 +423,17 @@ func (s *Sandbox) ProbeRename(from, to string) error {
 // writable at its old place and at its new one (no deny, deny_regex,
 // write_deny; an allow rule matched by every file), or nothing moves.
 func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
+	return s.RenameExpect(src, dst, force, nil)
+}
+
+// RenameExpect is Rename whose force replaces dst only while the file at
+// dst's name hashes to expect (checked under the write lock). Under
+// [write] require_precondition, force without expect replaces nothing: an
+// existing dst is exists, as without force.
+func (s *Sandbox) RenameExpect(src, dst *WriteTarget, force bool, expect *string) error {
+	if force && expect == nil && s.RequirePrecondition() {
+		force = false
+	}
 	return s.change([]*WriteTarget{src, dst}, nil, func() error {
 		fi, err := src.entryNow()
 		if err != nil {
@@ -391,6 +465,12 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 		if err := dst.recheck(nil); err != nil {
 			return err
 		}
+		if force && expect != nil {
+			if err := dst.expect(expect); err != nil {
+				return err
+			}
+			atSeam("rename.locked")
+		}
 		// What --force replaces goes to the journal first.
 		var replaced []PathChange
 		var stored int64
@@ -405,7 +485,10 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 				}
 			}
 		}
-		if err := renameAt(src, dst, force); err != nil {
+		if err := s.renameChecked(src, dst, force && fi.Mode().IsRegular(), force, expect); err != nil {
+			if e, ok := err.(*Error); ok {
+				return e
+			}
 			if errors.Is(err, fs.ErrExist) {
 				return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
 			}
@@ -426,6 +509,40 @@ func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
 		_, err = s.record(replaced, stored, "", Move{From: src.Rel(), To: dst.Rel()})
 		return err
 	})
+}
+
+// renameChecked is renameAt, except when force replaces a file a
+// precondition hashed: then the two entries are exchanged in one step,
+// the object now at src's name must be the file hashed (else it is
+// exchanged back: conflict), and it is then unlinked (the journal holds
+// its content). A file another process renamed over dst's name after the
+// check is so never lost. Without a one-step exchange: renameAt.
+// Only a file is exchanged (exchange, which takes a directory over a
+// file where rename(2) refuses, is kept to what rename does).
+func (s *Sandbox) renameChecked(src, dst *WriteTarget, exchange, force bool, expect *string) error {
+	if !exchange || expect == nil || dst.hashed == nil {
+		return renameAt(src, dst, force)
+	}
+	err := exchangeBetween(src, dst)
+	switch {
+	case errors.Is(err, errNoExchange):
+		return renameAt(src, dst, force)
+	case errors.Is(err, fs.ErrNotExist):
+		return Errorf(CodeConflict, dst.Path, "%s was removed by another process during the commit: nothing was moved", dst.Path)
+	case err != nil:
+		return err
+	}
+	fi, err := src.dir.Lstat(src.Name)
+	if err != nil || devIno(fi) != *dst.hashed {
+		if berr := exchangeBetween(src, dst); berr != nil {
+			return Errorf(CodeConflict, dst.Path, "%s was replaced by another process during the commit and could not be swapped back from %s: %v", dst.Path, src.Path, berr)
+		}
+		return Errorf(CodeConflict, dst.Path, "%s was replaced by another process during the commit: nothing was moved", dst.Path)
+	}
+	if err := unlinkAt(src); err != nil {
+		return ioErr(src.Path, err)
+	}
+	return nil
 }
 
 // Mkdir creates p and its parents in the workdir; created reports whether
@@ -503,6 +620,14 @@ func missingDirs(rt *root, rel string) []string {
 // objects that were checked (same device and inode); anything that changed
 // in between stops it with conflict.
 func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
+	return s.RemoveExpect(w, recursive, nil)
+}
+
+// RemoveExpect is Remove with a precondition: with expect, the entry must
+// be a file whose content hashes to it under the write lock. Under [write]
+// require_precondition a file is removed only with expect, and a
+// directory only when it is empty (precondition_required otherwise).
+func (s *Sandbox) RemoveExpect(w *WriteTarget, recursive bool, expect *string) error {
 	if !w.Exists {
 		return Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
 	}
@@ -519,8 +644,11 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 			return err
 		}
 		if !fi.IsDir() {
+			if expect == nil && fi.Mode().IsRegular() && s.RequirePrecondition() {
+				return PreconditionRequired(w.Path, fmt.Sprintf("the policy requires a removal to name the content it removes: %s is not removed", w.Path), HintExpectSHA256)
+			}
 			atSeam("remove.checked")
-			if err := w.recheck(nil); err != nil {
+			if err := w.recheck(expect); err != nil {
 				return err
 			}
 			if now, err := w.entryNow(); err != nil {
@@ -541,6 +669,9 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 			_, err = s.record([]PathChange{{Path: w.Rel(), Before: before}}, stored, "")
 			return err
 		}
+		if expect != nil {
+			return Errorf(CodeNotAFile, w.Path, "%s is a directory: an expected sha256 names a file's content", w.Path)
+		}
 		if !recursive {
 			return Errorf(CodeNotAFile, w.Path, "%s is a directory:", w.Path).WithHint(Hint{Option: "recursive", Short: true, Text: "pass %s to remove it and everything below", Else: "remove what lies below it first"})
 		}
@@ -555,6 +686,11 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 		})
 		if err != nil {
 			return err
+		}
+		if len(tree.kids) > 0 && s.RequirePrecondition() {
+			// Nothing names what lies below: the policy wants every file
+			// removed by its content, one at a time.
+			return Errorf(CodePreconditionRequired, w.Path, "%s is not empty, and the policy requires every removal to name the content it removes: remove its files one at a time, by their sha256, then the empty directory", w.Path)
 		}
 		// The journal keeps the whole tree first (the directory, then what
 		// lies below, parents before children).

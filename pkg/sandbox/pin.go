@@ -207,6 +207,9 @@ type WriteTarget struct {
 	cur    *os.File // a file target's existing file, opened without following and checked
 	// curStat is cur's fstat when it was checked
 	curStat fs.FileInfo
+	// hashed is the identity (device, inode) of the file expect last
+	// hashed under the write lock: what a change may replace.
+	hashed *[2]uint64
 }
 
 // OpenWriteTarget resolves p for writing: it must lie in the workdir,

@@ -14,7 +14,9 @@ import (
 //
 //	"remove.checked"  rm -r checked the whole tree, nothing deleted yet
 //	"rename.checked"  mv checked source and destination trees, before renameat2
+//	"rename.locked"   mv --force hashed the file it replaces, before the exchange
 //	"replace.checked" a write's temp file is complete, before it takes the name
+//	"replace.locked"  a write re-checked its target under the lock, before the swap
 //	"append.checked"  an append target is checked, before it is opened for writing
 //	"edit.checked"    a checked target's current content is about to be read (edit)
 //	"open.checked"    a path was checked lexically, before it is opened

@@ -106,6 +106,16 @@ func renameAt(src, dst *WriteTarget, force bool) error {
 	return err
 }
 
+// exchangeBetween swaps the entries at src's and dst's names, between two
+// pinned directories, in one step (renameatx_np RENAME_SWAP).
+func exchangeBetween(src, dst *WriteTarget) error {
+	err := renameatx(src.dirF, src.Name, dst.dirF, dst.Name, unix.RENAME_SWAP)
+	if unsupported(err) {
+		return errNoExchange
+	}
+	return err
+}
+
 // renameNoReplace gives the target's name to tmp only if the name is free.
 func renameNoReplace(w *WriteTarget, tmp string) error {
 	return renameNoReplaceFrom(w, tmp, w.Name)

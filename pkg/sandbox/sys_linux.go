@@ -323,6 +323,16 @@ func renameAt(src, dst *WriteTarget, force bool) error {
 	return err
 }
 
+// exchangeBetween swaps the entries at src's and dst's names, between two
+// pinned directories, in one step (renameat2 RENAME_EXCHANGE).
+func exchangeBetween(src, dst *WriteTarget) error {
+	err := unix.Renameat2(int(src.dirF.Fd()), src.Name, int(dst.dirF.Fd()), dst.Name, unix.RENAME_EXCHANGE)
+	if err == unix.EINVAL || err == unix.ENOSYS {
+		return errNoExchange
+	}
+	return err
+}
+
 // renameNoReplace gives the target's name to tmp only if the name is free
 // (renameat2 RENAME_NOREPLACE; where a filesystem lacks it, link(2), which
 // fails on an existing name too, then unlink of tmp).

@@ -38,6 +38,8 @@ func renameAt(src, dst *WriteTarget, force bool) error {
 	return src.rt.r.Rename(src.rootRel(), dst.rootRel())
 }
 
+func exchangeBetween(src, dst *WriteTarget) error { return errNoExchange }
+
 // errNoExchange: no one-step exchange on this platform (yet).
 var errNoExchange = errors.New("no one-step exchange here")
 

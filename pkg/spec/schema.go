@@ -18,6 +18,7 @@ type Schema struct {
 	Required             []string           `json:"required,omitempty"`
 	Items                *Schema            `json:"items,omitempty"`
 	Enum                 []string           `json:"enum,omitempty"`
+	Pattern              string             `json:"pattern,omitempty"`
 	Default              any                `json:"default,omitempty"`
 	Minimum              *int64             `json:"minimum,omitempty"`
 	Maximum              *int64             `json:"maximum,omitempty"`
