@@ -13,10 +13,11 @@ _fsbox_valued() {
     "mcp --profile"|"mcp --write"|"mcp --http") return 0 ;;
     "mv --expect-sha256") return 0 ;;
     "patch --patch"|"patch --patch-file"|"patch --strip"|"patch -p"|"patch --expect-sha256") return 0 ;;
-    "read --offset"|"read --limit"|"read --max-bytes"|"read --encoding") return 0 ;;
+    "read --offset"|"read --limit"|"read --max-bytes"|"read --encoding"|"read --if-none-match") return 0 ;;
     "rm --expect-sha256") return 0 ;;
     "slice --start"|"slice --end") return 0 ;;
     "sort --key"|"sort -k"|"sort --separator"|"sort -t") return 0 ;;
+    "stat --check-file") return 0 ;;
     "write --content"|"write --expect-sha256"|"write --mode") return 0 ;;
   esac
   return 1
@@ -90,9 +91,11 @@ _fsbox() {
       "read --limit") COMPREPLY=(); return ;;
       "read --max-bytes") COMPREPLY=(); return ;;
       "read --encoding") COMPREPLY=( $(compgen -W "utf-8 base64" -- "$cur") ); return ;;
+      "read --if-none-match") COMPREPLY=(); return ;;
       "rm --expect-sha256") COMPREPLY=(); return ;;
       "sort --key"|"sort -k") COMPREPLY=(); return ;;
       "sort --separator"|"sort -t") COMPREPLY=(); return ;;
+      "stat --check-file") COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
       "write --content") COMPREPLY=(); return ;;
       "write --expect-sha256") COMPREPLY=(); return ;;
       "write --mode") COMPREPLY=(); return ;;
@@ -204,7 +207,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     read)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--encoding --limit --max-bytes --offset --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--encoding --if-none-match --limit --max-bytes --offset --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
@@ -235,7 +238,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     stat)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--sha256 --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--check --check-file --sha256 --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
