@@ -50,6 +50,8 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -329,6 +331,31 @@ func (s *rpcServer) tool(name string, args map[string]any) error {
 	return nil
 }
 
+// required is the required arguments of the server's tool name.
+func (s *rpcServer) required(name string) ([]string, error) {
+	res, err := s.call("tools/list", map[string]any{})
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Tools []struct {
+			Name        string `json:"name"`
+			InputSchema struct {
+				Required []string `json:"required"`
+			} `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return nil, err
+	}
+	for _, t := range r.Tools {
+		if t.Name == name {
+			return t.InputSchema.Required, nil
+		}
+	}
+	return nil, fmt.Errorf("no tool %s", name)
+}
+
 // tools lists the server's tool names.
 func (s *rpcServer) tools() (map[string]bool, error) {
 	res, err := s.call("tools/list", map[string]any{})
@@ -370,11 +397,28 @@ type mcpSide struct {
 	// mixed is an extra call for the 1,000 mixed calls (fsbox: a page of
 	// the 50 MiB log); nil for none.
 	mixed func(i int) (string, map[string]any)
+	// ready, when set, runs once a session is up, given what the edit
+	// file holds at its start.
+	ready func(s *rpcServer, edit []byte)
 }
 
+// fsboxMCPSide is an fsbox server. Without a policy, fsbox mcp serves
+// the agent preset, whose edits must name the sha256 of the content they
+// replace (expect): when the server's edit tool requires it, each edit
+// carries it, as an agent's does (a build from before the preset gets
+// none).
 func fsboxMCPSide(name, fsbox, work string, env []string, edit string) mcpSide {
+	var expect [2]string // the sha256 before an even and an odd call; "" none
 	return mcpSide{
 		name: name, path: fsbox, argv: []string{fsbox, "mcp", work}, env: env, edit: edit,
+		ready: func(s *rpcServer, text []byte) {
+			expect = [2]string{}
+			if req, err := s.required("fsbox_edit"); err == nil && slices.Contains(req, "expect") {
+				alpha := sha256.Sum256(text)
+				omega := sha256.Sum256(bytes.Replace(text, []byte("EDIT_MARKER_ALPHA"), []byte("EDIT_MARKER_OMEGA"), 1))
+				expect = [2]string{hex.EncodeToString(alpha[:]), hex.EncodeToString(omega[:])}
+			}
+		},
 		ops: []mcpOp{
 			{"mcp-stat", func(int) (string, map[string]any) { return "fsbox_stat", map[string]any{"path": mcpText} }},
 			{"mcp-read-10KiB", func(int) (string, map[string]any) { return "fsbox_read", map[string]any{"path": mcpText} }},
@@ -384,7 +428,11 @@ func fsboxMCPSide(name, fsbox, work string, env []string, edit string) mcpSide {
 			}},
 			{"mcp-edit", func(i int) (string, map[string]any) {
 				old, new := editPair(i)
-				return "fsbox_edit", map[string]any{"path": edit, "old": old, "new": new}
+				args := map[string]any{"path": edit, "old": old, "new": new}
+				if e := expect[i%2]; e != "" {
+					args["expect"] = e
+				}
+				return "fsbox_edit", args
 			}},
 		},
 		mixed: func(i int) (string, map[string]any) {
@@ -520,6 +568,9 @@ func runMCPSides(sides []mcpSide, work string, edit []byte, limit time.Duration,
 					ss[j].close()
 					err = failed(j, err)
 				}
+			}
+			if err == nil && side.ready != nil {
+				side.ready(ss[j], edit)
 			}
 			if err != nil {
 				for _, s := range ss[:j] {
