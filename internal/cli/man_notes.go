@@ -193,6 +193,25 @@ an empty directory; mkdir nothing; undo \-\-force is refused. A denied path is d
 no refusal gives the current sha256. The hash is checked under the lock at the moment of the
 change: no update is lost among fsbox calls, a writer that replaces the file by rename is
 detected, an in\-place writer outside fsbox during the commit can be lost.
+.SH RULE SETS AND THE AGENT PRESET
+Two rule sets are built in and match as [paths] rules do. agent_config (write_deny **/.git/**,
+**/.claude/**, **/.codex/**, **/.cursor/**, **/.gemini/**, **/.agents/**, **/.windsurf/**)
+applies to every policy. secrets (deny **/.env and **/.env.* but *.example, *.sample, *.template;
+**/*.pem, **/*.key, **/id_rsa*, **/id_ed25519*, **/id_ecdsa*, **/.ssh/**, **/.aws/credentials,
+**/.config/gcloud/**, **/.azure/**, **/.docker/config.json, **/.npmrc, **/.pypirc, **/.netrc,
+**/.git\-credentials) applies under preset = "agent" and in fsbox mcp without a policy.
+defaults_off = ["secrets"] (or "agent_config") switches a set off; an unknown name is config.
+explain names the set (rule default:secrets); roots lists rule_sets, preset and
+require_precondition. preset = "agent" fills the keys the file leaves out: the secrets set,
+require_precondition = true, max_results = 2000, max_line_bytes = 2000, max_result_bytes = 65536,
+max_call_seconds = 30. The reference MCP profile never requires preconditions (a policy that sets
+require_precondition itself is config there).
+.SH FRESHNESS
+read \-\-if\-none\-match SHA answers {path, unchanged: true, sha256} with no content when the
+file still hashes to SHA (whatever its size or type), else the normal read; the file is read once.
+stat \-\-check PATH=HEX... (HEX: 64 hex digits or absent; split at the last =), or
+\-\-check\-file FILE|\-, answers {changed[{path, exists, sha256?}], unchanged[], errors[]}, each file
+read once. A denied path answers denied, exactly as a missing one under that policy.
 .SH EDIT
 edit matches exactly. With \-\-edits\-json each edit is matched against the original text (never
 against another's output); edits whose old texts share bytes are usage, naming both; all are
