@@ -150,24 +150,24 @@ func (s *Sandbox) checkDeny(rel string, acc Access, given string, ancestors bool
 func (s *Sandbox) denyGlobs(lower string, acc Access, given string) *Error {
 	for i, g := range s.deny {
 		if from := s.denyFrom[i]; from != nil {
-			if from.match(g, s.denyTree[i], lower) {
+			if from.match(s.denyMatch[i], lower) {
 				return from.deny(RuleDeny, given, "%s matches the deny pattern %q of the built-in rule set %s", given, g, from.set)
 			}
 			continue
 		}
-		if globOrBelow(g, s.denyTree[i], lower) {
+		if s.denyMatch[i].match(lower) {
 			return deny(RuleDeny, given, "%s matches the deny pattern %q", given, g)
 		}
 	}
 	if acc == AccessWrite {
 		for i, g := range s.writeDeny {
 			if from := s.writeDenyFrom[i]; from != nil {
-				if from.match(g, s.writeDenyTree[i], lower) {
+				if from.match(s.writeDenyMatch[i], lower) {
 					return from.deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q of the built-in rule set %s: readable, never written", given, g, from.set)
 				}
 				continue
 			}
-			if globOrBelow(g, s.writeDenyTree[i], lower) {
+			if s.writeDenyMatch[i].match(lower) {
 				return deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q: readable, never written", given, g)
 			}
 		}
@@ -193,14 +193,18 @@ func newSetRule(set string, r policy.SetRule) *setRule {
 	return sr
 }
 
-// match reports whether glob g (tree: its tree form) matches lower or
-// an ancestor of it, the exceptions aside.
-func (r *setRule) match(g, tree, lower string) bool {
+// match reports whether glob m matches lower or an ancestor of it, the
+// exceptions aside. When m matches neither lower nor any ancestor, no
+// ancestor needs trying one by one.
+func (r *setRule) match(m *globMatcher, lower string) bool {
+	if !m.match(lower) {
+		return false
+	}
 	if len(r.unless) == 0 {
-		return globOrBelow(g, tree, lower)
+		return true
 	}
 	for p := lower; ; {
-		if ok, _ := doublestar.Match(g, p); ok && !r.excepted(path.Base(p)) {
+		if ok, _ := doublestar.Match(m.glob, p); ok && !r.excepted(path.Base(p)) {
 			return true
 		}
 		end := strings.LastIndexByte(p, '/')

@@ -25,11 +25,11 @@ type Sandbox struct {
 	deny      []string
 	allow     []string
 	writeDeny []string
-	// denyTree and writeDenyTree are deny and write_deny as "the path or
-	// an ancestor matches": each glob with "/**" appended (one match per
-	// path instead of one per ancestor).
-	denyTree      []string
-	writeDenyTree []string
+	// denyMatch and writeDenyMatch are deny and write_deny compiled as
+	// "the path or an ancestor matches" (globMatcher: the glob or its
+	// tree form, one match per path instead of one per ancestor).
+	denyMatch      []*globMatcher
+	writeDenyMatch []*globMatcher
 	// denyFrom and writeDenyFrom say, for each deny and write_deny glob,
 	// where it comes from: its named rule set, or nil for [paths]; a
 	// rule set's glob may carry exceptions on the matched name
@@ -203,10 +203,10 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		s.denyReEnd = append(s.denyReEnd, hasEndAssertion(r))
 	}
 	for _, g := range s.deny {
-		s.denyTree = append(s.denyTree, treeGlob(g))
+		s.denyMatch = append(s.denyMatch, newGlobMatcher(g))
 	}
 	for _, g := range s.writeDeny {
-		s.writeDenyTree = append(s.writeDenyTree, treeGlob(g))
+		s.writeDenyMatch = append(s.writeDenyMatch, newGlobMatcher(g))
 	}
 	for _, r := range p.Paths.AllowRegex {
 		s.allowRe = append(s.allowRe, regexp.MustCompile(r))
@@ -249,7 +249,7 @@ func (s *Sandbox) Close() error {
 func (s *Sandbox) ForCall() *Sandbox {
 	v := &Sandbox{
 		policy: s.policy, work: s.work, roots: s.roots, deny: s.deny, allow: s.allow, writeDeny: s.writeDeny,
-		denyTree: s.denyTree, writeDenyTree: s.writeDenyTree, denyFrom: s.denyFrom, writeDenyFrom: s.writeDenyFrom, denyReEnd: s.denyReEnd, denyRe: s.denyRe, allowRe: s.allowRe,
+		denyMatch: s.denyMatch, writeDenyMatch: s.writeDenyMatch, denyFrom: s.denyFrom, writeDenyFrom: s.writeDenyFrom, denyReEnd: s.denyReEnd, denyRe: s.denyRe, allowRe: s.allowRe,
 		home: s.home, hasPatterns: s.hasPatterns, landlock: s.landlock, writes: s.writes, view: true, within: s.within,
 		jn: s.jn, own: s.own,
 	}
