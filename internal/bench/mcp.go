@@ -331,8 +331,8 @@ func (s *rpcServer) tool(name string, args map[string]any) error {
 	return nil
 }
 
-// required is the required arguments of the server's tool name.
-func (s *rpcServer) required(name string) ([]string, error) {
+// tools lists the server's tools: each name, with its required arguments.
+func (s *rpcServer) tools() (map[string][]string, error) {
 	res, err := s.call("tools/list", map[string]any{})
 	if err != nil {
 		return nil, err
@@ -348,33 +348,11 @@ func (s *rpcServer) required(name string) ([]string, error) {
 	if err := json.Unmarshal(res, &r); err != nil {
 		return nil, err
 	}
+	tools := map[string][]string{}
 	for _, t := range r.Tools {
-		if t.Name == name {
-			return t.InputSchema.Required, nil
-		}
+		tools[t.Name] = t.InputSchema.Required
 	}
-	return nil, fmt.Errorf("no tool %s", name)
-}
-
-// tools lists the server's tool names.
-func (s *rpcServer) tools() (map[string]bool, error) {
-	res, err := s.call("tools/list", map[string]any{})
-	if err != nil {
-		return nil, err
-	}
-	var r struct {
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
-	}
-	if err := json.Unmarshal(res, &r); err != nil {
-		return nil, err
-	}
-	names := map[string]bool{}
-	for _, t := range r.Tools {
-		names[t.Name] = true
-	}
-	return names, nil
+	return tools, nil
 }
 
 // ---------------------------------------------------------------------------
@@ -413,7 +391,7 @@ func fsboxMCPSide(name, fsbox, work string, env []string, edit string) mcpSide {
 		name: name, path: fsbox, argv: []string{fsbox, "mcp", work}, env: env, edit: edit,
 		ready: func(s *rpcServer, text []byte) {
 			expect = [2]string{}
-			if req, err := s.required("fsbox_edit"); err == nil && slices.Contains(req, "expect") {
+			if tools, err := s.tools(); err == nil && slices.Contains(tools["fsbox_edit"], "expect") {
 				alpha := sha256.Sum256(text)
 				omega := sha256.Sum256(bytes.Replace(text, []byte("EDIT_MARKER_ALPHA"), []byte("EDIT_MARKER_OMEGA"), 1))
 				expect = [2]string{hex.EncodeToString(alpha[:]), hex.EncodeToString(omega[:])}
@@ -1193,10 +1171,10 @@ func peerTools(peer *mcpPeerInstall, work string, limit time.Duration) (map[stri
 		return nil, err
 	}
 	err = s.initialize()
-	var names map[string]bool
+	var tools map[string][]string
 	if err == nil {
 		if err = s.initialized(); err == nil {
-			names, err = s.tools()
+			tools, err = s.tools()
 		}
 	}
 	s.close()
@@ -1204,9 +1182,13 @@ func peerTools(peer *mcpPeerInstall, work string, limit time.Duration) (map[stri
 		return nil, err
 	}
 	for _, t := range []string{"get_file_info", "list_directory", "search_files", "edit_file"} {
-		if !names[t] {
+		if _, ok := tools[t]; !ok {
 			return nil, errors.New("the peer has no tool " + t)
 		}
+	}
+	names := map[string]bool{}
+	for n := range tools {
+		names[n] = true
 	}
 	return names, nil
 }

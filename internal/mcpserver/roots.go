@@ -213,7 +213,7 @@ func (r *rootSet) narrow(roots []*mcp.Root) reach {
 		// the policy's roots below, and a root outside them gives nothing
 		// whether or not it exists, so the client learns nothing it could
 		// not stat through the tools.
-		real, err := filepath.EvalSymlinks(d)
+		real, err := filepath.EvalSymlinks(d) // a client root: configuration, see just above
 		if err != nil || !filepath.IsAbs(real) {
 			r.logf("ignoring the client's root %s: %v", d, err)
 			continue
