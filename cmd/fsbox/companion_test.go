@@ -7,22 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-)
 
-// buildPair builds fsbox and fsbox-mcp into dir.
-func buildPair(t *testing.T, dir string) {
-	t.Helper()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	for _, name := range []string{"fsbox", "fsbox-mcp"} {
-		out, err := exec.Command(gobin, "build", "-tags", "urfave_cli_no_docs", "-o", filepath.Join(dir, name), "../"+name).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go build %s: %v\n%s", name, err, out)
-		}
-	}
-}
+	"github.com/fsbox/fsbox/internal/testbin"
+)
 
 // install copies the built fsbox and fsbox-mcp (or names) from built
 // into dir (made), mode 0755.
@@ -45,11 +34,10 @@ func install(t *testing.T, built, dir string, names ...string) {
 	}
 }
 
-// TestCompanion builds fsbox and fsbox-mcp once and installs them in
+// TestCompanion installs the shared fsbox and fsbox-mcp (testbin) in
 // and out of writable roots.
 func TestCompanion(t *testing.T) {
-	built := t.TempDir()
-	buildPair(t, built)
+	built := testbin.Dir(t)
 	t.Run("InWorkdirRefused", func(t *testing.T) { testCompanionInWorkdirRefused(t, built) })
 	t.Run("OwnFilesNotWritten", func(t *testing.T) { testOwnFilesNotWritten(t, built) })
 	t.Run("OutsideRuns", func(t *testing.T) { testCompanionOutsideRuns(t, built) })

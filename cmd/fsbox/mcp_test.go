@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsbox/fsbox/internal/testbin"
 )
 
 // The fsbox binary links gojq (--jq runs in its own process) but not the
@@ -48,12 +50,7 @@ func TestLeanExecsMCP(t *testing.T) {
 	os.WriteFile(filepath.Join(work, "a.txt"), []byte("hello\n"), 0o644)
 	os.WriteFile(filepath.Join(other, "b.txt"), []byte("other\n"), 0o644)
 	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "xdg"), "XDG_STATE_HOME=" + filepath.Join(dir, "state"), "PATH=/usr/bin:/bin"}
-	build := func(name string) {
-		out, err := exec.Command(gobin, "build", "-tags", "urfave_cli_no_docs", "-o", filepath.Join(bin, name), "../"+name).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go build %s: %v\n%s", name, err, out)
-		}
-	}
+	build := func(name string) { testbin.Install(t, bin, name) }
 	command := func(name string, args ...string) *exec.Cmd {
 		c := exec.Command(filepath.Join(bin, name), args...)
 		c.Dir, c.Env = work, env

@@ -38,6 +38,7 @@ import (
 	"github.com/fsbox/fsbox/internal/cli"
 	"github.com/fsbox/fsbox/internal/jq"
 	"github.com/fsbox/fsbox/internal/mcpserver"
+	"github.com/fsbox/fsbox/internal/testbin"
 )
 
 var update = flag.Bool("update", false, "rewrite the testscript goldens (cmp against archive files) from the current output")
@@ -67,8 +68,14 @@ func TestMain(m *testing.M) {
 	for _, name := range cli.CommandNames() {
 		cmds["fsbox-"+name] = run
 	}
-	testscript.Main(m, cmds)
+	// testbin.Main removes the fsbox pair a test here built, if any.
+	testscript.Main(testbinMain{m}, cmds)
 }
+
+// testbinMain runs the tests through testbin.Main.
+type testbinMain struct{ m *testing.M }
+
+func (t testbinMain) Run() int { return testbin.Main(t.m) }
 
 func TestScript(t *testing.T) {
 	// Files extracted from the archives get 0644, directories 0755, on

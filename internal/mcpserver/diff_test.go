@@ -63,6 +63,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsbox/fsbox/internal/testbin"
 )
 
 // refDiffMinSame is how many of testdata/calls.json's calls must give the
@@ -410,7 +412,7 @@ func TestReferenceDifferential(t *testing.T) {
 	node, script := nodeClient(t)
 	refServer := filepath.Join(filepath.Dir(script), "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
 	if _, err := os.Stat(refServer); err != nil {
-		t.Skipf("the reference server is not installed beside client.mjs: %v", err)
+		skipOrFail(t, "the reference server is not installed beside client.mjs: %v", err)
 	}
 	fsbox := buildAllCommands(t)
 
@@ -538,28 +540,10 @@ func startHTTPServer(t *testing.T, fsbox string, side diffSide) string {
 	return ""
 }
 
-// buildAllCommands builds every command of the module (fsbox and its
-// companion, whatever its name) side by side into a temporary directory
-// and returns fsbox's path.
-func buildAllCommands(t *testing.T) string {
-	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH: ", err)
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	cmd := exec.Command(gobin, "build", "-tags", "urfave_cli_no_docs", "-o", bin+string(filepath.Separator), "./cmd/...")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/...: %v\n%s", err, out)
-	}
-	return filepath.Join(bin, "fsbox")
-}
+// buildAllCommands returns the shared fsbox's path (testbin: every
+// command of the module, fsbox's companion whatever its name, built once
+// side by side).
+func buildAllCommands(t *testing.T) string { return testbin.Path(t, "fsbox") }
 
 // logTreeDiff logs where the two copies' D1 and D2 differ after the
 // calls: the state the writes, edits and moves left.

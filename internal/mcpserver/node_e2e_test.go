@@ -4,7 +4,8 @@ package mcpserver
 // fsbox and fsbox-mcp binaries, spawned by testdata/mcp-node/client.mjs
 // over stdio (StdioClientTransport), once with the native tools and once
 // with the reference profile. It skips when node or npm is missing, or
-// when npm cannot install the SDK (offline, say).
+// when npm cannot install the SDK (offline, say), and says which; under
+// CI=true it fails instead (.ci/run installs node and the packages).
 
 import (
 	"bytes"
@@ -20,6 +21,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsbox/fsbox/internal/testbin"
 )
 
 // nodeClientFiles are testdata/mcp-node's files that the client needs;
@@ -29,16 +32,19 @@ var nodeClientFiles = []string{"package.json", "package-lock.json", ".npmrc", "c
 // nodeClient returns node's path and client.mjs's, in a directory whose
 // node_modules holds the SDK at the lock file's versions: a cache
 // directory keyed by the files' hash, installed with `npm ci` the first
-// time (a few seconds from npm's own cache) and reused after.
+// time (a few seconds from npm's own cache) and reused after. The cache
+// lies under $FSBOX_TEST_CACHE when set (make test sets it to
+// ~/.cache/fsbox-test, outside the tree and the test's own home, so an
+// install outlives the run), else under the user's cache directory.
 func nodeClient(t *testing.T) (node, script string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed: ", err)
+		skipOrFail(t, "node is not installed (%v): apt-get install nodejs npm", err)
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Skip("npm is not installed: ", err)
+		skipOrFail(t, "npm is not installed (%v): apt-get install npm", err)
 	}
 	src, err := filepath.Abs(filepath.Join("..", "..", "testdata", "mcp-node"))
 	if err != nil {
@@ -55,11 +61,13 @@ func nodeClient(t *testing.T) (node, script string) {
 		h.Write([]byte(f + "\x00"))
 		h.Write(b)
 	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
+	base := os.Getenv("FSBOX_TEST_CACHE")
+	if base == "" {
+		if base, err = os.UserCacheDir(); err != nil {
+			base = os.TempDir()
+		}
+		base = filepath.Join(base, "fsbox-test")
 	}
-	base = filepath.Join(base, "fsbox-test")
 	dir := filepath.Join(base, "mcp-node-"+hex.EncodeToString(h.Sum(nil))[:16])
 	script = filepath.Join(dir, "client.mjs")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err == nil {
@@ -87,7 +95,7 @@ func nodeClient(t *testing.T) (node, script string) {
 	cmd.Dir = tmp
 	t0 := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("npm could not install testdata/mcp-node (offline?): %v\n%s", err, out)
+		skipOrFail(t, "npm could not install testdata/mcp-node (offline?): %v\n%s", err, out)
 	}
 	t.Logf("npm ci: %v", time.Since(t0).Round(time.Millisecond))
 	if err := os.Rename(tmp, dir); err != nil {
@@ -99,29 +107,35 @@ func nodeClient(t *testing.T) (node, script string) {
 	return node, script
 }
 
-// buildFsbox builds fsbox and fsbox-mcp, side by side, into a temporary
-// directory and returns fsbox's path.
-func buildFsbox(t *testing.T) string {
-	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH: ", err)
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	for _, name := range []string{"fsbox", "fsbox-mcp"} {
-		cmd := exec.Command(gobin, "build", "-tags", "urfave_cli_no_docs", "-o", filepath.Join(bin, name), "./cmd/"+name)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, out)
+// TestNodeClientInstalled installs (or finds) the node client and the
+// reference server at the lock file's versions; `make test-deps` runs it
+// alone, with CI=true, so a fresh machine has them before make test.
+func TestNodeClientInstalled(t *testing.T) {
+	_, script := nodeClient(t)
+	for _, f := range []string{
+		filepath.Join("node_modules", "@modelcontextprotocol", "sdk", "package.json"),
+		filepath.Join("node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"),
+	} {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(script), f)); err != nil {
+			t.Errorf("beside client.mjs: %v", err)
 		}
 	}
-	return filepath.Join(bin, "fsbox")
 }
+
+// skipOrFail skips t, saying why, or under CI=true fails it: what a
+// developer's machine may lack, CI installs (.ci/run), so a skip there
+// would hide a test that never ran.
+func skipOrFail(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true, and this test cannot run: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// buildFsbox returns the shared fsbox's path, fsbox-mcp beside it
+// (testbin: built once).
+func buildFsbox(t *testing.T) string { return testbin.Path(t, "fsbox") }
 
 // nodeSummary is client.mjs's output.
 type nodeSummary struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/testbin"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
@@ -554,15 +555,7 @@ func TestStdioProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds binaries")
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go on PATH")
-	}
-	bin := t.TempDir()
-	build := exec.Command(goBin, "build", "-o", bin, "github.com/fsbox/fsbox/cmd/fsbox", "github.com/fsbox/fsbox/cmd/fsbox-mcp")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Dir(t)
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	must(t, err)
 	work, empty, home := filepath.Join(base, "work"), filepath.Join(base, "xdg"), filepath.Join(base, "home")
