@@ -65,25 +65,40 @@ HERMETIC = home=$$(mktemp -d) && trap 'rm -rf "$$home"' EXIT && \
 
 # The test command CI runs (.ci/run) and README shows.
 #
-# Every command is built once (FSBOX_TEST_BIN, internal/testbin) for the
-# tests that run fsbox as a process, instead of each test site linking its
-# own. Every package runs under the race detector except cmd/fsbox, whose
-# goldens start its test binary as fsbox about 1,800 times: a race-enabled
-# start costs about four times a plain one, and the code those calls run
-# is raced in its own packages' tests. Both go test runs go at once.
+# Where the CPU goes is in README's Development section. In short:
+#
+#   - Every command is built once (FSBOX_TEST_BIN, internal/testbin) for
+#     the tests that run fsbox as a process, instead of each test site
+#     linking its own; with go's default flags (no -trimpath, no
+#     CGO_ENABLED=0), so it reuses what go vet compiled.
+#   - Every test runs under the race detector but two kinds, which run
+#     plain, at the same time as the raced packages: cmd/fsbox, whose
+#     goldens start its test binary as fsbox about 1,800 times (a raced
+#     start costs about four times a plain one), and PLAIN_TESTS, single
+#     calls over many MiB whose point is a size or a memory bound, where
+#     the detector multiplies the time by 5-10 and finds nothing the raced
+#     tests of the same code (its parallel paths) do not.
+#   - The property and crash loops run TEST_PROPERTY_N sequences (and
+#     TEST_CRASH_N crashes) each; CI's `make fuzz` runs them by the
+#     hundred.
+#
 # FSBOX_TEST_CACHE keeps the node client's install (testdata/mcp-node)
 # outside the tree and the tests' home, so it is made once per machine.
 # TEST_TIMEOUT is per package: at least 4x the slowest package's time on
-# a quiet machine (README: Tests), so a loaded machine slows the run
-# rather than failing it.
-TEST_TIMEOUT ?= 25m
-TESTCACHE    ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/fsbox-test
+# a quiet machine, so a loaded machine slows the run rather than failing.
+TEST_TIMEOUT    ?= 25m
+TESTCACHE       ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/fsbox-test
+TEST_PROPERTY_N ?= 8
+TEST_CRASH_N    ?= 12
+PLAIN_TESTS     := ^(TestSortMemoryBound|TestPatchMemoryBounded|TestLongLinesNeverHeldWhole|TestGrepNoLineSkipped|TestGrepStreamLongLine|TestSortAgainstGNU)$$
 test: fmt-check vet
-	@$(HERMETIC) export FSBOX_TEST_BIN="$$home/bin" FSBOX_TEST_CACHE="$(TESTCACHE)" && \
-	  CGO_ENABLED=0 $(GO) build -trimpath -tags $(TAGS) -o "$$FSBOX_TEST_BIN/" ./cmd/... && \
+	@$(HERMETIC) export FSBOX_TEST_BIN="$$home/bin" FSBOX_TEST_CACHE="$(TESTCACHE)" \
+	    FSBOX_PROPERTY_N=$(TEST_PROPERTY_N) FSBOX_PROPERTY_CRASHES=2 FSBOX_CRASH_N=$(TEST_CRASH_N) && \
+	  $(GO) build -tags $(TAGS) -o "$$FSBOX_TEST_BIN/" ./cmd/... && \
 	  race=$$($(GO) list $(PKGS) | grep -vx 'github.com/fsbox/fsbox/cmd/fsbox') && \
-	  { $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $$race & pid=$$!; \
+	  { $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -skip '$(PLAIN_TESTS)' $$race & pid=$$!; \
 	    $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./cmd/fsbox; plain=$$?; \
+	    $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '$(PLAIN_TESTS)' ./pkg/ops || plain=1; \
 	    wait $$pid; raced=$$?; test $$plain = 0 && test $$raced = 0; }
 
 # The object-store tests (issues 43-44: S3 roots against a real S3 server

@@ -37,8 +37,10 @@ var (
 )
 
 // Dir returns a directory holding every command of the module (fsbox
-// and fsbox-mcp), built with the release build's settings (CGO_ENABLED=0,
-// -trimpath, the urfave_cli_no_docs tag). Callers must not write into it: copy a binary
+// and fsbox-mcp), built with the release build's tag (urfave_cli_no_docs)
+// and otherwise go's defaults, so the build reuses the packages that go
+// vet and the tests compiled (-trimpath or a CGO_ENABLED other than the
+// default would compile the standard library again). Callers must not write into it: copy a binary
 // out (Install) to place it somewhere of a test's own.
 func Dir(t testing.TB) string {
 	t.Helper()
@@ -114,10 +116,9 @@ func build() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// Every command under cmd/ in one go build, as make build gives them.
-	cmd := exec.Command(gobin, "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", dir+string(filepath.Separator), "./cmd/...")
+	// Every command under cmd/ in one go build, with make test's flags.
+	cmd := exec.Command(gobin, "build", "-tags", "urfave_cli_no_docs", "-o", dir+string(filepath.Separator), "./cmd/...")
 	cmd.Dir = filepath.Dir(mod)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("testbin: go build ./cmd/...: %v\n%s", err, out)
