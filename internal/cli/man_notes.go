@@ -100,6 +100,10 @@ Deny patterns match case-insensitively, against the path as written and as resol
 everything below a denied directory (deny_regex too); a missing path below a denied directory is
 denied, not not_found, and so is a symlink whose last step leads into a denied directory,
 whatever lies there. When roots overlap, a path below both obeys the deny rules of each.
+A path's .. is resolved on its spelling, relative to its root, before any rule or open (as the
+reference MCP server does, unlike POSIX): link/../x is x, and secret/sub/../../a.txt is a.txt
+whatever secret/sub is, so no answer tells what lies in a denied directory; a .. that climbs out
+of its root is denied (rule root).
 Allow patterns match files exactly and leave directories traversable.
 Missing parents are made one at a time, never through a symlink. A walk does not enter a path
 over 4096 bytes (skipped.long_paths); rm \-r and mv refuse a tree holding one (too_large).
