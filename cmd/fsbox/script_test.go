@@ -28,6 +28,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -116,6 +117,8 @@ func TestScript(t *testing.T) {
 			switch cond {
 			case "root": // permission bits do not bind root
 				return os.Geteuid() == 0, nil
+			case "mountns": // unshare -rm makes a mount namespace where mount --bind works
+				return canMountNS(), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -128,6 +131,7 @@ func TestScript(t *testing.T) {
 			"repeat":     cmdRepeat,
 			"expandwork": cmdExpandwork,
 			"cursor":     cmdCursor,
+			"holdlock":   cmdHoldlock,
 		},
 	})
 }
@@ -292,3 +296,61 @@ var (
 	cursorJSON = regexp.MustCompile(`"next_cursor":\s*"([^"]+)"`)
 	cursorHint = regexp.MustCompile(`--cursor (\S+)`)
 )
+
+// holdlock DIR takes an exclusive flock on DIR, as another process's
+// change on a writable root does, until `holdlock -release DIR` or the
+// script's end. A guard lets go after holdGuard, so a build whose lock
+// wait ignores the deadline fails its script instead of hanging the suite.
+func cmdHoldlock(ts *testscript.TestScript, neg bool, args []string) {
+	release := len(args) == 2 && args[0] == "-release"
+	if neg || len(args) != 1 && !release {
+		ts.Fatalf("usage: holdlock [-release] dir")
+	}
+	dir := ts.MkAbs(args[len(args)-1])
+	heldMu.Lock()
+	defer heldMu.Unlock()
+	if release {
+		f := held[dir]
+		if f == nil {
+			ts.Fatalf("holdlock: %s is not held", dir)
+		}
+		f.Close()
+		delete(held, dir)
+		return
+	}
+	f, err := os.Open(dir)
+	ts.Check(err)
+	ts.Check(unix.Flock(int(f.Fd()), unix.LOCK_EX))
+	held[dir] = f
+	let := func() {
+		heldMu.Lock()
+		defer heldMu.Unlock()
+		if held[dir] == f {
+			f.Close()
+			delete(held, dir)
+		}
+	}
+	ts.Defer(let)
+	time.AfterFunc(holdGuard, let)
+}
+
+// holdGuard bounds how long holdlock holds a lock: a guard, not a timing
+// a script measures.
+const holdGuard = time.Minute
+
+var (
+	heldMu sync.Mutex
+	held   = map[string]*os.File{}
+)
+
+// canMountNS reports whether `unshare -rm` can make a mount namespace
+// here (user and mount namespaces allowed) and mount(8) and timeout(1)
+// are there; scripts that bind-mount skip where it cannot.
+var canMountNS = sync.OnceValue(func() bool {
+	for _, prog := range []string{"mount", "timeout"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			return false
+		}
+	}
+	return exec.Command("unshare", "-rm", "true").Run() == nil
+})

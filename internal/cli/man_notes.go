@@ -100,6 +100,10 @@ Deny patterns match case-insensitively, against the path as written and as resol
 everything below a denied directory (deny_regex too); a missing path below a denied directory is
 denied, not not_found, and so is a symlink whose last step leads into a denied directory,
 whatever lies there. When roots overlap, a path below both obeys the deny rules of each.
+A path's .. is resolved on its spelling, relative to its root, before any rule or open (as the
+reference MCP server does, unlike POSIX): link/../x is x, and secret/sub/../../a.txt is a.txt
+whatever secret/sub is, so no answer tells what lies in a denied directory; a .. that climbs out
+of its root is denied (rule root).
 Allow patterns match files exactly and leave directories traversable.
 Missing parents are made one at a time, never through a symlink. A walk does not enter a path
 over 4096 bytes (skipped.long_paths); rm \-r and mv refuse a tree holding one (too_large).
@@ -109,7 +113,11 @@ hardlink, checked on the opened descriptor under the lock); write, edit and cp r
 write_roots = [DIR...] (absolute, ~/ and ${VAR} as for workdir) are writable exactly as the
 workdir is: every rule, Landlock, the locks and fsbox's own files cover each. They must exist and
 be disjoint from each other and from the workdir (config). A read root inside a writable root is
-writable with it. mv between roots on one file system works; across file systems it is io.
+writable with it. Roots, read or writable, may overlap only as their canonical paths show: one
+that is another root or a directory above one under another name (same device and inode), or
+that shows at itself or at a mount inside it (/proc/self/mountinfo) a directory lying in or
+holding another root, is config (a bind mount); read_roots = ["~"] with the workdir below it
+nests as before. mv between roots on one file system works; across file systems it is io.
 fsbox's own files (the policy file, rule config_file; its executables and the companion's names,
 the journal and the audit log, rule own_file) are never written, renamed or removed through
 fsbox, nor is a directory that holds one moved or removed. $XDG_STATE_HOME, [journal] dir and
@@ -119,9 +127,10 @@ Rules follow content, not names: mv refuses (denied) unless the moved entry and 
 it is writable at its old place and at its new one; rm -r checks the whole tree through
 descriptors first and then removes exactly the objects it checked (conflict if one was swapped).
 Every change (undo and crash recovery too) runs through one door that takes an exclusive flock
-on each writable root it touches and a shared flock on each of their ancestors, in one order
-(depth, device, inode), so policies whose roots nest still change one file at a time; it
-re-checks each pinned directory first;
+on each writable root it touches and a shared flock on each of their ancestors, each directory
+once and in one order by identity (device, inode), never by path, so policies whose roots nest
+still change one file at a time and two names of one directory are one lock; waiting for a lock
+honours the deadline (timeout, exit 9, nothing changed); it re-checks each pinned directory first;
 write --no-clobber and cp without --force never replace a file that appeared meanwhile (exists).
 Existing files are opened without following symlinks and checked like reads, deny_hardlinks
 included. --mode sets permission bits only.

@@ -123,6 +123,7 @@ func begin(ctx context.Context, sb *sandbox.Sandbox, name string) error {
 		return err
 	}
 	sb.SetCommand(name) // the journal's records name it
+	sb.SetContext(ctx)  // a change waiting for a lock gives up at the deadline
 	return CheckCommand(sb.Policy(), name)
 }
 

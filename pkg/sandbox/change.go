@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Stage 6, change: the one place that locks and re-checks before anything
@@ -23,13 +25,18 @@ import (
 //
 // Locks are per location, not per policy. A change takes an exclusive
 // flock on each writable root it touches and a shared flock on every
-// ancestor directory of those roots, all in one global order (depth of
-// the canonical path, then device and inode). So two policies whose roots
-// nest — a CLI call on W and `fsbox mcp W/SUB` — still serialise their
-// changes to one file: the outer one's exclusive lock on W meets the inner
-// one's shared lock on W. Disjoint roots share only shared locks and never
-// wait for each other. The descriptors are opened once per sandbox, before
-// Landlock (which would refuse opening an ancestor later).
+// ancestor directory of those roots, each directory once (exclusive when
+// it is one of the roots), all in one global order: the directory's
+// identity (device, inode), never its path, so two names of one
+// directory (a bind mount) are one lock taken once, and every process
+// takes them in the same order whatever it calls them. So two policies
+// whose roots nest — a CLI call on W and `fsbox mcp W/SUB` — still
+// serialise their changes to one file: the outer one's exclusive lock on
+// W meets the inner one's shared lock on W. Disjoint roots share only
+// shared locks and never wait for each other. The descriptors are opened
+// once per sandbox, before Landlock (which would refuse opening an
+// ancestor later). Waiting for a lock, in this process or another,
+// honours the call's deadline (SetContext): timeout, nothing changed.
 
 // rootLock is the descriptors change locks for one writable root.
 type rootLock struct {
@@ -104,8 +111,10 @@ func (s *Sandbox) prepareChanges() error {
 }
 
 // lockRoots takes the locks of the given roots (see change) and returns
-// their release.
+// their release. It gives up when the call's context is done: timeout
+// (or the caller's cancel), with no lock held and nothing changed.
 func (s *Sandbox) lockRoots(rts []*root) (func(), error) {
+	ctx := s.context()
 	var all []heldLock
 	for _, rt := range rts {
 		if err := rt.prepareLock(); err != nil {
@@ -113,38 +122,112 @@ func (s *Sandbox) lockRoots(rts []*root) (func(), error) {
 		}
 		all = append(all, rt.lock.locks...)
 	}
+	// By identity alone; one directory met twice (a root that is another
+	// root's ancestor under another name, two roots' common ancestor) is
+	// locked once, exclusively when either asks for that.
 	sort.SliceStable(all, func(i, j int) bool {
 		a, b := all[i], all[j]
-		if a.depth != b.depth {
-			return a.depth < b.depth
-		}
 		if a.key != b.key {
 			return a.key[0] < b.key[0] || a.key[0] == b.key[0] && a.key[1] < b.key[1]
 		}
-		return !a.shared && b.shared // a root before the same directory as an ancestor
+		return !a.shared && b.shared
 	})
-	s.writes.Lock()
+	if err := s.lockWrites(ctx); err != nil {
+		return nil, err
+	}
 	var held []heldLock
 	unlock := func() {
 		for i := len(held) - 1; i >= 0; i-- {
 			unlockFile(held[i].f)
 		}
-		s.writes.Unlock()
+		<-s.writes
 	}
 	for i, l := range all {
 		if i > 0 && l.key == all[i-1].key && l.key != ([2]uint64{}) {
-			continue // one directory met twice (two roots' common ancestor)
+			continue
 		}
-		if err := lockFile(l.f, l.shared); err != nil {
-			if l.shared {
+		if err := lockFileCtx(ctx, l.f, l.shared); err != nil {
+			if l.shared && ctx.Err() == nil {
 				continue // an ancestor whose file system refuses flock: the root's own lock still holds
 			}
 			unlock()
+			if ctx.Err() != nil {
+				return nil, lockWaitErr(ctx, l.f.Name())
+			}
 			return nil, &Error{Code: CodeIO, Path: l.f.Name(), Msg: fmt.Sprintf("cannot lock %s: %v", l.f.Name(), err), Err: err}
 		}
 		held = append(held, l)
 	}
 	return unlock, nil
+}
+
+// lockWrites takes the in-process side of the locks (one change at a
+// time among the views of a sandbox), waiting no longer than ctx.
+func (s *Sandbox) lockWrites(ctx context.Context) error {
+	select {
+	case s.writes <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case s.writes <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return lockWaitErr(ctx, s.work.dir)
+	}
+}
+
+// lockWaitMax bounds the pause between two tries of a lock another open
+// file description holds (flock has no wait with a deadline).
+const lockWaitMax = 16 * time.Millisecond
+
+// lockFileCtx takes f's flock, trying again after a pause that doubles up
+// to lockWaitMax while another holds it, until ctx is done.
+func lockFileCtx(ctx context.Context, f *os.File, shared bool) error {
+	ok, err := tryLockFile(f, shared)
+	if ok || err != nil {
+		return err
+	}
+	atSeam("lock.wait")
+	wait := time.Millisecond
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		if ok, err := tryLockFile(f, shared); ok || err != nil {
+			return err
+		}
+		wait = min(2*wait, lockWaitMax)
+		t.Reset(wait)
+	}
+}
+
+// lockWaitErr is the error of a change that gave up waiting for a lock:
+// timeout when the call's deadline passed (exit class 9), else the
+// caller's cancel.
+func lockWaitErr(ctx context.Context, dir string) error {
+	err := ctx.Err()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Code: CodeTimeout, Path: dir, Err: err,
+			Msg: fmt.Sprintf("the call ran out of time waiting for the lock of %s, which another change holds: nothing was changed", dir)}
+	}
+	return err
+}
+
+// SetContext makes ctx the context of the call this sandbox (a ForCall
+// view, or the CLI's one sandbox) runs: a change waiting for a lock gives
+// up when ctx is done. Without it a change waits as long as it must.
+func (s *Sandbox) SetContext(ctx context.Context) { s.ctx.Store(&ctx) }
+
+func (s *Sandbox) context() context.Context {
+	if p := s.ctx.Load(); p != nil {
+		return *p
+	}
+	return context.Background()
 }
 
 // change runs act as one change: under the locks of every writable root

@@ -61,7 +61,7 @@ func ValidatePath(p string) error {
 type target struct {
 	given string // as the caller wrote it
 	rt    *root
-	rel   string // root-relative, '/'-separated, "." for the root; may hold ".."
+	rel   string // root-relative, '/'-separated, "." for the root, cleaned: a ".." left in it leads out of the root
 }
 
 // resolve matches a path argument to a root without touching the disk.
@@ -87,14 +87,14 @@ func (s *Sandbox) resolveLexical(p string) (*target, error) {
 		p = s.home + strings.TrimPrefix(p, "~")
 	}
 	if !strings.HasPrefix(p, "/") {
-		return &target{given: given, rt: s.work, rel: relJoin(splitPath(p))}, nil
+		return &target{given: given, rt: s.work, rel: path.Clean(relJoin(splitPath(p)))}, nil
 	}
 	parts := splitPath(p)
 	for _, r := range s.roots {
 		for _, base := range []string{r.dir, r.alias} {
 			bp := splitPath(base)
 			if len(bp) <= len(parts) && equalParts(bp, parts[:len(bp)]) {
-				return &target{given: given, rt: r, rel: relJoin(parts[len(bp):])}, nil
+				return &target{given: given, rt: r, rel: path.Clean(relJoin(parts[len(bp):]))}, nil
 			}
 		}
 	}
@@ -104,8 +104,13 @@ func (s *Sandbox) resolveLexical(p string) (*target, error) {
 	return nil, deny(RuleRoot, given, "%s is outside the workdir and every read root", given)
 }
 
-// splitPath splits on '/', dropping empty and "." components. ".." stays:
-// os.Root resolves it against real directories, never lexically.
+// splitPath splits on '/', dropping empty and "." components. ".." stays
+// here; resolve then cleans the root-relative path lexically (path.Clean),
+// so a ".." takes back the component before it whatever that is on disk
+// (a symlink, a file, a missing or denied directory): the path checked
+// is the path opened, and nothing below a denied directory is walked to
+// answer a path that only passes through it. A ".." left at the front
+// climbs out of the root (denied by lexicalChecks).
 func splitPath(p string) []string {
 	var out []string
 	for _, c := range strings.Split(p, "/") {

@@ -5,13 +5,13 @@
 package sandbox
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/fsbox/fsbox/pkg/policy"
@@ -47,8 +47,9 @@ type Sandbox struct {
 	hasPatterns bool
 	landlock    LandlockStatus
 	trail       trail
-	writes      *sync.Mutex // held with the roots' flocks by change; shared by ForCall views
-	stdin       io.Reader   // the call's standard input (SetStdin), or nil
+	writes      chan struct{}                   // one token: held with the roots' flocks by change; shared by ForCall views
+	ctx         atomic.Pointer[context.Context] // the call's (SetContext): lock waits end with it
+	stdin       io.Reader                       // the call's standard input (SetStdin), or nil
 	stdinUsed   atomic.Bool
 	view        bool                   // made by ForCall: Close leaves the roots open
 	jn          *journalState          // the workdir's journal, shared by views
@@ -96,7 +97,7 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	if err := p.Validate(); err != nil {
 		return nil, Errorf(CodeConfig, p.Source, "%v", err)
 	}
-	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow, writes: new(sync.Mutex), own: &ownFiles{}}
+	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow, writes: make(chan struct{}, 1), own: &ownFiles{}}
 	open := func(dir string, writable bool) (*root, error) {
 		real, err := filepath.EvalSymlinks(dir)
 		if err != nil {
@@ -146,6 +147,12 @@ func New(p *Policy, home string) (*Sandbox, error) {
 			return nil, err
 		}
 		s.roots = append(s.roots, r)
+	}
+	if err := checkRootIdentities(s.roots); err != nil {
+		for _, r := range s.roots {
+			r.r.Close()
+		}
+		return nil, err
 	}
 	// Most specific root first; the workdir wins a tie so writes can happen.
 	sort.SliceStable(s.roots, func(i, j int) bool {

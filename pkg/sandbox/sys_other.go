@@ -24,8 +24,8 @@ const syscallNonblock = 0
 
 const oNoFollow = 0
 
-// lockFile: no flock here; the in-process mutex alone serialises changes.
-func lockFile(f *os.File, shared bool) error { return nil }
+// tryLockFile: no flock here; the in-process mutex alone serialises changes.
+func tryLockFile(f *os.File, shared bool) (bool, error) { return true, nil }
 
 func unlockFile(f *os.File) {}
 
