@@ -451,6 +451,7 @@ func ServeDirs(p *Policy, dirs []string, writable func(i int) bool) (*Policy, er
 		// user config left the workdir: the rest of it holds.
 		q := *p
 		q.Workdir, q.ReadRoots, q.WriteRoots, q.CwdWorkdir = abs[0], append(slices.Clone(reads), p.ReadRoots...), slices.Clone(writes), false
+		served.ReadRoots = slices.Clone(q.ReadRoots)
 		q.Serve = served
 		return &q, nil
 	}

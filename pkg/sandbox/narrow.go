@@ -165,16 +165,16 @@ func (s *Sandbox) nestRoots(p *Policy) error {
 func (s *Sandbox) checkServed(p *Policy) error {
 	for _, r := range s.roots {
 		if e := s.check(r, ".", true, AccessRead, r.dir, true); e != nil {
-			return Errorf(CodeConfig, r.dir, "fsbox mcp would serve %s, which the policy denies: %s; a directory served only narrows the policy, and every rule keeps its anchor", r.dir, e.Msg)
+			return Errorf(CodeConfig, r.dir, "%s: fsbox mcp serves a directory only as far as the policy allows it (directories narrow the policy, and every rule keeps its anchor), and the policy denies this one", e.Msg)
 		}
 		if !p.Serve.Whole {
 			continue
 		}
 		if e := s.check(r, ".", true, AccessWrite, r.dir, true); e != nil {
-			return Errorf(CodeConfig, r.dir, "the reference profile serves every directory writable, and %s is not: %s; serve a directory the rules leave whole, or use the native profile", r.dir, e.Msg)
+			return Errorf(CodeConfig, r.dir, "%s; the reference profile serves every directory writable: serve one the rules leave writable, or use the native profile", e.Msg)
 		}
 		if list, g := s.holds(r); g != "" {
-			return Errorf(CodeConfig, r.dir, "the reference profile serves every directory whole, and the %s pattern %q reaches into %s; serve a directory the rules leave whole, or use the native profile", list, g, r.dir)
+			return Errorf(CodeConfig, r.dir, "the %s pattern %q reaches into %s, and the reference profile serves every directory whole (readable and writable, as the reference server does): serve a directory no rule reaches into, or use the native profile", list, g, r.dir)
 		}
 	}
 	return nil
