@@ -161,14 +161,27 @@ func (s *Sandbox) checkDeny(name *nameRules, rel string, acc Access, given strin
 // denyGlobs matches a lower-cased path against the deny globs and, for
 // writes, the write_deny globs, each as "the path or an ancestor".
 func (s *Sandbox) denyGlobs(lower string, acc Access, given string) *Error {
+	// denyHit and writeDenyHit, inline: this loop runs for every path.
 	for i := range s.deny {
-		if s.denyHit(i, lower) {
+		if from := s.denyFrom[i]; from != nil {
+			if from.match(s.denyMatch[i], lower) {
+				return s.denyErr(i, given)
+			}
+			continue
+		}
+		if s.denyMatch[i].match(lower) {
 			return s.denyErr(i, given)
 		}
 	}
 	if acc == AccessWrite {
 		for i := range s.writeDeny {
-			if s.writeDenyHit(i, lower) {
+			if from := s.writeDenyFrom[i]; from != nil {
+				if from.match(s.writeDenyMatch[i], lower) {
+					return s.writeDenyErr(i, given)
+				}
+				continue
+			}
+			if s.writeDenyMatch[i].match(lower) {
 				return s.writeDenyErr(i, given)
 			}
 		}
