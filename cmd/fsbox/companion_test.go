@@ -287,7 +287,9 @@ func testCompanionNeedsPolicy(t *testing.T, built string) {
 //
 // Fails on c24bc27: plain `fsbox mcp` refused the planted W2/bin/fsbox-mcp,
 // but `fsbox mcp WORK` ran it (the check used the narrowed policy's
-// writable roots, which no longer held W2).
+// writable roots, which no longer held W2); through a bind mount of W2 the
+// companion ran too, and a policy file in W2 named through the mount was
+// accepted (paths compared, never identities).
 func testCompanionNarrowedKeepsWriteRoots(t *testing.T, built string) {
 	e := newCompanionEnv(t)
 	install(t, built, e.path("w2/bin"), "fsbox")
@@ -337,4 +339,26 @@ func testCompanionNarrowedKeepsWriteRoots(t *testing.T, built string) {
 		t.Errorf("bind mount: stderr %q; want it to name the write root %s", errb.String(), e.path("w2"))
 	}
 	e.notPwned("fsbox in a bind mount of a write root")
+
+	// A policy file in the write root, named through the bind mount: its
+	// own write root by identity, whatever directories are served.
+	install(t, built, e.path("ok/bin"))
+	os.WriteFile(e.path("w2/p2.toml"), []byte("workdir = \""+e.path("work")+"\"\nwrite_roots = [\""+e.path("w2")+"\"]\n"), 0o644)
+	for _, args := range [][]string{{"roots"}, {"mcp", e.path("work")}} {
+		script := `mount --bind "$1" "$2" && shift 2 && exec "$@"`
+		c := exec.Command(unshare, append([]string{"-rm", "sh", "-c", script, "sh", e.path("w2"), e.path("inst"), e.path("ok/bin/fsbox"), "--config", e.path("inst/p2.toml")}, args...)...)
+		c.Dir = e.path("work")
+		c.Env = []string{"HOME=" + e.path("home"), "XDG_CONFIG_HOME=" + e.path("xdg"), "XDG_STATE_HOME=" + e.path("state"), "PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}
+		c.Stdin = strings.NewReader("")
+		var out, errb strings.Builder
+		c.Stdout, c.Stderr = &out, &errb
+		err := c.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != 8 || out.String() != "" || !strings.Contains(errb.String(), "lies inside its own write root "+e.path("w2")) {
+			t.Errorf("--config through a bind mount of the write root, %q: exit %d, stdout %q, stderr %q; want config (its own write root, by identity)", args, code, out.String(), errb.String())
+		}
+	}
 }
