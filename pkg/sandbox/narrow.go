@@ -229,16 +229,28 @@ func policyFileOutside(p *Policy) error {
 	if p.Source == "" {
 		return nil
 	}
-	for i, d := range p.WritableDirs() {
-		if within(p.Source, d) || within(p.Link, d) || policy.LiesInByID(p.Source, []string{d}) != "" || p.Link != "" && policy.LiesInByID(p.Link, []string{d}) != "" {
-			what := "write root"
-			if i == 0 {
-				what = "workdir"
-			}
-			return Errorf(CodeConfig, p.Source, "the policy file %s lies inside its own %s %s, where the sandboxed side could rewrite it", p.Source, what, d)
+	dirs := p.WritableDirs()
+	in := ""
+	for _, d := range dirs {
+		if within(p.Source, d) || within(p.Link, d) {
+			in = d
+			break
 		}
 	}
-	return nil
+	if in == "" {
+		in = policy.LiesInByID(p.Source, dirs)
+	}
+	if in == "" && p.Link != "" && p.Link != p.Source {
+		in = policy.LiesInByID(p.Link, dirs)
+	}
+	if in == "" {
+		return nil
+	}
+	what := "write root"
+	if in == dirs[0] {
+		what = "workdir"
+	}
+	return Errorf(CodeConfig, p.Source, "the policy file %s lies inside its own %s %s, where the sandboxed side could rewrite it", p.Source, what, in)
 }
 
 // policyRoots are the canonical roots of the policy in force, every one
