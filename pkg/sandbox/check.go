@@ -101,8 +101,8 @@ func (s *Sandbox) check(rt *root, rel string, isDir bool, acc Access, given stri
 		return nil
 	}
 	// Allow rules apply relative to the most specific root holding the
-	// path: the shortest of its forms. A served directory's own form is
-	// none of them (nestRoots).
+	// path: the shortest of its forms (allowForm, inline). A served
+	// directory's own form is none of them (nestRoots).
 	canon := rel
 	if rt.served {
 		canon = ""
@@ -332,8 +332,34 @@ func hasEndAssertion(expr string) bool {
 	return walk(re)
 }
 
+// allowAt is checkAllow for rel relative to rt, in the form allow rules
+// see it (allowForm): every check of allow outside check goes through it.
+func (s *Sandbox) allowAt(rt *root, rel string, isDir bool, given string) *Error {
+	if isDir || (len(s.allow) == 0 && len(s.allowRe) == 0) {
+		return nil
+	}
+	return s.checkAllow(rt.allowForm(rel), isDir, given)
+}
+
+// allowForm is rel, relative to rt, relative to the most specific root
+// holding it: rt, or a root nested in it; for a served directory, the
+// most specific of the policy's roots holding it (its own form anchors
+// nothing).
+func (rt *root) allowForm(rel string) string {
+	canon := rel
+	if rt.served {
+		canon = ""
+	}
+	for _, n := range rt.nests {
+		if alt, ok := n.alias(rel); ok && (canon == "" || len(alt) < len(canon)) {
+			canon = alt
+		}
+	}
+	return canon
+}
+
 // checkAllow refuses a non-directory that matches no allow rule when the
-// policy has any.
+// policy has any; rel is in the form allow rules see (allowForm).
 func (s *Sandbox) checkAllow(rel string, isDir bool, given string) *Error {
 	if isDir || (len(s.allow) == 0 && len(s.allowRe) == 0) {
 		return nil

@@ -148,6 +148,8 @@ func TestServedAnchors(t *testing.T) {
 		{name: "... and written", deny: []string{"sub/private/**"}, write: true, path: "private/new.txt", want: "denied/deny"},
 		{name: "an allow rule anchored above it", allow: []string{"sub/*.txt"}, path: "a.txt"},
 		{name: "an allow rule anchored above it, not matching", allow: []string{"sub/*.txt"}, path: "b.md", want: "denied/allow"},
+		{name: "an allow rule anchored above it: written", allow: []string{"sub/*.txt"}, write: true, path: "a.txt"},
+		{name: "an allow rule anchored above it: a new file", allow: []string{"sub/*.txt"}, write: true, path: "new.txt"},
 		{name: "a rule anchored at the served directory's own name decides nothing", deny: []string{"a.txt"}, path: "a.txt"},
 		{name: "outside the served directory, inside the policy's root", path: filepath.Join(w, "top.txt"), want: "denied/root"},
 		{name: "the write root the directories leave out", write: true, path: filepath.Join(w2, "x.txt"), want: "denied/root"},
