@@ -167,7 +167,27 @@ func TestServedAnchors(t *testing.T) {
 		}
 	}
 
-	s, err := serve(t, p, false, sub, r)
+	// mv and rm match allow rules where the policy anchors them too.
+	q := *p
+	q.Paths.Allow = []string{"sub/*.txt"}
+	s, err := serve(t, &q, false, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ProbeRename("a.txt", "c.txt"); err != nil {
+		t.Errorf("mv a.txt c.txt under allow sub/*.txt, serving W/sub: %v", err)
+	}
+	mustWrite(t, filepath.Join(sub, "gone.txt"), "x\n")
+	if w, err := s.OpenEntry("gone.txt"); err != nil {
+		t.Errorf("rm gone.txt under allow sub/*.txt, serving W/sub: %v", err)
+	} else {
+		if err := s.Remove(w, false); err != nil {
+			t.Errorf("rm gone.txt under allow sub/*.txt, serving W/sub: %v", err)
+		}
+		w.Close()
+	}
+
+	s, err = serve(t, p, false, sub, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +207,7 @@ func TestServedAnchors(t *testing.T) {
 	}
 
 	// The policy file in the write root the directories leave out.
-	q := *p
+	q = *p
 	q.Source = filepath.Join(w2, "p.toml")
 	q.Link = q.Source
 	mustWrite(t, q.Source, "")
