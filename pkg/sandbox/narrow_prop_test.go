@@ -15,8 +15,9 @@ import (
 // policies (deny, allow, write_deny, rule sets, a write root), random
 // served directories (at, under and above denied ones, native or
 // reference), random paths (relative, absolute, with ".."), read and
-// write. Whatever the served sandbox allows, the policy's own allows; what
-// it denies by a rule (not by its bound), the policy's own denies too.
+// write, and client roots narrowing the served sandbox further. Whatever
+// the served sandbox allows, the policy's own allows; what it denies by a
+// rule (not by its bound), the policy's own denies too.
 //
 // Fails on c24bc27: the served directories were the roots, so an anchored
 // deny rule (secret/**) stopped seeing the served directory's paths.
@@ -84,6 +85,8 @@ func TestNarrowNeverWidensProperty(t *testing.T) {
 			continue
 		}
 		served++
+		// Client roots narrow the served directories further (a view).
+		client, _, _ := s.Narrow([]string{filepath.Join(w, dirs[r.Intn(len(dirs))])})
 		for k := 0; k < 25; k++ {
 			d := dirs[r.Intn(len(dirs))]
 			name := []string{"a.txt", "b.md", "k.pem", "new.txt"}[r.Intn(4)]
@@ -101,11 +104,15 @@ func TestNarrowNeverWidensProperty(t *testing.T) {
 					given = abs
 				}
 			}
-			for _, write := range []bool{false, true} {
+			for _, c := range []struct {
+				write bool
+				view  *Sandbox
+			}{{false, s}, {true, s}, {false, client}, {true, client}} {
+				write := c.write
 				if !write && name == "new.txt" {
 					continue
 				}
-				nv := verdict(s, write, given)
+				nv := verdict(c.view, write, given)
 				ov := verdict(orig, write, abs)
 				checked++
 				switch {
