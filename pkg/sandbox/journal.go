@@ -176,18 +176,19 @@ func (s *Sandbox) findJournal() error {
 	return s.journalInside(dir)
 }
 
-// journalInside refuses a journal at, below or above a root, its name
+// journalInside refuses a journal at, below or above a root of the policy
+// (every one, not only those fsbox mcp DIR... serves), its name
 // followed component by component (a symlink on the way into a root, or
 // lying in one, counts).
 func (s *Sandbox) journalInside(d string) error {
 	real := canonical(d)
-	for _, r := range s.roots {
-		if within(real, r.dir) || within(r.dir, real) || reachesInto(filepath.Clean(d), []string{r.dir}) != "" {
+	for _, dir := range s.policyRoots() {
+		if within(real, dir) || within(dir, real) || reachesInto(filepath.Clean(d), []string{dir}) != "" {
 			if s.policy.Journal.Dir != "" {
-				return Errorf(CodeConfig, s.policy.Source, "%s: [journal] dir %s overlaps the root %s: fsbox's commands could reach its own journal; put it outside every root", s.policy.Source, d, r.dir)
+				return Errorf(CodeConfig, s.policy.Source, "%s: [journal] dir %s overlaps the root %s: fsbox's commands could reach its own journal; put it outside every root", s.policy.Source, d, dir)
 			}
 			s.jn.base = ""
-			s.jn.off = fmt.Sprintf("its default place %s overlaps the root %s; set [journal] dir outside every root", d, r.dir)
+			s.jn.off = fmt.Sprintf("its default place %s overlaps the root %s; set [journal] dir outside every root", d, dir)
 			return nil
 		}
 	}

@@ -367,7 +367,7 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow, moves b
 	case !fi.Mode().IsRegular():
 		return fail(deny(RuleSpecialFile, given, "%s is a %s; FIFOs, sockets and devices are never opened", given, kindName(fi.Mode())))
 	}
-	if err := s.checkAllow(realRel, false, given); err != nil {
+	if err := s.allowAt(rt, realRel, false, given); err != nil {
 		return fail(err)
 	}
 	// The existing file, exactly the entry just checked: never a symlink
