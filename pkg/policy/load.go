@@ -68,7 +68,7 @@ func Load(env Env) (*Policy, error) {
 	}
 	if file == "" {
 		p := DefaultPolicy(env.Cwd)
-		p.Journal.State = StateDir(env)
+		p.Journal.State, p.ConfigDir = StateDir(env), ConfigDir(env)
 		return p, nil
 	}
 	if !filepath.IsAbs(file) {
@@ -104,21 +104,32 @@ func Load(env Env) (*Policy, error) {
 // discovered returns the user's policy file, $XDG_CONFIG_HOME/fsbox/config.toml
 // (or ~/.config/fsbox/config.toml), or "" when there is none.
 func discovered(env Env) string {
-	dir, ok := env.Getenv("XDG_CONFIG_HOME")
-	if !ok || dir == "" || !filepath.IsAbs(dir) {
-		dir = ""
-		if env.Home != "" {
-			dir = filepath.Join(env.Home, ".config")
-		}
-	}
+	dir := ConfigDir(env)
 	if dir == "" {
 		return ""
 	}
-	cand := filepath.Join(dir, "fsbox", "config.toml")
+	cand := filepath.Join(dir, "config.toml")
 	if _, err := os.Stat(cand); err != nil { // policy discovery, before any sandbox exists
 		return ""
 	}
 	return cand
+}
+
+// ConfigDir is fsbox's own configuration directory, $XDG_CONFIG_HOME/fsbox
+// (or ~/.config/fsbox): where the user's policy is found, and nothing
+// below it is readable through fsbox. "" when neither is known.
+func ConfigDir(env Env) string {
+	if env.Getenv == nil {
+		env.Getenv = func(string) (string, bool) { return "", false }
+	}
+	dir, ok := env.Getenv("XDG_CONFIG_HOME")
+	if !ok || dir == "" || !filepath.IsAbs(dir) {
+		if env.Home == "" {
+			return ""
+		}
+		dir = filepath.Join(env.Home, ".config")
+	}
+	return filepath.Join(dir, "fsbox")
 }
 
 // StateDir is fsbox's own state directory, $XDG_STATE_HOME/fsbox (or
@@ -416,7 +427,7 @@ func loadFile(file string, env Env, user bool) (*Policy, error) {
 	}
 	p.Source = Canonical(file)
 	p.Link = filepath.Join(Canonical(filepath.Dir(file)), filepath.Base(file))
-	p.Journal.State = StateDir(env)
+	p.Journal.State, p.ConfigDir = StateDir(env), ConfigDir(env)
 	return p, nil
 }
 

@@ -60,6 +60,10 @@ type Policy struct {
 	// Link is where the name that reached it lies (its directory resolved,
 	// the last component kept): it differs from Source through a symlink.
 	Link string `toml:"-" json:"-"`
+	// ConfigDir is fsbox's own configuration directory as Load found it
+	// in the call's environment (ConfigDir); "" has New read the
+	// process's. Nothing below it is readable through fsbox.
+	ConfigDir string `toml:"-" json:"-"`
 	// CwdWorkdir: the workdir is the current directory because the
 	// discovered user config left workdir out (fsbox mcp never serves it).
 	CwdWorkdir bool `toml:"-" json:"-"`
@@ -411,7 +415,7 @@ func ServeDirs(p *Policy, dirs []string, writable func(i int) bool) (*Policy, er
 	}
 	if p.Source == "" {
 		q := DefaultPolicy(abs[0])
-		q.Journal.State = p.Journal.State
+		q.Journal.State, q.ConfigDir = p.Journal.State, p.ConfigDir
 		q.ReadRoots, q.WriteRoots = reads, writes
 		return q, nil
 	}

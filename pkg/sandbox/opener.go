@@ -81,6 +81,10 @@ func (o *Opener) dir(rt *root, rel string) *openerDir {
 		return nil
 	}
 	d := openDirFast(rt, rel)
+	if d != nil && o.s.stateDirOrAbove(rt, d.rel) != nil {
+		d.close() // fsbox's state: Open answers (denied)
+		d = nil
+	}
 	o.dirs[k] = d
 	return d
 }

@@ -74,7 +74,7 @@ func (o *Opener) openFast(t *target, d *openerDir, name string) (*File, bool) {
 	if specialFS(real) || s.checkPatterns(t.rt, rel, false, AccessRead, t.given) != nil {
 		return refuse()
 	}
-	if s.policy.Paths.DenyHardlinks && st.Nlink > 1 {
+	if s.policy.Paths.DenyHardlinks && st.Nlink > 1 || s.stateFile([2]uint64{uint64(st.Dev), st.Ino}) != nil {
 		return refuse()
 	}
 	s.trail.note(t.given, real, true)

@@ -29,6 +29,8 @@ type root struct {
 	// checked relative to each, so which root its spelling picks never
 	// decides which deny rules apply.
 	nests []nest
+	// state: fsbox's state directories as this root sees them (ownstate.go)
+	state rootState
 }
 
 // nest is another root overlapping a root: inside it at prefix (inner),

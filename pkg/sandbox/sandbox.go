@@ -65,6 +65,8 @@ type Sandbox struct {
 	// the audit log. None of them, and no ancestor of one, is ever
 	// written, renamed or removed.
 	own *ownFiles
+	// state are fsbox's state directories, never read (ownstate.go).
+	state *stateDirs
 }
 
 // WritableRoots returns the canonical writable roots: the workdir, then
@@ -213,6 +215,7 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	}
 	s.hasPatterns = len(s.deny)+len(s.allow)+len(s.denyRe)+len(s.allowRe) > 0
 	s.jn = &journalState{}
+	s.findState()
 	if err := s.findJournal(); err != nil {
 		s.Close()
 		return nil, err
@@ -237,6 +240,7 @@ func (s *Sandbox) Close() error {
 	s.closeJournals()
 	for _, r := range s.roots {
 		r.closeLock()
+		r.state.close()
 		r.r.Close()
 	}
 	return nil
@@ -251,7 +255,7 @@ func (s *Sandbox) ForCall() *Sandbox {
 		policy: s.policy, work: s.work, roots: s.roots, deny: s.deny, allow: s.allow, writeDeny: s.writeDeny,
 		denyMatch: s.denyMatch, writeDenyMatch: s.writeDenyMatch, denyFrom: s.denyFrom, writeDenyFrom: s.writeDenyFrom, denyReEnd: s.denyReEnd, denyRe: s.denyRe, allowRe: s.allowRe,
 		home: s.home, hasPatterns: s.hasPatterns, landlock: s.landlock, writes: s.writes, view: true, within: s.within,
-		jn: s.jn, own: s.own,
+		jn: s.jn, own: s.own, state: s.state,
 	}
 	return v
 }
