@@ -13,8 +13,27 @@ import (
 // A component that cannot be opened ends the walk: the open the caller
 // makes answers for it.
 func (s *Sandbox) stateChain(rt *root, dirRel string) *statePlace {
+	pl, _ := s.stateWalk(rt, dirRel)
+	return pl
+}
+
+// stateLexical is stateChain for rel as spelled, which need not exist
+// (a path not found): sure is false when the walk met something other
+// than a directory or a missing name (a symlink, a file), where only
+// resolving the rest can tell.
+func (s *Sandbox) stateLexical(rt *root, rel string) (pl *statePlace, sure bool) {
+	if self, above := s.stateOfRoot(rt); above != nil || self != nil {
+		if above == nil {
+			above = self
+		}
+		return above, true
+	}
+	return s.stateWalk(rt, rel)
+}
+
+func (s *Sandbox) stateWalk(rt *root, dirRel string) (pl *statePlace, sure bool) {
 	if rt.state.fd == nil {
-		return nil
+		return nil, false
 	}
 	rootFd := int(rt.state.fd.Fd())
 	fd := rootFd
@@ -37,19 +56,19 @@ func (s *Sandbox) stateChain(rt *root, dirRel string) *statePlace {
 		}
 		fd = rootFd
 		if err != nil {
-			return nil
+			return nil, err == unix.ENOENT
 		}
 		fd = nfd
 		var st unix.Stat_t
 		if len(s.state.ids) > 0 && unix.Fstat(fd, &st) == nil {
 			if pl := s.state.ids[[2]uint64{uint64(st.Dev), st.Ino}]; pl != nil {
-				return pl
+				return pl, true
 			}
 		}
 		if unix.Fstatat(fd, journalMarker, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			return markedDir(rt.abs(dirRel[:next]))
+			return markedDir(rt.abs(dirRel[:next])), true
 		}
 		end = next + 1
 	}
-	return nil
+	return nil, true
 }

@@ -71,11 +71,14 @@ func (fx *stateFixture) edit(p *Policy, name, content string) {
 }
 
 // reader is a policy that reads the whole base: workdir proj, read root
-// base, the audit log in logs/, token.txt denied.
-func (fx *stateFixture) reader() *Sandbox {
+// base, the audit log in logs/; with deny, token.txt is denied (a policy
+// without deny rules resolves a missing path another way).
+func (fx *stateFixture) reader(deny bool) *Sandbox {
 	p := DefaultPolicy(fx.proj)
 	p.ReadRoots = []string{fx.base}
-	p.Paths.Deny = []string{"**/token.txt"}
+	if deny {
+		p.Paths.Deny = []string{"**/token.txt"}
+	}
 	p.Journal.State = fx.state
 	p.ConfigDir = fx.cfg
 	p.Audit.Log = filepath.Join(fx.logs, "audit.jsonl")
@@ -115,8 +118,14 @@ var stateLeaks = []string{"TOKEN-OLD", "J2-OLD", "token.txt", "t2.txt", "CONFIG-
 // The directory itself may be stat'ed and listed: it shows nothing.
 // Fails on c24bc27: every read succeeded.
 func TestStateUnreadable(t *testing.T) {
+	for _, deny := range []bool{true, false} {
+		t.Run(map[bool]string{true: "deny rules", false: "no deny rules"}[deny], func(t *testing.T) { testStateUnreadable(t, deny) })
+	}
+}
+
+func testStateUnreadable(t *testing.T, deny bool) {
 	fx := newStateFixture(t)
-	s := fx.reader()
+	s := fx.reader(deny)
 	if st := s.Journal(); st.Enabled {
 		t.Fatalf("the reader's journal is on (%+v): its default place lies in its read root", st)
 	}
@@ -172,6 +181,16 @@ func TestStateUnreadable(t *testing.T) {
 			denied("read through a symlink", err)
 			_, err = s.Probe(NeedReadAny, link, 0, "")
 			denied("explain through a symlink", err)
+			if c.listed == 0 {
+				// A missing name through a symlink to the directory.
+				dlink := link + "-dir"
+				target, _ := filepath.Rel(fx.base, c.dir)
+				mustSymlink(t, target, dlink)
+				_, err = s.Open(filepath.Join(dlink, "no-such-file"))
+				denied("read a missing name through a symlinked directory", err)
+				_, err = s.Lstat(filepath.Join(dlink, "no-such-dir", "x"))
+				denied("stat a missing name through a symlinked directory", err)
+			}
 
 			if c.listed < 0 {
 				_, err := s.Lstat(c.dir)

@@ -587,6 +587,17 @@ func (s *Sandbox) deniedBeyond(rt *root, rel, given string, hops int) *Error {
 	if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
 		return nil
 	}
+	if !s.hasPatterns {
+		// Only fsbox's state can deny here: the directories as spelled,
+		// down to the first missing one, tell at no more cost, unless a
+		// symlink (or a file) on the way needs resolving.
+		if pl, sure := s.stateLexical(rt, path.Dir(rel)); sure {
+			if pl != nil {
+				return stateDenial(given, pl)
+			}
+			return nil
+		}
+	}
 	dir, rest := path.Dir(rel), path.Base(rel)
 	for {
 		sub, err := openRoot(rt.r, dir)
