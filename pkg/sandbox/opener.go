@@ -80,11 +80,7 @@ func (o *Opener) dir(rt *root, rel string) *openerDir {
 	if len(o.dirs) >= maxOpenerDirs {
 		return nil
 	}
-	d := openDirFast(rt, rel)
-	if d != nil && o.s.stateDirOrAbove(rt, d.rel) != nil {
-		d.close() // fsbox's state: Open answers (denied)
-		d = nil
-	}
+	d := openDirFast(o.s, rt, rel)
 	o.dirs[k] = d
 	return d
 }

@@ -264,9 +264,10 @@ func testStateUnreadable(t *testing.T, deny bool) {
 
 // TestStateUnwritable: no change lands in fsbox's state either: not
 // below a journal marker (another policy's journal inside this one's
-// write root), not in the configuration directory (a policy planted
-// there would apply at the next plain fsbox), not below the default
-// journal base; the marker itself cannot be removed.
+// write root: what it holds is what that policy's undo writes back),
+// not in the configuration directory (a policy planted there would apply
+// at the next plain fsbox), not below the default journal base; the
+// marker itself cannot be removed, nor a tree that holds a journal.
 func TestStateUnwritable(t *testing.T) {
 	fx := newStateFixture(t)
 	p := DefaultPolicy(fx.home)
@@ -300,6 +301,19 @@ func TestStateUnwritable(t *testing.T) {
 				}
 			}
 		})
+	}
+	// rm -r of a marked journal: refused whole.
+	w, err := s.OpenEntry(fx.otherJ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Remove(w, true)
+	w.Close()
+	if e := AsError(err); err == nil || e.Rule != RuleOwnFile || !strings.Contains(e.Msg, "holds a journal of fsbox") {
+		t.Errorf("rm -r of a tree holding a journal: %v, want denied (own_file)", err)
+	}
+	if _, err := os.Stat(jf); err != nil {
+		t.Errorf("the journal: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(fx.otherJ, journalMarker)); err != nil {
 		t.Errorf("the marker: %v", err)
