@@ -115,7 +115,7 @@ func refuseOwnRoots(p *Policy, file string, names *policyNames) error {
 		places = append(places, place{w, "write root"})
 	}
 	return names.refuseIn(places, func(pl place, dir, alias string) error {
-		return fserr.Errorf(fserr.CodeConfig, file, "the policy file %s lies inside its own %s %s%s, where the sandboxed side could rewrite it; keep policies outside the directories they make writable", file, pl.what, dir, underAnotherName(alias))
+		return fserr.Errorf(fserr.CodeConfig, file, "the policy file %s lies inside its own %s %s%s, where the sandboxed side could rewrite it", file, pl.what, dir, underAnotherName(alias))
 	})
 }
 
