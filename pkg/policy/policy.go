@@ -195,7 +195,7 @@ type Journal struct {
 var DefaultJournal = Journal{Enabled: true, MaxBytes: 1 << 30}
 
 // MinJournalBytes is the least [journal] max_bytes: a journal's own
-// directories and files count 24 KiB, and a bound below 64 KiB would
+// directories and files count 28 KiB, and a bound below 64 KiB would
 // leave too little to keep anything.
 const MinJournalBytes = 64 << 10
 
@@ -276,7 +276,7 @@ func (p *Policy) Validate() error {
 		return err
 	}
 	if p.Journal.MaxBytes < MinJournalBytes {
-		return fmt.Errorf("[journal] max_bytes must be at least %d (64 KiB: a journal's own files take 24 KiB of it), got %d", MinJournalBytes, p.Journal.MaxBytes)
+		return fmt.Errorf("[journal] max_bytes must be at least %d (64 KiB: a journal's own files take 28 KiB of it), got %d", MinJournalBytes, p.Journal.MaxBytes)
 	}
 	if p.Journal.Dir != "" && !filepath.IsAbs(p.Journal.Dir) {
 		return fmt.Errorf("[journal] dir must be an absolute path, got %q", p.Journal.Dir)

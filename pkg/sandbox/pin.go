@@ -572,9 +572,10 @@ func (s *Sandbox) whereLooked(t *target) string {
 
 // deniedAncestor resolves the deepest existing ancestor of rel through the
 // root and checks its real path plus the rest of rel against the deny
-// rules and fsbox's state directories; when the rest starts with a symlink (a dangling one, or one to a
-// file where a directory was wanted), its target is followed the same
-// way. It returns nil when nothing there is denied (or nothing resolves).
+// rules and fsbox's state directories; when the rest starts with a
+// symlink (a dangling one, or one to a file where a directory was
+// wanted), its target is followed the same way. It returns nil when
+// nothing there is denied (or nothing resolves).
 func (s *Sandbox) deniedAncestor(rt *root, rel, given string) *Error {
 	return s.deniedBeyond(rt, rel, given, 0)
 }
