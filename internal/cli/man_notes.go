@@ -96,12 +96,15 @@ links creates a directory and files, so it is denied (rule command) unless links
 are all switched on.
 Unknown keys, bad globs or regexes and missing roots are config errors naming the line.
 A policy fsbox writes or could have written is refused (config), whatever workdir it names: one
-inside its own workdir or write roots (by path or identity, whatever directories fsbox mcp
-serves), or inside the current directory when FSBOX_CONFIG is unset; and for
---config, one inside the workdir of the policy that applies without it (the user's config.toml,
-else the current directory), inside the directory of that policy's or its own audit log, or inside
-fsbox's state directory ($XDG_STATE_HOME/fsbox or ~/.local/state/fsbox).
-Paths are compared with symlinks resolved and at every step the name passes through.
+inside its own workdir or write roots (whatever directories fsbox mcp
+serves), or inside the current directory when FSBOX_CONFIG is
+unset; and for --config, one inside a writable root of the policy that applies without it (the
+workdir and write_roots of the user's config.toml, else the current directory), inside the
+directory of that policy's or its own audit log or [journal] dir, or inside fsbox's state
+directory ($XDG_STATE_HOME/fsbox or ~/.local/state/fsbox).
+Paths are compared with symlinks resolved and at every step the name passes through, and by
+identity (st_dev, st_ino of the directories above the file; on Linux the file's other names
+through bind mounts). A policy file with more than one hard link is refused: copy it, never link.
 An empty --config is usage. The fallback's workdir is protected even when the fallback no longer
 loads; a policy must be a regular file (not a pipe, a device, or under /proc, /dev, /sys). With
 FSBOX_CONFIG unset, --config trusts any other readable regular file: a host with several policies
@@ -137,6 +140,13 @@ the journal and the audit log, rule own_file) are never written, renamed or remo
 fsbox, nor is a directory that holds one moved or removed. $XDG_STATE_HOME, [journal] dir and
 [audit] log are followed component by component, symlinks included, before fsbox decides they
 lie outside every root.
+fsbox's state is never read through fsbox, under any policy (rule own_file, as /proc): nothing
+below a directory holding FSBOX-JOURNAL.TAG (every journal fsbox makes, and their base, holds
+one), below the default journal base ($XDG_STATE_HOME/fsbox/journal), the [journal] dir or fsbox's
+configuration directory ($XDG_CONFIG_HOME/fsbox or ~/.config/fsbox), nor the audit log itself,
+by path, by identity (a bind mount) or by marker; a missing name there is denied, not not_found.
+ls and walks list such a directory empty and count its entries in skipped.denied: with a root of
+~, ~/.local/state/fsbox/journal and ~/.config/fsbox read as empty.
 Rules follow content, not names: mv refuses (denied) unless the moved entry and everything below
 it is writable at its old place and at its new one; rm -r checks the whole tree through
 descriptors first and then removes exactly the objects it checked (conflict if one was swapped).

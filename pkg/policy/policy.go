@@ -60,6 +60,10 @@ type Policy struct {
 	// Link is where the name that reached it lies (its directory resolved,
 	// the last component kept): it differs from Source through a symlink.
 	Link string `toml:"-" json:"-"`
+	// ConfigDir is fsbox's own configuration directory as Load found it
+	// in the call's environment (ConfigDir); "" has New read the
+	// process's. Nothing below it is readable through fsbox.
+	ConfigDir string `toml:"-" json:"-"`
 	// CwdWorkdir: the workdir is the current directory because the
 	// discovered user config left workdir out (fsbox mcp never serves it).
 	CwdWorkdir bool `toml:"-" json:"-"`
@@ -216,7 +220,7 @@ type Journal struct {
 var DefaultJournal = Journal{Enabled: true, MaxBytes: 1 << 30}
 
 // MinJournalBytes is the least [journal] max_bytes: a journal's own
-// directories and files count 24 KiB, and a bound below 64 KiB would
+// directories and files count 28 KiB, and a bound below 64 KiB would
 // leave too little to keep anything.
 const MinJournalBytes = 64 << 10
 
@@ -297,7 +301,7 @@ func (p *Policy) Validate() error {
 		return err
 	}
 	if p.Journal.MaxBytes < MinJournalBytes {
-		return fmt.Errorf("[journal] max_bytes must be at least %d (64 KiB: a journal's own files take 24 KiB of it), got %d", MinJournalBytes, p.Journal.MaxBytes)
+		return fmt.Errorf("[journal] max_bytes must be at least %d (64 KiB: a journal's own files take 28 KiB of it), got %d", MinJournalBytes, p.Journal.MaxBytes)
 	}
 	if p.Journal.Dir != "" && !filepath.IsAbs(p.Journal.Dir) {
 		return fmt.Errorf("[journal] dir must be an absolute path, got %q", p.Journal.Dir)
@@ -442,7 +446,7 @@ func ServeDirs(p *Policy, dirs []string, writable func(i int) bool) (*Policy, er
 		// No policy: the directories are its roots (the one case roots
 		// are made from them), the bound the same directories.
 		q := DefaultPolicy(abs[0])
-		q.Journal.State = p.Journal.State
+		q.Journal.State, q.ConfigDir = p.Journal.State, p.ConfigDir
 		q.ReadRoots, q.WriteRoots, q.Serve = slices.Clone(reads), slices.Clone(writes), served
 		return q, nil
 	}

@@ -676,6 +676,11 @@ func (s *Sandbox) RemoveExpect(w *WriteTarget, recursive bool, expect *string) e
 			return Errorf(CodeNotAFile, w.Path, "%s is a directory:", w.Path).WithHint(Hint{Option: "recursive", Short: true, Text: "pass %s to remove it and everything below", Else: "remove what lies below it first"})
 		}
 		tree, err := scanTree(w, w.Info.key, func(sub string, isDir bool) error {
+			if path.Base(sub) == journalMarker {
+				// A journal of fsbox below (ownstate.go): never removed.
+				holder := path.Join(w.Path, path.Dir(sub))
+				return deny(RuleOwnFile, holder, "%s holds a journal of fsbox (it holds %s): fsbox never reads or changes its own state; nothing was removed", holder, journalMarker)
+			}
 			if e := s.checkLeaf(w.rt, rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {
 				return inSet(e, deny(e.Rule, e.Path, "%s; nothing was removed", e.Msg))
 			}

@@ -97,6 +97,11 @@ func (s *Sandbox) check(rt *root, rel string, isDir bool, acc Access, given stri
 	if s.within != nil && !underAny(rt.abs(rel), s.within) {
 		return deny(RuleRoot, given, "%s is outside the roots this client announced", given)
 	}
+	if rt.state.static != nil {
+		if e := stateByPath(rt, rel, given); e != nil {
+			return e
+		}
+	}
 	if !s.hasPatterns && (acc == AccessRead || len(s.writeDeny) == 0) {
 		return nil
 	}

@@ -38,6 +38,8 @@ type root struct {
 	// and every rule is matched relative to those alone: the directory
 	// bounds what is reached, it never anchors a rule.
 	served bool
+	// state: fsbox's state directories as this root sees them (ownstate.go)
+	state rootState
 }
 
 // nest is another root overlapping a root: inside it at prefix (inner),

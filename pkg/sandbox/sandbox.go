@@ -70,6 +70,8 @@ type Sandbox struct {
 	// the audit log. None of them, and no ancestor of one, is ever
 	// written, renamed or removed.
 	own *ownFiles
+	// state are fsbox's state directories, never read (ownstate.go).
+	state *stateDirs
 }
 
 // rootLists are the roots the sandbox opens, as configured: the policy's,
@@ -227,6 +229,7 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		s.Close()
 		return nil, err
 	}
+	s.findState()
 	if err := s.findJournal(); err != nil {
 		s.Close()
 		return nil, err
@@ -251,6 +254,7 @@ func (s *Sandbox) Close() error {
 	s.closeJournals()
 	for _, r := range s.roots {
 		r.closeLock()
+		r.state.close()
 		r.r.Close()
 	}
 	return nil
@@ -265,7 +269,7 @@ func (s *Sandbox) ForCall() *Sandbox {
 		policy: s.policy, work: s.work, roots: s.roots, deny: s.deny, allow: s.allow, writeDeny: s.writeDeny,
 		denyMatch: s.denyMatch, writeDenyMatch: s.writeDenyMatch, denyFrom: s.denyFrom, writeDenyFrom: s.writeDenyFrom, denyReEnd: s.denyReEnd, denyRe: s.denyRe, allowRe: s.allowRe,
 		home: s.home, hasPatterns: s.hasPatterns, landlock: s.landlock, writes: s.writes, view: true, within: s.within, anchors: s.anchors,
-		jn: s.jn, own: s.own,
+		jn: s.jn, own: s.own, state: s.state,
 	}
 	return v
 }
