@@ -42,6 +42,7 @@ func TestCompanion(t *testing.T) {
 	t.Run("OwnFilesNotWritten", func(t *testing.T) { testOwnFilesNotWritten(t, built) })
 	t.Run("OutsideRuns", func(t *testing.T) { testCompanionOutsideRuns(t, built) })
 	t.Run("NeedsPolicy", func(t *testing.T) { testCompanionNeedsPolicy(t, built) })
+	t.Run("NarrowedKeepsWriteRoots", func(t *testing.T) { testCompanionNarrowedKeepsWriteRoots(t, built) })
 }
 
 // companionEnv is a temporary tree (canonical path) with a home of its own,
@@ -264,4 +265,88 @@ func testCompanionNeedsPolicy(t *testing.T, built string) {
 		t.Errorf("--jq with a policy that does not load: exit %d, stdout %q, stderr %q; want the policy's config error", code, out, errOut)
 	}
 	e.notPwned("a policy that does not load")
+}
+
+// fsbox mcp DIR... narrows the policy, never which roots a sandboxed call
+// could have written: the companion check goes by every writable root of
+// the policy in force before the narrowing, by canonical path and by
+// identity. Here fsbox is installed in W2/bin, W2 a write root, and a
+// fsbox-mcp is planted beside it.
+//
+// Fails on c24bc27: plain `fsbox mcp` refused the planted W2/bin/fsbox-mcp,
+// but `fsbox mcp WORK` ran it (the check used the narrowed policy's
+// writable roots, which no longer held W2); through a bind mount of W2 the
+// companion ran too, and a policy file in W2 named through the mount was
+// accepted (paths compared, never identities).
+func testCompanionNarrowedKeepsWriteRoots(t *testing.T, built string) {
+	e := newCompanionEnv(t)
+	install(t, built, e.path("w2/bin"), "fsbox")
+	os.WriteFile(e.path("w2/bin/fsbox-mcp"), []byte(e.planted()), 0o755)
+	os.MkdirAll(e.path("work/sub"), 0o755)
+	policy := e.path("policy/p.toml")
+	os.MkdirAll(filepath.Dir(policy), 0o755)
+	os.WriteFile(policy, []byte("workdir = \""+e.path("work")+"\"\nwrite_roots = [\""+e.path("w2")+"\"]\n"), 0o644)
+	for _, args := range [][]string{
+		{"mcp"},
+		{"mcp", e.path("work")},
+		{"mcp", e.path("work/sub")},
+		{"mcp", "--profile", "reference", e.path("work")},
+	} {
+		out, errOut, code := e.run("w2/bin/fsbox", "work", append([]string{"--config", policy}, args...)...)
+		e.refused(strings.Join(args, " "), out, errOut, code)
+	}
+	e.notPwned("fsbox in a write root the directories leave out")
+
+	// The same write root bind-mounted outside every root: the path
+	// shows nothing, the identity does. Only where the test can make a
+	// mount namespace.
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Log("no unshare: the bind-mount case is skipped")
+		return
+	}
+	os.MkdirAll(e.path("inst"), 0o755)
+	script := `mount --bind "$1" "$2" && exec "$2/bin/fsbox" --config "$3" mcp "$4"`
+	c := exec.Command(unshare, "-rm", "sh", "-c", script, "sh", e.path("w2"), e.path("inst"), policy, e.path("work"))
+	c.Dir = e.path("work")
+	c.Env = []string{"HOME=" + e.path("home"), "XDG_CONFIG_HOME=" + e.path("xdg"), "XDG_STATE_HOME=" + e.path("state"), "PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}
+	c.Stdin = strings.NewReader("")
+	var out, errb strings.Builder
+	c.Stdout, c.Stderr = &out, &errb
+	err = c.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if strings.Contains(errb.String(), "mount") || strings.Contains(errb.String(), "unshare") {
+		t.Logf("no mount namespace here (%s): the bind-mount case is skipped", strings.TrimSpace(errb.String()))
+		return
+	}
+	e.refused("mcp WORK, fsbox in a bind mount of the write root", out.String(), errb.String(), code)
+	if !strings.Contains(errb.String(), "lies in the writable root "+e.path("w2")) {
+		t.Errorf("bind mount: stderr %q; want it to name the write root %s", errb.String(), e.path("w2"))
+	}
+	e.notPwned("fsbox in a bind mount of a write root")
+
+	// A policy file in the write root, named through the bind mount: its
+	// own write root by identity, whatever directories are served.
+	install(t, built, e.path("ok/bin"))
+	os.WriteFile(e.path("w2/p2.toml"), []byte("workdir = \""+e.path("work")+"\"\nwrite_roots = [\""+e.path("w2")+"\"]\n"), 0o644)
+	for _, args := range [][]string{{"roots"}, {"mcp", e.path("work")}} {
+		script := `mount --bind "$1" "$2" && shift 2 && exec "$@"`
+		c := exec.Command(unshare, append([]string{"-rm", "sh", "-c", script, "sh", e.path("w2"), e.path("inst"), e.path("ok/bin/fsbox"), "--config", e.path("inst/p2.toml")}, args...)...)
+		c.Dir = e.path("work")
+		c.Env = []string{"HOME=" + e.path("home"), "XDG_CONFIG_HOME=" + e.path("xdg"), "XDG_STATE_HOME=" + e.path("state"), "PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}
+		c.Stdin = strings.NewReader("")
+		var out, errb strings.Builder
+		c.Stdout, c.Stderr = &out, &errb
+		err := c.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != 8 || out.String() != "" || !strings.Contains(errb.String(), "lies inside its own write root "+e.path("w2")) {
+			t.Errorf("--config through a bind mount of the write root, %q: exit %d, stdout %q, stderr %q; want config (its own write root, by identity)", args, code, out.String(), errb.String())
+		}
+	}
 }

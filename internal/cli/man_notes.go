@@ -37,8 +37,16 @@ fsbox mcp DIR... serves the enabled commands as MCP tools over stdio (\-\-http 1
 streamable HTTP, loopback only, every request with FSBOX_MCP_TOKEN as a bearer token). It never
 serves the built\-in default policy alone: it needs FSBOX_CONFIG, \-\-config or directories
 (the first the workdir, the rest read roots, or under \-\-profile reference write roots, as the
-reference server lets every directory it is given be written; with a policy they only narrow it,
-and under the reference profile each must lie in one of its writable roots). Roots a client
+reference server lets every directory it is given be written; without a policy they are the roots
+of the agent preset). With a policy the directories only narrow it: they add a bound and never
+replace its roots. The server reaches only them, relative paths resolve under the first and
+print relative to it, roots and list_allowed_directories report them, and every rule keeps the
+anchor the policy gives it (deny = ["secret/**"] still denies W/secret from fsbox mcp W/sub,
+and .git/config stays write\-denied from fsbox mcp W/.git). A directory a deny rule matches is
+config at start, naming the rule; under \-\-profile reference, which serves each directory whole,
+so is one a write_deny rule matches or a deny or write_deny rule holds (a glob whose literal
+prefix lies below or above it; one that begins with a wildcard holds nothing it does not match),
+and each must lie in one of the policy's writable roots. Roots a client
 announces narrow the served roots, never widen them. \-\-profile reference offers the reference
 filesystem server's tool names and arguments.
 .SH JOURNAL
@@ -73,8 +81,10 @@ fsbox mcp, which replaces its process with the fsbox\-mcp beside it, same argume
 root is opened (without fsbox\-mcp, fsbox mcp exits with config). \-\-jq is built into fsbox.
 fsbox\-mcp runs before Landlock, with the caller's rights, so fsbox never runs one whose name
 beside fsbox, or the file it resolves to, lies (itself or a directory above it) in a writable
-root of the policy in force (the workdir, write_roots; for fsbox mcp the roots it serves): such a
-call is denied (exit 3); install fsbox outside every writable root. A policy that does not load is
+root of the policy in force (the workdir, write_roots; every one of them, whatever directories
+fsbox mcp serves), by canonical path or by identity (st_dev, st_ino: a writable root
+bind\-mounted elsewhere counts): such a call is denied (exit 3); install fsbox outside every
+writable root. A policy that does not load is
 reported, not handed over. On Linux fsbox runs the descriptor it checked. fsbox's own
 executables and the name fsbox\-mcp beside them, existing or not, are never written, renamed or
 removed through fsbox.
@@ -86,11 +96,15 @@ links creates a directory and files, so it is denied (rule command) unless links
 are all switched on.
 Unknown keys, bad globs or regexes and missing roots are config errors naming the line.
 A policy fsbox writes or could have written is refused (config), whatever workdir it names: one
-inside its own workdir, or inside the current directory when FSBOX_CONFIG is unset; and for
---config, one inside the workdir of the policy that applies without it (the user's config.toml,
-else the current directory), inside the directory of that policy's or its own audit log, or inside
-fsbox's state directory ($XDG_STATE_HOME/fsbox or ~/.local/state/fsbox).
-Paths are compared with symlinks resolved and at every step the name passes through.
+inside its own workdir or write roots (whatever directories fsbox mcp
+serves), or inside the current directory when FSBOX_CONFIG is
+unset; and for --config, one inside a writable root of the policy that applies without it (the
+workdir and write_roots of the user's config.toml, else the current directory), inside the
+directory of that policy's or its own audit log or [journal] dir, or inside fsbox's state
+directory ($XDG_STATE_HOME/fsbox or ~/.local/state/fsbox).
+Paths are compared with symlinks resolved and at every step the name passes through, and by
+identity (st_dev, st_ino of the directories above the file; on Linux the file's other names
+through bind mounts). A policy file with more than one hard link is refused: copy it, never link.
 An empty --config is usage. The fallback's workdir is protected even when the fallback no longer
 loads; a policy must be a regular file (not a pipe, a device, or under /proc, /dev, /sys). With
 FSBOX_CONFIG unset, --config trusts any other readable regular file: a host with several policies
@@ -104,6 +118,9 @@ A path's .. is resolved on its spelling, relative to its root, before any rule o
 reference MCP server does, unlike POSIX): link/../x is x, and secret/sub/../../a.txt is a.txt
 whatever secret/sub is, so no answer tells what lies in a denied directory; a .. that climbs out
 of its root is denied (rule root).
+A deny or write_deny glob that begins with **/ also sees the root's own name (.git/config for a
+workdir that is .git, which so stays write\-denied); the directories above a root never decide,
+and allow rules and regexes never see the name.
 Allow patterns match files exactly and leave directories traversable.
 Missing parents are made one at a time, never through a symlink. A walk does not enter a path
 over 4096 bytes (skipped.long_paths); rm \-r and mv refuse a tree holding one (too_large).
@@ -123,6 +140,13 @@ the journal and the audit log, rule own_file) are never written, renamed or remo
 fsbox, nor is a directory that holds one moved or removed. $XDG_STATE_HOME, [journal] dir and
 [audit] log are followed component by component, symlinks included, before fsbox decides they
 lie outside every root.
+fsbox's state is never read through fsbox, under any policy (rule own_file, as /proc): nothing
+below a directory holding FSBOX-JOURNAL.TAG (every journal fsbox makes, and their base, holds
+one), below the default journal base ($XDG_STATE_HOME/fsbox/journal), the [journal] dir or fsbox's
+configuration directory ($XDG_CONFIG_HOME/fsbox or ~/.config/fsbox), nor the audit log itself,
+by path, by identity (a bind mount) or by marker; a missing name there is denied, not not_found.
+ls and walks list such a directory empty and count its entries in skipped.denied: with a root of
+~, ~/.local/state/fsbox/journal and ~/.config/fsbox read as empty.
 Rules follow content, not names: mv refuses (denied) unless the moved entry and everything below
 it is writable at its old place and at its new one; rm -r checks the whole tree through
 descriptors first and then removes exactly the objects it checked (conflict if one was swapped).

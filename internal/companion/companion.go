@@ -7,8 +7,11 @@
 // must be a program no sandboxed call could have written: fsbox never runs
 // one whose lookup path or canonical path lies in a writable root of the
 // policy in force (an ancestor there could be renamed, so "lies in" covers
-// every ancestor), and it runs the descriptor it checked, not the name
-// again.
+// every ancestor), by canonical path or by identity (a writable root
+// bind-mounted elsewhere is as writable there), and it runs the
+// descriptor it checked, not the name again. The policy in force is the
+// one before any narrowing: fsbox mcp DIR... bounds what the server
+// reaches, never which roots a sandboxed call could have written.
 //
 // Its file accesses (resolving the running executable, opening and
 // confirming the companion) do not pass the sandbox, and must not: they
@@ -27,6 +30,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // MCP is the name fsbox looks its companion up by, beside its own
@@ -106,7 +111,8 @@ var errMoved = errors.New("the file changed between the check and the open")
 
 // Exec replaces this process with the companion name found beside the
 // running executable, with argv and env. writable are the canonical
-// writable roots of the policy in force. It returns only on failure: a
+// writable roots of the policy in force, every one of them (not only
+// those a narrowing serves). It returns only on failure: a
 // *MissingError when there is no executable file to run, a *WritableError
 // when it lies in a writable root, another error when it cannot be opened
 // or run.
@@ -136,12 +142,24 @@ func execBeside(self, name string, writable []string, argv, env []string) error 
 	return execChecked(lookup, canon, writable, argv, env)
 }
 
-// outside returns a *WritableError when p lies in (or is) one of roots.
+// outside returns a *WritableError when p lies in (or is) one of roots,
+// by path or by identity (outsideByID).
 func outside(p string, roots []string) error {
 	for _, r := range roots {
 		if within(p, r) {
 			return &WritableError{Path: p, Root: r}
 		}
+	}
+	return outsideByID(p, roots)
+}
+
+// outsideByID returns a *WritableError when a directory p lies in is one
+// of roots by identity (st_dev, st_ino), whatever its path: a writable
+// root bind-mounted elsewhere (or a name that reaches one through a
+// symlink) is as writable there.
+func outsideByID(p string, roots []string) error {
+	if r := policy.LiesInByID(p, roots); r != "" { // the policy's roots and fsbox's own program file: see the package comment
+		return &WritableError{Path: p, Root: r}
 	}
 	return nil
 }

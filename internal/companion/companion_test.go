@@ -151,3 +151,38 @@ func TestExecRuns(t *testing.T) {
 		t.Errorf("companion in a writable root: %v, output %q; want refused", err, out)
 	}
 }
+
+// A companion that lies in a writable root by identity, not by path, is
+// refused too: here the root is reached through a name that is not its
+// path (a symlink stands for a bind mount, which shows one directory
+// under two names; cmd/fsbox's TestCompanion mounts one where it can).
+//
+// Fails on c24bc27: outside compared canonical paths only, so the
+// lookup path under the other name passed.
+func TestOutsideByIdentity(t *testing.T) {
+	d := canonTemp(t)
+	w2 := filepath.Join(d, "w2")
+	if err := os.MkdirAll(filepath.Join(w2, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(d, "mnt")
+	if err := os.Symlink(w2, other); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(other, "bin", MCP)
+	var w *WritableError
+	if err := outside(p, []string{filepath.Join(d, "work"), w2}); !errors.As(err, &w) || w.Root != w2 || w.Path != p {
+		t.Errorf("outside(%s, [work, %s]) = %v; want it in the writable root %s by identity", p, w2, err, w2)
+	}
+	// The root itself under the other name, and a root holding it.
+	if err := outside(filepath.Join(other, MCP), []string{w2}); !errors.As(err, &w) {
+		t.Errorf("a file directly in the root under another name: %v, want refused", err)
+	}
+	if err := outside(p, []string{d}); !errors.As(err, &w) || w.Root != d {
+		t.Errorf("a root holding it: %v, want refused", err)
+	}
+	// Neither by path nor by identity: runs.
+	if err := outside(filepath.Join(d, "elsewhere", MCP), []string{w2, filepath.Join(d, "missing")}); err != nil {
+		t.Errorf("outside every root: %v", err)
+	}
+}

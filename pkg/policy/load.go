@@ -36,10 +36,12 @@ type Env struct {
 //
 // A policy fsbox itself writes or could have written is never loaded: one
 // inside the current directory (unless the host fixed it with
-// FSBOX_CONFIG), and a --config file inside the workdir of the policy that
-// would otherwise apply, inside an audit log's directory or inside fsbox's
-// state directory (see refuseWritable); New refuses one inside its own
-// workdir.
+// FSBOX_CONFIG), a --config file inside a writable root of the policy
+// that would otherwise apply, inside an audit log's or a journal's
+// directory or inside fsbox's state directory (see refuseWritable), and
+// one inside its own writable roots (refuseOwnRoots; New refuses one
+// there by path too); each by path and by identity (trust.go). A policy
+// file with more than one hard link is refused (readPolicyFile).
 func Load(env Env) (*Policy, error) {
 	if env.Getenv == nil {
 		env.Getenv = func(string) (string, bool) { return "", false }
@@ -66,7 +68,7 @@ func Load(env Env) (*Policy, error) {
 	}
 	if file == "" {
 		p := DefaultPolicy(env.Cwd)
-		p.Journal.State = StateDir(env)
+		p.Journal.State, p.ConfigDir = StateDir(env), ConfigDir(env)
 		return p, nil
 	}
 	if !filepath.IsAbs(file) {
@@ -77,15 +79,24 @@ func Load(env Env) (*Policy, error) {
 		return nil, err
 	}
 	// A policy the sandboxed side could have written is refused: by where
-	// it really is, and by where the name that reached it is (a symlink
-	// there could be re-pointed).
+	// it really is, by where the name that reached it is (a symlink there
+	// could be re-pointed), and by identity (a bind mount).
 	if !hostFixed && (Within(p.Source, Canonical(env.Cwd)) || Within(p.Link, Canonical(env.Cwd))) {
 		return nil, fserr.Errorf(fserr.CodeConfig, file, "the policy file lies inside the current directory, which the built-in default makes writable; keep policies outside the directories they open")
 	}
-	if !hostFixed && flagGiven {
-		if err := refuseWritable(p, file, env); err != nil {
+	names := namesOf(file, p)
+	if !hostFixed {
+		if err := refuseCwd(file, env.Cwd, names); err != nil {
 			return nil, err
 		}
+	}
+	if !hostFixed && flagGiven {
+		if err := refuseWritable(p, file, env, names); err != nil {
+			return nil, err
+		}
+	}
+	if err := refuseOwnRoots(p, file, names); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -93,21 +104,32 @@ func Load(env Env) (*Policy, error) {
 // discovered returns the user's policy file, $XDG_CONFIG_HOME/fsbox/config.toml
 // (or ~/.config/fsbox/config.toml), or "" when there is none.
 func discovered(env Env) string {
-	dir, ok := env.Getenv("XDG_CONFIG_HOME")
-	if !ok || dir == "" || !filepath.IsAbs(dir) {
-		dir = ""
-		if env.Home != "" {
-			dir = filepath.Join(env.Home, ".config")
-		}
-	}
+	dir := ConfigDir(env)
 	if dir == "" {
 		return ""
 	}
-	cand := filepath.Join(dir, "fsbox", "config.toml")
+	cand := filepath.Join(dir, "config.toml")
 	if _, err := os.Stat(cand); err != nil { // policy discovery, before any sandbox exists
 		return ""
 	}
 	return cand
+}
+
+// ConfigDir is fsbox's own configuration directory, $XDG_CONFIG_HOME/fsbox
+// (or ~/.config/fsbox): where the user's policy is found, and nothing
+// below it is readable through fsbox. "" when neither is known.
+func ConfigDir(env Env) string {
+	if env.Getenv == nil {
+		env.Getenv = func(string) (string, bool) { return "", false }
+	}
+	dir, ok := env.Getenv("XDG_CONFIG_HOME")
+	if !ok || dir == "" || !filepath.IsAbs(dir) {
+		if env.Home == "" {
+			return ""
+		}
+		dir = filepath.Join(env.Home, ".config")
+	}
+	return filepath.Join(dir, "fsbox")
 }
 
 // StateDir is fsbox's own state directory, $XDG_STATE_HOME/fsbox (or
@@ -128,88 +150,110 @@ func StateDir(env Env) string {
 
 // refuseWritable refuses a policy chosen with --config that lies in a
 // place fsbox writes or could have written, whatever workdir the file
-// itself names: the current directory, the workdir of the policy that
-// applies without --config (the user's config file if there is one, else
-// the built-in default, whose workdir is the current directory), the
-// directory of that policy's audit log and of the candidate's own, and
-// fsbox's state directory.
-// Each place is compared as named and canonical, against every place the
-// name passes through on its way to the file (so a symlinked directory
-// inside such a place, which could be re-pointed, counts too).
-func refuseWritable(p *Policy, file string, env Env) error {
-	type place struct{ dir, what string }
+// itself names: the current directory, every writable root of the policy
+// that applies without --config (the user's config file if there is one,
+// else the built-in default, whose workdir is the current directory),
+// the directories of that policy's audit log and journal and of the
+// candidate's own, and fsbox's state directory.
+// Each place is compared as named and canonical, against every name of
+// the file (policyNames: every place the name passes through on its way
+// to the file, so a symlinked directory inside such a place, which could
+// be re-pointed, counts too; other mounts of it), and by identity.
+func refuseWritable(p *Policy, file string, env Env, names *policyNames) error {
 	var places []place
 	if fb := discovered(env); fb != "" {
-		// The fallback's workdir is protected even when the fallback does
-		// not load now: the sandboxed side may have broken it (renamed a
-		// read root away) after planting a policy in its workdir. Only the
-		// workdir key is needed; a fallback without one that can be read
-		// leaves nothing to compare, so --config is refused.
-		work, logDir, err := fallbackPlaces(fb, env)
+		// The fallback's writable roots are protected even when the
+		// fallback does not load now: the sandboxed side may have broken
+		// it (renamed a read root away) after planting a policy in its
+		// workdir. Only the keys that name places are needed; a fallback
+		// without a workdir that can be read leaves nothing to compare, so
+		// --config is refused.
+		fp, err := fallbackPlaces(fb, env)
 		if err != nil {
 			return fserr.Errorf(fserr.CodeConfig, file, "the policy that applies without --config, %s, cannot be read (%v): fsbox cannot tell where it writes, so no other policy is loaded with --config; fix it, or set FSBOX_CONFIG", fb, err)
 		}
-		places = append(places, place{work, "the workdir of " + fb + ", the policy that applies without --config"})
-		if logDir != "" {
-			places = append(places, place{logDir, "the directory of the audit log of " + fb})
+		places = append(places, place{fp.work, "the workdir of " + fb + ", the policy that applies without --config"})
+		for _, w := range fp.writeRoots {
+			places = append(places, place{w, "a write root of " + fb + ", the policy that applies without --config"})
 		}
-		places = append(places, place{env.Cwd, "the current directory"})
+		places = append(places, place{fp.logDir, "the directory of the audit log of " + fb},
+			place{fp.journal, "the journal directory of " + fb},
+			place{env.Cwd, "the current directory"})
 	} else {
 		places = append(places, place{env.Cwd, "the current directory, the workdir of the built-in default that applies without --config"})
 	}
 	if p.Audit.Log != "" {
 		places = append(places, place{filepath.Dir(p.Audit.Log), "the directory of its own audit log"})
 	}
+	places = append(places, place{p.Journal.Dir, "its own journal directory"})
 	if st := StateDir(env); st != "" {
 		places = append(places, place{st, "fsbox's state directory (its journal's home)"})
 	}
-	reached := append(Reach(file), p.Source, p.Link)
-	for _, pl := range places {
-		for _, dir := range []string{filepath.Clean(pl.dir), Canonical(pl.dir)} {
-			for _, r := range reached {
-				if Within(r, dir) {
-					return fserr.Errorf(fserr.CodeConfig, file, "the policy file %s lies inside %s (%s): fsbox writes or could have written there, so a policy there is never loaded, whatever workdir it names; keep policies outside every directory fsbox writes", file, dir, pl.what)
-				}
-			}
-		}
-	}
-	return nil
+	return names.refuseIn(places, writableRefusal(file))
 }
 
-// fallbackPlaces reads the workdir (and the audit log's directory) of the
-// policy file fb as loosely as it can: its roots need not exist and its
-// other keys are not checked, so a policy broken after the fact still
-// names the places it made writable.
-func fallbackPlaces(fb string, env Env) (work, logDir string, err error) {
+// fallback are the places the policy file fb makes writable, as far as
+// fallbackPlaces can tell.
+type fallback struct {
+	work       string
+	writeRoots []string
+	logDir     string
+	journal    string // [journal] dir, "" for the default (in StateDir)
+}
+
+// fallbackPlaces reads the writable roots (and the audit log's and the
+// journal's directories) of the policy file fb as loosely as it can: its
+// roots need not exist and its other keys are not checked, so a policy
+// broken after the fact still names the places it made writable.
+func fallbackPlaces(fb string, env Env) (fallback, error) {
 	if fp, err := loadFile(fb, env, true); err == nil {
+		out := fallback{work: fp.Workdir, writeRoots: fp.WriteRoots, journal: fp.Journal.Dir}
 		if fp.Audit.Log != "" {
-			logDir = filepath.Dir(fp.Audit.Log)
+			out.logDir = filepath.Dir(fp.Audit.Log)
 		}
-		return fp.Workdir, logDir, nil
+		return out, nil
 	}
 	data, err := readPolicyFile(fb)
 	if err != nil {
-		return "", "", err
+		return fallback{}, err
 	}
 	var loose struct {
-		Workdir string `toml:"workdir"`
-		Audit   struct {
+		Workdir    string   `toml:"workdir"`
+		WriteRoots []string `toml:"write_roots"`
+		Audit      struct {
 			Log string `toml:"log"`
 		} `toml:"audit"`
+		Journal struct {
+			Dir string `toml:"dir"`
+		} `toml:"journal"`
 	}
 	if _, err := toml.Decode(string(data), &loose); err != nil {
-		return "", "", err
+		return fallback{}, err
 	}
 	if loose.Workdir == "" {
-		return "", "", errors.New("it names no workdir")
+		return fallback{}, errors.New("it names no workdir")
 	}
-	if work, err = ExpandRoot(loose.Workdir, env.Home, env.Getenv); err != nil {
-		return "", "", err
+	var out fallback
+	if out.work, err = ExpandRoot(loose.Workdir, env.Home, env.Getenv); err != nil {
+		return fallback{}, err
+	}
+	for _, w := range loose.WriteRoots {
+		// A write root that cannot be expanded leaves a place unknown:
+		// nothing is loaded with --config then.
+		if w, err = ExpandRoot(w, env.Home, env.Getenv); err != nil {
+			return fallback{}, fmt.Errorf("write_roots: %v", err)
+		}
+		out.writeRoots = append(out.writeRoots, w)
 	}
 	if loose.Audit.Log != "" && filepath.IsAbs(loose.Audit.Log) {
-		logDir = filepath.Dir(loose.Audit.Log)
+		out.logDir = filepath.Dir(loose.Audit.Log)
 	}
-	return work, logDir, nil
+	if loose.Journal.Dir != "" {
+		if out.journal, err = ExpandRoot(loose.Journal.Dir, env.Home, env.Getenv); err != nil {
+			return fallback{}, fmt.Errorf("[journal] dir: %v", err)
+		}
+	}
+	return out, nil
 }
 
 // reach lists every place the resolution of the absolute path abs passes
@@ -263,8 +307,12 @@ func loadFile(file string, env Env, user bool) (*Policy, error) {
 	}
 	data, err := readPolicyFile(file)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		var links hardLinked
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return nil, cfgErr("policy file does not exist")
+		case errors.As(err, &links):
+			return nil, cfgErr("the policy file is refused: %v", err)
 		}
 		return nil, cfgErr("cannot read the policy file: %v", err)
 	}
@@ -379,7 +427,7 @@ func loadFile(file string, env Env, user bool) (*Policy, error) {
 	}
 	p.Source = Canonical(file)
 	p.Link = filepath.Join(Canonical(filepath.Dir(file)), filepath.Base(file))
-	p.Journal.State = StateDir(env)
+	p.Journal.State, p.ConfigDir = StateDir(env), ConfigDir(env)
 	return p, nil
 }
 
@@ -401,8 +449,19 @@ func readPolicyFile(file string) ([]byte, error) {
 		return nil, err
 	} else if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("it is a %s; a policy is a regular file", KindName(fi.Mode()))
+	} else if n := linkCount(fi); n > 1 {
+		return nil, hardLinked(n)
 	}
 	return io.ReadAll(io.LimitReader(f, 16<<20))
+}
+
+// hardLinked is a policy file's refusal for having more than one name: a
+// hard link is another name no path or directory identity shows, and it
+// could lie where the sandboxed side writes.
+type hardLinked uint64
+
+func (n hardLinked) Error() string {
+	return fmt.Sprintf("it has %d hard links: another name for it could lie where the sandboxed side writes, so a policy file must have exactly one (copy it rather than link it)", uint64(n))
 }
 
 // isDir reports why dir, a configured root, cannot serve as one.

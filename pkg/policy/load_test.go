@@ -263,11 +263,15 @@ func TestServePolicy(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
-		if len(c.dirs) > 0 && len(q.WriteRoots) > 0 {
-			t.Errorf("%s: served with write roots %v: directories only narrow", c.name, q.WriteRoots)
+		work, writes, reads := servedRoots(q)
+		if len(c.dirs) > 0 && len(writes) > 0 {
+			t.Errorf("%s: served with write roots %v: directories only narrow", c.name, writes)
 		}
-		if q.Workdir != c.work || fmt.Sprint(q.ReadRoots) != fmt.Sprint(c.reads) {
-			t.Errorf("%s: workdir %s, read roots %v; want %s, %v", c.name, q.Workdir, q.ReadRoots, c.work, c.reads)
+		if work != c.work || fmt.Sprint(reads) != fmt.Sprint(c.reads) {
+			t.Errorf("%s: workdir %s, read roots %v; want %s, %v", c.name, work, reads, c.work, c.reads)
+		}
+		if c.p.Source != "" && (q.Workdir != c.p.Workdir || fmt.Sprint(q.WriteRoots) != fmt.Sprint(c.p.WriteRoots) || fmt.Sprint(q.ReadRoots) != fmt.Sprint(c.p.ReadRoots)) {
+			t.Errorf("%s: the policy's roots became %s %v %v: directories bound a policy, they never replace its roots", c.name, q.Workdir, q.WriteRoots, q.ReadRoots)
 		}
 	}
 }
@@ -314,8 +318,8 @@ func TestServePolicyWritable(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
-		if q.Workdir != c.work || fmt.Sprint(q.WriteRoots) != fmt.Sprint(c.writes) || len(q.ReadRoots) > 0 {
-			t.Errorf("%s: workdir %s, write roots %v, read roots %v; want %s, %v, none", c.name, q.Workdir, q.WriteRoots, q.ReadRoots, c.work, c.writes)
+		if work, writes, reads := servedRoots(q); work != c.work || fmt.Sprint(writes) != fmt.Sprint(c.writes) || len(reads) > 0 {
+			t.Errorf("%s: workdir %s, write roots %v, read roots %v; want %s, %v, none", c.name, work, writes, reads, c.work, c.writes)
 		}
 	}
 }
@@ -339,9 +343,18 @@ func TestServeDirsWrite(t *testing.T) {
 	if _, err := ServeDirs(file, []string{work, docs, other}, third); err == nil || fserr.AsError(err).Code != fserr.CodeConfig {
 		t.Errorf("--write on a read root of the policy: %v, want config", err)
 	}
-	if q, err := ServeDirs(file, []string{work, docs, other}, nil); err != nil || len(q.WriteRoots) != 0 || len(q.ReadRoots) != 2 {
+	if q, err := ServeDirs(file, []string{work, docs, other}, nil); err != nil || len(q.Serve.WriteRoots) != 0 || len(q.Serve.ReadRoots) != 2 {
 		t.Errorf("no --write under a policy: %v, %+v", err, q)
 	}
+}
+
+// servedRoots are the roots a served policy opens: the directories
+// served (Policy.Serve), or the policy's own.
+func servedRoots(q *Policy) (work string, writes, reads []string) {
+	if q.Serve != nil {
+		return q.Serve.Workdir, q.Serve.WriteRoots, q.Serve.ReadRoots
+	}
+	return q.Workdir, q.WriteRoots, q.ReadRoots
 }
 
 // ---- helpers (as pkg/sandbox's tests spell them) ----

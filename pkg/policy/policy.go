@@ -60,6 +60,10 @@ type Policy struct {
 	// Link is where the name that reached it lies (its directory resolved,
 	// the last component kept): it differs from Source through a symlink.
 	Link string `toml:"-" json:"-"`
+	// ConfigDir is fsbox's own configuration directory as Load found it
+	// in the call's environment (ConfigDir); "" has New read the
+	// process's. Nothing below it is readable through fsbox.
+	ConfigDir string `toml:"-" json:"-"`
 	// CwdWorkdir: the workdir is the current directory because the
 	// discovered user config left workdir out (fsbox mcp never serves it).
 	CwdWorkdir bool `toml:"-" json:"-"`
@@ -70,6 +74,31 @@ type Policy struct {
 	// PreconditionLine is the line of the file that sets [write]
 	// require_precondition (0: none), for the reference profile's refusal.
 	PreconditionLine int `toml:"-" json:"-"`
+	// Serve, when not nil, is the bound fsbox mcp DIR... adds to the
+	// policy (ServeDirs): the directories served. The policy keeps its
+	// roots, its rules and their anchors; the sandbox reaches only the
+	// served directories and matches every rule where the policy's
+	// roots anchor it.
+	Serve *Served `toml:"-" json:"-"`
+}
+
+// Served is the bound the directories of fsbox mcp DIR... add to a
+// policy: canonical directories, each inside one of its roots (or, with
+// no policy file, the roots themselves). The sandbox opens these and no
+// other part of the policy's roots.
+type Served struct {
+	// Workdir is the first directory: writable, where relative paths
+	// resolve and are printed from.
+	Workdir string
+	// WriteRoots are the other writable directories (native: --write;
+	// reference: every directory), ReadRoots the rest.
+	WriteRoots []string
+	ReadRoots  []string
+	// Whole: served by the reference profile, which serves each
+	// directory whole (readable and writable, as the reference server
+	// does): a directory that a deny or write_deny rule matches or holds
+	// is config, not only one a deny rule matches.
+	Whole bool
 }
 
 // Write holds [write].
@@ -191,7 +220,7 @@ type Journal struct {
 var DefaultJournal = Journal{Enabled: true, MaxBytes: 1 << 30}
 
 // MinJournalBytes is the least [journal] max_bytes: a journal's own
-// directories and files count 24 KiB, and a bound below 64 KiB would
+// directories and files count 28 KiB, and a bound below 64 KiB would
 // leave too little to keep anything.
 const MinJournalBytes = 64 << 10
 
@@ -272,7 +301,7 @@ func (p *Policy) Validate() error {
 		return err
 	}
 	if p.Journal.MaxBytes < MinJournalBytes {
-		return fmt.Errorf("[journal] max_bytes must be at least %d (64 KiB: a journal's own files take 24 KiB of it), got %d", MinJournalBytes, p.Journal.MaxBytes)
+		return fmt.Errorf("[journal] max_bytes must be at least %d (64 KiB: a journal's own files take 28 KiB of it), got %d", MinJournalBytes, p.Journal.MaxBytes)
 	}
 	if p.Journal.Dir != "" && !filepath.IsAbs(p.Journal.Dir) {
 		return fmt.Errorf("[journal] dir must be an absolute path, got %q", p.Journal.Dir)
@@ -364,13 +393,16 @@ func ServePolicyWritable(p *Policy, dirs []string, allWritable bool) (*Policy, e
 
 // ServeDirs is the policy fsbox mcp serves for directories dirs, of which
 // the first is the workdir and those writable(i) says (nil: none) are
-// write roots, the rest read roots. Without a policy they make one (the
-// built-in default's rules); with a policy they narrow it: the workdir
-// and each write root must lie in one of its writable roots, each read
-// root in one of its roots (else config). A writable directory inside
-// the workdir or one listed writable before it is writable with it and
-// left out; one that holds such a directory is config (write roots are
-// disjoint: list the outer directory first).
+// writable too, the rest read-only. Without a policy file they make one
+// (the built-in default's rules, with the directories as its roots);
+// with one they narrow it: the policy keeps its roots, rules and anchors
+// and gains a bound (Policy.Serve), so whatever the narrowed policy
+// allows the policy allows, with the same rule deciding. The workdir and
+// each writable directory must lie in one of its writable roots, each
+// read directory in one of its roots (else config). A writable directory
+// inside the workdir or one listed writable before it is writable with
+// it and left out; one that holds such a directory is config (list the
+// outer directory first).
 func ServeDirs(p *Policy, dirs []string, writable func(i int) bool) (*Policy, error) {
 	if p == nil {
 		return nil, fserr.Errorf(fserr.CodeConfig, "", "no policy")
@@ -409,17 +441,22 @@ func ServeDirs(p *Policy, dirs []string, writable func(i int) bool) (*Policy, er
 	if err != nil {
 		return nil, err
 	}
+	served := &Served{Workdir: abs[0], WriteRoots: writes, ReadRoots: reads}
 	if p.Source == "" {
+		// No policy: the directories are its roots (the one case roots
+		// are made from them), the bound the same directories.
 		q := DefaultPolicy(abs[0])
-		q.Journal.State = p.Journal.State
-		q.ReadRoots, q.WriteRoots = reads, writes
+		q.Journal.State, q.ConfigDir = p.Journal.State, p.ConfigDir
+		q.ReadRoots, q.WriteRoots, q.Serve = slices.Clone(reads), slices.Clone(writes), served
 		return q, nil
 	}
 	if p.CwdWorkdir {
-		// The directories stand for the current directory: the rest of
-		// the user config holds.
+		// The directories stand for the current directory, which the
+		// user config left the workdir: the rest of it holds.
 		q := *p
-		q.Workdir, q.ReadRoots, q.WriteRoots, q.CwdWorkdir = abs[0], append(reads, p.ReadRoots...), writes, false
+		q.Workdir, q.ReadRoots, q.WriteRoots, q.CwdWorkdir = abs[0], append(slices.Clone(reads), p.ReadRoots...), slices.Clone(writes), false
+		served.ReadRoots = slices.Clone(q.ReadRoots)
+		q.Serve = served
 		return &q, nil
 	}
 	real := func(roots ...string) []string {
@@ -441,10 +478,32 @@ func ServeDirs(p *Policy, dirs []string, writable func(i int) bool) (*Policy, er
 			return nil, fserr.Errorf(fserr.CodeConfig, dirs[i], "%s is not inside the policy's roots: directories only narrow a policy", dirs[i])
 		}
 	}
-	// The served directories are the only roots: DIRs narrow, never widen.
+	if p.Serve != nil {
+		// Narrowing a narrowed policy: only what lies in both.
+		for i, d := range abs {
+			if !UnderAny(d, p.Serve.Reach()) || (i == 0 || isWrite(i)) && !UnderAny(d, p.Serve.Writable()) {
+				return nil, fserr.Errorf(fserr.CodeConfig, dirs[i], "%s is not inside the directories the policy is already narrowed to: directories only narrow a policy", dirs[i])
+			}
+		}
+	}
+	// The policy keeps its roots (and with them every rule's anchor, the
+	// writable roots fsbox's companion check and own files go by); the
+	// directories bound what is reached.
 	q := *p
-	q.Workdir, q.WriteRoots, q.ReadRoots = abs[0], writes, reads
+	q.Serve = served
 	return &q, nil
+}
+
+// Reach are the served directories: the workdir, then the write roots,
+// then the read roots.
+func (b *Served) Reach() []string {
+	return append(b.Writable(), b.ReadRoots...)
+}
+
+// Writable are the served directories that may be written: the workdir,
+// then the write roots.
+func (b *Served) Writable() []string {
+	return append([]string{b.Workdir}, b.WriteRoots...)
 }
 
 // disjointRoots are the write roots among directories abs (as given:

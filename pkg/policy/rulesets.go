@@ -183,7 +183,16 @@ func AgentServed(p *Policy) *Policy {
 // require_precondition is dropped, and a policy that sets
 // require_precondition = true itself cannot be served by it (an error to
 // report as config).
+//
+// The directories it serves (Policy.Serve) are served whole: the
+// sandbox refuses one that a deny or write_deny rule matches or holds.
 func ForReferenceProfile(p *Policy) (*Policy, error) {
+	if p.Serve != nil && !p.Serve.Whole {
+		q, b := *p, *p.Serve
+		b.Whole = true
+		q.Serve = &b
+		p = &q
+	}
 	if !p.Write.RequirePrecondition {
 		return p, nil
 	}

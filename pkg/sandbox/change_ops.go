@@ -369,10 +369,10 @@ var HintReplace = Hint{Option: "force", Text: "pass %s to replace it", Else: "mo
 // below it may be written at its old place and at its new one, dst.
 func (s *Sandbox) moveRules(src, dst *WriteTarget, fi fs.FileInfo) error {
 	srcRel, dstRel := src.rootRel(), dst.rootRel()
-	if err := s.checkAllow(srcRel, fi.IsDir(), src.Path); err != nil {
+	if err := s.allowAt(src.rt, srcRel, fi.IsDir(), src.Path); err != nil {
 		return err
 	}
-	if err := s.checkAllow(dstRel, fi.IsDir(), dst.Path); err != nil {
+	if err := s.allowAt(dst.rt, dstRel, fi.IsDir(), dst.Path); err != nil {
 		return err
 	}
 	if !fi.IsDir() || !s.hasPatterns && len(s.writeDeny) == 0 {
@@ -640,7 +640,7 @@ func (s *Sandbox) RemoveExpect(w *WriteTarget, recursive bool, expect *string) e
 			return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
 		}
 		rel := w.rootRel()
-		if err := s.checkAllow(rel, fi.IsDir(), w.Path); err != nil {
+		if err := s.allowAt(w.rt, rel, fi.IsDir(), w.Path); err != nil {
 			return err
 		}
 		if !fi.IsDir() {
@@ -676,6 +676,11 @@ func (s *Sandbox) RemoveExpect(w *WriteTarget, recursive bool, expect *string) e
 			return Errorf(CodeNotAFile, w.Path, "%s is a directory:", w.Path).WithHint(Hint{Option: "recursive", Short: true, Text: "pass %s to remove it and everything below", Else: "remove what lies below it first"})
 		}
 		tree, err := scanTree(w, w.Info.key, func(sub string, isDir bool) error {
+			if path.Base(sub) == journalMarker {
+				// A journal of fsbox below (ownstate.go): never removed.
+				holder := path.Join(w.Path, path.Dir(sub))
+				return deny(RuleOwnFile, holder, "%s holds a journal of fsbox (it holds %s): fsbox never reads or changes its own state; nothing was removed", holder, journalMarker)
+			}
 			if e := s.checkLeaf(w.rt, rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {
 				return inSet(e, deny(e.Rule, e.Path, "%s; nothing was removed", e.Msg))
 			}
@@ -726,7 +731,7 @@ func (s *Sandbox) Symlink(p, target string) (created bool, err error) {
 		return false, err
 	}
 	defer w.Close()
-	if err := s.checkAllow(w.rootRel(), false, p); err != nil {
+	if err := s.allowAt(w.rt, w.rootRel(), false, p); err != nil {
 		return false, err
 	}
 	return changed(s, []*WriteTarget{w}, nil, func() (bool, error) {

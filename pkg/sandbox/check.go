@@ -97,22 +97,32 @@ func (s *Sandbox) check(rt *root, rel string, isDir bool, acc Access, given stri
 	if s.within != nil && !underAny(rt.abs(rel), s.within) {
 		return deny(RuleRoot, given, "%s is outside the roots this client announced", given)
 	}
+	if rt.state.static != nil {
+		if e := stateByPath(rt, rel, given); e != nil {
+			return e
+		}
+	}
 	if !s.hasPatterns && (acc == AccessRead || len(s.writeDeny) == 0) {
 		return nil
 	}
-	if e := s.checkDeny(rel, acc, given, ancestors); e != nil {
+	// Allow rules apply relative to the most specific root holding the
+	// path: the shortest of its forms (allowForm, inline). A served
+	// directory's own form is none of them (nestRoots).
+	canon := rel
+	if rt.served {
+		canon = ""
+	} else if e := s.checkDeny(rt.name, rel, acc, given, ancestors); e != nil {
 		return e
 	}
-	canon := rel
 	for _, n := range rt.nests {
 		alt, ok := n.alias(rel)
 		if !ok {
 			continue
 		}
-		if e := s.checkDeny(alt, acc, given, ancestors); e != nil {
+		if e := s.checkDeny(n.name, alt, acc, given, ancestors); e != nil {
 			return e
 		}
-		if n.inner && len(alt) < len(canon) {
+		if canon == "" || len(alt) < len(canon) {
 			canon = alt // below a root nested in rt: that root is the more specific
 		}
 	}
@@ -121,12 +131,17 @@ func (s *Sandbox) check(rt *root, rel string, isDir bool, acc Access, given stri
 
 // checkDeny applies the deny globs and regexes (and write_deny for
 // writes) to one root-relative form of a path; with ancestors, the regexes
-// with an end assertion are tried on each parent directory too.
-func (s *Sandbox) checkDeny(rel string, acc Access, given string, ancestors bool) *Error {
+// with an end assertion are tried on each parent directory too. name,
+// when not nil, is the root's name, which the **/ globs see too.
+func (s *Sandbox) checkDeny(name *nameRules, rel string, acc Access, given string, ancestors bool) *Error {
 	if rel == "." {
+		if name != nil {
+			return s.denyNamed(name, name.lower, acc, given)
+		}
 		return nil
 	}
-	if e := s.denyGlobs(strings.ToLower(rel), acc, given); e != nil {
+	lower := strings.ToLower(rel)
+	if e := s.denyGlobs(lower, acc, given); e != nil {
 		return e
 	}
 	for i, re := range s.denyRe {
@@ -142,37 +157,74 @@ func (s *Sandbox) checkDeny(rel string, acc Access, given string, ancestors bool
 			}
 		}
 	}
+	if name != nil {
+		return s.denyNamed(name, name.lower+"/"+lower, acc, given)
+	}
 	return nil
 }
 
 // denyGlobs matches a lower-cased path against the deny globs and, for
 // writes, the write_deny globs, each as "the path or an ancestor".
 func (s *Sandbox) denyGlobs(lower string, acc Access, given string) *Error {
-	for i, g := range s.deny {
+	// denyHit and writeDenyHit, inline: this loop runs for every path.
+	for i := range s.deny {
 		if from := s.denyFrom[i]; from != nil {
 			if from.match(s.denyMatch[i], lower) {
-				return from.deny(RuleDeny, given, "%s matches the deny pattern %q of the built-in rule set %s", given, g, from.set)
+				return s.denyErr(i, given)
 			}
 			continue
 		}
 		if s.denyMatch[i].match(lower) {
-			return deny(RuleDeny, given, "%s matches the deny pattern %q", given, g)
+			return s.denyErr(i, given)
 		}
 	}
 	if acc == AccessWrite {
-		for i, g := range s.writeDeny {
+		for i := range s.writeDeny {
 			if from := s.writeDenyFrom[i]; from != nil {
 				if from.match(s.writeDenyMatch[i], lower) {
-					return from.deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q of the built-in rule set %s: readable, never written", given, g, from.set)
+					return s.writeDenyErr(i, given)
 				}
 				continue
 			}
 			if s.writeDenyMatch[i].match(lower) {
-				return deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q: readable, never written", given, g)
+				return s.writeDenyErr(i, given)
 			}
 		}
 	}
 	return nil
+}
+
+// denyHit reports whether deny glob i matches lower or an ancestor of it
+// (a rule set's exceptions aside).
+func (s *Sandbox) denyHit(i int, lower string) bool {
+	if from := s.denyFrom[i]; from != nil {
+		return from.match(s.denyMatch[i], lower)
+	}
+	return s.denyMatch[i].match(lower)
+}
+
+func (s *Sandbox) denyErr(i int, given string) *Error {
+	g := s.deny[i]
+	if from := s.denyFrom[i]; from != nil {
+		return from.deny(RuleDeny, given, "%s matches the deny pattern %q of the built-in rule set %s", given, g, from.set)
+	}
+	return deny(RuleDeny, given, "%s matches the deny pattern %q", given, g)
+}
+
+// writeDenyHit is denyHit for write_deny glob i.
+func (s *Sandbox) writeDenyHit(i int, lower string) bool {
+	if from := s.writeDenyFrom[i]; from != nil {
+		return from.match(s.writeDenyMatch[i], lower)
+	}
+	return s.writeDenyMatch[i].match(lower)
+}
+
+func (s *Sandbox) writeDenyErr(i int, given string) *Error {
+	g := s.writeDeny[i]
+	if from := s.writeDenyFrom[i]; from != nil {
+		return from.deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q of the built-in rule set %s: readable, never written", given, g, from.set)
+	}
+	return deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q: readable, never written", given, g)
 }
 
 // setRule is a glob of a named rule set (policy.RuleSets) as the
@@ -285,8 +337,34 @@ func hasEndAssertion(expr string) bool {
 	return walk(re)
 }
 
+// allowAt is checkAllow for rel relative to rt, in the form allow rules
+// see it (allowForm): every check of allow outside check goes through it.
+func (s *Sandbox) allowAt(rt *root, rel string, isDir bool, given string) *Error {
+	if isDir || (len(s.allow) == 0 && len(s.allowRe) == 0) {
+		return nil
+	}
+	return s.checkAllow(rt.allowForm(rel), isDir, given)
+}
+
+// allowForm is rel, relative to rt, relative to the most specific root
+// holding it: rt, or a root nested in it; for a served directory, the
+// most specific of the policy's roots holding it (its own form anchors
+// nothing).
+func (rt *root) allowForm(rel string) string {
+	canon := rel
+	if rt.served {
+		canon = ""
+	}
+	for _, n := range rt.nests {
+		if alt, ok := n.alias(rel); ok && (canon == "" || len(alt) < len(canon)) {
+			canon = alt
+		}
+	}
+	return canon
+}
+
 // checkAllow refuses a non-directory that matches no allow rule when the
-// policy has any.
+// policy has any; rel is in the form allow rules see (allowForm).
 func (s *Sandbox) checkAllow(rel string, isDir bool, given string) *Error {
 	if isDir || (len(s.allow) == 0 && len(s.allowRe) == 0) {
 		return nil
@@ -310,7 +388,7 @@ func (s *Sandbox) checkAllow(rel string, isDir bool, given string) *Error {
 // journal, the audit log) nor lies in one, compared by canonical path.
 func (s *Sandbox) checkWrite(rt *root, rel, given string) *Error {
 	if !rt.writable {
-		if len(s.policy.WriteRoots) == 0 {
+		if _, writeRoots, _ := s.rootLists(); len(writeRoots) == 0 {
 			return deny(RuleReadOnly, given, "%s is outside the workdir %s, the only writable directory", given, s.work.dir)
 		}
 		return deny(RuleReadOnly, given, "%s is outside every writable root (%s)", given, strings.Join(s.WritableRoots(), ", "))
@@ -337,7 +415,10 @@ func (s *Sandbox) checkOwn(rt *root, rel, given string, holds bool) *Error {
 // the nested root, or false when rel does not lie below both.
 func (n nest) alias(rel string) (string, bool) {
 	if !n.inner {
-		if rel == "." {
+		switch {
+		case n.prefix == ".":
+			return rel, true
+		case rel == ".":
 			return n.prefix, true
 		}
 		return n.prefix + "/" + rel, true

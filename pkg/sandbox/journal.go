@@ -29,8 +29,10 @@ import (
 // (pending/): before a batch swaps its first file in, it writes the plan
 // there; the next call that changes the root finds an unfinished plan
 // under the root's lock and completes it. No command of fsbox can reach
-// the journal: it lies outside every root, and a policy that puts it
-// inside one is refused.
+// the journal: it lies outside every root of the policy it belongs to (a
+// policy that puts it inside one is refused), and the base and each
+// journal hold the marker FSBOX-JOURNAL.TAG, below which the door of
+// every policy reads nothing (ownstate.go).
 type journal struct {
 	rt  *root    // the writable root it belongs to
 	dir string   // canonical
@@ -176,18 +178,19 @@ func (s *Sandbox) findJournal() error {
 	return s.journalInside(dir)
 }
 
-// journalInside refuses a journal at, below or above a root, its name
+// journalInside refuses a journal at, below or above a root of the policy
+// (every one, not only those fsbox mcp DIR... serves), its name
 // followed component by component (a symlink on the way into a root, or
 // lying in one, counts).
 func (s *Sandbox) journalInside(d string) error {
 	real := canonical(d)
-	for _, r := range s.roots {
-		if within(real, r.dir) || within(r.dir, real) || reachesInto(filepath.Clean(d), []string{r.dir}) != "" {
+	for _, dir := range s.policyRoots() {
+		if within(real, dir) || within(dir, real) || reachesInto(filepath.Clean(d), []string{dir}) != "" {
 			if s.policy.Journal.Dir != "" {
-				return Errorf(CodeConfig, s.policy.Source, "%s: [journal] dir %s overlaps the root %s: fsbox's commands could reach its own journal; put it outside every root", s.policy.Source, d, r.dir)
+				return Errorf(CodeConfig, s.policy.Source, "%s: [journal] dir %s overlaps the root %s: fsbox's commands could reach its own journal; put it outside every root", s.policy.Source, d, dir)
 			}
 			s.jn.base = ""
-			s.jn.off = fmt.Sprintf("its default place %s overlaps the root %s; set [journal] dir outside every root", d, r.dir)
+			s.jn.off = fmt.Sprintf("its default place %s overlaps the root %s; set [journal] dir outside every root", d, dir)
 			return nil
 		}
 	}
@@ -306,6 +309,13 @@ func (s *Sandbox) openJournalsLocked(make bool) error {
 		return fail(err)
 	}
 	s.jn.baseR = base // kept open: roots lists it after Landlock
+	if make {
+		// The marker that keeps every read out (ownstate.go), in a base
+		// made now or before it was written.
+		if err := writeMarker(base, "."); err != nil {
+			return fail(err)
+		}
+	}
 	if _, err := base.Lstat(changesFile); err == nil {
 		s.jn.issues = append(s.jn.issues, JournalIssue{Dir: real, Reason: "a journal of the layout before identities, whose root is not recorded: left alone (move it away or remove it)"})
 	}
@@ -354,6 +364,12 @@ func (s *Sandbox) openRootJournal(base *os.Root, rt *root, make bool) (*journal,
 	} else if err != nil {
 		return nil, err
 	}
+	if make {
+		// A journal made before journals were marked gets its marker.
+		if err := writeMarker(base, name); err != nil {
+			return nil, err
+		}
+	}
 	return s.journalAt(rt, filepath.Join(s.jn.base, name), &id)
 }
 
@@ -392,6 +408,9 @@ func makeJournalDir(base *os.Root, name string, id identity) error {
 		return err
 	}
 	err := base.Mkdir(path.Join(tmp, "pending"), 0o700)
+	if err == nil {
+		err = writeMarker(base, tmp)
+	}
 	if err == nil {
 		err = writeIdentity(base, tmp, id)
 	}

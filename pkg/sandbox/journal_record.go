@@ -461,9 +461,9 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 }
 
 // journalFixed is what a journal holds besides its changes: its
-// directory, identity.json, pending/, objects/, changes.jsonl and the
-// counter file, at 4 KiB each.
-const journalFixed = 6 * 4096
+// directory, identity.json, the marker, pending/, objects/,
+// changes.jsonl and the counter file, at 4 KiB each.
+const journalFixed = 7 * 4096
 
 // budget is what j's changes may hold on disk: max_bytes less the fixed
 // part and the plans under way (each its size plus 4 KiB).

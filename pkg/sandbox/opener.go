@@ -80,7 +80,7 @@ func (o *Opener) dir(rt *root, rel string) *openerDir {
 	if len(o.dirs) >= maxOpenerDirs {
 		return nil
 	}
-	d := openDirFast(rt, rel)
+	d := openDirFast(o.s, rt, rel)
 	o.dirs[k] = d
 	return d
 }

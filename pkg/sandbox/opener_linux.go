@@ -21,8 +21,9 @@ type openerDir struct {
 }
 
 // openDirFast opens and checks directory rel of rt (nil when it cannot
-// be, or is not where a file may be read).
-func openDirFast(rt *root, rel string) *openerDir {
+// be, or is not where a file may be read: below fsbox's state too, where
+// Open answers denied).
+func openDirFast(s *Sandbox, rt *root, rel string) *openerDir {
 	f, err := rt.r.OpenFile(rel, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
@@ -34,7 +35,8 @@ func openDirFast(rt *root, rel string) *openerDir {
 	if rc, cerr := f.SyscallConn(); cerr == nil {
 		_ = rc.Control(func(d uintptr) { fd = int(d) })
 	}
-	if err != nil || !ok || fd < 0 || specialFS(real) || onSpecialFS(f) || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if err != nil || !ok || fd < 0 || specialFS(real) || onSpecialFS(f) || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR ||
+		s.stateDirOrAbove(rt, drel) != nil {
 		f.Close()
 		return nil
 	}
@@ -74,7 +76,7 @@ func (o *Opener) openFast(t *target, d *openerDir, name string) (*File, bool) {
 	if specialFS(real) || s.checkPatterns(t.rt, rel, false, AccessRead, t.given) != nil {
 		return refuse()
 	}
-	if s.policy.Paths.DenyHardlinks && st.Nlink > 1 {
+	if s.policy.Paths.DenyHardlinks && st.Nlink > 1 || s.stateFile([2]uint64{uint64(st.Dev), st.Ino}) != nil {
 		return refuse()
 	}
 	s.trail.note(t.given, real, true)

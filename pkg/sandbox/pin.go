@@ -74,26 +74,38 @@ func (s *Sandbox) OpenDir(p string) (*Dir, error) {
 	if err != nil {
 		return nil, s.mapErr(err, t)
 	}
-	return s.adoptDir(sub, t)
+	return s.adoptDir(sub, t, true)
 }
 
 // adoptDir checks a freshly opened sub-root as the directory t names: its
 // real path (from the kernel), filesystem and the policy. It takes
-// ownership of sub.
-func (s *Sandbox) adoptDir(sub *os.Root, t *target) (*Dir, error) {
+// ownership of sub. With state, fsbox's state is looked for too: the
+// directory is refused below a state directory, and marked as one when
+// it is one (nothing in it is read); a walk's caller that opens the
+// ancestors of a directory already checked leaves that out.
+func (s *Sandbox) adoptDir(sub *os.Root, t *target, state bool) (*Dir, error) {
 	f, err := sub.Open(".")
 	if err != nil {
 		sub.Close()
 		return nil, s.mapErr(err, t)
 	}
 	info, err := s.checkOpened(f, t, true, AccessRead)
-	if err != nil {
+	fail := func(err error) (*Dir, error) {
 		f.Close()
 		sub.Close()
 		return nil, err
 	}
+	if err != nil {
+		return fail(err)
+	}
 	rel, _ := t.rt.relOf(info.Abs)
 	d := &Dir{s: s, rt: t.rt, r: sub, f: f, fd: int(f.Fd()), rel: rel, Info: info}
+	if state {
+		if pl := s.stateAbove(t.rt, rel); pl != nil {
+			return fail(stateDenial(t.given, pl))
+		}
+		d.state = s.stateOfOpenDir(sub, info.key, info.Abs)
+	}
 	d.refs.Store(1)
 	return d, nil
 }
@@ -147,12 +159,18 @@ func (s *Sandbox) Lstat(p string) (Info, error) {
 	if err := s.checkPatterns(t.rt, rel, true, AccessRead, t.given); err != nil {
 		return Info{}, err
 	}
+	if pl := s.stateAbove(t.rt, rel); pl != nil {
+		return Info{}, stateDenial(t.given, pl)
+	}
 	fi, err := sub.Lstat(name)
 	if err != nil {
 		return Info{}, s.mapErr(err, t)
 	}
 	if err := s.checkPatterns(t.rt, rel, fi.IsDir(), AccessRead, t.given); err != nil {
 		return Info{}, err
+	}
+	if pl := s.stateFile(devIno(fi)); pl != nil && fi.Mode().IsRegular() {
+		return Info{}, stateDenial(t.given, pl)
 	}
 	info := newInfo(name, t.display(), abs, fi)
 	if fi.Mode()&fs.ModeSymlink != 0 {
@@ -178,6 +196,13 @@ func (s *Sandbox) openTarget(t *target) (*File, error) {
 		return nil, s.mapErr(err, t)
 	}
 	info, err := s.checkOpened(f, t, false, AccessRead)
+	if err == nil {
+		if rel, ok := t.rt.relOf(info.Abs); ok {
+			if pl := s.stateAbove(t.rt, rel); pl != nil {
+				err = stateDenial(t.given, pl)
+			}
+		}
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -317,6 +342,9 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow, moves b
 	if w.dirRel, ok = rt.relOf(real); !ok {
 		return fail(deny(RuleSymlink, given, "%s leads out of the workdir", given))
 	}
+	if pl := s.stateDirOrAbove(rt, w.dirRel); pl != nil {
+		return fail(stateDenial(given, pl))
+	}
 	if specialFS(real) || onSpecialFS(w.dirF) {
 		return fail(deny(RuleSpecialFS, given, "%s lies under /proc, /sys or /dev", given))
 	}
@@ -367,7 +395,7 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow, moves b
 	case !fi.Mode().IsRegular():
 		return fail(deny(RuleSpecialFile, given, "%s is a %s; FIFOs, sockets and devices are never opened", given, kindName(fi.Mode())))
 	}
-	if err := s.checkAllow(realRel, false, given); err != nil {
+	if err := s.allowAt(rt, realRel, false, given); err != nil {
 		return fail(err)
 	}
 	// The existing file, exactly the entry just checked: never a symlink
@@ -502,6 +530,9 @@ func (s *Sandbox) checkOpened(f *os.File, t *target, wantDir bool, acc Access) (
 	if !fi.IsDir() && s.policy.Paths.DenyHardlinks && nlink(fi) > 1 {
 		return Info{}, deny(RuleHardlink, t.given, "%s has %d hard links and deny_hardlinks is on", t.given, nlink(fi))
 	}
+	if pl := s.stateFile(devIno(fi)); pl != nil && !fi.IsDir() {
+		return Info{}, stateDenial(t.given, pl)
+	}
 	return newInfo(path.Base(rel), t.display(), real, fi), nil
 }
 
@@ -541,9 +572,10 @@ func (s *Sandbox) whereLooked(t *target) string {
 
 // deniedAncestor resolves the deepest existing ancestor of rel through the
 // root and checks its real path plus the rest of rel against the deny
-// rules; when the rest starts with a symlink (a dangling one, or one to a
-// file where a directory was wanted), its target is followed the same
-// way. It returns nil when nothing there is denied (or nothing resolves).
+// rules and fsbox's state directories; when the rest starts with a
+// symlink (a dangling one, or one to a file where a directory was
+// wanted), its target is followed the same way. It returns nil when
+// nothing there is denied (or nothing resolves).
 func (s *Sandbox) deniedAncestor(rt *root, rel, given string) *Error {
 	return s.deniedBeyond(rt, rel, given, 0)
 }
@@ -553,8 +585,19 @@ func (s *Sandbox) deniedAncestor(rt *root, rel, given string) *Error {
 const maxLinkHops = 40
 
 func (s *Sandbox) deniedBeyond(rt *root, rel, given string, hops int) *Error {
-	if !s.hasPatterns || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+	if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
 		return nil
+	}
+	if !s.hasPatterns {
+		// Only fsbox's state can deny here: the directories as spelled,
+		// down to the first missing one, tell at no more cost, unless a
+		// symlink (or a file) on the way needs resolving.
+		if pl, sure := s.stateLexical(rt, path.Dir(rel)); sure {
+			if pl != nil {
+				return stateDenial(given, pl)
+			}
+			return nil
+		}
 	}
 	dir, rest := path.Dir(rel), path.Base(rel)
 	for {
@@ -575,6 +618,11 @@ func (s *Sandbox) deniedBeyond(rt *root, rel, given string, hops int) *Error {
 				}
 				return nil
 			case lerr != nil || hops >= maxLinkHops:
+				// Below a state directory of fsbox, nothing exists
+				// either: denied, as what does.
+				if pl := s.stateDirOrAbove(rt, rrel); pl != nil {
+					return stateDenial(given, pl)
+				}
 				return s.checkPatterns(rt, path.Join(rrel, rest), true, AccessRead, given)
 			case path.IsAbs(target):
 				return deny(RuleSymlink, given, "%s leads through an absolute symlink", given)

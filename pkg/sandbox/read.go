@@ -143,6 +143,9 @@ type Dir struct {
 	rel  string       // real root-relative path
 	Info Info         // Info.Path: the path as reached (through symlinks, as spelled)
 	refs atomic.Int32 // Close releases one; the handles close at zero
+	// state, when set, is the state directory of fsbox this directory
+	// is (found when the door opened it): nothing in it is read.
+	state *statePlace
 }
 
 // Close releases the directory (one reference of it).
@@ -185,6 +188,8 @@ func (d *Dir) ReadDirContext(ctx context.Context) (Listing, error) {
 		return Listing{}, mapOpenErr(err, d.Info.Path)
 	}
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	_, marked := slices.BinarySearchFunc(ents, journalMarker, func(e fs.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
+	state := d.s.stateListed(d, marked) != nil // fsbox's state: every entry denied
 	var out Listing
 	for _, e := range ents {
 		name := e.Name()
@@ -202,7 +207,7 @@ func (d *Dir) ReadDirContext(ctx context.Context) (Listing, error) {
 		if err != nil {
 			continue // vanished since the listing was read
 		}
-		if d.s.checkLeaf(d.rt, rel, fi.IsDir(), AccessRead, name) != nil || specialFS(d.rt.abs(rel)) {
+		if state || d.s.checkLeaf(d.rt, rel, fi.IsDir(), AccessRead, name) != nil || specialFS(d.rt.abs(rel)) {
 			out.Denied++
 			continue
 		}

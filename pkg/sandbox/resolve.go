@@ -29,13 +29,26 @@ type root struct {
 	// checked relative to each, so which root its spelling picks never
 	// decides which deny rules apply.
 	nests []nest
+	// name is the root's own name as **/ deny and write_deny globs see
+	// it (nameRules); nil for / or a served directory (served), whose
+	// rules are all matched through nests.
+	name *nameRules
+	// served: a directory fsbox mcp DIR serves under a policy file
+	// (Policy.Serve). Its nests are the policy's roots that overlap it,
+	// and every rule is matched relative to those alone: the directory
+	// bounds what is reached, it never anchors a rule.
+	served bool
+	// state: fsbox's state directories as this root sees them (ownstate.go)
+	state rootState
 }
 
 // nest is another root overlapping a root: inside it at prefix (inner),
-// or holding it, the root lying at prefix below the other.
+// or holding it, the root lying at prefix below the other ("." when it
+// is the other: a served directory that is a policy root).
 type nest struct {
 	prefix string // root-relative, '/'-separated
 	inner  bool
+	name   *nameRules // the other root's name, as root.name
 }
 
 // ValidatePath applies the shape rules every path argument must pass: not

@@ -58,6 +58,10 @@ type Sandbox struct {
 	// progress, when set (SetProgress), hears a walk's running count of
 	// entries.
 	progress func(entries int64)
+	// anchors are the policy's own roots (canonical) when the roots
+	// opened are the directories fsbox mcp DIR... serves (nestRoots);
+	// nil otherwise.
+	anchors []string
 	// within, when not nil, is the only part of the roots this view
 	// reaches (Narrow): canonical directories, each inside a root.
 	within []string
@@ -66,13 +70,26 @@ type Sandbox struct {
 	// the audit log. None of them, and no ancestor of one, is ever
 	// written, renamed or removed.
 	own *ownFiles
+	// state are fsbox's state directories, never read (ownstate.go).
+	state *stateDirs
 }
 
-// WritableRoots returns the canonical writable roots: the workdir, then
-// write_roots in configuration order.
+// rootLists are the roots the sandbox opens, as configured: the policy's,
+// or under fsbox mcp DIR... the directories served (Policy.Serve).
+func (s *Sandbox) rootLists() (workdir string, writeRoots, readRoots []string) {
+	if b := s.policy.Serve; b != nil {
+		return b.Workdir, b.WriteRoots, b.ReadRoots
+	}
+	return s.policy.Workdir, s.policy.WriteRoots, s.policy.ReadRoots
+}
+
+// WritableRoots returns the canonical writable roots in force: the
+// workdir, then write_roots in configuration order (under fsbox mcp
+// DIR..., the directories served writable: the bound in force).
 func (s *Sandbox) WritableRoots() []string {
 	out := []string{s.work.dir}
-	for _, d := range s.policy.WriteRoots {
+	_, writeRoots, _ := s.rootLists()
+	for _, d := range writeRoots {
 		for _, r := range s.roots {
 			if r.alias == filepath.Clean(d) && r.writable {
 				out = append(out, r.dir)
@@ -114,13 +131,18 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		return &root{dir: real, alias: filepath.Clean(dir), r: r, writable: writable,
 			special: real == "/" || specialFS(real)}, nil
 	}
+	// Under fsbox mcp DIR... (Policy.Serve) the sandbox opens the
+	// directories served, and nothing else of the policy's roots: they
+	// bound what is reached (and Landlock walls them in), while every
+	// rule stays anchored at the policy's roots (nestRoots).
+	workdir, writeRoots, readRoots := s.rootLists()
 	var err error
-	if s.work, err = open(p.Workdir, true); err != nil {
+	if s.work, err = open(workdir, true); err != nil {
 		return nil, err
 	}
 	s.work.work = true
 	s.roots = []*root{s.work}
-	for _, d := range p.WriteRoots {
+	for _, d := range writeRoots {
 		r, err := open(d, true)
 		if err != nil {
 			return nil, err
@@ -132,16 +154,10 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		}
 		s.roots = append(s.roots, r)
 	}
-	for _, r := range s.roots {
-		if p.Source != "" && (within(p.Source, r.dir) || within(p.Link, r.dir)) {
-			what := "write root"
-			if r.work {
-				what = "workdir"
-			}
-			return nil, Errorf(CodeConfig, p.Source, "the policy file %s lies inside its own %s %s, where the sandboxed side could rewrite it", p.Source, what, r.dir)
-		}
+	if err := policyFileOutside(p); err != nil {
+		return nil, err
 	}
-	for _, d := range p.ReadRoots {
+	for _, d := range readRoots {
 		r, err := open(d, false)
 		if err != nil {
 			return nil, err
@@ -162,17 +178,6 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		}
 		return a.writable && !b.writable
 	})
-	for _, a := range s.roots {
-		for _, b := range s.roots {
-			if a == b {
-				continue
-			}
-			if rel, ok := a.relOf(b.dir); ok && rel != "." {
-				a.nests = append(a.nests, nest{prefix: rel, inner: true})
-				b.nests = append(b.nests, nest{prefix: rel, inner: false})
-			}
-		}
-	}
 	// Paths are matched relative to their root, so a leading "/" or "./"
 	// (written to anchor a pattern at the root) is dropped rather than
 	// leaving a rule that silently never matches.
@@ -220,6 +225,11 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	}
 	s.hasPatterns = len(s.deny)+len(s.allow)+len(s.denyRe)+len(s.allowRe) > 0
 	s.jn = &journalState{}
+	if err := s.nestRoots(p); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.findState()
 	if err := s.findJournal(); err != nil {
 		s.Close()
 		return nil, err
@@ -244,6 +254,7 @@ func (s *Sandbox) Close() error {
 	s.closeJournals()
 	for _, r := range s.roots {
 		r.closeLock()
+		r.state.close()
 		r.r.Close()
 	}
 	return nil
@@ -257,8 +268,8 @@ func (s *Sandbox) ForCall() *Sandbox {
 	v := &Sandbox{
 		policy: s.policy, work: s.work, roots: s.roots, deny: s.deny, allow: s.allow, writeDeny: s.writeDeny,
 		denyMatch: s.denyMatch, writeDenyMatch: s.writeDenyMatch, denyFrom: s.denyFrom, writeDenyFrom: s.writeDenyFrom, denyReEnd: s.denyReEnd, denyRe: s.denyRe, allowRe: s.allowRe,
-		home: s.home, hasPatterns: s.hasPatterns, landlock: s.landlock, writes: s.writes, view: true, within: s.within,
-		jn: s.jn, own: s.own,
+		home: s.home, hasPatterns: s.hasPatterns, landlock: s.landlock, writes: s.writes, view: true, within: s.within, anchors: s.anchors,
+		jn: s.jn, own: s.own, state: s.state,
 	}
 	return v
 }
@@ -309,13 +320,16 @@ func (s *Sandbox) Narrow(dirs []string) (v *Sandbox, kept, ignored []string) {
 // Policy returns the policy the sandbox enforces.
 func (s *Sandbox) Policy() *Policy { return s.policy }
 
-// Workdir returns the canonical workdir.
+// Workdir returns the canonical workdir in force (under fsbox mcp DIR...,
+// the first directory served).
 func (s *Sandbox) Workdir() string { return s.work.dir }
 
-// ReadRoots returns the canonical read roots, in configuration order.
+// ReadRoots returns the canonical read roots in force, in configuration
+// order (under fsbox mcp DIR..., the directories served read-only).
 func (s *Sandbox) ReadRoots() []string {
 	out := []string{}
-	for _, d := range s.policy.ReadRoots {
+	_, _, readRoots := s.rootLists()
+	for _, d := range readRoots {
 		for _, r := range s.roots {
 			if r.alias == filepath.Clean(d) && !r.writable {
 				out = append(out, r.dir)

@@ -99,6 +99,8 @@ func openChild(d *Dir, name, display string, f *File) error {
 		refuse = deny(RuleSpecialFS, display, "%s lies on procfs or sysfs", display)
 	case d.s.policy.Paths.DenyHardlinks && st.Nlink > 1:
 		refuse = deny(RuleHardlink, display, "%s has %d hard links and deny_hardlinks is on", display, st.Nlink)
+	case d.s.state.fileIDs != nil && d.s.stateFile([2]uint64{uint64(st.Dev), st.Ino}) != nil:
+		refuse = stateDenial(display, d.s.stateFile([2]uint64{uint64(st.Dev), st.Ino}))
 	}
 	if refuse != nil {
 		unix.Close(fd)

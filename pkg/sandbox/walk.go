@@ -281,7 +281,7 @@ func (w *walker) ancestorIgnores(d *Dir) *ignore.Stack {
 		if err != nil {
 			return st
 		}
-		ad, err := w.s.adoptDir(sub, &target{given: rel, rt: d.rt, rel: rel})
+		ad, err := w.s.adoptDir(sub, &target{given: rel, rt: d.rt, rel: rel}, false)
 		if err != nil {
 			return st
 		}
@@ -416,8 +416,13 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 		return
 	}
 	slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+	// A state directory of fsbox (ownstate.go): each entry is denied, as
+	// below a directory a deny rule matches, and its ignore files are
+	// not read.
+	_, marked := slices.BinarySearchFunc(ents, journalMarker, func(e dirent, n string) int { return strings.Compare(e.name, n) })
+	state := w.s.stateListed(d, marked) != nil
 	stack := j.stack
-	if !w.o.NoIgnore {
+	if !w.o.NoIgnore && !state {
 		var names map[string]fs.FileMode
 		for _, e := range ents {
 			switch e.name {
@@ -489,7 +494,7 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 			// A dot-name a '!' rule whitelists is shown (rg, fd).
 			j.skipped.Hidden++
 			continue
-		case w.s.checkLeaf(d.rt, rel, isDir, w.access(), name) != nil || (d.rt.special && specialFS(d.rt.abs(rel))):
+		case state || w.s.checkLeaf(d.rt, rel, isDir, w.access(), name) != nil || (d.rt.special && specialFS(d.rt.abs(rel))):
 			j.skipped.Denied++
 			if w.o.onDenied != nil {
 				j.denied = append(j.denied, childPath(d.Info.Path, name))
@@ -640,7 +645,7 @@ func (w *walker) openSub(d *Dir, name, display string, viaRoot bool) (*Dir, erro
 	if err != nil {
 		return nil, mapOpenErr(err, name)
 	}
-	sd, err := w.s.adoptDir(sub, &target{given: display, rt: d.rt, rel: rel})
+	sd, err := w.s.adoptDir(sub, &target{given: display, rt: d.rt, rel: rel}, true)
 	if err == nil {
 		sd.Info.Path = display
 	}
