@@ -218,6 +218,10 @@ against another's output); edits whose old texts share bytes are usage, naming b
 applied together, all or nothing. text_not_found names the closest lines, searched within a fixed
 budget; ambiguous lists the first ten lines and how many more. \-\-expect\-count N implies \-\-all and
 wants exactly N occurrences: more is ambiguous, fewer text_not_found, with the real count.
+Several edits take time linear in the file plus the replacements and memory a small multiple of
+the file, applied or refused: more than 8 matches per byte of the file (plus 1 Mi) are too_large.
+\-\-sequential takes the edits times the file, in the same memory, checking the deadline between
+edits.
 .SH READ
 read pages with --offset (0-based line) and --limit; a file over max_read_bytes must be paged.
 sha256 and eol cover the whole file when it fits in max_read_bytes; otherwise sha256 is null
