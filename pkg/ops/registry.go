@@ -123,6 +123,7 @@ func begin(ctx context.Context, sb *sandbox.Sandbox, name string) error {
 		return err
 	}
 	sb.SetCommand(name) // the journal's records name it
+	sb.SetCall(ctx)     // a change checks the deadline before it commits
 	return CheckCommand(sb.Policy(), name)
 }
 

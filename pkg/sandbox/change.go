@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -184,6 +185,7 @@ func (s *Sandbox) change(ws []*WriteTarget, extra []*root, act func() error) err
 	for _, rt := range s.planRoots() {
 		add(rt) // recovery changes the roots an unfinished plan names: under their locks
 	}
+	atSeam("change.lock")
 	unlock, err := s.lockRoots(rts)
 	if err != nil {
 		return err
@@ -205,7 +207,39 @@ func (s *Sandbox) change(ws []*WriteTarget, extra []*root, act func() error) err
 			return err
 		}
 	}
+	// The input is in (a change's content is in its temporary file) and
+	// the locks are held: past the call's deadline nothing is changed.
+	if err := s.callOver(ws); err != nil {
+		return err
+	}
 	return act()
+}
+
+// SetCall gives the sandbox the context of the call it runs: every change
+// it makes checks the context under its locks, just before it commits
+// (after its input is in and any wait for a lock): past the deadline it
+// is timeout and changes nothing; cancelled, it returns the context's
+// error. A per-call view (ForCall) has its own; without one a change
+// checks nothing.
+func (s *Sandbox) SetCall(ctx context.Context) { s.call.Store(&ctx) }
+
+// callOver is the call's end, as a change's error: timeout past its
+// deadline, the context's error when it was cancelled, else nil.
+func (s *Sandbox) callOver(ws []*WriteTarget) error {
+	p := s.call.Load()
+	if p == nil || *p == nil {
+		return nil
+	}
+	err := (*p).Err()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	given := ""
+	if len(ws) > 0 {
+		given = ws[0].Path
+	}
+	return &Error{Code: CodeTimeout, Path: given, Err: err,
+		Msg: "the call ran out of time (the policy's max_call_seconds, or the timeout the call asked for) before its change was made: nothing was changed"}
 }
 
 // changed is change for an act with a result.

@@ -5,6 +5,7 @@
 package sandbox
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -53,7 +54,10 @@ type Sandbox struct {
 	view        bool                   // made by ForCall: Close leaves the roots open
 	jn          *journalState          // the workdir's journal, shared by views
 	cmd         atomic.Pointer[string] // the operation this sandbox runs for (SetCommand)
-	quiet       bool                   // Quiet: the journal records nothing this view changes
+	// call is the context of the call this sandbox runs (SetCall): a
+	// change checks its deadline under the locks, before it commits.
+	call  atomic.Pointer[context.Context]
+	quiet bool // Quiet: the journal records nothing this view changes
 	// progress, when set (SetProgress), hears a walk's running count of
 	// entries.
 	progress func(entries int64)
