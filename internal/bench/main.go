@@ -193,6 +193,7 @@ var datasets = []dataset{
 	{fileA1MiB, 1 << 20, genRepeat('a', "")},
 	{fileA16MiB, 16 << 20, genRepeat('a', "")},
 	{fileMarks, 4 << 20, genMarks},
+	{filePeriod, 4 << 20, genPeriod},
 	{fileEmpty, 16 << 20, genEmpty},
 	{fileLongLine, 256<<20 + int64(len(longLineTail)), genRepeat('a', longLineTail)},
 	{fileSparse, 20 << 30, genSparse},
@@ -217,6 +218,7 @@ const (
 	fileA1MiB    = "hostile-a-1MiB.txt"          // 'a' × 1 MiB, no newline
 	fileA16MiB   = "hostile-a-16MiB.txt"         // 'a' × 16 MiB, no newline
 	fileMarks    = "hostile-marks-4MiB.txt"      // text with markEdits unique marker lines @0000…, for --edits-json
+	filePeriod   = "hostile-period-4MiB.txt"     // periodText over and over, no newline, for periodJSON
 	fileEmpty    = "hostile-empty-16MiB.txt"     // 16 Mi empty lines
 	fileLongLine = "hostile-longline-256MiB.txt" // one 256 MiB line of 'a', then longLineTail
 	fileSparse   = "hostile-sparse-20GiB.bin"    // 20 GiB of NUL bytes in a sparse file: no disk
@@ -567,6 +569,15 @@ var comparisons = []comparison{
 		maxSeconds: 1, maxRSSKiB: holdCap(4<<20 + 4<<20),
 	},
 	{
+		// The same with "all" (issue 39): 3,000 edits, each byte of the
+		// file ending 9 of their occurrences, refused with too_large when
+		// the matches pass their budget. It held 34M of them, 1 GiB,
+		// before.
+		name: "hostile-edit-3000-all", needs: []string{filePeriod}, okExit: []int{6},
+		fsbox:      []string{"edit", filePeriod, "--edits-json", periodJSON, "--dry-run"},
+		maxSeconds: 1, maxRSSKiB: holdCap(4<<20 + 4<<20),
+	},
+	{
 		// Under the built-in default policy, which since issue 28 prints
 		// all 16 Mi lines as JSON strings (about 2.7 s on a busy 2-core
 		// machine, the encoding most of it; it used to stop at 10,000).
@@ -626,6 +637,40 @@ var marksJSON = func() string {
 			b = append(b, ',')
 		}
 		b = fmt.Appendf(b, `{"old":"@%04d","new":"#%04d"}`, i, i)
+	}
+	return string(append(b, ']'))
+}()
+
+// periodText is the period of filePeriod: 333 random lowercase letters.
+var periodText = func() string {
+	r := &rng{s: 0x5eed39}
+	b := make([]byte, 333)
+	for i := range b {
+		b[i] = 'a' + byte(r.intn(26))
+	}
+	return string(b)
+}()
+
+// periodJSON is hostile-edit-3000-all's --edits-json: every substring of
+// periodText of 4 to 12 bytes, at each of its offsets (2,997 edits, then
+// three that match nothing), each with "all" and new text "yy". 122,989
+// bytes, under MAX_ARG_STRLEN as marksJSON is.
+var periodJSON = func() string {
+	twice := periodText + periodText
+	b := []byte{'['}
+	add := func(old string) {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, `{"old":%q,"new":"yy","all":true}`, old)
+	}
+	for n := 4; n <= 12; n++ {
+		for o := range periodText {
+			add(twice[o : o+n])
+		}
+	}
+	for i := range 3 {
+		add(fmt.Sprintf("zzzz%d", i+1))
 	}
 	return string(append(b, ']'))
 }()
@@ -2538,6 +2583,12 @@ func genMarks(path string, size int64) (int64, error) {
 		err = fmt.Errorf("%s: room for %d of the %d marker lines only", path, marks, markEdits)
 	}
 	return lines, err
+}
+
+// genPeriod writes periodText over and over, cut at size bytes.
+func genPeriod(path string, size int64) (int64, error) {
+	b := bytes.Repeat([]byte(periodText), int(size)/len(periodText)+1)[:size]
+	return 1, os.WriteFile(path, b, 0o644)
 }
 
 // genEmpty writes empty lines.

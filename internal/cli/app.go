@@ -326,17 +326,24 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 				return usageErr("%s gives no list to resume: --cursor goes with %s", op.Name, strings.Join(pagingOps(st.reg), ", "))
 			}
 			in.Cursor, in.Form = st.cursor, st.format
-			cx := c.Context
-			if !op.NoPolicy && op.Run != nil && st.policy != nil {
+			cx, jqcx := c.Context, c.Context
+			if !op.NoPolicy && st.policy != nil {
 				// The call's deadline (SPEC §5), from the call's start:
-				// walks and searches give their part by then.
-				var cancel context.CancelFunc
-				cx, cancel = context.WithDeadline(cx, st.start.Add(st.policy.Limits.CallTimeout(st.timeout)))
+				// walks and searches give their part by then, a change
+				// commits before it or not at all, and --jq runs under
+				// it, a meta command's too (but mcp, whose server outlives
+				// any one call, runs without it).
+				dl, cancel := context.WithDeadline(cx, st.start.Add(st.policy.Limits.CallTimeout(st.timeout)))
 				defer cancel()
+				jqcx = dl
+				if op.Run != nil {
+					cx = dl
+				}
 			}
 			x := &call{cx: cx, op: op, in: in, stdin: st.c.Stdin, args: args, out: st.printer(c), reg: st.reg,
 				policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Extras.Serve, execMCP: st.c.ExecMCP,
 				argv: st.argv, getenv: st.c.Getenv, stdout: st.stdout, stderr: st.c.Stderr}
+			x.out.cx, x.out.change = jqcx, !op.ReadOnly()
 			if !op.NoPolicy {
 				if st.policyErr != nil {
 					return st.policyErr

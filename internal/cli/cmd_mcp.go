@@ -38,8 +38,9 @@ type Extras struct {
 }
 
 // JQCompiler compiles a jq program; its outputs for an input come one at
-// a time from Next, an error being an output too.
-type JQCompiler func(program string) (func(input any) interface{ Next() (any, bool) }, error)
+// a time from Next, an error being an output too. The program runs under
+// the context it is given: once that is done, Next gives its error.
+type JQCompiler func(program string) (func(ctx context.Context, input any) interface{ Next() (any, bool) }, error)
 
 // MCPBinary is the name of the MCP server's binary, beside fsbox.
 const MCPBinary = companion.MCP

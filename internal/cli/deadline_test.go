@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +131,92 @@ func TestTimeoutOnlyLowers(t *testing.T) {
 		if _, err := parseTimeout(bad); err == nil || sandbox.AsError(err).Code != sandbox.CodeUsage {
 			t.Errorf("--timeout %q: %v, want usage", bad, err)
 		}
+	}
+}
+
+// lateStdin gives its text, then holds the pipe open for wait before it
+// ends: a writer that closes the pipe after the call's deadline.
+type lateStdin struct {
+	text string
+	wait time.Duration
+}
+
+func (s *lateStdin) Read(p []byte) (int, error) {
+	if s.text != "" {
+		n := copy(p, s.text)
+		s.text = s.text[n:]
+		return n, nil
+	}
+	time.Sleep(s.wait)
+	return 0, io.EOF
+}
+
+// TestDeadlineWriteFromLateStdin: write fed by a pipe that ends after the
+// deadline fails with timeout (exit 9, stdout empty) and writes nothing.
+// Fails on c24bc27: exit 0, and slow.txt held the content (the deadline
+// was checked before stdin was read).
+func TestDeadlineWriteFromLateStdin(t *testing.T) {
+	fx := newFixture(t, nil, "")
+	var out, errb bytes.Buffer
+	env := map[string]string{"FSBOX_CONFIG": fx.policy, "XDG_STATE_HOME": fx.state}
+	// The call's deadline is 100 ms from its start, which comes before
+	// stdin is read: 300 ms of silence after the text pass it.
+	code := Run(context.Background(), Call{Args: []string{"fsbox", "--timeout", "100ms", "write", "slow.txt"}, Stdin: &lateStdin{"hello\n", 300 * time.Millisecond},
+		Stdout: &out, Stderr: &errb, Ops: ops.Registry, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	var e struct{ Error struct{ Code, Path string } }
+	if code != 9 || out.Len() != 0 || json.Unmarshal(errb.Bytes(), &e) != nil || e.Error.Code != "timeout" || e.Error.Path != "slow.txt" {
+		t.Errorf("write from a pipe ending past the deadline: exit %d, stdout %q, stderr %q; want 9, nothing, timeout", code, out.String(), errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(fx.work, "slow.txt")); !os.IsNotExist(err) {
+		t.Errorf("slow.txt was written past the deadline (%v)", err)
+	}
+}
+
+// TestDeadlineJQ: --jq runs under the call's deadline (plus the 100 ms
+// grace of a cut result). A program that never ends stops there: a call
+// that changed nothing fails with timeout (exit 9, stdout empty); a change
+// that committed prints its result unshaped, with truncated and limit
+// "timeout", and exits 9 with nothing on stderr, never as if nothing
+// changed. A program that ends in time is unaffected.
+// Fails on c24bc27: the jq ran until the process was killed.
+func TestDeadlineJQ(t *testing.T) {
+	fx := newFixture(t, map[string]string{"a.txt": "a\n"}, "")
+	forever := "last(range(1e15))"
+	type want struct {
+		code          int
+		stdout, error string // a prefix of stdout; the error's code ("" none)
+	}
+	for _, tc := range []struct {
+		args []string
+		want want
+	}{
+		{[]string{"stat", "a.txt", "--jq", ".size"}, want{0, "2\n", ""}},
+		{[]string{"stat", "a.txt", "--jq", forever}, want{9, "", "timeout"}},
+		{[]string{"grep", "a", ".", "--jq", forever}, want{9, "", "timeout"}},
+		{[]string{"roots", "--jq", forever}, want{9, "", "timeout"}},
+		{[]string{"write", "b.txt", "--content", "hi", "--jq", forever},
+			want{9, `{"path":"b.txt","bytes":2,"created":true,"sha256":"8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4","change_id":"1","truncated":true,"limit":"timeout"}` + "\n", ""}},
+		{[]string{"mkdir", "d", "--jq", forever}, want{9, `{"path":"d","created":true,"truncated":true,"limit":"timeout"}` + "\n", ""}},
+	} {
+		done := make(chan struct{})
+		var out, errb string
+		var code int
+		go func() {
+			defer close(done)
+			out, errb, code = fx.run(ops.Registry, append([]string{"--timeout", "200ms"}, tc.args...)...)
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: still running 20 s past its deadline", tc.args)
+		}
+		var e struct{ Error struct{ Code string } }
+		json.Unmarshal([]byte(errb), &e)
+		if code != tc.want.code || out != tc.want.stdout || e.Error.Code != tc.want.error || (tc.want.error == "") != (errb == "") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit %d, stdout %q, error %q", tc.args, code, out, errb, tc.want.code, tc.want.stdout, tc.want.error)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(fx.work, "b.txt")); err != nil || string(b) != "hi" {
+		t.Errorf("b.txt holds %q (%v): the write committed before its --jq ran out", b, err)
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,11 @@ type printer struct {
 	tty      bool   // stdout is a terminal: the text form escapes control bytes
 	shape    *shape // --fields, --jq: nil for the output as it is
 	lsColors string // LS_COLORS
+	// cx is the call's context, whose deadline --jq runs under (nil: no
+	// deadline); change says the call may have changed something, so a
+	// --jq out of time prints the result unshaped rather than nothing.
+	cx     context.Context
+	change bool
 }
 
 // typeColors are the colours of entry types for ls and find.
@@ -293,7 +299,11 @@ func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) erro
 	}
 	if p.shape != nil && p.format == formatJSON {
 		out, _ := p.jsonOut()
-		return p.shape.write(out, v, p.pretty)
+		cx := p.cx
+		if cx == nil {
+			cx = context.Background()
+		}
+		return p.shape.write(cx, out, v, p.pretty, p.change)
 	}
 	if p.format != formatNDJSON || items == nil {
 		// One document: json.Encoder marshals all of it before its one

@@ -193,9 +193,14 @@ no duration is usage; a larger value is silently the policy's, as \-\-limit past
 by an MCP tool call's timeout argument (seconds). Past it grep, find, ls, history, and wc or stat
 of several paths print what they found by then with truncated and limit "timeout", and exit 9
 (the text form notes the cut on stderr); sort, and a change not yet committed, fail with timeout
-(exit 9, stdout empty). A change checks the deadline only before its commit. The part is printed
-by the deadline plus 100 ms; grep does not wait for a read stuck in the kernel (a hard NFS mount),
-which may still delay the process's exit; find, ls, wc and stat wait for such a read to return.
+(exit 9, stdout empty). A change (write, edit, patch, cp, mv, rm, mkdir, undo) checks the deadline
+once its input is in, under its locks, just before it commits, never halfway: a write fed by a pipe
+that ends after the deadline writes nothing, and write stops reading a pipe that trickles on past
+it. The part is printed by the deadline plus 100 ms; grep does not wait for a read stuck in the
+kernel (a hard NFS mount), which may still delay the process's exit; find, ls, wc and stat wait for
+such a read to return. \-\-jq runs under the deadline plus 100 ms: past it a call that changed
+nothing fails with timeout (stdout empty), and one whose change was made prints its result without
+the \-\-jq shaping, with truncated and limit "timeout", and exits 9.
 .SH PAGES
 A list result (ls, grep, find, slice, sort, cut, history, stat of several paths) stops at
 max_results items and at [limits] max_result_bytes bytes (default 1 GiB), counted once as fsbox's
@@ -251,6 +256,10 @@ against another's output); edits whose old texts share bytes are usage, naming b
 applied together, all or nothing. text_not_found names the closest lines, searched within a fixed
 budget; ambiguous lists the first ten lines and how many more. \-\-expect\-count N implies \-\-all and
 wants exactly N occurrences: more is ambiguous, fewer text_not_found, with the real count.
+Several edits take time linear in the file plus the replacements and memory a small multiple of
+the file, applied or refused: more than 8 matches per byte of the file (plus 1 Mi) are too_large.
+\-\-sequential takes the edits times the file, in the same memory, checking the deadline between
+edits.
 .SH READ
 read pages with --offset (0-based line) and --limit; a file over max_read_bytes must be paged.
 sha256 and eol cover the whole file when it fits in max_read_bytes; otherwise sha256 is null

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -16,8 +19,8 @@ import (
 // or run a jq program over the result (gojq: the jq language in Go, so a
 // host without jq gets the same; well kept, and gh uses it for --jq).
 type shape struct {
-	fields map[string]bool           // --fields: keys kept
-	jq     func(input any) JQOutputs // --jq
+	fields map[string]bool                                // --fields: keys kept
+	jq     func(ctx context.Context, input any) JQOutputs // --jq
 }
 
 // JQOutputs yields a jq program's outputs for one input, one at a time;
@@ -211,13 +214,39 @@ func normalizeNumbers(v any) any {
 	return v
 }
 
+// jqGrace is how long --jq may run past the call's deadline: the 100 ms
+// by which a result the deadline cut is printed (SPEC §5).
+const jqGrace = 100 * time.Millisecond
+
+// jqContext is what --jq runs under: ctx's deadline plus jqGrace (and
+// ctx's cancel, when ctx is cancelled rather than out of time).
+func jqContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	jctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d.Add(jqGrace))
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancel()
+		}
+	})
+	return jctx, func() { stop(); cancel() }
+}
+
 // write prints a result shaped: --fields, then --jq (each output a line;
-// strings raw, as gh --jq prints them).
-func (sh *shape) write(w io.Writer, v any, pretty bool) error {
+// strings raw, as gh --jq prints them). The jq program runs under the
+// call's deadline (ctx's) plus jqGrace: when it runs out, nothing it gave
+// is printed, and a call that changed nothing fails with timeout, while
+// one that may have made a change (change: the operation is no read)
+// prints its result unshaped, with truncated and limit "timeout", and
+// exits 9 (SPEC "Roots by identity [seal]": never as if nothing changed).
+func (sh *shape) write(ctx context.Context, w io.Writer, v any, pretty, change bool) error {
 	raw, err := marshal(v)
 	if err != nil {
 		return err
 	}
+	unshaped := raw
 	raw = sh.resultJSON(raw)
 	if sh.jq == nil {
 		if pretty {
@@ -236,13 +265,18 @@ func (sh *shape) write(w io.Writer, v any, pretty bool) error {
 		return err
 	}
 	var out bytes.Buffer
-	iter := sh.jq(g)
+	jctx, cancel := jqContext(ctx)
+	defer cancel()
+	iter := sh.jq(jctx, g)
 	for {
 		r, ok := iter.Next()
 		if !ok {
 			break
 		}
 		if err, ok := r.(error); ok {
+			if jctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+				return jqOutOfTime(w, unshaped, jctx.Err(), pretty, change)
+			}
 			return usageErr("--jq: %v", err)
 		}
 		if s, ok := r.(string); ok {
@@ -256,4 +290,52 @@ func (sh *shape) write(w io.Writer, v any, pretty bool) error {
 	}
 	_, err = w.Write(out.Bytes())
 	return err
+}
+
+// jqOutOfTime ends a call whose --jq did not finish in time (err: its
+// context's): the result unshaped, marked cut by the deadline, when the
+// call may have changed something (exit 9, nothing on stderr), else
+// timeout with stdout empty. A cancel is the context's error.
+func jqOutOfTime(w io.Writer, raw json.RawMessage, err error, pretty, change bool) error {
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if !change {
+		return &sandbox.Error{Code: sandbox.CodeTimeout, Err: err,
+			Msg: "--jq did not finish by the call's deadline (max_call_seconds, --timeout, plus 100 ms): nothing was printed"}
+	}
+	if keys, vals, ok := objectOf(raw); ok {
+		set := map[string]json.RawMessage{"truncated": json.RawMessage("true"), "limit": json.RawMessage(`"timeout"`)}
+		out := []byte{'{'}
+		add := func(k string, v json.RawMessage) {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(appendKey(out, k), v...)
+		}
+		for i, k := range keys {
+			if v, ok := set[k]; ok {
+				vals[i] = v
+				delete(set, k)
+			}
+			add(k, vals[i])
+		}
+		for _, k := range []string{"truncated", "limit"} {
+			if v, ok := set[k]; ok {
+				add(k, v)
+			}
+		}
+		raw = append(out, '}')
+	}
+	if pretty {
+		var b bytes.Buffer
+		if json.Indent(&b, raw, "", "  ") == nil {
+			raw = b.Bytes()
+		}
+	}
+	if _, werr := w.Write(append(raw, '\n')); werr != nil {
+		return werr
+	}
+	return printed{&sandbox.Error{Code: sandbox.CodeTimeout, Err: err,
+		Msg: "--jq did not finish by the call's deadline: the result is printed as it is, with limit \"timeout\""}}
 }

@@ -5,11 +5,17 @@
 // start (about 2.5 ms) that running --jq in a companion binary took.
 package jq
 
-import "github.com/itchyny/gojq"
+import (
+	"context"
+
+	"github.com/itchyny/gojq"
+)
 
 // Compile parses and compiles a jq program. The program's outputs for an
-// input come one at a time from Next; an error is an output too.
-func Compile(program string) (func(input any) interface{ Next() (any, bool) }, error) {
+// input come one at a time from Next; an error is an output too. The
+// program runs under ctx: once ctx is done, Next gives ctx's error (gojq
+// checks it at every step, so a program that never ends stops there).
+func Compile(program string) (func(ctx context.Context, input any) interface{ Next() (any, bool) }, error) {
 	q, err := gojq.Parse(program)
 	if err != nil {
 		return nil, err
@@ -18,5 +24,7 @@ func Compile(program string) (func(input any) interface{ Next() (any, bool) }, e
 	if err != nil {
 		return nil, err
 	}
-	return func(input any) interface{ Next() (any, bool) } { return code.Run(input) }, nil
+	return func(ctx context.Context, input any) interface{ Next() (any, bool) } {
+		return code.RunWithContext(ctx, input)
+	}, nil
 }

@@ -82,9 +82,41 @@ func (m *acMatcher) step(s int32, c byte) int32 {
 	return m.edges[uint64(s)<<8|uint64(c)]
 }
 
-// scan reports every occurrence of every pattern, in order of where it
-// ends: fn(pattern, start). It stops early when fn returns false.
-func (m *acMatcher) scan(text []byte, fn func(pat int32, start int) bool) {
+// maxEditMatches bounds the occurrences several edits may produce while
+// they are matched (every occurrence, overlapping ones included): past it
+// the edits are refused (too_large) rather than counted without end.
+func maxEditMatches(textLen int) int { return 8*textLen + 1<<20 }
+
+// matchMany counts, for each pattern, its occurrences as bytes.Index
+// scanning from the left without overlap would find them. When spans is
+// set it also lists their starts (packed start<<16 | pattern, sorted), in
+// memory bounded by the text, not by the occurrences: while no two
+// occurrences of different patterns share a byte, it lists every one (at
+// most one per byte of the text); once two do, only those that start no
+// later than the later start of the two. Those are every occurrence up
+// to the first overlap in order of position, which is all an edit set
+// needs to name the overlap (applySpans): the later ones are counted,
+// never held. (The list used to keep every occurrence the budget allows:
+// 3,000 edits matching each byte of a 4 MiB text 8 times over held 34M of
+// them, 1 GiB at its peak.) It reports false when the occurrences pass
+// maxEditMatches.
+func matchMany(text []byte, pats [][]byte, wantSpans bool) (counts []int, spans []uint64, ok bool) {
+	m := newACMatcher(pats)
+	counts = make([]int, len(pats))
+	lastEnd := make([]int, len(pats))
+	budget := maxEditMatches(len(text))
+	// Occurrences arrive in order of where they end: one overlaps an
+	// earlier one exactly when it starts before the furthest end so far
+	// (that of the one starting at far). Before the first overlap the
+	// kept ones are disjoint, at most one per byte. The first overlap in
+	// order of position is at a start no later than cut, the later start
+	// of the first pair found; every occurrence found after that pair
+	// ends at or after the pair's ends, so one starting no later than cut
+	// holds byte cut, and each pattern's counted occurrences are
+	// disjoint: at most one more per pattern.
+	maxEnd, far, cut := 0, 0, -1
+	// The occurrences, in order of where they end (the scan is inline:
+	// a budget of them can be tens of millions).
 	s := int32(0)
 	for i, c := range text {
 		for {
@@ -95,49 +127,40 @@ func (m *acMatcher) scan(text []byte, fn func(pat int32, start int) bool) {
 			s = m.fail[s]
 		}
 		for o := s; o > 0; o = m.dict[o] {
-			if len(m.out[o]) == 0 {
+			ps := m.out[o]
+			if len(ps) == 0 {
 				continue
 			}
-			start := i + 1 - int(m.depth[o])
-			for _, p := range m.out[o] {
-				if !fn(p, start) {
-					return
+			start, end := i+1-int(m.depth[o]), i+1
+			for _, p := range ps {
+				if budget--; budget < 0 {
+					return counts, nil, false
+				}
+				if start < lastEnd[p] {
+					continue // inside this pattern's previous occurrence
+				}
+				counts[p]++
+				lastEnd[p] = end
+				if !wantSpans {
+					continue
+				}
+				if cut < 0 && start < maxEnd {
+					cut = max(start, far)
+				}
+				if end > maxEnd {
+					maxEnd, far = end, start
+				}
+				if cut < 0 || start <= cut {
+					if len(spans) == cap(spans) {
+						// Doubled, not append's quarter: a list of millions
+						// is copied a few times, not dozens.
+						spans = slices.Grow(spans, max(len(spans), 64))
+					}
+					spans = append(spans, uint64(start)<<16|uint64(p))
 				}
 			}
 		}
 	}
-}
-
-// maxEditMatches bounds the occurrences several edits may produce while
-// they are matched (every occurrence, overlapping ones included): past it
-// the edits are refused (too_large) rather than counted without end.
-func maxEditMatches(textLen int) int { return 8*textLen + 1<<20 }
-
-// matchMany counts, for each pattern, its occurrences as bytes.Index
-// scanning from the left without overlap would find them, and lists
-// their starts (packed start<<16 | pattern, sorted) when spans is set.
-// It reports false when the occurrences pass maxEditMatches.
-func matchMany(text []byte, pats [][]byte, wantSpans bool) (counts []int, spans []uint64, ok bool) {
-	m := newACMatcher(pats)
-	counts = make([]int, len(pats))
-	lastEnd := make([]int, len(pats))
-	budget := maxEditMatches(len(text))
-	ok = true
-	m.scan(text, func(p int32, start int) bool {
-		if budget--; budget < 0 {
-			ok = false
-			return false
-		}
-		if start < lastEnd[p] {
-			return true // inside this pattern's previous occurrence
-		}
-		counts[p]++
-		lastEnd[p] = start + len(pats[p])
-		if wantSpans {
-			spans = append(spans, uint64(start)<<16|uint64(p))
-		}
-		return true
-	})
 	slices.Sort(spans)
-	return counts, spans, ok
+	return counts, spans, true
 }

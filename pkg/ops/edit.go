@@ -259,7 +259,7 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 		matches []EditMatch
 	)
 	if o.Sequential && len(o.Edits) > 1 {
-		cur, n, set, matches, err = applySequential(old, o.Edits, o.Path, o.LooseIndent, max, maxName)
+		cur, n, set, matches, err = applySequential(ctx, old, o.Edits, o.Path, o.LooseIndent, max, maxName)
 	} else {
 		set, err = resolveIn(old, o.Edits, o.Path, matchCtx{loose: o.LooseIndent, total: len(o.Edits)})
 		if err == nil {

@@ -2,6 +2,8 @@ package ops
 
 import (
 	"bytes"
+	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -20,9 +22,9 @@ import (
 // With sequential, edit k is matched against the text edits 1..k-1 left
 // (applySequential): each step is one edit resolved and applied as above,
 // and the diff is rendered from the steps' replacements composed over the
-// original. With loose-indent, an edit whose old text is nowhere exactly
-// falls back to a line-by-line match (looseWindows); its replacements
-// are held one by one (editSet.fixed).
+// original (editSet.runs). With loose-indent, an edit whose old text is
+// nowhere exactly falls back to a line-by-line match (looseWindows); its
+// replacements are held one by one (editSet.fixed).
 
 // resolved is one edit matched against the original text.
 type resolved struct {
@@ -46,6 +48,12 @@ type editSet struct {
 	// occur elsewhere, so it is held where it was found, not searched
 	// for.
 	fixed []span
+	// runs, when composed, are the runs of the original that text, the
+	// edited text, still has (applySequential): the replacements of edits
+	// applied one after another, composed over the original, are the
+	// stretches between them (changes).
+	composed   bool
+	runs, text []byte
 }
 
 // matchCtx is how a list of edits is matched.
@@ -105,7 +113,9 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 	for i, e := range specs {
 		set.eds[i] = &resolved{idx: i, old: []byte(e.Old), new: []byte(e.New)}
 	}
-	count := func(eds []*resolved) error {
+	// count counts each edit's occurrences; with spans, eds is every
+	// edit of the set, and its replacements are listed too (matchMany).
+	count := func(eds []*resolved, spans bool) error {
 		if len(specs) == 1 {
 			eds[0].count = bytes.Count(data, eds[0].old)
 			return nil
@@ -114,7 +124,7 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 		for i, e := range eds {
 			pats[i] = e.old
 		}
-		counts, spans, ok := matchMany(data, pats, true)
+		counts, sps, ok := matchMany(data, pats, spans)
 		if !ok {
 			return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: path,
 				Msg: fmt.Sprintf("the edits match %s more than %d times over: make their old texts longer", path, maxEditMatches(len(data)))}
@@ -122,12 +132,14 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 		for i, e := range eds {
 			e.count = counts[i]
 		}
-		for _, sp := range spans { // renumber: pats were eds' own order
-			set.spans = append(set.spans, sp>>16<<16|uint64(eds[sp&0xffff].idx))
+		if spans {
+			// pats are the set's edits, in order: no renumbering. Not nil,
+			// which would be one edit's (spans.next).
+			set.spans = append(sps, []uint64{}...)
 		}
 		return nil
 	}
-	if err := count(set.eds); err != nil {
+	if err := count(set.eds, true); err != nil {
 		return nil, err
 	}
 	// A CRLF file, old text written with LF: match and write CRLF.
@@ -142,15 +154,23 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 	if len(crlf) > 0 {
 		if len(specs) == 1 {
 			crlf[0].count = bytes.Count(data, crlf[0].old)
-		} else if err := count(crlf); err != nil {
+		} else if err := count(crlf, false); err != nil {
 			return nil, err
 		}
+		found := false
 		for _, e := range crlf {
 			if e.count > 0 {
-				set.eds[e.idx] = e
+				set.eds[e.idx], found = e, true
 			}
 		}
-		slices.Sort(set.spans)
+		// The replacements are listed again, for the edits as they now
+		// stand: a list held to the first overlap is only complete for
+		// the patterns it was made for.
+		if found && len(specs) > 1 {
+			if err := count(set.eds, true); err != nil {
+				return nil, err
+			}
+		}
 	}
 	var loose []span // the loose matches' replacements, edit by edit
 	for i, e := range specs {
@@ -264,12 +284,28 @@ type spans struct {
 	data []byte
 	set  *editSet
 	i    int // next in set.spans, or where the one edit's next search starts
+	// A composed set's replacements, the last valid until the next
+	// call.
+	comp *changes
+	last resolved
 }
 
 func newSpans(data []byte, set *editSet) *spans { return &spans{data: data, set: set} }
 
 func (it *spans) next() (span, bool) {
 	set := it.set
+	if set.composed {
+		if it.comp == nil {
+			it.comp = &changes{data: it.data, text: set.text, rd: runReader{b: set.runs}}
+		}
+		from, to, tat, tend, ok := it.comp.next()
+		if !ok {
+			return span{}, false
+		}
+		it.last = resolved{idx: it.i, old: it.data[from:to], new: set.text[tat:tend], count: 1}
+		it.i++
+		return span{from, &it.last}, true
+	}
 	if set.fixed != nil {
 		if it.i >= len(set.fixed) {
 			return span{}, false
@@ -287,8 +323,8 @@ func (it *spans) next() (span, bool) {
 		it.i = sp.start + len(e.old)
 		return sp, true
 	}
-	// Several edits: spans from edits that no longer exist in the set (a
-	// CRLF spelling that found nothing) are skipped.
+	// Several edits: the listed spans (matchMany), each checked against
+	// the text.
 	for it.i < len(set.spans) {
 		v := set.spans[it.i]
 		it.i++
@@ -304,34 +340,43 @@ func (it *spans) next() (span, bool) {
 // spans overlap are a usage error naming both; a result that would be
 // over limit bytes (limitName) is too_large before it is built.
 func applyAll(data []byte, set *editSet, path string, limit int64, limitName string) ([]byte, int, error) {
-	return applySpans(data, set, path, limit, limitName, nil)
+	return applySpans(nil, data, set, path, limit, limitName, nil)
 }
 
 // applySpans is applyAll, telling each replacement to each (if not nil)
-// in order of position.
-func applySpans(data []byte, set *editSet, path string, limit int64, limitName string, each func(span)) ([]byte, int, error) {
+// in order of position, and writing into dst's room when it has enough.
+func applySpans(dst, data []byte, set *editSet, path string, limit int64, limitName string, each func(span)) ([]byte, int, error) {
 	size := int64(len(data))
 	tooLarge := func() error {
 		return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: path,
 			Msg: fmt.Sprintf("the edited %s would be over %s = %d", path, limitName, limit)}
 	}
-	if set.fixed != nil {
-		for _, sp := range set.fixed {
-			if size += int64(len(sp.e.new)) - int64(len(sp.e.old)); size > limit {
-				return nil, 0, tooLarge()
-			}
+	// The exact edits count by their counts, a loose match (held in
+	// set.fixed) by itself: a fixed list holds the exact replacements only
+	// up to the first overlap (matchMany).
+	for _, e := range set.eds {
+		if e.loose {
+			continue
 		}
-	} else {
-		for _, e := range set.eds {
-			// count*len(old) <= len(data), and len(new) is bounded by what a
-			// call can pass: no term overflows, but the sum may pass limit.
-			size += int64(e.count) * (int64(len(e.new)) - int64(len(e.old)))
-			if size > limit {
-				return nil, 0, tooLarge()
-			}
+		// count*len(old) <= len(data), and len(new) is bounded by what a
+		// call can pass: no term overflows, but the sum may pass limit.
+		size += int64(e.count) * (int64(len(e.new)) - int64(len(e.old)))
+		if size > limit {
+			return nil, 0, tooLarge()
 		}
 	}
-	out := make([]byte, 0, max(size, 0))
+	for _, sp := range set.fixed {
+		if set.eds != nil && !sp.e.loose {
+			continue
+		}
+		if size += int64(len(sp.e.new)) - int64(len(sp.e.old)); size > limit {
+			return nil, 0, tooLarge()
+		}
+	}
+	out := dst[:0]
+	if int64(cap(dst)) < size {
+		out = make([]byte, 0, max(size, 0))
+	}
 	it := newSpans(data, set)
 	pos, n := 0, 0
 	var prev *resolved
@@ -787,12 +832,18 @@ func (r *commonRunner) run(a, b []byte) int {
 // data and its kind. base is the place of the set's first edit among the
 // call's.
 func applyReport(data []byte, set *editSet, path string, limit int64, limitName string, base int, each func(span)) ([]byte, int, []EditMatch, error) {
+	return applyReportInto(nil, data, set, path, limit, limitName, base, each)
+}
+
+// applyReportInto is applyReport writing the edited text into dst's room
+// when it has enough (dst must not share bytes with data).
+func applyReportInto(dst, data []byte, set *editSet, path string, limit int64, limitName string, base int, each func(span)) ([]byte, int, []EditMatch, error) {
 	type rng struct{ first, last, n int } // byte offsets of the first replacement's start and the last one's last byte
 	rs := make([]rng, len(set.eds))
 	for i := range rs {
 		rs[i].first = -1
 	}
-	out, n, err := applySpans(data, set, path, limit, limitName, func(sp span) {
+	out, n, err := applySpans(dst, data, set, path, limit, limitName, func(sp span) {
 		r := &rs[sp.e.idx]
 		if r.first < 0 {
 			r.first = sp.start
@@ -845,120 +896,191 @@ func lineNumbers(data []byte, offs []int) map[int]int {
 // against the text the ones before it left (resolveIn, then applyReport,
 // edit by edit). Its edit set is the steps' replacements composed over
 // data, so the diff is rendered against the original text as for edits
-// applied together.
-func applySequential(data []byte, specs []EditSpec, path string, loose bool, limit int64, limitName string) ([]byte, int, *editSet, []EditMatch, error) {
+// applied together. The work is the edits times the text (each step
+// reads the text whole): the deadline is checked between steps. What it
+// holds is bounded by the text, whatever the steps: two texts in turn,
+// and the runs of the original the text still has, a few bytes each, in
+// two lists in turn. It used to keep each step's replacements and every
+// piece of the text as an object of its own: 20 edits of every byte of a
+// 4 MiB file took 7 GB and two minutes.
+func applySequential(ctx context.Context, data []byte, specs []EditSpec, path string, loose bool, limit int64, limitName string) ([]byte, int, *editSet, []EditMatch, error) {
 	if len(specs) > maxEdits {
 		return nil, 0, nil, nil, usagef(path, "%d edits: at most %d go in one call", len(specs), maxEdits)
 	}
 	cur := data
-	ps := pieces{{orig: true, start: 0, n: len(data)}}
+	var bufs [2][]byte // the texts the steps write, in turn (never data)
+	var w runWriter
+	w.add(run{at: 0, from: 0, n: len(data)})
+	runs, spare := w.finish(), []byte(nil)
 	var ms []EditMatch
 	total := 0
 	for k := range specs {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, nil, nil, err
+		}
 		set, err := resolveIn(cur, specs[k:k+1], path, matchCtx{loose: loose, base: k, total: len(specs), orig: data})
 		if err != nil {
 			return nil, 0, nil, nil, err
 		}
-		var reps []span
-		next, n, m, err := applyReport(cur, set, path, limit, limitName, k, func(sp span) { reps = append(reps, sp) })
+		c := carry{in: runReader{b: runs}, out: runWriter{b: spare[:0]}}
+		next, n, m, err := applyReportInto(bufs[k%2], cur, set, path, limit, limitName, k, c.replace)
 		if err != nil {
 			return nil, 0, nil, nil, err
 		}
-		ps = ps.splice(reps)
+		bufs[k%2] = next
+		runs, spare = c.finish(), runs
 		ms = append(ms, m...)
 		total += n
 		cur = next
 	}
-	return cur, total, &editSet{fixed: ps.changes(data)}, ms, nil
+	return cur, total, &editSet{composed: true, runs: runs, text: cur}, ms, nil
 }
 
-// piece is a run of the text as edited so far: a range of the original,
-// or bytes an edit wrote.
-type piece struct {
-	orig  bool
-	start int    // orig: where it starts in the original
-	n     int    // its length
-	text  []byte // !orig: its bytes
+// run is a stretch of the text as edited so far that is still the
+// original's: text[at:at+n] is data[from:from+n]. Runs are kept in order
+// of position, as a list of varints (runWriter): the stretches between
+// runs are the changes, and each holds a byte of the original that is
+// gone, so a text has fewer runs than half its original has bytes.
+type run struct{ at, from, n int }
+
+// runWriter lists runs, each as three varints: how far it starts after
+// the last one ends, in the original and in the text, and its length.
+// Runs that meet on both sides are one.
+type runWriter struct {
+	b        []byte
+	from, at int // where the last run listed ends
+	last     run // not yet listed
 }
 
-// pieces is the edited text, piece by piece, in order.
-type pieces []piece
-
-// splice is ps with the replacements reps (in order of position in the
-// text ps makes, not overlapping) made.
-func (ps pieces) splice(reps []span) pieces {
-	out := make(pieces, 0, len(ps)+2*len(reps))
-	pos, i, in := 0, 0, 0 // the text's offset: ps[i] from its byte in
-	walk := func(to int, keep bool) {
-		for pos < to {
-			p := ps[i]
-			take := min(p.n-in, to-pos)
-			if keep {
-				q := piece{orig: p.orig, n: take}
-				if p.orig {
-					q.start = p.start + in
-				} else {
-					q.text = p.text[in : in+take]
-				}
-				out = append(out, q)
-			}
-			pos, in = pos+take, in+take
-			if in == p.n {
-				i, in = i+1, 0
-			}
-		}
+func (w *runWriter) add(r run) {
+	if r.n == 0 {
+		return
 	}
-	for _, sp := range reps {
-		walk(sp.start, true)
-		walk(sp.start+len(sp.e.old), false)
-		if len(sp.e.new) > 0 {
-			out = append(out, piece{n: len(sp.e.new), text: sp.e.new})
-		}
+	if w.last.n > 0 && w.last.at+w.last.n == r.at && w.last.from+w.last.n == r.from {
+		w.last.n += r.n
+		return
 	}
-	end := 0
-	for _, p := range ps {
-		end += p.n
-	}
-	walk(end, true)
-	return out
+	w.flush()
+	w.last = r
 }
 
-// changes are the replacements that turn data into the text ps makes,
-// in order of position, each its own edit. A change never has empty old
-// text (the diff's groups need a byte to stand on): an insertion takes
-// the byte after it (at the end, the one before) on both sides.
-func (ps pieces) changes(data []byte) []span {
-	var out []span
-	add := func(from, to int, text []byte) {
-		if from == to && len(data) > 0 {
-			if to < len(data) {
-				text = append(slices.Clip(text), data[to])
-				to++
-			} else {
-				from--
-				text = append([]byte{data[from]}, text...)
+func (w *runWriter) flush() {
+	if r := w.last; r.n > 0 {
+		w.b = binary.AppendUvarint(w.b, uint64(r.from-w.from))
+		w.b = binary.AppendUvarint(w.b, uint64(r.at-w.at))
+		w.b = binary.AppendUvarint(w.b, uint64(r.n))
+		w.from, w.at, w.last = r.from+r.n, r.at+r.n, run{}
+	}
+}
+
+// finish is the list.
+func (w *runWriter) finish() []byte {
+	w.flush()
+	return w.b
+}
+
+// runReader reads a runWriter's list.
+type runReader struct {
+	b        []byte
+	from, at int
+}
+
+func (rd *runReader) next() (run, bool) {
+	if len(rd.b) == 0 {
+		return run{}, false
+	}
+	var v [3]int
+	for i := range v {
+		x, k := binary.Uvarint(rd.b)
+		v[i], rd.b = int(x), rd.b[k:]
+	}
+	r := run{from: rd.from + v[0], at: rd.at + v[1], n: v[2]}
+	rd.from, rd.at = r.from+r.n, r.at+r.n
+	return r, true
+}
+
+// carry moves a text's runs through one step's replacements, told in
+// order of position (replace): the runs before each are shifted by what
+// the replacements before it added or removed, and its bytes leave the
+// run they were in.
+type carry struct {
+	in    runReader
+	r     run  // what is left of the run being read
+	ok    bool // r holds one
+	delta int  // the bytes the replacements so far added (less removed)
+	out   runWriter
+}
+
+func (c *carry) replace(sp span) {
+	s, e := sp.start, sp.start+len(sp.e.old)
+	for {
+		if !c.ok {
+			if c.r, c.ok = c.in.next(); !c.ok {
+				break
 			}
 		}
-		out = append(out, span{from, &resolved{idx: len(out), old: data[from:to], new: text, count: 1}})
-	}
-	pos := 0
-	var text []byte
-	pending := false
-	for _, p := range ps {
-		if !p.orig {
-			text, pending = append(text, p.text...), true
+		r := c.r
+		if r.at >= e {
+			break
+		}
+		if r.at < s {
+			c.out.add(run{at: r.at + c.delta, from: r.from, n: min(r.at+r.n, s) - r.at})
+		}
+		if r.at+r.n <= e {
+			c.ok = false
 			continue
 		}
-		if p.start != pos || pending {
-			add(pos, p.start, text)
-			text, pending = nil, false
+		cut := e - r.at // r goes on after the replacement
+		c.r = run{at: e, from: r.from + cut, n: r.n - cut}
+		break
+	}
+	c.delta += len(sp.e.new) - len(sp.e.old)
+}
+
+// finish carries the runs after the last replacement, and returns the
+// runs of the new text.
+func (c *carry) finish() []byte {
+	for ; c.ok; c.r, c.ok = c.in.next() {
+		c.out.add(run{at: c.r.at + c.delta, from: c.r.from, n: c.r.n})
+	}
+	return c.out.finish()
+}
+
+// changes yields the replacements that turn data into text, whose runs
+// of data are runs, in order of position: each stretch between two runs
+// is one. A change never has empty old text (the diff's groups need a
+// byte to stand on): an insertion takes the byte after it (at the end,
+// the one before) on both sides, which the runs beside it have.
+type changes struct {
+	data, text []byte
+	rd         runReader
+	pos, at    int  // where the last run ended, in data and in text
+	done       bool // the stretch after the last run is told
+}
+
+// next is the next change: data[from:to] becomes text[tat:tend].
+func (c *changes) next() (from, to, tat, tend int, ok bool) {
+	for !c.done {
+		r, more := c.rd.next()
+		if !more {
+			c.done = true
+			r = run{from: len(c.data), at: len(c.text)}
 		}
-		pos = p.start + p.n
+		from, to, tat, tend = c.pos, r.from, c.at, r.at
+		c.pos, c.at = r.from+r.n, r.at+r.n
+		if from == to && tat == tend {
+			continue
+		}
+		if from == to && len(c.data) > 0 {
+			if to < len(c.data) {
+				to, tend = to+1, tend+1
+			} else {
+				from, tat = from-1, tat-1
+			}
+		}
+		return from, to, tat, tend, true
 	}
-	if pos != len(data) || pending {
-		add(pos, len(data), text)
-	}
-	return out
+	return 0, 0, 0, 0, false
 }
 
 // A window is a run of whole lines of a text that an old text matches

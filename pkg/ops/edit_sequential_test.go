@@ -515,7 +515,7 @@ func TestSequentialDiffComposes(t *testing.T) {
 		for k := 1 + rng.Intn(5); k > 0; k-- {
 			specs = append(specs, EditSpec{Old: olds[rng.Intn(len(olds))], New: news[rng.Intn(len(news))], All: rng.Intn(2) == 0})
 		}
-		out, _, set, _, err := applySequential(data, specs, "f", false, 1<<40, "max_write_bytes")
+		out, _, set, _, err := applySequential(context.Background(), data, specs, "f", false, 1<<40, "max_write_bytes")
 		if err != nil {
 			continue
 		}
@@ -533,7 +533,8 @@ func TestSequentialDiffComposes(t *testing.T) {
 			t.Fatalf("%+v on %q: got %q, want %q", specs, data, out, want)
 		}
 		var ref []udiff.Edit
-		for _, sp := range set.fixed {
+		it := newSpans(data, set)
+		for sp, ok := it.next(); ok; sp, ok = it.next() {
 			ref = append(ref, udiff.Edit{Start: sp.start, End: sp.start + len(sp.e.old), New: string(sp.e.new)})
 		}
 		applied, err := udiff.Apply(string(data), ref)

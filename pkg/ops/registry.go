@@ -123,7 +123,7 @@ func begin(ctx context.Context, sb *sandbox.Sandbox, name string) error {
 		return err
 	}
 	sb.SetCommand(name) // the journal's records name it
-	sb.SetContext(ctx)  // a change waiting for a lock gives up at the deadline
+	sb.SetContext(ctx)  // a change gives up waiting for a lock, and checks before it commits, at the deadline
 	return CheckCommand(sb.Policy(), name)
 }
 

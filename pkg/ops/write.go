@@ -9,11 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
+	"github.com/fsbox/fsbox/pkg/textio"
 )
 
 var writeOp = &spec.Op{
@@ -155,7 +157,7 @@ func Write(ctx context.Context, sb *sandbox.Sandbox, o WriteOptions) (WriteResul
 	if o.Append {
 		// An append is one write(2) of content held whole.
 		hold, holdName := holdLimit(max, "max_write_bytes")
-		data, err := io.ReadAll(io.LimitReader(o.Content, satAdd(hold, 1)))
+		data, err := io.ReadAll(io.LimitReader(stopAt(ctx, o.Content), satAdd(hold, 1)))
 		if err != nil {
 			return WriteResult{}, sandbox.AsError(err)
 		}
@@ -177,11 +179,33 @@ func Write(ctx context.Context, sb *sandbox.Sandbox, o WriteOptions) (WriteResul
 		}
 	} else if err := ctx.Err(); err != nil {
 		return WriteResult{}, err // the deadline, before the commit only (SPEC §5)
-	} else if r, err = w.Commit(o.Content, max, co); err != nil {
+	} else if r, err = w.Commit(stopAt(ctx, o.Content), max, co); err != nil {
+		// The content is read as it comes (a pipe): a read past the
+		// deadline stops it (timeout), and the commit checks the deadline
+		// once the content is in (SPEC "Roots by identity [seal]").
 		return WriteResult{}, err
 	}
 	res.Bytes, res.SHA256, res.ChangeID = r.Bytes, r.SHA256, changeID(r.ChangeID)
 	return res, nil
+}
+
+// stopAt is write's content made to stop, read by read, once ctx is done
+// (textio.WithContext): a pipe that trickles on cannot hold a write past
+// its deadline. A regular file ends on its own, and stays as it is, so
+// the kernel still copies it (copy_file_range). A pipe that gives nothing
+// at all holds the read until it ends, as it does for sort.
+func stopAt(ctx context.Context, r io.Reader) io.Reader {
+	switch f := r.(type) {
+	case *os.File:
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return r
+		}
+	case *sandbox.File:
+		if f.Info.Size >= 0 { // standard input that is a regular file
+			return r
+		}
+	}
+	return textio.WithContext(ctx, r)
 }
 
 // satAdd is a+b for non-negative values, saturating at the largest int64.

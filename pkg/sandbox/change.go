@@ -220,7 +220,11 @@ func lockWaitErr(ctx context.Context, dir string) error {
 
 // SetContext makes ctx the context of the call this sandbox (a ForCall
 // view, or the CLI's one sandbox) runs: a change waiting for a lock gives
-// up when ctx is done. Without it a change waits as long as it must.
+// up when ctx is done, and every change checks ctx under its locks, just
+// before it commits (after its input is in and any wait for a lock):
+// past the deadline it is timeout and changes nothing; cancelled, it
+// returns the context's error. Without it a change waits as long as it
+// must and checks nothing.
 func (s *Sandbox) SetContext(ctx context.Context) { s.ctx.Store(&ctx) }
 
 func (s *Sandbox) context() context.Context {
@@ -267,6 +271,7 @@ func (s *Sandbox) change(ws []*WriteTarget, extra []*root, act func() error) err
 	for _, rt := range s.planRoots() {
 		add(rt) // recovery changes the roots an unfinished plan names: under their locks
 	}
+	atSeam("change.lock")
 	unlock, err := s.lockRoots(rts)
 	if err != nil {
 		return err
@@ -288,7 +293,31 @@ func (s *Sandbox) change(ws []*WriteTarget, extra []*root, act func() error) err
 			return err
 		}
 	}
+	// The input is in (a change's content is in its temporary file) and
+	// the locks are held: past the call's deadline nothing is changed.
+	if err := s.callOver(ws); err != nil {
+		return err
+	}
 	return act()
+}
+
+// callOver is the call's end, as a change's error: timeout past its
+// deadline, the context's error when it was cancelled, else nil.
+func (s *Sandbox) callOver(ws []*WriteTarget) error {
+	p := s.ctx.Load()
+	if p == nil || *p == nil {
+		return nil
+	}
+	err := (*p).Err()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	given := ""
+	if len(ws) > 0 {
+		given = ws[0].Path
+	}
+	return &Error{Code: CodeTimeout, Path: given, Err: err,
+		Msg: "the call ran out of time (the policy's max_call_seconds, or the timeout the call asked for) before its change was made: nothing was changed"}
 }
 
 // changed is change for an act with a result.

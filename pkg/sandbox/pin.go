@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -700,6 +701,11 @@ func ioErr(p string, err error) error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		// A reader made to stop at the call's deadline (write's stdin).
+		return &Error{Code: CodeTimeout, Path: p, Err: err,
+			Msg: "the call ran out of time (the policy's max_call_seconds, or the timeout the call asked for) before its input was in: nothing was changed"}
 	}
 	return &Error{Code: CodeIO, Path: p, Msg: fmt.Sprintf("%s: %v", p, unwrapPathErr(err)), Err: err}
 }

@@ -48,7 +48,7 @@ type Sandbox struct {
 	landlock    LandlockStatus
 	trail       trail
 	writes      chan struct{}                   // one token: held with the roots' flocks by change; shared by ForCall views
-	ctx         atomic.Pointer[context.Context] // the call's (SetContext): lock waits end with it
+	ctx         atomic.Pointer[context.Context] // the call's (SetContext): lock waits end with it; a change checks it before it commits
 	stdin       io.Reader                       // the call's standard input (SetStdin), or nil
 	stdinUsed   atomic.Bool
 	view        bool                   // made by ForCall: Close leaves the roots open

@@ -24,6 +24,7 @@ import (
 //	"batch.checked"   a batch holds the write lock and is about to re-check its targets
 //	"batch.planned"   a batch's plan is in the journal, before its first swap
 //	"batch.swapped"   one of a batch's changes was swapped in, before the next
+//	"change.lock"     a change's input is in, before it takes its locks
 var Seam func(point string)
 
 func atSeam(point string) {
