@@ -27,6 +27,10 @@ type Opener struct {
 	s    *Sandbox
 	mu   sync.Mutex
 	dirs map[openerKey]*openerDir // nil value: that directory could not be opened
+	// above: whether a directory (real, root-relative) is or lies below
+	// one of fsbox's state directories, looked at once per Opener, as the
+	// directories it holds are checked once
+	above map[openerKey]bool
 }
 
 type openerKey struct {
@@ -40,7 +44,7 @@ const maxOpenerDirs = 256
 
 // NewOpener returns an Opener for s.
 func (s *Sandbox) NewOpener() *Opener {
-	return &Opener{s: s, dirs: map[openerKey]*openerDir{}}
+	return &Opener{s: s, dirs: map[openerKey]*openerDir{}, above: map[openerKey]bool{}}
 }
 
 // Open opens p for reading, as s.Open(p) does.
@@ -81,8 +85,32 @@ func (o *Opener) dir(rt *root, rel string) *openerDir {
 		return nil
 	}
 	d := openDirFast(o.s, rt, rel)
+	if d != nil && o.inState(rt, d.rel, d.state) {
+		d.close() // fsbox's state: Open answers (denied)
+		d = nil
+	}
 	o.dirs[k] = d
 	return d
+}
+
+// inState reports whether the real directory drel of rt (self: it is one
+// of fsbox's state directories itself) is or lies below one: the
+// directories above it are looked at through stateDirOrAbove once per
+// parent (under o.mu), so files in sibling directories cost nothing more.
+func (o *Opener) inState(rt *root, drel string, self bool) bool {
+	if self {
+		return true
+	}
+	if drel == "." {
+		return o.s.stateDirOrAbove(rt, ".") != nil
+	}
+	k := openerKey{rt, path.Dir(drel)}
+	v, ok := o.above[k]
+	if !ok {
+		v = o.s.stateDirOrAbove(rt, k.rel) != nil
+		o.above[k] = v
+	}
+	return v
 }
 
 // Close releases the directories the Opener holds.

@@ -18,11 +18,14 @@ type openerDir struct {
 	fd  int
 	rel string // its real root-relative path
 	dev uint64
+	// state: it is itself one of fsbox's state directories (by identity
+	// or marker); Opener.inState looks above it
+	state bool
 }
 
 // openDirFast opens and checks directory rel of rt (nil when it cannot
-// be, or is not where a file may be read: below fsbox's state too, where
-// Open answers denied).
+// be, or is not where a file may be read), and whether it is itself one
+// of fsbox's state directories.
 func openDirFast(s *Sandbox, rt *root, rel string) *openerDir {
 	f, err := rt.r.OpenFile(rel, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -35,12 +38,14 @@ func openDirFast(s *Sandbox, rt *root, rel string) *openerDir {
 	if rc, cerr := f.SyscallConn(); cerr == nil {
 		_ = rc.Control(func(d uintptr) { fd = int(d) })
 	}
-	if err != nil || !ok || fd < 0 || specialFS(real) || onSpecialFS(f) || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR ||
-		s.stateDirOrAbove(rt, drel) != nil {
+	if err != nil || !ok || fd < 0 || specialFS(real) || onSpecialFS(f) || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		f.Close()
 		return nil
 	}
-	return &openerDir{f: f, fd: fd, rel: drel, dev: uint64(st.Dev)}
+	d := &openerDir{f: f, fd: fd, rel: drel, dev: uint64(st.Dev)}
+	var mst unix.Stat_t
+	d.state = s.state.ids[[2]uint64{uint64(st.Dev), st.Ino}] != nil || unix.Fstatat(fd, journalMarker, &mst, unix.AT_SYMLINK_NOFOLLOW) == nil
+	return d
 }
 
 func (d *openerDir) close() { d.f.Close() }

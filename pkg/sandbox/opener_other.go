@@ -3,7 +3,10 @@
 package sandbox
 
 // openerDir is unused here: every file is opened by Open.
-type openerDir struct{}
+type openerDir struct {
+	rel   string
+	state bool
+}
 
 func openDirFast(s *Sandbox, rt *root, rel string) *openerDir { return nil }
 

@@ -106,6 +106,16 @@ func journalFile(t *testing.T, j string) string {
 	return ""
 }
 
+// objectFile is a prior version kept in the first journal below j.
+func objectFile(t *testing.T, j string) string {
+	objects := filepath.Join(filepath.Dir(journalFile(t, j)), "objects")
+	ents, err := os.ReadDir(objects)
+	if err != nil || len(ents) == 0 {
+		t.Fatalf("no object in %s: %v", objects, err)
+	}
+	return filepath.Join(objects, ents[0].Name())
+}
+
 var stateLeaks = []string{"TOKEN-OLD", "J2-OLD", "token.txt", "t2.txt", "CONFIG-SECRET", "AUDIT-SECRET"}
 
 // TestStateUnreadable: below each of fsbox's state places (the default
@@ -138,6 +148,7 @@ func testStateUnreadable(t *testing.T, deny bool) {
 		{"default journal base", filepath.Join(fx.state, "journal"), journalFile(t, filepath.Join(fx.state, "journal")), "fsbox's default journal directory", 0},
 		{"marked journal", fx.otherJ, journalFile(t, fx.otherJ), "a journal of fsbox (it holds FSBOX-JOURNAL.TAG)", 0},
 		{"marked journal, one root's", filepath.Dir(journalFile(t, fx.otherJ)), journalFile(t, fx.otherJ), "a journal of fsbox", -1},
+		{"marked journal, an object", filepath.Join(filepath.Dir(journalFile(t, fx.otherJ)), "objects"), objectFile(t, fx.otherJ), "a journal of fsbox", -1},
 		{"config dir", fx.cfg, filepath.Join(fx.cfg, "config.toml"), "fsbox's configuration directory", 0},
 		{"audit log", fx.logs, filepath.Join(fx.logs, "audit.jsonl"), "is fsbox's audit log", 1},
 	} {
