@@ -1,84 +1,28 @@
 package sandbox
 
 import (
-	"bufio"
-	"os"
 	"path"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
-
-// mountEntry is one line of /proc/self/mountinfo: what is mounted (dev,
-// and root, the directory of that file system it shows) and where
-// (point).
-type mountEntry struct {
-	id    int
-	dev   string // major:minor
-	root  string
-	point string
-}
-
-// readMounts parses /proc/self/mountinfo (nil when there is none).
-func readMounts() []mountEntry {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []mountEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		// ID PARENT MAJOR:MINOR ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		id, err := strconv.Atoi(fields[0])
-		if err != nil {
-			continue
-		}
-		out = append(out, mountEntry{id: id, dev: fields[2], root: unescapeMount(fields[3]), point: unescapeMount(fields[4])})
-	}
-	return out
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space,
-// \011, \012, \134).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
 
 // mountOf is the mount dir lies on: the one statx names, else the last
 // listed whose mount point is the longest prefix of dir.
-func mountOf(dir string, ms []mountEntry) *mountEntry {
+func mountOf(dir string, ms []policy.Mount) *policy.Mount {
 	var st unix.Statx_t
 	if err := unix.Statx(unix.AT_FDCWD, dir, 0, unix.STATX_MNT_ID, &st); err == nil && st.Mask&unix.STATX_MNT_ID != 0 {
 		for i := range ms {
-			if uint64(ms[i].id) == st.Mnt_id {
+			if uint64(ms[i].ID) == st.Mnt_id {
 				return &ms[i]
 			}
 		}
 	}
-	var best *mountEntry
+	var best *policy.Mount
 	for i := range ms {
-		if within(dir, ms[i].point) && (best == nil || len(ms[i].point) >= len(best.point)) {
+		if within(dir, ms[i].Point) && (best == nil || len(ms[i].Point) >= len(best.Point)) {
 			best = &ms[i]
 		}
 	}
@@ -108,7 +52,7 @@ func fsRel(p, dir string) (string, bool) {
 // directory's file system is shown, and a path is blamed only when it
 // really is the same directory (a mount hiding the place shows nothing).
 func mountOverlap(roots []*root) error {
-	ms := readMounts()
+	ms := policy.ReadMounts()
 	if len(ms) == 0 {
 		return nil
 	}
@@ -118,11 +62,11 @@ func mountOverlap(roots []*root) error {
 		if m == nil {
 			continue
 		}
-		rel, ok := fsRel(r.dir, m.point)
+		rel, ok := fsRel(r.dir, m.Point)
 		if !ok {
 			continue
 		}
-		place[i] = fsView{m.dev, path.Join(m.root, rel), r.dir}
+		place[i] = fsView{m.Dev, path.Join(m.Root, rel), r.dir}
 	}
 	for i, a := range roots {
 		if place[i].dev == "" {
@@ -130,8 +74,8 @@ func mountOverlap(roots []*root) error {
 		}
 		views := []fsView{place[i]}
 		for _, m := range ms {
-			if m.point != a.dir && within(m.point, a.dir) {
-				views = append(views, fsView{m.dev, m.root, m.point})
+			if m.Point != a.dir && within(m.Point, a.dir) {
+				views = append(views, fsView{m.Dev, m.Root, m.Point})
 			}
 		}
 		for j, b := range roots {
