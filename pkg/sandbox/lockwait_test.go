@@ -17,6 +17,11 @@ import (
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
+// hangGuard is how long a test that must not deadlock may run before it
+// is taken for hung: a guard, not a timing the test measures (here and
+// in rootid_test.go).
+const hangGuard = 2 * time.Minute
+
 // TestLockWaitHonoursDeadline: a change waiting for the lock of a
 // writable root that another process holds gives up at the call's
 // deadline: timeout (exit class 9), nothing changed, nothing left held.

@@ -71,10 +71,6 @@ func inMountNS(t *testing.T) bool {
 	return false
 }
 
-// hangGuard is how long a test that must not deadlock may run before it
-// is taken for hung: a guard, not a timing the test measures.
-const hangGuard = 2 * time.Minute
-
 func bindMount(t *testing.T, src, dst string) {
 	t.Helper()
 	if err := os.MkdirAll(dst, 0o755); err != nil {
