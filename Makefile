@@ -142,6 +142,9 @@ CRASH_N ?= 200
 # crash children (a plan left under a stricter policy; make test: 20 and 4).
 JOURNAL_N ?= 200
 JOURNAL_CRASHES ?= 20
+# Sequences of the narrowing property (issue 39: narrowing never widens;
+# make test: TEST_PROPERTY_N).
+NARROW_N ?= 200
 fuzz:
 	@set -e; $(HERMETIC) for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
@@ -152,6 +155,7 @@ fuzz:
 	@$(HERMETIC) FSBOX_PROPERTY_N=$(PROPERTY_N) $(GO) test ./pkg/ops -run '^(TestPropertySequences|TestGrepMappedAgreesWithRead)$$' -count=1 -timeout 30m
 	@$(HERMETIC) FSBOX_CRASH_N=$(CRASH_N) $(GO) test ./pkg/sandbox -run '^TestBatchCrashRecovery$$' -count=1 -timeout 30m
 	@$(HERMETIC) FSBOX_PROPERTY_N=$(JOURNAL_N) FSBOX_PROPERTY_CRASHES=$(JOURNAL_CRASHES) $(GO) test ./pkg/ops -run '^TestPropertyJournal' -count=1 -timeout 30m
+	@$(HERMETIC) FSBOX_PROPERTY_N=$(NARROW_N) $(GO) test ./pkg/ops -run '^TestPropertyNarrowNeverWidens$$' -count=1 -timeout 30m
 
 # Go benchmarks, then whole-process ratios against the GNU tools, ripgrep
 # and fd where installed, and the hostile-size rows (fsbox alone). Data is
