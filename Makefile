@@ -78,9 +78,9 @@ HERMETIC = home=$$(mktemp -d) && trap 'rm -rf "$$home"' EXIT && \
 #     calls over many MiB whose point is a size or a memory bound, where
 #     the detector multiplies the time by 5-10 and finds nothing the raced
 #     tests of the same code (its parallel paths) do not.
-#   - The property and crash loops run TEST_PROPERTY_N sequences (and
-#     TEST_CRASH_N crashes) each; CI's `make fuzz` runs them by the
-#     hundred.
+#   - Every property test runs TEST_PROPERTY_N sequences (the journal's
+#     2 crashed children) and the batch crash test TEST_CRASH_N runs;
+#     CI's `make fuzz` runs them by the hundred.
 #
 # FSBOX_TEST_CACHE keeps the node client's install (testdata/mcp-node)
 # outside the tree and the tests' home, so it is made once per machine.
@@ -129,17 +129,20 @@ golden:
 # Each fuzz target briefly (FUZZTIME each: a duration, or a count of inputs
 # such as 10000x, which CI uses); the seed corpora also run in `make test`.
 # Then PROPERTY_N random policy/call sequences of the sandbox property test
-# (`make test` runs 20) and 20*PROPERTY_N generated files searched both
-# through mapped windows and by reading (`make test`: 400).
+# (`make test` runs TEST_PROPERTY_N) and 20*PROPERTY_N generated files
+# searched both through mapped windows and by reading (`make test`:
+# 20*TEST_PROPERTY_N).
 # Each sequence now also runs nested policies, several writable roots,
 # patches under toggles and a whole-tree diff per step (about 0.25 s each
 # here): 1000 of them take about 4 minutes, hence the explicit timeout.
 PROPERTY_N ?= 1000
-# Crash runs of a 20-file batch killed at random points (make test: 40).
+# Crash runs of a 20-file batch killed at random points (make test:
+# TEST_CRASH_N).
 CRASH_N ?= 200
 # Sequences of the journal's property (tenants sharing a journal dir, a
 # loose and a strict policy on one journal; about 0.2 s each) and its
-# crash children (a plan left under a stricter policy; make test: 20 and 4).
+# crash children (a plan left under a stricter policy; make test: TEST_PROPERTY_N
+# and 2).
 JOURNAL_N ?= 200
 JOURNAL_CRASHES ?= 20
 # Sequences of the narrowing property (issue 39: narrowing never widens;
