@@ -1,0 +1,6 @@
+//go:build !race
+
+package ops
+
+// raceOn: see race_on_test.go.
+const raceOn = false
