@@ -9,7 +9,9 @@
 // builds the pair into a temporary directory, and the rest of that
 // process reuses it.
 //
-// Only tests import this package.
+// Only tests import this package. Its file access (the built binaries,
+// the test's own directories) is the test harness's, outside every policy:
+// it never runs inside fsbox, so it does not go through pkg/sandbox.
 package testbin
 
 import (
@@ -46,7 +48,7 @@ func Dir(t testing.TB) string {
 	t.Helper()
 	if dir := os.Getenv(Env); dir != "" {
 		for _, n := range Names {
-			if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, n)); err != nil { // the harness's build (package comment)
 				t.Fatalf("%s=%s: %v (make test builds it; unset %s to build here)", Env, dir, err, Env)
 			}
 		}
@@ -69,18 +71,18 @@ func Path(t testing.TB, name string) string {
 func Install(t testing.TB, dir string, names ...string) string {
 	t.Helper()
 	src := Dir(t)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { // a test's own directory (package comment)
 		t.Fatal(err)
 	}
 	if len(names) == 0 {
 		names = Names
 	}
 	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(src, n))
+		b, err := os.ReadFile(filepath.Join(src, n)) // the harness's build (package comment)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, n), b, 0o755); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o755); err != nil { // into the test's own directory
 			t.Fatal(err)
 		}
 	}
