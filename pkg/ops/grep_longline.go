@@ -184,7 +184,7 @@ func (s *searcher) streamWindow(mt *Match, head []byte, src io.ReaderAt, lineSta
 // (read to the line's end), carrying the last len-1 bytes from one piece
 // to the next; it returns where the first one starts, or -1.
 func scanLit(m *matcher, st *lineStream, head []byte) int {
-	start := m.indexLit(head, 0)
+	start := m.index(head, 0)
 	keepN := len(m.lit) - 1
 	tail := append([]byte(nil), head[len(head)-min(keepN, len(head)):]...)
 	seen := len(head) // bytes of the line before p
@@ -192,9 +192,9 @@ func scanLit(m *matcher, st *lineStream, head []byte) int {
 		if start < 0 {
 			// Across the edge (tail and p's first bytes), then in p.
 			edge := append(tail, p[:min(keepN, len(p))]...)
-			if i := m.indexLit(edge, 0); i >= 0 {
+			if i := m.index(edge, 0); i >= 0 {
 				start = seen - len(tail) + i
-			} else if i := m.indexLit(p, 0); i >= 0 {
+			} else if i := m.index(p, 0); i >= 0 {
 				start = seen + i
 			}
 			if len(p) >= keepN {

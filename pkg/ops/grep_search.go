@@ -311,8 +311,9 @@ const streamPiece = searchBuf
 // short of the block's end. win is the mapping block lies in, if any.
 func (s *searcher) simpleBlock(block []byte, fr *FileResult, lineNo int64, needLines bool, win *sandbox.Mapping) (int64, bool) {
 	pos, last := 0, 0
+	var sc scanState
 	for fr.Count < s.perFile {
-		st, en := s.m.next(block, pos)
+		st, en := s.m.next(block, pos, &sc)
 		if st < 0 {
 			break
 		}

@@ -11,22 +11,17 @@ import (
 // lines. A pattern with a required literal is prefiltered: the literal is
 // found with a rare-byte scan and the regexp runs only on candidate lines.
 type matcher struct {
-	re      *regexp.Regexp
-	word    bool   // -w: group 1 of re is the match
-	lit     []byte // a substring every match contains ("" if none)
-	fold    bool   // lit is matched ASCII-case-insensitively
-	pure    bool   // the pattern is exactly lit: no regexp needed
-	rare    int    // index in lit of its rarest byte
-	rareAlt byte   // the other case of lit[rare] when fold
-	// common: lit's rarest byte is still a common one (a letter, a space),
-	// so a scan for it stops every few dozen bytes; bytes.Index, which
-	// switches to a vectorised compare of the whole literal when its first
-	// byte keeps matching in vain, is faster then.
-	common bool
-	// pair: lit's two rarest bytes (at pairA < pairB) are scanned for
-	// together, at their distance, 32 positions at a time (pairScan).
-	pair         bool
-	pairA, pairB int
+	re   *regexp.Regexp
+	word bool // -w: group 1 of re is the match
+	// litScan finds the one literal every match contains (lit; "" if none
+	// or several: multi).
+	litScan
+	pure bool // the pattern is exactly lit: no regexp needed
+	// multi finds any of several literals one of which every match
+	// contains (an alternation, -e A -e B, an -i literal's case variants);
+	// multiExact: the pattern is exactly those literals.
+	multi      []litScan
+	multiExact bool
 	// anchored is ^(?:pattern), set when every match starts with lit: a
 	// candidate is then checked where the literal stands (often one-pass).
 	anchored *regexp.Regexp
@@ -41,15 +36,51 @@ type matcher struct {
 	bufRe *regexp.Regexp
 }
 
+// litScan finds one literal in a buffer.
+type litScan struct {
+	lit     []byte // the literal
+	fold    bool   // lit is matched ASCII-case-insensitively
+	rare    int    // index in lit of its rarest byte
+	rareAlt byte   // the other case of lit[rare] when fold
+	// common: lit's rarest byte is still a common one (a letter, a space),
+	// so a scan for it stops every few dozen bytes; bytes.Index, which
+	// switches to a vectorised compare of the whole literal when its first
+	// byte keeps matching in vain, is faster then.
+	common bool
+	// pair: lit's two rarest bytes (at pairA < pairB) are scanned for
+	// together, at their distance, 32 positions at a time (pairScan).
+	pair         bool
+	pairA, pairB int
+}
+
+// newLitScan prepares the scan for lit.
+func newLitScan(lit []byte, fold bool) litScan {
+	l := litScan{lit: lit, fold: fold}
+	if len(lit) == 0 {
+		return l
+	}
+	l.rare = rarestByte(lit, fold)
+	l.rareAlt = lit[l.rare]
+	if fold {
+		l.rareAlt = swapCase(lit[l.rare])
+	}
+	l.common = !fold && len(lit) > 1 && byteRank(lit[l.rare]) >= 60
+	if useSIMDPair && len(lit) > 1 {
+		l.pair = true
+		l.pairA, l.pairB = rarePair(lit, l.rare, fold)
+	}
+	return l
+}
+
 func newMatcher(pattern string, fixed, ignoreCase, word, line bool) (*matcher, error) {
 	return newMatcherOf([]string{pattern}, fixed, ignoreCase, word, line)
 }
 
 // normalizeExpr turns one pattern into RE2 syntax that can be wrapped: a
-// literal quoted, and \Q without \E spelled out (it would swallow a
-// wrapper's ")").
+// literal quoted, \w \d \s Unicode (unicodeClasses), and \Q without \E
+// spelled out (it would swallow a wrapper's ")").
 func normalizeExpr(pattern string, fixed bool) (string, error) {
-	expr := pattern
+	expr := unicodeClasses(pattern)
 	if fixed {
 		expr = regexp.QuoteMeta(pattern)
 	}
@@ -94,7 +125,7 @@ func newMatcherOf(patterns []string, fixed, ignoreCase, word, line bool) (*match
 		// ripgrep's -w: the match is preceded and followed by a non-word
 		// character or the line's edge (so -w . matches "...", which
 		// \b...\b would not); group 1 is the match itself.
-		expr = `(?:^|\W)(` + expr + `)(?:$|\W)`
+		expr = `(?:^|[^` + wordItems + `])(` + expr + `)(?:$|[^` + wordItems + `])`
 	}
 	if ignoreCase {
 		expr = `(?i)` + expr
@@ -108,40 +139,35 @@ func newMatcherOf(patterns []string, fixed, ignoreCase, word, line bool) (*match
 	if mast, err := syntax.Parse(expr, syntax.Perl&^syntax.OneLine); err == nil && !hasTextAnchor(mast) {
 		m.bufRe = regexp.MustCompile(`(?m)` + expr)
 	}
-	if fixed && !word && !strings.Contains(pattern, "\n") {
-		m.lit, m.pure = []byte(pattern), true
-	} else if perr == nil {
-		simple := ast.Simplify()
-		m.lit, m.fold = requiredLiteral(simple)
-		// A pattern that is one literal (no metacharacter) needs no
-		// regexp either (one that spans a newline matches no line).
-		m.pure = simple.Op == syntax.OpLiteral && !word && string(simple.Rune) == string(m.lit) && bytes.IndexByte(m.lit, '\n') < 0
-	}
-	if ignoreCase && m.pure {
-		m.fold = true
-	}
-	// Case folding beyond ASCII (and k, s, which fold to the Kelvin sign and
-	// the long s): let the regexp do it.
-	if m.fold && (!isASCII(m.lit) || bytes.ContainsAny(bytes.ToLower(m.lit), "ks")) {
-		m.lit, m.pure = nil, false
+	if perr == nil {
+		m.useSet(requiredSet(ast.Simplify()))
 	}
 	if !m.pure && !m.fold && len(m.lit) > 0 && perr == nil && startsWithLiteral(ast.Simplify(), string(m.lit)) {
 		m.anchored = regexp.MustCompile(`^(?:` + expr + `)`)
 		m.tail, m.tailed = literalTail(ast.Simplify(), string(m.lit))
 	}
-	if len(m.lit) > 0 {
-		m.rare = rarestByte(m.lit, m.fold)
-		m.rareAlt = m.lit[m.rare]
-		if m.fold {
-			m.rareAlt = swapCase(m.lit[m.rare])
-		}
-		m.common = !m.fold && len(m.lit) > 1 && byteRank(m.lit[m.rare]) >= 60
-		if useSIMDPair && len(m.lit) > 1 {
-			m.pair = true
-			m.pairA, m.pairB = rarePair(m.lit, m.rare, m.fold)
-		}
-	}
+	m.litScan = newLitScan(m.lit, m.fold)
 	return m, nil
+}
+
+// maxSetCost is the most false candidates per byte a scan for several
+// literals may meet and still beat checking every line.
+const maxSetCost = 0.01
+
+// useSet takes what every match must contain: one literal, or several
+// found by one scan each, when they are rare enough to pay.
+func (m *matcher) useSet(set litSet) {
+	switch {
+	case len(set.needles) == 1:
+		m.lit, m.fold = set.needles[0].lit, set.needles[0].fold
+		m.pure = set.exact
+	case len(set.needles) > 1 && (set.exact || setCost(set.needles) <= maxSetCost):
+		m.multi = make([]litScan, len(set.needles))
+		for i, n := range set.needles {
+			m.multi[i] = newLitScan(n.lit, n.fold)
+		}
+		m.multiExact = set.exact
+	}
 }
 
 // startsWithLiteral reports whether every match of re begins with lit
@@ -402,14 +428,47 @@ func abs(x int) int {
 	return x
 }
 
+// scanState is one buffer's search: where each of a matcher's several
+// literals next occurs, so none is looked for twice over the same bytes.
+type scanState struct {
+	at []int // at or after the last position asked; -1: not yet looked for
+}
+
+// indexMulti returns where the first of m.multi occurs at or after pos in
+// buf, or -1.
+func (m *matcher) indexMulti(buf []byte, pos int, st *scanState) int {
+	if st.at == nil {
+		st.at = make([]int, len(m.multi))
+		for i := range st.at {
+			st.at[i] = -1
+		}
+	}
+	best := -1
+	for i := range m.multi {
+		if st.at[i] < pos {
+			st.at[i] = m.multi[i].index(buf, pos)
+			if st.at[i] < 0 {
+				st.at[i] = len(buf) + 1 // nowhere: never asked again
+			}
+		}
+		if st.at[i] <= len(buf) && (best < 0 || st.at[i] < best) {
+			best = st.at[i]
+		}
+	}
+	return best
+}
+
 // next returns the start and end of the next line at or after pos that
-// matches, or -1. buf holds whole lines.
-func (m *matcher) next(buf []byte, pos int) (int, int) {
+// matches, or -1. buf holds whole lines; st is the search's state in buf
+// (a new one for each buffer).
+func (m *matcher) next(buf []byte, pos int, st *scanState) (int, int) {
 	for pos < len(buf) {
 		var hit int
 		switch {
+		case len(m.multi) > 0:
+			hit = m.indexMulti(buf, pos, st)
 		case len(m.lit) > 0:
-			hit = m.indexLit(buf, pos)
+			hit = m.index(buf, pos)
 		case m.bufRe != nil:
 			loc := m.bufRe.FindIndex(buf[pos:])
 			if loc == nil {
@@ -435,7 +494,7 @@ func (m *matcher) next(buf []byte, pos int) (int, int) {
 		} else {
 			end += hit + 1
 		}
-		if m.pure {
+		if m.pure || m.multiExact {
 			return start, end
 		}
 		body := trimEOL(buf[start:end])
@@ -462,12 +521,12 @@ func (m *matcher) next(buf []byte, pos int) (int, int) {
 	return -1, -1
 }
 
-// indexLit finds the literal at or after pos: by scanning for two of its
+// index finds the literal at or after pos: by scanning for two of its
 // bytes at their distance (pair), else with bytes.Index (common), else by
 // scanning for its rarest byte (both cases of it when folding) and checking
 // around it, remembering the next position of each case so neither is
 // rescanned.
-func (m *matcher) indexLit(buf []byte, pos int) int {
+func (m *litScan) index(buf []byte, pos int) int {
 	if m.pair {
 		lit, a, b := m.lit, m.pairA, m.pairB
 		ca, cb := lit[a], lit[b]
@@ -481,7 +540,7 @@ func (m *matcher) indexLit(buf []byte, pos int) int {
 				return -1
 			}
 			start := pos + i
-			if s := buf[start : start+len(lit)]; (!m.fold && bytes.Equal(s, lit)) || (m.fold && bytes.EqualFold(s, lit)) {
+			if s := buf[start : start+len(lit)]; (!m.fold && bytes.Equal(s, lit)) || (m.fold && asciiEqualFold(s, lit)) {
 				return start
 			}
 			pos = start + 1
@@ -521,7 +580,7 @@ func (m *matcher) indexLit(buf []byte, pos int) int {
 		}
 		start := cand - r
 		s := buf[start : start+len(lit)]
-		if (m.fold && bytes.EqualFold(s, lit)) || (!m.fold && bytes.Equal(s, lit)) {
+		if (m.fold && asciiEqualFold(s, lit)) || (!m.fold && bytes.Equal(s, lit)) {
 			return start
 		}
 		pos = start + 1
@@ -545,11 +604,34 @@ func indexFrom(buf []byte, c byte, from int) int {
 func (m *matcher) matchLine(line []byte) bool {
 	if m.pure {
 		if m.fold {
-			return m.indexLit(line, 0) >= 0
+			return m.index(line, 0) >= 0
 		}
 		return bytes.Contains(line, m.lit)
 	}
+	if len(m.multi) > 0 {
+		if m.indexMulti(line, 0, &scanState{}) < 0 {
+			return false
+		}
+		if m.multiExact {
+			return true
+		}
+	}
 	return m.re.Match(line)
+}
+
+// asciiEqualFold reports whether a and b are equal but for the case of
+// ASCII letters (a non-ASCII byte must be equal: a needle spells each
+// Unicode fold it matches).
+func asciiEqualFold(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if x, y := a[i], b[i]; x != y && (x|0x20 != y|0x20 || x|0x20 < 'a' || x|0x20 > 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 func trimEOL(b []byte) []byte {

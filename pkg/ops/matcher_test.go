@@ -2,6 +2,8 @@ package ops
 
 import (
 	"math/rand"
+	"regexp/syntax"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -27,6 +29,11 @@ func TestMatcherAgainstRegexp(t *testing.T) {
 		{"Ab[b ]?", false, false, false}, {"ab_[0-9A]b", false, false, false}, {"(ab)[ _]", false, false, false},
 		{"ab[\x00-\x7f]", false, false, false}, {"ab.", false, false, false}, {"ab[a-zé]", false, false, false},
 		{"(?i)ab[ _]", false, false, false}, {"ab\nb", false, false, false},
+		// Several literals: alternations, their -i forms with the Kelvin
+		// sign and the long s, literals joined across a factored prefix.
+		{"ab|ba", false, false, false}, {"ab|ks", false, true, false}, {"ab|x1|é", false, true, false},
+		{"a(?:b|_)b", false, false, false}, {"x1|b a", false, false, true}, {"(ab|k)s+", false, true, false},
+		{"[ab]k|ſa", false, false, false}, {"ab|\nb", false, false, false}, {"(?:ab|Ab)[ _]", false, false, false},
 	}
 	for iter := 0; iter < 300; iter++ {
 		var sb strings.Builder
@@ -50,8 +57,9 @@ func TestMatcherAgainstRegexp(t *testing.T) {
 func matcherLines(m *matcher, text string) string {
 	var got []string
 	buf := []byte(text)
+	var st scanState
 	for pos := 0; ; {
-		s, e := m.next(buf, pos)
+		s, e := m.next(buf, pos, &st)
 		if s < 0 {
 			break
 		}
@@ -78,23 +86,39 @@ func regexpLines(m *matcher, text string) string {
 	return strings.Join(want, "\x00")
 }
 
-// FuzzMatcher: whatever the pattern and flags, the prefiltered finder
-// (pair scan, literal tails, anchored checks) agrees with the regexp.
+// FuzzMatcher: whatever the patterns and flags, the prefiltered finder
+// (the literals every match contains, one or several, their -i case
+// variants, pair scan, literal tails, anchored checks) finds exactly the
+// lines the regexp finds. second, when not empty, is a second pattern
+// (grep -e A -e B); line is -x.
 func FuzzMatcher(f *testing.F) {
-	f.Add(`latency_ms=[0-9]{3}`, "a latency_ms=12\nlatency_ms=123 b\n", false, false, false)
-	f.Add(`fmt\.Errorf\("[a-z]+`, "fmt.Errorf(\"%s\")\nfmt.Errorf(\"bad\")\n", false, false, false)
-	f.Add(`zztop_needle`, "ZZTOP_NEEDLE\nzztop_needle\n", true, true, false)
-	f.Add(`ab[ _]{2}`, "ab  \nab_\n", false, false, true)
-	f.Fuzz(func(t *testing.T, pattern, text string, fixed, fold, word bool) {
-		if len(pattern) > 64 || len(text) > 2048 {
+	f.Add(`latency_ms=[0-9]{3}`, "", "a latency_ms=12\nlatency_ms=123 b\n", false, false, false, false)
+	f.Add(`fmt\.Errorf\("[a-z]+`, "", "fmt.Errorf(\"%s\")\nfmt.Errorf(\"bad\")\n", false, false, false, false)
+	f.Add(`zztop_needle`, "", "ZZTOP_NEEDLE\nzztop_needle\n", true, true, false, false)
+	f.Add(`ab[ _]{2}`, "", "ab  \nab_\n", false, false, true, false)
+	f.Add(`TODO|FIXME`, "", "// TODO: x\n// fixme\nFIXME\n", false, false, false, false)
+	f.Add(`PM_RESUME`, "", "pm_resume\nPM_REſUME\nPM_RE\n", false, true, false, false)
+	f.Add(`ERR_SYS|LINK_REQ_RST`, `\w+_EVT`, "link_req_rst\nLINK_REQ_RST\nCFG_BME_EVT\n", false, true, true, false)
+	f.Add(`é|ab`, "k", "É\nAB\n\u212a\n", true, true, false, true)
+	f.Fuzz(func(t *testing.T, pattern, second, text string, fixed, fold, word, line bool) {
+		if len(pattern) > 64 || len(second) > 64 || len(text) > 2048 {
 			return
 		}
-		m, err := newMatcher(pattern, fixed, fold, word, false)
+		patterns := []string{pattern}
+		if second != "" {
+			patterns = append(patterns, second)
+		}
+		m, err := newMatcherOf(patterns, fixed, fold, word, line)
 		if err != nil {
 			return
 		}
 		if got, want := matcherLines(m, text), regexpLines(m, text); got != want {
-			t.Fatalf("pattern %q (fixed %v fold %v word %v) on %q:\ngot  %q\nwant %q", pattern, fixed, fold, word, text, got, want)
+			t.Fatalf("patterns %q (fixed %v fold %v word %v line %v) on %q:\ngot  %q\nwant %q", patterns, fixed, fold, word, line, text, got, want)
+		}
+		for _, l := range strings.Split(text, "\n") {
+			if got, want := m.matchLine([]byte(l)), m.re.MatchString(l); got != want {
+				t.Fatalf("patterns %q (fixed %v fold %v word %v line %v): matchLine(%q) = %v, want %v", patterns, fixed, fold, word, line, l, got, want)
+			}
 		}
 	})
 }
@@ -106,8 +130,9 @@ func TestAnchoredPrefix(t *testing.T) {
 	}
 	buf := []byte("latency_ms=12 x latency_ms=345\nlatency_ms=1234\nlatency_ms=999\n")
 	var got []string
+	var st scanState
 	for pos := 0; ; {
-		s, e := m.next(buf, pos)
+		s, e := m.next(buf, pos, &st)
 		if s < 0 {
 			break
 		}
@@ -129,7 +154,7 @@ func TestLiteralTail(t *testing.T) {
 		width  int
 	}{
 		{`latency_ms=[0-9]{3}`, true, 3}, {`fmt\.Errorf\("[a-z]+`, true, 1}, {`abc[xy]?`, true, 0},
-		{`abc[0-9]*`, true, 0}, {`abc_[ _]d`, true, 2}, {`abc[x]{2,}`, true, 2}, {`ab(?:[x]{2})[y]`, true, 3},
+		{`abc[0-9]*`, true, 0}, {`abc[x]{2,}`, true, 2}, {`ab_[ _]+`, true, 1},
 		{`abc.`, false, 0}, {`abc[^x]`, false, 0}, {`(?i)abc[x]`, false, 0}, {`abc(?i:x)`, false, 0},
 		{`abc[x]+y`, false, 0}, {`abc[x]{1,2}y`, false, 0}, {`abc(x|y)`, false, 0}, {`abc$`, false, 0}, {`abc[x]{1,3}`, false, 0},
 		{`abc[é]`, false, 0}, {`abc\b`, false, 0},
@@ -140,6 +165,50 @@ func TestLiteralTail(t *testing.T) {
 		}
 		if m.tailed != c.tailed || len(m.tail) != c.width {
 			t.Errorf("%s: tailed %v width %d, want %v %d", c.p, m.tailed, len(m.tail), c.tailed, c.width)
+		}
+	}
+}
+
+// TestRequiredSet checks the literals a pattern's matches must contain one
+// of, and when finding one is a match (exact).
+func TestRequiredSet(t *testing.T) {
+	for _, c := range []struct {
+		p     string
+		want  string // needles, "|"-separated, a folded one prefixed "i:"
+		exact bool
+	}{
+		{`TODO|FIXME`, "TODO|FIXME", true},
+		{`(?i)PM_RESUME`, `i:PM_RESUME|i:PM_RE\u017fUME`, true},
+		{`(?i)ERR_SYS|PME_TURN_OFF`, `i:ERR_SYS|i:ERR_SY\u017f|i:ERR_\u017fYS|i:ERR_\u017fY\u017f|i:PME_TURN_OFF`, true},
+		{`[A-Z]+_RESUME`, "_RESUME", false},
+		{`(?:^|\W)([A-Z]+_RESUME)(?:$|\W)`, "_RESUME", false},
+		{`ERR_(?:SYS|IO)\b`, "ERR_SYS|ERR_IO", false},
+		{`abc_[ _]d`, "abc_ d|abc__d", true},
+		{`\wAh`, "Ah", false},
+		{`\w{5}\s+\w{5}`, `\t|\n|\f|\r| `, false}, // a set too common to scan for (useSet)
+		{`[A-Z]{20}`, "", false},
+		{`\p{Greek}`, "", false},
+		{`foo|\w+`, "", false},
+		{`(?i)é`, `\u00c9|\u00e9`, true},
+		{`ab\nc|d`, `ab\nc|d`, false}, // a needle across a line break is only a candidate
+		{`(?i)foo(?-i)Bar`, "Bar", false},
+	} {
+		re, err := syntax.Parse(c.p, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := requiredSet(re.Simplify())
+		var got []string
+		for _, n := range set.needles {
+			s := strconv.QuoteToASCII(string(n.lit))
+			s = s[1 : len(s)-1]
+			if n.fold {
+				s = "i:" + s
+			}
+			got = append(got, s)
+		}
+		if strings.Join(got, "|") != c.want || set.exact != c.exact {
+			t.Errorf("%s: got %q exact %v, want %q exact %v", c.p, strings.Join(got, "|"), set.exact, c.want, c.exact)
 		}
 	}
 }

@@ -67,7 +67,7 @@ func TestIndexLitAgainstIndex(t *testing.T) {
 
 func checkIndexLit(t *testing.T, lit, text []byte, fold bool) {
 	t.Helper()
-	m := &matcher{lit: lit, pure: true, fold: fold}
+	m := &litScan{lit: lit, fold: fold}
 	m.rare = rarestByte(lit, fold)
 	m.rareAlt = lit[m.rare]
 	if fold {
@@ -83,7 +83,7 @@ func checkIndexLit(t *testing.T, lit, text []byte, fold bool) {
 				break
 			}
 		}
-		if got := m.indexLit(text, pos); got != want {
+		if got := m.index(text, pos); got != want {
 			t.Fatalf("indexLit(%q in %q, fold %v, from %d) = %d, want %d", lit, text, fold, pos, got, want)
 		}
 	}
