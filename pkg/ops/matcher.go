@@ -30,10 +30,9 @@ type matcher struct {
 	// checked byte by byte after the literal instead of by the regexp.
 	tail   []byteSet
 	tailed bool
-	// bufRe finds candidates across a whole block ((?m), so ^ works at
-	// line breaks); nil when the pattern has $, \A or \z (hasTextAnchor):
-	// then every line is checked on its own.
-	bufRe *regexp.Regexp
+	// dfa decides lines without a literal to find first, and candidate
+	// lines (nil if the program cannot be built: re decides then).
+	dfa *lineDFA
 }
 
 // litScan finds one literal in a buffer.
@@ -136,8 +135,8 @@ func newMatcherOf(patterns []string, fixed, ignoreCase, word, line bool) (*match
 	}
 	m := &matcher{re: re, word: word}
 	ast, perr := syntax.Parse(expr, syntax.Perl)
-	if mast, err := syntax.Parse(expr, syntax.Perl&^syntax.OneLine); err == nil && !hasTextAnchor(mast) {
-		m.bufRe = regexp.MustCompile(`(?m)` + expr)
+	if perr == nil {
+		m.dfa, _ = newLineDFA(ast.Simplify())
 	}
 	if perr == nil {
 		m.useSet(requiredSet(ast.Simplify()))
@@ -297,48 +296,6 @@ func (m *matcher) tailMatches(b []byte) bool {
 	return true
 }
 
-// hasTextAnchor reports whether re, parsed with ^ and $ at line breaks,
-// still has an anchor a buffer-wide (?m) search would get wrong: $ (which
-// a "\r\n" hides), \A or \z (the buffer's ends, not each line's).
-func hasTextAnchor(re *syntax.Regexp) bool {
-	if re.Op == syntax.OpEndLine || re.Op == syntax.OpEndText || re.Op == syntax.OpBeginText {
-		return true
-	}
-	for _, sub := range re.Sub {
-		if hasTextAnchor(sub) {
-			return true
-		}
-	}
-	return false
-}
-
-// requiredLiteral returns the longest literal every match must contain,
-// and whether it is case-folded.
-func requiredLiteral(re *syntax.Regexp) ([]byte, bool) {
-	switch re.Op {
-	case syntax.OpLiteral:
-		return []byte(string(re.Rune)), re.Flags&syntax.FoldCase != 0
-	case syntax.OpCapture:
-		return requiredLiteral(re.Sub[0])
-	case syntax.OpPlus:
-		return requiredLiteral(re.Sub[0])
-	case syntax.OpRepeat:
-		if re.Min >= 1 {
-			return requiredLiteral(re.Sub[0])
-		}
-	case syntax.OpConcat:
-		var best []byte
-		var bestFold bool
-		for _, sub := range re.Sub {
-			if l, f := requiredLiteral(sub); len(l) > len(best) {
-				best, bestFold = l, f
-			}
-		}
-		return best, bestFold
-	}
-	return nil, false
-}
-
 func isASCII(b []byte) bool {
 	for _, c := range b {
 		if c >= 0x80 {
@@ -469,12 +426,8 @@ func (m *matcher) next(buf []byte, pos int, st *scanState) (int, int) {
 			hit = m.indexMulti(buf, pos, st)
 		case len(m.lit) > 0:
 			hit = m.index(buf, pos)
-		case m.bufRe != nil:
-			loc := m.bufRe.FindIndex(buf[pos:])
-			if loc == nil {
-				return -1, -1
-			}
-			hit = pos + loc[0]
+		case m.dfa != nil:
+			return m.dfa.next(buf, pos)
 		default:
 			hit = pos // check line by line
 		}
@@ -513,7 +466,7 @@ func (m *matcher) next(buf []byte, pos int, st *scanState) (int, int) {
 				}
 				p += 1 + q
 			}
-		} else if m.re.Match(body) {
+		} else if m.lineMatch(body) {
 			return start, end
 		}
 		pos = end
@@ -615,6 +568,14 @@ func (m *matcher) matchLine(line []byte) bool {
 		if m.multiExact {
 			return true
 		}
+	}
+	return m.lineMatch(line)
+}
+
+// lineMatch runs the pattern on one line (no terminator).
+func (m *matcher) lineMatch(line []byte) bool {
+	if m.dfa != nil && bytes.IndexByte(line, '\n') < 0 {
+		return m.dfa.match(line)
 	}
 	return m.re.Match(line)
 }

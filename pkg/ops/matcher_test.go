@@ -212,3 +212,36 @@ func TestRequiredSet(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLineDFA: the lazy DFA decides every line as the regexp does, for any
+// pattern (Unicode classes, \b, anchors, -i) and any bytes, invalid UTF-8
+// and "\r\n" included.
+func FuzzLineDFA(f *testing.F) {
+	f.Add(`\w{5}\s+\w{5}`, "hello world\nhéllo wörld\nab cd\n")
+	f.Add(`\p{Greek}`, "abc\nαβγ\n\xff\n")
+	f.Add(`^a\b|b$|\Bc`, "a b\r\nab\nb\r\nxc\n c\n")
+	f.Add(`(?i)k[^a]ſ`, "\u212a\u00e9S\nkaS\n")
+	f.Add(`[A-Z]{3}(?:x|$)`, "ABC\r\nABx\nABCx\n")
+	f.Fuzz(func(t *testing.T, pattern, text string) {
+		if len(pattern) > 64 || len(text) > 2048 {
+			return
+		}
+		m, err := newMatcher(pattern, false, false, false, false)
+		if err != nil || m.dfa == nil {
+			return
+		}
+		var got []string
+		buf := []byte(text)
+		for pos := 0; ; {
+			s, e := m.dfa.next(buf, pos)
+			if s < 0 {
+				break
+			}
+			got = append(got, string(trimEOL(buf[s:e])))
+			pos = e
+		}
+		if got, want := strings.Join(got, "\x00"), regexpLines(m, text); got != want {
+			t.Fatalf("pattern %q on %q:\ngot  %q\nwant %q", pattern, text, got, want)
+		}
+	})
+}
