@@ -5,7 +5,7 @@ PREFIX    ?= /usr/local
 FUZZTIME  ?= 10s
 PKGS      := ./...
 
-.PHONY: all build cross test test-s3 test-deps vet fmt-check race golden fuzz bench bench-quick bench-baseline generate check-generated install links clean
+.PHONY: all build cross test test-s3 test-deps vet fmt-check race golden fuzz bench bench-quick bench-baseline bench-kernel generate check-generated install links clean
 
 all: build
 
@@ -164,9 +164,19 @@ fuzz:
 # and fd where installed, and the hostile-size rows (fsbox alone). Data is
 # generated under BENCHDATA (about 1.4 GiB).
 BENCHDATA ?= /tmp/fsbox-bench
+# KERNEL=DIR, an extracted Linux source tree (apt-get install linux-source,
+# then untar /usr/src/linux-source-*.tar.xz), adds the grep-kernel-* rows:
+# ripgrep's kernel pattern set against rg. The bench never fetches it.
+KERNEL ?=
+KERNELFLAG = $(if $(KERNEL),-kernel $(KERNEL))
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
-	$(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA) -shell
+	$(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA) -shell $(KERNELFLAG)
+
+# The kernel rows alone, median of 5 interleaved runs a side.
+bench-kernel: build
+	@test -n "$(KERNEL)" || { echo "usage: make bench-kernel KERNEL=/path/to/linux-source"; exit 2; }
+	$(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA) -shell -kernel $(KERNEL) -only '^grep-kernel-' -min-runs 5
 
 bench-quick: build
 	$(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA) -quick
@@ -178,7 +188,7 @@ bench-quick: build
 # by more than 5 % and 0.2 ms are flagged REGRESSION.
 bench-baseline: build
 	@test -n "$(BASELINE)" || { echo "usage: make bench-baseline BASELINE=/path/to/old/fsbox"; exit 2; }
-	$(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA) -shell -baseline $(BASELINE)
+	$(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA) -shell -baseline $(BASELINE) $(KERNELFLAG)
 
 generate:
 	$(GO) run ./internal/gendocs/cmd -root .

@@ -700,9 +700,10 @@ type config struct {
 func main() {
 	closeInherited()
 	var cfg config
-	var only string
+	var only, kernel string
 	flag.StringVar(&cfg.fsbox, "fsbox", "bin/fsbox", "the fsbox binary to time")
 	flag.StringVar(&cfg.data, "data", filepath.Join(os.TempDir(), "fsbox-bench"), "directory for the generated data (about 1 GiB)")
+	flag.StringVar(&kernel, "kernel", "", "an extracted Linux kernel source tree: adds the grep-kernel-* rows, ripgrep's kernel pattern set against rg (none without it)")
 	flag.StringVar(&only, "only", "", "run only the comparisons whose name matches this regular expression")
 	flag.BoolVar(&cfg.quick, "quick", false, "fewer runs: a quick look, not figures to quote")
 	flag.BoolVar(&cfg.json, "json", false, "print the results as JSON on stdout (the table goes to stderr)")
@@ -739,6 +740,13 @@ func main() {
 			fmt.Printf("%-16s fsbox grep -n %s %s, paged by max_result_bytes = %d (pages.go)\n", n, pagesNeedle, dirPages, pagesBudget)
 		}
 		return
+	}
+	if kernel != "" {
+		d, err := kernelDir(kernel)
+		if err != nil {
+			fatalf(2, "%v", err)
+		}
+		comparisons = append(comparisons, kernelRows(d)...)
 	}
 	if only != "" {
 		re, err := regexp.Compile(only)
