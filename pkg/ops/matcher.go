@@ -149,6 +149,10 @@ func newMatcherOf(patterns []string, fixed, ignoreCase, word, line bool) (*match
 	return m, nil
 }
 
+// maxScans is the most literals scanned for one by one: each is a pass
+// over the buffer, and past a few the DFA's one pass is quicker.
+const maxScans = 8
+
 // maxSetCost is the most false candidates per byte a scan for several
 // literals may meet and still beat checking every line.
 const maxSetCost = 0.01
@@ -160,7 +164,7 @@ func (m *matcher) useSet(set litSet) {
 	case len(set.needles) == 1:
 		m.lit, m.fold = set.needles[0].lit, set.needles[0].fold
 		m.pure = set.exact
-	case len(set.needles) > 1 && (set.exact || setCost(set.needles) <= maxSetCost):
+	case len(set.needles) > 1 && len(set.needles) <= maxScans && (set.exact || setCost(set.needles) <= maxSetCost):
 		m.multi = make([]litScan, len(set.needles))
 		for i, n := range set.needles {
 			m.multi[i] = newLitScan(n.lit, n.fold)
