@@ -8,8 +8,10 @@ import (
 )
 
 // matcher finds lines that match a grep pattern in a buffer of whole
-// lines. A pattern with a required literal is prefiltered: the literal is
-// found with a rare-byte scan and the regexp runs only on candidate lines.
+// lines. A pattern that requires a literal, or one of a few, is
+// prefiltered: the literals are found with a pair scan and the pattern runs
+// only on candidate lines; a pattern that requires none runs as a lazy DFA
+// over the whole buffer (grep_dfa.go). re still finds where a match is.
 type matcher struct {
 	re   *regexp.Regexp
 	word bool // -w: group 1 of re is the match
@@ -134,16 +136,17 @@ func newMatcherOf(patterns []string, fixed, ignoreCase, word, line bool) (*match
 		return nil, usagef("", "invalid regular expression %q: %v", pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
 	m := &matcher{re: re, word: word}
-	ast, perr := syntax.Parse(expr, syntax.Perl)
-	if perr == nil {
-		m.dfa, _ = newLineDFA(ast.Simplify())
+	// The regexp compiled, so the pattern parses.
+	ast, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, usagef("", "invalid regular expression %q: %v", pattern, err)
 	}
-	if perr == nil {
-		m.useSet(requiredSet(ast.Simplify()))
-	}
-	if !m.pure && !m.fold && len(m.lit) > 0 && perr == nil && startsWithLiteral(ast.Simplify(), string(m.lit)) {
+	simple := ast.Simplify()
+	m.dfa, _ = newLineDFA(simple)
+	m.useSet(requiredSet(simple))
+	if !m.pure && !m.fold && len(m.lit) > 0 && startsWithLiteral(simple, string(m.lit)) {
 		m.anchored = regexp.MustCompile(`^(?:` + expr + `)`)
-		m.tail, m.tailed = literalTail(ast.Simplify(), string(m.lit))
+		m.tail, m.tailed = literalTail(simple, string(m.lit))
 	}
 	m.litScan = newLitScan(m.lit, m.fold)
 	return m, nil
