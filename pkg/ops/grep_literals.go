@@ -33,7 +33,7 @@ type litSet struct {
 
 // requiredSet returns the literals every match of re contains one of.
 func requiredSet(re *syntax.Regexp) litSet {
-	if ex, ok := exactSet(re); ok {
+	if ex, ok := exactSet(re); ok && len(ex) <= maxScans {
 		// A needle across a line break is found in a buffer of lines but
 		// matches no line: only a candidate then.
 		exact := !slices.ContainsFunc(ex, func(n needle) bool { return bytes.IndexByte(n.lit, '\n') >= 0 })
@@ -51,15 +51,22 @@ func requiredSet(re *syntax.Regexp) litSet {
 		// of runes that ASCII folding covers.
 		return litSet{needles: foldSegment(re)}
 	case syntax.OpAlternate:
-		var all []needle
-		for _, sub := range re.Sub {
-			s := requiredSet(sub)
-			if len(s.needles) == 0 || len(all)+len(s.needles) > maxNeedles {
-				return litSet{}
-			}
-			all = append(all, s.needles...)
+		// Each branch's requirement; when that makes too many to scan
+		// for, a folded literal's case variants give way to its longest
+		// run that ASCII folding covers (one needle, confirmed by the
+		// pattern): (?i)ERR_SYS|LINK_REQ_RST scans for ERR_ and _REQ_R.
+		set := alternatives(re.Sub, requiredSet)
+		if len(set.needles) > maxScans {
+			set = alternatives(re.Sub, func(sub *syntax.Regexp) litSet {
+				if sub.Op == syntax.OpLiteral && sub.Flags&syntax.FoldCase != 0 {
+					if seg := foldSegment(sub); len(seg) > 0 && len(seg[0].lit) >= 3 {
+						return litSet{needles: seg}
+					}
+				}
+				return requiredSet(sub)
+			})
 		}
-		return litSet{needles: dedupNeedles(all)}
+		return set
 	case syntax.OpConcat:
 		return bestOfConcat(re.Sub)
 	}
@@ -67,6 +74,20 @@ func requiredSet(re *syntax.Regexp) litSet {
 }
 
 func inexact(s litSet) litSet { s.exact = false; return s }
+
+// alternatives is the union of what each branch requires (each by req);
+// none when a branch requires nothing.
+func alternatives(subs []*syntax.Regexp, req func(*syntax.Regexp) litSet) litSet {
+	var all []needle
+	for _, sub := range subs {
+		s := req(sub)
+		if len(s.needles) == 0 || len(all)+len(s.needles) > maxNeedles {
+			return litSet{}
+		}
+		all = append(all, s.needles...)
+	}
+	return litSet{needles: dedupNeedles(all)}
+}
 
 // bestOfConcat picks the cheapest requirement among a concatenation's
 // parts, where consecutive parts that each match a small set of strings

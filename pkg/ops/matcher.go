@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"encoding/binary"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -24,6 +25,13 @@ type matcher struct {
 	// multiExact: the pattern is exactly those literals.
 	multi      []litScan
 	multiExact bool
+	mscan      *multiScan // all of multi in one pass (nil: one pass each)
+	// asciiScan is mscan for a buffer of ASCII bytes alone: only the
+	// literals that are ASCII (an -i literal's Kelvin-sign and long-s
+	// variants cannot occur there, and would cost a compare per byte
+	// each); nil with asciiNone when no literal is ASCII.
+	asciiScan *multiScan
+	asciiNone bool
 	// anchored is ^(?:pattern), set when every match starts with lit: a
 	// candidate is then checked where the literal stands (often one-pass).
 	anchored *regexp.Regexp
@@ -55,20 +63,28 @@ type litScan struct {
 }
 
 // newLitScan prepares the scan for lit.
-func newLitScan(lit []byte, fold bool) litScan {
+func newLitScan(lit []byte, fold bool) litScan { return newLitScanIn(lit, fold, len(lit)) }
+
+// newLitScanIn prepares the scan for lit with the bytes it scans for taken
+// from lit[:within] (all of lit when within is under 2).
+func newLitScanIn(lit []byte, fold bool, within int) litScan {
 	l := litScan{lit: lit, fold: fold}
 	if len(lit) == 0 {
 		return l
 	}
-	l.rare = rarestByte(lit, fold)
+	head := lit
+	if within >= 2 {
+		head = lit[:within]
+	}
+	l.rare = rarestByte(head, fold)
 	l.rareAlt = lit[l.rare]
 	if fold {
 		l.rareAlt = swapCase(lit[l.rare])
 	}
 	l.common = !fold && len(lit) > 1 && byteRank(lit[l.rare]) >= 60
-	if useSIMDPair && len(lit) > 1 {
+	if useSIMDPair && len(head) > 1 {
 		l.pair = true
-		l.pairA, l.pairB = rarePair(lit, l.rare, fold)
+		l.pairA, l.pairB = rarePair(head, l.rare, fold)
 	}
 	return l
 }
@@ -152,9 +168,10 @@ func newMatcherOf(patterns []string, fixed, ignoreCase, word, line bool) (*match
 	return m, nil
 }
 
-// maxScans is the most literals scanned for one by one: each is a pass
-// over the buffer, and past a few the DFA's one pass is quicker.
-const maxScans = 8
+// maxScans is the most literals scanned for: each adds a compare to every
+// position of the one pass (multiScan; without AVX2, a pass each), and past
+// that many the DFA's pass is as quick.
+const maxScans = 16
 
 // maxSetCost is the most false candidates per byte a scan for several
 // literals may meet and still beat checking every line.
@@ -173,6 +190,17 @@ func (m *matcher) useSet(set litSet) {
 			m.multi[i] = newLitScan(n.lit, n.fold)
 		}
 		m.multiExact = set.exact
+		m.mscan = newMultiScan(m.multi)
+		var ascii []litScan
+		for _, l := range m.multi {
+			if isASCII(l.lit) {
+				ascii = append(ascii, l)
+			}
+		}
+		m.asciiNone = len(ascii) == 0
+		if len(ascii) < len(m.multi) && !m.asciiNone {
+			m.asciiScan = newMultiScan(ascii)
+		}
 	}
 }
 
@@ -303,7 +331,16 @@ func (m *matcher) tailMatches(b []byte) bool {
 	return true
 }
 
+// isASCII reports whether b holds no byte past 0x7f, eight at a time.
 func isASCII(b []byte) bool {
+	for len(b) >= 32 {
+		w := binary.LittleEndian.Uint64(b) | binary.LittleEndian.Uint64(b[8:]) |
+			binary.LittleEndian.Uint64(b[16:]) | binary.LittleEndian.Uint64(b[24:])
+		if w&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[32:]
+	}
 	for _, c := range b {
 		if c >= 0x80 {
 			return false
@@ -363,14 +400,21 @@ func rarestByte(lit []byte, fold bool) int {
 }
 
 // rarePair pairs lit's rarest byte (at rare) with the rarest of the
-// others, the farthest from it on a tie, and returns the two offsets in
-// order.
+// others (another byte before the same one again), the farthest from it on
+// a tie, and returns the two offsets in order.
 func rarePair(lit []byte, rare int, fold bool) (int, int) {
 	rank := func(c byte) int {
+		r := byteRank(c)
 		if fold {
-			return max(byteRank(c), byteRank(swapCase(c)))
+			r = max(r, byteRank(swapCase(c)))
 		}
-		return byteRank(c)
+		if c == lit[rare] || (fold && swapCase(c) == lit[rare]) {
+			// The same byte twice tells less than two: in identifiers
+			// "_" recurs every few bytes (LINK_REQ_RST's two are 4 apart
+			// in every other kernel line).
+			r += 25
+		}
+		return r
 	}
 	other := -1
 	for i, c := range lit {
@@ -395,12 +439,30 @@ func abs(x int) int {
 // scanState is one buffer's search: where each of a matcher's several
 // literals next occurs, so none is looked for twice over the same bytes.
 type scanState struct {
-	at []int // at or after the last position asked; -1: not yet looked for
+	at    []int // at or after the last position asked; -1: not yet looked for
+	ascii uint8 // whether the buffer is all ASCII: 0 not yet known, 1 no, 2 yes
 }
 
 // indexMulti returns where the first of m.multi occurs at or after pos in
 // buf, or -1.
 func (m *matcher) indexMulti(buf []byte, pos int, st *scanState) int {
+	if st.ascii == 0 {
+		st.ascii = 1
+		if isASCII(buf) {
+			st.ascii = 2
+		}
+	}
+	if st.ascii == 2 {
+		switch {
+		case m.asciiNone:
+			return -1
+		case m.asciiScan != nil:
+			return m.asciiScan.index(buf, pos)
+		}
+	}
+	if m.mscan != nil {
+		return m.mscan.index(buf, pos)
+	}
 	if st.at == nil {
 		st.at = make([]int, len(m.multi))
 		for i := range st.at {
@@ -409,6 +471,9 @@ func (m *matcher) indexMulti(buf []byte, pos int, st *scanState) int {
 	}
 	best := -1
 	for i := range m.multi {
+		if st.ascii == 2 && !isASCII(m.multi[i].lit) {
+			continue // cannot occur in this buffer
+		}
 		if st.at[i] < pos {
 			st.at[i] = m.multi[i].index(buf, pos)
 			if st.at[i] < 0 {

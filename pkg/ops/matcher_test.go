@@ -180,6 +180,8 @@ func TestRequiredSet(t *testing.T) {
 		{`TODO|FIXME`, "TODO|FIXME", true},
 		{`(?i)PM_RESUME`, `i:PM_RESUME|i:PM_RE\u017fUME`, true},
 		{`(?i)ERR_SYS|PME_TURN_OFF`, `i:ERR_SYS|i:ERR_SY\u017f|i:ERR_\u017fYS|i:ERR_\u017fY\u017f|i:PME_TURN_OFF`, true},
+		{`(?i)ERR_SYS|PME_TURN_OFF|LINK_REQ_RST|CFG_BME_EVT`, `i:ERR_SYS|i:ERR_SY\u017f|i:ERR_\u017fYS|i:ERR_\u017fY\u017f|i:PME_TURN_OFF|i:LINK_REQ_RST|i:LINK_REQ_R\u017fT|i:LIN\u212a_REQ_RST|i:LIN\u212a_REQ_R\u017fT|i:CFG_BME_EVT`, true},
+		{`(?i)ERR_SYS|PME_TURN_OFF|LINK_REQ_RST|CFG_BME_EVT|ZSZS|QSQS`, `i:ERR_|i:PME_TURN_OFF|i:_REQ_R|i:CFG_BME_EVT|i:ZSZS|i:ZSZ\u017f|i:Z\u017fZS|i:Z\u017fZ\u017f|i:QSQS|i:QSQ\u017f|i:Q\u017fQS|i:Q\u017fQ\u017f`, false}, // past maxScans: a folded literal's run of 3 or more,
 		{`[A-Z]+_RESUME`, "_RESUME", false},
 		{`(?:^|\W)([A-Z]+_RESUME)(?:$|\W)`, "_RESUME", false},
 		{`ERR_(?:SYS|IO)\b`, "ERR_SYS|ERR_IO", false},

@@ -52,3 +52,58 @@ notfound:
 	VZEROUPPER
 	MOVQ    $-1, ret+32(FP)
 	RET
+
+// func multiPairSIMD(p *byte, n int, tab *pairEntry, k int) int
+//
+// Each of the k entries (160 bytes: off1, off2, 16 bytes of padding, then
+// the broadcast bytes c1, c1alt, c2, c2alt, 32 each) tests p[i+off1] and
+// p[i+off2]; a position passes when any entry's two bytes do.
+TEXT ·multiPairSIMD(SB), NOSPLIT, $0-40
+	MOVQ    p+0(FP), SI
+	MOVQ    n+8(FP), CX
+	MOVQ    tab+16(FP), BX
+	MOVQ    k+24(FP), R11
+	XORQ    DI, DI         // i
+
+mloop:
+	LEAQ    32(DI), R9
+	CMPQ    R9, CX
+	JA      mnotfound
+	LEAQ    (SI)(DI*1), R14 // p + i
+	MOVQ    BX, R12         // the entry
+	MOVQ    R11, R13        // entries left
+	VPXOR   Y8, Y8, Y8
+
+mentry:
+	MOVQ    0(R12), AX
+	MOVQ    8(R12), DX
+	VMOVDQU (R14)(AX*1), Y6
+	VMOVDQU (R14)(DX*1), Y7
+	VPCMPEQB 32(R12), Y6, Y2
+	VPCMPEQB 64(R12), Y6, Y6
+	VPOR    Y6, Y2, Y2
+	VPCMPEQB 96(R12), Y7, Y3
+	VPCMPEQB 128(R12), Y7, Y7
+	VPOR    Y7, Y3, Y3
+	VPAND   Y2, Y3, Y3
+	VPOR    Y3, Y8, Y8
+	ADDQ    $160, R12
+	DECQ    R13
+	JNZ     mentry
+	VPMOVMSKB Y8, R10
+	TESTL   R10, R10
+	JNZ     mfound
+	MOVQ    R9, DI
+	JMP     mloop
+
+mfound:
+	BSFL    R10, R10
+	ADDQ    R10, DI
+	VZEROUPPER
+	MOVQ    DI, ret+32(FP)
+	RET
+
+mnotfound:
+	VZEROUPPER
+	MOVQ    $-1, ret+32(FP)
+	RET

@@ -100,3 +100,45 @@ func FuzzIndexLit(f *testing.F) {
 		checkIndexLit(t, lit, text, fold)
 	})
 }
+
+// TestMultiScan checks the one-pass scan for several literals against a
+// naive search, for literals of different lengths, folded or not, over
+// text long enough for the vector loop and its tail.
+func TestMultiScan(t *testing.T) {
+	if !useSIMDPair {
+		t.Skip("no AVX2: the matcher scans for each literal in turn")
+	}
+	rng := rand.New(rand.NewSource(9))
+	for iter := 0; iter < 400; iter++ {
+		var lits []litScan
+		for n := 2 + rng.Intn(7); n > 0; n-- {
+			lit := make([]byte, 2+rng.Intn(6))
+			for i := range lit {
+				lit[i] = "abAB_x"[rng.Intn(6)]
+			}
+			lits = append(lits, newLitScan(lit, rng.Intn(2) == 0))
+		}
+		ms := newMultiScan(lits)
+		text := make([]byte, rng.Intn(400))
+		for i := range text {
+			text[i] = "abAB\n_xyz"[rng.Intn(9)]
+		}
+		for pos := 0; pos <= len(text); pos += 1 + rng.Intn(20) {
+			want := -1
+			for i := pos; i < len(text) && want < 0; i++ {
+				for _, l := range lits {
+					if i+len(l.lit) <= len(text) {
+						s := text[i : i+len(l.lit)]
+						if (l.fold && bytes.EqualFold(s, l.lit)) || (!l.fold && bytes.Equal(s, l.lit)) {
+							want = i
+							break
+						}
+					}
+				}
+			}
+			if got := ms.index(text, pos); got != want {
+				t.Fatalf("index(%+v from %d) in %q = %d, want %d", lits, pos, text, got, want)
+			}
+		}
+	}
+}
