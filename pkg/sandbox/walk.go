@@ -27,8 +27,8 @@ type WalkOptions struct {
 	// rules apply only inside one: below a directory holding .git,
 	// whether it lies in the walk or above its root (gitAbove).
 	NoRequireGit bool
-	Follow   bool // follow symlinks: never out of their root, never in a loop
-	MaxDepth int  // deepest entry reported (the start's children are 1); < 0: no limit
+	Follow       bool // follow symlinks: never out of their root, never in a loop
+	MaxDepth     int  // deepest entry reported (the start's children are 1); < 0: no limit
 	// After, when set, resumes a walk past a position: a path relative
 	// to the start, '/'-separated, as Entry.Rel. Only entries that sort
 	// strictly after it in walk order (WalkCompare) are reported, and no
