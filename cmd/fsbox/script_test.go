@@ -113,7 +113,7 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			env.Vars = append(kept, "HOME="+home, "REALWORK="+real)
-			workInRepo.Store(repoAbove(real))
+			workInRepo.Store(testbin.RepoAbove(real))
 			if os.Getenv("GORACE") == "" {
 				// A race-enabled fsbox would sleep 1s at every exit.
 				env.Vars = append(env.Vars, "GORACE=atexit_sleep_ms=0")
@@ -151,17 +151,6 @@ func TestScript(t *testing.T) {
 // fsbox look up to /. Scripts that need a tree outside any repository
 // skip then ([!outside]).
 var workInRepo atomic.Bool
-
-// repoAbove reports whether a directory above dir holds .git.
-func repoAbove(dir string) bool {
-	for d := filepath.Clean(dir); d != filepath.Dir(d); {
-		d = filepath.Dir(d)
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return true
-		}
-	}
-	return false
-}
 
 // exitcode N PROG [ARGS...] runs PROG like exec and checks that it exits
 // with status N; stdout and stderr are kept for the next stdout, stderr or

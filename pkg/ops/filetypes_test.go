@@ -3,14 +3,13 @@ package ops
 import (
 	"bufio"
 	"context"
-	"os"
 	"os/exec"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/internal/testbin"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -185,7 +184,7 @@ func TestGrepTypes(t *testing.T) {
 func TestIgnoredNote(t *testing.T) {
 	sb, dir := testSandbox(t)
 	tree(t, dir, map[string]string{".gitignore": "/*\n", "Kconfig": "PM_RESUME\n", "init/Kconfig": "PM_RESUME\n"})
-	if repoAbove(dir) {
+	if testbin.RepoAbove(dir) {
 		t.Skipf("a directory above %s holds .git", dir)
 	}
 	f := findPaths(t, sb, FindOptions{Glob: "Kconfig"})
@@ -200,16 +199,4 @@ func TestIgnoredNote(t *testing.T) {
 	if err != nil || len(*f.Paths) != 0 || strings.Join(f.Notes(), "|") != wantF || len(*g.Paths) != 0 || strings.Join(g.Notes(), "|") != wantG {
 		t.Errorf("--no-require-git: find %v %q, grep %v %q, %v", *f.Paths, f.Notes(), *g.Paths, g.Notes(), err)
 	}
-}
-
-// repoAbove reports whether a directory above dir holds .git: then every
-// tree below it is inside a git repository (as rg and fsbox see it).
-func repoAbove(dir string) bool {
-	for d := filepath.Clean(dir); d != filepath.Dir(d); {
-		d = filepath.Dir(d)
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return true
-		}
-	}
-	return false
 }
