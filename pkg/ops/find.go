@@ -362,33 +362,8 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 	if err != nil {
 		return FindResult{}, err
 	}
-	// The mode's list is present (empty) even when the items go to a
-	// sink, as grep's is: it says which list the result has.
 	res := FindResult{Dir: o.Dir}
-	var sink func(path, typ string, size int64, mtime time.Time) error
-	if o.Long {
-		res.Entries = &[]FindEntry{}
-		sink = func(path, typ string, size int64, mtime time.Time) error {
-			ent := FindEntry{Path: path, Type: typ, Size: size, Mtime: rfc3339(mtime)}
-			if o.EntrySink != nil {
-				return o.EntrySink(ent)
-			}
-			*res.Entries = append(*res.Entries, ent)
-			return nil
-		}
-	} else {
-		res.Paths = &[]string{}
-		sink = func(path, typ string, _ int64, _ time.Time) error {
-			switch {
-			case o.TypedSink != nil:
-				return o.TypedSink(path, typ)
-			case o.Sink != nil:
-				return o.Sink(path)
-			}
-			*res.Paths = append(*res.Paths, path)
-			return nil
-		}
-	}
+	sink := o.sink(&res)
 	pg := newPager(sb, o.Limit)
 	// A page starts after the path (relative to DIR, in walk order) of
 	// the last item the page before it gave; the walk does not enter
@@ -453,6 +428,34 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 		res.notes = append(res.notes, ignoredNote(res.Dir, skipped, "lists"))
 	}
 	return res, nil
+}
+
+// sink is where find's items go: the face's sink, or the result's list.
+// The mode's list is present (empty) even when the items go to a sink,
+// as grep's is: it says which list the result has.
+func (o *FindOptions) sink(res *FindResult) func(path, typ string, size int64, mtime time.Time) error {
+	if o.Long {
+		res.Entries = &[]FindEntry{}
+		return func(path, typ string, size int64, mtime time.Time) error {
+			ent := FindEntry{Path: path, Type: typ, Size: size, Mtime: rfc3339(mtime)}
+			if o.EntrySink != nil {
+				return o.EntrySink(ent)
+			}
+			*res.Entries = append(*res.Entries, ent)
+			return nil
+		}
+	}
+	res.Paths = &[]string{}
+	return func(path, typ string, _ int64, _ time.Time) error {
+		switch {
+		case o.TypedSink != nil:
+			return o.TypedSink(path, typ)
+		case o.Sink != nil:
+			return o.Sink(path)
+		}
+		*res.Paths = append(*res.Paths, path)
+		return nil
+	}
 }
 
 // described reports whether entry e passes the filters that need its
