@@ -5,8 +5,8 @@ _fsbox_valued() {
     "cp --expect-sha256") return 0 ;;
     "cut --fields"|"cut -f"|"cut --delimiter"|"cut -d"|"cut --output-delimiter") return 0 ;;
     "edit --old"|"edit --new"|"edit --old-file"|"edit --new-file"|"edit --edits-json"|"edit --expect-count"|"edit --expect-sha256") return 0 ;;
-    "find --max-depth"|"find --type"|"find -t"|"find --exclude"|"find -E"|"find --size"|"find -S"|"find --changed-within"|"find --changed-before"|"find --limit") return 0 ;;
-    "grep --regexp"|"grep -e"|"grep --file"|"grep -f"|"grep --max-columns"|"grep --after-context"|"grep -A"|"grep --before-context"|"grep -B"|"grep --context"|"grep -C"|"grep --max-count"|"grep -m"|"grep --limit"|"grep --glob"|"grep -g") return 0 ;;
+    "find --max-depth"|"find --type"|"find -t"|"find --type-not"|"find -T"|"find --exclude"|"find -E"|"find --size"|"find -S"|"find --changed-within"|"find --changed-before"|"find --limit") return 0 ;;
+    "grep --regexp"|"grep -e"|"grep --file"|"grep -f"|"grep --max-columns"|"grep --after-context"|"grep -A"|"grep --before-context"|"grep -B"|"grep --context"|"grep -C"|"grep --max-count"|"grep -m"|"grep --limit"|"grep --glob"|"grep -g"|"grep --type"|"grep -t"|"grep --type-not"|"grep -T") return 0 ;;
     "history --limit"|"history -n") return 0 ;;
     "links --prefix") return 0 ;;
     "ls --limit") return 0 ;;
@@ -61,7 +61,8 @@ _fsbox() {
       "edit --expect-count") COMPREPLY=(); return ;;
       "edit --expect-sha256") COMPREPLY=(); return ;;
       "find --max-depth") COMPREPLY=(); return ;;
-      "find --type"|"find -t") COMPREPLY=( $(compgen -W "f d l" -- "$cur") ); return ;;
+      "find --type"|"find -t") COMPREPLY=( $(compgen -W "f d l agda asciidoc asm awk bazel c clojure cmake config cpp cs css csv cython dart diff docker elisp elixir erb erlang fish fortran go gradle groovy h haskell hs html java jinja js json jsonl julia jupyter kotlin less license lisp lock log lua m4 make man markdown matlab md meson minified nim nix objc objcpp ocaml pascal perl php po protobuf ps py r readme rst ruby rust sass scala sh sql svg swift systemd tcl tex tf toml ts txt vala vb verilog vhdl vim xml yacc yaml zig zsh" -- "$cur") ); return ;;
+      "find --type-not"|"find -T") COMPREPLY=( $(compgen -W "f d l agda asciidoc asm awk bazel c clojure cmake config cpp cs css csv cython dart diff docker elisp elixir erb erlang fish fortran go gradle groovy h haskell hs html java jinja js json jsonl julia jupyter kotlin less license lisp lock log lua m4 make man markdown matlab md meson minified nim nix objc objcpp ocaml pascal perl php po protobuf ps py r readme rst ruby rust sass scala sh sql svg swift systemd tcl tex tf toml ts txt vala vb verilog vhdl vim xml yacc yaml zig zsh" -- "$cur") ); return ;;
       "find --exclude"|"find -E") COMPREPLY=(); return ;;
       "find --size"|"find -S") COMPREPLY=(); return ;;
       "find --changed-within") COMPREPLY=(); return ;;
@@ -76,6 +77,8 @@ _fsbox() {
       "grep --max-count"|"grep -m") COMPREPLY=(); return ;;
       "grep --limit") COMPREPLY=(); return ;;
       "grep --glob"|"grep -g") COMPREPLY=(); return ;;
+      "grep --type"|"grep -t") COMPREPLY=( $(compgen -W "agda asciidoc asm awk bazel c clojure cmake config cpp cs css csv cython d dart diff docker elisp elixir erb erlang fish fortran go gradle groovy h haskell hs html java jinja js json jsonl julia jupyter kotlin less license lisp lock log lua m4 make man markdown matlab md meson minified nim nix objc objcpp ocaml pascal perl php po protobuf ps py r readme rst ruby rust sass scala sh sql svg swift systemd tcl tex tf toml ts txt vala vb verilog vhdl vim xml yacc yaml zig zsh" -- "$cur") ); return ;;
+      "grep --type-not"|"grep -T") COMPREPLY=( $(compgen -W "agda asciidoc asm awk bazel c clojure cmake config cpp cs css csv cython d dart diff docker elisp elixir erb erlang fish fortran go gradle groovy h haskell hs html java jinja js json jsonl julia jupyter kotlin less license lisp lock log lua m4 make man markdown matlab md meson minified nim nix objc objcpp ocaml pascal perl php po protobuf ps py r readme rst ruby rust sass scala sh sql svg swift systemd tcl tex tf toml ts txt vala vb verilog vhdl vim xml yacc yaml zig zsh" -- "$cur") ); return ;;
       "history --limit"|"history -n") COMPREPLY=(); return ;;
       "links --prefix") COMPREPLY=(); return ;;
       "ls --limit") COMPREPLY=(); return ;;
@@ -140,14 +143,14 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     find)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--changed-before --changed-within --exclude --follow --hidden --limit --long --max-depth --no-ignore --size --type -E -L -S -l -t --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--changed-before --changed-within --exclude --follow --hidden --limit --long --max-depth --no-ignore --no-require-git --null --size --type --type-list --type-not -0 -E -L -S -T -l -t --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -d -- "$cur") ) ;;
         1) COMPREPLY=() ;;
         *) COMPREPLY=() ;;
       esac ;;
     grep)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--after-context --before-context --context --count --dereference-recursive --extended-regexp --file --files-with-matches --fixed-strings --follow --glob --hidden --ignore-case --invert-match --limit --line-number --line-regexp --max-columns --max-count --no-filename --no-ignore --numbered --only-matching --quiet --recursive --regexp --text --with-filename --word-regexp -A -B -C -E -F -H -L -R -a -c -e -f -g -h -i -l -m -n -o -q -r -v -w -x --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--after-context --before-context --context --count --dereference-recursive --extended-regexp --file --files-with-matches --fixed-strings --follow --glob --hidden --ignore-case --invert-match --limit --line-number --line-regexp --max-columns --max-count --no-filename --no-ignore --no-require-git --null --numbered --only-matching --quiet --recursive --regexp --text --type --type-list --type-not --with-filename --word-regexp -0 -A -B -C -E -F -H -L -R -T -a -c -e -f -g -h -i -l -m -n -o -q -r -t -v -w -x --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=() ;;
         *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;

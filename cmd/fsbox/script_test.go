@@ -13,7 +13,12 @@
 //     where it holds $REALWORK;
 //   - a failing call is `exitcode N fsbox ...`, which checks the exact exit
 //     status, followed by a check of stderr's error object;
-//   - `mtime -r TIME DIR` pins times so listings compare byte for byte.
+//   - `mtime -r TIME DIR` pins times so listings compare byte for byte;
+//   - a tree whose .gitignore must apply is a git repository (a .git in
+//     it: `mkdir DIR/.git`, or a `-- DIR/.git/HEAD --` file), as fsbox
+//     applies .gitignore only inside one; a script that needs a tree
+//     outside every repository starts with `[!outside] skip`, for a .git
+//     above $WORK (a /tmp/.git, say) would put every tree inside one.
 //
 // Directory sizes differ between filesystems, so they are matched by regex.
 package main
@@ -29,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -107,6 +113,7 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			env.Vars = append(kept, "HOME="+home, "REALWORK="+real)
+			workInRepo.Store(testbin.RepoAbove(real))
 			if os.Getenv("GORACE") == "" {
 				// A race-enabled fsbox would sleep 1s at every exit.
 				env.Vars = append(env.Vars, "GORACE=atexit_sleep_ms=0")
@@ -119,6 +126,8 @@ func TestScript(t *testing.T) {
 				return os.Geteuid() == 0, nil
 			case "mountns": // unshare -rm makes a mount namespace where mount --bind works
 				return canMountNS(), nil
+			case "outside": // no directory above $WORK holds .git: a tree there is outside any repository
+				return !workInRepo.Load(), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -135,6 +144,13 @@ func TestScript(t *testing.T) {
 		},
 	})
 }
+
+// workInRepo: a directory above $WORK (the temporary directory every
+// script's $WORK lies in, or one above it) holds .git, so every tree of a
+// script is inside a git repository, where .gitignore applies, as rg and
+// fsbox look up to /. Scripts that need a tree outside any repository
+// skip then ([!outside]).
+var workInRepo atomic.Bool
 
 // exitcode N PROG [ARGS...] runs PROG like exec and checks that it exits
 // with status N; stdout and stderr are kept for the next stdout, stderr or

@@ -124,7 +124,7 @@ func onUsageError(_ *ucli.Context, err error, _ bool) error {
 		if len(bad) > 1 {
 			msg = "unknown flag --" + bad
 		}
-		if best := nearest(bad, names); best != "" && len(bad) > 1 {
+		if best := spec.Nearest(bad, names); best != "" && len(bad) > 1 {
 			msg += "; did you mean --" + best + "?"
 		} else {
 			msg += " (fsbox --help lists the global flags)"
@@ -153,7 +153,7 @@ func newApp(st *state, command string) *ucli.App {
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
 				bad := c.Args().First()
-				if best := nearest(bad, st.reg.Names()); best != "" {
+				if best := spec.Nearest(bad, st.reg.Names()); best != "" {
 					return usageErr("unknown command %q; did you mean %s? (run 'fsbox --help' for the list)", bad, best)
 				}
 				return usageErr("unknown command %q (run 'fsbox --help' for the list)", bad)
@@ -398,7 +398,8 @@ func runOp(x *call) error {
 	var bw *bufio.Writer
 	var list *jsonList
 	done := func() error { return nil }
-	if x.op.Streams && p.format == formatJSON && (p.shape == nil || p.shape.jq == nil) {
+	streams := x.op.StreamsWith(x.in)
+	if streams && p.format == formatJSON && (p.shape == nil || p.shape.jq == nil) {
 		// The items go into the object as they come (jsonList); --jq
 		// needs the whole document, so it collects.
 		out, flush := p.jsonOut()
@@ -408,7 +409,7 @@ func runOp(x *call) error {
 			x.in.Sink = spec.ItemSink(list.add)
 		}
 	}
-	if x.op.Streams && (p.format == formatNDJSON || p.format == formatText) {
+	if streams && (p.format == formatNDJSON || p.format == formatText) {
 		var out io.Writer
 		switch {
 		case p.format == formatNDJSON:

@@ -12,6 +12,9 @@ import (
 // (urfave v2 refuses `-E a --exclude b` as "two forms of the same flag").
 type flagSet map[string]flagName
 
+// has reports whether name is one of the set's flags.
+func (fs flagSet) has(name string) bool { _, ok := fs[name]; return ok }
+
 type flagName struct {
 	value   bool   // takes a value
 	primary string // the flag's first name
@@ -140,7 +143,9 @@ func reorder(args []string, global flagSet, command func(name string) (flagSet, 
 		case tok == "--":
 			positional = append(positional, args[i+1:]...)
 			i = len(args)
-		case !isFlag(tok):
+		case !isFlag(tok) && !(len(tok) == 2 && tok[0] == '-' && cmdFlags.has(tok[1:])):
+			// A negative number is an argument, unless it is a short
+			// flag of the command's own (-0, --null).
 			positional = append(positional, tok)
 		default:
 			fname := strings.SplitN(strings.TrimLeft(tok, "-"), "=", 2)[0]

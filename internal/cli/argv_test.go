@@ -28,6 +28,13 @@ func TestReorder(t *testing.T) {
 		{"fsbox --pretty ls -a", "fsbox --pretty ls --all --"},
 		// As getopt: a flag that takes a value takes the next word, even "--".
 		{"fsbox grep -A -- x", "fsbox grep --after-context -- -- x"},
+		// -0 is a command's own short flag (--null), not a negative
+		// number; -01 is one, and a two-letter argument stays one.
+		{"fsbox grep -l -0 x", "fsbox grep --files-with-matches --null -- x"},
+		{"fsbox find -0", "fsbox find --null --"},
+		{"fsbox slice f -0", "fsbox slice -- f -0"},
+		{"fsbox grep -01 x", "fsbox grep -- -01 x"},
+		{"fsbox grep al a.txt", "fsbox grep -- al a.txt"},
 	}
 	for _, c := range cases {
 		got := strings.Join(reorder(strings.Fields(c.in), global, grepFlags), " ")

@@ -315,7 +315,7 @@ func writeBash(b *strings.Builder, reg *spec.Registry, names, global, globalValu
 			for _, s := range flagSpellings(o) {
 				pats = append(pats, fmt.Sprintf("%q", op.Name+" "+s))
 			}
-			fmt.Fprintf(b, "      %s) %s; return ;;\n", strings.Join(pats, "|"), bashWords(valueWords(reg, o.Enum, o.Complete)))
+			fmt.Fprintf(b, "      %s) %s; return ;;\n", strings.Join(pats, "|"), bashWords(valueWords(reg, append(o.Enum, o.Values...), o.Complete)))
 		}
 	}
 	b.WriteString("    esac\n    COMPREPLY=(); return\n  fi\n")
@@ -397,7 +397,7 @@ func writeZsh(b *strings.Builder, reg *spec.Registry, names []string) {
 			o := &op.Options[i]
 			val := ""
 			if o.Type != spec.Bool {
-				val = ":" + o.Meta + ":" + zshAction(valueWords(reg, o.Enum, o.Complete))
+				val = ":" + o.Meta + ":" + zshAction(valueWords(reg, append(o.Enum, o.Values...), o.Complete))
 			}
 			for _, s := range flagSpellings(o) {
 				parts = append(parts, fmt.Sprintf("'%s[%s]%s'", s, zshQuote(spec.OptionHelp(o)), val))
@@ -462,7 +462,7 @@ func writeFish(b *strings.Builder, reg *spec.Registry, names []string) {
 			}
 			val := ""
 			if o.Type != spec.Bool {
-				val = fishAction(valueWords(reg, o.Enum, o.Complete))
+				val = fishAction(valueWords(reg, append(o.Enum, o.Values...), o.Complete))
 			}
 			for _, c := range cmds {
 				fmt.Fprintf(b, "complete %s%s%s -d %s\n", c, names, val, fishQuote(spec.OptionHelp(o)))

@@ -197,7 +197,7 @@ func suggestFlag(op *spec.Op, err error) string {
 	for _, f := range globalFlags() {
 		names = append(names, f.Names()[0])
 	}
-	best := nearest(bad, names)
+	best := spec.Nearest(bad, names)
 	if best == "" || (len(bad) == 1 && len(best) == 1) {
 		return fmt.Sprintf(" (fsbox %s --help lists its flags)", op.Name)
 	}
@@ -205,38 +205,4 @@ func suggestFlag(op *spec.Op, err error) string {
 		return "; did you mean -" + best + "?"
 	}
 	return "; did you mean --" + best + "?"
-}
-
-// nearest is the name closest to bad by edit distance (case aside), or ""
-// when none is close: at most a third of bad's length plus one edit, as
-// gh and git suggest.
-func nearest(bad string, names []string) string {
-	best, dist := "", len(bad)/3+2
-	for _, n := range names {
-		if d := editDistance(strings.ToLower(bad), strings.ToLower(n)); d < dist {
-			best, dist = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance of two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

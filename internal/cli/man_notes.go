@@ -279,10 +279,23 @@ cut follows GNU field lists; a line without the delimiter is kept whole; --csv p
 an empty \-\-output\-delimiter is a NUL (GNU); an open range needs no cap.
 .SH GREP AND FIND
 Trees are walked depth first in name order, so output is in path order.
-.git is never entered; dot-names need --hidden; .gitignore, .ignore and .git/info/exclude apply
-(also outside git repositories) unless --no-ignore. An ignore file reached through a symlink is not
+.git is never entered; dot-names need --hidden; unless --no-ignore, .ignore applies everywhere,
+and .gitignore and .git/info/exclude apply inside a git repository only, as in rg and fd
+(--no-require-git applies .gitignore outside one too). A walk is inside one when a .git (a
+directory, or a worktree's file) lies in its root, between the root and the start, or in any
+directory above the root up to / (an lstat of .git in each, never a read: the one metadata access
+outside the roots); a directory holding .git inside the walk is a repository from there down.
+Ignore files are read only inside the roots; the global excludes file is not read. When ignore
+rules leave out everything a walk met, the text form says so on stderr (skipped.ignored counts
+them in JSON). An ignore file reached through a symlink is not
 read; only its first MiB is (whole lines), and at most 256 glob rules apply along one path; rules
 left out are counted in skipped.ignore_rules.
+\-t/\-\-type NAME and \-T/\-\-type\-not NAME select walked files by rg's type names and globs
+(\-\-type\-list prints them); \-T wins over \-t; a file named on the command line is searched
+whatever its type. find's \-t also takes fd's f, d and l (so d is a directory there, never D
+source); a type name selects files and symlinks by name, never directories.
+\-0/\-\-null ends each path of find's text form with a NUL, and puts a NUL after each file name
+of grep's text form in place of ':' or the newline (grep \-Z, rg \-0).
 Symlinks are followed only with -L, never out of their root, never in a loop.
 grep uses RE2 syntax, matched line by line: ^ and \\A are a line's start, $ and \\z its end; a
 CRLF line matches as if it ended in LF; a file with a NUL byte is binary and skipped in trees.

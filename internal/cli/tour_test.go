@@ -73,6 +73,11 @@ func TestReadmeTour(t *testing.T) {
 	}
 	demo := filepath.Join(base, "tour", "demo")
 	copyTree(t, filepath.Join("..", "..", "testdata", "demo"), demo)
+	// The demo is a git repository, as a project is (git cannot keep a
+	// .git in the tree): its .gitignore applies only in one.
+	if err := os.Mkdir(filepath.Join(demo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	os.WriteFile(filepath.Join(base, "tour", "secret.txt"), []byte("secret\n"), 0o644)
 	home := filepath.Join(base, "home")
 	os.MkdirAll(home, 0o755)

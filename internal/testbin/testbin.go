@@ -127,3 +127,17 @@ func build() (string, error) {
 	}
 	return dir, nil
 }
+
+// RepoAbove reports whether a directory above dir (its parent, and so on
+// up to /) holds .git: then every tree below dir is inside a git
+// repository, as fsbox (and rg) see it, and a test that needs a tree
+// outside every repository skips.
+func RepoAbove(dir string) bool {
+	for d := filepath.Clean(dir); d != filepath.Dir(d); {
+		d = filepath.Dir(d)
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+	}
+	return false
+}

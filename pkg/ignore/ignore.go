@@ -262,7 +262,24 @@ type Stack struct {
 	files  []*File
 	globs  []int // how many of each file's glob rules apply (MaxGlobs)
 	total  int   // glob rules in force here and above
+	// outside: no directory here or above is a repository's top, and the
+	// walk started outside any repository (Outside): .gitignore and
+	// exclude rules do not apply, as rg and fd apply them only in a git
+	// repository. The zero Stack applies them everywhere (rg's
+	// --no-require-git).
+	outside bool
 }
+
+// Outside is the stack a walk starts with when its start lies in no git
+// repository (no .git in it or above it): .gitignore and exclude rules
+// apply only at and below a directory pushed as a repository's top
+// (PushDir with repo), while .ignore files apply everywhere.
+func Outside() *Stack { return &Stack{outside: true} }
+
+// GitApplies reports whether .gitignore and exclude rules apply in the
+// directory s is the stack of (or in one pushed on it as a repository's
+// top, which always applies them): a walk need not read them otherwise.
+func (s *Stack) GitApplies() bool { return s == nil || !s.outside }
 
 // Push returns a stack with the files of dir (relative to the root) on top.
 func (s *Stack) Push(dir string, files ...*File) *Stack {
@@ -282,7 +299,7 @@ func (s *Stack) PushCounted(dir string, files ...*File) (*Stack, int) {
 func (s *Stack) PushDir(dir string, repo bool, files ...*File) (*Stack, int) {
 	top := &Stack{parent: s, dir: dir, repo: repo}
 	if s != nil {
-		top.total = s.total
+		top.total, top.outside = s.total, s.outside && !repo
 	}
 	dropped := 0
 	for _, f := range files {
@@ -313,9 +330,13 @@ func (s *Stack) Ignored(rel string, isDir bool) bool { return s.Match(rel, isDir
 // precedence: .ignore files first, then .gitignore files, then exclude;
 // within one kind the deepest file with a matching rule decides, and the
 // last matching rule within a file. .gitignore and exclude files above a
-// nested repository's top (a directory holding .git) do not reach into it.
+// nested repository's top (a directory holding .git) do not reach into it,
+// and outside a repository (Outside) they do not apply at all.
 func (s *Stack) Match(rel string, isDir bool) int {
 	for _, kind := range [...]Kind{Dotignore, Gitignore, Exclude} {
+		if kind != Dotignore && s != nil && s.outside {
+			break // outside a repository only .ignore files apply
+		}
 		for st := s; st != nil; st = st.parent {
 			sub := rel
 			if st.dir != "" {

@@ -223,10 +223,32 @@ func TestAgreeWithGitAndRipgrep(t *testing.T) {
 			st, _ := (*Stack)(nil).PushDir("foo", true, kind(Gitignore, "sherlock\n"))
 			return st
 		}(), "foo/sherlock", false, 1},
+		// Outside a repository (rg and fd require git for .gitignore):
+		// .gitignore and exclude rules do not apply, .ignore does; from a
+		// repository's top down they apply again.
+		{"outside: .gitignore", Outside().Push("", kind(Gitignore, "sherlock\n")), "sherlock", false, 0},
+		{"outside: exclude", Outside().Push("", kind(Exclude, "sherlock\n")), "sherlock", false, 0},
+		{"outside: .ignore", Outside().Push("", kind(Dotignore, "sherlock\n")), "sherlock", false, 1},
+		{"outside: a '!' of .gitignore whitelists nothing", Outside().Push("", kind(Dotignore, "sherlock\n")).Push("in", kind(Gitignore, "!sherlock\n")), "in/sherlock", false, 1},
+		{"outside, then a repository's top", func() *Stack {
+			st, _ := Outside().PushDir("foo", true, kind(Gitignore, "sherlock\n"))
+			return st
+		}(), "foo/sherlock", false, 1},
+		{"outside: a nested repository's rules stay in it", func() *Stack {
+			st := Outside().Push("", kind(Gitignore, "sherlock\n"))
+			st, _ = st.PushDir("foo", true)
+			return st
+		}(), "foo/sherlock", false, 0},
 	}
 	for _, c := range cases {
 		if got := c.stack.Match(c.rel, c.isDir); got != c.want {
 			t.Errorf("%s: Match(%q) = %d, want %d", c.name, c.rel, got, c.want)
 		}
+	}
+	if Outside().GitApplies() || !(*Stack)(nil).GitApplies() || !(&Stack{}).GitApplies() {
+		t.Error("GitApplies: false only on a stack outside a repository")
+	}
+	if st, _ := Outside().PushDir("foo", true); !st.GitApplies() {
+		t.Error("GitApplies: a repository's top applies .gitignore")
 	}
 }

@@ -21,18 +21,22 @@ var findOp = &spec.Op{
 	Streams: true,
 	Pages:   true,
 	Summary: "list paths below DIR matching a glob, honouring .gitignore",
-	Help:    "Lists the paths below DIR (the workdir when left out) in path order, honouring ignore files and leaving out hidden names. GLOB is a doublestar glob: without '/' it matches the base name, as fd -g. One argument with glob characters is a GLOB, else a DIR. With -l each path comes with its type, size and mtime (entries[] in place of paths[]); an entry that vanishes between the listing of its directory and its description is left out and counted in skipped.errors.",
+	Help:    "Lists the paths below DIR (the workdir when left out) in path order, honouring ignore files (.ignore everywhere; .gitignore and .git/info/exclude inside a git repository, or anywhere with --no-require-git) and leaving out hidden names; when they leave out everything, the text form says so on stderr. GLOB is a doublestar glob: without '/' it matches the base name, as fd -g. One argument with glob characters is a GLOB, else a DIR. With -l each path comes with its type, size and mtime (entries[] in place of paths[]); an entry that vanishes between the listing of its directory and its description is left out and counted in skipped.errors.",
 	Args: []spec.Arg{
 		{Name: "dir", Meta: "DIR", Help: "the directory to walk", Use: spec.ReadDir, Optional: true, Complete: spec.CompleteDirs},
 		{Name: "glob", Meta: "GLOB", Help: "keep only paths matching this glob", Optional: true, Complete: spec.CompleteNone},
 	},
 	Options: []spec.Option{
 		{Name: "max-depth", Type: spec.Int, Meta: "N", Min: min0, DefaultText: "no limit", Help: "deepest level to list (DIR's entries are 1)"},
-		{Name: "type", Short: "t", Type: spec.String, Meta: "TYPE", Enum: []string{"f", "d", "l"}, Help: "only f (files), d (directories) or l (symlinks)"},
+		{Name: "type", Short: "t", Type: spec.Strings, Meta: "TYPE", Values: findTypeWords(), Help: "only f (files), d (directories) or l (symlinks), as fd -t; any other TYPE is one of rg's type names (c, go, py, rust, md, ...: files whose names its globs match, as rg -t; d is the directory here, never D sources). Repeatable: an entry of any of the kinds given, and of any of the type names given"},
+		{Name: "type-not", Short: "T", Type: spec.Strings, Meta: "TYPE", Values: findTypeWords(), Help: "leave out f (files), d (directories), l (symlinks), or files of one of rg's type names (repeatable; --type-list lists them)"},
+		typeListOption,
 		{Name: "exclude", Short: "E", Type: spec.Strings, Meta: "GLOB", Help: "leave out paths matching GLOB (repeatable); excluded directories are not entered"},
 		{Name: "hidden", Type: spec.Bool, Help: "include names starting with a dot"},
 		{Name: "no-ignore", Type: spec.Bool, Help: "do not honour .gitignore, .ignore and .git/info/exclude"},
+		noRequireGitOption,
 		{Name: "follow", Short: "L", Type: spec.Bool, Help: "follow symlinks (never out of their root, never in a loop)"},
+		{Name: "null", Short: "0", Type: spec.Bool, CLIOnly: true, Help: "in the text form, end each path (each line of -l) with a NUL byte in place of the newline, as fd -0 and find -print0"},
 		{Name: "size", Short: "S", Type: spec.Strings, Meta: "[+-]N[kMG]", Help: "only files of this size, as fd -S: +N at least N bytes, -N at most N, N exactly; k, M, G are powers of 1024 (repeatable: all must hold)"},
 		{Name: "changed-within", Type: spec.String, Meta: "DUR", Help: "only paths modified within DUR (a Go duration, d and w allowed: 2d, 1w3d, 90m) or since a time (RFC 3339), as fd --changed-within"},
 		{Name: "changed-before", Type: spec.String, Meta: "DUR", Help: "only paths modified more than DUR ago, or before a time (RFC 3339), as fd --changed-before"},
@@ -42,10 +46,15 @@ var findOp = &spec.Op{
 	Examples: []spec.Example{
 		{Cmd: "find . '*.go' --format text", Says: "every Go file under the workdir, as fd -g '*.go'"},
 		{Cmd: "find src -l", Says: "each path below src with its type, size and mtime"},
+		{Cmd: "find -t go --format text", Says: "every Go source, by rg's type name"},
 	},
-	JSONNote: "paths[] without -l, entries[] with it: exactly one of the two",
-	Text:     "one path a line, as find or fd; with -l, size mtime path a line (size in bytes, mtime RFC 3339 UTC)",
+	JSONNote:      "paths[] without -l, entries[] with it: exactly one of the two",
+	Text:          "one path a line, as find or fd (with -0, a NUL after each); with -l, size mtime path a line (size in bytes, mtime RFC 3339 UTC)",
+	StreamsUnless: []string{"type-list"},
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		if in.Bool("type-list") {
+			return TypeList(), nil
+		}
 		o, err := FindInput(in)
 		if err != nil {
 			return nil, err
@@ -53,10 +62,14 @@ var findOp = &spec.Op{
 		if o.Paging, err = pagingOf(sb, in); err != nil {
 			return nil, err
 		}
+		end := byte('\n')
+		if in.Bool("null") {
+			end = 0
+		}
 		if o.Long {
-			o.EntrySink = entrySink(in.Sink)
+			o.EntrySink = entrySink(in.Sink, end)
 		} else {
-			o.TypedSink = pathSink(in.Sink)
+			o.TypedSink = pathSink(in.Sink, end)
 		}
 		return Find(ctx, sb, o)
 	},
@@ -64,8 +77,8 @@ var findOp = &spec.Op{
 
 // FindInput turns a find input into options.
 func FindInput(in *spec.Input) (FindOptions, error) {
-	o := FindOptions{MaxDepth: -1, Type: in.String("type"), Exclude: in.Strings("exclude"),
-		Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), Follow: in.Bool("follow"), Long: in.Bool("long"), Dir: ".", Glob: in.String("glob"), Limit: in.Int("limit")}
+	o := FindOptions{MaxDepth: -1, Types: in.Strings("type"), TypesNot: in.Strings("type-not"), Exclude: in.Strings("exclude"),
+		Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), NoRequireGit: in.Bool("no-require-git"), Follow: in.Bool("follow"), Long: in.Bool("long"), Dir: ".", Glob: in.String("glob"), Limit: in.Int("limit")}
 	if in.IsSet("max-depth") {
 		o.MaxDepth = int(in.Int("max-depth"))
 	}
@@ -211,14 +224,17 @@ type FindOptions struct {
 	// Paging: a page starts after the path From.Key (relative to Dir, in
 	// walk order: sandbox.WalkCompare), compared, never opened.
 	Paging
-	Dir      string   // the directory to walk, "." for the workdir; "" is usage (an empty path is never a path)
-	Glob     string   // doublestar; without '/' it matches the base name (as fd -g)
-	MaxDepth int      // < 0: no limit
-	Type     string   // "", f, d, l
-	Exclude  []string // globs, same rule as Glob; an excluded directory is not entered
-	Hidden   bool
-	NoIgnore bool
-	Follow   bool
+	Dir      string // the directory to walk, "." for the workdir; "" is usage (an empty path is never a path)
+	Glob     string // doublestar; without '/' it matches the base name (as fd -g)
+	MaxDepth int    // < 0: no limit
+	// Types keeps entries of the kinds named (fd's f, d, l) and files of
+	// the rg type names given; TypesNot leaves them out (-t, -T).
+	Types, TypesNot []string
+	Exclude         []string // globs, same rule as Glob; an excluded directory is not entered
+	Hidden          bool
+	NoIgnore        bool
+	NoRequireGit    bool // .gitignore applies outside a git repository too
+	Follow          bool
 	// Sizes keep only files whose size holds every filter (fd -S);
 	// ChangedAfter and ChangedBefore, when set, keep only paths modified
 	// at or after, or before, that time.
@@ -264,7 +280,13 @@ type FindResult struct {
 	Count   int64               `json:"count"`
 	Skipped sandbox.WalkSkipped `json:"skipped"`
 	Truncation
+
+	notes []string // for stderr in the text form (Notes)
 }
+
+// Notes are what the text form says on stderr after the output: that
+// ignore rules left out everything the walk met.
+func (r FindResult) Notes() []string { return r.notes }
 
 var errStop = errors.New("stop")
 
@@ -325,17 +347,9 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 	if err := begin(ctx, sb, "find"); err != nil {
 		return FindResult{}, err
 	}
-	var want string
-	switch o.Type {
-	case "":
-	case "f", "file":
-		want = "file"
-	case "d", "dir", "directory":
-		want = "dir"
-	case "l", "symlink":
-		want = "symlink"
-	default:
-		return FindResult{}, usagef(o.Dir, "type must be f, d or l, got %q", o.Type)
+	types, err := newFindTypes(o.Types, o.TypesNot)
+	if err != nil {
+		return FindResult{}, err
 	}
 	var glob globMatcher
 	if o.Glob != "" {
@@ -348,33 +362,8 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 	if err != nil {
 		return FindResult{}, err
 	}
-	// The mode's list is present (empty) even when the items go to a
-	// sink, as grep's is: it says which list the result has.
 	res := FindResult{Dir: o.Dir}
-	var sink func(path, typ string, size int64, mtime time.Time) error
-	if o.Long {
-		res.Entries = &[]FindEntry{}
-		sink = func(path, typ string, size int64, mtime time.Time) error {
-			ent := FindEntry{Path: path, Type: typ, Size: size, Mtime: rfc3339(mtime)}
-			if o.EntrySink != nil {
-				return o.EntrySink(ent)
-			}
-			*res.Entries = append(*res.Entries, ent)
-			return nil
-		}
-	} else {
-		res.Paths = &[]string{}
-		sink = func(path, typ string, _ int64, _ time.Time) error {
-			switch {
-			case o.TypedSink != nil:
-				return o.TypedSink(path, typ)
-			case o.Sink != nil:
-				return o.Sink(path)
-			}
-			*res.Paths = append(*res.Paths, path)
-			return nil
-		}
-	}
+	sink := o.sink(&res)
 	pg := newPager(sb, o.Limit)
 	// A page starts after the path (relative to DIR, in walk order) of
 	// the last item the page before it gave; the walk does not enter
@@ -385,13 +374,15 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 	}
 	var sinkErr error
 	var vanished int64 // entries -l could not describe
-	skipped, err := sb.Walk(ctx, o.Dir, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: o.MaxDepth, After: after},
+	wo := walkOptions(o.Hidden, o.NoIgnore, o.NoRequireGit, o.Follow, o.MaxDepth)
+	wo.After = after
+	skipped, err := sb.Walk(ctx, o.Dir, wo,
 		func(e *sandbox.Entry) error {
 			if len(excl) > 0 && excl.match(e.Rel, e.Type == "dir") {
 				e.Release()
 				return sandbox.SkipDir
 			}
-			if (want != "" && e.Type != want) || (glob != nil && !glob.match(e.Rel, e.Type == "dir")) {
+			if !types.keep(e.Type, e.Name) || (glob != nil && !glob.match(e.Rel, e.Type == "dir")) {
 				e.Release()
 				return nil
 			}
@@ -433,7 +424,38 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 	if d, err := sb.Lstat(o.Dir); err == nil {
 		res.Dir = d.Path
 	}
+	if skipped.AllIgnored() {
+		res.notes = append(res.notes, ignoredNote(res.Dir, skipped, "lists"))
+	}
 	return res, nil
+}
+
+// sink is where find's items go: the face's sink, or the result's list.
+// The mode's list is present (empty) even when the items go to a sink,
+// as grep's is: it says which list the result has.
+func (o *FindOptions) sink(res *FindResult) func(path, typ string, size int64, mtime time.Time) error {
+	if o.Long {
+		res.Entries = &[]FindEntry{}
+		return func(path, typ string, size int64, mtime time.Time) error {
+			ent := FindEntry{Path: path, Type: typ, Size: size, Mtime: rfc3339(mtime)}
+			if o.EntrySink != nil {
+				return o.EntrySink(ent)
+			}
+			*res.Entries = append(*res.Entries, ent)
+			return nil
+		}
+	}
+	res.Paths = &[]string{}
+	return func(path, typ string, _ int64, _ time.Time) error {
+		switch {
+		case o.TypedSink != nil:
+			return o.TypedSink(path, typ)
+		case o.Sink != nil:
+			return o.Sink(path)
+		}
+		*res.Paths = append(*res.Paths, path)
+		return nil
+	}
 }
 
 // described reports whether entry e passes the filters that need its
@@ -464,9 +486,10 @@ func (o *FindOptions) described(e *sandbox.Entry) (keep bool, size int64, mtime 
 	return true, size, mtime, nil
 }
 
-// pathSink sends each path (an item, a JSON string), or one a line, by
-// type in colour where the face colours (fd, ls).
-func pathSink(s any) PathSink {
+// pathSink sends each path (an item, a JSON string), or one a line (end
+// after each: a newline, or find -0's NUL), by type in colour where the
+// face colours (fd, ls).
+func pathSink(s any, end byte) PathSink {
 	switch s := s.(type) {
 	case PathSink:
 		return s
@@ -475,16 +498,16 @@ func pathSink(s any) PathSink {
 	case spec.TextWriter:
 		return func(p, typ string) error {
 			s.WriteString(s.Typed(s.Name(p), typ))
-			return s.WriteByte('\n')
+			return s.WriteByte(end)
 		}
 	}
 	return nil
 }
 
 // entrySink sends each entry of -l (an item, a JSON object), or one a
-// line as size mtime path, the path by type in colour where the face
-// colours.
-func entrySink(s any) EntrySink {
+// line as size mtime path (end after each), the path by type in colour
+// where the face colours.
+func entrySink(s any, end byte) EntrySink {
 	switch s := s.(type) {
 	case EntrySink:
 		return s
@@ -497,7 +520,7 @@ func entrySink(s any) EntrySink {
 			s.WriteString(e.Mtime)
 			s.WriteByte(' ')
 			s.WriteString(s.Typed(s.Name(e.Path), e.Type))
-			return s.WriteByte('\n')
+			return s.WriteByte(end)
 		}
 	}
 	return nil

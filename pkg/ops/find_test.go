@@ -78,7 +78,7 @@ func TestFindIgnoreRules(t *testing.T) {
 		"excluded.txt":        "",
 		"src/vendor/dep/d.go": "",
 	})
-	r := findPaths(t, sb, FindOptions{Type: "f"})
+	r := findPaths(t, sb, FindOptions{Types: []string{"f"}})
 	want := []string{"docs/sub/b.tmp", "keep.log", "nested/main.go", "src/app.go", "src/build/x.go", "src/vendor/dep/d.go"}
 	if strings.Join(*r.Paths, " ") != strings.Join(want, " ") {
 		t.Errorf("got  %v\nwant %v", *r.Paths, want)
@@ -86,7 +86,7 @@ func TestFindIgnoreRules(t *testing.T) {
 	if r.Skipped.Ignored == 0 || r.Skipped.Hidden == 0 {
 		t.Errorf("skips not counted: %+v", r.Skipped)
 	}
-	all := findPaths(t, sb, FindOptions{Type: "f", NoIgnore: true, Hidden: true})
+	all := findPaths(t, sb, FindOptions{Types: []string{"f"}, NoIgnore: true, Hidden: true})
 	for _, p := range []string{"a.log", "build/out.go", ".hidden/h.go", "src/.ignore", "excluded.txt"} {
 		if !contains(*all.Paths, p) {
 			t.Errorf("--no-ignore --hidden: %s missing from %v", p, *all.Paths)
@@ -118,8 +118,8 @@ func TestFindGlobsDepthTypes(t *testing.T) {
 		{FindOptions{Glob: "*.go"}, "a.go b/c.go b/d/e.go"},
 		{FindOptions{Glob: "b/*.go"}, "b/c.go"},
 		{FindOptions{Glob: "**/*.go", MaxDepth: 2}, "a.go b/c.go"},
-		{FindOptions{Type: "d"}, "b b/d"},
-		{FindOptions{Type: "l"}, "l"},
+		{FindOptions{Types: []string{"d"}}, "b b/d"},
+		{FindOptions{Types: []string{"l"}}, "l"},
 		{FindOptions{Exclude: []string{"d"}}, "a.go b b/c.go l"},
 		{FindOptions{Dir: "b", Glob: "{c,e}.go"}, "b/c.go b/d/e.go"},
 	}
@@ -150,8 +150,8 @@ func TestFindLong(t *testing.T) {
 		o    FindOptions
 		want []FindEntry
 	}{
-		{FindOptions{Type: "f", Glob: "{a,c}.txt"}, []FindEntry{{"a.txt", "file", 4, mt}, {"b/c.txt", "file", 7, mt}}},
-		{FindOptions{Type: "l"}, []FindEntry{{"l", "symlink", 5, ""}}},
+		{FindOptions{Types: []string{"f"}, Glob: "{a,c}.txt"}, []FindEntry{{"a.txt", "file", 4, mt}, {"b/c.txt", "file", 7, mt}}},
+		{FindOptions{Types: []string{"l"}}, []FindEntry{{"l", "symlink", 5, ""}}},
 		{FindOptions{Follow: true, Glob: "l"}, []FindEntry{{"l", "file", 4, mt}}},
 		{FindOptions{Sizes: []SizeFilter{{'+', 5}}}, []FindEntry{{"b/c.txt", "file", 7, mt}}},
 	}
@@ -177,14 +177,14 @@ func TestFindLong(t *testing.T) {
 			t.Errorf("%+v: count %d, skipped %+v", c.o, r.Count, r.Skipped)
 		}
 	}
-	if r := findPaths(t, sb, FindOptions{Type: "f"}); r.Entries != nil || r.Paths == nil {
+	if r := findPaths(t, sb, FindOptions{Types: []string{"f"}}); r.Entries != nil || r.Paths == nil {
 		t.Errorf("without -l: paths %v, entries %v: want paths only", r.Paths, r.Entries)
 	}
 
 	// gone.txt is listed with its directory, then removed before its turn
 	// (the sink of an earlier entry removes it): left out, counted.
 	var seen []string
-	r, err := Find(context.Background(), sb, FindOptions{Dir: ".", MaxDepth: 1, Type: "f", Long: true, EntrySink: func(e FindEntry) error {
+	r, err := Find(context.Background(), sb, FindOptions{Dir: ".", MaxDepth: 1, Types: []string{"f"}, Long: true, EntrySink: func(e FindEntry) error {
 		seen = append(seen, e.Path)
 		if e.Path == "a.txt" {
 			return os.Remove(filepath.Join(dir, "gone.txt"))
@@ -207,7 +207,7 @@ func TestFindSymlinksFollowAndLoops(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := findPaths(t, sb, FindOptions{Follow: true, Type: "f"})
+	r := findPaths(t, sb, FindOptions{Follow: true, Types: []string{"f"}})
 	for _, p := range *r.Paths {
 		if strings.Contains(p, "secret") {
 			t.Fatalf("followed a symlink out of the root: %v", *r.Paths)

@@ -17,9 +17,9 @@ var grepOp = &spec.Op{
 	Streams: true,
 	Pages:   true,
 	Summary: "search files and trees for an RE2 pattern, honouring .gitignore",
-	Help:    "Searches each PATH (the workdir when none is given) for lines matching PATTERN, an RE2 regular expression. Directories are walked in path order, honouring .gitignore, .ignore and .git/info/exclude and leaving out hidden names; a file named on the command line is always searched. Binary files (a NUL byte) are skipped and counted in a walk; a binary file named on the command line is searched, its matching lines given without text (grep's \"binary file matches\"). No line is skipped however long: one past 256 KiB in a file is searched through a mapping (a literal passes it in one read), one past 16 MiB on a stream as it passes and given cut. A file of 32 MiB or more is searched through bounded windows mapped from the page cache, on every core; a file written over or truncated while it is read is a per-path conflict (one already being written when grep opens it can go unseen). \\w, \\d and \\s are Unicode classes, as rg's, and -w's word characters are \\w's; \\b, \\B and the POSIX classes ([[:word:]]) stay ASCII.",
+	Help:    "Searches each PATH (the workdir when none is given) for lines matching PATTERN, an RE2 regular expression. Directories are walked in path order, honouring .ignore everywhere and, inside a git repository (a .git in the tree, or above its root), .gitignore and .git/info/exclude, and leaving out hidden names; a file named on the command line is always searched, whatever its type or ignore rules. Binary files (a NUL byte) are skipped and counted in a walk; a binary file named on the command line is searched, its matching lines given without text (grep's \"binary file matches\"). No line is skipped however long: one past 256 KiB in a file is searched through a mapping (a literal passes it in one read), one past 16 MiB on a stream as it passes and given cut. A file of 32 MiB or more is searched through bounded windows mapped from the page cache, on every core; a file written over or truncated while it is read is a per-path conflict (one already being written when grep opens it can go unseen). \\w, \\d and \\s are Unicode classes, as rg's, and -w's word characters are \\w's; \\b, \\B and the POSIX classes ([[:word:]]) stay ASCII.",
 	Args: []spec.Arg{
-		{Name: "pattern", Meta: "PATTERN", Help: "an RE2 regular expression (a literal string with fixed_strings)", OmitWith: []string{"regexp", "file"}},
+		{Name: "pattern", Meta: "PATTERN", Help: "an RE2 regular expression (a literal string with fixed_strings)", OmitWith: []string{"regexp", "file", "type-list"}},
 		{Name: "paths", Meta: "PATH", Help: "files or directories to search; - is standard input (the default on the command line when stdin is a pipe or a file, else the workdir)", Use: spec.ReadAny, Many: true, Optional: true, Stdin: true, Complete: spec.CompleteFiles},
 	},
 	Options: []spec.Option{
@@ -50,15 +50,25 @@ var grepOp = &spec.Op{
 		{Name: "glob", Short: "g", Type: spec.Strings, Meta: "GLOB", Help: "search only files matching GLOB; !GLOB leaves files out (repeatable)"},
 		{Name: "hidden", Type: spec.Bool, Help: "search names starting with a dot"},
 		{Name: "no-ignore", Type: spec.Bool, Help: "do not honour .gitignore, .ignore and .git/info/exclude"},
+		noRequireGitOption,
 		{Name: "follow", Short: "L", Type: spec.Bool, Help: "follow symlinks (never out of their root, never in a loop)"},
+		{Name: "type", Short: "t", Type: spec.Strings, Meta: "NAME", Values: typeNames(), Help: "search only files of this type, by rg's type names: c, cpp, go, py, rust, js, ts, md, make, sh, ... (repeatable: any of them; --type-list lists them)"},
+		typeNotOption,
+		typeListOption,
+		{Name: "null", Short: "0", Type: spec.Bool, CLIOnly: true, Help: "in the text form, follow each file name with a NUL byte in place of ':' or the newline (-l: one name a NUL), as grep -Z and rg -0"},
 	},
 	Examples: []spec.Example{
 		{Cmd: "grep -n TODO . --format text", Says: "every TODO under the workdir, as grep -rn prints it"},
+		{Cmd: "grep -t go -l TODO --format text", Says: "the Go sources that hold a TODO, by rg's type name, as rg -t go -l"},
 		{Cmd: "grep -c -i todo src", Says: "matching lines per file, ignoring case"},
 	},
-	JSONNote: "-c gives counts[{path, count}] and -l paths[] in place of matches; exit 1 when nothing matches",
-	Text:     "path:line:text with -n, path:text without (no path for one named file, or with -h), context lines with '-', groups split by '--'; -c path:count; -l one path a line; colors on a terminal",
+	JSONNote:      "-c gives counts[{path, count}] and -l paths[] in place of matches; exit 1 when nothing matches",
+	Text:          "path:line:text with -n, path:text without (no path for one named file, or with -h), context lines with '-', groups split by '--'; -c path:count; -l one path a line; colors on a terminal",
+	StreamsUnless: []string{"type-list"},
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		if in.Bool("type-list") {
+			return TypeList(), nil
+		}
 		if err := begin(ctx, sb, "grep"); err != nil {
 			return nil, err // before a pattern file is read
 		}
@@ -87,7 +97,8 @@ func GrepInput(sb *sandbox.Sandbox, in *spec.Input) (GrepOptions, error) {
 	o := GrepOptions{Text: in.Bool("text"), LineRegexp: in.Bool("line-regexp"), OnlyMatching: in.Bool("only-matching"), Pattern: in.String("pattern"), Paths: in.Strings("paths"), IgnoreCase: in.Bool("ignore-case"), Fixed: in.Bool("fixed-strings"),
 		Word: in.Bool("word-regexp"), Invert: in.Bool("invert-match"), Count: in.Bool("count"), FilesWithMatches: in.Bool("files-with-matches"),
 		Before: int(in.Int("before-context")), After: int(in.Int("after-context")), Limit: in.Int("limit"),
-		Globs: in.Strings("glob"), Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), Follow: in.Bool("follow") || in.Bool("dereference-recursive")}
+		Globs: in.Strings("glob"), Hidden: in.Bool("hidden"), NoIgnore: in.Bool("no-ignore"), NoRequireGit: in.Bool("no-require-git"), Follow: in.Bool("follow") || in.Bool("dereference-recursive"),
+		Types: in.Strings("type"), TypesNot: in.Strings("type-not")}
 	if in.IsSet("regexp") || in.IsSet("file") {
 		o.Patterns = append([]string{}, in.Strings("regexp")...)
 		if in.IsSet("file") {
@@ -157,7 +168,11 @@ type GrepOptions struct {
 	Globs            []string // -g: include globs; "!GLOB" excludes
 	Hidden           bool
 	NoIgnore         bool
+	NoRequireGit     bool // --no-require-git: .gitignore applies outside a git repository too
 	Follow           bool
+	// Types and TypesNot (-t, -T) select walked files by rg's type names;
+	// a file named on the command line is searched whatever its type.
+	Types, TypesNot []string
 	// Sink, when set, receives each file's result in path order instead
 	// of the result collecting them (streaming output).
 	Sink func(fr *FileResult) error
@@ -337,7 +352,7 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 			if p == sandbox.StdinPath {
 				continue
 			}
-			if _, err := statFollow(sb, p); err != nil {
+			if _, err := sb.Named(p); err != nil {
 				pe.add(sb, p, err, true)
 			}
 		}
@@ -383,6 +398,7 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 		return res, nil
 	}
 	wg.Wait()
+	res.notes = append(res.notes, g.walkNotes...) // the walk is done: collect took its closed queue
 	if g.sinkErr == nil && timedOut(ctx, ctx.Err()) {
 		// The deadline passed as the queue ran out (collect took the
 		// closed queue first): what it took is the result, cut there.
@@ -415,6 +431,7 @@ type grepRun struct {
 	o          *GrepOptions
 	s          *searcher
 	incl, excl globMatcher
+	types      typeFilter // -t, -T
 	// pg cuts the list: at max_results (or --limit), counted in matching
 	// lines (-o's several matches of a line are one), and at
 	// max_result_bytes, counted in every item's JSON.
@@ -442,8 +459,9 @@ type grepRun struct {
 	readDenied  int64       // walked files that could not be opened
 	readErrors  int64       // or read
 	stopped     bool
-	skipDir     bool   // keep left out a directory: walk skips it
-	noted       string // the last file said to be binary
+	skipDir     bool     // keep left out a directory: walk skips it
+	noted       string   // the last file said to be binary
+	walkNotes   []string // set by walk (read once it is done): a tree ignore rules left empty
 }
 
 // compile builds the matcher, the globs and the limits.
@@ -469,6 +487,9 @@ func (g *grepRun) compile() error {
 		return err
 	}
 	if g.excl, err = newGlobs(excl); err != nil {
+		return err
+	}
+	if g.types, err = newTypeFilter(o.Types, o.TypesNot); err != nil {
 		return err
 	}
 	g.pg = newPager(g.sb, o.Limit)

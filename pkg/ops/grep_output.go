@@ -20,7 +20,7 @@ func GrepNamesOneFile(sb *sandbox.Sandbox, paths []string) bool {
 	if paths[0] == sandbox.StdinPath {
 		return true
 	}
-	info, err := statFollow(sb, paths[0])
+	info, err := sb.Named(paths[0])
 	return err == nil && info.Type == "file"
 }
 
@@ -59,7 +59,7 @@ func grepSink(s any, sb *sandbox.Sandbox, in *spec.Input, o GrepOptions) func(*F
 			withPath = true
 		}
 		t := &grepText{w: s, numbered: in.Bool("numbered"), context: (o.Before > 0 || o.After > 0) && !o.OnlyMatching,
-			withPath: withPath, maxColumns: int(in.Int("max-columns")), painted: s.Paint("", spec.PaintMatch) != ""}
+			withPath: withPath, maxColumns: int(in.Int("max-columns")), painted: s.Paint("", spec.PaintMatch) != "", null: in.Bool("null")}
 		switch {
 		case o.Count:
 			return func(fr *FileResult) error {
@@ -70,7 +70,7 @@ func grepSink(s any, sb *sandbox.Sandbox, in *spec.Input, o GrepOptions) func(*F
 		case o.FilesWithMatches:
 			return func(fr *FileResult) error {
 				s.WriteString(s.Paint(t.name(fr.Path), spec.PaintPath))
-				return s.WriteByte('\n')
+				return s.WriteByte(t.after('\n'))
 			}
 		}
 		return t.file
@@ -151,6 +151,15 @@ type grepText struct {
 	// maxColumns > 0: a line longer prints as a note (rg --max-columns).
 	maxColumns int
 	painted    bool // the writer colours: a match is written apart
+	null       bool // -0: a NUL follows each file name, in place of its separator
+}
+
+// after is the byte that follows a file name in place of sep.
+func (t *grepText) after(sep byte) byte {
+	if t.null {
+		return 0
+	}
+	return sep
 }
 
 // name is how the text form names a file: standard input is "<stdin>",
@@ -165,7 +174,7 @@ func (t *grepText) name(path string) string {
 func (t *grepText) prefix(path string, line int64, sep byte) {
 	if t.withPath {
 		t.w.WriteString(t.w.Paint(t.name(path), spec.PaintPath))
-		t.w.WriteByte(sep)
+		t.w.WriteByte(t.after(sep))
 	}
 	if line > 0 && t.numbered {
 		t.w.WriteString(t.w.Paint(strconv.FormatInt(line, 10), spec.PaintLine))

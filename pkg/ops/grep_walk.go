@@ -71,177 +71,201 @@ func (g *grepRun) walk() {
 	defer close(g.order)
 	defer close(g.jobs)
 	defer close(g.walked)
-	o, sb := g.o, g.sb
-	from := o.From
-	pending := g.newJob()
-	flush := func() bool {
-		if len(pending.entries) == 0 {
-			return true
+	q := &grepQueue{g: g, pending: g.newJob()}
+	for i, p := range g.o.Paths {
+		if from := g.o.From; from != nil && int64(i) < from.Arg {
+			continue // before the cursor's argument: done
 		}
-		j := pending
-		pending = g.newJob()
-		pending.arg = j.arg
-		return g.send(j)
-	}
-	for i, p := range o.Paths {
-		// at: the argument the cursor is in (the ones before it are done).
-		at := from != nil && int64(i) == from.Arg
-		if from != nil && int64(i) < from.Arg {
-			continue
-		}
-		pending.arg = i
-		// named: a file named by the argument itself, on a resumed page:
-		// skipped when the cursor is past it, searched by g.rs when the
-		// cursor is in it.
-		named := func(j *grepJob) bool {
-			if !at {
-				return true
-			}
-			switch {
-			case from.Key != "": // a position inside it: it sorts before
-				return false
-			case from.N == 0 && from.Skip == 0: // nothing of it given
-			case o.Count || o.FilesWithMatches: // given whole
-				return false
-			default:
-				j.resume = 1
-			}
-			return true
-		}
-		if p == sandbox.StdinPath {
-			j := g.newJob()
-			j.file, j.arg = p, i
-			if !named(j) {
-				continue
-			}
-			if !g.send(j) {
-				return
-			}
-			continue
-		}
-		info, err := sb.Lstat(p)
-		if err == nil && info.Type == "symlink" {
-			info, err = statFollow(sb, p)
-		}
-		if err == nil && info.Type == "other" {
-			err = &sandbox.Error{Code: sandbox.CodeDenied, Rule: sandbox.RuleSpecialFile, Path: p,
-				Msg: p + " is a special file; FIFOs, sockets and devices are never opened"}
-		}
-		if err != nil {
-			// One bad path never sinks the rest: it is reported in its
-			// place (SPEC §2), after what came before it.
-			if !flush() {
-				return
-			}
-			j := g.newJob()
-			j.file, j.err, j.arg = p, err, i
-			if !g.send(j) {
-				return
-			}
-			continue
-		}
-		if info.Type != "dir" {
-			j := g.newJob()
-			j.file, j.arg = p, i
-			if !named(j) {
-				continue
-			}
-			if !g.send(j) {
-				return
-			}
-			continue
-		}
-		// In the cursor's argument, the walk resumes at the cursor's
-		// file (Key): After, Key's directory, spares the walk the
-		// directories before it; what is left before Key in that
-		// directory is passed over here, unopened, in walk order
-		// (sandbox.WalkCompare), and Key itself is searched again when
-		// the cursor is in it (listing modes) or passed (-c, -l).
-		key, after := "", ""
-		if at {
-			key = from.Key
-			if k := strings.LastIndexByte(key, '/'); k > 0 {
-				after = key[:k]
-			}
-		}
-		var flushErr bool
-		waiting := func() {
-			// The walk may wait here (a directory not listed yet): the
-			// files it found go to the search now, not when a batch
-			// fills, so a hang is no reason to hold them past the
-			// deadline.
-			if !flushErr && len(pending.entries) > 0 && !flush() {
-				flushErr = true
-			}
-		}
-		ws, err := sb.Walk(g.ctx, p, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: -1, Waiting: waiting, After: after},
-			func(e *sandbox.Entry) error {
-				if flushErr {
-					e.Release()
-					return errStop
-				}
-				resume := false
-				if key != "" {
-					switch c := sandbox.WalkCompare(e.Rel, key); {
-					case c < 0:
-						e.Release()
-						if e.Type == "dir" && !(strings.HasPrefix(key, e.Rel) && key[len(e.Rel)] == '/') {
-							return sandbox.SkipDir // wholly before the cursor
-						}
-						return nil
-					case c == 0 && e.Type != "dir":
-						key = "" // every entry after it is after the cursor
-						switch {
-						case from.N == 0 && from.Skip == 0:
-						case o.Count || o.FilesWithMatches:
-							e.Release()
-							return nil
-						default:
-							resume = true
-						}
-					case c > 0:
-						key = ""
-					}
-				}
-				if !g.keep(e) {
-					e.Release()
-					if e.Type == "dir" && g.skipDir {
-						g.skipDir = false
-						return sandbox.SkipDir
-					}
-					return nil
-				}
-				if resume {
-					pending.resume = len(pending.entries) + 1
-				}
-				pending.entries = append(pending.entries, e)
-				if len(pending.entries) == grepBatch && !flush() {
-					return errStop
-				}
-				return nil
-			})
-		g.skipped.WalkSkipped.Add(ws)
-		if err == nil && (flushErr || !flush()) {
-			err = errStop
-		}
-		if err != nil {
-			for _, e := range pending.entries {
-				e.Release()
-			}
-			pending.entries = pending.entries[:0]
-			if errors.Is(err, errStop) || g.ctx.Err() != nil {
-				if !errors.Is(err, errStop) {
-					g.walkErr = err
-				}
-				return
-			}
-			j := g.newJob() // the directory could not be walked: its error in its place
-			j.file, j.err, j.arg = p, err, i
-			if !g.send(j) {
-				return
-			}
+		q.pending.arg = i
+		if !q.arg(i, p) {
+			return
 		}
 	}
+}
+
+// grepQueue is the walk's side of the queue: the batch it is filling.
+type grepQueue struct {
+	g       *grepRun
+	pending *grepJob
+	stalled bool // a hand-over while the walk waited failed: collect wants no more
+}
+
+// flush queues the batch being filled, if any; false once collect has
+// stopped.
+func (q *grepQueue) flush() bool {
+	if len(q.pending.entries) == 0 {
+		return true
+	}
+	j := q.pending
+	q.pending = q.g.newJob()
+	q.pending.arg = j.arg
+	return q.g.send(j)
+}
+
+// one queues a job of its own: a named file (resume 1: the cursor's,
+// searched by g.rs), or a path argument's error in its place.
+func (q *grepQueue) one(i int, file string, err error, resume int) bool {
+	j := q.g.newJob()
+	j.file, j.err, j.arg, j.resume = file, err, i, resume
+	return q.g.send(j)
+}
+
+// arg queues the files of path argument i: a file named by it, or those
+// of the tree it names; false once the walk must stop.
+func (q *grepQueue) arg(i int, p string) bool {
+	g := q.g
+	at := g.o.From != nil && int64(i) == g.o.From.Arg // the argument the cursor is in
+	if p == sandbox.StdinPath {
+		return q.named(i, p, at)
+	}
+	info, err := g.sb.Named(p) // the door says what it is (a special file is refused there)
+	switch {
+	case err != nil:
+		// One bad path never sinks the rest: it is reported in its place
+		// (SPEC §2), after what came before it.
+		return q.flush() && q.one(i, p, err, 0)
+	case info.Type != "dir":
+		return q.named(i, p, at)
+	}
+	return q.tree(i, p, at)
+}
+
+// named queues a file named by the argument itself; on a resumed page
+// (at: the cursor is in this argument) it is skipped when the cursor is
+// past it, and searched by g.rs when the cursor is in it.
+func (q *grepQueue) named(i int, p string, at bool) bool {
+	resume := 0
+	if at {
+		from, o := q.g.o.From, q.g.o
+		switch {
+		case from.Key != "": // a position inside it: it sorts before
+			return true
+		case from.N == 0 && from.Skip == 0: // nothing of it given
+		case o.Count || o.FilesWithMatches: // given whole
+			return true
+		default:
+			resume = 1
+		}
+	}
+	return q.one(i, p, nil, resume)
+}
+
+// tree walks the directory of path argument i and queues its files in
+// batches; false once the walk must stop.
+func (q *grepQueue) tree(i int, p string, at bool) bool {
+	g, o := q.g, q.g.o
+	c := &grepResume{}
+	var after string
+	if at {
+		c.from, c.key = o.From, o.From.Key
+		if k := strings.LastIndexByte(c.key, '/'); k > 0 {
+			after = c.key[:k]
+		}
+	}
+	q.stalled = false
+	wo := walkOptions(o.Hidden, o.NoIgnore, o.NoRequireGit, o.Follow, -1)
+	wo.After, wo.Waiting = after, q.waiting
+	ws, err := g.sb.Walk(g.ctx, p, wo, func(e *sandbox.Entry) error { return q.entry(e, c) })
+	g.skipped.WalkSkipped.Add(ws)
+	if ws.AllIgnored() {
+		g.walkNotes = append(g.walkNotes, ignoredNote(p, ws, "searches"))
+	}
+	if err == nil && (q.stalled || !q.flush()) {
+		err = errStop
+	}
+	if err == nil {
+		return true
+	}
+	for _, e := range q.pending.entries {
+		e.Release()
+	}
+	q.pending.entries = q.pending.entries[:0]
+	if errors.Is(err, errStop) || g.ctx.Err() != nil {
+		if !errors.Is(err, errStop) {
+			g.walkErr = err
+		}
+		return false
+	}
+	return q.one(i, p, err, 0) // the directory could not be walked: its error in its place
+}
+
+// waiting is told when the walk is about to wait (a directory not listed
+// yet): the files it found go to the search now, not when a batch fills,
+// so a hang is no reason to hold them past the deadline.
+func (q *grepQueue) waiting() {
+	if !q.stalled && len(q.pending.entries) > 0 && !q.flush() {
+		q.stalled = true
+	}
+}
+
+// entry takes one walked entry: past what the cursor says is done, and
+// kept by g.keep, it joins the batch.
+func (q *grepQueue) entry(e *sandbox.Entry, c *grepResume) error {
+	g := q.g
+	if q.stalled {
+		e.Release()
+		return errStop
+	}
+	done, resume, err := c.done(e, g.o)
+	if done {
+		e.Release()
+		return err
+	}
+	if !g.keep(e) {
+		e.Release()
+		if e.Type == "dir" && g.skipDir {
+			g.skipDir = false
+			return sandbox.SkipDir
+		}
+		return nil
+	}
+	if resume {
+		q.pending.resume = len(q.pending.entries) + 1
+	}
+	q.pending.entries = append(q.pending.entries, e)
+	if len(q.pending.entries) == grepBatch && !q.flush() {
+		return errStop
+	}
+	return nil
+}
+
+// grepResume is where a resumed page starts in the tree of the cursor's
+// argument: at the cursor's file (key). The walk starts at key's
+// directory (WalkOptions.After), so what is left before key in that
+// directory is passed over here, unopened, in walk order
+// (sandbox.WalkCompare); key itself is searched again when the cursor is
+// in it (listing modes) or passed (-c, -l).
+type grepResume struct {
+	from *Cursor
+	key  string // "" once the walk is past it (or no cursor)
+}
+
+// done reports whether the cursor says e is done (and what the walk's
+// callback returns for it: SkipDir for a directory wholly before the
+// cursor), or else whether e is the cursor's file, resumed.
+func (c *grepResume) done(e *sandbox.Entry, o *GrepOptions) (done, resume bool, err error) {
+	if c.key == "" {
+		return false, false, nil
+	}
+	switch cmp := sandbox.WalkCompare(e.Rel, c.key); {
+	case cmp < 0:
+		if e.Type == "dir" && !(strings.HasPrefix(c.key, e.Rel) && c.key[len(e.Rel)] == '/') {
+			return true, false, sandbox.SkipDir // wholly before the cursor
+		}
+		return true, false, nil
+	case cmp == 0 && e.Type != "dir":
+		c.key = "" // every entry after it is after the cursor
+		switch {
+		case c.from.N == 0 && c.from.Skip == 0:
+		case o.Count || o.FilesWithMatches:
+			return true, false, nil
+		default:
+			return false, true, nil
+		}
+	case cmp > 0:
+		c.key = ""
+	}
+	return false, false, nil
 }
 
 // keep decides whether a walked entry is searched, counting what it
@@ -259,7 +283,8 @@ func (g *grepRun) keep(e *sandbox.Entry) bool {
 		sk.Symlinks++
 	case e.Type == "other":
 		sk.Special++
-	case (len(g.excl) > 0 && g.excl.match(e.Rel, false)) || (len(g.incl) > 0 && !g.incl.match(e.Rel, false)):
+	case (len(g.excl) > 0 && g.excl.match(e.Rel, false)) || (len(g.incl) > 0 && !g.incl.match(e.Rel, false)),
+		g.types.on() && !g.types.keep(e.Name):
 		sk.Globbed++
 	default:
 		return true
@@ -347,21 +372,4 @@ func (g *grepRun) halt(err error) {
 		g.sinkErr, g.stopped = err, true
 		close(g.stop)
 	}
-}
-
-func statFollow(sb *sandbox.Sandbox, p string) (sandbox.Info, error) {
-	d, err := sb.OpenDir(p)
-	if err == nil {
-		defer d.Close()
-		return d.Info, nil
-	}
-	if sandbox.AsError(err).Code == sandbox.CodeDenied {
-		return sandbox.Info{}, err // a link to a denied directory: say so, not "not a file"
-	}
-	f, err := sb.Open(p)
-	if err != nil {
-		return sandbox.Info{}, err
-	}
-	defer f.Close()
-	return f.Info, nil
 }

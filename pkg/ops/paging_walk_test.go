@@ -95,11 +95,12 @@ func pageThrough(t testing.TB, sb *sandbox.Sandbox, op *spec.Op, set func(*spec.
 
 // walkOrderTree has names that sort differently in walk order and in
 // byte order of whole paths ("a/x" before "a-b"), hidden and ignored
-// entries, and empty directories.
+// entries (a repository: .git makes its .gitignore apply), and empty
+// directories.
 var walkOrderTree = map[string]string{
 	"a/x.txt": "1\n", "a/y/z.txt": "2\n", "a-b/c.txt": "3\n", "a.b": "4\n", "ab/": "", "b.txt": "5\n",
 	"c/d/e/f.txt": "6\n", "c/d/g.txt": "7\n", "c/h/": "", ".hid/i.txt": "8\n", "j.txt": "9\n",
-	".gitignore": "ign/\n", "ign/k.txt": "10\n", "z/": "", "z/1": "", "z/2": "", "z/3": "", "z/4": "",
+	".gitignore": "ign/\n", ".git/": "", "ign/k.txt": "10\n", "z/": "", "z/1": "", "z/2": "", "z/3": "", "z/4": "",
 }
 
 // TestFindPages: find paged by max_results, by --limit or by the byte

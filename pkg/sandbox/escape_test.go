@@ -330,6 +330,7 @@ func TestBigIgnoreFile(t *testing.T) {
 	}
 	b.WriteString(strings.Repeat("#", (1<<20)-3-b.Len()) + "\nsrc/**/x1*.go\n")
 	must(t, os.WriteFile(dir+"/.gitignore", []byte(b.String()), 0o644))
+	must(t, os.Mkdir(dir+"/.git", 0o755)) // a repository: its .gitignore applies
 	s, err := New(DefaultPolicy(dir), "")
 	if err != nil {
 		t.Fatal(err)

@@ -77,6 +77,25 @@ func (s *Sandbox) RootOf(p string) string {
 	return ""
 }
 
+// Named says what a path named to a command that walks directories and
+// reads files (grep) is: what it leads to, a final symlink followed
+// through the door (a directory, or a file opened and checked); a FIFO,
+// socket or device is refused (special_file) without being opened, as
+// Open refuses it; a missing or denied path is Lstat's error. Type is
+// then dir or file.
+func (s *Sandbox) Named(p string) (Info, error) {
+	info, err := s.Lstat(p)
+	switch {
+	case err != nil:
+		return Info{}, err
+	case info.Type == "symlink":
+		return s.statFollow(p)
+	case info.Type == "other":
+		return Info{}, kindCheck(info.Mode, false, p)
+	}
+	return info, nil
+}
+
 // statFollow opens whatever p leads to (file or directory) and checks it.
 func (s *Sandbox) statFollow(p string) (Info, error) {
 	f, err := s.Open(p)

@@ -22,8 +22,13 @@ var SkipDir = errors.New("skip this directory")
 type WalkOptions struct {
 	Hidden   bool // report and descend into names starting with '.'
 	NoIgnore bool // do not read .gitignore, .ignore or .git/info/exclude
-	Follow   bool // follow symlinks: never out of their root, never in a loop
-	MaxDepth int  // deepest entry reported (the start's children are 1); < 0: no limit
+	// NoRequireGit applies .gitignore outside a git repository too (rg's
+	// and fd's --no-require-git). Without it, .gitignore and exclude
+	// rules apply only inside one: below a directory holding .git,
+	// whether it lies in the walk or above its root (gitAbove).
+	NoRequireGit bool
+	Follow       bool // follow symlinks: never out of their root, never in a loop
+	MaxDepth     int  // deepest entry reported (the start's children are 1); < 0: no limit
 	// After, when set, resumes a walk past a position: a path relative
 	// to the start, '/'-separated, as Entry.Rel. Only entries that sort
 	// strictly after it in walk order (WalkCompare) are reported, and no
@@ -62,7 +67,16 @@ type WalkSkipped struct {
 	// not entering them keeps a walk's cost linear in its entries, even
 	// over a chain thousands of directories deep.
 	LongPaths int64 `json:"long_paths"`
+
+	byRules  int64 // of Ignored, those an ignore file's rule left out (not .git)
+	reported int64 // entries the walk reported
 }
+
+// AllIgnored reports whether ignore files left out everything the walk
+// met: it reported no entry, and an ignore file's rule left out at least
+// one (the text form says so on stderr, so an empty answer is never a
+// mystery: a tree whose .gitignore is "/*").
+func (s WalkSkipped) AllIgnored() bool { return s.reported == 0 && s.byRules > 0 }
 
 // Entry is one path a walk reports. Type is file, dir, symlink or other;
 // with Follow a symlink is reported as what it leads to.
@@ -241,7 +255,11 @@ func (s *Sandbox) Walk(ctx context.Context, start string, o WalkOptions, fn func
 	w := &walker{cx: ctx, s: s, o: o, fn: fn}
 	root := &dirJob{dir: d, list: true}
 	if !o.NoIgnore {
-		root.stack = w.ancestorIgnores(d)
+		var base *ignore.Stack // inside a repository: .gitignore applies
+		if !o.NoRequireGit && !gitAbove(d.rt.dir) {
+			base = ignore.Outside()
+		}
+		root.stack = w.ancestorIgnores(d, base)
 	}
 	n := o.workers
 	if n == 0 && runtime.GOMAXPROCS(0) > 1 {
@@ -261,13 +279,14 @@ func (s *Sandbox) Walk(ctx context.Context, start string, o WalkOptions, fn func
 		w.sched.stop()
 	}
 	d.Close()
+	w.skipped.reported = w.visited
 	return w.skipped, err
 }
 
 // ancestorIgnores loads the ignore files of the directories between the
-// root and the start (the start's own are read by walk).
-func (w *walker) ancestorIgnores(d *Dir) *ignore.Stack {
-	var st *ignore.Stack
+// root and the start (the start's own are read by walk), on base.
+func (w *walker) ancestorIgnores(d *Dir, base *ignore.Stack) *ignore.Stack {
+	st := base
 	if d.rel == "." {
 		return st
 	}
@@ -291,8 +310,9 @@ func (w *walker) ancestorIgnores(d *Dir) *ignore.Stack {
 	return st
 }
 
-// pushIgnores reads dir's .gitignore, .ignore and (beside a .git
-// directory) .git/info/exclude, lowest precedence first.
+// pushIgnores reads dir's .ignore and, inside a git repository (see
+// ignore.Outside), its .gitignore and (beside a .git directory)
+// .git/info/exclude, lowest precedence first.
 func (w *walker) pushIgnores(st *ignore.Stack, d *Dir, names map[string]fs.FileMode, sk *WalkSkipped) *ignore.Stack {
 	has := func(n string, want fs.FileMode) bool {
 		if names == nil {
@@ -308,13 +328,11 @@ func (w *walker) pushIgnores(st *ignore.Stack, d *Dir, names map[string]fs.FileM
 	if gitDir {
 		files = append(files, w.readIgnore(d, ".git/info/exclude", ignore.Exclude))
 	}
-	for _, f := range []struct {
-		name string
-		kind ignore.Kind
-	}{{".gitignore", ignore.Gitignore}, {".ignore", ignore.Dotignore}} {
-		if has(f.name, 0) {
-			files = append(files, w.readIgnore(d, f.name, f.kind))
-		}
+	if (repo || st.GitApplies()) && has(".gitignore", 0) {
+		files = append(files, w.readIgnore(d, ".gitignore", ignore.Gitignore))
+	}
+	if has(".ignore", 0) {
+		files = append(files, w.readIgnore(d, ".ignore", ignore.Dotignore))
 	}
 	dir := d.rel
 	if dir == "." {
@@ -502,6 +520,7 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 			continue
 		case stack != nil && stack.Ignored(rel, isDir):
 			j.skipped.Ignored++
+			j.skipped.byRules++
 			continue
 		}
 		if w.o.MaxDepth >= 0 && depth+1 > w.o.MaxDepth {

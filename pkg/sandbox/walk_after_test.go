@@ -184,6 +184,7 @@ func TestWalkCompareMatchesWalkAfterOrder(t *testing.T) {
 func TestWalkAfterSuffix(t *testing.T) {
 	work := afterTree(t, 3, 3)
 	mustWrite(t, filepath.Join(work, "a", ".gitignore"), "ab\n")
+	mustWrite(t, filepath.Join(work, ".git", "HEAD"), "ref: refs/heads/main\n") // a repository: a/.gitignore applies
 	s := afterSandbox(t, work)
 	odd := []string{"a/zzz", "0", "~", "a-", "../x", "/abs", "a//b", "a/", "/", "..", ".", "a/../b",
 		"a/x/../../..", "\xff", " ", "a/x/y/z/w", "b/", "z~/q", ".h/a", "a-b//"}

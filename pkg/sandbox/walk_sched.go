@@ -88,6 +88,8 @@ func (s *WalkSkipped) Add(o WalkSkipped) {
 	s.Errors += o.Errors
 	s.LongPaths += o.LongPaths
 	s.IgnoreRules += o.IgnoreRules
+	s.byRules += o.byRules
+	s.reported += o.reported
 }
 
 // get makes sure j is prepared and takes it: prepared now by the walk if

@@ -53,6 +53,7 @@ func bigTree(t *testing.T) string {
 		t.Fatal(err)
 	}
 	mk(work, 0)
+	mustWrite(t, filepath.Join(work, ".git", "HEAD"), "ref: refs/heads/main\n") // a repository: its .gitignore files apply
 	mustWrite(t, filepath.Join(work, "secrets", "key"), "k")
 	mustSymlink(t, "..", filepath.Join(work, "d0", "up"))
 	mustSymlink(t, "../d1", filepath.Join(work, "d0", "side"))

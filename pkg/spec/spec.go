@@ -77,7 +77,11 @@ type Option struct {
 	DefaultText string
 	Unit        string   // "lines", "bytes", "matches"
 	Enum        []string // the values allowed
-	Min, Max    *int64   // bounds of an integer
+	// Values are words a shell completes for the value, beside Enum's,
+	// when the values allowed are not a closed list (find -t: f, d, l
+	// and the file type names).
+	Values   []string
+	Min, Max *int64 // bounds of an integer
 	// Narrows names the policy limit the option can only lower.
 	Narrows  string
 	Help     string
@@ -155,6 +159,9 @@ type Op struct {
 	// come, when a face sets one (see Input.Sink); a face that sets none
 	// gets them collected in the result.
 	Streams bool
+	// StreamsUnless names options with which the operation does not
+	// stream: its result is printed whole (grep --type-list).
+	StreamsUnless []string
 	// Pages: the result is a list a limit may cut, and the call takes a
 	// cursor (--cursor, a tool's cursor) to resume after the cut (SPEC
 	// §2, Continuation).
@@ -167,6 +174,20 @@ type Op struct {
 	// hosts and tests call it alike. Nil for the documentation commands
 	// that only the command line renders.
 	Run func(ctx context.Context, sb *sandbox.Sandbox, in *Input) (any, error)
+}
+
+// StreamsWith reports whether a call of the operation with this input
+// streams its items (Streams, and none of StreamsUnless given).
+func (o *Op) StreamsWith(in *Input) bool {
+	if !o.Streams {
+		return false
+	}
+	for _, name := range o.StreamsUnless {
+		if in.IsSet(name) {
+			return false
+		}
+	}
+	return true
 }
 
 // ReadOnly reports whether the operation changes nothing.
