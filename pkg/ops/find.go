@@ -58,6 +58,7 @@ var findOp = &spec.Op{
 		} else {
 			o.TypedSink = pathSink(in.Sink)
 		}
+		o.Idle = in.Idle
 		return Find(ctx, sb, o)
 	},
 }
@@ -237,6 +238,10 @@ type FindOptions struct {
 	// EntrySink, when set with Long, takes each entry instead of
 	// collecting it.
 	EntrySink EntrySink
+	// Idle, when set, is called (on the sinks' goroutine) when the walk
+	// is about to wait for a directory: the face passes on what the
+	// sinks wrote.
+	Idle func()
 }
 
 // PathSink receives each path, and its type (file, dir, symlink, other),
@@ -322,7 +327,7 @@ func (g globMatcher) match(rel string, isDir bool) bool {
 
 // Find walks Dir and lists the entries that match.
 func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, error) {
-	if err := begin(ctx, sb, "find"); err != nil {
+	if err := beginWalk(ctx, sb, "find"); err != nil {
 		return FindResult{}, err
 	}
 	var want string
@@ -385,7 +390,7 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 	}
 	var sinkErr error
 	var vanished int64 // entries -l could not describe
-	skipped, err := sb.Walk(ctx, o.Dir, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: o.MaxDepth, After: after},
+	skipped, err := sb.Walk(ctx, o.Dir, sandbox.WalkOptions{Hidden: o.Hidden, NoIgnore: o.NoIgnore, Follow: o.Follow, MaxDepth: o.MaxDepth, After: after, Waiting: o.Idle},
 		func(e *sandbox.Entry) error {
 			if len(excl) > 0 && excl.match(e.Rel, e.Type == "dir") {
 				e.Release()

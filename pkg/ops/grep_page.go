@@ -30,6 +30,9 @@ func (g *grepRun) collect() GrepResult {
 	deadline := g.ctx.Done()
 	for !g.late {
 		var j *grepJob
+		if len(g.order) == 0 {
+			g.idle() // the walk is behind
+		}
 		select {
 		case next, ok := <-g.order:
 			if !ok {
@@ -48,6 +51,9 @@ func (g *grepRun) collect() GrepResult {
 		var out []FileResult
 	parts:
 		for {
+			if len(j.out) == 0 {
+				g.idle() // the search is behind
+			}
 			select {
 			case fr := <-j.part: // a named file's matches so far
 				if !g.stopped {
@@ -69,6 +75,9 @@ func (g *grepRun) collect() GrepResult {
 		for i := range out {
 			if !g.stopped {
 				g.take(&res, &out[i])
+				if o.onTake != nil {
+					o.onTake(out[i].rel, g.listCut)
+				}
 			}
 			out[i].release() // printed, or never to be
 		}
@@ -81,6 +90,14 @@ func (g *grepRun) collect() GrepResult {
 		}
 	}
 	return g.cutShort(res)
+}
+
+// idle tells the face that collect is about to wait: what the sink
+// wrote goes to the reader now, not when its buffer fills.
+func (g *grepRun) idle() {
+	if g.o.Idle != nil && !g.stopped {
+		g.o.Idle()
+	}
 }
 
 // timeUp is collect's answer to ctx ending: past the call's deadline the
@@ -167,6 +184,7 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 		} else if fr.skipErr != nil {
 			g.readErrors++
 		}
+		g.passed(fr)
 		return
 	case fr.err != nil:
 		res.PathErrors.add(g.sb, fr.given, fr.err, !fr.walked)
@@ -177,6 +195,7 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 	}
 	if fr.Binary && !fr.named {
 		g.skipped.Binary++ // a walk skips a binary file
+		g.passed(fr)
 		return
 	}
 	if fr.cutLines > 0 {
@@ -187,6 +206,7 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 		g.pos.c.N, g.pos.c.Skip = 0, 0 // its lines count from its start again
 	}
 	if fr.Count == 0 {
+		g.passed(fr)
 		return
 	}
 	if fr.Binary && !o.Count && !o.FilesWithMatches {
@@ -206,6 +226,9 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 		if limit := g.pg.admit(g.fileItemLen(fr)); limit != "" {
 			g.listCut = true
 			res.cut(limit, g.nextCursor())
+			// A deadline that stops the counting later falls back to
+			// these numbers: the files before the cut, all given.
+			g.atCut = grepTally{count: res.Count - fr.Count, searched: res.FilesSearched - 1, matched: res.FilesMatched - 1}
 			return
 		}
 		g.givenFile(fr)
@@ -348,10 +371,37 @@ func (g *grepRun) nextCursor() string {
 	return g.o.next(c)
 }
 
-// cutByDeadline cuts res at the deadline (unless a limit cut it first):
-// the next page starts after the last item given.
+// passed records that fr, a file of a counting mode taken whole, needs
+// no other page: the next one starts after it, whatever it counted
+// (SPEC §2, Counts: next_cursor resumes at the first file not finished),
+// until the list is cut (the next page starts at the cut).
+func (g *grepRun) passed(fr *FileResult) {
+	if g.counting() && !g.listCut && !g.stopped && fr.err == nil {
+		g.givenFile(fr)
+	}
+}
+
+// cutByDeadline cuts res at the deadline: a listing after the last item
+// given, unless a limit cut it first (and so stopped it); a count (-c,
+// -l) is partial, its numbers those of the files taken whole, and
+// limit is timeout whatever cut its list before (SPEC §2, Counts).
 func (g *grepRun) cutByDeadline(res *GrepResult) {
-	if !res.Truncated {
+	switch {
+	case g.counting() && g.listCut:
+		// The list was cut first and the counting went on: the count
+		// falls back to the files before the list's cut, where the next
+		// page starts, so that the pages' counts add up to the total and
+		// their lists to the whole list.
+		stoppedByDeadline(&res.Truncation)
+		res.Count, res.FilesSearched, res.FilesMatched = g.atCut.count, g.atCut.searched, g.atCut.matched
+		res.Partial = true
+	case res.Truncated:
+		// A limit cut the list and stopped the search: the deadline cut nothing.
+	case g.counting():
+		cutByDeadline(&res.Truncation)
+		res.NextCursor = g.nextCursor()
+		res.Partial = true
+	default:
 		cutByDeadline(&res.Truncation)
 		res.NextCursor = g.nextCursor()
 	}

@@ -73,6 +73,15 @@ func (g *grepRun) walk() {
 	defer close(g.walked)
 	o, sb := g.o, g.sb
 	from := o.From
+	typed := g.typed
+	saw := func(file bool) { // what the one path of a counting search is (partial)
+		if typed != nil {
+			g.oneFile = file
+			close(typed)
+			typed = nil
+		}
+	}
+	defer saw(false)
 	pending := g.newJob()
 	flush := func() bool {
 		if len(pending.entries) == 0 {
@@ -109,6 +118,7 @@ func (g *grepRun) walk() {
 			return true
 		}
 		if p == sandbox.StdinPath {
+			saw(true)
 			j := g.newJob()
 			j.file, j.arg = p, i
 			if !named(j) {
@@ -141,6 +151,7 @@ func (g *grepRun) walk() {
 			continue
 		}
 		if info.Type != "dir" {
+			saw(true)
 			j := g.newJob()
 			j.file, j.arg = p, i
 			if !named(j) {
