@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"math"
@@ -385,11 +386,14 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 	}
 	res := g.collect()
 	if g.late {
-		// Cut at the deadline: the workers and the walk finish on their
-		// own (each stops at its next check of ctx; one stuck in the
-		// kernel, when it returns), and what they still hand over is
-		// released, never printed.
+		// Cut at the deadline, or cancelled: the workers and the walk
+		// finish on their own (each stops at its next check of ctx; one
+		// stuck in the kernel, when it returns), and what they still
+		// hand over is released, never printed.
 		go g.drain(g.pending)
+		if err := ctx.Err(); g.sinkErr != nil || !timedOut(ctx, err) {
+			return GrepResult{}, cmp.Or(g.sinkErr, err)
+		}
 		return g.partial(res)
 	}
 	wg.Wait()

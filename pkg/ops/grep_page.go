@@ -24,9 +24,8 @@ func (g *grepRun) collect() GrepResult {
 	default:
 		res.Matches = &[]Match{}
 	}
-	// The deadline: collect takes nothing more and returns (timeUp).
-	// A cancel is heard by take, as before: the search stops and its
-	// error is the call's.
+	// The deadline, or a cancel: collect takes nothing more and returns
+	// (timeUp).
 	deadline := g.ctx.Done()
 	for !g.late {
 		var j *grepJob
@@ -43,9 +42,7 @@ func (g *grepRun) collect() GrepResult {
 			}
 			j = next
 		case <-deadline:
-			if !g.timeUp(&res) {
-				deadline = nil
-			}
+			g.timeUp(&res)
 			continue
 		}
 		var out []FileResult
@@ -63,9 +60,7 @@ func (g *grepRun) collect() GrepResult {
 			case out = <-j.out:
 				break parts
 			case <-deadline:
-				if !g.timeUp(&res) {
-					deadline = nil
-				}
+				g.timeUp(&res)
 			}
 			if g.late {
 				g.pending = j // its results are drain's
@@ -100,19 +95,23 @@ func (g *grepRun) idle() {
 	}
 }
 
-// timeUp is collect's answer to ctx ending: past the call's deadline the
-// result is cut there (limit "timeout", unless a limit cut it first) and
-// collect takes no more (late); true. A cancel is no cut: false.
-func (g *grepRun) timeUp(res *GrepResult) bool {
-	if !timedOut(g.ctx, g.ctx.Err()) {
-		return false
+// timeUp is collect's answer to ctx ending: it takes no more (late) and
+// returns without waiting for a worker still in a read (one on a pipe
+// that never ends, a hard NFS mount). Past the call's deadline the
+// result is cut there (limit "timeout", unless a limit cut it first); a
+// cancel (an MCP client's, or the reader of stdout gone) is no cut, but
+// the call's error.
+func (g *grepRun) timeUp(res *GrepResult) {
+	if g.late {
+		return
 	}
-	if !g.late {
-		g.late = true
+	g.late = true
+	if timedOut(g.ctx, g.ctx.Err()) {
 		g.cutByDeadline(res)
 		g.halt(nil) // the walk and the named files' flushers stop handing over
+	} else {
+		g.halt(g.ctx.Err())
 	}
-	return true
 }
 
 // grepWalkGrace is how long a search cut at the deadline waits for its
@@ -174,9 +173,7 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 	o := g.o
 	switch {
 	case g.ctx.Err() != nil:
-		if !g.timeUp(res) {
-			g.halt(g.ctx.Err()) // cancelled: the call's error
-		}
+		g.timeUp(res)
 		return
 	case fr.skipped:
 		if fr.skipErr != nil && sandbox.AsError(fr.skipErr).Code == sandbox.CodeDenied {
