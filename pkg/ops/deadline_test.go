@@ -252,11 +252,11 @@ func countTree(t *testing.T) (*sandbox.Sandbox, string) {
 	return sb, dir
 }
 
-// countPage is one page of a counting grep: its result and the items its
-// sink took.
+// countPage is one page of a grep: its result and the items its sink
+// took.
 type countPage struct {
 	r     GrepResult
-	items []string // "path:count" (-c) or "path" (-l)
+	items []string // "path:count" (-c), "path" (-l), "path:line" (a listing)
 }
 
 // fireAt says when a test fires a count's deadline: after the sink took
@@ -268,14 +268,15 @@ type fireAt struct {
 	listCut bool
 }
 
-// countRun runs grep -c (or -l) NEEDLE . from cursor, firing its deadline
-// as fire says.
-func countRun(t *testing.T, sb *sandbox.Sandbox, files bool, cursor string, fire fireAt) (countPage, error) {
+// countRun runs grep -MODE NEEDLE . (mode "c", "l", or "" for a
+// listing) from cursor, firing its deadline as fire says.
+func countRun(t *testing.T, sb *sandbox.Sandbox, mode string, cursor string, fire fireAt) (countPage, error) {
 	t.Helper()
 	in := spec.NewInput(grepOp).Set("pattern", "needle")
-	if files {
+	switch mode {
+	case "l":
 		in.Set("files-with-matches", true)
-	} else {
+	case "c":
 		in.Set("count", true)
 	}
 	in.Cursor, in.Form = cursor, "json"
@@ -289,10 +290,15 @@ func countRun(t *testing.T, sb *sandbox.Sandbox, files bool, cursor string, fire
 	ctx := newDeadlineCtx()
 	var p countPage
 	o.Sink = func(fr *FileResult) error {
-		if files {
+		switch mode {
+		case "l":
 			p.items = append(p.items, fr.Path)
-		} else {
+		case "c":
 			p.items = append(p.items, fmt.Sprintf("%s:%d", fr.Path, fr.Count))
+		default:
+			for _, m := range fr.Matches {
+				p.items = append(p.items, fmt.Sprintf("%s:%d", m.Path, m.Line))
+			}
 		}
 		if len(p.items) == fire.items {
 			ctx.fire()
@@ -312,30 +318,33 @@ func countRun(t *testing.T, sb *sandbox.Sandbox, files bool, cursor string, fire
 // it finished (SPEC §2, Counts): limit timeout whatever cut came first
 // (cuts[] lists them), partial, count the sum of the files read to the
 // end, and next_cursor at the first file not finished, so the pages'
-// counts add up to the total and their lists to the whole list. The
-// deadline is fired by the test (after a number of items, or when the
-// list is cut by max_result_bytes), not by a clock.
+// counts add up to the total and their lists to the whole list; a
+// listing resumes there too, so that every page moves on. The deadline
+// is fired by the test (after a number of items, after a file, or when
+// the list is cut by max_result_bytes), not by a clock.
 func TestGrepCountDeadlinePages(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		files  bool // -l, else -c
+		mode   string // "c", "l", "": a listing
 		fire   fireAt
 		budget int64
 		cuts   []string
 	}{
-		{"-c, after 2 files", false, fireAt{items: 2}, 0, []string{"timeout"}},
-		{"-l, after 3 files", true, fireAt{items: 3}, 0, []string{"timeout"}},
-		{"-c, after 1 file", false, fireAt{items: 1}, 0, []string{"timeout"}},
+		{"-c, after 2 files", "c", fireAt{items: 2}, 0, []string{"timeout"}},
+		{"-l, after 3 files", "l", fireAt{items: 3}, 0, []string{"timeout"}},
+		{"-c, after 1 file", "c", fireAt{items: 1}, 0, []string{"timeout"}},
 		// A file without a match, after one with: the next page starts
 		// after it, not after the last item.
-		{"-c, after a file without a match", false, fireAt{at: "d0/f15.txt"}, 0, []string{"timeout"}},
-		{"-l, after a binary file", true, fireAt{at: "bin.dat"}, 0, []string{"timeout"}},
-		{"-c, list cut by max_result_bytes first", false, fireAt{listCut: true}, 90, []string{"max_result_bytes", "timeout"}},
-		{"-l, list cut by max_result_bytes first", true, fireAt{listCut: true}, 40, []string{"max_result_bytes", "timeout"}},
+		{"-c, after a file without a match", "c", fireAt{at: "d0/f15.txt"}, 0, []string{"timeout"}},
+		{"-l, after a binary file", "l", fireAt{at: "bin.dat"}, 0, []string{"timeout"}},
+		{"listing, after a file without a match", "", fireAt{at: "d0/f15.txt"}, 0, []string{"timeout"}},
+		{"listing, after a file with matches", "", fireAt{at: "d1/f07.txt"}, 0, []string{"timeout"}},
+		{"-c, list cut by max_result_bytes first", "c", fireAt{listCut: true}, 90, []string{"max_result_bytes", "timeout"}},
+		{"-l, list cut by max_result_bytes first", "l", fireAt{listCut: true}, 40, []string{"max_result_bytes", "timeout"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sb, _ := countTree(t)
-			whole, err := countRun(t, sb, c.files, "", fireAt{})
+			whole, err := countRun(t, sb, c.mode, "", fireAt{})
 			if err != nil || whole.r.Truncated || whole.r.Partial {
 				t.Fatalf("the whole count: %v, truncated %v, partial %v", err, whole.r.Truncated, whole.r.Partial)
 			}
@@ -349,7 +358,7 @@ func TestGrepCountDeadlinePages(t *testing.T) {
 				if page > 40 {
 					t.Fatalf("no end after %d pages", page)
 				}
-				p, err := countRun(t, sb, c.files, cursor, c.fire)
+				p, err := countRun(t, sb, c.mode, cursor, c.fire)
 				if err != nil {
 					t.Fatalf("page %d: %v", page, err)
 				}
@@ -357,7 +366,7 @@ func TestGrepCountDeadlinePages(t *testing.T) {
 				count += p.r.Count
 				searched += p.r.FilesSearched
 				matched += p.r.FilesMatched
-				if int64(len(p.items)) != p.r.FilesMatched {
+				if c.mode != "" && int64(len(p.items)) != p.r.FilesMatched {
 					t.Errorf("page %d: %d items, files_matched %d", page, len(p.items), p.r.FilesMatched)
 				}
 				if !p.r.Truncated {
@@ -366,8 +375,8 @@ func TestGrepCountDeadlinePages(t *testing.T) {
 					}
 					break
 				}
-				if p.r.Limit != "timeout" || !p.r.Partial || !slices.Equal(p.r.Cuts, c.cuts) || p.r.NextCursor == "" {
-					t.Fatalf("page %d: limit %q, partial %v, cuts %q, next_cursor %q; want timeout, true, %q and a cursor",
+				if p.r.Limit != "timeout" || p.r.Partial != (c.mode != "") || !slices.Equal(p.r.Cuts, c.cuts) || p.r.NextCursor == "" {
+					t.Fatalf("page %d: limit %q, partial %v, cuts %q, next_cursor %q; want timeout, a count's partial, %q and a cursor",
 						page, p.r.Limit, p.r.Partial, p.r.Cuts, p.r.NextCursor, c.cuts)
 				}
 				if len(p.items) == 0 && p.r.FilesSearched == 0 {

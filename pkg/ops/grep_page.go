@@ -303,7 +303,9 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 	g.list(res, fr)
 	if limit != "" {
 		g.halt(nil)
+		return
 	}
+	g.passed(fr)
 }
 
 // grepPos is the last item a page gave, for its next_cursor: the
@@ -368,13 +370,23 @@ func (g *grepRun) nextCursor() string {
 	return g.o.next(c)
 }
 
-// passed records that fr, a file of a counting mode taken whole, needs
-// no other page: the next one starts after it, whatever it counted
-// (SPEC §2, Counts: next_cursor resumes at the first file not finished),
-// until the list is cut (the next page starts at the cut).
+// wholeFile, as a listing's cursor's line, says that the cursor's file
+// was searched to its end and its items given: the next page starts
+// after it, without reading it again.
+const wholeFile = math.MaxInt64
+
+// passed records that fr, a file taken whole, needs no other page: the
+// next one starts after it, whatever it found (SPEC §2, Counts:
+// next_cursor resumes at the first file not finished), until the list
+// is cut (the next page starts at the cut). A page the deadline stops
+// thus always moves on, even where nothing matches.
 func (g *grepRun) passed(fr *FileResult) {
-	if g.counting() && !g.listCut && !g.stopped && fr.err == nil {
+	switch {
+	case g.listCut || g.stopped || fr.err != nil || fr.part:
+	case g.counting():
 		g.givenFile(fr)
+	default:
+		g.pos = grepPos{c: Cursor{Arg: int64(fr.arg), Key: fr.rel, N: wholeFile, Skip: wholeFile}}
 	}
 }
 

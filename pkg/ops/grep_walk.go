@@ -110,7 +110,7 @@ func (g *grepRun) walk() {
 			case from.Key != "": // a position inside it: it sorts before
 				return false
 			case from.N == 0 && from.Skip == 0: // nothing of it given
-			case o.Count || o.FilesWithMatches: // given whole
+			case o.Count || o.FilesWithMatches || from.N == wholeFile: // given whole
 				return false
 			default:
 				j.resume = 1
@@ -204,7 +204,7 @@ func (g *grepRun) walk() {
 						key = "" // every entry after it is after the cursor
 						switch {
 						case from.N == 0 && from.Skip == 0:
-						case o.Count || o.FilesWithMatches:
+						case o.Count || o.FilesWithMatches || from.N == wholeFile:
 							e.Release()
 							return nil
 						default:
