@@ -727,7 +727,8 @@ type outWatch struct {
 	w      io.Writer
 	closed atomic.Bool
 	// gone: the reader was found gone by the watch of a pipe
-	// (watchReader), which cancelled the call.
+	// (watchReader), which cancelled the call: a call that the cancel
+	// ended is then one whose stdout was closed.
 	gone atomic.Bool
 }
 
@@ -812,8 +813,12 @@ func Run(ctx context.Context, c Call) (code int) {
 		return code
 	}
 	err := newApp(st, command).RunContext(ctx, args)
-	if out.gone.Load() && (err == nil || errors.Is(err, context.Canceled)) {
-		err = errReaderGone // the call was cancelled for it: its record says so, as a failed write's does
+	if out.gone.Load() && errors.Is(err, context.Canceled) {
+		// Cancelled because the reader went: its record says so, as a
+		// failed write's does. (A call that ended all the same printed
+		// its whole output, and exits as it would have.)
+		out.closed.Store(true)
+		err = errReaderGone
 	}
 	switch {
 	case out.closed.Load():

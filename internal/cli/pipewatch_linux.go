@@ -15,8 +15,9 @@ import (
 // gone: Linux reports POLLERR on a pipe's write end once no reader is
 // left, so a goroutine polls for it (events 0: only that, POLLHUP and
 // POLLNVAL are reported), waking every 100 ms to see whether the call
-// has ended. It marks out closed first, so that the call ends quietly
-// with ExitClosedPipe. Once stop has returned, the watch changes nothing.
+// has ended. It marks out gone first: a call the cancel ended then ends
+// quietly with ExitClosedPipe (Run). Once stop has returned, the watch
+// changes nothing.
 func watchReader(cx context.Context, out *outWatch, f *os.File) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(cx)
 	var mu sync.Mutex
@@ -33,7 +34,6 @@ func watchReader(cx context.Context, out *outWatch, f *os.File) (ctx context.Con
 			case n > 0 && fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0:
 				mu.Lock()
 				if !stopped {
-					out.closed.Store(true)
 					out.gone.Store(true)
 					cancel()
 				}
