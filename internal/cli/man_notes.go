@@ -226,7 +226,9 @@ only compared with the items the call produces, never opened: a page is a suffix
 whole answer; a cursor made for another command, other arguments, policy or format, or that does
 not decode, is usage. find and grep resume in walk order without reading the directories before
 the cursor; grep searches the cursor's file again and drops what was given, and restarts a file
-that changed (restarted: true); slice, sort and cut count items, re-reading their input.
+that changed (restarted: true), but resumes after a file it searched to the end without reading it
+again, so a page the deadline stops moves on even where nothing matched; slice, sort and cut count
+items, re-reading their input; wc resumes at the first path it did not count.
 .SH WRITE
 write takes its content from --content (literally: '' is an empty file, \- a dash) or from stdin.
 Without --content, stdin is read only when it is a pipe, a socket or a regular file; a terminal or
