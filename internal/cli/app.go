@@ -340,10 +340,25 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 					cx = dl
 				}
 			}
+			var live bool // stdout is a pipe or a socket: its reader reads as fsbox writes
+			if op.Run != nil && op.Class == spec.Read && !op.NoPolicy {
+				// A command that only reads stops when the reader of
+				// its output goes (SPEC §3); a change runs to its end.
+				// One fstat, and a goroutine only for a pipe.
+				ow, _ := st.stdout.(*outWatch)
+				if f, fifo := stdoutPipe(st.c.Stdout); f != nil && ow != nil {
+					live = true
+					if fifo {
+						var stop func()
+						cx, stop = watchReader(cx, ow, f)
+						defer stop()
+					}
+				}
+			}
 			x := &call{cx: cx, op: op, in: in, stdin: st.c.Stdin, args: args, out: st.printer(c), reg: st.reg,
 				policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Extras.Serve, execMCP: st.c.ExecMCP,
 				argv: st.argv, getenv: st.c.Getenv, stdout: st.stdout, stderr: st.c.Stderr}
-			x.out.cx, x.out.change = jqcx, !op.ReadOnly()
+			x.out.cx, x.out.change, x.out.live = jqcx, !op.ReadOnly(), live || x.out.tty
 			if !op.NoPolicy {
 				if st.policyErr != nil {
 					return st.policyErr
@@ -428,6 +443,16 @@ func runOp(x *call) error {
 			out, done = p.textOut()
 			bw = bufio.NewWriterSize(out, 64<<10)
 			x.in.Sink = textWriter{bw, p, nil}
+		}
+	}
+	if bw != nil && p.live {
+		// The search waits: what it found so far goes to the reader now
+		// (`fsbox grep x | head -1` ends at the first match).
+		w := bw
+		x.in.Idle = func() {
+			if w.Buffered() > 0 {
+				w.Flush() // a failure sticks: the next write reports it
+			}
 		}
 	}
 	r, err := x.op.Run(x.cx, x.sb, x.in)
@@ -702,6 +727,10 @@ const ExitClosedPipe = 141
 type outWatch struct {
 	w      io.Writer
 	closed atomic.Bool
+	// gone: the reader was found gone by the watch of a pipe
+	// (watchReader), which cancelled the call: a call that the cancel
+	// ended is then one whose stdout was closed.
+	gone atomic.Bool
 }
 
 func (o *outWatch) Write(b []byte) (int, error) {
@@ -785,6 +814,13 @@ func Run(ctx context.Context, c Call) (code int) {
 		return code
 	}
 	err := newApp(st, command).RunContext(ctx, args)
+	if out.gone.Load() && errors.Is(err, context.Canceled) {
+		// Cancelled because the reader went: its record says so, as a
+		// failed write's does. (A call that ended all the same printed
+		// its whole output, and exits as it would have.)
+		out.closed.Store(true)
+		err = errReaderGone
+	}
 	switch {
 	case out.closed.Load():
 		// The reader has what it wanted; the call's error, if any, is

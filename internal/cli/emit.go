@@ -39,6 +39,10 @@ type printer struct {
 	// --jq out of time prints the result unshaped rather than nothing.
 	cx     context.Context
 	change bool
+	// live: stdout's reader reads as fsbox writes (a pipe, a socket, a
+	// terminal): a streaming command's output is passed on whenever its
+	// search waits (spec.Input.Idle), not only when 64 KiB are held.
+	live bool
 }
 
 // typeColors are the colours of entry types for ls and find.
@@ -344,14 +348,22 @@ func (p *printer) trailer(bw *bufio.Writer, result any, tr *ops.Truncation) {
 		if tr == nil || !tr.Truncated || bw.Flush() != nil {
 			return // stdout is gone (a closed pipe): no note either
 		}
-		what := tr.Limit + " limit"
-		switch tr.Limit {
-		case "limit":
-			what = "--limit"
-		case "timeout":
-			what = "deadline (max_call_seconds, --timeout)"
+		what := func(limit string) string {
+			switch limit {
+			case "limit":
+				return "--limit"
+			case "timeout":
+				return "deadline (max_call_seconds, --timeout)"
+			}
+			return limit + " limit"
 		}
-		fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the output\n", what)
+		if n := len(tr.Cuts); n > 1 {
+			// A count's list cut first, then the deadline stopped the
+			// counting (SPEC §2, Counts): the counts are partial.
+			fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the list, then the %s stopped the count: the counts are of the files before the cut\n", what(tr.Cuts[0]), what(tr.Cuts[n-1]))
+		} else {
+			fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the output\n", what(tr.Limit))
+		}
 		if tr.NextCursor != "" {
 			// The text form has no field for it: the next page's flag
 			// goes on a hint line (SPEC §3), ready to paste.

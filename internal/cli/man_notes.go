@@ -26,7 +26,11 @@ On failure stdout is empty and stderr holds one line
 {"error":{"code":...,"message":...,"path":...,"rule":...}} (indented when stderr is a terminal);
 EXIT STATUS below maps each code to its status. An empty path is usage (ls '' is usage; ls alone lists the workdir). When stdout is
 a pipe whose reader left early (fsbox grep x . | head \-1) the call stops quietly, nothing on
-stderr, as a pipeline stage ended by SIGPIPE would, after its audit record: exit 141.
+stderr, as a pipeline stage ended by SIGPIPE would, after its audit record: exit 141. A command
+that only reads notices the reader's exit within 0.2 s whether or not it has more to write (on
+Linux by polling the pipe for POLLERR; elsewhere at the next write), and stops its search; a
+change runs to its end. Into a pipe, grep and find pass on what they found whenever their search
+waits, not only when 64 KiB are held, so head \-1 gets the first match as soon as it is found.
 .SH HELP
 \-\-help is always help, as is fsbox help COMMAND; \-h is help too, except where GNU gives it a
 meaning: grep \-h is \-\-no\-filename (and \-H \-\-with\-filename), sort \-h is GNU's
@@ -191,8 +195,16 @@ Each call has a deadline: [limits] max_call_seconds (integer seconds, default 86
 \-\-timeout DUR (a Go duration such as 1.5s or 2m, or a number of seconds; 0, a negative value or
 no duration is usage; a larger value is silently the policy's, as \-\-limit past max_results) and
 by an MCP tool call's timeout argument (seconds). Past it grep, find, ls, history, and wc or stat
-of several paths print what they found by then with truncated and limit "timeout", and exit 9
-(the text form notes the cut on stderr); sort, and a change not yet committed, fail with timeout
+of several paths print what they found by then with truncated, limit "timeout" and cuts
+["timeout"], and exit 9 (the text form notes the cut on stderr); a deadline already past when a
+walk starts (it ran out while the policy loaded) prints the empty part, as one a moment later
+does. A count (grep \-c, grep \-l, wc) names only what it finished: the counts of the files read
+to the end, count (wc: total) their sum, partial: true, files_searched, and next_cursor at the
+first file not finished, so the pages' counts add up to the whole; when max_results or
+max_result_bytes cut a count's list first and the deadline then stopped its counting, limit is
+"timeout", cuts names both in order (["max_result_bytes","timeout"]), and the count is that of
+the files before the list's cut, where the next page starts. One path (a file, stdin) cut in its
+middle fails with timeout (stdout empty). sort, and a change not yet committed, fail with timeout
 (exit 9, stdout empty). A change (write, edit, patch, cp, mv, rm, mkdir, undo) checks the deadline
 once its input is in, under its locks, just before it commits, never halfway: a write fed by a pipe
 that ends after the deadline writes nothing, and write stops reading a pipe that trickles on past
@@ -202,7 +214,7 @@ such a read to return. \-\-jq runs under the deadline plus 100 ms: past it a cal
 nothing fails with timeout (stdout empty), and one whose change was made prints its result without
 the \-\-jq shaping, with truncated and limit "timeout", and exits 9.
 .SH PAGES
-A list result (ls, grep, find, slice, sort, cut, history, stat of several paths) stops at
+A list result (ls, grep, find, slice, sort, cut, history, stat or wc of several paths) stops at
 max_results items and at [limits] max_result_bytes bytes (default 1 GiB), counted once as fsbox's
 JSON of its items in every format (in the text form a line counts its bytes and quotes, without
 escapes); a page holds at least one item, a line over the budget is cut to fit (text_truncated).
@@ -214,7 +226,9 @@ only compared with the items the call produces, never opened: a page is a suffix
 whole answer; a cursor made for another command, other arguments, policy or format, or that does
 not decode, is usage. find and grep resume in walk order without reading the directories before
 the cursor; grep searches the cursor's file again and drops what was given, and restarts a file
-that changed (restarted: true); slice, sort and cut count items, re-reading their input.
+that changed (restarted: true), but resumes after a file it searched to the end without reading it
+again, so a page the deadline stops moves on even where nothing matched; slice, sort and cut count
+items, re-reading their input; wc resumes at the first path it did not count.
 .SH WRITE
 write takes its content from --content (literally: '' is an empty file, \- a dash) or from stdin.
 Without --content, stdin is read only when it is a pipe, a socket or a regular file; a terminal or

@@ -71,6 +71,7 @@ var findOp = &spec.Op{
 		} else {
 			o.TypedSink = pathSink(in.Sink, end)
 		}
+		o.Idle = in.Idle
 		return Find(ctx, sb, o)
 	},
 }
@@ -253,6 +254,10 @@ type FindOptions struct {
 	// EntrySink, when set with Long, takes each entry instead of
 	// collecting it.
 	EntrySink EntrySink
+	// Idle, when set, is called (on the sinks' goroutine) when the walk
+	// is about to wait for a directory: the face passes on what the
+	// sinks wrote.
+	Idle func()
 }
 
 // PathSink receives each path, and its type (file, dir, symlink, other),
@@ -344,7 +349,7 @@ func (g globMatcher) match(rel string, isDir bool) bool {
 
 // Find walks Dir and lists the entries that match.
 func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, error) {
-	if err := begin(ctx, sb, "find"); err != nil {
+	if err := beginWalk(ctx, sb, "find"); err != nil {
 		return FindResult{}, err
 	}
 	types, err := newFindTypes(o.Types, o.TypesNot)
@@ -375,7 +380,7 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 	var sinkErr error
 	var vanished int64 // entries -l could not describe
 	wo := walkOptions(o.Hidden, o.NoIgnore, o.NoRequireGit, o.Follow, o.MaxDepth)
-	wo.After = after
+	wo.After, wo.Waiting = after, o.Idle
 	skipped, err := sb.Walk(ctx, o.Dir, wo,
 		func(e *sandbox.Entry) error {
 			if len(excl) > 0 && excl.match(e.Rel, e.Type == "dir") {

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"math"
@@ -69,7 +70,7 @@ var grepOp = &spec.Op{
 		if in.Bool("type-list") {
 			return TypeList(), nil
 		}
-		if err := begin(ctx, sb, "grep"); err != nil {
+		if err := beginWalk(ctx, sb, "grep"); err != nil {
 			return nil, err // before a pattern file is read
 		}
 		o, err := GrepInput(sb, in)
@@ -88,6 +89,7 @@ var grepOp = &spec.Op{
 			return r, err
 		}
 		o.Sink = grepSink(in.Sink, sb, in, o)
+		o.Idle = in.Idle
 		return Grep(ctx, sb, o)
 	},
 }
@@ -174,8 +176,11 @@ type GrepOptions struct {
 	// a file named on the command line is searched whatever its type.
 	Types, TypesNot []string
 	// Sink, when set, receives each file's result in path order instead
-	// of the result collecting them (streaming output).
+	// of the result collecting them (streaming output); Idle, when set,
+	// is called (on Sink's goroutine) when the search is about to wait
+	// for the next result: the face passes on what Sink wrote.
 	Sink func(fr *FileResult) error
+	Idle func()
 	// Exact: Text and context lines are whole (the text form prints Raw);
 	// otherwise they are cut at max_line_bytes.
 	Exact bool
@@ -183,7 +188,8 @@ type GrepOptions struct {
 	// cut seals the next cursor (SPEC §2, Continuation).
 	Paging
 
-	geom *mapGeometry // tests: where mapped search puts its chunk edges
+	geom   *mapGeometry                   // tests: where mapped search puts its chunk edges
+	onTake func(rel string, listCut bool) // tests: called after collect took a walked file
 }
 
 // Match is one matching line (or, with -v, one non-matching line).
@@ -276,14 +282,19 @@ type GrepSkipped struct {
 // GrepResult is grep's answer. Exactly one of Matches, Counts and Paths
 // is present, by mode.
 type GrepResult struct {
-	Pattern       string       `json:"pattern"`
-	Matches       *[]Match     `json:"matches,omitempty"`
-	Counts        *[]FileCount `json:"counts,omitempty"`
-	Paths         *[]string    `json:"paths,omitempty"`
-	Count         int64        `json:"count"`
-	FilesSearched int64        `json:"files_searched"`
-	FilesMatched  int64        `json:"files_matched"`
-	Skipped       GrepSkipped  `json:"skipped"`
+	Pattern string       `json:"pattern"`
+	Matches *[]Match     `json:"matches,omitempty"`
+	Counts  *[]FileCount `json:"counts,omitempty"`
+	Paths   *[]string    `json:"paths,omitempty"`
+	Count   int64        `json:"count"`
+	// Partial: the deadline stopped a counting mode (-c, -l): count,
+	// the counts and files_searched are those of the files read to the
+	// end, and next_cursor resumes at the first file not finished
+	// (SPEC §2, Counts).
+	Partial       bool        `json:"partial,omitempty"`
+	FilesSearched int64       `json:"files_searched"`
+	FilesMatched  int64       `json:"files_matched"`
+	Skipped       GrepSkipped `json:"skipped"`
 	// Restarted: the cursor's file changed since the page before; this
 	// page gives it from its start (SPEC §2, Continuation).
 	Restarted bool `json:"restarted,omitempty"`
@@ -327,7 +338,7 @@ const grepBatch = 16
 // worker still in a read (SPEC §5: by the deadline + 100 ms); cancelled,
 // ctx's error is returned.
 func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, error) {
-	if err := begin(ctx, sb, "grep"); err != nil {
+	if err := beginWalk(ctx, sb, "grep"); err != nil {
 		return GrepResult{}, err
 	}
 	if o.Before < 0 || o.After < 0 || (o.MaxCount != nil && *o.MaxCount < 0) || o.Limit < 0 {
@@ -371,6 +382,9 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 	}
 	g.ahead = sandbox.FrugalSlots(ahead, grepFrugal, g.done)
 	g.walked = make(chan struct{})
+	if g.counting() && len(o.Paths) == 1 {
+		g.typed = make(chan struct{})
+	}
 	g.jobs = make(chan *grepJob, 16)
 	g.order = make(chan *grepJob, 64)
 	// Jobs go round: every fresh byte costs a page fault, so a job and its
@@ -387,15 +401,15 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 	}
 	res := g.collect()
 	if g.late {
-		// Cut at the deadline: the workers and the walk finish on their
-		// own (each stops at its next check of ctx; one stuck in the
-		// kernel, when it returns), and what they still hand over is
-		// released, never printed.
+		// Cut at the deadline, or cancelled: the workers and the walk
+		// finish on their own (each stops at its next check of ctx; one
+		// stuck in the kernel, when it returns), and what they still
+		// hand over is released, never printed.
 		go g.drain(g.pending)
-		if err := res.PathErrors.end(len(o.Paths)); err != nil {
-			return GrepResult{}, err
+		if err := ctx.Err(); g.sinkErr != nil || !timedOut(ctx, err) {
+			return GrepResult{}, cmp.Or(g.sinkErr, err)
 		}
-		return res, nil
+		return g.partial(res)
 	}
 	wg.Wait()
 	res.notes = append(res.notes, g.walkNotes...) // the walk is done: collect took its closed queue
@@ -403,10 +417,7 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 		// The deadline passed as the queue ran out (collect took the
 		// closed queue first): what it took is the result, cut there.
 		g.cutByDeadline(&res)
-		if err := res.PathErrors.end(len(o.Paths)); err != nil {
-			return GrepResult{}, err
-		}
-		return res, nil
+		return g.partial(res)
 	}
 	switch {
 	case g.walkErr != nil:
@@ -422,6 +433,33 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 	}
 	return res, nil
 }
+
+// partial is the result of a search the deadline cut: what collect
+// took by then, unless the one path searched is a file, whose count
+// would be of part of it: the call then fails with timeout (SPEC §2,
+// Counts), as wc of one file does.
+func (g *grepRun) partial(res GrepResult) (GrepResult, error) {
+	if g.typed != nil {
+		<-g.typed // the walk says what the path is before it reads it
+		switch {
+		case g.oneFile && res.FilesSearched == 0 && len(res.Errors) == 0:
+			return GrepResult{}, g.ctx.Err()
+		case g.oneFile:
+			// Taken whole before the deadline was heard: nothing was cut.
+			res.Truncation, res.Partial = Truncation{}, false
+		}
+	}
+	if err := res.PathErrors.end(len(g.o.Paths)); err != nil {
+		return GrepResult{}, err
+	}
+	return res, nil
+}
+
+// counting reports whether grep counts (-c, -l) rather than lists.
+func (g *grepRun) counting() bool { return g.o.Count || g.o.FilesWithMatches }
+
+// grepTally is a counting mode's numbers at one point of the search.
+type grepTally struct{ count, searched, matched int64 }
 
 // grepRun is one call of Grep: its options, compiled, and the channels
 // between its stages.
@@ -442,8 +480,14 @@ type grepRun struct {
 	// countAll: a counting mode (-c, -l) under the policy's max_results,
 	// which caps the items listed (counts[], paths[]) while the numbers
 	// count everything (SPEC §2, Counts).
-	countAll    bool
-	listCut     bool    // under countAll: the list is cut, the counting goes on
+	countAll bool
+	listCut  bool      // under countAll: the list is cut, the counting goes on
+	atCut    grepTally // under countAll: the numbers of the files before the list's cut
+	// typed, in a counting mode with one path, is closed by the walk once
+	// it knows what the path is: oneFile, a file (or standard input)
+	// rather than a directory.
+	typed       chan struct{}
+	oneFile     bool
 	pos         grepPos // the last item given (at first, the input cursor's)
 	jobs, order chan *grepJob
 	ahead       chan struct{} // a slot for every job not yet searched (send)

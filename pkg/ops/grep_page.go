@@ -24,12 +24,14 @@ func (g *grepRun) collect() GrepResult {
 	default:
 		res.Matches = &[]Match{}
 	}
-	// The deadline: collect takes nothing more and returns (timeUp).
-	// A cancel is heard by take, as before: the search stops and its
-	// error is the call's.
+	// The deadline, or a cancel: collect takes nothing more and returns
+	// (timeUp).
 	deadline := g.ctx.Done()
 	for !g.late {
 		var j *grepJob
+		if len(g.order) == 0 {
+			g.idle() // the walk is behind
+		}
 		select {
 		case next, ok := <-g.order:
 			if !ok {
@@ -40,14 +42,15 @@ func (g *grepRun) collect() GrepResult {
 			}
 			j = next
 		case <-deadline:
-			if !g.timeUp(&res) {
-				deadline = nil
-			}
+			g.timeUp(&res)
 			continue
 		}
 		var out []FileResult
 	parts:
 		for {
+			if len(j.out) == 0 {
+				g.idle() // the search is behind
+			}
 			select {
 			case fr := <-j.part: // a named file's matches so far
 				if !g.stopped {
@@ -57,9 +60,7 @@ func (g *grepRun) collect() GrepResult {
 			case out = <-j.out:
 				break parts
 			case <-deadline:
-				if !g.timeUp(&res) {
-					deadline = nil
-				}
+				g.timeUp(&res)
 			}
 			if g.late {
 				g.pending = j // its results are drain's
@@ -69,6 +70,9 @@ func (g *grepRun) collect() GrepResult {
 		for i := range out {
 			if !g.stopped {
 				g.take(&res, &out[i])
+				if o.onTake != nil {
+					o.onTake(out[i].rel, g.listCut)
+				}
 			}
 			out[i].release() // printed, or never to be
 		}
@@ -83,19 +87,31 @@ func (g *grepRun) collect() GrepResult {
 	return g.cutShort(res)
 }
 
-// timeUp is collect's answer to ctx ending: past the call's deadline the
-// result is cut there (limit "timeout", unless a limit cut it first) and
-// collect takes no more (late); true. A cancel is no cut: false.
-func (g *grepRun) timeUp(res *GrepResult) bool {
-	if !timedOut(g.ctx, g.ctx.Err()) {
-		return false
+// idle tells the face that collect is about to wait: what the sink
+// wrote goes to the reader now, not when its buffer fills.
+func (g *grepRun) idle() {
+	if g.o.Idle != nil && !g.stopped {
+		g.o.Idle()
 	}
-	if !g.late {
-		g.late = true
+}
+
+// timeUp is collect's answer to ctx ending: it takes no more (late) and
+// returns without waiting for a worker still in a read (one on a pipe
+// that never ends, a hard NFS mount). Past the call's deadline the
+// result is cut there (limit "timeout", unless a limit cut it first); a
+// cancel (an MCP client's, or the reader of stdout gone) is no cut, but
+// the call's error.
+func (g *grepRun) timeUp(res *GrepResult) {
+	if g.late {
+		return
+	}
+	g.late = true
+	if timedOut(g.ctx, g.ctx.Err()) {
 		g.cutByDeadline(res)
 		g.halt(nil) // the walk and the named files' flushers stop handing over
+	} else {
+		g.halt(g.ctx.Err())
 	}
-	return true
 }
 
 // grepWalkGrace is how long a search cut at the deadline waits for its
@@ -157,9 +173,7 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 	o := g.o
 	switch {
 	case g.ctx.Err() != nil:
-		if !g.timeUp(res) {
-			g.halt(g.ctx.Err()) // cancelled: the call's error
-		}
+		g.timeUp(res)
 		return
 	case fr.skipped:
 		if fr.skipErr != nil && sandbox.AsError(fr.skipErr).Code == sandbox.CodeDenied {
@@ -167,6 +181,7 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 		} else if fr.skipErr != nil {
 			g.readErrors++
 		}
+		g.passed(fr)
 		return
 	case fr.err != nil:
 		res.PathErrors.add(g.sb, fr.given, fr.err, !fr.walked)
@@ -177,6 +192,7 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 	}
 	if fr.Binary && !fr.named {
 		g.skipped.Binary++ // a walk skips a binary file
+		g.passed(fr)
 		return
 	}
 	if fr.cutLines > 0 {
@@ -187,6 +203,7 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 		g.pos.c.N, g.pos.c.Skip = 0, 0 // its lines count from its start again
 	}
 	if fr.Count == 0 {
+		g.passed(fr)
 		return
 	}
 	if fr.Binary && !o.Count && !o.FilesWithMatches {
@@ -206,6 +223,9 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 		if limit := g.pg.admit(g.fileItemLen(fr)); limit != "" {
 			g.listCut = true
 			res.cut(limit, g.nextCursor())
+			// A deadline that stops the counting later falls back to
+			// these numbers: the files before the cut, all given.
+			g.atCut = grepTally{count: res.Count - fr.Count, searched: res.FilesSearched - 1, matched: res.FilesMatched - 1}
 			return
 		}
 		g.givenFile(fr)
@@ -283,7 +303,9 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 	g.list(res, fr)
 	if limit != "" {
 		g.halt(nil)
+		return
 	}
+	g.passed(fr)
 }
 
 // grepPos is the last item a page gave, for its next_cursor: the
@@ -348,10 +370,47 @@ func (g *grepRun) nextCursor() string {
 	return g.o.next(c)
 }
 
-// cutByDeadline cuts res at the deadline (unless a limit cut it first):
-// the next page starts after the last item given.
+// wholeFile, as a listing's cursor's line, says that the cursor's file
+// was searched to its end and its items given: the next page starts
+// after it, without reading it again.
+const wholeFile = math.MaxInt64
+
+// passed records that fr, a file taken whole, needs no other page: the
+// next one starts after it, whatever it found (SPEC §2, Counts:
+// next_cursor resumes at the first file not finished), until the list
+// is cut (the next page starts at the cut). A page the deadline stops
+// thus always moves on, even where nothing matches.
+func (g *grepRun) passed(fr *FileResult) {
+	switch {
+	case g.listCut || g.stopped || fr.err != nil || fr.part:
+	case g.counting():
+		g.givenFile(fr)
+	default:
+		g.pos = grepPos{c: Cursor{Arg: int64(fr.arg), Key: fr.rel, N: wholeFile, Skip: wholeFile}}
+	}
+}
+
+// cutByDeadline cuts res at the deadline: a listing after the last item
+// given, unless a limit cut it first (and so stopped it); a count (-c,
+// -l) is partial, its numbers those of the files taken whole, and
+// limit is timeout whatever cut its list before (SPEC §2, Counts).
 func (g *grepRun) cutByDeadline(res *GrepResult) {
-	if !res.Truncated {
+	switch {
+	case g.counting() && g.listCut:
+		// The list was cut first and the counting went on: the count
+		// falls back to the files before the list's cut, where the next
+		// page starts, so that the pages' counts add up to the total and
+		// their lists to the whole list.
+		stoppedByDeadline(&res.Truncation)
+		res.Count, res.FilesSearched, res.FilesMatched = g.atCut.count, g.atCut.searched, g.atCut.matched
+		res.Partial = true
+	case res.Truncated:
+		// A limit cut the list and stopped the search: the deadline cut nothing.
+	case g.counting():
+		cutByDeadline(&res.Truncation)
+		res.NextCursor = g.nextCursor()
+		res.Partial = true
+	default:
 		cutByDeadline(&res.Truncation)
 		res.NextCursor = g.nextCursor()
 	}

@@ -71,7 +71,8 @@ func (g *grepRun) walk() {
 	defer close(g.order)
 	defer close(g.jobs)
 	defer close(g.walked)
-	q := &grepQueue{g: g, pending: g.newJob()}
+	q := &grepQueue{g: g, pending: g.newJob(), typed: g.typed}
+	defer q.saw(false)
 	for i, p := range g.o.Paths {
 		if from := g.o.From; from != nil && int64(i) < from.Arg {
 			continue // before the cursor's argument: done
@@ -88,6 +89,17 @@ type grepQueue struct {
 	g       *grepRun
 	pending *grepJob
 	stalled bool // a hand-over while the walk waited failed: collect wants no more
+	typed   chan struct{} // g.typed until saw closes it
+}
+
+// saw tells collect what the one path of a counting search is (a file:
+// cut in its middle, it is a timeout, not a partial count), once.
+func (q *grepQueue) saw(file bool) {
+	if q.typed != nil {
+		q.g.oneFile = file
+		close(q.typed)
+		q.typed = nil
+	}
 }
 
 // flush queues the batch being filled, if any; false once collect has
@@ -116,6 +128,7 @@ func (q *grepQueue) arg(i int, p string) bool {
 	g := q.g
 	at := g.o.From != nil && int64(i) == g.o.From.Arg // the argument the cursor is in
 	if p == sandbox.StdinPath {
+		q.saw(true)
 		return q.named(i, p, at)
 	}
 	info, err := g.sb.Named(p) // the door says what it is (a special file is refused there)
@@ -125,6 +138,7 @@ func (q *grepQueue) arg(i int, p string) bool {
 		// (SPEC §2), after what came before it.
 		return q.flush() && q.one(i, p, err, 0)
 	case info.Type != "dir":
+		q.saw(true)
 		return q.named(i, p, at)
 	}
 	return q.tree(i, p, at)
@@ -141,7 +155,7 @@ func (q *grepQueue) named(i int, p string, at bool) bool {
 		case from.Key != "": // a position inside it: it sorts before
 			return true
 		case from.N == 0 && from.Skip == 0: // nothing of it given
-		case o.Count || o.FilesWithMatches: // given whole
+		case o.Count || o.FilesWithMatches || from.N == wholeFile: // given whole
 			return true
 		default:
 			resume = 1
@@ -257,7 +271,7 @@ func (c *grepResume) done(e *sandbox.Entry, o *GrepOptions) (done, resume bool, 
 		c.key = "" // every entry after it is after the cursor
 		switch {
 		case c.from.N == 0 && c.from.Skip == 0:
-		case o.Count || o.FilesWithMatches:
+		case o.Count || o.FilesWithMatches || c.from.N == wholeFile:
 			return true, false, nil
 		default:
 			return false, true, nil

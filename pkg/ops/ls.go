@@ -72,7 +72,7 @@ type LsResult struct {
 
 // Ls lists one directory.
 func Ls(ctx context.Context, sb *sandbox.Sandbox, o LsOptions) (LsResult, error) {
-	if err := begin(ctx, sb, "ls"); err != nil {
+	if err := beginWalk(ctx, sb, "ls"); err != nil {
 		return LsResult{}, err
 	}
 	d, err := sb.OpenDir(o.Path)

@@ -19,6 +19,11 @@ type Truncation struct {
 	// NextCursor resumes the list after its last item (SPEC §2): the
 	// same call with --cursor NextCursor gives the items after the cut.
 	NextCursor string `json:"next_cursor,omitempty"`
+	// Cuts, when the deadline cut the result, names every cut in the
+	// order they came (["timeout"], or ["max_result_bytes", "timeout"]
+	// when a counting mode's list was cut first and the deadline then
+	// stopped its counting): Limit is "timeout" whatever came first.
+	Cuts []string `json:"cuts,omitempty"`
 	// TextTruncated says that the JSON text of CutLines lines (or rows)
 	// was cut at max_line_bytes; the text form prints every line whole.
 	TextTruncated bool  `json:"text_truncated,omitempty"`

@@ -115,16 +115,17 @@ func CheckCommandIn(reg *spec.Registry, p *sandbox.Policy, name string) error {
 	return nil
 }
 
-// begin is the first thing every operation does: a cancelled context
-// ends it, and the policy's switch for the operation binds every caller,
-// the command line and a Go program alike.
+// begin is the first thing every operation does: the policy's switch
+// for the operation binds every caller, the command line and a Go
+// program alike, and a cancelled context ends it (checked second, so
+// that a switched-off command says so whenever it is called).
 func begin(ctx context.Context, sb *sandbox.Sandbox, name string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	sb.SetCommand(name) // the journal's records name it
 	sb.SetContext(ctx)  // a change gives up waiting for a lock, and checks before it commits, at the deadline
-	return CheckCommand(sb.Policy(), name)
+	if err := CheckCommand(sb.Policy(), name); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // The meta commands.

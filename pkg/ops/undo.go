@@ -68,6 +68,8 @@ type HistoryResult struct {
 	// NextCursor resumes the list after its last change (SPEC §2); a
 	// --limit cut carries it too, though it cuts quietly.
 	NextCursor string `json:"next_cursor,omitempty"`
+	// Cuts is ["timeout"] when the deadline cut the list (Truncation's).
+	Cuts []string `json:"cuts,omitempty"`
 	// Hidden counts the (change, path) pairs the policy in force may not
 	// read: they are left out, and a change with every path hidden too.
 	Hidden int `json:"hidden"`
@@ -79,7 +81,7 @@ func (r HistoryResult) Trunc() *Truncation {
 	if !r.Truncated {
 		return &Truncation{}
 	}
-	return &Truncation{Truncated: true, Limit: r.Limit, NextCursor: r.NextCursor}
+	return &Truncation{Truncated: true, Limit: r.Limit, NextCursor: r.NextCursor, Cuts: r.Cuts}
 }
 
 // historyPos is a position in history's list, newest first: for each
@@ -274,7 +276,9 @@ func HistoryPage(ctx context.Context, sb *sandbox.Sandbox, path string, limit in
 			return HistoryResult{}, err
 		}
 		if !res.Truncated {
-			res.Truncated, res.Limit = true, timeoutLimit // the newest changes, read by the deadline
+			var t Truncation
+			cutByDeadline(&t) // the newest changes, read by the deadline
+			res.Truncated, res.Limit, res.Cuts = t.Truncated, t.Limit, t.Cuts
 			res.NextCursor = pg.next(pos.cursor())
 		}
 	}

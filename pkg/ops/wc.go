@@ -12,8 +12,9 @@ import (
 
 var wcOp = &spec.Op{
 	Name: "wc", Class: spec.Read, Result: WcResult{},
+	Pages:   true,
 	Summary: "count lines, words, bytes and characters",
-	Help:    "Counts each file's lines, words (runs of non-space), bytes and UTF-8 characters, as wc -lwmc, with a total.",
+	Help:    "Counts each file's lines, words (runs of non-space), bytes and UTF-8 characters, as wc -lwmc, with a total. When the deadline stops it, files[] and total are those of the files counted to the end (partial), and next_cursor resumes at the first file not counted; one path cut in its middle fails with timeout.",
 	Args:    []spec.Arg{{Name: "paths", Meta: "PATH", Help: "the files to count; - is standard input (the default on the command line when stdin is a pipe or a file)", Use: spec.ReadFile, Many: true, Stdin: true, Complete: spec.CompleteFiles}},
 	Options: []spec.Option{
 		{Name: "lines", Short: "l", Type: spec.Bool, CLIOnly: true, Help: "the text form prints the line count (JSON always has all four)"},
@@ -24,7 +25,11 @@ var wcOp = &spec.Op{
 	Examples: []spec.Example{{Cmd: "wc main.go notes.txt --format text", Says: "lines words chars bytes per file, and a total"}},
 	Text:     "lines words chars bytes path (or only those -l -w -m -c select, in that order), one line per file, and a total line for several; columns padded as GNU wc 9.1",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		r, err := Wc(ctx, sb, WcOptions{Paths: in.Strings("paths")})
+		pg, err := pagingOf(sb, in)
+		if err != nil {
+			return nil, err
+		}
+		r, err := Wc(ctx, sb, WcOptions{Paths: in.Strings("paths"), Paging: pg})
 		// -l -w -m -c select what the text form prints, in wc's order.
 		for _, n := range []string{"lines", "words", "chars", "bytes"} {
 			if in.Bool(n) {
@@ -38,6 +43,9 @@ var wcOp = &spec.Op{
 // WcOptions are wc's inputs.
 type WcOptions struct {
 	Paths []string
+	// Paging: a page starts at the path argument From.Arg (the index,
+	// in Paths, of the first path the page before it did not count).
+	Paging
 }
 
 // WcFile is one file's counts.
@@ -51,37 +59,51 @@ type WcResult struct {
 	Files []WcFile      `json:"files"`
 	Total textio.Counts `json:"total"`
 	// Truncated (limit "timeout"): the call's deadline passed before
-	// every path was counted; files and total hold the ones before.
-	Truncated bool   `json:"truncated,omitempty"`
-	Limit     string `json:"limit,omitempty"`
+	// every path was counted; files and total hold the ones before
+	// (Partial), and NextCursor resumes at the first one not counted.
+	Truncated  bool     `json:"truncated,omitempty"`
+	Limit      string   `json:"limit,omitempty"`
+	Partial    bool     `json:"partial,omitempty"`
+	NextCursor string   `json:"next_cursor,omitempty"`
+	Cuts       []string `json:"cuts,omitempty"`
 	PathErrors
 	show []string // the counts the text form prints (all when none is picked)
 }
 
-// Trunc: only the deadline cuts wc (exit 9); no item limit does.
-func (r WcResult) Trunc() *Truncation { return &Truncation{Truncated: r.Truncated, Limit: r.Limit} }
-
-// Notes: the text form says on stderr that the deadline cut the counts,
-// as a list's cut is noted.
-func (r WcResult) Notes() []string {
-	if !r.Truncated {
-		return nil
-	}
-	return []string{"truncated: the " + r.Limit + " limit cut the output"}
+// Trunc: only the deadline cuts wc (exit 9); no item limit does. The
+// text form notes the cut on stderr, with the next page's cursor.
+func (r WcResult) Trunc() *Truncation {
+	return &Truncation{Truncated: r.Truncated, Limit: r.Limit, NextCursor: r.NextCursor, Cuts: r.Cuts}
 }
 
 // Wc counts lines, words, bytes and characters of each file in one
 // streaming pass, in memory that does not grow with the file.
 func Wc(ctx context.Context, sb *sandbox.Sandbox, o WcOptions) (WcResult, error) {
-	if err := begin(ctx, sb, "wc"); err != nil {
-		return WcResult{}, err
+	if err := begin(ctx, sb, "wc"); err != nil && !(timedOut(ctx, err) && len(o.Paths) > 1) {
+		return WcResult{}, err // several paths past the deadline already: the empty partial result, as a moment later
 	}
 	res := WcResult{Files: []WcFile{}}
 	buf := make([]byte, textio.DefaultBufSize)
-	for _, p := range o.Paths {
+	// A page after a cursor starts at the path argument it names (an
+	// index, compared with the call's own arguments, which the cursor is
+	// bound to).
+	base, paths := int64(0), o.Paths
+	if o.From != nil {
+		base = min(o.From.Arg, int64(len(paths)))
+		paths = paths[base:]
+	}
+	cut := func(i int) {
+		// The paths before are counted; the one the deadline caught is
+		// not: the next page starts at it.
+		var t Truncation
+		cutByDeadline(&t)
+		res.Truncated, res.Limit, res.Cuts, res.Partial = t.Truncated, t.Limit, t.Cuts, true
+		res.NextCursor = o.next(Cursor{Arg: base + int64(i)})
+	}
+	for i, p := range paths {
 		if err := ctx.Err(); err != nil {
 			if timedOut(ctx, err) && len(o.Paths) > 1 {
-				res.Truncated, res.Limit = true, timeoutLimit // the paths before are counted
+				cut(i)
 				break
 			}
 			return WcResult{}, err
@@ -98,7 +120,7 @@ func Wc(ctx context.Context, sb *sandbox.Sandbox, o WcOptions) (WcResult, error)
 			}
 		}
 		if timedOut(ctx, ctx.Err()) && len(o.Paths) > 1 {
-			res.Truncated, res.Limit = true, timeoutLimit // a file the deadline caught is not counted
+			cut(i)
 			break
 		}
 		if ctx.Err() != nil {

@@ -31,6 +31,12 @@ type Input struct {
 	// out whole (a text form), not cut at the policy's line limit.
 	Sink  any
 	Exact bool
+	// Idle, when a face sets it (with a Sink), is called by a streaming
+	// operation that is about to wait for its next items: the face passes
+	// on what it holds, so that a reader sees the items as they are found
+	// (`fsbox grep x | head -1` ends at the first match). It is called on
+	// the goroutine that calls the Sink.
+	Idle func()
 	// Cursor is the call's --cursor (a tool call's cursor): where a list
 	// result cut before resumes (SPEC §2, Continuation); Form names the
 	// face and format the call prints in ("json", "text", "mcp"), which a
