@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"errors"
+	"io/fs"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
@@ -27,6 +29,18 @@ type Mapping struct {
 
 // fileStamp is what changes when a file's content does.
 type fileStamp struct{ size, mtime, ctime int64 }
+
+// stamp is what the file's handle says of it now that any change to its
+// content moves: on a posix root fstat's size and times, on an object
+// root the version's.
+func (f *File) stamp() (fileStamp, error) {
+	st, err := f.handle().stamp()
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == "" {
+		pe.Path = f.Info.Path
+	}
+	return st, err
+}
 
 // Stamp is an opaque record of an open file's size and times, to be
 // compared with Unchanged.

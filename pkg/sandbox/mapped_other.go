@@ -14,8 +14,11 @@ func (f *File) MapAt(off int64, n int) (*Mapping, error) { return nil, errors.Er
 
 func (m *Mapping) Unmap() {}
 
-func (f *File) stamp() (fileStamp, error) {
-	fi, err := f.os.Stat()
+func (p *posixFile) stamp() (fileStamp, error) {
+	if p.os == nil {
+		return fileStamp{}, errors.ErrUnsupported
+	}
+	fi, err := p.os.Stat()
 	if err != nil {
 		return fileStamp{}, err
 	}

@@ -18,19 +18,19 @@ var pageSize = int64(os.Getpagesize())
 // Mappable reports whether f can be read through MapAt: a regular file
 // opened through the sandbox (standard input is a stream, never mapped).
 func (f *File) Mappable() bool {
-	return f.stream == nil && f.Info.Mode.IsRegular() && f.descriptor() >= 0
+	return f.stream == nil && f.obj == nil && f.Info.Mode.IsRegular() && f.px.descriptor() >= 0
 }
 
-// descriptor is f's open descriptor, or -1.
-func (f *File) descriptor() int {
+// descriptor is the open descriptor, or -1.
+func (p *posixFile) descriptor() int {
 	switch {
-	case f.fd >= 0:
-		return f.fd
-	case f.os != nil:
+	case p.fd >= 0:
+		return p.fd
+	case p.os != nil:
 		// Fd would put the descriptor in blocking mode; a regular file
 		// always is, but Control leaves it as it is.
 		fd := -1
-		if rc, err := f.os.SyscallConn(); err == nil {
+		if rc, err := p.os.SyscallConn(); err == nil {
 			_ = rc.Control(func(d uintptr) { fd = int(d) })
 		}
 		return fd
@@ -61,7 +61,7 @@ func (f *File) MapAt(off int64, n int) (*Mapping, error) {
 		return &Mapping{}, nil
 	}
 	base := off &^ (pageSize - 1)
-	mem, err := unix.Mmap(f.descriptor(), base, int(off-base)+n, unix.PROT_READ, unix.MAP_SHARED)
+	mem, err := unix.Mmap(f.px.descriptor(), base, int(off-base)+n, unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, &fs.PathError{Op: "mmap", Path: f.Info.Path, Err: err}
 	}
@@ -77,10 +77,10 @@ func (m *Mapping) Unmap() {
 }
 
 // stamp is what fstat says of an open file that any change to it moves.
-func (f *File) stamp() (fileStamp, error) {
+func (p *posixFile) stamp() (fileStamp, error) {
 	var st unix.Stat_t
-	if err := unix.Fstat(f.descriptor(), &st); err != nil {
-		return fileStamp{}, &fs.PathError{Op: "fstat", Path: f.Info.Path, Err: err}
+	if err := unix.Fstat(p.descriptor(), &st); err != nil {
+		return fileStamp{}, &fs.PathError{Op: "fstat", Err: err}
 	}
 	return fileStamp{size: st.Size, mtime: timespecNs(st.Mtim), ctime: timespecNs(st.Ctim)}, nil
 }

@@ -141,3 +141,76 @@ func (f *File) Settled() error {
 	}
 	return nil
 }
+
+// openerDir is a directory an Opener has walked to, checked as OpenDir
+// checks one: its real path, inside its root, on no special file system.
+type openerDir struct {
+	h   dirHandle
+	rel string // its real root-relative path
+	// state: it is itself one of fsbox's state directories (by identity
+	// or marker); Opener.inState looks above it
+	state bool
+}
+
+// openDirFast opens and checks directory rel of rt (nil when it cannot
+// be, or is not where a file may be read, or rt's entries cannot be
+// opened exactly: then Open answers for every file), and whether it is
+// itself one of fsbox's state directories.
+func openDirFast(s *Sandbox, rt *root, rel string) *openerDir {
+	if !rt.st.exact() {
+		return nil
+	}
+	h, fc, err := rt.st.openDir(rel)
+	if err != nil {
+		return nil
+	}
+	real, err := h.where(rt.abs(rel))
+	drel, ok := rt.relOf(real)
+	if err != nil || !ok || specialFS(real) || fc.special || !fc.Mode.IsDir() {
+		h.close()
+		return nil
+	}
+	d := &openerDir{h: h, rel: drel}
+	_, merr := h.lstat(journalMarker)
+	d.state = s.state.ids[fc.key] != nil || merr == nil
+	return d
+}
+
+func (d *openerDir) close() { d.h.close() }
+
+// openFast opens name, a plain entry of d, as Open would open target t
+// (false: it did not, and Open must): a regular file (never a symlink,
+// never a special file, which is not even opened), on no special file
+// system, whose real path (d's real path and its name) the policy lets
+// be read, with no more links than deny_hardlinks allows. On a posix
+// root, three system calls: the check that it is a regular file, the
+// open, the fstat.
+func (o *Opener) openFast(t *target, d *openerDir, name string) (*File, bool) {
+	s := o.s
+	if fc, err := d.h.lstat(name); err != nil || !fc.Mode.IsRegular() {
+		return nil, false
+	}
+	f := &File{s: s}
+	fc, err := d.h.openChild(name, f)
+	if err != nil {
+		return nil, false
+	}
+	refuse := func() (*File, bool) { f.handle().close(); return nil, false }
+	if !fc.Mode.IsRegular() || fc.special {
+		return refuse()
+	}
+	rel := name
+	if d.rel != "." {
+		rel = d.rel + "/" + name
+	}
+	real := t.rt.abs(rel)
+	if specialFS(real) || s.checkPatterns(t.rt, rel, false, AccessRead, t.given) != nil {
+		return refuse()
+	}
+	if s.policy.Paths.DenyHardlinks && fc.Nlink > 1 || s.stateFile(fc.key) != nil {
+		return refuse()
+	}
+	s.trail.note(t.given, real, true)
+	f.Info = fc.named(name, t.display(), real)
+	return f, true
+}

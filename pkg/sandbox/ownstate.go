@@ -251,13 +251,13 @@ func (s *Sandbox) stateListed(d *Dir, marked bool) *statePlace {
 	return s.state.ids[d.Info.key]
 }
 
-// stateOfOpenDir is the state directory the directory open as r (with
+// stateOfOpenDir is the state directory the directory open as h (with
 // identity key, at abs) is, by identity or marker, or nil.
-func (s *Sandbox) stateOfOpenDir(r *os.Root, key [2]uint64, abs string) *statePlace {
+func (s *Sandbox) stateOfOpenDir(h dirHandle, key [2]uint64, abs string) *statePlace {
 	if pl := s.state.ids[key]; pl != nil && key != [2]uint64{} {
 		return pl
 	}
-	if _, err := r.Lstat(journalMarker); err == nil {
+	if _, err := h.lstat(journalMarker); err == nil {
 		return markedDir(abs)
 	}
 	return nil

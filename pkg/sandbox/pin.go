@@ -64,48 +64,42 @@ func (s *Sandbox) OpenDir(p string) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	pre, err := t.rt.r.Stat(t.rel)
+	pre, err := t.rt.st.stat(t.rel)
 	if err != nil {
 		return nil, s.mapErr(err, t)
 	}
-	if err := s.kindCheckAt(pre.Mode(), true, t); err != nil {
+	if err := s.kindCheckAt(pre.Mode, true, t); err != nil {
 		return nil, err
 	}
-	sub, err := openRoot(t.rt.r, t.rel)
+	h, fc, err := t.rt.st.openDir(t.rel)
 	if err != nil {
 		return nil, s.mapErr(err, t)
 	}
-	return s.adoptDir(sub, t, true)
+	return s.adoptDir(h, fc, t, true)
 }
 
-// adoptDir checks a freshly opened sub-root as the directory t names: its
-// real path (from the kernel), filesystem and the policy. It takes
-// ownership of sub. With state, fsbox's state is looked for too: the
-// directory is refused below a state directory, and marked as one when
-// it is one (nothing in it is read); a walk's caller that opens the
-// ancestors of a directory already checked leaves that out.
-func (s *Sandbox) adoptDir(sub *os.Root, t *target, state bool) (*Dir, error) {
-	f, err := sub.Open(".")
-	if err != nil {
-		sub.Close()
-		return nil, s.mapErr(err, t)
-	}
-	info, err := s.checkOpened(f, t, true, AccessRead)
+// adoptDir checks a freshly opened directory as the directory t names:
+// its real path (from the kernel, on a posix root), filesystem and the
+// policy. It takes ownership of h. With state, fsbox's state is looked
+// for too: the directory is refused below a state directory, and marked
+// as one when it is one (nothing in it is read); a walk's caller that
+// opens the ancestors of a directory already checked leaves that out.
+func (s *Sandbox) adoptDir(h dirHandle, fc facts, t *target, state bool) (*Dir, error) {
+	info, err := s.checkOpened(h, fc, t, true, AccessRead)
 	fail := func(err error) (*Dir, error) {
-		f.Close()
-		sub.Close()
+		h.close()
 		return nil, err
 	}
 	if err != nil {
 		return fail(err)
 	}
 	rel, _ := t.rt.relOf(info.Abs)
-	d := &Dir{s: s, rt: t.rt, r: sub, f: f, fd: int(f.Fd()), rel: rel, Info: info}
+	d := &Dir{s: s, rt: t.rt, h: h, rel: rel, Info: info}
 	if state {
 		if pl := s.stateAbove(t.rt, rel); pl != nil {
 			return fail(stateDenial(t.given, pl))
 		}
-		d.state = s.stateOfOpenDir(sub, info.key, info.Abs)
+		d.state = s.stateOfOpenDir(h, info.key, info.Abs)
 	}
 	d.refs.Store(1)
 	return d, nil
@@ -131,17 +125,12 @@ func (s *Sandbox) Lstat(p string) (Info, error) {
 		defer d.Close()
 		return d.Info, nil
 	}
-	sub, err := openRoot(t.rt.r, parent)
+	dir, _, err := t.rt.st.openDir(parent)
 	if err != nil {
 		return Info{}, s.mapErr(err, t)
 	}
-	defer sub.Close()
-	pd, err := sub.Open(".")
-	if err != nil {
-		return Info{}, s.mapErr(err, t)
-	}
-	realParent, err := fdPath(pd, t.rt.abs(path.Clean(parent)))
-	pd.Close()
+	defer dir.close()
+	realParent, err := dir.where(t.rt.abs(path.Clean(parent)))
 	if err != nil {
 		return Info{}, &Error{Code: CodeIO, Path: t.given, Msg: err.Error(), Err: err}
 	}
@@ -163,19 +152,19 @@ func (s *Sandbox) Lstat(p string) (Info, error) {
 	if pl := s.stateAbove(t.rt, rel); pl != nil {
 		return Info{}, stateDenial(t.given, pl)
 	}
-	fi, err := sub.Lstat(name)
+	fc, err := dir.lstat(name)
 	if err != nil {
 		return Info{}, s.mapErr(err, t)
 	}
-	if err := s.checkPatterns(t.rt, rel, fi.IsDir(), AccessRead, t.given); err != nil {
+	if err := s.checkPatterns(t.rt, rel, fc.Mode.IsDir(), AccessRead, t.given); err != nil {
 		return Info{}, err
 	}
-	if pl := s.stateFile(devIno(fi)); pl != nil && fi.Mode().IsRegular() {
+	if pl := s.stateFile(fc.key); pl != nil && fc.Mode.IsRegular() {
 		return Info{}, stateDenial(t.given, pl)
 	}
-	info := newInfo(name, t.display(), abs, fi)
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		info.Target, _ = sub.Readlink(name)
+	info := fc.named(name, t.display(), abs)
+	if fc.Mode&fs.ModeSymlink != 0 {
+		info.Target, _ = dir.readlink(name)
 	}
 	return info, nil
 }
@@ -184,19 +173,20 @@ func (s *Sandbox) Lstat(p string) (Info, error) {
 // Special files are refused before they are opened (opening a device can
 // have effects of its own), and the descriptor is checked again after.
 func (s *Sandbox) openTarget(t *target) (*File, error) {
-	pre, err := t.rt.r.Stat(t.rel)
+	pre, err := t.rt.st.stat(t.rel)
 	if err != nil {
 		return nil, s.mapErr(err, t)
 	}
-	if err := s.kindCheckAt(pre.Mode(), false, t); err != nil {
+	if err := s.kindCheckAt(pre.Mode, false, t); err != nil {
 		return nil, err
 	}
 	atSeam("open.checked")
-	f, err := t.rt.r.OpenFile(t.rel, openReadFlags, 0)
+	f := &File{s: s}
+	fc, err := t.rt.st.openFile(t.rel, f)
 	if err != nil {
 		return nil, s.mapErr(err, t)
 	}
-	info, err := s.checkOpened(f, t, false, AccessRead)
+	info, err := s.checkOpened(f.handle(), fc, t, false, AccessRead)
 	if err == nil {
 		if rel, ok := t.rt.relOf(info.Abs); ok {
 			if pl := s.stateAbove(t.rt, rel); pl != nil {
@@ -208,7 +198,8 @@ func (s *Sandbox) openTarget(t *target) (*File, error) {
 		f.Close()
 		return nil, err
 	}
-	return newFile(s, f, info), nil
+	f.Info = info
+	return f, nil
 }
 
 // WriteTarget is a path about to be written: checked against the policy
@@ -428,11 +419,26 @@ func realRel(rt *root, sub *os.Root, dir, given string) (string, error) {
 	if err != nil {
 		return "", ioErr(given, err)
 	}
+	return realRelOf(rt, real, given)
+}
+
+// realRelOf is the real path real relative to rt, which it must lie in.
+func realRelOf(rt *root, real, given string) (string, error) {
 	rrel, ok := rt.relOf(real)
 	if !ok {
 		return "", deny(RuleSymlink, given, "%s leads out of the workdir", given)
 	}
 	return rrel, nil
+}
+
+// whereIn is the real root-relative path of the directory h (lexically
+// dir), which must lie inside rt.
+func whereIn(rt *root, h dirHandle, dir, given string) (string, error) {
+	real, err := h.where(rt.abs(dir))
+	if err != nil {
+		return "", ioErr(given, err)
+	}
+	return realRelOf(rt, real, given)
 }
 
 // Close releases the parent directory and the existing file.
@@ -494,19 +500,15 @@ func kindName(m fs.FileMode) string { return policy.KindName(m) }
 
 // checkOpened applies the policy to what an open descriptor really is:
 // its type, its filesystem, its real path and its link count.
-func (s *Sandbox) checkOpened(f *os.File, t *target, wantDir bool, acc Access) (Info, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return Info{}, s.mapErr(err, t)
-	}
-	if err := kindCheck(fi.Mode(), wantDir, t.given); err != nil {
+func (s *Sandbox) checkOpened(h handle, fc facts, t *target, wantDir bool, acc Access) (Info, error) {
+	if err := kindCheck(fc.Mode, wantDir, t.given); err != nil {
 		return Info{}, err
 	}
-	real, err := fdPath(f, t.rt.abs(path.Clean(t.rel)))
+	real, err := h.where(t.rt.abs(path.Clean(t.rel)))
 	if err != nil {
 		return Info{}, &Error{Code: CodeIO, Path: t.given, Msg: "cannot tell where " + t.given + " leads: " + err.Error(), Err: err}
 	}
-	if specialFS(real) || onSpecialFS(f) {
+	if specialFS(real) || fc.special {
 		return Info{}, deny(RuleSpecialFS, t.given, "%s leads into /proc, /sys or /dev, which are never readable", t.given)
 	}
 	rel, ok := t.rt.relOf(real)
@@ -520,7 +522,7 @@ func (s *Sandbox) checkOpened(f *os.File, t *target, wantDir bool, acc Access) (
 	if !ok {
 		return Info{}, deny(RuleSymlink, t.given, "%s leads out of its root", t.given)
 	}
-	if err := s.checkPatterns(t.rt, rel, fi.IsDir(), acc, t.given); err != nil {
+	if err := s.checkPatterns(t.rt, rel, fc.Mode.IsDir(), acc, t.given); err != nil {
 		return Info{}, err
 	}
 	if acc == AccessWrite {
@@ -528,13 +530,13 @@ func (s *Sandbox) checkOpened(f *os.File, t *target, wantDir bool, acc Access) (
 			return Info{}, err
 		}
 	}
-	if !fi.IsDir() && s.policy.Paths.DenyHardlinks && nlink(fi) > 1 {
-		return Info{}, deny(RuleHardlink, t.given, "%s has %d hard links and deny_hardlinks is on", t.given, nlink(fi))
+	if !fc.Mode.IsDir() && s.policy.Paths.DenyHardlinks && fc.Nlink > 1 {
+		return Info{}, deny(RuleHardlink, t.given, "%s has %d hard links and deny_hardlinks is on", t.given, fc.Nlink)
 	}
-	if pl := s.stateFile(devIno(fi)); pl != nil && !fi.IsDir() {
+	if pl := s.stateFile(fc.key); pl != nil && !fc.Mode.IsDir() {
 		return Info{}, stateDenial(t.given, pl)
 	}
-	return newInfo(path.Base(rel), t.display(), real, fi), nil
+	return fc.named(path.Base(rel), t.display(), real), nil
 }
 
 // mapErr maps an os.Root error, telling a '..' climb from a symlink escape.
@@ -602,16 +604,16 @@ func (s *Sandbox) deniedBeyond(rt *root, rel, given string, hops int) *Error {
 	}
 	dir, rest := path.Dir(rel), path.Base(rel)
 	for {
-		sub, err := openRoot(rt.r, dir)
+		h, _, err := rt.st.openDir(dir)
 		if err == nil {
-			rrel, err := realRel(rt, sub, dir, given)
+			rrel, err := whereIn(rt, h, dir, given)
 			var target string
 			var lerr error
 			first, more, _ := strings.Cut(rest, "/")
 			if err == nil {
-				target, lerr = sub.Readlink(first)
+				target, lerr = h.readlink(first)
 			}
-			sub.Close()
+			h.close()
 			switch {
 			case err != nil:
 				if e := AsError(err); e.Code == CodeDenied {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -55,36 +54,36 @@ func newInfo(name, display, abs string, fi fs.FileInfo) Info {
 // File is a regular file opened for reading that passed every check.
 type File struct {
 	Info Info
-	os   *os.File
-	fd   int      // >= 0: a raw descriptor (the walker's fast path), read directly
-	s    *Sandbox // counts the bytes read when the file is closed
-	n    int64    // bytes read so far
+	// px is a posix root's descriptor, held by value: a search that
+	// opens thousands of files through one File allocates nothing per
+	// file. obj is another kind of root's handle (nil on a posix root).
+	px  posixFile
+	obj fileHandle
+	s   *Sandbox // counts the bytes read when the file is closed
+	n   int64    // bytes read so far
 	// mapped counts the bytes searched through MapAt windows (CountRead)
 	mapped int64 // (atomic)
-	// borrowed: os belongs to someone else (a WriteTarget's checked
-	// file); Close leaves it open
+	// borrowed: the handle belongs to someone else (a WriteTarget's
+	// checked file); Close leaves it open
 	borrowed bool
-
-	cname []byte // scratch for the NUL-terminated name of Entry.OpenInto
 
 	stream io.Reader // standard input (OpenStdin): read, never at an offset
 }
 
-func newFile(s *Sandbox, f *os.File, info Info) *File {
-	return &File{os: f, fd: -1, Info: info, s: s}
+// handle is the file's pinned handle, whatever its root's kind.
+func (f *File) handle() fileHandle {
+	if f.obj != nil {
+		return f.obj
+	}
+	return &f.px
 }
 
 // Read reads from the file's current offset.
 func (f *File) Read(p []byte) (n int, err error) {
 	if f.stream != nil {
 		n, err = f.stream.Read(p)
-		f.n += int64(n)
-		return n, err
-	}
-	if f.fd >= 0 {
-		n, err = rawRead(f.fd, p)
 	} else {
-		n, err = f.os.Read(p)
+		n, err = f.handle().Read(p)
 	}
 	f.n += int64(n)
 	return n, err
@@ -95,11 +94,7 @@ func (f *File) ReadAt(p []byte, off int64) (n int, err error) {
 	if f.stream != nil {
 		return 0, errNotSeekable
 	}
-	if f.fd >= 0 {
-		n, err = rawPread(f.fd, p, off)
-	} else {
-		n, err = f.os.ReadAt(p, off)
-	}
+	n, err = f.handle().ReadAt(p, off)
 	f.n += int64(n)
 	return n, err
 }
@@ -110,15 +105,10 @@ func (f *File) Close() error {
 		f.s.trail.bytesRead.Add(f.n + atomic.SwapInt64(&f.mapped, 0))
 		f.n = 0
 	}
-	if f.fd >= 0 {
-		fd := f.fd
-		f.fd = -2
-		return rawClose(fd)
-	}
-	if f.os == nil || f.borrowed || f.stream != nil {
+	if f.borrowed || f.stream != nil {
 		return nil // stdin belongs to the caller
 	}
-	return f.os.Close()
+	return f.handle().close()
 }
 
 // Open opens a regular file for reading. It refuses directories
@@ -137,12 +127,10 @@ func (s *Sandbox) Open(p string) (*File, error) {
 type Dir struct {
 	s    *Sandbox
 	rt   *root
-	r    *os.Root     // pinned to this directory
-	f    *os.File     // the same directory, for listing; nil for a walk's child (fd only)
-	fd   int          // the directory's descriptor
+	h    dirHandle    // pinned to this directory
 	rel  string       // real root-relative path
 	Info Info         // Info.Path: the path as reached (through symlinks, as spelled)
-	refs atomic.Int32 // Close releases one; the handles close at zero
+	refs atomic.Int32 // Close releases one; the handle closes at zero
 	// state, when set, is the state directory of fsbox this directory
 	// is (found when the door opened it): nothing in it is read.
 	state *statePlace
@@ -153,15 +141,7 @@ func (d *Dir) Close() error {
 	if d.refs.Add(-1) > 0 {
 		return nil
 	}
-	if d.f != nil {
-		d.f.Close()
-	} else {
-		rawClose(d.fd) // a walk's child directory: a bare descriptor
-	}
-	if d.r == nil {
-		return nil
-	}
-	return d.r.Close()
+	return d.h.close()
 }
 
 // Listing is what ReadDir returns: the entries the policy shows, sorted by
@@ -183,16 +163,17 @@ func (d *Dir) ReadDirContext(ctx context.Context) (Listing, error) {
 	if err := ctx.Err(); err != nil {
 		return Listing{}, err
 	}
-	ents, err := d.f.ReadDir(-1)
+	var sc listScratch
+	ents, err := d.h.list(&sc, nil)
 	if err != nil {
 		return Listing{}, mapOpenErr(err, d.Info.Path)
 	}
-	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	_, marked := slices.BinarySearchFunc(ents, journalMarker, func(e fs.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
+	slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+	_, marked := slices.BinarySearchFunc(ents, journalMarker, func(e dirent, n string) int { return strings.Compare(e.name, n) })
 	state := d.s.stateListed(d, marked) != nil // fsbox's state: every entry denied
 	var out Listing
 	for _, e := range ents {
-		name := e.Name()
+		name := e.name
 		if hasDirSeam() {
 			atDirSeam(ctx, "dir.entry", displayPath(d.rt, d.childDisplay(name)))
 		}
@@ -203,17 +184,18 @@ func (d *Dir) ReadDirContext(ctx context.Context) (Listing, error) {
 		if d.rel != "." {
 			rel = d.rel + "/" + name
 		}
-		fi, err := e.Info()
+		fc, err := d.h.lstat(name)
 		if err != nil {
 			continue // vanished since the listing was read
 		}
-		if state || d.s.checkLeaf(d.rt, rel, fi.IsDir(), AccessRead, name) != nil || specialFS(d.rt.abs(rel)) {
+		isDir := fc.Mode.IsDir()
+		if state || d.s.checkLeaf(d.rt, rel, isDir, AccessRead, name) != nil || specialFS(d.rt.abs(rel)) {
 			out.Denied++
 			continue
 		}
-		info := newInfo(name, displayPath(d.rt, d.childDisplay(name)), d.rt.abs(rel), fi)
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			info.Target, _ = d.r.Readlink(name)
+		info := fc.named(name, displayPath(d.rt, d.childDisplay(name)), d.rt.abs(rel))
+		if fc.Mode&fs.ModeSymlink != 0 {
+			info.Target, _ = d.h.readlink(name)
 		}
 		out.Entries = append(out.Entries, info)
 	}
@@ -242,11 +224,10 @@ func (w *WriteTarget) Current() (*File, error) {
 		return nil, Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
 	}
 	atSeam("edit.checked")
-	if _, err := w.cur.Seek(0, io.SeekStart); err != nil {
+	f := &File{Info: w.Info, s: w.s, borrowed: true, px: posixFile{os: w.cur, fd: -1}}
+	if err := f.px.rewind(); err != nil {
 		return nil, ioErr(w.Path, err)
 	}
-	f := newFile(w.s, w.cur, w.Info)
-	f.borrowed = true
 	return f, nil
 }
 
@@ -289,18 +270,14 @@ func (s *Sandbox) BirthTime(p string) (t time.Time, ok bool) {
 			return time.Time{}, false
 		}
 		defer d.Close()
-		if d.f != nil {
-			ns = birthTime(d.f)
-		}
+		ns = d.h.birth()
 	case "file":
 		f, err := s.Open(p)
 		if err != nil {
 			return time.Time{}, false
 		}
 		defer f.Close()
-		if f.os != nil {
-			ns = birthTime(f.os)
-		}
+		ns = f.handle().birth()
 	}
 	if ns == 0 {
 		return time.Time{}, false

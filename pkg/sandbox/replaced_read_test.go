@@ -41,7 +41,11 @@ func TestReadOfFileMovedIntoJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.checkOpened(f, tg, false, AccessRead)
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.checkOpened(&posixFile{os: f, fd: -1}, factsOf(fi), tg, false, AccessRead)
 	if e := AsError(err); e == nil || e.Code != CodeConflict {
 		t.Fatalf("a file moved into the journal under the read: %v, want conflict", err)
 	}

@@ -16,10 +16,14 @@ const (
 
 // root is one opened root directory.
 type root struct {
-	dir      string   // canonical absolute path
-	alias    string   // the path as configured, cleaned (may differ through symlinks)
-	r        *os.Root // every access below dir goes through r
-	writable bool     // the workdir or a write root
+	dir   string // canonical absolute path
+	alias string // the path as configured, cleaned (may differ through symlinks)
+	// st is the root's storage: every access below dir goes through it
+	// (root.go). r is the posix root's os.Root, which the change side and
+	// the journal still use directly; nil for another kind.
+	st       store
+	r        *os.Root
+	writable bool // the workdir or a write root
 	work     bool     // the workdir: paths below it print relative
 	lock     rootLock // change's lock of this location (writable roots)
 	jn       *journal // its journal, once opened (writable roots)

@@ -124,11 +124,11 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		if err != nil || !fi.IsDir() {
 			return nil, Errorf(CodeConfig, dir, "root %s is not a directory", dir)
 		}
-		r, err := os.OpenRoot(real)
+		st, err := openPosixStore(real)
 		if err != nil {
 			return nil, Errorf(CodeConfig, dir, "cannot open root %s: %v", dir, unwrapPathErr(err))
 		}
-		return &root{dir: real, alias: filepath.Clean(dir), r: r, writable: writable,
+		return &root{dir: real, alias: filepath.Clean(dir), st: st, r: st.r, writable: writable,
 			special: real == "/" || specialFS(real)}, nil
 	}
 	// Under fsbox mcp DIR... (Policy.Serve) the sandbox opens the
@@ -166,7 +166,7 @@ func New(p *Policy, home string) (*Sandbox, error) {
 	}
 	if err := checkRootIdentities(s.roots); err != nil {
 		for _, r := range s.roots {
-			r.r.Close()
+			r.st.close()
 		}
 		return nil, err
 	}
@@ -255,7 +255,7 @@ func (s *Sandbox) Close() error {
 	for _, r := range s.roots {
 		r.closeLock()
 		r.state.close()
-		r.r.Close()
+		r.st.close()
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func (s *Sandbox) OpenStdin() (*File, error) {
 			}
 		}
 	}
-	return &File{stream: s.stdin, fd: -1, s: s, Info: Info{Name: StdinPath, Path: StdinPath, Type: "file", Size: size}}, nil
+	return &File{stream: s.stdin, px: posixFile{fd: -1}, s: s, Info: Info{Name: StdinPath, Path: StdinPath, Type: "file", Size: size}}, nil
 }
 
 var errNotSeekable = errors.New("standard input cannot be read at an offset")

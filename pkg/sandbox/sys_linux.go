@@ -1,16 +1,13 @@
 package sandbox
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -71,70 +68,6 @@ func devIno(fi fs.FileInfo) [2]uint64 {
 	return [2]uint64{}
 }
 
-// openChild opens the regular file name directly inside the directory d
-// into f with one openat: O_NOFOLLOW (so the file is exactly d's entry and
-// its real path is d's plus name, no readlink needed) and O_NONBLOCK (so a
-// FIFO swapped in cannot block), then checks the type on the descriptor.
-// Only a file on another device than d costs an fstatfs. f's memory is
-// reused (a search opens thousands of files through one File), so the
-// path needs no allocation; f.Info.Abs is left empty.
-func openChild(d *Dir, name, display string, f *File) error {
-	fd, err := openatScratch(d.fd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY, &f.cname)
-	if err != nil {
-		if err == unix.ELOOP {
-			return deny(RuleSymlink, display, "%s became a symlink", display)
-		}
-		return mapOpenErr(err, display)
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return mapOpenErr(err, display)
-	}
-	var refuse error
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		refuse = deny(RuleSpecialFile, display, "%s is not a regular file", display)
-	case uint64(st.Dev) != d.Info.key[0] && fdOnSpecialFS(fd):
-		refuse = deny(RuleSpecialFS, display, "%s lies on procfs or sysfs", display)
-	case d.s.policy.Paths.DenyHardlinks && st.Nlink > 1:
-		refuse = deny(RuleHardlink, display, "%s has %d hard links and deny_hardlinks is on", display, st.Nlink)
-	case d.s.state.fileIDs != nil && d.s.stateFile([2]uint64{uint64(st.Dev), st.Ino}) != nil:
-		refuse = stateDenial(display, d.s.stateFile([2]uint64{uint64(st.Dev), st.Ino}))
-	}
-	if refuse != nil {
-		unix.Close(fd)
-		return AsError(refuse)
-	}
-	f.Info = Info{Name: name, Path: display, Type: "file", Size: st.Size, Mode: fs.FileMode(st.Mode & 0o777),
-		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(), ATime: time.Unix(st.Atim.Sec, st.Atim.Nsec).UTC(), Nlink: uint64(st.Nlink), key: [2]uint64{uint64(st.Dev), st.Ino}}
-	f.os, f.fd, f.s, f.n = nil, fd, d.s, 0
-	return nil
-}
-
-// openatScratch is openat(2) with the NUL-terminated name built in
-// *scratch, which is kept for the next call: unix.Openat allocates one
-// per call. Names from a directory listing never hold a NUL; anything
-// else that does is refused as the kernel would refuse it.
-func openatScratch(dirfd int, name string, flags int, scratch *[]byte) (int, error) {
-	if strings.IndexByte(name, 0) >= 0 {
-		return -1, unix.EINVAL
-	}
-	b := append(append((*scratch)[:0], name...), 0)
-	*scratch = b
-	for {
-		fd, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&b[0])), uintptr(flags), 0, 0, 0)
-		switch e {
-		case 0:
-			return int(fd), nil
-		case unix.EINTR:
-			continue
-		}
-		return -1, e
-	}
-}
-
-const haveOpenChild = true
 
 // rawRead reads a descriptor left in O_NONBLOCK mode: a regular file
 // ignores the flag; anything else answers EAGAIN instead of blocking.
@@ -171,134 +104,6 @@ func rawPread(fd int, p []byte, off int64) (int, error) {
 }
 
 func rawClose(fd int) error { return unix.Close(fd) }
-
-// listDir reads every entry of d with getdents(2), appending to out[:0].
-// The scratch buffers are reused from one directory to the next and the
-// names share one string per directory, so a listing costs one allocation
-// however many entries it has. Types come from d_type, or one fstatat
-// where the filesystem does not fill it in.
-func listDir(d *Dir, sc *listScratch, out []dirent) ([]dirent, error) {
-	if len(sc.buf) == 0 {
-		sc.buf = make([]byte, 32<<10)
-	}
-	spans, arena := sc.spans[:0], sc.arena[:0]
-	defer func() { sc.spans, sc.arena = spans, arena }()
-	for {
-		n, err := unix.Getdents(d.fd, sc.buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &fs.PathError{Op: "getdents", Path: d.Info.Path, Err: err}
-		}
-		if n <= 0 {
-			break
-		}
-		b := sc.buf[:n]
-		for len(b) >= 19 {
-			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
-			reclen := int(b[16]) | int(b[17])<<8
-			if reclen < 19 || reclen > len(b) {
-				return nil, &fs.PathError{Op: "getdents", Path: d.Info.Path, Err: unix.EIO}
-			}
-			name := b[19:reclen]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			typ := b[18]
-			b = b[reclen:]
-			if len(name) == 0 || (name[0] == '.' && (len(name) == 1 || (len(name) == 2 && name[1] == '.'))) {
-				continue
-			}
-			sp := nameSpan{start: len(arena)}
-			arena = append(arena, name...)
-			sp.end = len(arena)
-			switch typ {
-			case unix.DT_REG:
-			case unix.DT_DIR:
-				sp.typ = fs.ModeDir
-			case unix.DT_LNK:
-				sp.typ = fs.ModeSymlink
-			case unix.DT_FIFO:
-				sp.typ = fs.ModeNamedPipe
-			case unix.DT_SOCK:
-				sp.typ = fs.ModeSocket
-			case unix.DT_CHR:
-				sp.typ = fs.ModeDevice | fs.ModeCharDevice
-			case unix.DT_BLK:
-				sp.typ = fs.ModeDevice
-			default:
-				sp.unknown = true
-			}
-			spans = append(spans, sp)
-		}
-	}
-	names := string(arena)
-	out = out[:0]
-	for _, sp := range spans {
-		e := dirent{name: names[sp.start:sp.end], typ: sp.typ}
-		if sp.unknown {
-			var st unix.Stat_t
-			if err := unix.Fstatat(d.fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				continue // vanished since the listing was read
-			}
-			e.typ = fileModeType(st.Mode)
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-// fileModeType turns stat's st_mode into fs.FileMode's type bits.
-func fileModeType(m uint32) fs.FileMode {
-	switch m & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return fs.ModeDir
-	case unix.S_IFLNK:
-		return fs.ModeSymlink
-	case unix.S_IFIFO:
-		return fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		return fs.ModeSocket
-	case unix.S_IFCHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFBLK:
-		return fs.ModeDevice
-	}
-	return 0
-}
-
-// openChildDir opens the directory name inside d with one openat
-// (O_NOFOLLOW|O_DIRECTORY: exactly d's entry, so its real path is d's plus
-// name). The result has no os.Root; a walk only lists it and opens its
-// entries by descriptor.
-func openChildDir(d *Dir, name, display string) (*Dir, error) {
-	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-	if err != nil {
-		if err == unix.ELOOP || err == unix.ENOTDIR {
-			return nil, deny(RuleSymlink, display, "%s is no longer a directory", display)
-		}
-		return nil, mapOpenErr(err, display)
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, mapOpenErr(err, display)
-	}
-	if uint64(st.Dev) != d.Info.key[0] && fdOnSpecialFS(fd) {
-		unix.Close(fd)
-		return nil, deny(RuleSpecialFS, display, "%s lies on procfs or sysfs", display)
-	}
-	rel := name
-	if d.rel != "." {
-		rel = d.rel + "/" + name
-	}
-	info := Info{Name: name, Path: display, Abs: d.rt.abs(rel), Type: "dir", Mode: fs.ModeDir | fs.FileMode(st.Mode&0o777),
-		ModTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(), ATime: time.Unix(st.Atim.Sec, st.Atim.Nsec).UTC(), Nlink: uint64(st.Nlink), key: [2]uint64{uint64(st.Dev), st.Ino}}
-	sub := &Dir{s: d.s, rt: d.rt, fd: fd, rel: rel, Info: info}
-	sub.refs.Store(1)
-	return sub, nil
-}
 
 const syscallNonblock = syscall.O_NONBLOCK
 

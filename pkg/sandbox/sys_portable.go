@@ -17,21 +17,6 @@ func fileKey(info Info) ([2]uint64, bool) {
 
 func devIno(fi fs.FileInfo) [2]uint64 { return devInoOf(fi) }
 
-func openChild(d *Dir, name, display string, f *File) error { return nil }
-
-const haveOpenChild = false
-
-func listDir(d *Dir, _ *listScratch, out []dirent) ([]dirent, error) {
-	ents, err := d.f.ReadDir(-1)
-	out = out[:0]
-	for _, e := range ents {
-		out = append(out, dirent{name: e.Name(), typ: e.Type()})
-	}
-	return out, err
-}
-
 func rawRead(fd int, p []byte) (int, error)             { panic("no raw descriptors on this platform") }
 func rawPread(fd int, p []byte, off int64) (int, error) { panic("no raw descriptors on this platform") }
 func rawClose(fd int) error                             { return nil }
-
-func openChildDir(d *Dir, name, display string) (*Dir, error) { return nil, nil }

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fsbox/fsbox/pkg/ignore"
@@ -106,8 +106,8 @@ func (e *Entry) Open() (*File, error) {
 // allocates nothing per file. Info.Abs is left empty when the file is
 // opened by name from its directory's descriptor (the usual case).
 func (e *Entry) OpenInto(f *File) error {
-	if !e.via && haveOpenChild {
-		return openChild(e.dir, e.Name, e.Path, f)
+	if !e.via && e.dir.rt.st.exact() {
+		return e.dir.openChild(e.Name, e.Path, f)
 	}
 	t := &target{given: e.Path, rt: e.dir.rt, rel: e.rel}
 	var nf *File
@@ -124,17 +124,57 @@ func (e *Entry) OpenInto(f *File) error {
 	return nil
 }
 
+// openPortable opens the entry through its directory's handle, following
+// a symlink there (inside the root), and checks it as Open does.
 func (e *Entry) openPortable(t *target) (*File, error) {
-	f, err := e.dir.r.OpenFile(e.Name, openReadFlags, 0)
+	f := &File{s: e.dir.s}
+	fc, err := e.dir.h.openFile(e.Name, f)
 	if err != nil {
 		return nil, mapOpenErr(err, e.Path)
 	}
-	info, err := e.dir.s.checkOpened(f, t, false, AccessRead)
+	info, err := e.dir.s.checkOpened(f.handle(), fc, t, false, AccessRead)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return newFile(e.dir.s, f, info), nil
+	f.Info = info
+	return f, nil
+}
+
+// openChild opens the regular file name, an entry of d, into f through
+// d's handle, exactly that entry (never through a symlink: its real path
+// is d's plus name), and checks what it is: a regular file, on no special
+// file system, with no more links than deny_hardlinks allows, none of
+// fsbox's state. The name's rules were checked when d was listed. f's
+// memory is reused (a search opens thousands of files through one File);
+// f.Info.Abs is left empty.
+func (d *Dir) openChild(name, display string, f *File) error {
+	f.obj = nil
+	fc, err := d.h.openChild(name, f)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return deny(RuleSymlink, display, "%s became a symlink", display)
+		}
+		return mapOpenErr(err, display)
+	}
+	var refuse *Error
+	switch {
+	case !fc.Mode.IsRegular():
+		refuse = deny(RuleSpecialFile, display, "%s is not a regular file", display)
+	case fc.special:
+		refuse = deny(RuleSpecialFS, display, "%s lies on procfs or sysfs", display)
+	case d.s.policy.Paths.DenyHardlinks && fc.Nlink > 1:
+		refuse = deny(RuleHardlink, display, "%s has %d hard links and deny_hardlinks is on", display, fc.Nlink)
+	case d.s.state.fileIDs != nil && d.s.stateFile(fc.key) != nil:
+		refuse = stateDenial(display, d.s.stateFile(fc.key))
+	}
+	if refuse != nil {
+		f.handle().close()
+		return refuse
+	}
+	f.Info = fc.named(name, display, "")
+	f.s, f.n = d.s, 0
+	return nil
 }
 
 // Release gives back the entry's hold on its parent directory. Every
@@ -296,11 +336,11 @@ func (w *walker) ancestorIgnores(d *Dir, base *ignore.Stack) *ignore.Stack {
 		if rel == "" {
 			rel = "."
 		}
-		sub, err := openRoot(d.rt.r, rel)
+		h, fc, err := d.rt.st.openDir(rel)
 		if err != nil {
 			return st
 		}
-		ad, err := w.s.adoptDir(sub, &target{given: rel, rt: d.rt, rel: rel}, false)
+		ad, err := w.s.adoptDir(h, fc, &target{given: rel, rt: d.rt, rel: rel}, false)
 		if err != nil {
 			return st
 		}
@@ -316,8 +356,8 @@ func (w *walker) ancestorIgnores(d *Dir, base *ignore.Stack) *ignore.Stack {
 func (w *walker) pushIgnores(st *ignore.Stack, d *Dir, names map[string]fs.FileMode, sk *WalkSkipped) *ignore.Stack {
 	has := func(n string, want fs.FileMode) bool {
 		if names == nil {
-			fi, err := lstatIn(d, n)
-			return err == nil && fi.Mode().Type() == want
+			fc, err := d.h.lstat(n)
+			return err == nil && fc.Mode.Type() == want
 		}
 		m, ok := names[n]
 		return ok && m == want
@@ -427,7 +467,7 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 	if w.cx.Err() != nil {
 		return // not listed: emit returns the context's error before its entries
 	}
-	ents, err := listDir(d, &ctx.scratch, ctx.ents)
+	ents, err := d.h.list(&ctx.scratch, ctx.ents)
 	ctx.ents = ents // kept for the next directory
 	if err != nil {
 		j.skipped.Errors++
@@ -534,7 +574,7 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 		*ent = Entry{Name: name, Path: display, Rel: walkRel, Type: TypeOf(typ), Depth: depth + 1, rel: rel, hide: hide}
 		it := walkItem{ent: ent}
 		if typ == fs.ModeSymlink && w.o.Follow {
-			fi, err := d.rt.r.Stat(rel)
+			fc, err := d.rt.st.stat(rel)
 			switch {
 			case w.s.deniedAncestor(d.rt, rel, name) != nil || (err != nil && !errors.Is(err, fs.ErrNotExist)):
 				// Leads out of the root, or where a deny rule reaches:
@@ -545,8 +585,8 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 				// Dangles inside its root: listed as the symlink it is,
 				// as fd -L lists it (find -L -t l), and not followed.
 			default:
-				ent.Type, ent.via = TypeOf(fi.Mode()), true
-				isDir = fi.IsDir()
+				ent.Type, ent.via = TypeOf(fc.Mode), true
+				isDir = fc.Mode.IsDir()
 			}
 			if hide && !isDir {
 				continue
@@ -651,24 +691,51 @@ func (w *walker) access() Access {
 // (a followed symlink) by its root-relative path through the root.
 func (w *walker) openSub(d *Dir, name, display string, viaRoot bool) (*Dir, error) {
 	rel := name
-	var sub *os.Root
+	var h dirHandle
+	var fc facts
 	var err error
-	if viaRoot {
-		sub, err = openRoot(d.rt.r, name)
-	} else if haveOpenChild {
-		return openChildDir(d, name, display)
-	} else {
-		sub, err = openRoot(d.r, name)
+	switch {
+	case viaRoot:
+		h, fc, err = d.rt.st.openDir(name)
+	case d.rt.st.exact():
+		return d.openChildDir(name, display)
+	default:
+		h, fc, err = d.h.openDir(name)
 		rel = path.Join(d.rel, name)
 	}
 	if err != nil {
 		return nil, mapOpenErr(err, name)
 	}
-	sd, err := w.s.adoptDir(sub, &target{given: display, rt: d.rt, rel: rel}, true)
+	sd, err := w.s.adoptDir(h, fc, &target{given: display, rt: d.rt, rel: rel}, true)
 	if err == nil {
 		sd.Info.Path = display
 	}
 	return sd, err
+}
+
+// openChildDir opens the directory name, an entry of d, through d's
+// handle, exactly that entry (never through a symlink: its real path is
+// d's plus name), on no special file system. The name's rules were
+// checked when d was listed.
+func (d *Dir) openChildDir(name, display string) (*Dir, error) {
+	h, fc, err := d.h.openChildDir(name)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, deny(RuleSymlink, display, "%s is no longer a directory", display)
+		}
+		return nil, mapOpenErr(err, display)
+	}
+	if fc.special {
+		h.close()
+		return nil, deny(RuleSpecialFS, display, "%s lies on procfs or sysfs", display)
+	}
+	rel := name
+	if d.rel != "." {
+		rel = d.rel + "/" + name
+	}
+	sub := &Dir{s: d.s, rt: d.rt, h: h, rel: rel, Info: fc.named(name, display, d.rt.abs(rel))}
+	sub.refs.Store(1)
+	return sub, nil
 }
 
 // joinShared returns prefix+"/"+name, as a substring of full when full
@@ -697,57 +764,33 @@ func childPath(dir, name string) string {
 // openEntry opens a regular file that is a direct entry of d (ignore files,
 // or a path below such as .git/info/exclude) and checks its type.
 func (d *Dir) openEntry(name string) (*File, error) {
-	if haveOpenChild && !strings.Contains(name, "/") {
+	if d.rt.st.exact() && !strings.Contains(name, "/") {
 		f := &File{}
-		if err := openChild(d, name, name, f); err != nil {
+		if err := d.openChild(name, name, f); err != nil {
 			return nil, err
 		}
 		return f, nil
 	}
-	r := d.r
-	if r == nil {
-		sub, err := openRoot(d.rt.r, d.rel)
-		if err != nil {
-			return nil, err
-		}
-		defer sub.Close()
-		r = sub
-	}
-	f, err := openIn(d.s, r, name)
+	f := &File{s: d.s}
+	fc, err := d.h.openFile(name, f)
 	if err != nil {
 		return nil, err
 	}
+	if !fc.Mode.IsRegular() {
+		f.Close()
+		return nil, errors.New("not a regular file")
+	}
+	f.Info = Info{Size: fc.Size}
 	// Checked where the name was: a symlink on the way (.git/info/exclude
 	// -> ../../.env, made by another process) would feed the lines of a
 	// file the policy denies into the ignore rules, and the walk's counts
 	// would tell whether a guessed line is in it.
 	want := d.rt.abs(path.Join(d.rel, name))
-	if real, err := fdPath(f.os, want); err != nil || real != want {
+	if real, err := f.handle().where(want); err != nil || real != want {
 		f.Close()
 		return nil, deny(RuleSymlink, name, "%s leads elsewhere through a symlink", name)
 	}
 	return f, nil
-}
-
-func openIn(s *Sandbox, r *os.Root, name string) (*File, error) {
-	f, err := r.OpenFile(name, openReadFlags, 0)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, errors.New("not a regular file")
-	}
-	return newFile(s, f, Info{Size: fi.Size()}), nil
-}
-
-// lstatIn lstats an entry of d.
-func lstatIn(d *Dir, name string) (fs.FileInfo, error) {
-	if d.r != nil {
-		return d.r.Lstat(name)
-	}
-	return d.rt.r.Lstat(path.Join(d.rel, name))
 }
 
 // statOpened describes the entry through a checked open (a file) or

@@ -1,0 +1,23 @@
+package sandbox
+
+import "time"
+
+// Stat returns the entry's size and modification time, for filters that
+// need them (find --size, --changed-within), without opening it: its
+// directory's handle describes the name (on a posix root, an fstatat of
+// it in the directory the walk holds), never following a final symlink.
+// An entry reached by following a symlink (-L) is opened through every
+// check instead, and described as what it leads to.
+func (e *Entry) Stat() (size int64, mtime time.Time, err error) {
+	if e.dir == nil {
+		return 0, time.Time{}, Errorf(CodeIO, e.Path, "%s was released before it was described", e.Path)
+	}
+	if e.via {
+		return e.statOpened()
+	}
+	fc, err := e.dir.h.lstat(e.Name)
+	if err != nil {
+		return 0, time.Time{}, mapOpenErr(err, e.Path)
+	}
+	return fc.Size, fc.ModTime, nil
+}
