@@ -23,7 +23,7 @@ type root struct {
 	// the journal still use directly; nil for another kind.
 	st       store
 	r        *os.Root
-	writable bool // the workdir or a write root
+	writable bool     // the workdir or a write root
 	work     bool     // the workdir: paths below it print relative
 	lock     rootLock // change's lock of this location (writable roots)
 	jn       *journal // its journal, once opened (writable roots)

@@ -68,7 +68,6 @@ func devIno(fi fs.FileInfo) [2]uint64 {
 	return [2]uint64{}
 }
 
-
 // rawRead reads a descriptor left in O_NONBLOCK mode: a regular file
 // ignores the flag; anything else answers EAGAIN instead of blocking.
 func rawRead(fd int, p []byte) (int, error) {
