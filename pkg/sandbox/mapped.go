@@ -28,7 +28,10 @@ type Mapping struct {
 }
 
 // fileStamp is what changes when a file's content does.
-type fileStamp struct{ size, mtime, ctime int64 }
+type fileStamp struct {
+	size, mtime, ctime int64
+	ver                string // an object root's version
+}
 
 // stamp is what the file's handle says of it now that any change to its
 // content moves: on a posix root fstat's size and times, on an object

@@ -160,7 +160,7 @@ func openDirFast(s *Sandbox, rt *root, rel string) *openerDir {
 	if !rt.st.exact() {
 		return nil
 	}
-	h, fc, err := rt.st.openDir(rel)
+	h, fc, err := rt.st.openDir(s.context(), rel)
 	if err != nil {
 		return nil
 	}

@@ -127,6 +127,9 @@ func (s *Sandbox) findState() {
 	for _, rt := range s.roots {
 		// Held from the start, as the roots are: the descriptor chain
 		// (stateChain) starts from it.
+		if rt.r == nil {
+			continue // an object root: no descriptor chain (stateInStore)
+		}
 		if f, err := rt.r.Open("."); err == nil {
 			rt.state.fd = f
 		}
@@ -183,6 +186,14 @@ func (s *Sandbox) stateFile(key [2]uint64) *statePlace {
 func (s *Sandbox) stateOfRoot(rt *root) (self, above *statePlace) {
 	st := &rt.state
 	st.once.Do(func() {
+		if rt.st.kind() != kindPosix {
+			// Nothing on disk holds an object root: only a marker at
+			// its top makes it fsbox's state.
+			if _, err := rt.st.stat(s.context(), journalMarker); err == nil {
+				st.self = markedDir(rt.dir)
+			}
+			return
+		}
 		for d := rt.dir; ; {
 			// The root's directory and those above it, by the path the
 			// root was opened at: whether fsbox's state holds it.
@@ -261,6 +272,29 @@ func (s *Sandbox) stateOfOpenDir(h dirHandle, key [2]uint64, abs string) *stateP
 		return markedDir(abs)
 	}
 	return nil
+}
+
+// stateInStore is stateChain (and, sure, stateLexical) for a root with no
+// links (an object root), where the path spelled is the real one: the
+// first directory on the way down to dirRel that holds the marker.
+func (s *Sandbox) stateInStore(rt *root, dirRel string) (*statePlace, bool) {
+	if dirRel == "." {
+		return nil, true
+	}
+	ctx := s.context()
+	for end := 0; end < len(dirRel); {
+		next := strings.IndexByte(dirRel[end:], '/')
+		if next < 0 {
+			next = len(dirRel)
+		} else {
+			next += end
+		}
+		if _, err := rt.st.stat(ctx, dirRel[:next]+"/"+journalMarker); err == nil {
+			return markedDir(rt.abs(dirRel[:next])), true
+		}
+		end = next + 1
+	}
+	return nil, true
 }
 
 // closeState releases the descriptor the chain starts from.

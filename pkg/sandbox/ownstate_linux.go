@@ -13,6 +13,10 @@ import (
 // A component that cannot be opened ends the walk: the open the caller
 // makes answers for it.
 func (s *Sandbox) stateChain(rt *root, dirRel string) *statePlace {
+	if rt.r == nil {
+		pl, _ := s.stateInStore(rt, dirRel)
+		return pl
+	}
 	pl, _ := s.stateWalk(rt, dirRel)
 	return pl
 }
@@ -27,6 +31,9 @@ func (s *Sandbox) stateLexical(rt *root, rel string) (pl *statePlace, sure bool)
 			above = self
 		}
 		return above, true
+	}
+	if rt.r == nil {
+		return s.stateInStore(rt, rel)
 	}
 	return s.stateWalk(rt, rel)
 }

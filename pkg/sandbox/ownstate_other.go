@@ -9,6 +9,10 @@ import "strings"
 // first directory on the way that is a state directory by identity or
 // marker (nil: none). See ownstate_linux.go.
 func (s *Sandbox) stateChain(rt *root, dirRel string) *statePlace {
+	if rt.r == nil {
+		pl, _ := s.stateInStore(rt, dirRel)
+		return pl
+	}
 	cur := rt.r
 	defer func() {
 		if cur != rt.r {
@@ -39,4 +43,9 @@ func (s *Sandbox) stateChain(rt *root, dirRel string) *statePlace {
 }
 
 // stateLexical: never sure here; the path is resolved (deniedBeyond).
-func (s *Sandbox) stateLexical(rt *root, rel string) (*statePlace, bool) { return nil, false }
+func (s *Sandbox) stateLexical(rt *root, rel string) (*statePlace, bool) {
+	if rt.r == nil {
+		return s.stateInStore(rt, rel)
+	}
+	return nil, false
+}

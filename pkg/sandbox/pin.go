@@ -64,14 +64,14 @@ func (s *Sandbox) OpenDir(p string) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	pre, err := t.rt.st.stat(t.rel)
+	pre, err := t.rt.st.stat(s.context(), t.rel)
 	if err != nil {
 		return nil, s.mapErr(err, t)
 	}
 	if err := s.kindCheckAt(pre.Mode, true, t); err != nil {
 		return nil, err
 	}
-	h, fc, err := t.rt.st.openDir(t.rel)
+	h, fc, err := t.rt.st.openDir(s.context(), t.rel)
 	if err != nil {
 		return nil, s.mapErr(err, t)
 	}
@@ -125,7 +125,7 @@ func (s *Sandbox) Lstat(p string) (Info, error) {
 		defer d.Close()
 		return d.Info, nil
 	}
-	dir, _, err := t.rt.st.openDir(parent)
+	dir, _, err := t.rt.st.openDir(s.context(), parent)
 	if err != nil {
 		return Info{}, s.mapErr(err, t)
 	}
@@ -173,7 +173,7 @@ func (s *Sandbox) Lstat(p string) (Info, error) {
 // Special files are refused before they are opened (opening a device can
 // have effects of its own), and the descriptor is checked again after.
 func (s *Sandbox) openTarget(t *target) (*File, error) {
-	pre, err := t.rt.st.stat(t.rel)
+	pre, err := t.rt.st.stat(s.context(), t.rel)
 	if err != nil {
 		return nil, s.mapErr(err, t)
 	}
@@ -182,7 +182,7 @@ func (s *Sandbox) openTarget(t *target) (*File, error) {
 	}
 	atSeam("open.checked")
 	f := &File{s: s}
-	fc, err := t.rt.st.openFile(t.rel, f)
+	fc, err := t.rt.st.openFile(s.context(), t.rel, f)
 	if err != nil {
 		return nil, s.mapErr(err, t)
 	}
@@ -271,6 +271,9 @@ func (s *Sandbox) pinTarget(p string, mkdirs, follow, moves bool) (*WriteTarget,
 	t, err := s.pin(p, AccessWrite, !follow)
 	if err != nil {
 		return nil, err
+	}
+	if t.rt.r == nil {
+		return nil, Errorf(CodeIO, t.given, "%s lies in the %s root %s, whose changes are not made yet", t.given, t.rt.st.kind(), t.rt.dir)
 	}
 	clean := path.Clean(t.rel)
 	w, err := s.openWriteTarget(t, clean, mkdirs, follow, moves, 0)
@@ -604,7 +607,7 @@ func (s *Sandbox) deniedBeyond(rt *root, rel, given string, hops int) *Error {
 	}
 	dir, rest := path.Dir(rel), path.Base(rel)
 	for {
-		h, _, err := rt.st.openDir(dir)
+		h, _, err := rt.st.openDir(s.context(), dir)
 		if err == nil {
 			rrel, err := whereIn(rt, h, dir, given)
 			var target string

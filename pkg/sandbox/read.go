@@ -27,6 +27,10 @@ type Info struct {
 	Target  string    // symlink target, as stored
 	Nlink   uint64
 	key     [2]uint64 // device and inode where known
+	// ver is an object root's version of the object (its ETag): what a
+	// change conditioned on this Info asks the store for. "" on a posix
+	// root, whose identity is key.
+	ver string
 }
 
 // Key is the file's device and inode (zero where the platform gives

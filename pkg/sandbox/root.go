@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"io"
 	"io/fs"
 )
@@ -12,6 +13,8 @@ import (
 // an in-memory root that models an object store (root_mem.go) for the
 // door's tests and for the object-store roots' own.
 //
+// The store's methods take the call's context (an object root's requests
+// end with its deadline); a handle keeps the context it was opened with.
 // The door hands a root only names it has already checked lexically
 // (root-relative, '/'-separated, cleaned, never climbing out). The root
 // resolves a name to a pinned handle and answers with facts: what the
@@ -33,13 +36,13 @@ import (
 type store interface {
 	// stat describes what name leads to (following symlinks inside the
 	// root where the root has them; never out).
-	stat(name string) (facts, error)
+	stat(ctx context.Context, name string) (facts, error)
 	// openFile pins what name leads to for reading, into f (its handle
 	// and nothing else: the door fills f.Info once it has checked the
 	// facts returned).
-	openFile(name string, f *File) (facts, error)
+	openFile(ctx context.Context, name string, f *File) (facts, error)
 	// openDir pins the directory name leads to.
-	openDir(name string) (dirHandle, facts, error)
+	openDir(ctx context.Context, name string) (dirHandle, facts, error)
 	// exact reports whether a directory handle's openChild and
 	// openChildDir open exactly the entry of that name, never through a
 	// symlink, so the door may take the child's real path to be the

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -33,7 +34,7 @@ func (p *posixStore) kind() rootKind { return kindPosix }
 func (p *posixStore) exact() bool    { return haveOpenChild }
 func (p *posixStore) close() error   { return p.r.Close() }
 
-func (p *posixStore) stat(name string) (facts, error) {
+func (p *posixStore) stat(_ context.Context, name string) (facts, error) {
 	fi, err := p.r.Stat(name)
 	if err != nil {
 		return facts{}, err
@@ -41,11 +42,11 @@ func (p *posixStore) stat(name string) (facts, error) {
 	return factsOf(fi), nil
 }
 
-func (p *posixStore) openFile(name string, f *File) (facts, error) {
+func (p *posixStore) openFile(_ context.Context, name string, f *File) (facts, error) {
 	return openPosixFile(p.r, name, f)
 }
 
-func (p *posixStore) openDir(name string) (dirHandle, facts, error) {
+func (p *posixStore) openDir(_ context.Context, name string) (dirHandle, facts, error) {
 	return p.openDirIn(p.r, name, "")
 }
 

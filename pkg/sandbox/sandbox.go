@@ -110,12 +110,22 @@ func (s *Sandbox) Landlock() LandlockStatus {
 
 // New opens the policy's roots. The policy must come from Load or
 // DefaultPolicy. Errors are CodeConfig.
-func New(p *Policy, home string) (*Sandbox, error) {
+func New(p *Policy, home string) (*Sandbox, error) { return newSandboxOver(p, home, nil) }
+
+// newSandboxOver is New with some of the policy's roots made of object
+// stores: a root whose path (as configured, cleaned) is a key of objs is
+// an object root over that store (root_object.go), named by that path;
+// the others are directories.
+func newSandboxOver(p *Policy, home string, objs map[string]objStore) (*Sandbox, error) {
 	if err := p.Validate(); err != nil {
 		return nil, Errorf(CodeConfig, p.Source, "%v", err)
 	}
 	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow, writes: make(chan struct{}, 1), own: &ownFiles{}}
 	open := func(dir string, writable bool) (*root, error) {
+		if obj := objs[filepath.Clean(dir)]; obj != nil {
+			name := filepath.Clean(dir)
+			return &root{dir: name, alias: name, st: newObjectRoot(name, obj), writable: writable}, nil
+		}
 		real, err := filepath.EvalSymlinks(dir)
 		if err != nil {
 			return nil, Errorf(CodeConfig, dir, "root %s does not exist or cannot be resolved: %v", dir, unwrapPathErr(err))
@@ -164,7 +174,7 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		}
 		s.roots = append(s.roots, r)
 	}
-	if err := checkRootIdentities(s.roots); err != nil {
+	if err := checkRootIdentities(posixRoots(s.roots)); err != nil {
 		for _, r := range s.roots {
 			r.st.close()
 		}
@@ -244,6 +254,17 @@ func New(p *Policy, home string) (*Sandbox, error) {
 		s.Protect("fsbox's audit log", p.Audit.Log)
 	}
 	return s, nil
+}
+
+// posixRoots are the roots on a file system among rts.
+func posixRoots(rts []*root) []*root {
+	var out []*root
+	for _, rt := range rts {
+		if rt.st.kind() == kindPosix {
+			out = append(out, rt)
+		}
+	}
+	return out
 }
 
 // Close releases the roots.

@@ -296,7 +296,7 @@ func (s *Sandbox) Walk(ctx context.Context, start string, o WalkOptions, fn func
 	root := &dirJob{dir: d, list: true}
 	if !o.NoIgnore {
 		var base *ignore.Stack // inside a repository: .gitignore applies
-		if !o.NoRequireGit && !gitAbove(d.rt.dir) {
+		if !o.NoRequireGit && (d.rt.st.kind() != kindPosix || !gitAbove(d.rt.dir)) {
 			base = ignore.Outside()
 		}
 		root.stack = w.ancestorIgnores(d, base)
@@ -336,7 +336,7 @@ func (w *walker) ancestorIgnores(d *Dir, base *ignore.Stack) *ignore.Stack {
 		if rel == "" {
 			rel = "."
 		}
-		h, fc, err := d.rt.st.openDir(rel)
+		h, fc, err := d.rt.st.openDir(w.cx, rel)
 		if err != nil {
 			return st
 		}
@@ -574,7 +574,7 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 		*ent = Entry{Name: name, Path: display, Rel: walkRel, Type: TypeOf(typ), Depth: depth + 1, rel: rel, hide: hide}
 		it := walkItem{ent: ent}
 		if typ == fs.ModeSymlink && w.o.Follow {
-			fc, err := d.rt.st.stat(rel)
+			fc, err := d.rt.st.stat(w.cx, rel)
 			switch {
 			case w.s.deniedAncestor(d.rt, rel, name) != nil || (err != nil && !errors.Is(err, fs.ErrNotExist)):
 				// Leads out of the root, or where a deny rule reaches:
@@ -696,7 +696,7 @@ func (w *walker) openSub(d *Dir, name, display string, viaRoot bool) (*Dir, erro
 	var err error
 	switch {
 	case viaRoot:
-		h, fc, err = d.rt.st.openDir(name)
+		h, fc, err = d.rt.st.openDir(w.cx, name)
 	case d.rt.st.exact():
 		return d.openChildDir(name, display)
 	default:

@@ -1,0 +1,303 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The object root: a root whose storage is an object store (an S3 bucket
+// prefix; in tests, memObjects). It speaks to the store through objStore
+// alone, the five requests an object store answers, so one implementation
+// of the door's store interface serves every object store, and the
+// in-memory one tests it.
+//
+// The model: keys ('/'-separated, no leading '/'), each an object with a
+// size, a modification time and a version (an S3 ETag or version id). A
+// directory is a key prefix: it exists while a key lies below it, or
+// while its marker (the prefix itself, "dir/", an empty object) does. No
+// links, no modes (files report 0644, directories 0755), no special
+// files, no rename of directories. A pinned file is a version: every read
+// of it asks for that version, and a change conditioned on it is a
+// conditional request (IfVersion; IfAbsent for a name that was free),
+// which the store refuses once another writer has been there: the
+// re-check is the request itself, with no lock.
+
+// object is what an object store says of one key.
+type object struct {
+	Key     string
+	Size    int64
+	MTime   time.Time
+	Version string // an ETag or version id: changes whenever the content does
+}
+
+// cond is the condition of a change request: at most one is set.
+type cond struct {
+	IfAbsent  bool   // the key must not exist (S3 If-None-Match: *)
+	IfVersion string // the key must hold this version (S3 If-Match)
+}
+
+// errPrecondition is a conditional request the store refused: another
+// writer changed the key since it was pinned.
+var errPrecondition = errors.New("the object changed since it was read (precondition failed)")
+
+// objStore is an object store's five requests. Absent keys are
+// fs.ErrNotExist.
+type objStore interface {
+	Head(ctx context.Context, key string) (object, error)
+	// List lists the keys below prefix, in key order, after the key
+	// after: with delim "/", the keys one level down and the prefixes
+	// ("dir/") that group the deeper ones. At most max of both (0: no
+	// limit).
+	List(ctx context.Context, prefix, delim, after string, max int) ([]object, []string, error)
+	// Get reads n bytes of key from off (n < 0: to the end), of version
+	// ifVersion when set (errPrecondition when it is no longer there).
+	Get(ctx context.Context, key string, off, n int64, ifVersion string) (io.ReadCloser, object, error)
+	Put(ctx context.Context, key string, body io.ReadSeeker, size int64, sum [32]byte, c cond) (object, error)
+	Delete(ctx context.Context, key, ifVersion string) error
+}
+
+// objectRoot is the door's store over an object store.
+type objectRoot struct {
+	dir string // the root's absolute name, as the policy writes it
+	obj objStore
+}
+
+func newObjectRoot(dir string, obj objStore) *objectRoot {
+	return &objectRoot{dir: dir, obj: obj}
+}
+
+func (o *objectRoot) kind() rootKind { return kindObject }
+func (o *objectRoot) exact() bool    { return true } // no links: every open is of exactly the name
+func (o *objectRoot) close() error   { return nil }
+
+// abs is the absolute name of a key.
+func (o *objectRoot) abs(key string) string {
+	if key == "." || key == "" {
+		return o.dir
+	}
+	return strings.TrimSuffix(o.dir, "/") + "/" + key
+}
+
+func objPathErr(op, key string, err error) error {
+	return &fs.PathError{Op: op, Path: key, Err: err}
+}
+
+// fileFacts are the facts of an object.
+func fileFacts(ob object) facts {
+	return facts{Info: Info{Type: "file", Size: ob.Size, Mode: 0o644, ModTime: ob.MTime.UTC(), ATime: ob.MTime.UTC(),
+		Nlink: 1, ver: ob.Version}}
+}
+
+// dirFacts are the facts of a prefix.
+func dirFacts() facts {
+	return facts{Info: Info{Type: "dir", Mode: fs.ModeDir | 0o755, Nlink: 1}}
+}
+
+// stat describes a key: an object, else a prefix (a directory), else
+// not found. A name below an object is not found (its parent is no
+// directory), as on a file system.
+func (o *objectRoot) stat(ctx context.Context, name string) (facts, error) {
+	if name == "." || name == "" {
+		return dirFacts(), nil
+	}
+	ob, err := o.obj.Head(ctx, name)
+	switch {
+	case err == nil:
+		return fileFacts(ob), nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return facts{}, err
+	}
+	objs, prefixes, err := o.obj.List(ctx, name+"/", "/", "", 1)
+	if err != nil {
+		return facts{}, err
+	}
+	if len(objs)+len(prefixes) > 0 {
+		return dirFacts(), nil
+	}
+	return facts{}, objPathErr("stat", name, fs.ErrNotExist)
+}
+
+// openFile pins what name is: an object's version (a directory is
+// opened as one, with nothing to read, and refused by the door as
+// posix's is).
+func (o *objectRoot) openFile(ctx context.Context, name string, f *File) (facts, error) {
+	fc, err := o.stat(ctx, name)
+	if err != nil {
+		return facts{}, err
+	}
+	f.obj = &objFile{root: o, ctx: ctx, key: name, ver: fc.ver, size: fc.Size}
+	return fc, nil
+}
+
+func (o *objectRoot) openDir(ctx context.Context, name string) (dirHandle, facts, error) {
+	fc, err := o.stat(ctx, name)
+	if err != nil {
+		return nil, facts{}, err
+	}
+	if !fc.Mode.IsDir() {
+		return nil, facts{}, objPathErr("open", name, syscall.ENOTDIR)
+	}
+	key := name
+	if key == "" {
+		key = "."
+	}
+	return &objDir{root: o, ctx: ctx, key: key}, fc, nil
+}
+
+// objDir is a prefix, opened: its entries are listed and opened by key.
+type objDir struct {
+	root *objectRoot
+	ctx  context.Context
+	key  string // "." for the root
+}
+
+// child is the key of the entry name.
+func (d *objDir) child(name string) string {
+	if d.key == "." {
+		return path.Clean(name)
+	}
+	return path.Join(d.key, name)
+}
+
+func (d *objDir) prefix() string {
+	if d.key == "." {
+		return ""
+	}
+	return d.key + "/"
+}
+
+func (d *objDir) where(string) (string, error) { return d.root.abs(d.key), nil }
+func (d *objDir) birth() int64                 { return 0 }
+func (d *objDir) close() error                 { return nil }
+
+func (d *objDir) list(_ *listScratch, out []dirent) ([]dirent, error) {
+	out = out[:0]
+	pre, after := d.prefix(), ""
+	for {
+		objs, prefixes, err := d.root.obj.List(d.ctx, pre, "/", after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		for _, ob := range objs {
+			if name := ob.Key[len(pre):]; name != "" { // "" is the directory's own marker
+				out = append(out, dirent{name: name})
+			}
+			after = max(after, ob.Key)
+		}
+		for _, p := range prefixes {
+			out = append(out, dirent{name: strings.TrimSuffix(p[len(pre):], "/"), typ: fs.ModeDir})
+			after = max(after, p)
+		}
+		if len(objs)+len(prefixes) < 1000 {
+			return out, nil
+		}
+	}
+}
+
+func (d *objDir) lstat(name string) (facts, error) { return d.root.stat(d.ctx, d.child(name)) }
+
+func (d *objDir) readlink(name string) (string, error) {
+	return "", objPathErr("readlink", d.child(name), fs.ErrInvalid) // no links
+}
+
+func (d *objDir) openChild(name string, f *File) (facts, error) {
+	return d.root.openFile(d.ctx, d.child(name), f)
+}
+
+func (d *objDir) openChildDir(name string) (dirHandle, facts, error) {
+	return d.root.openDir(d.ctx, d.child(name))
+}
+
+func (d *objDir) openFile(name string, f *File) (facts, error) { return d.openChild(name, f) }
+
+func (d *objDir) openDir(name string) (dirHandle, facts, error) { return d.openChildDir(name) }
+
+// objFile is an object's version, pinned: every read asks for it, and
+// fails (conflict) once another writer has replaced it.
+type objFile struct {
+	root *objectRoot
+	ctx  context.Context
+	key  string
+	ver  string // "" for a directory opened as a file: nothing to read
+	size int64
+	off  int64         // Read's offset
+	body io.ReadCloser // Read's open body, from off
+}
+
+func (f *objFile) where(string) (string, error) { return f.root.abs(f.key), nil }
+func (f *objFile) birth() int64                 { return 0 }
+
+func (f *objFile) Read(p []byte) (int, error) {
+	if f.ver == "" {
+		return 0, objPathErr("read", f.key, syscall.EISDIR)
+	}
+	if f.body == nil {
+		if f.off >= f.size {
+			return 0, io.EOF
+		}
+		body, _, err := f.root.obj.Get(f.ctx, f.key, f.off, -1, f.ver)
+		if err != nil {
+			return 0, readErr(f.key, err)
+		}
+		f.body = body
+	}
+	n, err := f.body.Read(p)
+	f.off += int64(n)
+	return n, err
+}
+
+func (f *objFile) ReadAt(p []byte, off int64) (int, error) {
+	if f.ver == "" {
+		return 0, objPathErr("read", f.key, syscall.EISDIR)
+	}
+	if off >= f.size {
+		return 0, io.EOF
+	}
+	body, _, err := f.root.obj.Get(f.ctx, f.key, off, int64(len(p)), f.ver)
+	if err != nil {
+		return 0, readErr(f.key, err)
+	}
+	defer body.Close()
+	n, err := io.ReadFull(body, p)
+	if err == io.ErrUnexpectedEOF {
+		err = io.EOF
+	}
+	return n, err
+}
+
+// readErr is a read of a version another writer replaced: a conflict,
+// as a posix file rewritten under a search is.
+func readErr(key string, err error) error {
+	if errors.Is(err, errPrecondition) || errors.Is(err, fs.ErrNotExist) {
+		return Errorf(CodeConflict, key, "%s changed while it was read: read it again", key)
+	}
+	return err
+}
+
+// stamp is the object as the store holds it now: its size, time and
+// version, which a rewrite changes whatever its size.
+func (f *objFile) stamp() (fileStamp, error) {
+	ob, err := f.root.obj.Head(f.ctx, f.key)
+	if err != nil {
+		return fileStamp{}, objPathErr("head", f.key, err)
+	}
+	return fileStamp{size: ob.Size, mtime: ob.MTime.UnixNano(), ver: ob.Version}, nil
+}
+
+func (f *objFile) close() error {
+	if f.body != nil {
+		f.body.Close()
+		f.body = nil
+	}
+	return nil
+}
+
+// String names the root for messages.
+func (o *objectRoot) String() string { return fmt.Sprintf("%s root %s", o.kind(), o.dir) }
