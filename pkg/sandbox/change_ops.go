@@ -379,10 +379,10 @@ func (s *Sandbox) moveRules(src, dst *WriteTarget, fi fs.FileInfo) error {
 		return nil
 	}
 	_, err := scanTree(src, devIno(fi), func(sub string, isDir bool) error {
-		if e := s.checkLeaf(src.rt, srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
+		if e := s.admitChild(src.rt, srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
 			return inSet(e, deny(e.Rule, e.Path, "%s; nothing was moved", e.Msg))
 		}
-		if e := s.checkLeaf(dst.rt, dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
+		if e := s.admitChild(dst.rt, dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
 			return inSet(e, deny(e.Rule, e.Path, "%s (the new place of %s); nothing was moved", e.Msg, path.Join(src.Path, sub)))
 		}
 		if e := s.checkWrite(dst.rt, dstRel+"/"+sub, path.Join(dst.Path, sub)); e != nil {
@@ -681,7 +681,7 @@ func (s *Sandbox) RemoveExpect(w *WriteTarget, recursive bool, expect *string) e
 				holder := path.Join(w.Path, path.Dir(sub))
 				return deny(RuleOwnFile, holder, "%s holds a journal of fsbox (it holds %s): fsbox never reads or changes its own state; nothing was removed", holder, journalMarker)
 			}
-			if e := s.checkLeaf(w.rt, rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {
+			if e := s.admitChild(w.rt, rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {
 				return inSet(e, deny(e.Rule, e.Path, "%s; nothing was removed", e.Msg))
 			}
 			if e := s.checkWrite(w.rt, rel+"/"+sub, path.Join(w.Path, sub)); e != nil {

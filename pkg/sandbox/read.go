@@ -207,7 +207,7 @@ func (d *Dir) ReadDirContext(ctx context.Context) (Listing, error) {
 		if err != nil {
 			continue // vanished since the listing was read
 		}
-		if state || d.s.checkLeaf(d.rt, rel, fi.IsDir(), AccessRead, name) != nil || specialFS(d.rt.abs(rel)) {
+		if state || d.s.admitChild(d.rt, rel, fi.IsDir(), AccessRead, name) != nil {
 			out.Denied++
 			continue
 		}
