@@ -188,87 +188,113 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 	if j, _, ok := b.s.parseID(b.Undoes); ok && j != nil {
 		home = []*root{j.rt}
 	}
-	return changed(b.s, ws, home, func() ([]ReplaceResult, error) {
-		atSeam("batch.checked")
-		for _, it := range b.items {
-			if err := it.w.recheck(it.o.Expect); err != nil { // again: a test's seam may move a parent here
-				return nil, err
-			}
-			if it.o.Unchanged {
-				if err := it.w.unchanged(); err != nil {
-					return nil, err
-				}
-			}
-		}
-		// The journal keeps what each name holds before any of them changes.
-		var stored int64
-		for _, it := range b.items {
-			before, n, err := b.s.keepBefore(it.w)
-			if err != nil {
-				return nil, err
-			}
-			it.before, stored = before, stored+n
-		}
-		// The plan goes to the journal before the first swap: a crash between
-		// two swaps leaves a mix that the next call carries forward.
-		if b.s.jn.cur != nil && len(b.items) > 1 {
-			name, js, err := b.s.writePlan(b.items)
-			if err != nil {
-				return nil, err
-			}
-			defer func() {
-				for _, j := range js {
-					j.donePlan(name)
-				}
-			}()
-		}
-		atSeam("batch.planned")
-		for i, it := range b.items {
-			if err := it.swap(); err != nil {
-				for j := i - 1; j >= 0; j-- {
-					b.items[j].unswap()
-				}
-				return nil, err
-			}
-			atSeam("batch.swapped")
-		}
-		b.done = true
-		var paths []PathChange
-		for _, it := range b.items {
-			pc := PathChange{Path: it.w.Rel(), Before: it.before}
-			if !it.del {
-				pc.After = &FileState{Type: "file", SHA256: it.res.SHA256, Size: it.res.Bytes, Mode: it.mode}
-			}
-			paths = append(paths, pc)
-		}
-		synced := map[string]bool{} // directories synced, by root and real path: targets pin one each
-		var firstErr error
-		out := make([]ReplaceResult, len(b.items))
-		for i, it := range b.items {
-			out[i] = it.res
-			if it.del || it.exchang {
-				if err := it.w.dir.Remove(it.tmp); err != nil && firstErr == nil && !errors.Is(err, fs.ErrNotExist) {
-					firstErr = ioErr(it.w.Path, err)
-				}
-			}
-			b.s.trail.bytesWritten.Add(it.res.Bytes)
-			if key := it.w.rt.dir + "\x00" + it.w.dirRel; !synced[key] {
-				synced[key] = true
-				if err := it.w.dirF.Sync(); err != nil && firstErr == nil {
-					firstErr = ioErr(it.w.Path, err)
-				}
-			}
-		}
-		if firstErr != nil {
-			return out, firstErr
-		}
-		id, err := b.s.recordChange(batchChange(append(paths, b.Extra...), stored, b.Undoes, b.Moved, b.MovesFirst))
-		b.ChangeID = id
-		for i := range out {
-			out[i].ChangeID = id
-		}
-		return out, err
+	var out []ReplaceResult
+	id, err := b.s.changeIn(home, ws, func(tx *Tx) error {
+		var err error
+		out, err = b.commitIn(tx)
+		return err
 	})
+	b.ChangeID = id
+	for i := range out {
+		out[i].ChangeID = id
+	}
+	return out, err
+}
+
+// commitIn makes every staged change inside a change: the targets
+// checked again (as their options ask), what each name holds kept in the
+// journal, the plan written (a crash between two swaps is carried
+// forward), every file swapped in (or, when one fails, every one done
+// swapped back), then the old files dropped and the directories synced.
+func (b *Batch) commitIn(tx *Tx) ([]ReplaceResult, error) {
+	for _, it := range b.items {
+		tx.require(it.w, cond{expect: it.o.Expect, unchanged: it.o.Unchanged})
+	}
+	if err := tx.recheck("batch.checked"); err != nil { // a test's seam may move a parent here
+		return nil, err
+	}
+	// The journal keeps what each name holds before any of them changes.
+	var stored int64
+	for _, it := range b.items {
+		before, n, err := b.s.keepBefore(it.w)
+		if err != nil {
+			return nil, err
+		}
+		it.before, stored = before, stored+n
+	}
+	// The plan goes to the journal before the first swap: a crash between
+	// two swaps leaves a mix that the next call carries forward.
+	if tx.journal() != nil && len(b.items) > 1 {
+		name, js, err := b.s.writePlan(b.items)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			for _, j := range js {
+				j.donePlan(name)
+			}
+		}()
+	}
+	atSeam("batch.planned")
+	if err := b.swapAll(); err != nil {
+		return nil, err
+	}
+	b.done = true
+	out, err := b.settle()
+	if err != nil {
+		return out, err
+	}
+	for _, it := range b.items {
+		pc := PathChange{Path: it.w.Rel(), Before: it.before}
+		if !it.del {
+			pc.After = &FileState{Type: "file", SHA256: it.res.SHA256, Size: it.res.Bytes, Mode: it.mode}
+		}
+		tx.note(pc)
+	}
+	tx.note(b.Extra...)
+	tx.moved(b.Moved...)
+	tx.stored(stored)
+	tx.rec.Undoes, tx.rec.MovesFirst = b.Undoes, b.MovesFirst
+	return out, nil
+}
+
+// swapAll swaps every staged change in, in order; when one fails, those
+// done are swapped back in reverse order.
+func (b *Batch) swapAll() error {
+	for i, it := range b.items {
+		if err := it.swap(); err != nil {
+			for j := i - 1; j >= 0; j-- {
+				b.items[j].unswap()
+			}
+			return err
+		}
+		atSeam("batch.swapped")
+	}
+	return nil
+}
+
+// settle drops the old files the swaps left at temporary names and syncs
+// each directory touched once; it returns each change's result.
+func (b *Batch) settle() ([]ReplaceResult, error) {
+	synced := map[string]bool{} // directories synced, by root and real path: targets pin one each
+	var firstErr error
+	out := make([]ReplaceResult, len(b.items))
+	for i, it := range b.items {
+		out[i] = it.res
+		if it.del || it.exchang {
+			if err := it.w.dir.Remove(it.tmp); err != nil && firstErr == nil && !errors.Is(err, fs.ErrNotExist) {
+				firstErr = ioErr(it.w.Path, err)
+			}
+		}
+		b.s.trail.bytesWritten.Add(it.res.Bytes)
+		if key := it.w.rt.dir + "\x00" + it.w.dirRel; !synced[key] {
+			synced[key] = true
+			if err := it.w.dirF.Sync(); err != nil && firstErr == nil {
+				firstErr = ioErr(it.w.Path, err)
+			}
+		}
+	}
+	return out, firstErr
 }
 
 // swap makes one staged change (under the write lock).
@@ -346,8 +372,4 @@ func exchangeByRenames(w *WriteTarget, tmp string) error {
 		return err
 	}
 	return w.dir.Rename(aside, tmp)
-}
-
-func batchChange(paths []PathChange, stored int64, undoes string, moved []Move, movesFirst bool) Change {
-	return Change{Paths: paths, Bytes: stored, Undoes: undoes, Moved: moved, MovesFirst: movesFirst}
 }

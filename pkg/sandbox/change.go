@@ -234,52 +234,45 @@ func (s *Sandbox) context() context.Context {
 	return context.Background()
 }
 
-// change runs act as one change: under the locks of every writable root
-// the targets lie in (and of the extra roots), after a change a crash
-// interrupted has been finished, and after each target was re-checked
-// (its pinned parent still lies where it was checked). act does the
-// change and records it in the journal.
-func (s *Sandbox) change(ws []*WriteTarget, extra []*root, act func() error) error {
-	var rts []*root
-	add := func(rt *root) {
-		for _, r := range rts {
-			if r == rt {
-				return
-			}
-		}
-		rts = append(rts, rt)
-	}
-	// The first root is the change's home: its journal records it.
-	for _, rt := range extra {
-		add(rt)
-	}
-	for _, w := range ws {
-		add(w.rt)
-	}
-	if len(rts) == 0 {
-		add(s.work)
-	}
-	for _, rt := range rts {
-		if !rt.writable {
-			return deny(RuleReadOnly, rt.dir, "%s is not a writable root", rt.dir)
-		}
+// change runs act as one change of the targets ws (see changeIn).
+func (s *Sandbox) change(ws []*WriteTarget, act func(*Tx) error) (string, error) {
+	return s.changeIn(nil, ws, act)
+}
+
+// changeIn runs act as one transaction: under the locks of every
+// writable root the targets lie in (and of the extra roots; the first of
+// all is the change's home, whose journal records it), after a change a
+// crash interrupted has been finished, after each target was re-checked
+// (its pinned parent still lies where it was checked) and, past the
+// call's deadline, not at all. act acts through the Tx: it says when its
+// targets are checked again with the conditions it requires of them
+// (Tx.recheck, the test seam before it), and notes what it changed.
+// changeIn then records that in the journal, once, and returns the
+// record's id ("": no journal, or nothing to record). What act noted is
+// recorded when it returns nil, or when it failed after Tx.made: a change
+// made is recorded even when what followed it failed.
+func (s *Sandbox) changeIn(extra []*root, ws []*WriteTarget, act func(*Tx) error) (string, error) {
+	rts, err := s.changeRoots(extra, ws)
+	if err != nil {
+		return "", err
 	}
 	if err := s.useJournal(); err != nil {
-		return err
+		return "", err
 	}
 	home := rts[0]
+	locked := append([]*root(nil), rts...)
 	for _, rt := range s.planRoots() {
-		add(rt) // recovery changes the roots an unfinished plan names: under their locks
+		locked = addRoot(locked, rt) // recovery changes the roots an unfinished plan names: under their locks
 	}
 	atSeam("change.lock")
-	unlock, err := s.lockRoots(rts)
+	unlock, err := s.lockRoots(locked)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer unlock()
 	// A change a crash interrupted is finished before any other.
-	if err := s.recover(rts, ws); err != nil {
-		return err
+	if err := s.recover(locked, ws); err != nil {
+		return "", err
 	}
 	// Each root's journal changes under that root's lock; this change
 	// records in its home's.
@@ -288,17 +281,175 @@ func (s *Sandbox) change(ws []*WriteTarget, extra []*root, act func() error) err
 	if j := s.jn.cur; j != nil {
 		j.unkept = false
 	}
+	tx := &Tx{s: s, ws: ws, roots: locked}
 	for _, w := range ws {
 		if err := w.pinned(); err != nil {
-			return err
+			return "", err
 		}
 	}
 	// The input is in (a change's content is in its temporary file) and
 	// the locks are held: past the call's deadline nothing is changed.
 	if err := s.callOver(ws); err != nil {
+		return "", err
+	}
+	return tx.run(act)
+}
+
+// changeRoots is the roots a change of ws locks, its home first (the
+// first extra root, else the first target's, else the workdir); each
+// must be writable.
+func (s *Sandbox) changeRoots(extra []*root, ws []*WriteTarget) ([]*root, error) {
+	var rts []*root
+	for _, rt := range extra {
+		rts = addRoot(rts, rt)
+	}
+	for _, w := range ws {
+		rts = addRoot(rts, w.rt)
+	}
+	if len(rts) == 0 {
+		rts = addRoot(rts, s.work)
+	}
+	for _, rt := range rts {
+		if !rt.writable {
+			return nil, deny(RuleReadOnly, rt.dir, "%s is not a writable root", rt.dir)
+		}
+	}
+	return rts, nil
+}
+
+// addRoot is rts with rt, once.
+func addRoot(rts []*root, rt *root) []*root {
+	for _, r := range rts {
+		if r == rt {
+			return rts
+		}
+	}
+	return append(rts, rt)
+}
+
+// Tx is one change under way, inside changeIn: the locks are held, a
+// change a crash interrupted is finished, every target was found where
+// it was pinned. An act does its work through it:
+//
+//   - require states what a target must still be at the commit (its
+//     content's hash, the very file it opened, the entry it checked),
+//     and recheck verifies it, with every target's pin, after the test
+//     seam that names the act's check: the commit is conditioned on what
+//     the call pinned and read;
+//   - note, moved and stored say what the change did, for its one
+//     journal record (written by changeIn once act returns);
+//   - beside hands changeIn what runs alongside the record (a directory's
+//     fsync) and must finish before the call returns.
+//
+// No act locks, re-checks by hand or writes the journal. A root that is
+// not a directory tree (an object store) gives the same conditions to
+// each request instead of holding a lock.
+type Tx struct {
+	s     *Sandbox
+	ws    []*WriteTarget
+	roots []*root // locked
+	conds map[*WriteTarget]cond
+	rec   Change
+	waits []func() error
+	made  bool
+}
+
+// cond is what a change requires of one target at its commit, beyond
+// its pinned parent still lying where it was checked.
+type cond struct {
+	// expect is the sha256 the file at the name must have ("" = absent).
+	expect *string
+	// unchanged: the name holds the very file the target opened, with
+	// the size and times it had then.
+	unchanged bool
+	// entry, when set, is the object (device, inode) the name must hold;
+	// verb says what is refused when it does not ("removed", "moved").
+	entry *[2]uint64
+	verb  string
+}
+
+// require sets what w (one of the change's targets) must be at the
+// commit; recheck verifies it.
+func (tx *Tx) require(w *WriteTarget, c cond) {
+	if tx.conds == nil {
+		tx.conds = map[*WriteTarget]cond{}
+	}
+	tx.conds[w] = c
+}
+
+// recheck is the check right before the commit: the test seam point
+// (a race test swaps a path there), then, for each target in order, its
+// pinned parent still where it was checked and what require asked of it.
+// Any miss is a conflict (or a mismatch) and nothing has changed.
+func (tx *Tx) recheck(point string) error {
+	if point != "" {
+		atSeam(point)
+	}
+	for _, w := range tx.ws {
+		if err := w.pinned(); err != nil {
+			return err
+		}
+		if err := tx.conds[w].check(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check verifies c of w, under the locks.
+func (c cond) check(w *WriteTarget) error {
+	if err := w.expect(c.expect); err != nil {
 		return err
 	}
-	return act()
+	if c.unchanged {
+		if err := w.unchanged(); err != nil {
+			return err
+		}
+	}
+	if c.entry != nil {
+		if now, err := w.entryNow(); err != nil {
+			return err
+		} else if devIno(now) != *c.entry {
+			return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was %s", w.Path, c.verb)
+		}
+	}
+	return nil
+}
+
+// note adds paths to what the change records.
+func (tx *Tx) note(pcs ...PathChange) { tx.rec.Paths = append(tx.rec.Paths, pcs...) }
+
+// moved adds renames to what the change records.
+func (tx *Tx) moved(ms ...Move) { tx.rec.Moved = append(tx.rec.Moved, ms...) }
+
+// stored counts prior content the change newly stored in the journal.
+func (tx *Tx) stored(n int64) { tx.rec.Bytes += n }
+
+// beside adds what must finish before the change returns, run once its
+// record is written (it runs alongside it: a directory's fsync). Its
+// error is the change's when the record has none.
+func (tx *Tx) beside(wait func() error) { tx.waits = append(tx.waits, wait) }
+
+// journal is the journal the change records in (nil: none).
+func (tx *Tx) journal() *journal { return tx.s.jn.cur }
+
+// run runs act, then records what it noted and waits for what runs
+// beside the record.
+func (tx *Tx) run(act func(*Tx) error) (string, error) {
+	err := act(tx)
+	if err != nil && !tx.made {
+		return "", err
+	}
+	id, rerr := tx.s.recordChange(tx.rec)
+	for _, wait := range tx.waits {
+		if werr := wait(); werr != nil && rerr == nil {
+			rerr = werr
+		}
+	}
+	if err == nil {
+		err = rerr
+	}
+	return id, err
 }
 
 // callOver is the call's end, as a change's error: timeout past its
@@ -320,25 +471,16 @@ func (s *Sandbox) callOver(ws []*WriteTarget) error {
 		Msg: "the call ran out of time (the policy's max_call_seconds, or the timeout the call asked for) before its change was made: nothing was changed"}
 }
 
-// changed is change for an act with a result.
-func changed[T any](s *Sandbox, ws []*WriteTarget, extra []*root, act func() (T, error)) (T, error) {
-	var out T
-	err := s.change(ws, extra, func() (err error) {
-		out, err = act()
-		return err
-	})
-	return out, err
-}
-
 // mkdirAll creates the directory rel (and its parents) in the workdir.
 // Every directory to be made is checked first, on the real path of the
 // deepest one that exists plus the rest, so no directory is ever created
 // below a denied one (a symlink on the way is resolved, not trusted).
 func (s *Sandbox) mkdirAll(rt *root, rel, given string) error {
-	return s.change(nil, []*root{rt}, func() error {
+	_, err := s.changeIn([]*root{rt}, nil, func(*Tx) error {
 		_, err := s.mkdirAllLocked(rt, rel, given, true)
 		return err
 	})
+	return err
 }
 
 // mkdirAllLocked checks the directory rel and its missing parents as
@@ -405,16 +547,6 @@ func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string, make bool) (string
 		}
 		dir, rest = path.Dir(dir), path.Join(path.Base(dir), rest)
 	}
-}
-
-// recheck runs under the write lock, right before a change: the pinned
-// parent must still be where it was checked (pinned), and with expect the
-// file at the name must still hash to it.
-func (w *WriteTarget) recheck(expect *string) error {
-	if err := w.pinned(); err != nil {
-		return err
-	}
-	return w.expect(expect)
 }
 
 // pinned reports a conflict unless the pinned parent still lies where it

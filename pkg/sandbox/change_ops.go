@@ -27,10 +27,6 @@ func tempName() string {
 	return tempPrefix + hex.EncodeToString(rnd[:])
 }
 
-// Lock is kept for callers of the earlier API: every change already runs
-// under the workdir's write lock (see Commit), so it does nothing.
-func (w *WriteTarget) Lock() error { return nil }
-
 // CommitOptions say how Commit and Append may change the target.
 type CommitOptions struct {
 	// Mode sets the permission bits (only 0777 count: setuid, setgid and
@@ -75,33 +71,60 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 	if err := w.precondition(o); err != nil {
 		return ReplaceResult{}, err
 	}
-	ahead := w.hashAhead() // the old file's hash, for the journal, while the new one is written
-	aheadTaken := false
-	defer func() {
-		if ahead != nil && !aheadTaken {
-			<-ahead // the hash reads the target's file: done before the caller closes it
-		}
-	}()
-	tmp := tempName()
-	f, err := w.dir.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-	if err != nil {
-		return ReplaceResult{}, mapOpenErr(err, w.Path)
+	rp := &replacement{w: w, o: o, ahead: w.hashAhead()} // the old file's hash, for the journal, while the new one is written
+	defer rp.close()
+	if err := rp.stage(r, max); err != nil {
+		return ReplaceResult{}, err
 	}
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			w.dir.Remove(tmp)
+	id, err := w.s.change([]*WriteTarget{w}, func(tx *Tx) error {
+		tx.require(w, cond{expect: o.Expect, unchanged: o.Unchanged})
+		if err := tx.recheck("replace.checked"); err != nil {
+			return err
 		}
-	}()
+		return rp.commit(tx)
+	})
+	if err != nil && id == "" && !rp.placed {
+		return ReplaceResult{}, err
+	}
+	return ReplaceResult{Bytes: rp.n, SHA256: rp.sum, ChangeID: id}, err
+}
+
+// replacement is a Commit under way: its new content staged in a
+// temporary file beside the target, then swapped in.
+type replacement struct {
+	w     *WriteTarget
+	o     CommitOptions
+	ahead chan hashed // the old file's hash, taken while the new one is written (nil: none)
+	tmp   string      // the staged file's name ("": none yet)
+	n     int64
+	sum   string
+	// placed: the staged file took the name (or is gone): nothing to
+	// remove at the end.
+	placed bool
+	// before is what the name held, as the journal keeps it, and stored
+	// the bytes that newly cost the journal.
+	before *FileState
+	stored int64
+}
+
+// stage writes r (at most max bytes) to a new temporary file beside the
+// target with the mode the commit gives it, synced and hashed.
+func (rp *replacement) stage(r io.Reader, max int64) error {
+	w, o := rp.w, rp.o
+	tmp, f, err := w.createTemp()
+	if err != nil {
+		return err
+	}
+	rp.tmp = tmp
+	defer f.Close()
 	// io.Copy into an *os.File lets the kernel move the bytes
 	// (copy_file_range from a file, splice from a pipe) when it can.
 	n, err := io.Copy(f, io.LimitReader(r, satAdd(max, 1)))
 	if err != nil {
-		return ReplaceResult{}, ioErr(w.Path, err)
+		return ioErr(w.Path, err)
 	}
 	if n > max {
-		return ReplaceResult{}, &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Path: w.Path,
+		return &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Path: w.Path,
 			Msg: fmt.Sprintf("the content is over max_write_bytes = %d: nothing was written", max)}
 	}
 	switch {
@@ -111,131 +134,178 @@ func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceRe
 		err = f.Chmod(w.Info.Mode.Perm())
 	}
 	if err != nil {
-		return ReplaceResult{}, ioErr(w.Path, err)
+		return ioErr(w.Path, err)
 	}
-	sum, err := syncHashing(f, n)
+	if rp.sum, err = syncHashing(f, n); err != nil {
+		return ioErr(w.Path, err)
+	}
+	rp.n = n
+	return ioErr(w.Path, f.Close())
+}
+
+// close drops what the replacement leaves: the staged file unless it
+// took the name, and the hash ahead (it reads the target's file: done
+// before the caller closes it).
+func (rp *replacement) close() {
+	if rp.ahead != nil {
+		<-rp.ahead
+	}
+	if !rp.placed && rp.tmp != "" {
+		rp.w.dir.Remove(rp.tmp)
+	}
+}
+
+// commit swaps the staged file in (inside a change, its target checked).
+// The journal keeps what the name holds now. When the name still holds
+// the very file hashed ahead (one link, unchanged), the commit swaps the
+// new file in with RENAME_EXCHANGE and moves the old one, now at the
+// temporary name, into the journal: nothing is copied. Otherwise the old
+// file is copied into the journal before a plain rename.
+func (rp *replacement) commit(tx *Tx) error {
+	w := rp.w
+	atSeam("replace.locked")
+	adopt, err := rp.keepBefore(tx)
 	if err != nil {
-		return ReplaceResult{}, ioErr(w.Path, err)
+		return err
 	}
-	if err := f.Close(); err != nil {
-		return ReplaceResult{}, ioErr(w.Path, err)
+	tfi, err := w.dir.Lstat(rp.tmp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return rp.dirGone()
 	}
-	return changed(w.s, []*WriteTarget{w}, nil, func() (ReplaceResult, error) {
-		atSeam("replace.checked")
-		if err := w.recheck(o.Expect); err != nil { // again: the seam lets a test move the parent here
-			return ReplaceResult{}, err
+	if err != nil {
+		return ioErr(w.Path, err)
+	}
+	if adopt, err = rp.swapIn(adopt); err != nil {
+		return err
+	}
+	kept := func() error { return nil }
+	if adopt {
+		// The new file has the name; the old one waits at tmp.
+		j := tx.journal()
+		n, objsSynced, aerr := j.adopt(w, rp.tmp, rp.before.SHA256, rp.before.Size)
+		if aerr != nil {
+			w.dir.Remove(rp.tmp)
+			rp.placed = true
+			return Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot keep the prior content: %v", j.dir, aerr)
 		}
-		if o.Unchanged {
-			if err := w.unchanged(); err != nil {
-				return ReplaceResult{}, err
+		rp.stored, kept = n, func() error {
+			if err := objsSynced(); err != nil {
+				return Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot keep the prior content: %v", j.dir, err)
 			}
+			return nil
 		}
-		atSeam("replace.locked")
-		// The journal keeps what the name holds now. When the name still holds
-		// the very file hashed ahead (one link, unchanged), the commit swaps
-		// the new file in with RENAME_EXCHANGE and moves the old one, now at
-		// the temporary name, into the journal: nothing is copied. Otherwise
-		// the old file is copied into the journal before a plain rename.
-		var before *FileState
-		var stored int64
-		adopt := false
-		if ahead != nil {
-			h := <-ahead
-			aheadTaken = true
-			if h.err == nil && w.s.jn.cur != nil && w.unchanged() == nil {
-				before = &FileState{Type: "file", SHA256: h.sum, Size: w.curStat.Size(), Mode: fmt.Sprintf("%04o", w.curStat.Mode().Perm())}
-				adopt = !o.NoReplace
-			}
-		}
-		if before == nil {
-			if before, stored, err = w.s.keepBefore(w); err != nil {
-				return ReplaceResult{}, err
-			}
-		}
-		tfi, err := w.dir.Lstat(tmp)
-		if errors.Is(err, fs.ErrNotExist) {
-			return ReplaceResult{}, Errorf(CodeConflict, w.Path, "the directory of %s was removed or moved during the call: nothing was written", w.Path)
-		}
-		if err != nil {
-			return ReplaceResult{}, ioErr(w.Path, err)
-		}
-		_, checked := w.checkedKey(o)
-		if adopt {
-			if err = exchangeOnly(w, tmp); errors.Is(err, errNoExchange) {
-				// No one-step exchange here: copy the old file, then rename.
-				adopt = false
-				if before, stored, err = w.s.keepBefore(w); err != nil {
-					return ReplaceResult{}, err
-				}
-				err = w.dir.Rename(tmp, w.Name)
-			} else if err == nil {
-				if cerr := w.swappedOut(tmp, o); cerr != nil {
-					exchangeOnly(w, tmp) // the stranger goes back; the new file, at tmp, is removed
-					return ReplaceResult{}, cerr
-				}
-			}
-		} else if checked && !o.NoReplace {
-			// A precondition checked a file: exchange, so the file swapped
-			// out can be seen to be that very file, then drop it (the
-			// journal already holds its content).
-			err = exchangeOnly(w, tmp)
-			switch {
-			case errors.Is(err, errNoExchange):
-				err = w.dir.Rename(tmp, w.Name)
-			case errors.Is(err, fs.ErrNotExist):
-				return ReplaceResult{}, Errorf(CodeConflict, w.Path, "%s was removed by another process during the commit: nothing was written", w.Path)
-			case err == nil:
-				if cerr := w.swappedOut(tmp, o); cerr != nil {
-					exchangeOnly(w, tmp)
-					return ReplaceResult{}, cerr
-				}
-				w.dir.Remove(tmp)
-			}
-		} else if o.NoReplace {
-			err = renameNoReplace(w, tmp)
-			if errors.Is(err, fs.ErrExist) {
-				return ReplaceResult{}, Errorf(CodeExists, w.Path, "%s exists: nothing was written", w.Path)
-			}
-		} else {
-			err = w.dir.Rename(tmp, w.Name)
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			// The temporary file was made in the pinned directory a moment
-			// ago: gone now, the directory was removed or moved meanwhile.
-			return ReplaceResult{}, Errorf(CodeConflict, w.Path, "the directory of %s was removed or moved during the call: nothing was written", w.Path)
-		}
-		if err != nil {
-			return ReplaceResult{}, ioErr(w.Path, err)
-		}
-		kept := func() error { return nil }
-		if adopt {
-			// The new file has the name; the old one waits at tmp.
-			j := w.s.jn.cur
-			n, objsSynced, aerr := j.adopt(w, tmp, before.SHA256, before.Size)
-			if aerr != nil {
-				w.dir.Remove(tmp)
-				done = true
-				return ReplaceResult{Bytes: int64(n), SHA256: sum}, Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot keep the prior content: %v", j.dir, aerr)
-			}
-			stored, kept = n, objsSynced
-		}
-		done = true
-		w.s.trail.bytesWritten.Add(n)
-		// The directory's sync, the journal's objects directory's sync and
-		// the journal's record (its own sync) run side by side; the call
-		// returns when all are done.
-		synced := make(chan error, 1)
-		go func() { synced <- w.dirF.Sync() }()
-		id, rerr := w.s.record([]PathChange{{Path: w.Rel(), Before: before, After: stateOf(tfi, sum)}}, stored, "")
-		if err := kept(); err != nil && rerr == nil {
-			rerr = Errorf(CodeIO, w.s.jn.cur.dir, "the change was made, but the journal %s cannot keep the prior content: %v", w.s.jn.cur.dir, err)
-		}
+	}
+	rp.placed = true
+	w.s.trail.bytesWritten.Add(rp.n)
+	// The directory's sync, the journal's objects directory's sync and
+	// the journal's record (its own sync) run side by side; the call
+	// returns when all are done.
+	synced := make(chan error, 1)
+	go func() { synced <- w.dirF.Sync() }()
+	tx.note(PathChange{Path: w.Rel(), Before: rp.before, After: stateOf(tfi, rp.sum)})
+	tx.stored(rp.stored)
+	tx.beside(kept)
+	tx.beside(func() error {
 		if err := <-synced; err != nil {
-			return ReplaceResult{}, ioErr(w.Path, err)
+			return ioErr(w.Path, err)
 		}
 		sweepTemps(w)
-		return ReplaceResult{Bytes: n, SHA256: sum, ChangeID: id}, rerr
+		return nil
 	})
+	return nil
+}
+
+// keepBefore takes what the name holds into the journal's view: the hash
+// taken ahead when the name still holds that file (adopt: its inode goes
+// into the journal at the swap), else a copy kept now.
+func (rp *replacement) keepBefore(tx *Tx) (adopt bool, err error) {
+	w := rp.w
+	if rp.ahead != nil {
+		h := <-rp.ahead
+		rp.ahead = nil
+		if h.err == nil && tx.journal() != nil && w.unchanged() == nil {
+			rp.before = &FileState{Type: "file", SHA256: h.sum, Size: w.curStat.Size(), Mode: fmt.Sprintf("%04o", w.curStat.Mode().Perm())}
+			return !rp.o.NoReplace, nil
+		}
+	}
+	rp.before, rp.stored, err = w.s.keepBefore(w)
+	return false, err
+}
+
+// dirGone is the conflict of a staged file gone from the pinned
+// directory: the directory was removed or moved meanwhile.
+func (rp *replacement) dirGone() error {
+	return Errorf(CodeConflict, rp.w.Path, "the directory of %s was removed or moved during the call: nothing was written", rp.w.Path)
+}
+
+// swapIn gives the staged file the name. With adopt the old file is
+// exchanged out to the temporary name, for the journal to take in; it
+// returns whether that happened. A precondition that checked a file
+// exchanges too, so the file swapped out can be seen to be that very
+// file (a stranger renamed over the name in between goes back:
+// conflict), then drops it (the journal already holds its content).
+func (rp *replacement) swapIn(adopt bool) (bool, error) {
+	w, o, tmp := rp.w, rp.o, rp.tmp
+	_, checked := w.checkedKey(o)
+	var err error
+	switch {
+	case adopt:
+		return rp.swapAdopting()
+	case checked && !o.NoReplace:
+		err = exchangeOnly(w, tmp)
+		switch {
+		case errors.Is(err, errNoExchange):
+			err = w.dir.Rename(tmp, w.Name)
+		case errors.Is(err, fs.ErrNotExist):
+			return false, Errorf(CodeConflict, w.Path, "%s was removed by another process during the commit: nothing was written", w.Path)
+		case err == nil:
+			if cerr := w.swappedOut(tmp, o); cerr != nil {
+				exchangeOnly(w, tmp)
+				return false, cerr
+			}
+			w.dir.Remove(tmp)
+		}
+	case o.NoReplace:
+		err = renameNoReplace(w, tmp)
+		if errors.Is(err, fs.ErrExist) {
+			return false, Errorf(CodeExists, w.Path, "%s exists: nothing was written", w.Path)
+		}
+	default:
+		err = w.dir.Rename(tmp, w.Name)
+	}
+	return false, rp.swapErr(err)
+}
+
+// swapAdopting exchanges the staged file with the old one, which stays
+// at the temporary name for the journal; without a one-step exchange it
+// copies the old file into the journal, then renames.
+func (rp *replacement) swapAdopting() (bool, error) {
+	w, tmp := rp.w, rp.tmp
+	err := exchangeOnly(w, tmp)
+	switch {
+	case errors.Is(err, errNoExchange):
+		if rp.before, rp.stored, err = w.s.keepBefore(w); err != nil {
+			return false, err
+		}
+		return false, rp.swapErr(w.dir.Rename(tmp, w.Name))
+	case err == nil:
+		if cerr := w.swappedOut(tmp, rp.o); cerr != nil {
+			exchangeOnly(w, tmp) // the stranger goes back; the new file, at tmp, is removed
+			return false, cerr
+		}
+		return true, nil
+	}
+	return false, rp.swapErr(err)
+}
+
+// swapErr maps the failure of the swap.
+func (rp *replacement) swapErr(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		// The temporary file was made in the pinned directory a moment
+		// ago: gone now, the directory was removed or moved meanwhile.
+		return rp.dirGone()
+	}
+	return ioErr(rp.w.Path, err)
 }
 
 // Append adds data to the end of the file (creating it) with a single
@@ -248,74 +318,100 @@ func (w *WriteTarget) Append(data []byte, o CommitOptions) (ReplaceResult, error
 	if err := w.precondition(o); err != nil {
 		return ReplaceResult{}, err
 	}
-	return changed(w.s, []*WriteTarget{w}, nil, func() (ReplaceResult, error) {
-		atSeam("append.checked")
-		if err := w.recheck(o.Expect); err != nil {
-			return ReplaceResult{}, err
+	var res ReplaceResult
+	id, err := w.s.change([]*WriteTarget{w}, func(tx *Tx) error {
+		tx.require(w, cond{expect: o.Expect})
+		if err := tx.recheck("append.checked"); err != nil {
+			return err
 		}
-		if err := w.sharedInode(); err != nil {
-			return ReplaceResult{}, err // before the journal keeps anything of it
-		}
-		before, stored, err := w.s.keepBefore(w)
-		if err != nil {
-			return ReplaceResult{}, err
-		}
-		perm := fs.FileMode(0o666)
-		if o.Mode != nil {
-			perm = *o.Mode & fs.ModePerm
-		}
-		f, err := openNoFollow(w, w.Name, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscallNonblock, uint32(perm))
-		if err != nil {
-			return ReplaceResult{}, noFollowErr(err, w.Path)
-		}
-		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			return ReplaceResult{}, ioErr(w.Path, err)
-		}
-		if err := w.s.checkFileDesc(fi, w.Path); err != nil {
-			return ReplaceResult{}, err
-		}
-		if err := sharedInode(fi, w.Path); err != nil {
-			return ReplaceResult{}, err // the file opened, which may have gained a link since
-		}
-		if key, ok := w.checkedKey(o); ok && devIno(fi) != key {
-			// Not the file the precondition hashed: renamed over the name
-			// since. Nothing was appended to it.
-			return ReplaceResult{}, Errorf(CodeConflict, w.Path, "%s was replaced by another process during the commit: nothing was written", w.Path)
-		}
-		if o.Mode != nil && fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != perm {
-			// --mode sets the bits exactly (no umask), as Commit does.
-			if err := f.Chmod(perm); err != nil {
-				return ReplaceResult{}, ioErr(w.Path, err)
-			}
-		}
-		old := fi.Size()
-		n, err := f.Write(data)
-		if err == nil && n != len(data) {
-			err = io.ErrShortWrite
-		}
-		if err == nil {
-			err = f.Sync()
-		}
-		if err != nil {
-			// Nothing half-written stays behind: back to the old length.
-			f.Truncate(old)
-			f.Sync()
-			return ReplaceResult{}, ioErr(w.Path, err)
-		}
-		w.s.trail.bytesWritten.Add(int64(n))
-		sum, err := hashReader(io.NewSectionReader(f, 0, old+int64(n)), w.Path)
-		if err != nil {
-			return ReplaceResult{}, err
-		}
-		after, err := f.Stat()
-		if err != nil {
-			return ReplaceResult{}, ioErr(w.Path, err)
-		}
-		id, err := w.s.record([]PathChange{{Path: w.Rel(), Before: before, After: stateOf(after, sum)}}, stored, "")
-		return ReplaceResult{Bytes: int64(n), SHA256: sum, ChangeID: id}, err
+		var err error
+		res, err = appendAt(tx, w, data, o)
+		return err
 	})
+	if err != nil && id == "" {
+		return ReplaceResult{}, err
+	}
+	res.ChangeID = id
+	return res, err
+}
+
+// appendAt appends data to w's file (inside a change, its target checked).
+func appendAt(tx *Tx, w *WriteTarget, data []byte, o CommitOptions) (ReplaceResult, error) {
+	if err := w.sharedInode(); err != nil {
+		return ReplaceResult{}, err // before the journal keeps anything of it
+	}
+	before, stored, err := w.s.keepBefore(w)
+	if err != nil {
+		return ReplaceResult{}, err
+	}
+	f, fi, err := openAppend(w, o)
+	if err != nil {
+		return ReplaceResult{}, err
+	}
+	defer f.Close()
+	old := fi.Size()
+	n, err := f.Write(data)
+	if err == nil && n != len(data) {
+		err = io.ErrShortWrite
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		// Nothing half-written stays behind: back to the old length.
+		f.Truncate(old)
+		f.Sync()
+		return ReplaceResult{}, ioErr(w.Path, err)
+	}
+	w.s.trail.bytesWritten.Add(int64(n))
+	sum, err := hashReader(io.NewSectionReader(f, 0, old+int64(n)), w.Path)
+	if err != nil {
+		return ReplaceResult{}, err
+	}
+	after, err := f.Stat()
+	if err != nil {
+		return ReplaceResult{}, ioErr(w.Path, err)
+	}
+	tx.note(PathChange{Path: w.Rel(), Before: before, After: stateOf(after, sum)})
+	tx.stored(stored)
+	return ReplaceResult{Bytes: int64(n), SHA256: sum}, nil
+}
+
+// openAppend opens w's name for appending (creating it) without
+// following a symlink, and checks the descriptor as a read's: a regular
+// file, one link, the file the precondition hashed; with a mode, the
+// file gets exactly those bits (no umask), as Commit gives them.
+func openAppend(w *WriteTarget, o CommitOptions) (*os.File, fs.FileInfo, error) {
+	perm := fs.FileMode(0o666)
+	if o.Mode != nil {
+		perm = *o.Mode & fs.ModePerm
+	}
+	f, err := openNoFollow(w, w.Name, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscallNonblock, uint32(perm))
+	if err != nil {
+		return nil, nil, noFollowErr(err, w.Path)
+	}
+	fail := func(err error) (*os.File, fs.FileInfo, error) { f.Close(); return nil, nil, err }
+	fi, err := f.Stat()
+	if err != nil {
+		return fail(ioErr(w.Path, err))
+	}
+	if err := w.s.checkFileDesc(fi, w.Path); err != nil {
+		return fail(err)
+	}
+	if err := sharedInode(fi, w.Path); err != nil {
+		return fail(err) // the file opened, which may have gained a link since
+	}
+	if key, ok := w.checkedKey(o); ok && devIno(fi) != key {
+		// Not the file the precondition hashed: renamed over the name
+		// since. Nothing was appended to it.
+		return fail(Errorf(CodeConflict, w.Path, "%s was replaced by another process during the commit: nothing was written", w.Path))
+	}
+	if o.Mode != nil && fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != perm {
+		if err := f.Chmod(perm); err != nil {
+			return fail(ioErr(w.Path, err))
+		}
+	}
+	return f, fi, nil
 }
 
 // errLongPath is a tree scan meeting a path below its top longer than
@@ -379,10 +475,10 @@ func (s *Sandbox) moveRules(src, dst *WriteTarget, fi fs.FileInfo) error {
 		return nil
 	}
 	_, err := scanTree(src, devIno(fi), func(sub string, isDir bool) error {
-		if e := s.checkLeaf(src.rt, srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
+		if e := s.admitChild(src.rt, srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
 			return inSet(e, deny(e.Rule, e.Path, "%s; nothing was moved", e.Msg))
 		}
-		if e := s.checkLeaf(dst.rt, dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
+		if e := s.admitChild(dst.rt, dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
 			return inSet(e, deny(e.Rule, e.Path, "%s (the new place of %s); nothing was moved", e.Msg, path.Join(src.Path, sub)))
 		}
 		if e := s.checkWrite(dst.rt, dstRel+"/"+sub, path.Join(dst.Path, sub)); e != nil {
@@ -434,81 +530,105 @@ func (s *Sandbox) RenameExpect(src, dst *WriteTarget, force bool, expect *string
 	if force && expect == nil && s.RequirePrecondition() {
 		force = false
 	}
-	return s.change([]*WriteTarget{src, dst}, nil, func() error {
-		fi, err := src.entryNow()
-		if err != nil {
-			return err
-		}
-		if !force {
-			if _, err := dst.dir.Lstat(dst.Name); err == nil {
-				return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
-			}
-		}
-		srcRel, dstRel := src.rootRel(), dst.rootRel()
-		if fi.IsDir() && src.rt == dst.rt && (dstRel == srcRel || strings.HasPrefix(dstRel+"/", srcRel+"/")) {
-			return Errorf(CodeUsage, dst.Path, "cannot move %s into itself", src.Path)
-		}
-		if err := s.moveRules(src, dst, fi); err != nil {
-			return err
-		}
-		atSeam("rename.checked")
-		// The entry must still be the object that was checked (a directory
-		// swapped in by another process would bring unchecked paths along).
-		if now, err := src.entryNow(); err != nil {
-			return err
-		} else if devIno(now) != devIno(fi) {
-			return Errorf(CodeConflict, src.Path, "%s was replaced during the call: nothing was moved", src.Path)
-		}
-		if err := src.recheck(nil); err != nil {
-			return err
-		}
-		if err := dst.recheck(nil); err != nil {
-			return err
-		}
-		if force && expect != nil {
-			if err := dst.expect(expect); err != nil {
-				return err
-			}
-			atSeam("rename.locked")
-		}
-		// What --force replaces goes to the journal first.
-		var replaced []PathChange
-		var stored int64
-		if force {
-			if _, err := dst.dir.Lstat(dst.Name); err == nil {
-				before, n, err := s.keepEntry(dst)
-				if err != nil {
-					return err
-				}
-				if before != nil && before.Type != "dir" {
-					replaced, stored = []PathChange{{Path: dst.Rel(), Before: before}}, n
-				}
-			}
-		}
-		if err := s.renameChecked(src, dst, force && fi.Mode().IsRegular(), force, expect); err != nil {
-			if e, ok := err.(*Error); ok {
-				return e
-			}
-			if errors.Is(err, fs.ErrExist) {
-				return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
-			}
-			return ioErr(dst.Path, err)
-		}
-		// No system call renames "this inode": a process outside fsbox that
-		// swaps the name in the instant between the identity check above and
-		// the rename would have its own object moved. Look at what arrived,
-		// and move a stranger straight back.
-		if now, err := dst.entryNow(); err == nil && devIno(now) != devIno(fi) {
-			if rerr := renameAt(dst, src, false); rerr != nil {
-				return Errorf(CodeConflict, dst.Path, "%s was replaced by another process during the call and could not be moved back from %s: %v", src.Path, dst.Path, rerr)
-			}
-			return Errorf(CodeConflict, src.Path, "%s was replaced by another process during the call: it was moved back", src.Path)
-		}
-		dst.dirF.Sync()
-		src.dirF.Sync()
-		_, err = s.record(replaced, stored, "", Move{From: src.Rel(), To: dst.Rel()})
-		return err
+	_, err := s.change([]*WriteTarget{src, dst}, func(tx *Tx) error {
+		return renameIn(tx, src, dst, force, expect)
 	})
+	return err
+}
+
+// renameIn moves src's entry to dst's name inside a change: the rules on
+// what moves are checked under the locks, then the targets again (the
+// entry still the object checked, dst's content as expected), then it
+// moves, and a stranger that arrived instead is moved straight back.
+func renameIn(tx *Tx, src, dst *WriteTarget, force bool, expect *string) error {
+	s := tx.s
+	fi, err := s.renameRules(src, dst, force)
+	if err != nil {
+		return err
+	}
+	// The entry must still be the object that was checked (a directory
+	// swapped in by another process would bring unchecked paths along).
+	key := devIno(fi)
+	tx.require(src, cond{entry: &key, verb: "moved"})
+	if force {
+		tx.require(dst, cond{expect: expect})
+	}
+	if err := tx.recheck("rename.checked"); err != nil {
+		return err
+	}
+	if force && expect != nil {
+		atSeam("rename.locked")
+	}
+	// What --force replaces goes to the journal first.
+	if force {
+		if err := keepReplaced(tx, dst); err != nil {
+			return err
+		}
+	}
+	if err := s.renameChecked(src, dst, force && fi.Mode().IsRegular(), force, expect); err != nil {
+		if e, ok := err.(*Error); ok {
+			return e
+		}
+		if errors.Is(err, fs.ErrExist) {
+			return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
+		}
+		return ioErr(dst.Path, err)
+	}
+	// No system call renames "this inode": a process outside fsbox that
+	// swaps the name in the instant between the identity check above and
+	// the rename would have its own object moved. Look at what arrived,
+	// and move a stranger straight back.
+	if now, err := dst.entryNow(); err == nil && devIno(now) != key {
+		if rerr := renameAt(dst, src, false); rerr != nil {
+			return Errorf(CodeConflict, dst.Path, "%s was replaced by another process during the call and could not be moved back from %s: %v", src.Path, dst.Path, rerr)
+		}
+		return Errorf(CodeConflict, src.Path, "%s was replaced by another process during the call: it was moved back", src.Path)
+	}
+	dst.dirF.Sync()
+	src.dirF.Sync()
+	tx.moved(Move{From: src.Rel(), To: dst.Rel()})
+	return nil
+}
+
+// renameRules is what mv decides under the locks before it re-checks:
+// the entry at src now, a free dst (unless force), no move of a
+// directory into itself, and the rules on what moves (moveRules).
+func (s *Sandbox) renameRules(src, dst *WriteTarget, force bool) (fs.FileInfo, error) {
+	fi, err := src.entryNow()
+	if err != nil {
+		return nil, err
+	}
+	if !force {
+		if _, err := dst.dir.Lstat(dst.Name); err == nil {
+			return nil, Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
+		}
+	}
+	srcRel, dstRel := src.rootRel(), dst.rootRel()
+	if fi.IsDir() && src.rt == dst.rt && (dstRel == srcRel || strings.HasPrefix(dstRel+"/", srcRel+"/")) {
+		return nil, Errorf(CodeUsage, dst.Path, "cannot move %s into itself", src.Path)
+	}
+	if err := s.moveRules(src, dst, fi); err != nil {
+		return nil, err
+	}
+	return fi, nil
+}
+
+// keepReplaced keeps in the journal what mv --force replaces at dst (a
+// file or a symlink; a directory is never replaced but by rename's own
+// rules), and notes it.
+func keepReplaced(tx *Tx, dst *WriteTarget) error {
+	if _, err := dst.dir.Lstat(dst.Name); err != nil {
+		return nil
+	}
+	before, n, err := tx.s.keepEntry(dst)
+	if err != nil {
+		return err
+	}
+	if before != nil && before.Type != "dir" {
+		tx.note(PathChange{Path: dst.Rel(), Before: before})
+		tx.stored(n)
+	}
+	return nil
 }
 
 // renameChecked is renameAt, except when force replaces a file a
@@ -545,58 +665,89 @@ func (s *Sandbox) renameChecked(src, dst *WriteTarget, exchange, force bool, exp
 	return nil
 }
 
-// Mkdir creates p and its parents in the workdir; created reports whether
-// p itself was new.
+// Mkdir creates p and its parents in the workdir, as one change (one
+// record in the journal, which undo takes back whole); created reports
+// whether p itself was new.
 func (s *Sandbox) Mkdir(p string) (display string, created bool, err error) {
-	var made []string // parents mkdir -p made, for the journal
 	w, err := s.openMade(p)
 	if err != nil {
 		if AsError(err).Code != CodeNotFound {
 			return "", false, err
 		}
-		// A parent is missing: create the parents, then try again.
-		t, rerr := s.resolve(p)
-		if rerr != nil {
-			return "", false, rerr
-		}
-		parent := path.Dir(path.Clean(t.rel))
-		missing := missingDirs(t.rt, parent)
-		if err := s.mkdirAll(t.rt, parent, p); err != nil {
-			return "", false, err
-		}
-		made = missing
-		if w, err = s.openMade(p); err != nil {
-			return "", false, err
-		}
+		return s.mkdirParents(p)
 	}
 	defer w.Close()
 	if w.Exists {
-		if w.Info.Type != "dir" {
-			return "", false, Errorf(CodeExists, p, "%s exists and is not a directory", p)
-		}
-		return w.Path, false, nil
+		return madeExists(w, p)
 	}
-	created = false
-	err = s.change([]*WriteTarget{w}, nil, func() error {
-		if err := w.dir.Mkdir(w.Name, 0o777); err != nil {
-			if errors.Is(err, fs.ErrExist) {
-				return nil
-			}
-			return mapOpenErr(err, p)
-		}
-		created = true
-		w.dirF.Sync()
-		var paths []PathChange
-		for _, d := range append(made, w.rootRel()) {
-			paths = append(paths, PathChange{Path: w.rt.journalPath(d), After: &FileState{Type: "dir"}})
-		}
-		_, err := s.record(paths, 0, "")
+	_, err = s.change([]*WriteTarget{w}, func(tx *Tx) error {
+		created, err = mkdirAt(tx, w, p)
 		return err
 	})
 	if err != nil && !created {
 		return "", false, err
 	}
 	return w.Path, created, err
+}
+
+// mkdirParents is Mkdir of a p whose parent is missing: in one change,
+// the missing parents are made one at a time, each checked where it
+// lands (mkdirAllLocked), then p is pinned in the parent just made and
+// made too.
+func (s *Sandbox) mkdirParents(p string) (display string, created bool, err error) {
+	t, err := s.resolve(p)
+	if err != nil {
+		return "", false, err
+	}
+	parent := path.Dir(path.Clean(t.rel))
+	_, err = s.changeIn([]*root{t.rt}, nil, func(tx *Tx) error {
+		made := missingDirs(t.rt, parent) // for the journal: what mkdir -p made
+		if _, err := s.mkdirAllLocked(t.rt, parent, p, true); err != nil {
+			return err
+		}
+		for _, d := range made {
+			tx.note(PathChange{Path: t.rt.journalPath(d), After: &FileState{Type: "dir"}})
+		}
+		w, err := s.openMade(p) // under the locks: nothing can move the parent between
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		if w.Exists {
+			display, _, err = madeExists(w, p)
+			return err
+		}
+		display = w.Path
+		created, err = mkdirAt(tx, w, p)
+		return err
+	})
+	if err != nil && !created {
+		return "", false, err
+	}
+	return display, created, err
+}
+
+// madeExists is Mkdir's answer for a name that exists: fine when it is a
+// directory (nothing made), exists when it is not.
+func madeExists(w *WriteTarget, p string) (string, bool, error) {
+	if w.Info.Type != "dir" {
+		return "", false, Errorf(CodeExists, p, "%s exists and is not a directory", p)
+	}
+	return w.Path, false, nil
+}
+
+// mkdirAt makes the directory w names (inside a change) and notes it;
+// created is false when it appeared meanwhile.
+func mkdirAt(tx *Tx, w *WriteTarget, given string) (created bool, err error) {
+	if err := w.dir.Mkdir(w.Name, 0o777); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return false, nil
+		}
+		return false, mapOpenErr(err, given)
+	}
+	w.dirF.Sync()
+	tx.note(PathChange{Path: w.Rel(), After: &FileState{Type: "dir"}})
+	return true, nil
 }
 
 // missingDirs lists rel and its ancestors below rt that do not exist,
@@ -631,96 +782,113 @@ func (s *Sandbox) RemoveExpect(w *WriteTarget, recursive bool, expect *string) e
 	if !w.Exists {
 		return Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
 	}
-	return s.change([]*WriteTarget{w}, nil, func() error {
-		fi, err := w.entryNow()
-		if err != nil {
-			return err
-		}
-		if devIno(fi) != w.Info.key {
-			return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
-		}
-		rel := w.rootRel()
-		if err := s.allowAt(w.rt, rel, fi.IsDir(), w.Path); err != nil {
-			return err
-		}
-		if !fi.IsDir() {
-			if expect == nil && fi.Mode().IsRegular() && s.RequirePrecondition() {
-				return PreconditionRequired(w.Path, fmt.Sprintf("the policy requires a removal to name the content it removes: %s is not removed", w.Path), HintExpectSHA256)
-			}
-			atSeam("remove.checked")
-			if err := w.recheck(expect); err != nil {
-				return err
-			}
-			if now, err := w.entryNow(); err != nil {
-				return err
-			} else if devIno(now) != w.Info.key {
-				return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
-			}
-			before, stored, err := s.keepEntry(w)
-			if err != nil {
-				return err
-			}
-			if err := unlinkAt(w); err != nil {
-				return ioErr(w.Path, err)
-			}
-			if before == nil {
-				return nil
-			}
-			_, err = s.record([]PathChange{{Path: w.Rel(), Before: before}}, stored, "")
-			return err
-		}
-		if expect != nil {
-			return Errorf(CodeNotAFile, w.Path, "%s is a directory: an expected sha256 names a file's content", w.Path)
-		}
-		if !recursive {
-			return Errorf(CodeNotAFile, w.Path, "%s is a directory:", w.Path).WithHint(Hint{Option: "recursive", Short: true, Text: "pass %s to remove it and everything below", Else: "remove what lies below it first"})
-		}
-		tree, err := scanTree(w, w.Info.key, func(sub string, isDir bool) error {
-			if path.Base(sub) == journalMarker {
-				// A journal of fsbox below (ownstate.go): never removed.
-				holder := path.Join(w.Path, path.Dir(sub))
-				return deny(RuleOwnFile, holder, "%s holds a journal of fsbox (it holds %s): fsbox never reads or changes its own state; nothing was removed", holder, journalMarker)
-			}
-			if e := s.checkLeaf(w.rt, rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {
-				return inSet(e, deny(e.Rule, e.Path, "%s; nothing was removed", e.Msg))
-			}
-			if e := s.checkWrite(w.rt, rel+"/"+sub, path.Join(w.Path, sub)); e != nil {
-				return e
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if len(tree.kids) > 0 && s.RequirePrecondition() {
-			// Nothing names what lies below: the policy wants every file
-			// removed by its content, one at a time.
-			return Errorf(CodePreconditionRequired, w.Path, "%s is not empty, and the policy requires every removal to name the content it removes: remove its files one at a time, by their sha256, then the empty directory", w.Path)
-		}
-		// The journal keeps the whole tree first (the directory, then what
-		// lies below, parents before children).
-		var kept []PathChange
-		var stored int64
-		if s.jn.cur != nil {
-			if kept, stored, err = s.keepTree(w); err != nil {
-				return err
-			}
-			kept = append([]PathChange{{Path: w.Rel(), Before: &FileState{Type: "dir"}}}, kept...)
-		}
-		atSeam("remove.checked")
-		if err := w.recheck(nil); err != nil {
-			return err
-		}
-		if err := removeTree(w, tree); err != nil {
-			if e, ok := err.(*Error); ok {
-				return e
-			}
-			return ioErr(w.Path, err)
-		}
-		w.dirF.Sync()
-		_, err = s.record(kept, stored, "")
-		return err
+	_, err := s.change([]*WriteTarget{w}, func(tx *Tx) error {
+		return removeEntry(tx, w, recursive, expect)
 	})
+	return err
+}
+
+// removeEntry removes w's entry inside a change: it must still be the
+// object the target pinned, and the policy must let it go.
+func removeEntry(tx *Tx, w *WriteTarget, recursive bool, expect *string) error {
+	fi, err := w.entryNow()
+	if err != nil {
+		return err
+	}
+	if devIno(fi) != w.Info.key {
+		return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
+	}
+	if err := tx.s.allowAt(w.rt, w.rootRel(), fi.IsDir(), w.Path); err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return removeDirIn(tx, w, recursive, expect)
+	}
+	if expect == nil && fi.Mode().IsRegular() && tx.s.RequirePrecondition() {
+		return PreconditionRequired(w.Path, fmt.Sprintf("the policy requires a removal to name the content it removes: %s is not removed", w.Path), HintExpectSHA256)
+	}
+	tx.require(w, cond{expect: expect, entry: &w.Info.key, verb: "removed"})
+	if err := tx.recheck("remove.checked"); err != nil {
+		return err
+	}
+	before, stored, err := tx.s.keepEntry(w)
+	if err != nil {
+		return err
+	}
+	if err := unlinkAt(w); err != nil {
+		return ioErr(w.Path, err)
+	}
+	if before != nil {
+		tx.note(PathChange{Path: w.Rel(), Before: before})
+		tx.stored(stored)
+	}
+	return nil
+}
+
+// removeDirIn removes the directory w and everything below it (rm -r)
+// inside a change: every path below is checked first, through
+// descriptors, and kept in the journal; the deletion then removes
+// exactly the objects that were checked.
+func removeDirIn(tx *Tx, w *WriteTarget, recursive bool, expect *string) error {
+	s := tx.s
+	if expect != nil {
+		return Errorf(CodeNotAFile, w.Path, "%s is a directory: an expected sha256 names a file's content", w.Path)
+	}
+	if !recursive {
+		return Errorf(CodeNotAFile, w.Path, "%s is a directory:", w.Path).WithHint(Hint{Option: "recursive", Short: true, Text: "pass %s to remove it and everything below", Else: "remove what lies below it first"})
+	}
+	tree, err := scanTree(w, w.Info.key, s.removable(w))
+	if err != nil {
+		return err
+	}
+	if len(tree.kids) > 0 && s.RequirePrecondition() {
+		// Nothing names what lies below: the policy wants every file
+		// removed by its content, one at a time.
+		return Errorf(CodePreconditionRequired, w.Path, "%s is not empty, and the policy requires every removal to name the content it removes: remove its files one at a time, by their sha256, then the empty directory", w.Path)
+	}
+	// The journal keeps the whole tree first (the directory, then what
+	// lies below, parents before children).
+	var kept []PathChange
+	var stored int64
+	if tx.journal() != nil {
+		if kept, stored, err = s.keepTree(w); err != nil {
+			return err
+		}
+		kept = append([]PathChange{{Path: w.Rel(), Before: &FileState{Type: "dir"}}}, kept...)
+	}
+	if err := tx.recheck("remove.checked"); err != nil {
+		return err
+	}
+	if err := removeTree(w, tree); err != nil {
+		if e, ok := err.(*Error); ok {
+			return e
+		}
+		return ioErr(w.Path, err)
+	}
+	w.dirF.Sync()
+	tx.note(kept...)
+	tx.stored(stored)
+	return nil
+}
+
+// removable is rm -r's check of each path below w: never a journal of
+// fsbox, and every path one the policy lets a change remove.
+func (s *Sandbox) removable(w *WriteTarget) func(sub string, isDir bool) error {
+	rel := w.rootRel()
+	return func(sub string, isDir bool) error {
+		if path.Base(sub) == journalMarker {
+			// A journal of fsbox below (ownstate.go): never removed.
+			holder := path.Join(w.Path, path.Dir(sub))
+			return deny(RuleOwnFile, holder, "%s holds a journal of fsbox (it holds %s): fsbox never reads or changes its own state; nothing was removed", holder, journalMarker)
+		}
+		if e := s.admitChild(w.rt, rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {
+			return inSet(e, deny(e.Rule, e.Path, "%s; nothing was removed", e.Msg))
+		}
+		if e := s.checkWrite(w.rt, rel+"/"+sub, path.Join(w.Path, sub)); e != nil {
+			return e
+		}
+		return nil
+	}
 }
 
 // Symlink creates (or refreshes) a symlink entry in the workdir pointing at
@@ -734,23 +902,31 @@ func (s *Sandbox) Symlink(p, target string) (created bool, err error) {
 	if err := s.allowAt(w.rt, w.rootRel(), false, p); err != nil {
 		return false, err
 	}
-	return changed(s, []*WriteTarget{w}, nil, func() (bool, error) {
-		if w.Exists {
-			if w.Info.Type != "symlink" {
-				return false, Errorf(CodeExists, p, "%s exists and is not a symlink", p)
-			}
-			if w.Info.Target == target {
-				return false, nil
-			}
-			if err := w.dir.Remove(w.Name); err != nil {
-				return false, ioErr(p, err)
-			}
-		}
-		if err := w.dir.Symlink(target, w.Name); err != nil {
-			return false, ioErr(p, err)
-		}
-		return true, nil
+	_, err = s.change([]*WriteTarget{w}, func(*Tx) error {
+		created, err = symlinkAt(w, p, target)
+		return err
 	})
+	return created, err
+}
+
+// symlinkAt makes w's name a symlink to target (inside a change),
+// replacing a symlink there; false when it already is that symlink.
+func symlinkAt(w *WriteTarget, given, target string) (bool, error) {
+	if w.Exists {
+		if w.Info.Type != "symlink" {
+			return false, Errorf(CodeExists, given, "%s exists and is not a symlink", given)
+		}
+		if w.Info.Target == target {
+			return false, nil
+		}
+		if err := w.dir.Remove(w.Name); err != nil {
+			return false, ioErr(given, err)
+		}
+	}
+	if err := w.dir.Symlink(target, w.Name); err != nil {
+		return false, ioErr(given, err)
+	}
+	return true, nil
 }
 
 // syncHashing flushes f's n bytes to disk while it hashes them back from

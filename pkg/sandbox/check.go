@@ -93,6 +93,25 @@ func (s *Sandbox) checkLeaf(rt *root, rel string, isDir bool, acc Access, given 
 	return s.check(rt, rel, isDir, acc, given, false)
 }
 
+// admitChild is the one admission of a name below a directory the door
+// already pinned and checked (its real path, the rules on it and above
+// it): what a listing shows, a walk reports or enters, a walk opens by
+// name (an ignore file), and what a change to a tree (mv, rm -r) moves or
+// removes. rel is the child's real root-relative path: the directory's
+// real path and the name. It applies the rules to the name alone (the
+// directory's ancestors passed already) and refuses /proc, /sys and /dev
+// below a root that holds them. A change's callers add the write rules
+// (checkWrite) with their own wording.
+func (s *Sandbox) admitChild(rt *root, rel string, isDir bool, acc Access, given string) *Error {
+	if e := s.checkLeaf(rt, rel, isDir, acc, given); e != nil {
+		return e
+	}
+	if rt.special && specialFS(rt.abs(rel)) {
+		return deny(RuleSpecialFS, given, "%s leads into /proc, /sys or /dev, which are never readable", given)
+	}
+	return nil
+}
+
 func (s *Sandbox) check(rt *root, rel string, isDir bool, acc Access, given string, ancestors bool) *Error {
 	if s.within != nil && !underAny(rt.abs(rel), s.within) {
 		return deny(RuleRoot, given, "%s is outside the roots this client announced", given)

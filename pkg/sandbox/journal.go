@@ -565,17 +565,22 @@ func (s *Sandbox) EntryState(p string) (*FileState, error) {
 
 // RemoveEmptyDir removes the directory w if it is empty (undo of mkdir).
 func (s *Sandbox) RemoveEmptyDir(w *WriteTarget) error {
-	return s.change([]*WriteTarget{w}, nil, func() error {
-		if err := w.dir.Remove(w.Name); err != nil {
-			return Errorf(CodeConflict, w.Path, "%s is not empty (or gone): it stays", w.Path)
-		}
-		return w.dirF.Sync()
-	})
+	_, err := s.change([]*WriteTarget{w}, func(*Tx) error { return rmdirAt(w) })
+	return err
+}
+
+// rmdirAt removes the directory w if it is empty (inside a change).
+func rmdirAt(w *WriteTarget) error {
+	if err := w.dir.Remove(w.Name); err != nil {
+		return Errorf(CodeConflict, w.Path, "%s is not empty (or gone): it stays", w.Path)
+	}
+	return w.dirF.Sync()
 }
 
 // Recover finishes a change a crash interrupted, if the journal holds
 // one (every call that changes the workdir does this first, under the
 // write lock).
 func (s *Sandbox) Recover() error {
-	return s.change(nil, []*root{s.work}, func() error { return nil })
+	_, err := s.changeIn([]*root{s.work}, nil, func(*Tx) error { return nil })
+	return err
 }

@@ -357,12 +357,6 @@ func (s *Sandbox) keepTree(w *WriteTarget) ([]PathChange, int64, error) {
 	return out, stored, err
 }
 
-// record appends a change (under the change's lock) and returns its id
-// ("": no journal).
-func (s *Sandbox) record(paths []PathChange, stored int64, undoes string, moved ...Move) (string, error) {
-	return s.recordChange(Change{Paths: paths, Bytes: stored, Undoes: undoes, Moved: moved})
-}
-
 // recordChange appends c (its id, time and kept filled in) to the journal
 // the running change records in. Its paths are named as the journal
 // names them (relative below the journal's root, absolute elsewhere).
@@ -704,7 +698,7 @@ func (j *journal) rewrite(keep []Change) {
 // outside every writable root) stays. It returns how many changes went
 // and how many stayed. Not undoable.
 func (s *Sandbox) PurgeJournal() (removed, kept int, err error) {
-	err = s.change(nil, s.writable(), func() error {
+	_, err = s.changeIn(s.writable(), nil, func(*Tx) error {
 		removed, kept, err = s.purge(true)
 		return err
 	})

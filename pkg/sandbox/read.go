@@ -192,8 +192,7 @@ func (d *Dir) ReadDirContext(ctx context.Context) (Listing, error) {
 		if err != nil {
 			continue // vanished since the listing was read
 		}
-		isDir := fc.Mode.IsDir()
-		if state || d.s.checkLeaf(d.rt, rel, isDir, AccessRead, name) != nil || specialFS(d.rt.abs(rel)) {
+		if state || d.s.admitChild(d.rt, rel, fc.Mode.IsDir(), AccessRead, name) != nil {
 			out.Denied++
 			continue
 		}

@@ -223,7 +223,7 @@ func (m *memObjects) Get(ctx context.Context, key string, off, n int64, ifVersio
 	return io.NopCloser(bytes.NewReader(o.data[off:end])), o.object(key), nil
 }
 
-func (m *memObjects) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, sum [32]byte, c cond) (object, error) {
+func (m *memObjects) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, sum [32]byte, c objCond) (object, error) {
 	m.beforeChange("put", key)
 	if err := ctx.Err(); err != nil {
 		return object{}, err

@@ -37,8 +37,8 @@ type object struct {
 	Version string // an ETag or version id: changes whenever the content does
 }
 
-// cond is the condition of a change request: at most one is set.
-type cond struct {
+// objCond is the condition of a change request: at most one is set.
+type objCond struct {
 	IfAbsent  bool   // the key must not exist (S3 If-None-Match: *)
 	IfVersion string // the key must hold this version (S3 If-Match)
 }
@@ -59,7 +59,7 @@ type objStore interface {
 	// Get reads n bytes of key from off (n < 0: to the end), of version
 	// ifVersion when set (errPrecondition when it is no longer there).
 	Get(ctx context.Context, key string, off, n int64, ifVersion string) (io.ReadCloser, object, error)
-	Put(ctx context.Context, key string, body io.ReadSeeker, size int64, sum [32]byte, c cond) (object, error)
+	Put(ctx context.Context, key string, body io.ReadSeeker, size int64, sum [32]byte, c objCond) (object, error)
 	Delete(ctx context.Context, key, ifVersion string) error
 }
 

@@ -552,7 +552,7 @@ func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
 			// A dot-name a '!' rule whitelists is shown (rg, fd).
 			j.skipped.Hidden++
 			continue
-		case state || w.s.checkLeaf(d.rt, rel, isDir, w.access(), name) != nil || (d.rt.special && specialFS(d.rt.abs(rel))):
+		case state || w.s.admitChild(d.rt, rel, isDir, w.access(), name) != nil:
 			j.skipped.Denied++
 			if w.o.onDenied != nil {
 				j.denied = append(j.denied, childPath(d.Info.Path, name))
