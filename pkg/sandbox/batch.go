@@ -140,6 +140,9 @@ func (b *Batch) Delete(w *WriteTarget, o CommitOptions) error {
 
 // add refuses a second change to one name, and a finished batch.
 func (b *Batch) add(w *WriteTarget) error {
+	if w.rt.st.kind() != kindPosix {
+		return Errorf(CodeUsage, w.Path, "%s lies in an object root, which makes no batches (one request per key: all or none cannot hold): change its files one at a time", w.Path)
+	}
 	if b.done {
 		return Errorf(CodeIO, w.Path, "the batch was already committed or aborted")
 	}

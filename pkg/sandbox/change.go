@@ -55,6 +55,9 @@ type heldLock struct {
 // prepare opens the root's and its ancestors' descriptors (once).
 func (rt *root) prepareLock() error {
 	rt.lock.once.Do(func() {
+		if rt.r == nil {
+			return // an object root: its changes are conditional requests, not locked
+		}
 		f, err := rt.r.Open(".")
 		if err != nil {
 			rt.lock.err = &Error{Code: CodeIO, Path: rt.dir, Msg: fmt.Sprintf("cannot lock the writable root %s: %v", rt.dir, unwrapPathErr(err)), Err: err}
@@ -488,6 +491,9 @@ func (s *Sandbox) mkdirAll(rt *root, rel, given string) error {
 // root-relative path (the deepest existing directory resolved, plus the
 // rest).
 func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string, make bool) (string, error) {
+	if rt.r == nil {
+		return s.prefixChecked(rt, rel, given)
+	}
 	dir, rest := rel, ""
 	for {
 		sub, err := openRoot(rt.r, dir)
@@ -553,6 +559,9 @@ func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string, make bool) (string
 // was checked: an ancestor renamed by another process would put the name
 // under other rules.
 func (w *WriteTarget) pinned() error {
+	if w.dirF == nil {
+		return nil // an object root: no directory to move (its acts condition each request)
+	}
 	real, err := fdPath(w.dirF, w.rt.abs(w.dirRel))
 	if err != nil {
 		return ioErr(w.Path, err)

@@ -62,15 +62,11 @@ func (w *WriteTarget) Replace(r io.Reader, max int64, mode *fs.FileMode) (Replac
 	return w.Commit(r, max, CommitOptions{Mode: mode})
 }
 
-// Commit writes r (at most max bytes) to a new temporary file beside the
-// target, syncs it, sets its mode, and then, under the workdir's write
-// lock and after re-checking the target, renames it over the name and
-// syncs the directory: readers see the old content or the new, never a
-// mix. Over max: too_large, and nothing changes.
-func (w *WriteTarget) Commit(r io.Reader, max int64, o CommitOptions) (ReplaceResult, error) {
-	if err := w.precondition(o); err != nil {
-		return ReplaceResult{}, err
-	}
+// commitPosix is Commit on a posix root: r goes to a new temporary file
+// beside the target, synced, with its mode, and then, under the locks
+// and after re-checking the target, it is renamed over the name and the
+// directory synced.
+func (w *WriteTarget) commitPosix(r io.Reader, max int64, o CommitOptions) (ReplaceResult, error) {
 	rp := &replacement{w: w, o: o, ahead: w.hashAhead()} // the old file's hash, for the journal, while the new one is written
 	defer rp.close()
 	if err := rp.stage(r, max); err != nil {
@@ -308,16 +304,12 @@ func (rp *replacement) swapErr(err error) error {
 	return ioErr(rp.w.Path, err)
 }
 
-// Append adds data to the end of the file (creating it) with a single
-// write(2) on an O_APPEND descriptor, so parallel appenders never
-// interleave within one call's data. The name is opened without following
-// a symlink, and the descriptor gets every check a read gets. If the write
-// fails (a full disk), the file is cut back to its old length. It returns
-// the bytes appended and the sha256 of the whole file afterwards.
-func (w *WriteTarget) Append(data []byte, o CommitOptions) (ReplaceResult, error) {
-	if err := w.precondition(o); err != nil {
-		return ReplaceResult{}, err
-	}
+// appendPosix is Append on a posix root: a single write(2) on an
+// O_APPEND descriptor, so parallel appenders never interleave within one
+// call's data. The name is opened without following a symlink, and the
+// descriptor gets every check a read gets. If the write fails (a full
+// disk), the file is cut back to its old length.
+func (w *WriteTarget) appendPosix(data []byte, o CommitOptions) (ReplaceResult, error) {
 	var res ReplaceResult
 	id, err := w.s.change([]*WriteTarget{w}, func(tx *Tx) error {
 		tx.require(w, cond{expect: o.Expect})
@@ -489,23 +481,8 @@ func (s *Sandbox) moveRules(src, dst *WriteTarget, fi fs.FileInfo) error {
 	return err
 }
 
-// ProbeRename runs the rules Rename would check to move the entry from
-// to the name to (what lies below a directory included), changing
-// nothing; an absent from is no refusal.
-func (s *Sandbox) ProbeRename(from, to string) error {
-	src, err := s.OpenEntry(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	dst, err := s.OpenEntry(to)
-	if err != nil {
-		return err
-	}
-	defer dst.Close()
-	if !src.Exists {
-		return nil
-	}
+// probeRenamePosix is ProbeRename's check of src's entry on a posix root.
+func (s *Sandbox) probeRenamePosix(src, dst *WriteTarget) error {
 	fi, err := src.entryNow()
 	if err != nil {
 		return err
@@ -513,23 +490,8 @@ func (s *Sandbox) ProbeRename(from, to string) error {
 	return s.moveRules(src, dst, fi)
 }
 
-// Rename moves src's entry to dst's name (both pinned in the workdir). It
-// refuses to replace an existing dst unless force. Rules follow content,
-// not names: the entry and, for a directory, every path below it must be
-// writable at its old place and at its new one (no deny, deny_regex,
-// write_deny; an allow rule matched by every file), or nothing moves.
-func (s *Sandbox) Rename(src, dst *WriteTarget, force bool) error {
-	return s.RenameExpect(src, dst, force, nil)
-}
-
-// RenameExpect is Rename whose force replaces dst only while the file at
-// dst's name hashes to expect (checked under the write lock). Under
-// [write] require_precondition, force without expect replaces nothing: an
-// existing dst is exists, as without force.
-func (s *Sandbox) RenameExpect(src, dst *WriteTarget, force bool, expect *string) error {
-	if force && expect == nil && s.RequirePrecondition() {
-		force = false
-	}
+// renamePosix is RenameExpect on a posix root.
+func (s *Sandbox) renamePosix(src, dst *WriteTarget, force bool, expect *string) error {
 	_, err := s.change([]*WriteTarget{src, dst}, func(tx *Tx) error {
 		return renameIn(tx, src, dst, force, expect)
 	})
@@ -665,10 +627,8 @@ func (s *Sandbox) renameChecked(src, dst *WriteTarget, exchange, force bool, exp
 	return nil
 }
 
-// Mkdir creates p and its parents in the workdir, as one change (one
-// record in the journal, which undo takes back whole); created reports
-// whether p itself was new.
-func (s *Sandbox) Mkdir(p string) (display string, created bool, err error) {
+// mkdirPosix is Mkdir on a posix root.
+func (s *Sandbox) mkdirPosix(p string) (display string, created bool, err error) {
 	w, err := s.openMade(p)
 	if err != nil {
 		if AsError(err).Code != CodeNotFound {
@@ -763,25 +723,11 @@ func missingDirs(rt *root, rel string) []string {
 	return out
 }
 
-// Remove deletes the entry (a symlink itself, never its target). A
-// directory needs recursive; then every path below is checked first,
-// through descriptors, and one the policy denies (or any error while
-// checking) stops the call before anything is removed. The deletion then
+// removePosix is RemoveExpect on a posix root: every path below a
+// directory is checked first, through descriptors, and the deletion then
 // walks the same directories again by descriptor and removes exactly the
-// objects that were checked (same device and inode); anything that changed
-// in between stops it with conflict.
-func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
-	return s.RemoveExpect(w, recursive, nil)
-}
-
-// RemoveExpect is Remove with a precondition: with expect, the entry must
-// be a file whose content hashes to it under the write lock. Under [write]
-// require_precondition a file is removed only with expect, and a
-// directory only when it is empty (precondition_required otherwise).
-func (s *Sandbox) RemoveExpect(w *WriteTarget, recursive bool, expect *string) error {
-	if !w.Exists {
-		return Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
-	}
+// objects that were checked (same device and inode).
+func (s *Sandbox) removePosix(w *WriteTarget, recursive bool, expect *string) error {
 	_, err := s.change([]*WriteTarget{w}, func(tx *Tx) error {
 		return removeEntry(tx, w, recursive, expect)
 	})
@@ -891,9 +837,8 @@ func (s *Sandbox) removable(w *WriteTarget) func(sub string, isDir bool) error {
 	}
 }
 
-// Symlink creates (or refreshes) a symlink entry in the workdir pointing at
-// target. An existing entry that is not a symlink is left alone: exists.
-func (s *Sandbox) Symlink(p, target string) (created bool, err error) {
+// symlinkPosix is Symlink on a posix root.
+func (s *Sandbox) symlinkPosix(p, target string) (created bool, err error) {
 	w, err := s.openMade(p)
 	if err != nil {
 		return false, err

@@ -320,6 +320,9 @@ func (s *Sandbox) openJournalsLocked(make bool) error {
 		s.jn.issues = append(s.jn.issues, JournalIssue{Dir: real, Reason: "a journal of the layout before identities, whose root is not recorded: left alone (move it away or remove it)"})
 	}
 	for _, rt := range s.writable() {
+		if rt.st.kind() != kindPosix {
+			continue // an object root keeps no journal (yet)
+		}
 		j, err := s.openRootJournal(base, rt, make)
 		if err != nil {
 			return fail(err)

@@ -295,7 +295,7 @@ func (s *Sandbox) recoverItem(j *journal, it planItem) error {
 		return err
 	}
 	defer dirF.Close()
-	w := &WriteTarget{s: s, rt: rt, dir: sub, dirF: dirF, dirRel: it.Dir, Name: it.Name}
+	w := &WriteTarget{s: s, rt: rt, posixTarget: posixTarget{dir: sub, dirF: dirF}, dirRel: it.Dir, Name: it.Name}
 	have := func(name string) string {
 		f, err := openNoFollow(w, name, openReadFlags, 0)
 		if err != nil {

@@ -212,18 +212,20 @@ func (s *Sandbox) openTarget(t *target) (*File, error) {
 // calls can move a checked path between the check and the act.
 type WriteTarget struct {
 	held   bool // counted in targetsHeld until Close
-	s      *Sandbox
-	rt     *root
-	dir    *os.Root // the parent, pinned
-	dirF   *os.File // the same directory, for fsync, locking and *at calls
-	dirRel string   // real root-relative path of the parent
+	s  *Sandbox
+	rt *root
+	// What the target pinned, as its root holds it: on a posix root the
+	// parent directory and the existing file, opened (posixTarget,
+	// root_posix.go); on an object root the existing object's version
+	// (ob, nil when it is absent: Info.ver says which version a change
+	// is conditioned on).
+	posixTarget
+	ob     *objFile
+	dirRel string // real root-relative path of the parent
 	Name   string
 	Path   string // as output shows it
 	Exists bool
-	Info   Info     // of the existing file (or entry)
-	cur    *os.File // a file target's existing file, opened without following and checked
-	// curStat is cur's fstat when it was checked
-	curStat fs.FileInfo
+	Info   Info // of the existing file (or entry)
 	// hashed is the identity (device, inode) of the file expect last
 	// hashed under the write lock: what a change may replace.
 	hashed *[2]uint64
@@ -272,11 +274,8 @@ func (s *Sandbox) pinTarget(p string, mkdirs, follow, moves bool) (*WriteTarget,
 	if err != nil {
 		return nil, err
 	}
-	if t.rt.r == nil {
-		return nil, Errorf(CodeIO, t.given, "%s lies in the %s root %s, whose changes are not made yet", t.given, t.rt.st.kind(), t.rt.dir)
-	}
 	clean := path.Clean(t.rel)
-	w, err := s.openWriteTarget(t, clean, mkdirs, follow, moves, 0)
+	w, err := t.rt.st.pinTarget(s, t, clean, mkdirs, follow, moves)
 	if err != nil {
 		// not_found or not_a_dir must not tell what lies where a deny
 		// rule reaches (through a symlink, say): denied wins.
@@ -293,10 +292,7 @@ func (s *Sandbox) pinTarget(p string, mkdirs, follow, moves bool) (*WriteTarget,
 func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow, moves bool, depth int) (*WriteTarget, error) {
 	rt, given := t.rt, t.given
 	if rel == "." || path.Base(rel) == ".." {
-		if !rt.work {
-			return nil, deny(RuleRoot, given, "%s is a writable root or above it: it cannot be written or replaced", given)
-		}
-		return nil, deny(RuleRoot, given, "%s is the workdir or above it: it cannot be written or replaced", given)
+		return nil, rootWriteDenial(rt, given)
 	}
 	if depth > 8 {
 		return nil, deny(RuleSymlink, given, "%s: too many levels of symbolic links", given)
@@ -324,7 +320,7 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow, moves b
 	if err != nil {
 		return nil, s.mapErr(err, &target{given: given, rt: rt, rel: rel})
 	}
-	w := &WriteTarget{s: s, rt: rt, dir: dir, Name: name, Path: t.display()}
+	w := &WriteTarget{s: s, rt: rt, posixTarget: posixTarget{dir: dir}, Name: name, Path: t.display()}
 	fail := func(err error) (*WriteTarget, error) { w.Close(); return nil, err }
 	if w.dirF, err = dir.Open("."); err != nil {
 		return fail(mapOpenErr(err, given))
@@ -410,6 +406,14 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow, moves b
 	return w, nil
 }
 
+// rootWriteDenial refuses a change to a writable root itself.
+func rootWriteDenial(rt *root, given string) error {
+	if !rt.work {
+		return deny(RuleRoot, given, "%s is a writable root or above it: it cannot be written or replaced", given)
+	}
+	return deny(RuleRoot, given, "%s is the workdir or above it: it cannot be written or replaced", given)
+}
+
 // realRel is the real root-relative path of the opened directory sub
 // (lexically dir), which must lie inside rt.
 func realRel(rt *root, sub *os.Root, dir, given string) (string, error) {
@@ -450,14 +454,7 @@ func (w *WriteTarget) Close() {
 		w.held = false
 		releaseTarget()
 	}
-	if w.cur != nil {
-		w.cur.Close()
-		w.cur = nil
-	}
-	if w.dirF != nil {
-		w.dirF.Close()
-	}
-	w.dir.Close()
+	w.posixTarget.close()
 }
 
 // Rel names the target's real path in the journal: relative to the

@@ -223,6 +223,13 @@ func (d *Dir) childDisplay(name string) string {
 // Current opens the existing file for reading: the very file that was
 // checked when the target was opened (never a name looked up again).
 func (w *WriteTarget) Current() (*File, error) {
+	if w.ob != nil {
+		// An object root: the version pinned, read afresh.
+		atSeam("edit.checked")
+		ob := *w.ob
+		ob.off, ob.body = 0, nil
+		return &File{Info: w.Info, s: w.s, obj: &ob}, nil
+	}
 	if w.cur == nil {
 		return nil, Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
 	}
@@ -236,7 +243,7 @@ func (w *WriteTarget) Current() (*File, error) {
 
 // CurrentSHA256 hashes the existing content ("" when the file is absent).
 func (w *WriteTarget) CurrentSHA256() (string, error) {
-	if w.cur == nil {
+	if w.cur == nil && w.ob == nil {
 		return "", nil
 	}
 	f, err := w.Current()

@@ -30,9 +30,12 @@ import (
 //	read a range       fileHandle.read, readAt (a version pinned at open)
 //	where it is        handle.where: posix, the kernel's path of the
 //	                   descriptor; an object root, the key itself
-//	commit a change    (change side) conditioned on the handles pinned:
-//	                   posix, the identity re-checked under the roots'
-//	                   locks; an object root, IfVersion/IfAbsent
+//	commit a change    changer (change_acts.go), inside the door's
+//	                   transaction, conditioned on the handles pinned:
+//	                   posix, the parent's path and the entry's identity
+//	                   re-checked under the roots' locks; an object
+//	                   root, a request conditioned on the version
+//	                   (IfVersion, IfAbsent)
 type store interface {
 	// stat describes what name leads to (following symlinks inside the
 	// root where the root has them; never out).
@@ -51,6 +54,9 @@ type store interface {
 	// kind names the root's kind (explain, roots, errors).
 	kind() rootKind
 	close() error
+	// The change side: each act, committed conditioned on what its
+	// targets pinned (change_acts.go).
+	changer
 }
 
 // rootKind is what a root is made of.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 )
@@ -220,6 +221,30 @@ func (d *posixDir) close() error {
 		return nil
 	}
 	return d.r.Close()
+}
+
+// posixTarget is what a write target pinned on a posix root: its parent
+// directory, held open (so the name cannot be moved under the change),
+// and the existing file, opened without following and checked.
+type posixTarget struct {
+	dir  *os.Root // the parent, pinned
+	dirF *os.File // the same directory, for fsync, locking and *at calls
+	cur  *os.File // a file target's existing file
+	// curStat is cur's fstat when it was checked
+	curStat fs.FileInfo
+}
+
+func (p *posixTarget) close() {
+	if p.cur != nil {
+		p.cur.Close()
+		p.cur = nil
+	}
+	if p.dirF != nil {
+		p.dirF.Close()
+	}
+	if p.dir != nil {
+		p.dir.Close()
+	}
 }
 
 // posixFile is a file held open for reading: an *os.File, or (the walk's

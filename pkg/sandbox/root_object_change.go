@@ -1,0 +1,535 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+)
+
+// The change side of an object root. A target is pinned by its key (no
+// links: the path checked is the key) and, when it exists, the version
+// read; each act runs inside the door's transaction (changeIn: one change
+// at a time in this process, the deadline; no locks) and commits with
+// one conditional request per key, so the store refuses it once another
+// writer has been there: a plain write replaces whatever is there (as
+// rename(2) does), a write with expect, unchanged or no-replace is
+// conditioned on the version it checked (IfVersion) or on the name being
+// free (IfAbsent), a removal on the version pinned. Object roots have no
+// links, no modes, no rename of directories and no batches; they keep no
+// journal (yet).
+
+// pinTarget is the door's pin of a change's target on an object root:
+// rel (cleaned, checked by pin) is the key, and the rules on it are the
+// rules on what changes. With mkdirs a missing parent is no refusal (a
+// prefix needs no making); follow: a file target (a directory there is
+// not_a_file).
+func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs, follow, moves bool) (*WriteTarget, error) {
+	rt, given := t.rt, t.given
+	if rel == "." || path.Base(rel) == ".." {
+		return nil, rootWriteDenial(rt, given)
+	}
+	parent, name := path.Dir(rel), path.Base(rel)
+	if pl := s.stateDirOrAbove(rt, parent); pl != nil {
+		return nil, stateDenial(given, pl)
+	}
+	if err := s.checkPatterns(rt, rel, !follow, AccessWrite, given); err != nil {
+		return nil, err
+	}
+	if err := s.checkWrite(rt, rel, given); err != nil {
+		return nil, err
+	}
+	if moves {
+		if err := s.checkOwn(rt, rel, given, true); err != nil {
+			return nil, err
+		}
+	}
+	ctx := s.context()
+	if parent != "." {
+		pf, err := rt.st.stat(ctx, parent)
+		switch {
+		case err == nil && !pf.Mode.IsDir() && mkdirs:
+			return nil, Errorf(CodeNotADir, given, "%s: a parent exists and is not a directory", given)
+		case err == nil && !pf.Mode.IsDir():
+			return nil, Errorf(CodeNotFound, given, "%s does not exist (a parent is not a directory)", given)
+		case err != nil && (!errors.Is(err, fs.ErrNotExist) || !mkdirs):
+			return nil, s.mapErr(err, t)
+		}
+	}
+	w := &WriteTarget{s: s, rt: rt, dirRel: parent, Name: name, Path: t.display()}
+	fc, err := rt.st.stat(ctx, rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return w, nil
+	case err != nil:
+		return nil, mapOpenErr(err, given)
+	case follow && fc.Mode.IsDir():
+		return nil, Errorf(CodeNotAFile, given, "%s is a directory, not a file", given)
+	case follow:
+		if err := s.allowAt(rt, rel, false, given); err != nil {
+			return nil, err
+		}
+	}
+	w.Exists, w.Info = true, fc.named(name, w.Path, rt.abs(rel))
+	if fc.Mode.IsRegular() {
+		w.ob = &objFile{root: o, ctx: ctx, key: rel, ver: fc.ver, size: fc.Size}
+	}
+	return w, nil
+}
+
+// key is the target's key.
+func (w *WriteTarget) key() string { return w.rootRel() }
+
+// now is what the target's key holds now: its version and content's
+// sha256 ("" and "" when absent). It reads the object whole.
+func (o *objectRoot) now(ctx context.Context, w *WriteTarget) (ver, sum string, size int64, err error) {
+	body, ob, err := o.obj.Get(ctx, w.key(), 0, -1, "")
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", "", 0, nil
+	}
+	if err != nil {
+		return "", "", 0, ioErr(w.Path, err)
+	}
+	defer body.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, body); err != nil {
+		return "", "", 0, ioErr(w.Path, err)
+	}
+	return ob.Version, hex.EncodeToString(h.Sum(nil)), ob.Size, nil
+}
+
+// condition is what a commit to w asks of the store: with expect, the
+// version found to hash to it now (absent: the name free); unchanged,
+// the version pinned; noReplace, the name free; else nothing (a plain
+// write replaces whatever is there).
+func (o *objectRoot) condition(ctx context.Context, w *WriteTarget, expect *string, unchanged, noReplace bool) (objCond, error) {
+	switch {
+	case expect != nil:
+		ver, have, _, err := o.now(ctx, w)
+		if err != nil {
+			return objCond{}, err
+		}
+		if have != *expect {
+			return objCond{}, w.s.Mismatch(w.Path, have, *expect)
+		}
+		if ver == "" || noReplace {
+			return objCond{IfAbsent: true}, nil
+		}
+		return objCond{IfVersion: ver}, nil
+	case noReplace:
+		return objCond{IfAbsent: true}, nil
+	case unchanged && w.ob != nil:
+		return objCond{IfVersion: w.ob.ver}, nil
+	case unchanged:
+		return objCond{IfAbsent: true}, nil
+	}
+	return objCond{}, nil
+}
+
+// refused is the error of a request the store refused on its condition.
+func refused(w *WriteTarget, c objCond, err error, verb string) error {
+	switch {
+	case errors.Is(err, errPrecondition) && c.IfAbsent:
+		return Errorf(CodeExists, w.Path, "%s exists: nothing was %s", w.Path, verb)
+	case errors.Is(err, errPrecondition):
+		return Errorf(CodeConflict, w.Path, "%s was changed by another writer during the commit: nothing was %s", w.Path, verb)
+	case errors.Is(err, fs.ErrExist):
+		return Errorf(CodeExists, w.Path, "%s: a file and a directory would share the name: nothing was %s", w.Path, verb)
+	}
+	return ioErr(w.Path, err)
+}
+
+// noModes refuses a mode on an object root.
+func noModes(w *WriteTarget, o CommitOptions) error {
+	if o.Mode != nil {
+		return Errorf(CodeUsage, w.Path, "%s lies in an object root, whose objects have no modes: nothing was written", w.Path)
+	}
+	return nil
+}
+
+// put commits body as key's content on condition c, and notes it.
+func (o *objectRoot) put(tx *Tx, w *WriteTarget, body []byte, c objCond, verb string) (string, error) {
+	sum := sha256.Sum256(body)
+	if _, err := o.obj.Put(tx.s.context(), w.key(), bytes.NewReader(body), int64(len(body)), sum, c); err != nil {
+		return "", refused(w, c, err, verb)
+	}
+	tx.s.trail.bytesWritten.Add(int64(len(body)))
+	hexSum := hex.EncodeToString(sum[:])
+	tx.note(PathChange{Path: w.Rel(), Before: w.objState(), After: &FileState{Type: "file", SHA256: hexSum, Size: int64(len(body)), Mode: "0644"}})
+	return hexSum, nil
+}
+
+// objState is what the target held when it was pinned, as the journal
+// names it (nil: nothing).
+func (w *WriteTarget) objState() *FileState {
+	switch {
+	case !w.Exists:
+		return nil
+	case w.Info.Type == "dir":
+		return &FileState{Type: "dir"}
+	}
+	return &FileState{Type: "file", Size: w.Info.Size, Mode: "0644"}
+}
+
+func (o *objectRoot) commit(w *WriteTarget, r io.Reader, max int64, co CommitOptions) (ReplaceResult, error) {
+	if err := noModes(w, co); err != nil {
+		return ReplaceResult{}, err
+	}
+	body, err := io.ReadAll(io.LimitReader(r, satAdd(max, 1)))
+	if err != nil {
+		return ReplaceResult{}, ioErr(w.Path, err)
+	}
+	if int64(len(body)) > max {
+		return ReplaceResult{}, &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Path: w.Path,
+			Msg: fmt.Sprintf("the content is over max_write_bytes = %d: nothing was written", max)}
+	}
+	var sum string
+	id, err := w.s.change([]*WriteTarget{w}, func(tx *Tx) error {
+		atSeam("replace.checked")
+		c, err := o.condition(tx.s.context(), w, co.Expect, co.Unchanged, co.NoReplace)
+		if err != nil {
+			return err
+		}
+		atSeam("replace.locked")
+		sum, err = o.put(tx, w, body, c, "written")
+		return err
+	})
+	if err != nil {
+		return ReplaceResult{}, err
+	}
+	return ReplaceResult{Bytes: int64(len(body)), SHA256: sum, ChangeID: id}, nil
+}
+
+// maxAppendTries bounds how often an append reads the object again after
+// another writer changed it between its read and its put.
+const maxAppendTries = 8
+
+// appendTo appends by reading the object and putting it back with data
+// after it, on the condition that it is still the version read: a writer
+// in between makes it read again (never lost, never interleaved). With
+// expect, the version read must hash to it, and another writer is a
+// conflict.
+func (o *objectRoot) appendTo(w *WriteTarget, data []byte, co CommitOptions) (ReplaceResult, error) {
+	if err := noModes(w, co); err != nil {
+		return ReplaceResult{}, err
+	}
+	var res ReplaceResult
+	id, err := w.s.change([]*WriteTarget{w}, func(tx *Tx) error {
+		atSeam("append.checked")
+		for try := 1; ; try++ {
+			err := o.appendOnce(tx, w, data, co.Expect, &res)
+			if !errors.Is(err, errPrecondition) || co.Expect != nil || try == maxAppendTries {
+				if errors.Is(err, errPrecondition) {
+					return Errorf(CodeConflict, w.Path, "%s was changed by another writer during the append: nothing was written", w.Path)
+				}
+				return err
+			}
+		}
+	})
+	if err != nil {
+		return ReplaceResult{}, err
+	}
+	res.ChangeID = id
+	return res, nil
+}
+
+func (o *objectRoot) appendOnce(tx *Tx, w *WriteTarget, data []byte, expect *string, res *ReplaceResult) error {
+	ctx := tx.s.context()
+	body, ob, err := o.obj.Get(ctx, w.key(), 0, -1, "")
+	var old []byte
+	c := objCond{IfAbsent: true}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return ioErr(w.Path, err)
+	default:
+		old, err = io.ReadAll(body)
+		body.Close()
+		if err != nil {
+			return ioErr(w.Path, err)
+		}
+		c = objCond{IfVersion: ob.Version}
+	}
+	if expect != nil {
+		have := ""
+		if c.IfVersion != "" {
+			s := sha256.Sum256(old)
+			have = hex.EncodeToString(s[:])
+		}
+		if have != *expect {
+			return w.s.Mismatch(w.Path, have, *expect)
+		}
+	}
+	whole := append(old, data...)
+	sum := sha256.Sum256(whole)
+	if _, err := o.obj.Put(ctx, w.key(), bytes.NewReader(whole), int64(len(whole)), sum, c); err != nil {
+		if errors.Is(err, errPrecondition) {
+			return err // read again (or, with expect, a conflict)
+		}
+		return refused(w, c, err, "written")
+	}
+	tx.s.trail.bytesWritten.Add(int64(len(data)))
+	*res = ReplaceResult{Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+	tx.note(PathChange{Path: w.Rel(), Before: w.objState(), After: &FileState{Type: "file", SHA256: res.SHA256, Size: int64(len(whole)), Mode: "0644"}})
+	return nil
+}
+
+// rename moves a file: a put of its content at dst (conditioned as a
+// write: dst free unless force; with expect, dst's version hashed), then
+// a removal of src conditioned on the version moved. Another writer at
+// src in between undoes the put (conditioned on its own version) and is
+// a conflict. A directory is not moved: an object store has no rename of
+// prefixes, and moving every key one by one is no move.
+func (o *objectRoot) rename(src, dst *WriteTarget, force bool, expect *string) error {
+	s := src.s
+	if err := o.probeRename(src, dst); err != nil {
+		return err
+	}
+	if !src.Exists {
+		return Errorf(CodeNotFound, src.Path, "%s does not exist", src.Path)
+	}
+	if !force && dst.Exists {
+		return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
+	}
+	if force && dst.Info.Type == "dir" {
+		return Errorf(CodeExists, dst.Path, "%s is a directory: a file does not replace it", dst.Path)
+	}
+	_, err := s.change([]*WriteTarget{src, dst}, func(tx *Tx) error {
+		atSeam("rename.checked")
+		ctx := s.context()
+		body, _, err := o.obj.Get(ctx, src.key(), 0, -1, src.ob.ver)
+		if err != nil {
+			if errors.Is(err, errPrecondition) || errors.Is(err, fs.ErrNotExist) {
+				return Errorf(CodeConflict, src.Path, "%s was replaced during the call: nothing was moved", src.Path)
+			}
+			return ioErr(src.Path, err)
+		}
+		content, err := io.ReadAll(body)
+		body.Close()
+		if err != nil {
+			return ioErr(src.Path, err)
+		}
+		c := objCond{IfAbsent: !force}
+		if force {
+			if c, err = o.condition(ctx, dst, expect, false, false); err != nil {
+				return err
+			}
+		}
+		atSeam("rename.locked")
+		sum := sha256.Sum256(content)
+		put, err := o.obj.Put(ctx, dst.key(), bytes.NewReader(content), int64(len(content)), sum, c)
+		if err != nil {
+			if errors.Is(err, errPrecondition) && c.IfAbsent {
+				return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
+			}
+			return refused(dst, c, err, "moved")
+		}
+		if err := o.obj.Delete(ctx, src.key(), src.ob.ver); err != nil {
+			// The source changed after it was read: the copy goes.
+			o.obj.Delete(ctx, dst.key(), put.Version)
+			if errors.Is(err, errPrecondition) {
+				return Errorf(CodeConflict, src.Path, "%s was changed by another writer during the call: nothing was moved", src.Path)
+			}
+			return ioErr(src.Path, err)
+		}
+		if force && dst.Exists {
+			tx.note(PathChange{Path: dst.Rel(), Before: dst.objState()})
+		}
+		tx.moved(Move{From: src.Rel(), To: dst.Rel()})
+		return nil
+	})
+	return err
+}
+
+// probeRename is what rename checks of the entry before it moves: a file
+// (no rename of directories here), which the allow rules let be written
+// at its old place and its new one.
+func (o *objectRoot) probeRename(src, dst *WriteTarget) error {
+	if src.Info.Type == "dir" {
+		return Errorf(CodeUsage, src.Path, "%s is a directory in an object root, which has no rename of directories: copy what lies below, then remove it", src.Path)
+	}
+	if err := src.s.allowAt(src.rt, src.rootRel(), false, src.Path); err != nil {
+		return err
+	}
+	return src.s.allowAt(dst.rt, dst.rootRel(), false, dst.Path)
+}
+
+func (o *objectRoot) remove(w *WriteTarget, recursive bool, expect *string) error {
+	s := w.s
+	if err := s.allowAt(w.rt, w.rootRel(), w.Info.Type == "dir", w.Path); err != nil {
+		return err
+	}
+	if w.Info.Type == "dir" {
+		return o.removeDir(w, recursive, expect)
+	}
+	if expect == nil && s.RequirePrecondition() {
+		return PreconditionRequired(w.Path, fmt.Sprintf("the policy requires a removal to name the content it removes: %s is not removed", w.Path), HintExpectSHA256)
+	}
+	_, err := s.change([]*WriteTarget{w}, func(tx *Tx) error {
+		atSeam("remove.checked")
+		ver := w.ob.ver
+		if expect != nil {
+			now, have, _, err := o.now(s.context(), w)
+			if err != nil {
+				return err
+			}
+			if have != *expect {
+				return s.Mismatch(w.Path, have, *expect)
+			}
+			ver = now
+		}
+		if err := o.obj.Delete(s.context(), w.key(), ver); err != nil {
+			if errors.Is(err, errPrecondition) {
+				return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
+			}
+			return ioErr(w.Path, err)
+		}
+		tx.note(PathChange{Path: w.Rel(), Before: w.objState()})
+		return nil
+	})
+	return err
+}
+
+// removeDir removes a prefix: every key below it is checked first (as
+// rm -r checks every path below), then each is removed conditioned on
+// the version checked; a key another writer changed stops it (conflict:
+// what was removed before it stays removed, as a tree half removed by
+// an error does on a file system).
+func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) error {
+	s := w.s
+	if expect != nil {
+		return Errorf(CodeNotAFile, w.Path, "%s is a directory: an expected sha256 names a file's content", w.Path)
+	}
+	if !recursive {
+		return Errorf(CodeNotAFile, w.Path, "%s is a directory:", w.Path).WithHint(Hint{Option: "recursive", Short: true, Text: "pass %s to remove it and everything below", Else: "remove what lies below it first"})
+	}
+	keys, err := o.below(s.context(), w.key())
+	if err != nil {
+		return ioErr(w.Path, err)
+	}
+	check := s.removable(w)
+	for _, k := range keys {
+		sub := strings.TrimPrefix(k.Key, w.key()+"/")
+		if sub == "" {
+			continue // the directory's own marker
+		}
+		for _, d := range parentsOf(sub) {
+			if err := check(d, true); err != nil {
+				return err
+			}
+		}
+		if err := check(strings.TrimSuffix(sub, "/"), strings.HasSuffix(sub, "/")); err != nil {
+			return err
+		}
+	}
+	if len(keys) > 1 && s.RequirePrecondition() {
+		return Errorf(CodePreconditionRequired, w.Path, "%s is not empty, and the policy requires every removal to name the content it removes: remove its files one at a time, by their sha256, then the empty directory", w.Path)
+	}
+	_, err = s.change([]*WriteTarget{w}, func(tx *Tx) error {
+		atSeam("remove.checked")
+		for i := len(keys) - 1; i >= 0; i-- { // deepest first, the marker last
+			if err := o.obj.Delete(s.context(), keys[i].Key, keys[i].Version); err != nil {
+				if errors.Is(err, errPrecondition) {
+					return Errorf(CodeConflict, w.Path, "%s changed during the call: nothing more was removed", path.Join(w.Path, strings.TrimPrefix(keys[i].Key, w.key()+"/")))
+				}
+				return ioErr(w.Path, err)
+			}
+		}
+		tx.note(PathChange{Path: w.Rel(), Before: &FileState{Type: "dir"}})
+		return nil
+	})
+	return err
+}
+
+// below lists every key at or below the prefix key/, in key order.
+func (o *objectRoot) below(ctx context.Context, key string) ([]object, error) {
+	var out []object
+	after := ""
+	for {
+		objs, _, err := o.obj.List(ctx, key+"/", "", after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+		if len(objs) < 1000 {
+			return out, nil
+		}
+		after = objs[len(objs)-1].Key
+	}
+}
+
+// parentsOf lists the directories sub lies in, outermost first.
+func parentsOf(sub string) []string {
+	var out []string
+	for i := strings.IndexByte(sub, '/'); i >= 0 && i < len(sub)-1; {
+		out = append(out, sub[:i])
+		j := strings.IndexByte(sub[i+1:], '/')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return out
+}
+
+// mkdir makes the directory p: its marker, put on condition that the
+// name is free (a prefix needs no parents made).
+func (o *objectRoot) mkdir(s *Sandbox, p string) (string, bool, error) {
+	w, err := s.pinTarget(p, true, false, false)
+	if err != nil {
+		return "", false, err
+	}
+	defer w.Close()
+	if w.Exists {
+		return madeExists(w, p)
+	}
+	created := false
+	_, err = s.change([]*WriteTarget{w}, func(tx *Tx) error {
+		c := objCond{IfAbsent: true}
+		_, err := o.obj.Put(s.context(), w.key()+"/", bytes.NewReader(nil), 0, sha256.Sum256(nil), c)
+		switch {
+		case errors.Is(err, errPrecondition):
+			return nil // made meanwhile
+		case errors.Is(err, fs.ErrExist):
+			return Errorf(CodeExists, p, "%s exists and is not a directory", p)
+		case err != nil:
+			return ioErr(p, err)
+		}
+		created = true
+		tx.note(PathChange{Path: w.Rel(), After: &FileState{Type: "dir"}})
+		return nil
+	})
+	if err != nil {
+		return "", false, err
+	}
+	return w.Path, created, nil
+}
+
+// symlink is refused: an object root has no links.
+func (o *objectRoot) symlink(s *Sandbox, p, target string) (bool, error) {
+	w, err := s.openMade(p)
+	if err != nil {
+		return false, err
+	}
+	defer w.Close()
+	return false, Errorf(CodeUsage, p, "%s lies in an object root, which has no symlinks", p)
+}
+
+// prefixChecked is mkdirAllLocked on an object root: a prefix needs no
+// making, and with no links the path checked is the key; the rules a
+// directory made there would meet are checked.
+func (s *Sandbox) prefixChecked(rt *root, rel, given string) (string, error) {
+	if err := s.checkPatterns(rt, rel, true, AccessWrite, given); err != nil {
+		return "", err
+	}
+	if err := s.checkWrite(rt, rel, given); err != nil {
+		return "", err
+	}
+	return rel, nil
+}
