@@ -211,9 +211,9 @@ func (s *Sandbox) openTarget(t *target) (*File, error) {
 // pinned parent still lies where it was checked, so no sequence of fsbox
 // calls can move a checked path between the check and the act.
 type WriteTarget struct {
-	held   bool // counted in targetsHeld until Close
-	s  *Sandbox
-	rt *root
+	held bool // counted in targetsHeld until Close
+	s    *Sandbox
+	rt   *root
 	// What the target pinned, as its root holds it: on a posix root the
 	// parent directory and the existing file, opened (posixTarget,
 	// root_posix.go); on an object root the existing object's version
