@@ -101,6 +101,9 @@ func (m *memObjects) check(key string) error {
 	if name == "" || strings.HasPrefix(name, "/") || cleanRel(name) != name {
 		return fmt.Errorf("memObjects: key %q is not a clean relative path", key)
 	}
+	if _, ok := m.objs[name]; ok && strings.HasSuffix(key, "/") {
+		return fmt.Errorf("memObjects: %q would be a file and a directory", name)
+	}
 	if !strings.HasSuffix(key, "/") {
 		for k := range m.objs {
 			if strings.HasPrefix(k, key+"/") {

@@ -79,14 +79,20 @@ func newMemSandbox(t testing.TB, tr *tree, objs map[string]objStore, mod func(*P
 // forEachRoot runs fn on newTree's sandbox (with mod) and on
 // newMemTree's, as subtests named by the kind of root.
 func forEachRoot(t *testing.T, mod func(*Policy), fn func(t *testing.T, d *doorRoot)) {
-	t.Run("posix", func(t *testing.T) {
+	for _, kind := range []string{"posix", "object"} {
+		t.Run(kind, func(t *testing.T) { fn(t, newDoorRoot(t, kind, mod)) })
+	}
+}
+
+// newDoorRoot is newTree's sandbox (kind "posix") or newMemTree's
+// ("object"), with mod.
+func newDoorRoot(t testing.TB, kind string, mod func(*Policy)) *doorRoot {
+	if kind == "posix" {
 		tr := newTree(t, t.TempDir())
-		fn(t, &doorRoot{t: t, tr: tr, s: newSandbox(t, tr, mod)})
-	})
-	t.Run("object", func(t *testing.T) {
-		tr, objs := newMemTree(t)
-		fn(t, &doorRoot{t: t, tr: tr, objs: objs, s: newMemSandbox(t, tr, objs, mod)})
-	})
+		return &doorRoot{t: t, tr: tr, s: newSandbox(t, tr, mod)}
+	}
+	tr, objs := newMemTree(t)
+	return &doorRoot{t: t, tr: tr, objs: objs, s: newMemSandbox(t, tr, objs, mod)}
 }
 
 // doorRoot is one kind of root a door table runs on.

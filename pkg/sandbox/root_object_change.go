@@ -357,7 +357,10 @@ func (o *objectRoot) probeRename(src, dst *WriteTarget) error {
 	if err := src.s.allowAt(src.rt, src.rootRel(), false, src.Path); err != nil {
 		return err
 	}
-	return src.s.allowAt(dst.rt, dst.rootRel(), false, dst.Path)
+	if err := src.s.allowAt(dst.rt, dst.rootRel(), false, dst.Path); err != nil {
+		return err
+	}
+	return nil
 }
 
 func (o *objectRoot) remove(w *WriteTarget, recursive bool, expect *string) error {
