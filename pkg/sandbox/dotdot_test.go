@@ -95,6 +95,25 @@ func TestDotDotThroughDeniedIsNoOracle(t *testing.T) {
 		"d/../secret/x/../../a.txt",
 		"./secret//x/./../../a.txt",
 	}
+	answers := func(s *Sandbox, work string) map[string][]string {
+		got := map[string][]string{}
+		for _, q := range append(paths, work+"/secret/x/../../a.txt") {
+			var outs []string
+			for _, o := range dotdotOutcome(s, q) {
+				outs = append(outs, strings.ReplaceAll(o, work, "$W"))
+			}
+			got[strings.TrimPrefix(q, work)] = outs
+		}
+		return got
+	}
+	same := func(first, got map[string][]string, world string) {
+		t.Helper()
+		for q, want := range first {
+			if g := got[q]; strings.Join(g, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s with secret/x %s answers otherwise than with it absent:\n%s\nabsent:\n%s", q, world, strings.Join(g, "\n"), strings.Join(want, "\n"))
+			}
+		}
+	}
 	var first map[string][]string
 	for _, wd := range worlds {
 		dir := t.TempDir()
@@ -110,24 +129,38 @@ func TestDotDotThroughDeniedIsNoOracle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := map[string][]string{}
-		for _, q := range append(paths, work+"/secret/x/../../a.txt") {
-			var outs []string
-			for _, o := range dotdotOutcome(s, q) {
-				outs = append(outs, strings.ReplaceAll(o, work, "$W"))
-			}
-			got[strings.TrimPrefix(q, work)] = outs
-		}
+		got := answers(s, work)
 		s.Close()
 		if first == nil {
 			first = got
 			continue
 		}
-		for q, want := range first {
-			if g := got[q]; strings.Join(g, "\n") != strings.Join(want, "\n") {
-				t.Errorf("%s with secret/x %s answers otherwise than with it absent:\n%s\nabsent:\n%s", q, wd.name, strings.Join(g, "\n"), strings.Join(want, "\n"))
-			}
+		same(first, got, wd.name)
+	}
+	// An object root answers the same, in the worlds it can hold (it has
+	// no symlinks), with the same files as keys.
+	for _, wd := range []struct {
+		name  string
+		files map[string]string
+	}{
+		{"absent", nil},
+		{"dir (object root)", map[string]string{"secret/x/y/": ""}},
+		{"file (object root)", map[string]string{"secret/x": "k"}},
+	} {
+		work := t.TempDir() + "/w" // nothing on disk there
+		files := map[string]string{"secret/": "", "d/deep/": "", "a.txt": "top", "d/a.txt": "in d"}
+		for k, v := range wd.files {
+			files[k] = v
 		}
+		p := DefaultPolicy(work)
+		p.Paths.Deny = []string{"secret", "secret/**"}
+		s, err := newSandboxOver(p, "", map[string]objStore{work: newMemObjects(bytesOf(files))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := answers(s, work)
+		s.Close()
+		same(first, got, wd.name+" (object root)")
 	}
 	// The answers themselves: the cleaned path, as if secret/x were not
 	// spelled at all.

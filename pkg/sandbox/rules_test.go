@@ -30,21 +30,39 @@ type fixture struct {
 	work    string
 	outside string
 	sb      *sandbox.Sandbox
+	// mem, when set, is the workdir: an object root over it (nothing of
+	// the workdir is on disk)
+	mem *sandbox.MemStore
 }
 
 func newFixture(t testing.TB, files map[string]string, pol func(p *sandbox.Policy)) *fixture {
+	t.Helper()
+	return newFixtureOn(t, "posix", files, pol)
+}
+
+// newFixtureOn is newFixture on a kind of root: "posix" (a directory) or
+// "object" (the workdir's files in a MemStore; outside/ still on disk).
+func newFixtureOn(t testing.TB, kind string, files map[string]string, pol func(p *sandbox.Policy)) *fixture {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	fx := &fixture{t: t, base: base, work: filepath.Join(base, "work"), outside: filepath.Join(base, "outside")}
+	inWork := map[string]string{}
 	for _, d := range []string{fx.work, fx.outside} {
+		if kind == "object" && d == fx.work {
+			continue
+		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for rel, content := range files {
+		if kind == "object" && !strings.HasPrefix(rel, "outside/") {
+			inWork[rel] = content
+			continue
+		}
 		fx.put(rel, content)
 	}
 	p := sandbox.DefaultPolicy(fx.work)
@@ -52,12 +70,35 @@ func newFixture(t testing.TB, files map[string]string, pol func(p *sandbox.Polic
 	if pol != nil {
 		pol(p)
 	}
-	fx.sb, err = sandbox.New(p, "")
+	stores := map[string]*sandbox.MemStore{}
+	if kind == "object" {
+		fx.mem = sandbox.NewMemStore(inWork)
+		stores[fx.work] = fx.mem
+	}
+	fx.sb, err = sandbox.NewWithStores(p, "", stores)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fx.sb.Close() })
 	return fx
+}
+
+// kinds is the kinds of root a door row runs on: any, or only a posix
+// root, for a row that needs what an object root has not (a symlink, a
+// hard link, a mode, a rename of a directory).
+type kinds bool
+
+const (
+	anyKind   kinds = false
+	posixKind kinds = true
+)
+
+// each is the kinds of root the row runs on, by name (newFixtureOn).
+func (k kinds) each() []string {
+	if k == posixKind {
+		return []string{"posix"}
+	}
+	return []string{"posix", "object"}
 }
 
 // abs is rel's absolute path: below the base when rel starts with
@@ -87,8 +128,13 @@ func (fx *fixture) put(rel, content string) {
 	}
 }
 
-// content reads rel with plain os calls ("" and false when absent).
+// content reads rel with plain os calls, or from the store ("" and false
+// when absent).
 func (fx *fixture) content(rel string) (string, bool) {
+	if fx.mem != nil && !strings.HasPrefix(rel, "outside") {
+		b, ok := fx.mem.Files()[rel]
+		return string(b), ok
+	}
 	b, err := os.ReadFile(fx.abs(rel))
 	if err != nil {
 		return "", false
@@ -111,6 +157,15 @@ func (fx *fixture) mustHave(rel, content string) {
 
 func (fx *fixture) mustNotExist(rel string) {
 	fx.t.Helper()
+	if fx.mem != nil && !strings.HasPrefix(rel, "outside") {
+		for k := range fx.mem.Files() {
+			if k == rel || strings.HasPrefix(k, rel+"/") {
+				fx.t.Errorf("%s exists; the refused call must not have created it", rel)
+				return
+			}
+		}
+		return
+	}
 	if _, err := os.Lstat(fx.abs(rel)); err == nil {
 		fx.t.Errorf("%s exists; the refused call must not have created it", rel)
 	}
@@ -162,48 +217,55 @@ func TestMoveAncestorKeepsRules(t *testing.T) {
 		src, dst string
 		rule     sandbox.Rule
 		stay     map[string]string // still there, unchanged, afterwards
+		roots    kinds             // posixKind: it moves a directory
 	}{
 		{
 			name:  "anchored deny below the moved dir",
 			files: map[string]string{"data/secrets/k.txt": "SECRET-K", "data/plain.txt": "plain"},
 			pol:   func(p *sandbox.Policy) { p.Paths.Deny = []string{"data/secrets/**"} },
 			src:   "data", dst: "d2", rule: sandbox.RuleDeny,
-			stay: map[string]string{"data/secrets/k.txt": "SECRET-K", "data/plain.txt": "plain"},
+			stay:  map[string]string{"data/secrets/k.txt": "SECRET-K", "data/plain.txt": "plain"},
+			roots: posixKind,
 		},
 		{
 			name:  "one-level deny",
 			files: map[string]string{"private/k.txt": "SECRET-P"},
 			pol:   func(p *sandbox.Policy) { p.Paths.Deny = []string{"private/*"} },
 			src:   "private", dst: "public", rule: sandbox.RuleDeny,
-			stay: map[string]string{"private/k.txt": "SECRET-P"},
+			stay:  map[string]string{"private/k.txt": "SECRET-P"},
+			roots: posixKind,
 		},
 		{
 			name:  "anchored deny_regex",
 			files: map[string]string{"vault/k.txt": "SECRET-V"},
 			pol:   func(p *sandbox.Policy) { p.Paths.DenyRegex = []string{"^vault/"} },
 			src:   "vault", dst: "v2", rule: sandbox.RuleDeny,
-			stay: map[string]string{"vault/k.txt": "SECRET-V"},
+			stay:  map[string]string{"vault/k.txt": "SECRET-V"},
+			roots: posixKind,
 		},
 		{
 			name:  "anchored write_deny",
 			files: map[string]string{"app/config/prod.toml": "PROD", "app/main.go": "package main"},
 			pol:   func(p *sandbox.Policy) { p.Paths.WriteDeny = []string{"app/config/**"} },
 			src:   "app", dst: "app2", rule: sandbox.RuleWriteDeny,
-			stay: map[string]string{"app/config/prod.toml": "PROD", "app/main.go": "package main"},
+			stay:  map[string]string{"app/config/prod.toml": "PROD", "app/main.go": "package main"},
+			roots: posixKind,
 		},
 		{
 			name:  "dir named like an allowed file, into an allowed dir",
 			files: map[string]string{"notes.md/secret.txt": "SECRET-N", "docs/": ""},
 			pol:   func(p *sandbox.Policy) { p.Paths.Allow = []string{"**/*.md", "docs/**"} },
 			src:   "notes.md", dst: "docs/notes.md", rule: sandbox.RuleAllow,
-			stay: map[string]string{"notes.md/secret.txt": "SECRET-N"},
+			stay:  map[string]string{"notes.md/secret.txt": "SECRET-N"},
+			roots: posixKind,
 		},
 		{
 			name:  "file renamed into an allow pattern",
 			files: map[string]string{"notes.txt": "SECRET-T"},
 			pol:   func(p *sandbox.Policy) { p.Paths.Allow = []string{"**/*.md"} },
 			src:   "notes.txt", dst: "notes.md", rule: sandbox.RuleAllow,
-			stay: map[string]string{"notes.txt": "SECRET-T"},
+			stay:  map[string]string{"notes.txt": "SECRET-T"},
+			roots: anyKind,
 		},
 		{
 			name:  "mkdir then mv the ancestor under it",
@@ -211,7 +273,8 @@ func TestMoveAncestorKeepsRules(t *testing.T) {
 			pol:   func(p *sandbox.Policy) { p.Paths.Deny = []string{"data/secrets/**"} },
 			pre:   []string{"newdir"},
 			src:   "data", dst: "newdir/data", rule: sandbox.RuleDeny,
-			stay: map[string]string{"data/secrets/k.txt": "SECRET-K"},
+			stay:  map[string]string{"data/secrets/k.txt": "SECRET-K"},
+			roots: posixKind,
 		},
 		{
 			name:  "anchored deny, moved one level down",
@@ -219,7 +282,8 @@ func TestMoveAncestorKeepsRules(t *testing.T) {
 			pol:   func(p *sandbox.Policy) { p.Paths.Deny = []string{"data/secrets/**"} },
 			pre:   []string{"x"},
 			src:   "data/secrets", dst: "x/secrets", rule: sandbox.RuleDeny,
-			stay: map[string]string{"data/secrets/k.txt": "SECRET-K"},
+			stay:  map[string]string{"data/secrets/k.txt": "SECRET-K"},
+			roots: posixKind,
 		},
 		{
 			name:  "a child refused at its new place",
@@ -227,7 +291,8 @@ func TestMoveAncestorKeepsRules(t *testing.T) {
 			pol:   func(p *sandbox.Policy) { p.Paths.Deny = []string{"out/*/secret.txt"} },
 			pre:   []string{"out"},
 			src:   "d", dst: "out/d", rule: sandbox.RuleDeny,
-			stay: map[string]string{"d/secret.txt": "fine-here"},
+			stay:  map[string]string{"d/secret.txt": "fine-here"},
+			roots: posixKind,
 		},
 		{
 			name:  "a child refused for writing at its new place",
@@ -235,34 +300,38 @@ func TestMoveAncestorKeepsRules(t *testing.T) {
 			pol:   func(p *sandbox.Policy) { p.Paths.WriteDeny = []string{"cfg/*/prod.toml"} },
 			pre:   []string{"cfg"},
 			src:   "d", dst: "cfg/d", rule: sandbox.RuleWriteDeny,
-			stay: map[string]string{"d/prod.toml": "P"},
+			stay:  map[string]string{"d/prod.toml": "P"},
+			roots: posixKind,
 		},
 		{
 			name:  "write_deny .git inside the moved dir",
 			files: map[string]string{"repo/.git/config": "[core]", "repo/main.go": "x"},
 			pol:   nil, // the default: write_deny **/.git/**
 			src:   "repo", dst: "repo2", rule: sandbox.RuleWriteDeny,
-			stay: map[string]string{"repo/.git/config": "[core]", "repo/main.go": "x"},
+			stay:  map[string]string{"repo/.git/config": "[core]", "repo/main.go": "x"},
+			roots: posixKind,
 		},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			fx := newFixture(t, c.files, c.pol)
-			for _, d := range c.pre {
-				if _, err := ops.Mkdir(context.Background(), fx.sb, d); err != nil {
-					t.Fatalf("mkdir %s: %v", d, err)
+		for _, kind := range c.roots.each() {
+			t.Run(kind+"/"+c.name, func(t *testing.T) {
+				fx := newFixtureOn(t, kind, c.files, c.pol)
+				for _, d := range c.pre {
+					if _, err := ops.Mkdir(context.Background(), fx.sb, d); err != nil {
+						t.Fatalf("mkdir %s: %v", d, err)
+					}
 				}
-			}
-			res, err := ops.Move(context.Background(), fx.sb, c.src, c.dst, false)
-			wantDenied(t, "mv "+c.src+" "+c.dst, err, c.rule)
-			if err == nil {
-				t.Logf("mv answered %+v", res)
-			}
-			for rel, content := range c.stay {
-				fx.mustHave(rel, content)
-			}
-			fx.mustNotExist(c.dst)
-		})
+				res, err := ops.Move(context.Background(), fx.sb, c.src, c.dst, false)
+				wantDenied(t, "mv "+c.src+" "+c.dst, err, c.rule)
+				if err == nil {
+					t.Logf("mv answered %+v", res)
+				}
+				for rel, content := range c.stay {
+					fx.mustHave(rel, content)
+				}
+				fx.mustNotExist(c.dst)
+			})
+		}
 	}
 }
 
@@ -322,14 +391,16 @@ func TestRemoveTreeWithRefusedPath(t *testing.T) {
 			func(p *sandbox.Policy) { p.Paths.Allow = []string{"**/*.md"} }, sandbox.RuleAllow},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			fx := newFixture(t, c.files, c.pol)
-			_, err := ops.Remove(context.Background(), fx.sb, "t", true)
-			wantDenied(t, "rm -r t", err, c.rule)
-			for rel, content := range c.files {
-				fx.mustHave(rel, content)
-			}
-		})
+		for _, kind := range anyKind.each() {
+			t.Run(kind+"/"+c.name, func(t *testing.T) {
+				fx := newFixtureOn(t, kind, c.files, c.pol)
+				_, err := ops.Remove(context.Background(), fx.sb, "t", true)
+				wantDenied(t, "rm -r t", err, c.rule)
+				for rel, content := range c.files {
+					fx.mustHave(rel, content)
+				}
+			})
+		}
 	}
 }
 
@@ -339,8 +410,14 @@ func TestRemoveTreeWithRefusedPath(t *testing.T) {
 //
 // Fails on the pre-fix main (1b30963) (issue 12 item 9): read .ssh/id_rsa works.
 func TestRegexRuleCoversDescendants(t *testing.T) {
+	for _, kind := range anyKind.each() {
+		t.Run(kind, func(t *testing.T) { testRegexRuleCoversDescendants(t, kind) })
+	}
+}
+
+func testRegexRuleCoversDescendants(t *testing.T, kind string) {
 	const secret = "SECRET-SSH"
-	fx := newFixture(t, map[string]string{".ssh/id_rsa": secret, ".ssh/sub/known": secret, "ok.txt": "ok"},
+	fx := newFixtureOn(t, kind, map[string]string{".ssh/id_rsa": secret, ".ssh/sub/known": secret, "ok.txt": "ok"},
 		func(p *sandbox.Policy) { p.Paths.DenyRegex = []string{`(^|/)\.ssh$`} })
 	sb := fx.sb
 
@@ -410,13 +487,23 @@ func TestRegexRuleCoversDescendants(t *testing.T) {
 // The symlink cases fail on the pre-fix main (1b30963) (issue 12 item 11): a missing
 // name gives not_found (or exists:false), an existing one denied.
 func TestNoExistenceOracleUnderDenied(t *testing.T) {
-	fx := newFixture(t, map[string]string{"secrets/existing": "SECRET-E", "secrets/sub/deep": "SECRET-D"},
+	for _, kind := range anyKind.each() {
+		t.Run(kind, func(t *testing.T) { testNoExistenceOracleUnderDenied(t, kind) })
+	}
+}
+
+func testNoExistenceOracleUnderDenied(t *testing.T, kind string) {
+	fx := newFixtureOn(t, kind, map[string]string{"secrets/existing": "SECRET-E", "secrets/sub/deep": "SECRET-D"},
 		func(p *sandbox.Policy) { p.Paths.Deny = []string{"secrets/**"} })
-	if err := os.Symlink("secrets", filepath.Join(fx.work, "link")); err != nil {
-		t.Fatal(err)
+	dirs := []string{"secrets"}
+	if fx.mem == nil { // the symlink row is posix's
+		if err := os.Symlink("secrets", filepath.Join(fx.work, "link")); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, "link")
 	}
 	sb := fx.sb
-	for _, dir := range []string{"secrets", "link"} {
+	for _, dir := range dirs {
 		for _, name := range []string{"existing", "missing", "sub/deep", "sub/missing", "nodir/missing"} {
 			p := dir + "/" + name
 			st, err := ops.Stat(context.Background(), sb, ops.StatOptions{Path: p})
