@@ -127,12 +127,7 @@ func (s *Sandbox) findState() {
 	for _, rt := range s.roots {
 		// Held from the start, as the roots are: the descriptor chain
 		// (stateChain) starts from it.
-		if rt.r == nil {
-			continue // an object root: no descriptor chain (stateInStore)
-		}
-		if f, err := rt.r.Open("."); err == nil {
-			rt.state.fd = f
-		}
+		rt.state.fd = rt.stateFd()
 		for _, pl := range st.places {
 			switch rel, ok := rt.relOf(pl.path); {
 			case ok:
@@ -142,6 +137,20 @@ func (s *Sandbox) findState() {
 			}
 		}
 	}
+}
+
+// stateFd is the root's directory, held for the descriptor chain
+// (stateChain); nil where it cannot be opened, and for an object root,
+// which has no descriptors (stateInStore).
+func (rt *root) stateFd() *os.File {
+	if rt.r == nil {
+		return nil
+	}
+	f, err := rt.r.Open(".")
+	if err != nil {
+		return nil
+	}
+	return f
 }
 
 // stateByPath denies rel (a path in rt) when it lies below one of the

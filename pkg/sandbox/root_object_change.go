@@ -51,16 +51,8 @@ func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs, follow
 		}
 	}
 	ctx := s.context()
-	if parent != "." {
-		pf, err := rt.st.stat(ctx, parent)
-		switch {
-		case err == nil && !pf.Mode.IsDir() && mkdirs:
-			return nil, Errorf(CodeNotADir, given, "%s: a parent exists and is not a directory", given)
-		case err == nil && !pf.Mode.IsDir():
-			return nil, Errorf(CodeNotFound, given, "%s does not exist (a parent is not a directory)", given)
-		case err != nil && (!errors.Is(err, fs.ErrNotExist) || !mkdirs):
-			return nil, s.mapErr(err, t)
-		}
+	if err := o.parentOf(ctx, s, t, parent, mkdirs); err != nil {
+		return nil, err
 	}
 	w := &WriteTarget{s: s, rt: rt, dirRel: parent, Name: name, Path: t.display()}
 	fc, err := rt.st.stat(ctx, rel)
@@ -163,6 +155,24 @@ func (o *objectRoot) put(tx *Tx, w *WriteTarget, body []byte, c objCond, verb st
 	hexSum := hex.EncodeToString(sum[:])
 	tx.note(PathChange{Path: w.Rel(), Before: w.objState(), After: &FileState{Type: "file", SHA256: hexSum, Size: int64(len(body)), Mode: "0644"}})
 	return hexSum, nil
+}
+
+// parentOf checks the parent of a change's target: a directory (a
+// prefix), or with mkdirs missing (a prefix needs no making).
+func (o *objectRoot) parentOf(ctx context.Context, s *Sandbox, t *target, parent string, mkdirs bool) error {
+	if parent == "." {
+		return nil
+	}
+	pf, err := o.stat(ctx, parent)
+	switch {
+	case err == nil && !pf.Mode.IsDir() && mkdirs:
+		return Errorf(CodeNotADir, t.given, "%s: a parent exists and is not a directory", t.given)
+	case err == nil && !pf.Mode.IsDir():
+		return Errorf(CodeNotFound, t.given, "%s does not exist (a parent is not a directory)", t.given)
+	case err != nil && (!errors.Is(err, fs.ErrNotExist) || !mkdirs):
+		return s.mapErr(err, t)
+	}
+	return nil
 }
 
 // objState is what the target held when it was pinned, as the journal
@@ -300,51 +310,65 @@ func (o *objectRoot) rename(src, dst *WriteTarget, force bool, expect *string) e
 	if force && dst.Info.Type == "dir" {
 		return Errorf(CodeExists, dst.Path, "%s is a directory: a file does not replace it", dst.Path)
 	}
-	_, err := s.change([]*WriteTarget{src, dst}, func(tx *Tx) error {
-		atSeam("rename.checked")
-		ctx := s.context()
-		body, _, err := o.obj.Get(ctx, src.key(), 0, -1, src.ob.ver)
-		if err != nil {
-			if errors.Is(err, errPrecondition) || errors.Is(err, fs.ErrNotExist) {
-				return Errorf(CodeConflict, src.Path, "%s was replaced during the call: nothing was moved", src.Path)
-			}
-			return ioErr(src.Path, err)
-		}
-		content, err := io.ReadAll(body)
-		body.Close()
-		if err != nil {
-			return ioErr(src.Path, err)
-		}
-		c := objCond{IfAbsent: !force}
-		if force {
-			if c, err = o.condition(ctx, dst, expect, false, false); err != nil {
-				return err
-			}
-		}
-		atSeam("rename.locked")
-		sum := sha256.Sum256(content)
-		put, err := o.obj.Put(ctx, dst.key(), bytes.NewReader(content), int64(len(content)), sum, c)
-		if err != nil {
-			if errors.Is(err, errPrecondition) && c.IfAbsent {
-				return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
-			}
-			return refused(dst, c, err, "moved")
-		}
-		if err := o.obj.Delete(ctx, src.key(), src.ob.ver); err != nil {
-			// The source changed after it was read: the copy goes.
-			o.obj.Delete(ctx, dst.key(), put.Version)
-			if errors.Is(err, errPrecondition) {
-				return Errorf(CodeConflict, src.Path, "%s was changed by another writer during the call: nothing was moved", src.Path)
-			}
-			return ioErr(src.Path, err)
-		}
-		if force && dst.Exists {
-			tx.note(PathChange{Path: dst.Rel(), Before: dst.objState()})
-		}
-		tx.moved(Move{From: src.Rel(), To: dst.Rel()})
-		return nil
-	})
+	_, err := s.change([]*WriteTarget{src, dst}, func(tx *Tx) error { return o.move(tx, src, dst, force, expect) })
 	return err
+}
+
+// move is rename's commit: the put at dst, the conditional removal of
+// src, the copy taken back when src changed meanwhile.
+func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *string) error {
+	atSeam("rename.checked")
+	ctx := tx.s.context()
+	content, err := o.pinnedContent(ctx, src)
+	if err != nil {
+		return err
+	}
+	c := objCond{IfAbsent: !force}
+	if force {
+		if c, err = o.condition(ctx, dst, expect, false, false); err != nil {
+			return err
+		}
+	}
+	atSeam("rename.locked")
+	sum := sha256.Sum256(content)
+	put, err := o.obj.Put(ctx, dst.key(), bytes.NewReader(content), int64(len(content)), sum, c)
+	if err != nil {
+		if errors.Is(err, errPrecondition) && c.IfAbsent {
+			return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
+		}
+		return refused(dst, c, err, "moved")
+	}
+	if err := o.obj.Delete(ctx, src.key(), src.ob.ver); err != nil {
+		// The source changed after it was read: the copy goes.
+		o.obj.Delete(ctx, dst.key(), put.Version)
+		if errors.Is(err, errPrecondition) {
+			return Errorf(CodeConflict, src.Path, "%s was changed by another writer during the call: nothing was moved", src.Path)
+		}
+		return ioErr(src.Path, err)
+	}
+	if force && dst.Exists {
+		tx.note(PathChange{Path: dst.Rel(), Before: dst.objState()})
+	}
+	tx.moved(Move{From: src.Rel(), To: dst.Rel()})
+	return nil
+}
+
+// pinnedContent reads the version of w's file that w pinned (conflict
+// when it is no longer there).
+func (o *objectRoot) pinnedContent(ctx context.Context, w *WriteTarget) ([]byte, error) {
+	body, _, err := o.obj.Get(ctx, w.key(), 0, -1, w.ob.ver)
+	if err != nil {
+		if errors.Is(err, errPrecondition) || errors.Is(err, fs.ErrNotExist) {
+			return nil, Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was moved", w.Path)
+		}
+		return nil, ioErr(w.Path, err)
+	}
+	defer body.Close()
+	content, err := io.ReadAll(body)
+	if err != nil {
+		return nil, ioErr(w.Path, err)
+	}
+	return content, nil
 }
 
 // probeRename is what rename checks of the entry before it moves: a file

@@ -121,26 +121,7 @@ func newSandboxOver(p *Policy, home string, objs map[string]objStore) (*Sandbox,
 		return nil, Errorf(CodeConfig, p.Source, "%v", err)
 	}
 	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow, writes: make(chan struct{}, 1), own: &ownFiles{}}
-	open := func(dir string, writable bool) (*root, error) {
-		if obj := objs[filepath.Clean(dir)]; obj != nil {
-			name := filepath.Clean(dir)
-			return &root{dir: name, alias: name, st: newObjectRoot(name, obj), writable: writable}, nil
-		}
-		real, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			return nil, Errorf(CodeConfig, dir, "root %s does not exist or cannot be resolved: %v", dir, unwrapPathErr(err))
-		}
-		fi, err := os.Stat(real)
-		if err != nil || !fi.IsDir() {
-			return nil, Errorf(CodeConfig, dir, "root %s is not a directory", dir)
-		}
-		st, err := openPosixStore(real)
-		if err != nil {
-			return nil, Errorf(CodeConfig, dir, "cannot open root %s: %v", dir, unwrapPathErr(err))
-		}
-		return &root{dir: real, alias: filepath.Clean(dir), st: st, r: st.r, writable: writable,
-			special: real == "/" || specialFS(real)}, nil
-	}
+	open := func(dir string, writable bool) (*root, error) { return openRootAt(dir, writable, objs) }
 	// Under fsbox mcp DIR... (Policy.Serve) the sandbox opens the
 	// directories served, and nothing else of the policy's roots: they
 	// bound what is reached (and Landlock walls them in), while every
@@ -254,6 +235,29 @@ func newSandboxOver(p *Policy, home string, objs map[string]objStore) (*Sandbox,
 		s.Protect("fsbox's audit log", p.Audit.Log)
 	}
 	return s, nil
+}
+
+// openRootAt opens the root configured as dir: an object root over
+// objs[dir] when there is one, else the directory.
+func openRootAt(dir string, writable bool, objs map[string]objStore) (*root, error) {
+	if obj := objs[filepath.Clean(dir)]; obj != nil {
+		name := filepath.Clean(dir)
+		return &root{dir: name, alias: name, st: newObjectRoot(name, obj), writable: writable}, nil
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, Errorf(CodeConfig, dir, "root %s does not exist or cannot be resolved: %v", dir, unwrapPathErr(err))
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !fi.IsDir() {
+		return nil, Errorf(CodeConfig, dir, "root %s is not a directory", dir)
+	}
+	st, err := openPosixStore(real)
+	if err != nil {
+		return nil, Errorf(CodeConfig, dir, "cannot open root %s: %v", dir, unwrapPathErr(err))
+	}
+	return &root{dir: real, alias: filepath.Clean(dir), st: st, r: st.r, writable: writable,
+		special: real == "/" || specialFS(real)}, nil
 }
 
 // posixRoots are the roots on a file system among rts.
