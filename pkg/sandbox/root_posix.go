@@ -6,7 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
+	"sync"
 )
 
 // The posix root: a directory on a file system, opened as an os.Root, so
@@ -73,19 +73,16 @@ func openPosixFile(r *os.Root, name string, f *File) (facts, error) {
 // rel is its path from the root when the caller knows it ("": found by
 // where when needed).
 func (p *posixStore) openDirIn(r *os.Root, name, rel string) (dirHandle, facts, error) {
-	sub, err := openRoot(r, name)
+	sub, f, err := openDirIn(r, name)
 	if err != nil {
-		return nil, facts{}, err
-	}
-	f, err := sub.Open(".")
-	if err != nil {
-		sub.Close()
 		return nil, facts{}, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		sub.Close()
+		if sub != nil {
+			sub.Close()
+		}
 		return nil, facts{}, err
 	}
 	fc := factsOf(fi)
@@ -93,12 +90,17 @@ func (p *posixStore) openDirIn(r *os.Root, name, rel string) (dirHandle, facts, 
 	return &posixDir{st: p, r: sub, f: f, fd: int(f.Fd()), rel: rel, dev: fc.key[0]}, fc, nil
 }
 
-// posixDir is a directory held open: as a sub-root and a file (opened by
-// path through the root), or as a bare descriptor (a walk's child,
-// opened from its parent's descriptor).
+// posixDir is a directory held open: as a file (opened by path through
+// the root), or as a bare descriptor (a walk's child, opened from its
+// parent's descriptor), and as a sub-root for what is opened below it by
+// a path (see root).
 type posixDir struct {
-	st  *posixStore
-	r   *os.Root // nil for a walk's child
+	st *posixStore
+	mu sync.Mutex // guards r, made on first need
+	// r is a root on this very directory: made with it elsewhere than on
+	// Linux (openDirIn), on first need on Linux, from the descriptor
+	// itself (rootOfFd)
+	r   *os.Root
 	f   *os.File // nil for a walk's child
 	fd  int
 	rel string // its real path from the root ("" until where tells it)
@@ -144,70 +146,66 @@ func (d *posixDir) birth() int64 {
 }
 
 func (d *posixDir) readlink(name string) (string, error) {
-	if d.r != nil {
-		return d.r.Readlink(name)
-	}
-	rel, err := d.realRel()
+	r, err := d.root()
 	if err != nil {
 		return "", err
 	}
-	return d.st.r.Readlink(path.Join(rel, name))
+	return r.Readlink(name)
 }
 
 // lstat describes an entry as itself: from the descriptor held where the
-// platform can (fstatat), else through the sub-root, else (a walk's child
-// elsewhere than on Linux, which has none) from the root by its path.
+// platform can (fstatat), else through the sub-root.
 func (d *posixDir) lstat(name string) (facts, error) {
 	if fc, ok, err := d.lstatAt(name); ok {
 		return fc, err
 	}
-	var fi os.FileInfo
-	var err error
-	if d.r != nil {
-		fi, err = d.r.Lstat(name)
-	} else if rel, rerr := d.realRel(); rerr != nil {
-		err = rerr
-	} else {
-		fi, err = d.st.r.Lstat(path.Join(rel, name))
+	r, err := d.root()
+	if err != nil {
+		return facts{}, err
 	}
+	fi, err := r.Lstat(name)
 	if err != nil {
 		return facts{}, err
 	}
 	return factsOf(fi), nil
 }
 
-// sub is a root on this directory: its own, or one opened for the call
-// (release closes it).
-func (d *posixDir) sub() (r *os.Root, release func(), err error) {
+// root is a root on this very directory, made on first need: from the
+// descriptor itself (/proc/self/fd), else, without /proc, by its real
+// path from the root (as the walk's children were always reached there).
+func (d *posixDir) root() (*os.Root, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.r != nil {
-		return d.r, func() {}, nil
+		return d.r, nil
 	}
-	rel, err := d.realRel()
+	r, err := rootOfFd(d.fd)
 	if err != nil {
-		return nil, nil, err
+		rel, rerr := d.realRel()
+		if rerr != nil {
+			return nil, rerr
+		}
+		if r, err = openRoot(d.st.r, rel); err != nil {
+			return nil, err
+		}
 	}
-	sub, err := openRoot(d.st.r, rel)
-	if err != nil {
-		return nil, nil, err
-	}
-	return sub, func() { sub.Close() }, nil
+	d.r = r
+	return r, nil
 }
 
 func (d *posixDir) openFile(name string, f *File) (facts, error) {
-	r, release, err := d.sub()
+	r, err := d.root()
 	if err != nil {
 		return facts{}, err
 	}
-	defer release()
 	return openPosixFile(r, name, f)
 }
 
 func (d *posixDir) openDir(name string) (dirHandle, facts, error) {
-	r, release, err := d.sub()
+	r, err := d.root()
 	if err != nil {
 		return nil, facts{}, err
 	}
-	defer release()
 	return d.st.openDirIn(r, name, "")
 }
 

@@ -20,6 +20,22 @@ import (
 
 const haveOpenChild = true
 
+// openDirIn opens the directory name below r with one open that cannot
+// block (O_DIRECTORY|O_NONBLOCK: a FIFO there, or swapped in, fails at
+// once): the descriptor is the directory's handle, and a root on it is
+// made from it only when something is opened below it by a path
+// (rootOfFd).
+func openDirIn(r *os.Root, name string) (*os.Root, *os.File, error) {
+	f, err := r.OpenFile(name, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
+	return nil, f, err
+}
+
+// rootOfFd is a root on the directory open as fd, through
+// /proc/self/fd: the very directory, never its name looked up again.
+func rootOfFd(fd int) (*os.Root, error) {
+	return os.OpenRoot("/proc/self/fd/" + strconv.Itoa(fd))
+}
+
 // fdPathOf is fdPath for a bare descriptor.
 func fdPathOf(fd int, lexical string) (string, error) {
 	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))

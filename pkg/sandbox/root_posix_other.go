@@ -2,7 +2,10 @@
 
 package sandbox
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // Elsewhere than on Linux the posix root has no fast ways: entries are
 // listed with ReadDir and opened through os.Root (openReadFlags), then
@@ -13,6 +16,24 @@ const haveOpenChild = false
 var errNoFastWay = errors.New("no descriptor fast way on this platform")
 
 func fdPathOf(fd int, lexical string) (string, error) { return "", errNoFastWay }
+
+// openDirIn opens the directory name below r as a sub-root of its own
+// (openRoot) and the directory itself through it: here, with no /proc to
+// make a root from a descriptor later, both at once.
+func openDirIn(r *os.Root, name string) (*os.Root, *os.File, error) {
+	sub, err := openRoot(r, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := sub.Open(".")
+	if err != nil {
+		sub.Close()
+		return nil, nil, err
+	}
+	return sub, f, nil
+}
+
+func rootOfFd(fd int) (*os.Root, error) { return nil, errNoFastWay }
 
 func (d *posixDir) lstatAt(name string) (facts, bool, error) { return facts{}, false, nil }
 
