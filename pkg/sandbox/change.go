@@ -249,7 +249,7 @@ func (s *Sandbox) change(ws []*WriteTarget, act func(*Tx) error) (string, error)
 // (Tx.recheck, the test seam before it), and notes what it changed.
 // changeIn then records that in the journal, once, and returns the
 // record's id ("": no journal, or nothing to record). What act noted is
-// recorded when it returns nil, or when it failed after Tx.made: a change
+// recorded when it returns nil, or when it failed after Tx.Made: a change
 // made is recorded even when what followed it failed.
 func (s *Sandbox) changeIn(extra []*root, ws []*WriteTarget, act func(*Tx) error) (string, error) {
 	rts, err := s.changeRoots(extra, ws)
@@ -351,7 +351,13 @@ type Tx struct {
 	conds map[*WriteTarget]cond
 	rec   Change
 	waits []func() error
-	made  bool
+	// noReturn: the change is made (Made); what follows cannot take it
+	// back, so its record is written even when that fails.
+	noReturn bool
+	// held and files are a change of several steps' (change_steps.go):
+	// the targets it holds to the end, and the files it stages.
+	held  []*WriteTarget
+	files *Batch
 }
 
 // cond is what a change requires of one target at its commit, beyond
@@ -377,15 +383,16 @@ func (tx *Tx) require(w *WriteTarget, c cond) {
 	tx.conds[w] = c
 }
 
-// recheck is the check right before the commit: the test seam point
-// (a race test swaps a path there), then, for each target in order, its
-// pinned parent still where it was checked and what require asked of it.
-// Any miss is a conflict (or a mismatch) and nothing has changed.
-func (tx *Tx) recheck(point string) error {
+// recheck is the check right before the commit of the act's targets
+// ws: the test seam point (a race test swaps a path there), then, for
+// each target in order, its pinned parent still where it was checked and
+// what require asked of it. Any miss is a conflict (or a mismatch) and
+// nothing has changed.
+func (tx *Tx) recheck(point string, ws ...*WriteTarget) error {
 	if point != "" {
 		atSeam(point)
 	}
-	for _, w := range tx.ws {
+	for _, w := range ws {
 		if err := w.pinned(); err != nil {
 			return err
 		}
@@ -437,7 +444,7 @@ func (tx *Tx) journal() *journal { return tx.s.jn.cur }
 // beside the record.
 func (tx *Tx) run(act func(*Tx) error) (string, error) {
 	err := act(tx)
-	if err != nil && !tx.made {
+	if err != nil && !tx.noReturn {
 		return "", err
 	}
 	id, rerr := tx.s.recordChange(tx.rec)
