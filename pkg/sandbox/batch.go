@@ -231,8 +231,8 @@ func (b *Batch) commitIn(tx *Tx) ([]ReplaceResult, error) {
 			}
 		}()
 	}
-	atSeam("batch.planned")
-	if err := b.swapAll(); err != nil {
+	tx.at("batch.planned")
+	if err := b.swapAll(tx); err != nil {
 		return nil, err
 	}
 	b.done = true
@@ -253,7 +253,7 @@ func (b *Batch) commitIn(tx *Tx) ([]ReplaceResult, error) {
 
 // swapAll swaps every staged change in, in order; when one fails, those
 // done are swapped back in reverse order.
-func (b *Batch) swapAll() error {
+func (b *Batch) swapAll(tx *Tx) error {
 	for i, it := range b.items {
 		if err := it.swap(); err != nil {
 			for j := i - 1; j >= 0; j-- {
@@ -261,7 +261,7 @@ func (b *Batch) swapAll() error {
 			}
 			return err
 		}
-		atSeam("batch.swapped")
+		tx.at("batch.swapped")
 	}
 	return nil
 }

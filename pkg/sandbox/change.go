@@ -333,13 +333,16 @@ func addRoot(rts []*root, rt *root) []*root {
 //
 //   - require states what a target must still be at the commit (its
 //     content's hash, the very file it opened, the entry it checked),
-//     and recheck verifies it, with every target's pin, after the test
-//     seam that names the act's check: the commit is conditioned on what
-//     the call pinned and read;
+//     and recheck verifies it for the act's targets, with each one's
+//     pin, after the test seam that names the act's check: the commit is
+//     conditioned on what the call pinned and read;
 //   - note, moved and stored say what the change did, for its one
 //     journal record (written by changeIn once act returns);
 //   - beside hands changeIn what runs alongside the record (a directory's
-//     fsync) and must finish before the call returns.
+//     fsync) and must finish before the call returns;
+//   - at is a test seam between two steps of the act (recheck fires the
+//     one before the check), where a race test swaps a path or a crash
+//     test exits.
 //
 // No act locks, re-checks by hand or writes the journal. A root that is
 // not a directory tree (an object store) gives the same conditions to
@@ -390,7 +393,7 @@ func (tx *Tx) require(w *WriteTarget, c cond) {
 // nothing has changed.
 func (tx *Tx) recheck(point string, ws ...*WriteTarget) error {
 	if point != "" {
-		atSeam(point)
+		tx.at(point)
 	}
 	for _, w := range ws {
 		if err := w.pinned(); err != nil {
@@ -422,6 +425,10 @@ func (c cond) check(w *WriteTarget) error {
 	}
 	return nil
 }
+
+// at is a test seam inside the change, between two of its steps (a
+// race test swaps a path there; a crash test exits there).
+func (tx *Tx) at(point string) { atSeam(point) }
 
 // note adds paths to what the change records.
 func (tx *Tx) note(pcs ...PathChange) { tx.rec.Paths = append(tx.rec.Paths, pcs...) }

@@ -163,7 +163,7 @@ func (rp *replacement) close() {
 // file is copied into the journal before a plain rename.
 func (rp *replacement) commit(tx *Tx) error {
 	w := rp.w
-	atSeam("replace.locked")
+	tx.at("replace.locked")
 	adopt, err := rp.keepBefore(tx)
 	if err != nil {
 		return err
@@ -557,7 +557,7 @@ func renameIn(tx *Tx, src, dst *WriteTarget, force bool, expect *string) error {
 		return err
 	}
 	if force && expect != nil {
-		atSeam("rename.locked")
+		tx.at("rename.locked")
 	}
 	// What --force replaces goes to the journal first.
 	if force {
