@@ -695,9 +695,7 @@ func (p *undoPlan) run(sb *sandbox.Sandbox, tx *sandbox.Tx, st undoStep, res *Un
 	case "symlink":
 		err = tx.Symlink(st.path, st.target)
 	case "rmdir":
-		if err = tx.RemoveEmptyDir(st.path); p.force {
-			err = nil
-		}
+		err = tx.RemoveEmptyDir(st.path, p.force)
 	}
 	if err != nil {
 		return err

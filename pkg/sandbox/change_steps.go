@@ -70,9 +70,9 @@ func (tx *Tx) quietly(step func() error) error {
 	return err
 }
 
-// entry pins p as an entry (a symlink as itself) inside the change.
-func (tx *Tx) entry(p string) (*WriteTarget, error) {
-	w, err := tx.s.OpenEntry(p)
+// inside is a target pinned inside the change (w, err), refused when
+// it lies in a root the change did not lock.
+func (tx *Tx) inside(w *WriteTarget, err error) (*WriteTarget, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -82,6 +82,9 @@ func (tx *Tx) entry(p string) (*WriteTarget, error) {
 	}
 	return w, nil
 }
+
+// entry pins p as an entry (a symlink as itself) inside the change.
+func (tx *Tx) entry(p string) (*WriteTarget, error) { return tx.inside(tx.s.OpenEntry(p)) }
 
 // Mkdir makes the directory p and its missing parents (as Sandbox.Mkdir;
 // an existing directory is no error).
@@ -146,15 +149,11 @@ func (tx *Tx) Delete(p string, expect *string) (string, error) {
 
 // target pins p as a file target held until the change ends.
 func (tx *Tx) target(p string, mkdirs makeDirs) (*WriteTarget, error) {
-	w, err := tx.s.openTarget4Write(p, mkdirs, true, false)
-	if err != nil {
-		return nil, err
+	w, err := tx.inside(tx.s.openTarget4Write(p, mkdirs, true, false))
+	if err == nil {
+		tx.held = append(tx.held, w)
 	}
-	tx.held = append(tx.held, w)
-	if err := tx.hold(w.rt); err != nil {
-		return nil, err
-	}
-	return w, nil
+	return w, err
 }
 
 // batch is the files the change stages (Put, Delete).
@@ -194,26 +193,21 @@ func (tx *Tx) Symlink(p, target string) error {
 }
 
 // pinMade pins p for an entry made (openMade) inside the change.
-func (tx *Tx) pinMade(p string) (*WriteTarget, error) {
-	w, err := tx.s.openMade(p)
-	if err != nil {
-		return nil, err
-	}
-	if err := tx.hold(w.rt); err != nil {
-		w.Close()
-		return nil, err
-	}
-	return w, nil
-}
+func (tx *Tx) pinMade(p string) (*WriteTarget, error) { return tx.inside(tx.s.openMade(p)) }
 
-// RemoveEmptyDir removes the directory p if it is empty.
-func (tx *Tx) RemoveEmptyDir(p string) error {
+// RemoveEmptyDir removes the directory p if it is empty. One that is
+// not (or is gone) stays: conflict, or, with leave, no error (undo with
+// force).
+func (tx *Tx) RemoveEmptyDir(p string, leave bool) error {
 	w, err := tx.entry(p)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	return rmdirAt(w)
+	if err := rmdirAt(w); err != nil && !leave {
+		return err
+	}
+	return nil
 }
 
 // Note adds paths to what the change records.
