@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"slices"
 	"sort"
 	"strconv"
@@ -402,42 +403,95 @@ func mayUndo(sb *sandbox.Sandbox, c sandbox.Change) error {
 	return nil
 }
 
-// undoChange takes c back: renames reversed, directories made again,
-// files restored or deleted as one batch (which records the undo, with
-// the rest), symlinks made again, directories the change made removed
-// when empty.
+// undoChange takes c back: a plan (what each step restores, every path
+// checked through the door), then its apply, one change.
 func undoChange(ctx context.Context, sb *sandbox.Sandbox, c sandbox.Change, force bool) (UndoResult, error) {
-	res := UndoResult{Undid: c.ID, Files: []UndoneFile{}}
-	movedTo := map[string]bool{}
-	var moved, gone []string
+	p, err := planUndo(sb, c, force)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return UndoResult{Undid: c.ID, Files: []UndoneFile{}}, err
+	}
+	return p.apply(sb)
+}
+
+// undoPlan is what taking a change back does, decided before anything
+// changes: each path holds what the change left there (or force), and
+// each step with what it restores, in the order the apply runs them
+// (Undo checked every path through the door first: mayUndo). The steps
+// are the inverse, in reverse order of what the change did: directories
+// it removed come back first (parents first), symlinks it made go; then
+// its renames and its files, in the opposite order to the change's; then
+// symlinks it removed come back, and directories it made go (deepest
+// first, only when empty).
+type undoPlan struct {
+	c     sandbox.Change
+	force bool
+	paths []string // every path a step names: the change's locks
+	// first runs before the files swap (mkdir, unlink, and the renames
+	// when the change renamed last); files are staged, then swapped in
+	// at once; then runs after (the renames when the change renamed
+	// first, symlink, rmdir).
+	first, files, then []undoStep
+	// record is what the undo's record names besides its files, and
+	// moves its renames (movesFirst: they come before its files).
+	record     []sandbox.PathChange
+	moves      []sandbox.Move
+	movesFirst bool
+}
+
+// undoStep is one step of an undo: its action (as UndoneFile names it),
+// the path it restores and, by action, where the entry is now (move),
+// the kept content's hash and the mode (restore), what the path must
+// hold now (restore, delete; nil with force) and a symlink's target.
+type undoStep struct {
+	action string
+	path   string
+	from   string
+	sum    string
+	mode   fs.FileMode
+	expect *string
+	target string
+}
+
+// planUndo plans taking c back, or says why it cannot be: a rename whose
+// entry is gone, a path that no longer holds what c left there (unless
+// force), a directory c made that would not be empty.
+func planUndo(sb *sandbox.Sandbox, c sandbox.Change, force bool) (*undoPlan, error) {
+	now, movedTo, err := undoState(sb, c, force)
+	if err != nil {
+		return nil, err
+	}
+	p := &undoPlan{c: c, force: force, movesFirst: !c.MovesFirst}
+	for _, pc := range c.Paths {
+		p.paths = append(p.paths, pc.Path)
+	}
 	for _, m := range c.Moved {
-		movedTo[m.To] = true
-		to, err := sb.EntryState(m.To)
-		if err != nil {
-			return res, err
-		}
-		from, err := sb.EntryState(m.From)
-		if err != nil {
-			return res, err
-		}
-		// The name a rename came from must be free again, unless the
-		// change itself put a file there after renaming (an undo's
-		// restored file), which goes first.
-		createdAfter := c.MovesFirst && slices.ContainsFunc(c.Paths, func(pc sandbox.PathChange) bool {
-			return pc.Path == m.From && pc.Before == nil && sameState(from, pc.After)
-		})
-		if to == nil {
-			gone = append(gone, m.To) // nothing to move back: not even force can
-		}
-		if to == nil || (from != nil && !createdAfter) {
-			moved = append(moved, m.To)
-		}
+		p.paths = append(p.paths, m.From, m.To)
+	}
+	order := parentsFirst(c.Paths)
+	p.planFirst(order, now)
+	if err := p.planFiles(now, movedTo); err != nil {
+		return nil, err
+	}
+	p.planThen(order)
+	return p, nil
+}
+
+// undoState is what each path of c holds now, and the paths c's renames
+// led to; a conflict when c cannot be taken back as things stand.
+func undoState(sb *sandbox.Sandbox, c sandbox.Change, force bool) ([]*sandbox.FileState, map[string]bool, error) {
+	movedTo := map[string]bool{}
+	moved, gone, err := movesState(sb, c, movedTo)
+	if err != nil {
+		return nil, nil, err
 	}
 	now := make([]*sandbox.FileState, len(c.Paths))
 	for i, pc := range c.Paths {
 		st, err := sb.EntryState(pc.Path)
 		if err != nil {
-			return res, err
+			return nil, nil, err
 		}
 		now[i] = st
 		if !movedTo[pc.Path] && !sameState(st, pc.After) {
@@ -446,7 +500,7 @@ func undoChange(ctx context.Context, sb *sandbox.Sandbox, c sandbox.Change, forc
 	}
 	if len(gone) > 0 {
 		sort.Strings(gone)
-		return res, sandbox.Errorf(sandbox.CodeConflict, gone[0], "change %s cannot be undone: %s, which it moved, no longer exist, so nothing can be moved back; nothing was undone", c.ID, strings.Join(gone, ", "))
+		return nil, nil, sandbox.Errorf(sandbox.CodeConflict, gone[0], "change %s cannot be undone: %s, which it moved, no longer exist, so nothing can be moved back; nothing was undone", c.ID, strings.Join(gone, ", "))
 	}
 	if d := dirsStay(sb, c); d != "" && !force {
 		moved = append(moved, d)
@@ -454,191 +508,200 @@ func undoChange(ctx context.Context, sb *sandbox.Sandbox, c sandbox.Change, forc
 	if len(moved) > 0 && !force {
 		sort.Strings(moved)
 		if sb.RequirePrecondition() {
-			return res, sandbox.Errorf(sandbox.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there", c.ID, strings.Join(moved, ", "))
+			return nil, nil, sandbox.Errorf(sandbox.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there", c.ID, strings.Join(moved, ", "))
 		}
-		return res, sandbox.Errorf(sandbox.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there (force restores anyway)", c.ID, strings.Join(moved, ", "))
+		return nil, nil, sandbox.Errorf(sandbox.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there (force restores anyway)", c.ID, strings.Join(moved, ", "))
 	}
-	if err := ctx.Err(); err != nil {
-		return res, err
+	return now, movedTo, nil
+}
+
+// movesState checks c's renames: the name each led to (noted in movedTo)
+// must hold an entry (else it is gone: nothing to move back, not even
+// force can), and the name it came from must be free again, unless the
+// change itself put a file there after renaming (an undo's restored
+// file), which goes first. It returns the names that moved on.
+func movesState(sb *sandbox.Sandbox, c sandbox.Change, movedTo map[string]bool) (moved, gone []string, err error) {
+	for _, m := range c.Moved {
+		movedTo[m.To] = true
+		to, err := sb.EntryState(m.To)
+		if err != nil {
+			return nil, nil, err
+		}
+		from, err := sb.EntryState(m.From)
+		if err != nil {
+			return nil, nil, err
+		}
+		createdAfter := c.MovesFirst && slices.ContainsFunc(c.Paths, func(pc sandbox.PathChange) bool {
+			return pc.Path == m.From && pc.Before == nil && sameState(from, pc.After)
+		})
+		if to == nil {
+			gone = append(gone, m.To)
+		}
+		if to == nil || (from != nil && !createdAfter) {
+			moved = append(moved, m.To)
+		}
 	}
-	quiet := sb.Quiet() // the undo's one record, below, says all it does
-	b := sb.NewBatch()
-	defer b.Abort()
-	b.Undoes = c.ID
-	order := make([]int, len(c.Paths)) // parents before children
+	return moved, gone, nil
+}
+
+// parentsFirst is the indexes of paths, parents before children.
+func parentsFirst(paths []sandbox.PathChange) []int {
+	order := make([]int, len(paths))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(x, y int) bool {
-		return strings.Count(c.Paths[order[x]].Path, "/") < strings.Count(c.Paths[order[y]].Path, "/")
+		return strings.Count(paths[order[x]].Path, "/") < strings.Count(paths[order[y]].Path, "/")
 	})
-	isType := func(st *sandbox.FileState, typ string) bool { return st != nil && st.Type == typ }
+	return order
+}
 
-	// The inverse, in reverse order of what the change did: directories it
-	// removed come back first (parents first), symlinks it made go; then
-	// its renames and its files, in the opposite order to the change's;
-	// then symlinks it removed come back, and directories it made go
-	// (deepest first, only when empty).
+func isType(st *sandbox.FileState, typ string) bool { return st != nil && st.Type == typ }
+
+// planFirst plans what runs before the files: the directories c removed
+// made again (parents first), the symlinks c made removed, and, when c
+// renamed after its other changes, its renames reversed.
+func (p *undoPlan) planFirst(order []int, now []*sandbox.FileState) {
+	c := p.c
 	for _, i := range order {
 		if pc := c.Paths[i]; isType(pc.Before, "dir") && now[i] == nil {
-			if _, _, err := quiet.Mkdir(pc.Path); err != nil {
-				return res, err
-			}
-			b.Extra = append(b.Extra, sandbox.PathChange{Path: pc.Path, After: &sandbox.FileState{Type: "dir"}})
-			res.Files = append(res.Files, UndoneFile{Path: pc.Path, Action: "mkdir"})
+			p.first = append(p.first, undoStep{action: "mkdir", path: pc.Path})
+			p.record = append(p.record, sandbox.PathChange{Path: pc.Path, After: &sandbox.FileState{Type: "dir"}})
 		}
 	}
 	for i, pc := range c.Paths {
 		if pc.Before == nil && isType(pc.After, "symlink") && sameState(now[i], pc.After) {
-			w, err := quiet.OpenEntry(pc.Path)
-			if err != nil {
-				return res, err
-			}
-			err = quiet.Remove(w, false)
-			w.Close()
-			if err != nil {
-				return res, err
-			}
-			b.Extra = append(b.Extra, sandbox.PathChange{Path: pc.Path, Before: pc.After})
-			res.Files = append(res.Files, UndoneFile{Path: pc.Path, Action: "unlink"})
+			p.first = append(p.first, undoStep{action: "unlink", path: pc.Path})
+			p.record = append(p.record, sandbox.PathChange{Path: pc.Path, Before: pc.After})
 		}
-	}
-	movesBack := func() error {
-		for i := len(c.Moved) - 1; i >= 0; i-- {
-			m := c.Moved[i]
-			if err := renameBack(quiet, m.To, m.From); err != nil {
-				return err
-			}
-			b.Moved = append(b.Moved, sandbox.Move{From: m.To, To: m.From})
-			res.Files = append(res.Files, UndoneFile{Path: m.From, Action: "move"})
-		}
-		return nil
 	}
 	if !c.MovesFirst {
-		if err := movesBack(); err != nil {
-			return res, err
-		}
+		p.first = append(p.first, p.movesBack()...)
 	}
-	b.MovesFirst = !c.MovesFirst
-	max := sb.Limits().MaxWriteBytes
-	var targets []*sandbox.WriteTarget
-	defer func() {
-		for _, w := range targets {
-			w.Close()
-		}
-	}()
+}
+
+// movesBack is c's renames reversed, newest first, each never over
+// anything; they join the record.
+func (p *undoPlan) movesBack() []undoStep {
+	var out []undoStep
+	for i := len(p.c.Moved) - 1; i >= 0; i-- {
+		m := p.c.Moved[i]
+		out = append(out, undoStep{action: "move", path: m.From, from: m.To})
+		p.moves = append(p.moves, sandbox.Move{From: m.To, To: m.From})
+	}
+	return out
+}
+
+// planFiles plans c's files: each file c replaced or removed restored
+// (its kept content and mode), each file c created deleted, each while
+// the path still holds what c left there (expect; force: whatever it
+// holds).
+func (p *undoPlan) planFiles(now []*sandbox.FileState, movedTo map[string]bool) error {
+	c := p.c
 	for i, pc := range c.Paths {
 		cur := now[i]
 		if movedTo[pc.Path] && !c.MovesFirst {
 			cur = nil // the moved entry went back
 		}
 		var expect *string
-		if !force {
+		if !p.force {
 			expect = expectOf(cur)
 		}
 		switch {
 		case isType(pc.Before, "file"):
-			w, err := sb.OpenWriteTarget(pc.Path, true)
-			if err != nil {
-				return res, err
-			}
-			targets = append(targets, w)
-			content, err := sb.JournalContent(c, pc.Before.SHA256, max)
-			if err != nil {
-				return res, err
-			}
 			mode, err := ParseMode(pc.Before.Mode)
 			if err != nil {
-				return res, err
+				return err
 			}
-			if err := b.Put(w, content, max, sandbox.CommitOptions{Expect: expect, Mode: &mode}); err != nil {
-				return res, err
-			}
-			res.Files = append(res.Files, UndoneFile{Path: w.Path, Action: "restore"})
+			p.files = append(p.files, undoStep{action: "restore", path: pc.Path, sum: pc.Before.SHA256, mode: mode, expect: expect})
 		case pc.Before == nil && isType(pc.After, "file") && cur != nil:
-			w, err := sb.OpenWriteTarget(pc.Path, false)
-			if err != nil {
-				return res, err
-			}
-			targets = append(targets, w)
-			if err := b.Delete(w, sandbox.CommitOptions{Expect: expect}); err != nil {
-				return res, err
-			}
-			res.Files = append(res.Files, UndoneFile{Path: w.Path, Action: "delete"})
+			p.files = append(p.files, undoStep{action: "delete", path: pc.Path, expect: expect})
 		}
 	}
-	// What follows the batch is in its record too (it is written at the
-	// batch's commit).
-	for _, pc := range c.Paths {
-		if isType(pc.Before, "symlink") {
-			b.Extra = append(b.Extra, sandbox.PathChange{Path: pc.Path, After: pc.Before})
-		}
-	}
-	for x := len(order) - 1; x >= 0; x-- {
-		if pc := c.Paths[order[x]]; pc.Before == nil && isType(pc.After, "dir") {
-			b.Extra = append(b.Extra, sandbox.PathChange{Path: pc.Path, Before: pc.After})
-		}
-	}
-	if c.MovesFirst {
-		// The change renamed first, so its renames are undone last; the
-		// record says so (its own undo renames first again).
-		b.MovesFirst = false
-		for i := len(c.Moved) - 1; i >= 0; i-- {
-			m := c.Moved[i]
-			b.Moved = append(b.Moved, sandbox.Move{From: m.To, To: m.From})
-		}
-	}
-	if _, err := b.Commit(); err != nil {
-		return res, err
-	}
-	res.ChangeID = changeID(b.ChangeID)
-	if c.MovesFirst {
-		for i := len(c.Moved) - 1; i >= 0; i-- {
-			m := c.Moved[i]
-			if err := renameBack(quiet, m.To, m.From); err != nil {
-				return res, err
-			}
-			res.Files = append(res.Files, UndoneFile{Path: m.From, Action: "move"})
-		}
-	}
-	for _, pc := range c.Paths {
-		if isType(pc.Before, "symlink") {
-			if _, err := quiet.Symlink(pc.Path, pc.Before.Target); err != nil {
-				return res, err
-			}
-			res.Files = append(res.Files, UndoneFile{Path: pc.Path, Action: "symlink"})
-		}
-	}
-	for x := len(order) - 1; x >= 0; x-- {
-		if pc := c.Paths[order[x]]; pc.Before == nil && isType(pc.After, "dir") {
-			w, err := quiet.OpenEntry(pc.Path)
-			if err != nil {
-				return res, err
-			}
-			err = quiet.RemoveEmptyDir(w)
-			w.Close()
-			if err != nil && !force {
-				return res, err
-			}
-			res.Files = append(res.Files, UndoneFile{Path: pc.Path, Action: "rmdir"})
-		}
-	}
-	return res, nil
+	return nil
 }
 
-// renameBack renames to back to from, never over anything.
-func renameBack(sb *sandbox.Sandbox, to, from string) error {
-	src, err := sb.OpenEntry(to)
+// planThen plans what runs after the files: c's renames reversed when c
+// renamed first, the symlinks c removed made again, the directories c
+// made removed (deepest first, only when empty).
+func (p *undoPlan) planThen(order []int) {
+	c := p.c
+	if c.MovesFirst {
+		p.then = append(p.then, p.movesBack()...)
+	}
+	for _, pc := range c.Paths {
+		if isType(pc.Before, "symlink") {
+			p.then = append(p.then, undoStep{action: "symlink", path: pc.Path, target: pc.Before.Target})
+			p.record = append(p.record, sandbox.PathChange{Path: pc.Path, After: pc.Before})
+		}
+	}
+	for x := len(order) - 1; x >= 0; x-- {
+		if pc := c.Paths[order[x]]; pc.Before == nil && isType(pc.After, "dir") {
+			p.then = append(p.then, undoStep{action: "rmdir", path: pc.Path})
+			p.record = append(p.record, sandbox.PathChange{Path: pc.Path, Before: pc.After})
+		}
+	}
+}
+
+// apply runs the plan as one change, recorded once, in the journal of
+// the change it takes back: the steps before the files, the files
+// swapped in all or none, the rest. From the swap on the undo is made:
+// a later step that fails leaves it recorded.
+func (p *undoPlan) apply(sb *sandbox.Sandbox) (UndoResult, error) {
+	res := UndoResult{Undid: p.c.ID, Files: []UndoneFile{}}
+	id, err := sb.Change(p.paths, p.c.ID, func(tx *sandbox.Tx) error {
+		for _, st := range append(p.first[:len(p.first):len(p.first)], p.files...) {
+			if err := p.run(sb, tx, st, &res); err != nil {
+				return err
+			}
+		}
+		if err := tx.Swap(); err != nil {
+			return err
+		}
+		tx.Note(p.record...)
+		tx.Moves(p.movesFirst, p.moves...)
+		tx.Made()
+		for _, st := range p.then {
+			if err := p.run(sb, tx, st, &res); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if id != "" {
+		res.ChangeID = changeID(id)
+	}
+	return res, err
+}
+
+// run runs one step inside the undo's change and lists it in res.
+func (p *undoPlan) run(sb *sandbox.Sandbox, tx *sandbox.Tx, st undoStep, res *UndoResult) error {
+	shown := st.path
+	var err error
+	switch st.action {
+	case "mkdir":
+		err = tx.Mkdir(st.path)
+	case "unlink":
+		err = tx.Remove(st.path)
+	case "move":
+		err = tx.Move(st.from, st.path)
+	case "restore":
+		var content []byte
+		if content, err = sb.JournalContent(p.c, st.sum, sb.Limits().MaxWriteBytes); err == nil {
+			shown, err = tx.Put(st.path, content, st.mode, st.expect)
+		}
+	case "delete":
+		shown, err = tx.Delete(st.path, st.expect)
+	case "symlink":
+		err = tx.Symlink(st.path, st.target)
+	case "rmdir":
+		err = tx.RemoveEmptyDir(st.path, p.force)
+	}
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	dst, err := sb.OpenEntry(from)
-	if err != nil {
-		return err
-	}
-	defer dst.Close()
-	return sb.Rename(src, dst, false)
+	res.Files = append(res.Files, UndoneFile{Path: shown, Action: st.action})
+	return nil
 }
 
 // newestUndoable is the default of undo: the newest change that is not

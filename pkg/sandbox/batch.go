@@ -41,15 +41,8 @@ type Batch struct {
 	// Commit and Abort wait for them.
 	syncs sync.WaitGroup
 	slots chan struct{}
-	// Undoes names the change this batch takes back (undo), for its
-	// journal record; ChangeID is the record's id once committed.
-	Undoes   string
+	// ChangeID is the journal record's id once committed.
 	ChangeID string
-	// Extra and Moved join the batch's journal record: what else the
-	// call changed (directories, symlinks, renames) beside its files.
-	Extra      []PathChange
-	Moved      []Move
-	MovesFirst bool
 }
 
 // batchSyncs is how many staged files sync at once.
@@ -175,24 +168,12 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 		return nil, Errorf(CodeIO, "", "the batch was already committed or aborted")
 	}
 	defer b.Abort()
-	b.syncs.Wait()
-	for _, it := range b.items {
-		if it.syncErr != nil {
-			return nil, it.syncErr
-		}
-	}
-	ws := make([]*WriteTarget, len(b.items))
-	for i, it := range b.items {
-		ws[i] = it.w
-	}
-	// An undo records in the journal of the change it takes back (its id
-	// names that change there): that journal's root is its home.
-	var home []*root
-	if j, _, ok := b.s.parseID(b.Undoes); ok && j != nil {
-		home = []*root{j.rt}
+	ws, err := b.staged()
+	if err != nil {
+		return nil, err
 	}
 	var out []ReplaceResult
-	id, err := b.s.changeIn(home, ws, func(tx *Tx) error {
+	id, err := b.s.change(ws, func(tx *Tx) error {
 		var err error
 		out, err = b.commitIn(tx)
 		return err
@@ -204,16 +185,31 @@ func (b *Batch) Commit() ([]ReplaceResult, error) {
 	return out, err
 }
 
+// staged waits for the staged files' syncs and returns the targets.
+func (b *Batch) staged() ([]*WriteTarget, error) {
+	b.syncs.Wait()
+	ws := make([]*WriteTarget, len(b.items))
+	for i, it := range b.items {
+		if it.syncErr != nil {
+			return nil, it.syncErr
+		}
+		ws[i] = it.w
+	}
+	return ws, nil
+}
+
 // commitIn makes every staged change inside a change: the targets
 // checked again (as their options ask), what each name holds kept in the
 // journal, the plan written (a crash between two swaps is carried
 // forward), every file swapped in (or, when one fails, every one done
 // swapped back), then the old files dropped and the directories synced.
 func (b *Batch) commitIn(tx *Tx) ([]ReplaceResult, error) {
-	for _, it := range b.items {
+	ws := make([]*WriteTarget, len(b.items))
+	for i, it := range b.items {
+		ws[i] = it.w
 		tx.require(it.w, cond{expect: it.o.Expect, unchanged: it.o.Unchanged})
 	}
-	if err := tx.recheck("batch.checked"); err != nil { // a test's seam may move a parent here
+	if err := tx.recheck("batch.checked", ws...); err != nil { // a test's seam may move a parent here
 		return nil, err
 	}
 	// The journal keeps what each name holds before any of them changes.
@@ -238,8 +234,8 @@ func (b *Batch) commitIn(tx *Tx) ([]ReplaceResult, error) {
 			}
 		}()
 	}
-	atSeam("batch.planned")
-	if err := b.swapAll(); err != nil {
+	tx.at("batch.planned")
+	if err := b.swapAll(tx); err != nil {
 		return nil, err
 	}
 	b.done = true
@@ -254,16 +250,13 @@ func (b *Batch) commitIn(tx *Tx) ([]ReplaceResult, error) {
 		}
 		tx.note(pc)
 	}
-	tx.note(b.Extra...)
-	tx.moved(b.Moved...)
 	tx.stored(stored)
-	tx.rec.Undoes, tx.rec.MovesFirst = b.Undoes, b.MovesFirst
 	return out, nil
 }
 
 // swapAll swaps every staged change in, in order; when one fails, those
 // done are swapped back in reverse order.
-func (b *Batch) swapAll() error {
+func (b *Batch) swapAll(tx *Tx) error {
 	for i, it := range b.items {
 		if err := it.swap(); err != nil {
 			for j := i - 1; j >= 0; j-- {
@@ -271,7 +264,7 @@ func (b *Batch) swapAll() error {
 			}
 			return err
 		}
-		atSeam("batch.swapped")
+		tx.at("batch.swapped")
 	}
 	return nil
 }

@@ -252,7 +252,7 @@ func (s *Sandbox) change(ws []*WriteTarget, act func(*Tx) error) (string, error)
 // (Tx.recheck, the test seam before it), and notes what it changed.
 // changeIn then records that in the journal, once, and returns the
 // record's id ("": no journal, or nothing to record). What act noted is
-// recorded when it returns nil, or when it failed after Tx.made: a change
+// recorded when it returns nil, or when it failed after Tx.Made: a change
 // made is recorded even when what followed it failed.
 func (s *Sandbox) changeIn(extra []*root, ws []*WriteTarget, act func(*Tx) error) (string, error) {
 	rts, err := s.changeRoots(extra, ws)
@@ -336,13 +336,16 @@ func addRoot(rts []*root, rt *root) []*root {
 //
 //   - require states what a target must still be at the commit (its
 //     content's hash, the very file it opened, the entry it checked),
-//     and recheck verifies it, with every target's pin, after the test
-//     seam that names the act's check: the commit is conditioned on what
-//     the call pinned and read;
+//     and recheck verifies it for the act's targets, with each one's
+//     pin, after the test seam that names the act's check: the commit is
+//     conditioned on what the call pinned and read;
 //   - note, moved and stored say what the change did, for its one
 //     journal record (written by changeIn once act returns);
 //   - beside hands changeIn what runs alongside the record (a directory's
-//     fsync) and must finish before the call returns.
+//     fsync) and must finish before the call returns;
+//   - at is a test seam between two steps of the act (recheck fires the
+//     one before the check), where a race test swaps a path or a crash
+//     test exits.
 //
 // No act locks, re-checks by hand or writes the journal. A root that is
 // not a directory tree (an object store) gives the same conditions to
@@ -354,7 +357,13 @@ type Tx struct {
 	conds map[*WriteTarget]cond
 	rec   Change
 	waits []func() error
-	made  bool
+	// noReturn: the change is made (Made); what follows cannot take it
+	// back, so its record is written even when that fails.
+	noReturn bool
+	// held and files are a change of several steps' (change_steps.go):
+	// the targets it holds to the end, and the files it stages.
+	held  []*WriteTarget
+	files *Batch
 }
 
 // cond is what a change requires of one target at its commit, beyond
@@ -380,15 +389,16 @@ func (tx *Tx) require(w *WriteTarget, c cond) {
 	tx.conds[w] = c
 }
 
-// recheck is the check right before the commit: the test seam point
-// (a race test swaps a path there), then, for each target in order, its
-// pinned parent still where it was checked and what require asked of it.
-// Any miss is a conflict (or a mismatch) and nothing has changed.
-func (tx *Tx) recheck(point string) error {
+// recheck is the check right before the commit of the act's targets
+// ws: the test seam point (a race test swaps a path there), then, for
+// each target in order, its pinned parent still where it was checked and
+// what require asked of it. Any miss is a conflict (or a mismatch) and
+// nothing has changed.
+func (tx *Tx) recheck(point string, ws ...*WriteTarget) error {
 	if point != "" {
-		atSeam(point)
+		tx.at(point)
 	}
-	for _, w := range tx.ws {
+	for _, w := range ws {
 		if err := w.pinned(); err != nil {
 			return err
 		}
@@ -419,6 +429,10 @@ func (c cond) check(w *WriteTarget) error {
 	return nil
 }
 
+// at is a test seam inside the change, between two of its steps (a
+// race test swaps a path there; a crash test exits there).
+func (tx *Tx) at(point string) { atSeam(point) }
+
 // note adds paths to what the change records.
 func (tx *Tx) note(pcs ...PathChange) { tx.rec.Paths = append(tx.rec.Paths, pcs...) }
 
@@ -440,7 +454,7 @@ func (tx *Tx) journal() *journal { return tx.s.jn.cur }
 // beside the record.
 func (tx *Tx) run(act func(*Tx) error) (string, error) {
 	err := act(tx)
-	if err != nil && !tx.made {
+	if err != nil && !tx.noReturn {
 		return "", err
 	}
 	id, rerr := tx.s.recordChange(tx.rec)

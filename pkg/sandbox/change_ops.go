@@ -74,7 +74,7 @@ func (w *WriteTarget) commitPosix(r io.Reader, max int64, o CommitOptions) (Repl
 	}
 	id, err := w.s.change([]*WriteTarget{w}, func(tx *Tx) error {
 		tx.require(w, cond{expect: o.Expect, unchanged: o.Unchanged})
-		if err := tx.recheck("replace.checked"); err != nil {
+		if err := tx.recheck("replace.checked", w); err != nil {
 			return err
 		}
 		return rp.commit(tx)
@@ -159,7 +159,7 @@ func (rp *replacement) close() {
 // file is copied into the journal before a plain rename.
 func (rp *replacement) commit(tx *Tx) error {
 	w := rp.w
-	atSeam("replace.locked")
+	tx.at("replace.locked")
 	adopt, err := rp.keepBefore(tx)
 	if err != nil {
 		return err
@@ -313,7 +313,7 @@ func (w *WriteTarget) appendPosix(data []byte, o CommitOptions) (ReplaceResult, 
 	var res ReplaceResult
 	id, err := w.s.change([]*WriteTarget{w}, func(tx *Tx) error {
 		tx.require(w, cond{expect: o.Expect})
-		if err := tx.recheck("append.checked"); err != nil {
+		if err := tx.recheck("append.checked", w); err != nil {
 			return err
 		}
 		var err error
@@ -515,11 +515,11 @@ func renameIn(tx *Tx, src, dst *WriteTarget, force bool, expect *string) error {
 	if force {
 		tx.require(dst, cond{expect: expect})
 	}
-	if err := tx.recheck("rename.checked"); err != nil {
+	if err := tx.recheck("rename.checked", src, dst); err != nil {
 		return err
 	}
 	if force && expect != nil {
-		atSeam("rename.locked")
+		tx.at("rename.locked")
 	}
 	// What --force replaces goes to the journal first.
 	if force {
@@ -634,7 +634,21 @@ func (s *Sandbox) mkdirPosix(p string) (display string, created bool, err error)
 		if AsError(err).Code != CodeNotFound {
 			return "", false, err
 		}
-		return s.mkdirParents(p)
+		// A parent is missing: in one change, the missing parents are
+		// made one at a time, each checked where it lands, then p is
+		// pinned in the parent just made and made too (mkdirIn).
+		t, err := s.resolve(p)
+		if err != nil {
+			return "", false, err
+		}
+		_, err = s.changeIn([]*root{t.rt}, nil, func(tx *Tx) error {
+			display, created, err = mkdirIn(tx, p)
+			return err
+		})
+		if err != nil && !created {
+			return "", false, err
+		}
+		return display, created, err
 	}
 	defer w.Close()
 	if w.Exists {
@@ -648,43 +662,6 @@ func (s *Sandbox) mkdirPosix(p string) (display string, created bool, err error)
 		return "", false, err
 	}
 	return w.Path, created, err
-}
-
-// mkdirParents is Mkdir of a p whose parent is missing: in one change,
-// the missing parents are made one at a time, each checked where it
-// lands (mkdirAllLocked), then p is pinned in the parent just made and
-// made too.
-func (s *Sandbox) mkdirParents(p string) (display string, created bool, err error) {
-	t, err := s.resolve(p)
-	if err != nil {
-		return "", false, err
-	}
-	parent := path.Dir(path.Clean(t.rel))
-	_, err = s.changeIn([]*root{t.rt}, nil, func(tx *Tx) error {
-		made := missingDirs(t.rt, parent) // for the journal: what mkdir -p made
-		if _, err := s.mkdirAllLocked(t.rt, parent, p, true); err != nil {
-			return err
-		}
-		for _, d := range made {
-			tx.note(PathChange{Path: t.rt.journalPath(d), After: &FileState{Type: "dir"}})
-		}
-		w, err := s.openMade(p) // under the locks: nothing can move the parent between
-		if err != nil {
-			return err
-		}
-		defer w.Close()
-		if w.Exists {
-			display, _, err = madeExists(w, p)
-			return err
-		}
-		display = w.Path
-		created, err = mkdirAt(tx, w, p)
-		return err
-	})
-	if err != nil && !created {
-		return "", false, err
-	}
-	return display, created, err
 }
 
 // madeExists is Mkdir's answer for a name that exists: fine when it is a
@@ -754,7 +731,7 @@ func removeEntry(tx *Tx, w *WriteTarget, recursive bool, expect *string) error {
 		return PreconditionRequired(w.Path, fmt.Sprintf("the policy requires a removal to name the content it removes: %s is not removed", w.Path), HintExpectSHA256)
 	}
 	tx.require(w, cond{expect: expect, entry: &w.Info.key, verb: "removed"})
-	if err := tx.recheck("remove.checked"); err != nil {
+	if err := tx.recheck("remove.checked", w); err != nil {
 		return err
 	}
 	before, stored, err := tx.s.keepEntry(w)
@@ -802,7 +779,7 @@ func removeDirIn(tx *Tx, w *WriteTarget, recursive bool, expect *string) error {
 		}
 		kept = append([]PathChange{{Path: w.Rel(), Before: &FileState{Type: "dir"}}}, kept...)
 	}
-	if err := tx.recheck("remove.checked"); err != nil {
+	if err := tx.recheck("remove.checked", w); err != nil {
 		return err
 	}
 	if err := removeTree(w, tree); err != nil {

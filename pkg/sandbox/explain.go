@@ -123,7 +123,7 @@ func (s *Sandbox) CheckWrite(p string) (Info, error) { return s.probeChange(p, t
 // without acting. Where a parent is missing, the real call makes it
 // (mkdir -p): it is checked as that would check it, and nothing is made.
 func (s *Sandbox) probeChange(p string, follow, moves bool) (Info, error) {
-	w, err := s.pinTarget(p, false, follow, moves)
+	w, err := s.pinTarget(p, nil, follow, moves)
 	if err == nil {
 		defer w.Close()
 		if !w.Exists {

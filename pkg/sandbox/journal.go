@@ -512,15 +512,6 @@ func validName(n string) bool {
 	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, "/\x00")
 }
 
-// Quiet returns a view of s (as ForCall) whose changes the journal does
-// not record: undo's own renames and directories, which the undo's one
-// record describes.
-func (s *Sandbox) Quiet() *Sandbox {
-	v := s.ForCall()
-	v.quiet = true
-	return v
-}
-
 // EntryState describes what p holds now, as the journal would record it
 // (nil: absent); a regular file is hashed.
 func (s *Sandbox) EntryState(p string) (*FileState, error) {

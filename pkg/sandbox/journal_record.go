@@ -366,7 +366,7 @@ func (s *Sandbox) keepTree(w *WriteTarget) ([]PathChange, int64, error) {
 // more than max_bytes.
 func (s *Sandbox) recordChange(c Change) (string, error) {
 	j := s.jn.cur
-	if j == nil || s.quiet || len(c.Paths)+len(c.Moved) == 0 {
+	if j == nil || len(c.Paths)+len(c.Moved) == 0 {
 		return "", nil
 	}
 	f, err := j.r.OpenFile(changesFile, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)

@@ -239,24 +239,34 @@ type WriteTarget struct {
 // existing file is opened without following and checked like a read
 // (type, hard links), so what Current returns is exactly what was checked.
 func (s *Sandbox) OpenWriteTarget(p string, mkdirs bool) (*WriteTarget, error) {
-	return s.openTarget4Write(p, mkdirs, true, false)
+	var mk makeDirs
+	if mkdirs {
+		mk = s.mkdirAll
+	}
+	return s.openTarget4Write(p, mk, true, false)
 }
+
+// makeDirs makes a write target's missing parent directory rel (in rt)
+// and its own missing parents, each checked where it lands: in a change
+// of its own (Sandbox.mkdirAll) or inside the running one (Tx.mkdirAll).
+// Nil: a missing parent is not found.
+type makeDirs func(rt *root, rel, given string) error
 
 // OpenEntry pins p's parent for a change to the entry itself (mv's source
 // and destination, rm): a symlink is taken as itself and a directory is
 // allowed; Info describes the entry (Exists false when absent).
 func (s *Sandbox) OpenEntry(p string) (*WriteTarget, error) {
-	return s.openTarget4Write(p, false, false, true)
+	return s.openTarget4Write(p, nil, false, true)
 }
 
 // openMade pins p's parent for an entry made (mkdir, a symlink) or kept
 // as it is: as OpenEntry, but a directory that holds one of fsbox's own
 // files is no refusal, since nothing below it moves.
 func (s *Sandbox) openMade(p string) (*WriteTarget, error) {
-	return s.openTarget4Write(p, false, false, false)
+	return s.openTarget4Write(p, nil, false, false)
 }
 
-func (s *Sandbox) openTarget4Write(p string, mkdirs, follow, moves bool) (*WriteTarget, error) {
+func (s *Sandbox) openTarget4Write(p string, mkdirs makeDirs, follow, moves bool) (*WriteTarget, error) {
 	w, err := s.pinTarget(p, mkdirs, follow, moves)
 	if err == nil {
 		w.held = true
@@ -269,7 +279,7 @@ func (s *Sandbox) openTarget4Write(p string, mkdirs, follow, moves bool) (*Write
 // checked on its real path (see openWriteTarget). moves: the entry itself
 // is moved or removed, so what lies below it must be free to go too
 // (fsbox's own files).
-func (s *Sandbox) pinTarget(p string, mkdirs, follow, moves bool) (*WriteTarget, error) {
+func (s *Sandbox) pinTarget(p string, mkdirs makeDirs, follow, moves bool) (*WriteTarget, error) {
 	t, err := s.pin(p, AccessWrite, !follow)
 	if err != nil {
 		return nil, err
@@ -289,7 +299,7 @@ func (s *Sandbox) pinTarget(p string, mkdirs, follow, moves bool) (*WriteTarget,
 	return w, err
 }
 
-func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow, moves bool, depth int) (*WriteTarget, error) {
+func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs makeDirs, follow, moves bool, depth int) (*WriteTarget, error) {
 	rt, given := t.rt, t.given
 	if rel == "." || path.Base(rel) == ".." {
 		return nil, rootWriteDenial(rt, given)
@@ -298,7 +308,7 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow, moves b
 		return nil, deny(RuleSymlink, given, "%s: too many levels of symbolic links", given)
 	}
 	parent, name := path.Dir(rel), path.Base(rel)
-	if mkdirs && parent != "." {
+	if mkdirs != nil && parent != "." {
 		// The target itself is checked where it would land before any
 		// parent is made: a refused call makes no directory (a symlink
 		// followed here names a target the pin never saw).
@@ -312,7 +322,7 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs, follow, moves b
 		if err := s.checkWrite(rt, path.Join(realDir, name), given); err != nil {
 			return nil, err
 		}
-		if err := s.mkdirAll(rt, parent, given); err != nil {
+		if err := mkdirs(rt, parent, given); err != nil {
 			return nil, err
 		}
 	}

@@ -54,7 +54,6 @@ type Sandbox struct {
 	view        bool                   // made by ForCall: Close leaves the roots open
 	jn          *journalState          // the workdir's journal, shared by views
 	cmd         atomic.Pointer[string] // the operation this sandbox runs for (SetCommand)
-	quiet       bool                   // Quiet: the journal records nothing this view changes
 	// progress, when set (SetProgress), hears a walk's running count of
 	// entries.
 	progress func(entries int64)

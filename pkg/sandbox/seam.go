@@ -7,7 +7,9 @@ import (
 
 // Seam is a test-only hook called between a check and the act it guards,
 // so a race test can swap a path at exactly the wrong moment instead of
-// hoping a stress loop hits the window. It is nil outside tests; setting it
+// hoping a stress loop hits the window. A change's points fire through its
+// transaction (Tx.recheck before the re-check of its targets, Tx.at
+// between two of its steps). It is nil outside tests; setting it
 // is not safe while sandbox calls run in other goroutines.
 //
 // Points (the string passed):

@@ -1,0 +1,282 @@
+package sandbox
+
+import (
+	"io/fs"
+	"path"
+)
+
+// A change of several steps (undo's): one transaction whose steps each
+// name a path. Every step pins its path through the door under the
+// change's locks, when it runs (an earlier step may have made its
+// parent), and acts as the one-step change of the same name would; the
+// caller says what the journal records of it all (Note, Moves), once.
+
+// Change runs fn as one change of the named paths (as output shows
+// them: workdir-relative, or absolute below another writable root).
+// Each is pinned for writing first (its root, the rules on it and the
+// write rules), the change takes the locks of their roots and of the
+// journal of the change undoes names (its home: the undo is recorded
+// there), and fn acts through tx. A step may name only a path in a root
+// the change locked. What fn notes is recorded once, when it returns
+// nil or has passed Made; Change returns the record's id.
+func (s *Sandbox) Change(paths []string, undoes string, fn func(tx *Tx) error) (string, error) {
+	var roots []*root
+	if j, _, ok := s.parseID(undoes); ok && j != nil {
+		roots = append(roots, j.rt)
+	}
+	for _, p := range paths {
+		t, err := s.pin(p, AccessWrite, true)
+		if err != nil {
+			return "", err
+		}
+		roots = addRoot(roots, t.rt)
+	}
+	return s.changeIn(roots, nil, func(tx *Tx) error {
+		tx.rec.Undoes = undoes
+		defer tx.release()
+		return fn(tx)
+	})
+}
+
+// release drops what the steps staged and was not swapped in, and
+// closes the targets the change held.
+func (tx *Tx) release() {
+	if tx.files != nil {
+		tx.files.Abort()
+	}
+	for _, w := range tx.held {
+		w.Close()
+	}
+}
+
+// hold refuses a step in a root the change did not lock.
+func (tx *Tx) hold(rt *root) error {
+	if !rt.writable {
+		return deny(RuleReadOnly, rt.dir, "%s is not a writable root", rt.dir)
+	}
+	for _, r := range tx.roots {
+		if r == rt {
+			return nil
+		}
+	}
+	return Errorf(CodeConflict, rt.dir, "%s is a writable root this change did not name: nothing more was changed", rt.dir)
+}
+
+// quietly runs a step: what the change records is the caller's to say.
+func (tx *Tx) quietly(step func() error) error {
+	rec := tx.rec
+	err := step()
+	tx.rec = rec
+	return err
+}
+
+// inside is a target pinned inside the change (w, err), refused when
+// it lies in a root the change did not lock.
+func (tx *Tx) inside(w *WriteTarget, err error) (*WriteTarget, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.hold(w.rt); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// entry pins p as an entry (a symlink as itself) inside the change.
+func (tx *Tx) entry(p string) (*WriteTarget, error) { return tx.inside(tx.s.OpenEntry(p)) }
+
+// Mkdir makes the directory p and its missing parents (as Sandbox.Mkdir;
+// an existing directory is no error).
+func (tx *Tx) Mkdir(p string) error {
+	return tx.quietly(func() error {
+		_, _, err := mkdirIn(tx, p)
+		return err
+	})
+}
+
+// Remove removes the entry p itself (a symlink, a file; a directory only
+// when empty), as Sandbox.Remove without recursive.
+func (tx *Tx) Remove(p string) error {
+	w, err := tx.entry(p)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if !w.Exists {
+		return Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
+	}
+	return tx.quietly(func() error { return removeEntry(tx, w, false, nil) })
+}
+
+// Move renames the entry from to the name to, never over anything, with
+// the rules Sandbox.Rename checks.
+func (tx *Tx) Move(from, to string) error {
+	src, err := tx.entry(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := tx.entry(to)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	return tx.quietly(func() error { return renameIn(tx, src, dst, false, nil) })
+}
+
+// Put stages content for the file p (missing parents are made, inside
+// the change), with mode, and, when expect is set, the sha256 the file
+// at p must have when Swap swaps it in ("" = absent). It returns the
+// path as output shows it.
+func (tx *Tx) Put(p string, content []byte, mode fs.FileMode, expect *string) (string, error) {
+	w, err := tx.target(p, tx.mkdirAll)
+	if err != nil {
+		return "", err
+	}
+	max := tx.s.Limits().MaxWriteBytes
+	return w.Path, tx.batch().Put(w, content, max, CommitOptions{Expect: expect, Mode: &mode})
+}
+
+// Delete stages the removal of the file p, under the same condition.
+func (tx *Tx) Delete(p string, expect *string) (string, error) {
+	w, err := tx.target(p, nil)
+	if err != nil {
+		return "", err
+	}
+	return w.Path, tx.batch().Delete(w, CommitOptions{Expect: expect})
+}
+
+// target pins p as a file target held until the change ends.
+func (tx *Tx) target(p string, mkdirs makeDirs) (*WriteTarget, error) {
+	w, err := tx.inside(tx.s.openTarget4Write(p, mkdirs, true, false))
+	if err == nil {
+		tx.held = append(tx.held, w)
+	}
+	return w, err
+}
+
+// batch is the files the change stages (Put, Delete).
+func (tx *Tx) batch() *Batch {
+	if tx.files == nil {
+		tx.files = tx.s.NewBatch()
+	}
+	return tx.files
+}
+
+// Swap swaps every staged file in, all or none (as a Batch commits), and
+// notes each in the record.
+func (tx *Tx) Swap() error {
+	b := tx.batch()
+	if b.done {
+		return Errorf(CodeIO, "", "the change's files were already swapped")
+	}
+	if _, err := b.staged(); err != nil {
+		return err
+	}
+	_, err := b.commitIn(tx)
+	return err
+}
+
+// Symlink makes p a symlink to target, as Sandbox.Symlink.
+func (tx *Tx) Symlink(p, target string) error {
+	w, err := tx.pinMade(p)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if err := tx.s.allowAt(w.rt, w.rootRel(), false, p); err != nil {
+		return err
+	}
+	_, err = symlinkAt(w, p, target)
+	return err
+}
+
+// pinMade pins p for an entry made (openMade) inside the change.
+func (tx *Tx) pinMade(p string) (*WriteTarget, error) { return tx.inside(tx.s.openMade(p)) }
+
+// RemoveEmptyDir removes the directory p if it is empty. One that is
+// not (or is gone) stays: conflict, or, with leave, no error (undo with
+// force).
+func (tx *Tx) RemoveEmptyDir(p string, leave bool) error {
+	w, err := tx.entry(p)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if err := rmdirAt(w); err != nil && !leave {
+		return err
+	}
+	return nil
+}
+
+// Note adds paths to what the change records.
+func (tx *Tx) Note(pcs ...PathChange) { tx.note(pcs...) }
+
+// Moves adds renames to what the change records; first: they came
+// before its other paths changed.
+func (tx *Tx) Moves(first bool, ms ...Move) {
+	tx.moved(ms...)
+	tx.rec.MovesFirst = first
+}
+
+// Made marks the change made: from here, what fn noted is recorded even
+// when a later step fails.
+func (tx *Tx) Made() { tx.noReturn = true }
+
+// mkdirAll makes rel and its missing parents in rt inside the change
+// (a write target's makeDirs under the locks the change holds).
+func (tx *Tx) mkdirAll(rt *root, rel, given string) error {
+	if err := tx.hold(rt); err != nil {
+		return err
+	}
+	_, err := tx.s.mkdirAllLocked(rt, rel, given, true)
+	return err
+}
+
+// mkdirIn makes p and its missing parents inside a change, p pinned
+// under its locks (in the parent just made, when it was missing), and
+// notes every directory made.
+func mkdirIn(tx *Tx, p string) (display string, created bool, err error) {
+	w, err := tx.s.openMade(p)
+	if err != nil {
+		if AsError(err).Code != CodeNotFound {
+			return "", false, err
+		}
+		if w, err = tx.mkdirParents(p); err != nil {
+			return "", false, err
+		}
+	}
+	defer w.Close()
+	if err := tx.hold(w.rt); err != nil {
+		return "", false, err
+	}
+	if w.Exists {
+		return madeExists(w, p)
+	}
+	created, err = mkdirAt(tx, w, p)
+	return w.Path, created, err
+}
+
+// mkdirParents makes p's missing parents one at a time, each checked
+// where it lands (mkdirAllLocked), notes them, and pins p in the parent
+// just made.
+func (tx *Tx) mkdirParents(p string) (*WriteTarget, error) {
+	s := tx.s
+	t, err := s.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.hold(t.rt); err != nil {
+		return nil, err
+	}
+	parent := path.Dir(path.Clean(t.rel))
+	made := missingDirs(t.rt, parent) // for the journal: what mkdir -p made
+	if _, err := s.mkdirAllLocked(t.rt, parent, p, true); err != nil {
+		return nil, err
+	}
+	for _, d := range made {
+		tx.note(PathChange{Path: t.rt.journalPath(d), After: &FileState{Type: "dir"}})
+	}
+	return s.openMade(p)
+}
