@@ -21,7 +21,7 @@ type changer interface {
 	// pinTarget pins rel (t's path, cleaned and checked by pin) for a
 	// change: the door's checks on where it really lies, then what it
 	// holds now (see Sandbox.pinTarget).
-	pinTarget(s *Sandbox, t *target, rel string, mkdirs, follow, moves bool) (*WriteTarget, error)
+	pinTarget(s *Sandbox, t *target, rel string, mkdirs makeDirs, follow, moves bool) (*WriteTarget, error)
 	commit(w *WriteTarget, r io.Reader, max int64, o CommitOptions) (ReplaceResult, error)
 	appendTo(w *WriteTarget, data []byte, o CommitOptions) (ReplaceResult, error)
 	rename(src, dst *WriteTarget, force bool, expect *string) error
@@ -150,7 +150,7 @@ func (s *Sandbox) changerOf(p string) changer {
 
 // The posix root's acts (pin.go, change_ops.go).
 
-func (*posixStore) pinTarget(s *Sandbox, t *target, rel string, mkdirs, follow, moves bool) (*WriteTarget, error) {
+func (*posixStore) pinTarget(s *Sandbox, t *target, rel string, mkdirs makeDirs, follow, moves bool) (*WriteTarget, error) {
 	return s.openWriteTarget(t, rel, mkdirs, follow, moves, 0)
 }
 

@@ -30,7 +30,7 @@ import (
 // rules on what changes. With mkdirs a missing parent is no refusal (a
 // prefix needs no making); follow: a file target (a directory there is
 // not_a_file).
-func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs, follow, moves bool) (*WriteTarget, error) {
+func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs makeDirs, follow, moves bool) (*WriteTarget, error) {
 	rt, given := t.rt, t.given
 	if rel == "." || path.Base(rel) == ".." {
 		return nil, rootWriteDenial(rt, given)
@@ -51,7 +51,7 @@ func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs, follow
 		}
 	}
 	ctx := s.context()
-	if err := o.parentOf(ctx, s, t, parent, mkdirs); err != nil {
+	if err := o.parentOf(ctx, s, t, parent, mkdirs != nil); err != nil {
 		return nil, err
 	}
 	w := &WriteTarget{s: s, rt: rt, dirRel: parent, Name: name, Path: t.display()}
@@ -201,12 +201,12 @@ func (o *objectRoot) commit(w *WriteTarget, r io.Reader, max int64, co CommitOpt
 	}
 	var sum string
 	id, err := w.s.change([]*WriteTarget{w}, func(tx *Tx) error {
-		atSeam("replace.checked")
+		tx.at("replace.checked")
 		c, err := o.condition(tx.s.context(), w, co.Expect, co.Unchanged, co.NoReplace)
 		if err != nil {
 			return err
 		}
-		atSeam("replace.locked")
+		tx.at("replace.locked")
 		sum, err = o.put(tx, w, body, c, "written")
 		return err
 	})
@@ -231,7 +231,7 @@ func (o *objectRoot) appendTo(w *WriteTarget, data []byte, co CommitOptions) (Re
 	}
 	var res ReplaceResult
 	id, err := w.s.change([]*WriteTarget{w}, func(tx *Tx) error {
-		atSeam("append.checked")
+		tx.at("append.checked")
 		for try := 1; ; try++ {
 			err := o.appendOnce(tx, w, data, co.Expect, &res)
 			if !errors.Is(err, errPrecondition) || co.Expect != nil || try == maxAppendTries {
@@ -317,7 +317,7 @@ func (o *objectRoot) rename(src, dst *WriteTarget, force bool, expect *string) e
 // move is rename's commit: the put at dst, the conditional removal of
 // src, the copy taken back when src changed meanwhile.
 func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *string) error {
-	atSeam("rename.checked")
+	tx.at("rename.checked")
 	ctx := tx.s.context()
 	content, err := o.pinnedContent(ctx, src)
 	if err != nil {
@@ -329,7 +329,7 @@ func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *str
 			return err
 		}
 	}
-	atSeam("rename.locked")
+	tx.at("rename.locked")
 	sum := sha256.Sum256(content)
 	put, err := o.obj.Put(ctx, dst.key(), bytes.NewReader(content), int64(len(content)), sum, c)
 	if err != nil {
@@ -399,7 +399,7 @@ func (o *objectRoot) remove(w *WriteTarget, recursive bool, expect *string) erro
 		return PreconditionRequired(w.Path, fmt.Sprintf("the policy requires a removal to name the content it removes: %s is not removed", w.Path), HintExpectSHA256)
 	}
 	_, err := s.change([]*WriteTarget{w}, func(tx *Tx) error {
-		atSeam("remove.checked")
+		tx.at("remove.checked")
 		ver := w.ob.ver
 		if expect != nil {
 			now, have, _, err := o.now(s.context(), w)
@@ -459,7 +459,7 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 		return Errorf(CodePreconditionRequired, w.Path, "%s is not empty, and the policy requires every removal to name the content it removes: remove its files one at a time, by their sha256, then the empty directory", w.Path)
 	}
 	_, err = s.change([]*WriteTarget{w}, func(tx *Tx) error {
-		atSeam("remove.checked")
+		tx.at("remove.checked")
 		for i := len(keys) - 1; i >= 0; i-- { // deepest first, the marker last
 			if err := o.obj.Delete(s.context(), keys[i].Key, keys[i].Version); err != nil {
 				if errors.Is(err, errPrecondition) {
@@ -508,7 +508,7 @@ func parentsOf(sub string) []string {
 // mkdir makes the directory p: its marker, put on condition that the
 // name is free (a prefix needs no parents made).
 func (o *objectRoot) mkdir(s *Sandbox, p string) (string, bool, error) {
-	w, err := s.pinTarget(p, true, false, false)
+	w, err := s.pinTarget(p, s.mkdirAll, false, false)
 	if err != nil {
 		return "", false, err
 	}
