@@ -291,17 +291,12 @@ func (s *Sandbox) stateInStore(rt *root, dirRel string) (*statePlace, bool) {
 		return nil, true
 	}
 	ctx := s.context()
-	for end := 0; end < len(dirRel); {
-		next := strings.IndexByte(dirRel[end:], '/')
-		if next < 0 {
-			next = len(dirRel)
-		} else {
-			next += end
+	parts := strings.Split(dirRel, "/")
+	for i := range parts {
+		dir := strings.Join(parts[:i+1], "/")
+		if _, err := rt.st.stat(ctx, dir+"/"+journalMarker); err == nil {
+			return markedDir(rt.abs(dir)), true
 		}
-		if _, err := rt.st.stat(ctx, dirRel[:next]+"/"+journalMarker); err == nil {
-			return markedDir(rt.abs(dirRel[:next])), true
-		}
-		end = next + 1
 	}
 	return nil, true
 }

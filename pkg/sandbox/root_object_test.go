@@ -210,3 +210,32 @@ func TestWalkOnEachRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectRootStateMarker: a prefix holding fsbox's journal marker is
+// fsbox's state on an object root too: nothing below it is read, listed,
+// written or walked into.
+func TestObjectRootStateMarker(t *testing.T) {
+	dr := newDoorRoot(t, "object", nil)
+	dr.put("j/"+journalMarker, "marker")
+	dr.put("j/sub/k.txt", "SECRET")
+	for _, c := range []pathCase{
+		{"read below", "open", "j/sub/k.txt", CodeDenied, RuleOwnFile, "", "", anyRoot},
+		{"list it", "opendir", "j/sub", CodeDenied, RuleOwnFile, "", "", anyRoot},
+		{"stat below", "lstat", "j/sub/k.txt", CodeDenied, RuleOwnFile, "", "", anyRoot},
+		{"write below", "write", "j/new.txt", CodeDenied, RuleOwnFile, "", "", anyRoot},
+	} {
+		runPathCases(t, dr.s, []pathCase{c})
+	}
+	var walked []string
+	_, err := dr.s.Walk(context.Background(), ".", WalkOptions{MaxDepth: -1, Hidden: true}, func(e *Entry) error {
+		defer e.Release()
+		walked = append(walked, e.Rel)
+		return nil
+	})
+	checkErr(t, err, "", "")
+	for _, p := range walked {
+		if strings.HasPrefix(p, "j/") {
+			t.Errorf("the walk reported %s, below fsbox's state", p)
+		}
+	}
+}

@@ -1,7 +1,8 @@
 // Package sandbox is the only part of fsbox that touches the filesystem.
 // Every open, stat, listing and write goes through a *Sandbox, which holds
-// one os.Root per configured root and applies the policy to the path each
-// descriptor really refers to.
+// one root per configured root — a directory opened as an os.Root, or an
+// object store — and applies the policy to what each handle the root
+// pinned really is and where it really lies (root.go).
 package sandbox
 
 import (
