@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
 	"strings"
 	"syscall"
 	"time"
@@ -158,12 +157,20 @@ type objDir struct {
 	key  string // "." for the root
 }
 
-// child is the key of the entry name.
+// child is the key of the entry name (a relative path below d whose
+// every component is a name: never "", "." or "..", which a key may
+// spell but no path the door checked does; such a name gives a key that
+// is not there).
 func (d *objDir) child(name string) string {
-	if d.key == "." {
-		return path.Clean(name)
+	for _, c := range strings.Split(name, "/") {
+		if !validName(c) {
+			return "\x00" // no key: not found
+		}
 	}
-	return path.Join(d.key, name)
+	if d.key == "." {
+		return name
+	}
+	return d.key + "/" + name
 }
 
 func (d *objDir) prefix() string {
@@ -185,14 +192,18 @@ func (d *objDir) list(_ *listScratch, out []dirent) ([]dirent, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A key may spell what no path names ("a//b", "a/../b"): such an
+		// entry is not listed (the directory's own marker, "", neither).
 		for _, ob := range objs {
-			if name := ob.Key[len(pre):]; name != "" { // "" is the directory's own marker
+			if name := ob.Key[len(pre):]; validName(name) {
 				out = append(out, dirent{name: name})
 			}
 			after = max(after, ob.Key)
 		}
 		for _, p := range prefixes {
-			out = append(out, dirent{name: strings.TrimSuffix(p[len(pre):], "/"), typ: fs.ModeDir})
+			if name := strings.TrimSuffix(p[len(pre):], "/"); validName(name) {
+				out = append(out, dirent{name: name, typ: fs.ModeDir})
+			}
 			after = max(after, p)
 		}
 		if len(objs)+len(prefixes) < 1000 {

@@ -239,3 +239,38 @@ func TestObjectRootStateMarker(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectKeysNoPathNames: a bucket may hold keys no path spells
+// ("a/../x", "a//x", "a/./x"); an object root lists none of them, and a
+// path the door checked never reaches one.
+func TestObjectKeysNoPathNames(t *testing.T) {
+	dr := newDoorRoot(t, "object", func(p *Policy) { p.Paths.Deny = nil })
+	m := dr.store()
+	for _, k := range []string{"b/../secrets/key", "b//x", "b/./y", "b/ok.txt"} {
+		m.objs[k] = memObject{data: []byte("K"), ver: "v-" + k}
+	}
+	d, err := dr.s.OpenDir("b")
+	checkErr(t, err, "", "")
+	l, err := d.ReadDir()
+	d.Close()
+	checkErr(t, err, "", "")
+	if len(l.Entries) != 1 || l.Entries[0].Name != "ok.txt" {
+		t.Errorf("ReadDir(b) = %+v, want ok.txt alone", l.Entries)
+	}
+	_, err = dr.s.Walk(context.Background(), "b", WalkOptions{MaxDepth: -1, Hidden: true}, func(e *Entry) error {
+		defer e.Release()
+		if e.Rel != "ok.txt" {
+			t.Errorf("the walk reported %q", e.Rel)
+		}
+		return nil
+	})
+	checkErr(t, err, "", "")
+	// The path is secrets/key, lexically: that key, never the one that
+	// spells b/../secrets/key.
+	f, err := dr.s.Open("b/../secrets/key")
+	checkErr(t, err, "", "")
+	if got := readAll(t, f); got != "k" {
+		t.Errorf("b/../secrets/key read %q, want secrets/key's k", got)
+	}
+	f.Close()
+}
