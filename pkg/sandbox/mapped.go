@@ -38,11 +38,19 @@ type fileStamp struct {
 // root the version's.
 func (f *File) stamp() (fileStamp, error) {
 	st, err := f.handle().stamp()
+	if err != nil {
+		return st, namedErr(err, f.Info.Path)
+	}
+	return st, nil
+}
+
+// namedErr names path in a PathError a handle left unnamed.
+func namedErr(err error, path string) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Path == "" {
-		pe.Path = f.Info.Path
+		pe.Path = path
 	}
-	return st, err
+	return err
 }
 
 // Stamp is an opaque record of an open file's size and times, to be
