@@ -41,7 +41,7 @@ type output struct {
 	change bool
 	// live: stdout's reader reads as fsbox writes (a pipe, a socket, a
 	// terminal): a streaming command's output is passed on whenever its
-	// search waits (spec.Input.Idle), not only when 64 KiB are held.
+	// search waits (spec.Sink.Idle), not only when 64 KiB are held.
 	live bool
 }
 
