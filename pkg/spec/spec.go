@@ -348,11 +348,11 @@ type TextWriter interface {
 	// pipeline; escaped on a terminal).
 	Content(b []byte) []byte
 	// Typed is a name (already made safe) of an entry of this type (file,
-	// dir, symlink, other): a face may colour it (only an Op.Paints one's).
+	// dir, symlink, other): a face may colour it (only for an Op that Paints).
 	Typed(name, typ string) string
 	// Paint is s (already made safe) in the colour of its role in a
 	// match listing (PaintPath, PaintLine, PaintMatch, as grep and rg
-	// colour them): a face may colour it (only an Op.Paints one's).
+	// colour them): a face may colour it (only for an Op that Paints).
 	Paint(s string, role Role) string
 }
 
