@@ -255,6 +255,13 @@ func (s *Sandbox) change(ws []*WriteTarget, act func(*Tx) error) (string, error)
 // recorded when it returns nil, or when it failed after Tx.Made: a change
 // made is recorded even when what followed it failed.
 func (s *Sandbox) changeIn(extra []*root, ws []*WriteTarget, act func(*Tx) error) (string, error) {
+	return s.changeClaiming(extra, nil, ws, act)
+}
+
+// changeClaiming is changeIn for a change that also claims the paths
+// claims (undo's steps, pinned when they run): an interrupted change of
+// another policy that overlaps a claim or a target makes it a conflict.
+func (s *Sandbox) changeClaiming(extra []*root, claims []*target, ws []*WriteTarget, act func(*Tx) error) (string, error) {
 	rts, err := s.changeRoots(extra, ws)
 	if err != nil {
 		return "", err
@@ -274,7 +281,10 @@ func (s *Sandbox) changeIn(extra []*root, ws []*WriteTarget, act func(*Tx) error
 	}
 	defer unlock()
 	// A change a crash interrupted is finished before any other.
-	if err := s.recover(locked, ws); err != nil {
+	for _, w := range ws {
+		claims = append(claims, &target{rt: w.rt, rel: w.rootRel()})
+	}
+	if err := s.recover(locked, claims); err != nil {
 		return "", err
 	}
 	// Each root's journal changes under that root's lock; this change

@@ -21,6 +21,7 @@ import (
 // nil or has passed Made; Change returns the record's id.
 func (s *Sandbox) Change(paths []string, undoes string, fn func(tx *Tx) error) (string, error) {
 	var roots []*root
+	var claims []*target
 	if j, _, ok := s.parseID(undoes); ok && j != nil {
 		roots = append(roots, j.rt)
 	}
@@ -30,8 +31,9 @@ func (s *Sandbox) Change(paths []string, undoes string, fn func(tx *Tx) error) (
 			return "", err
 		}
 		roots = addRoot(roots, t.rt)
+		claims = append(claims, t)
 	}
-	return s.changeIn(roots, nil, func(tx *Tx) error {
+	return s.changeClaiming(roots, claims, nil, func(tx *Tx) error {
 		tx.rec.Undoes = undoes
 		defer tx.release()
 		return fn(tx)

@@ -122,7 +122,7 @@ func (j *journal) syncDir(name string) error {
 // removed. A plan this policy may not finish (a root it lacks or does not
 // hold now, a path it may not write now) is left untouched; a change
 // whose targets overlap one is a conflict, a disjoint one goes ahead.
-func (s *Sandbox) recover(held []*root, ws []*WriteTarget) error {
+func (s *Sandbox) recover(held []*root, claims []*target) error {
 	done := map[string]bool{}
 	for _, rt := range held {
 		j := rt.jn
@@ -137,7 +137,7 @@ func (s *Sandbox) recover(held []*root, ws []*WriteTarget) error {
 				return Errorf(CodeIO, j.dir, "the journal's unfinished change %s cannot be read: %v", pp.name, pp.err)
 			}
 			if !s.mayFinish(j, pp.plan, held) {
-				if p := s.overlap(j, pp.plan, ws); p != "" {
+				if p := s.overlap(j, pp.plan, claims); p != "" {
 					return Errorf(CodeConflict, p, "an interrupted change to %s is pending that this policy may not finish (roots counts it in recovery_pending): the policy that made it finishes it on its next change", p)
 				}
 				continue
@@ -172,15 +172,15 @@ func (s *Sandbox) mayFinish(j *journal, pl plan, held []*root) bool {
 
 // overlap is the first path of pl that is, holds or lies in one of ws
 // ("": none).
-func (s *Sandbox) overlap(j *journal, pl plan, ws []*WriteTarget) string {
+func (s *Sandbox) overlap(j *journal, pl plan, claims []*target) string {
 	for _, it := range pl.Items {
 		dir := it.Root
 		if dir == "" {
 			dir = j.rt.dir
 		}
 		p := filepath.Join(dir, filepath.FromSlash(path.Join(it.Dir, it.Name)))
-		for _, w := range ws {
-			q := w.rt.abs(w.rootRel())
+		for _, c := range claims {
+			q := c.rt.abs(c.rel)
 			if within(p, q) || within(q, p) {
 				return s.shownAbs(p)
 			}
