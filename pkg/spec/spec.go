@@ -14,7 +14,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -253,9 +253,11 @@ type Registry struct {
 // NewRegistry checks the descriptors and indexes them by name. A bad
 // descriptor is a programming error: it panics, at start-up, in every test.
 func NewRegistry(ops ...*Op) *Registry {
-	r := &Registry{byName: map[string]*Op{}}
+	r := &Registry{byName: make(map[string]*Op, len(ops)), ops: make([]*Op, 0, len(ops))}
+	flags := map[string]bool{} // one set, cleared for each operation: this runs at every start
 	for _, op := range ops {
-		if err := op.validate(); err != nil {
+		clear(flags)
+		if err := op.validate(flags); err != nil {
 			panic("spec: " + err.Error())
 		}
 		if _, dup := r.byName[op.Name]; dup {
@@ -264,7 +266,7 @@ func NewRegistry(ops ...*Op) *Registry {
 		r.byName[op.Name] = op
 		r.ops = append(r.ops, op)
 	}
-	sort.Slice(r.ops, func(i, j int) bool { return r.ops[i].Name < r.ops[j].Name })
+	slices.SortFunc(r.ops, func(a, b *Op) int { return strings.Compare(a.Name, b.Name) })
 	return r
 }
 
@@ -286,7 +288,9 @@ func (r *Registry) Names() []string {
 	return out
 }
 
-func (o *Op) validate() error {
+// validate checks the descriptor; seen is an empty set it may fill (the
+// flag names taken).
+func (o *Op) validate(seen map[string]bool) error {
 	if o.Name == "" || strings.ToLower(o.Name) != o.Name || strings.ContainsAny(o.Name, " _/") {
 		return fmt.Errorf("bad operation name %q", o.Name)
 	}
@@ -298,22 +302,31 @@ func (o *Op) validate() error {
 	if o.Summary == "" || len(o.Examples) == 0 {
 		return fmt.Errorf("%s: a summary and at least one example are required", o.Name)
 	}
-	seen := map[string]bool{"help": true, "h": true}
+	seen["help"], seen["h"] = true, true
 	for _, a := range o.Args {
 		if a.Name == "" || a.Meta == "" {
 			return fmt.Errorf("%s: an argument needs a name and a metavariable", o.Name)
 		}
 	}
 	for _, opt := range o.Options {
-		names := append([]string{opt.Flag(), opt.Short}, opt.Aliases...)
-		for _, n := range names {
+		taken := func(n string) bool {
 			if n == "" {
-				continue
+				return false
 			}
-			if seen[n] && !(n == "h" && opt.Short == "h") {
+			dup := seen[n] && !(n == "h" && opt.Short == "h")
+			seen[n] = true
+			return dup
+		}
+		if taken(opt.Flag()) {
+			return fmt.Errorf("%s: flag name %q used twice", o.Name, opt.Flag())
+		}
+		if taken(opt.Short) {
+			return fmt.Errorf("%s: flag name %q used twice", o.Name, opt.Short)
+		}
+		for _, n := range opt.Aliases {
+			if taken(n) {
 				return fmt.Errorf("%s: flag name %q used twice", o.Name, n)
 			}
-			seen[n] = true
 		}
 		switch opt.Type {
 		case Bool, Int, String, Strings, Objects:
