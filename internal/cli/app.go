@@ -140,7 +140,7 @@ func newApp(st *state, command string) *ucli.App {
 		Name:            "fsbox",
 		HelpName:        "fsbox",
 		Usage:           "sandboxed file tools that print JSON",
-		Flags:           globalFlags(),
+		Flags:           withNames(globalFlags()),
 		Reader:          st.c.Stdin,
 		Writer:          st.stdout,
 		ErrWriter:       st.c.Stderr,
@@ -295,7 +295,7 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 		Name:      op.Name,
 		Usage:     op.Summary,
 		ArgsUsage: op.Usage(),
-		Flags:     cliFlags(op),
+		Flags:     withNames(cliFlags(op)),
 		HideHelp:  true,
 		OnUsageError: func(_ *ucli.Context, err error, _ bool) error {
 			msg := strings.TrimSpace(err.Error())
