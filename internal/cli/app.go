@@ -20,6 +20,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/fsbox/fsbox/internal/companion"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -321,7 +322,7 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			in.Reg = st.reg
+			in.Reg, in.Executable = st.reg, companion.Self
 			if st.cursor != "" && !op.Pages {
 				return usageErr("%s gives no list to resume: --cursor goes with %s", op.Name, strings.Join(pagingOps(st.reg), ", "))
 			}
