@@ -254,10 +254,10 @@ type Registry struct {
 // descriptor is a programming error: it panics, at start-up, in every test.
 func NewRegistry(ops ...*Op) *Registry {
 	r := &Registry{byName: make(map[string]*Op, len(ops)), ops: make([]*Op, 0, len(ops))}
-	flags := map[string]bool{} // one set, cleared for each operation: this runs at every start
+	var flags []string // one buffer for every operation's flag names: this runs at every start
 	for _, op := range ops {
-		clear(flags)
-		if err := op.validate(flags); err != nil {
+		var err error
+		if flags, err = op.validate(flags[:0]); err != nil {
 			panic("spec: " + err.Error())
 		}
 		if _, dup := r.byName[op.Name]; dup {
@@ -288,56 +288,53 @@ func (r *Registry) Names() []string {
 	return out
 }
 
-// validate checks the descriptor; seen is an empty set it may fill (the
-// flag names taken).
-func (o *Op) validate(seen map[string]bool) error {
+// validate checks the descriptor; names is a buffer for its flag names,
+// returned grown.
+func (o *Op) validate(names []string) ([]string, error) {
 	if o.Name == "" || strings.ToLower(o.Name) != o.Name || strings.ContainsAny(o.Name, " _/") {
-		return fmt.Errorf("bad operation name %q", o.Name)
+		return names, fmt.Errorf("bad operation name %q", o.Name)
 	}
 	switch o.Class {
 	case Read, Write, Destructive, Meta:
 	default:
-		return fmt.Errorf("%s: bad class %q", o.Name, o.Class)
+		return names, fmt.Errorf("%s: bad class %q", o.Name, o.Class)
 	}
 	if o.Summary == "" || len(o.Examples) == 0 {
-		return fmt.Errorf("%s: a summary and at least one example are required", o.Name)
+		return names, fmt.Errorf("%s: a summary and at least one example are required", o.Name)
 	}
-	seen["help"], seen["h"] = true, true
 	for _, a := range o.Args {
 		if a.Name == "" || a.Meta == "" {
-			return fmt.Errorf("%s: an argument needs a name and a metavariable", o.Name)
+			return names, fmt.Errorf("%s: an argument needs a name and a metavariable", o.Name)
 		}
 	}
+	shortH := false // an option's own -h (grep's) takes the name from --help's
+	names = append(names, "help")
 	for _, opt := range o.Options {
-		taken := func(n string) bool {
-			if n == "" {
-				return false
-			}
-			dup := seen[n] && !(n == "h" && opt.Short == "h")
-			seen[n] = true
-			return dup
-		}
-		if taken(opt.Flag()) {
-			return fmt.Errorf("%s: flag name %q used twice", o.Name, opt.Flag())
-		}
-		if taken(opt.Short) {
-			return fmt.Errorf("%s: flag name %q used twice", o.Name, opt.Short)
-		}
-		for _, n := range opt.Aliases {
-			if taken(n) {
-				return fmt.Errorf("%s: flag name %q used twice", o.Name, n)
-			}
-		}
 		switch opt.Type {
 		case Bool, Int, String, Strings, Objects:
 		default:
-			return fmt.Errorf("%s --%s: bad type %q", o.Name, opt.Name, opt.Type)
+			return names, fmt.Errorf("%s --%s: bad type %q", o.Name, opt.Name, opt.Type)
 		}
 		if opt.Help == "" {
-			return fmt.Errorf("%s --%s: no help", o.Name, opt.Name)
+			return names, fmt.Errorf("%s --%s: no help", o.Name, opt.Name)
+		}
+		names = append(names, opt.Flag())
+		if opt.Short != "" {
+			names = append(names, opt.Short)
+		}
+		names = append(names, opt.Aliases...)
+		shortH = shortH || opt.Short == "h"
+	}
+	if !shortH {
+		names = append(names, "h")
+	}
+	slices.Sort(names)
+	for i := 1; i < len(names); i++ {
+		if names[i] == names[i-1] {
+			return names, fmt.Errorf("%s: flag name %q used twice", o.Name, names[i])
 		}
 	}
-	return nil
+	return names, nil
 }
 
 // Int64 returns a pointer to v, for Option.Min and Option.Max.
