@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fsbox/fsbox/internal/companion"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -53,7 +53,7 @@ type call struct {
 	op    *spec.Op
 	in    *spec.Input
 	sb    *sandbox.Sandbox
-	out   *printer
+	out   *output
 	stdin io.Reader
 	args  []string
 	reg   *spec.Registry
@@ -308,285 +308,154 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 			}
 			return usageErr("%s%s", msg, suggestFlag(op, err))
 		},
-		Action: func(c *ucli.Context) error {
-			args := c.Args().Slice()
-			for _, a := range args {
-				if strings.IndexByte(a, 0) >= 0 {
-					return usageErr("an argument holds a NUL byte")
-				}
-			}
-			if err := st.shape.checkFields(op); err != nil {
-				return err
-			}
-			in, err := inputOf(op, c, args, st.c.Stdin)
-			if err != nil {
-				return err
-			}
-			in.Reg, in.Executable = st.reg, companion.Self
-			if st.cursor != "" && !op.Pages {
-				return usageErr("%s gives no list to resume: --cursor goes with %s", op.Name, strings.Join(pagingOps(st.reg), ", "))
-			}
-			in.Cursor, in.Form = st.cursor, st.format
-			cx, jqcx := c.Context, c.Context
-			if !op.NoPolicy && st.policy != nil {
-				// The call's deadline (SPEC §5), from the call's start:
-				// walks and searches give their part by then, a change
-				// commits before it or not at all, and --jq runs under
-				// it, a meta command's too (but mcp, whose server outlives
-				// any one call, runs without it).
-				dl, cancel := context.WithDeadline(cx, st.start.Add(st.policy.Limits.CallTimeout(st.timeout)))
-				defer cancel()
-				jqcx = dl
-				if op.Run != nil {
-					cx = dl
-				}
-			}
-			var live bool // stdout is a pipe or a socket: its reader reads as fsbox writes
-			if op.Run != nil && op.Class == spec.Read && !op.NoPolicy {
-				// A command that only reads stops when the reader of
-				// its output goes (SPEC §3); a change runs to its end.
-				// One fstat, and a goroutine only for a pipe.
-				ow, _ := st.stdout.(*outWatch)
-				if f, fifo := stdoutPipe(st.c.Stdout); f != nil && ow != nil {
-					live = true
-					if fifo {
-						var stop func()
-						cx, stop = watchReader(cx, ow, f)
-						defer stop()
-					}
-				}
-			}
-			x := &call{cx: cx, op: op, in: in, stdin: st.c.Stdin, args: args, out: st.printer(c), reg: st.reg,
-				policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Extras.Serve, execMCP: st.c.ExecMCP,
-				argv: st.argv, getenv: st.c.Getenv, stdout: st.stdout, stderr: st.c.Stderr}
-			x.out.cx, x.out.change, x.out.live = jqcx, !op.ReadOnly(), live || x.out.tty
-			if !op.NoPolicy {
-				if st.policyErr != nil {
-					return st.policyErr
-				}
-				home, _ := os.UserHomeDir()
-				sb, err := sandbox.New(st.policy, home)
-				if err != nil {
-					return err
-				}
-				defer sb.Close()
-				if !op.ReadOnly() {
-					protectOwn(sb) // a call that only reads changes no file, fsbox's own included
-				}
-				sb.SetStdin(st.c.Stdin)
-				if err := ops.CheckCommandIn(st.reg, st.policy, op.Name); err != nil {
-					return err
-				}
-				switch {
-				case op.ReadOnly() && !op.Journal:
-					sb.ReadsOnly() // no journal to open before Landlock
-				case op.ReadOnly():
-					sb.ReadsJournal() // the journals that exist, opened to read
-				}
-				if st.c.Landlock {
-					if err := sb.Restrict(); err != nil {
-						return err
-					}
-				}
-				x.sb, st.sb = sb, sb
-			}
-			if op.Run == nil {
-				return runMeta(x)
-			}
-			return runOp(x)
-		},
+		Action: func(c *ucli.Context) error { return st.action(op, c) },
 	}
 }
 
+// action reads the input, opens the sandbox, runs the operation and
+// prints its result.
+func (st *state) action(op *spec.Op, c *ucli.Context) error {
+	args := c.Args().Slice()
+	in, err := st.input(op, c, args)
+	if err != nil {
+		return err
+	}
+	cx, jqcx := c.Context, c.Context
+	if !op.NoPolicy && st.policy != nil {
+		// The call's deadline (SPEC §5), from the call's start: walks
+		// and searches give their part by then, a change commits before
+		// it or not at all, and --jq runs under it, a meta command's too
+		// (but mcp, whose server outlives any one call, runs without it).
+		dl, cancel := context.WithDeadline(cx, st.start.Add(st.policy.Limits.CallTimeout(st.timeout)))
+		defer cancel()
+		jqcx = dl
+		if op.Run != nil {
+			cx = dl
+		}
+	}
+	cx, live, stop := st.watch(op, cx)
+	defer stop()
+	x := &call{cx: cx, op: op, in: in, stdin: st.c.Stdin, args: args, out: st.output(c), reg: st.reg,
+		policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Extras.Serve, execMCP: st.c.ExecMCP,
+		argv: st.argv, getenv: st.c.Getenv, stdout: st.stdout, stderr: st.c.Stderr}
+	x.out.cx, x.out.change, x.out.live = jqcx, !op.ReadOnly(), live || x.out.tty
+	if !op.NoPolicy {
+		sb, err := st.open(op)
+		if err != nil {
+			return err
+		}
+		defer sb.Close()
+		x.sb, st.sb = sb, sb
+	}
+	if op.Run == nil {
+		return runMeta(x)
+	}
+	return runOp(x)
+}
+
+// input reads the command's flags and arguments, and the global flags
+// that concern it, into the operation's input.
+func (st *state) input(op *spec.Op, c *ucli.Context, args []string) (*spec.Input, error) {
+	for _, a := range args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, usageErr("an argument holds a NUL byte")
+		}
+	}
+	if err := st.shape.checkFields(op); err != nil {
+		return nil, err
+	}
+	in, err := inputOf(op, c, args, st.c.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	in.Reg, in.Executable = st.reg, companion.Self
+	if st.cursor != "" && !op.Pages {
+		return nil, usageErr("%s gives no list to resume: --cursor goes with %s", op.Name, strings.Join(pagingOps(st.reg), ", "))
+	}
+	in.Cursor, in.Form = st.cursor, st.format
+	return in, nil
+}
+
+// watch: a command that only reads stops when the reader of its output
+// goes (SPEC §3); a change runs to its end. One fstat, and a goroutine
+// only for a pipe (stop ends it). live: stdout is a pipe or a socket,
+// whose reader reads as fsbox writes.
+func (st *state) watch(op *spec.Op, cx context.Context) (_ context.Context, live bool, stop func()) {
+	stop = func() {}
+	if op.Run == nil || op.Class != spec.Read || op.NoPolicy {
+		return cx, false, stop
+	}
+	ow, _ := st.stdout.(*outWatch)
+	f, fifo := stdoutPipe(st.c.Stdout)
+	if f == nil || ow == nil {
+		return cx, false, stop
+	}
+	if fifo {
+		cx, stop = watchReader(cx, ow, f)
+	}
+	return cx, true, stop
+}
+
+// open opens the call's sandbox for op, ready to run it: fsbox's own
+// files protected from a change, the command checked against the
+// policy, the journals a reading call needs opened, and Landlock up
+// where the call asks for it.
+func (st *state) open(op *spec.Op) (*sandbox.Sandbox, error) {
+	if st.policyErr != nil {
+		return nil, st.policyErr
+	}
+	home, _ := os.UserHomeDir()
+	sb, err := sandbox.New(st.policy, home)
+	if err != nil {
+		return nil, err
+	}
+	if !op.ReadOnly() {
+		protectOwn(sb) // a call that only reads changes no file, fsbox's own included
+	}
+	sb.SetStdin(st.c.Stdin)
+	if err := ops.CheckCommandIn(st.reg, st.policy, op.Name); err != nil {
+		sb.Close()
+		return nil, err
+	}
+	switch {
+	case op.ReadOnly() && !op.Journal:
+		sb.ReadsOnly() // no journal to open before Landlock
+	case op.ReadOnly():
+		sb.ReadsJournal() // the journals that exist, opened to read
+	}
+	if st.c.Landlock {
+		if err := sb.Restrict(); err != nil {
+			sb.Close()
+			return nil, err
+		}
+	}
+	return sb, nil
+}
+
 // runOp runs an operation through its descriptor, the one path every
-// face takes, and prints its result in the format chosen once before the
-// call: a streaming operation (Op.Streams) gets a sink in that format (an
-// item a line in ndjson, the text form as items come, in json each item
-// into the object's list, its other fields after it; with --jq the
-// result is collected) and its summary follows the items; any other
-// result is printed whole, as its text form (spec.Texter, written next
-// to the result's type) with --format text, else as JSON. A call that
-// fails after items were sent leaves stdout with what the 64 KiB buffer
-// had passed on by then (nothing, for a short list), in every format.
+// face takes, and prints its result through the printer picked once for
+// the call's format (Printer): a streaming operation (Op.Streams) sends
+// its items to the printer's sink as they come (an item a line in
+// ndjson, the text form as items come, in json each item into the
+// object's list, its other fields after it; with --jq the result is
+// collected), and the printer ends the output once Run returns; any other
+// result is printed whole. The result's outcome is the call's end.
 func runOp(x *call) error {
-	p := x.out
-	x.in.Exact = p.exact()
-	var bw *bufio.Writer
-	var list *jsonList
-	done := func() error { return nil }
-	streams := x.op.StreamsWith(x.in)
-	if streams && p.format == formatJSON && (p.shape == nil || p.shape.jq == nil) {
-		// The items go into the object as they come (jsonList); --jq
-		// needs the whole document, so it collects.
-		out, flush := p.jsonOut()
-		w := bufio.NewWriterSize(out, 64<<10)
-		if list = newJSONList(p, w, x.op.Result); list != nil {
-			bw, done = w, flush
-			x.in.Sink = spec.ItemSink(list.add)
-		}
-	}
-	if streams && (p.format == formatNDJSON || p.format == formatText) {
-		var out io.Writer
-		switch {
-		case p.format == formatNDJSON:
-			out, done = p.jsonOut()
-			bw = bufio.NewWriterSize(out, 64<<10)
-			x.in.Sink = spec.ItemSink(p.itemEncoder(bw).Encode)
-		case p.color && paints(x.op):
-			// Names and content are escaped (textWriter) before they are
-			// painted, so the lines go out past the terminal escaper:
-			// only our SGR codes reach the terminal.
-			out, done = p.jsonOut()
-			bw = bufio.NewWriterSize(out, 64<<10)
-			colors := p.typeColors()
-			x.in.Sink = textWriter{bw, p, &colors}
-		default:
-			out, done = p.textOut()
-			bw = bufio.NewWriterSize(out, 64<<10)
-			x.in.Sink = textWriter{bw, p, nil}
-		}
-	}
-	if bw != nil && p.live {
-		// The search waits: what it found so far goes to the reader now
-		// (`fsbox grep x | head -1` ends at the first match).
-		w := bw
-		x.in.Idle = func() {
-			if w.Buffered() > 0 {
-				w.Flush() // a failure sticks: the next write reports it
-			}
-		}
-	}
+	x.in.Exact = x.out.exact()
+	pr := x.out.printerFor(x.op, x.op.StreamsWith(x.in))
+	x.in.Sink = pr.Sink()
 	r, err := x.op.Run(x.cx, x.sb, x.in)
 	if err != nil {
 		return err
 	}
-	if s, ok := r.(interface{ Silent() bool }); ok && s.Silent() {
-		if matched(r) == nil {
-			return nil // grep -q: any match is success, whatever else happened
-		}
-		return outcome(r)
+	o := r.Outcome()
+	if o.Quiet {
+		return quietEnd(o)
 	}
-	if f, ok := r.(interface{ Failures() ops.PathErrors }); ok && p.format == formatText {
-		defer p.sayFailures(f.Failures()) // on stderr, once the output is out
-	}
-	if n, ok := r.(interface{ Notes() []string }); ok && p.format == formatText {
-		defer p.sayNotes(n.Notes()) // grep's "binary file matches", after the output
-	}
-	var tr *ops.Truncation
-	if t, ok := r.(interface{ Trunc() *ops.Truncation }); ok {
-		tr = t.Trunc()
-	}
-	if bw != nil {
-		if list != nil {
-			err = list.finish(r) // the list's end and the other fields
-		} else {
-			p.trailer(bw, r, tr)
-		}
-		if err != nil {
-			return err
-		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		if err := done(); err != nil {
-			return err
-		}
-		return outcome(r)
-	}
-	// A list (spec.Lister) goes out an item a line in ndjson, and its cut
-	// is noted after it.
-	var items any
-	if l, ok := r.(spec.Lister); ok {
-		items = l.Items()
-	} else if !x.op.Pages || p.format != formatText {
-		tr = nil // no list: no trailer (a list command's cut is still noted in the text form: history)
-	}
-	if t, ok := r.(spec.Texter); ok && p.format == formatText {
-		if _, paints := r.(spec.Painter); paints && p.color {
-			// Names escaped first, then painted, past the terminal
-			// escaper: only our SGR codes get through.
-			colors := p.typeColors()
-			err = p.paintedText(r, tr, func(bw *bufio.Writer) error { return t.Text(textWriter{bw, p, &colors}) })
-		} else {
-			err = p.emit(r, items, tr, func(w *bufio.Writer) error { return t.Text(textWriter{w, p, nil}) })
-		}
-	} else if b, ok := r.(interface{ BigField() *string }); ok {
-		err = p.emitWithString(r, b.BigField()) // the big string is written in place, not copied
-	} else {
-		err = p.emit(r, items, tr, nil)
-	}
-	if err != nil {
+	if err := pr.Done(r, o); err != nil {
 		return err
 	}
-	return outcome(r)
-}
-
-// paints: the operation's text form passes every name through the
-// writer (spec.Painter's promise), so it may be coloured on a terminal.
-func paints(op *spec.Op) bool {
-	_, ok := op.Result.(interface{ Paints() })
-	return ok
-}
-
-// outcome is the call's end once its result is printed (SPEC §2): a list
-// result a policy limit cut exits 9 (truncated; a cut the caller asked
-// for, --limit or -m, is no failure), then a result that finds things
-// (grep) and found nothing exits 1, as grep does.
-func outcome(r any) error {
-	if f, ok := r.(interface{ Failed() error }); ok && f.Failed() != nil {
-		return printed{sandbox.AsError(f.Failed())} // the first failing path's class; reported in the result
-	}
-	if t, ok := r.(interface{ Trunc() *ops.Truncation }); ok {
-		if tr := t.Trunc(); tr.Truncated && policyCut(tr.Limit) {
-			what := "the " + tr.Limit + " limit"
-			if tr.Limit == "timeout" {
-				what = "the call's deadline"
-			}
-			return &sandbox.Error{Code: sandbox.CodeTruncated, Msg: what + " cut the output"}
-		}
-	}
-	return matched(r)
-}
-
-// printed is the outcome of a call whose result is printed and already
-// reports the error (errors[] of several paths): its class is the exit
-// status, and nothing more is printed.
-type printed struct{ e *sandbox.Error }
-
-func (p printed) Error() string { return p.e.Error() }
-
-// Unwrap gives the error itself (its code, for the audit record).
-func (p printed) Unwrap() error { return p.e }
-
-// sayFailures writes each failing path of a text form's call on stderr,
-// as fsbox: CODE: message lines, and how many more there were.
-func (p *printer) sayFailures(pe ops.PathErrors) {
-	for _, e := range pe.Errors {
-		printError(p.errw, formatText, &sandbox.Error{Code: e.Code, Msg: e.Message})
-	}
-	if pe.ErrorsMore > 0 {
-		fmt.Fprintf(p.errw, "fsbox: and %d more failing paths\n", pe.ErrorsMore)
-	}
-}
-
-// sayNotes writes a text form's notes on stderr, a line each (a name in
-// one cannot forge a line, nor reach a terminal raw).
-func (p *printer) sayNotes(notes []string) {
-	for _, n := range notes {
-		n = oneLine(n)
-		if isTerminal(p.errw) {
-			n = string(escapeControls([]byte(n), true))
-		}
-		fmt.Fprintf(p.errw, "fsbox: %s\n", n)
-	}
-}
-
-// policyCut: the limit that cut a list is the policy's (max_results) or
-// the call's deadline (timeout: max_call_seconds, or --timeout, which
-// only lowers it, so exits as the policy's would), not the caller's own
-// cut (--limit, -m); a read page at max_read_bytes is no cut of a list.
-func policyCut(limit string) bool {
-	return limit == "max_results" || limit == "timeout" || limit == "max_result_bytes"
+	return exitOf(o)
 }
 
 // pagingOps names the commands that take a cursor.
@@ -600,19 +469,11 @@ func pagingOps(reg *spec.Registry) []string {
 	return names
 }
 
-// matched: a result that finds things (grep) and found nothing exits 1.
-func matched(r any) error {
-	if m, ok := r.(interface{ Matched() bool }); ok && !m.Matched() {
-		return &sandbox.Error{Code: sandbox.CodeNoMatch, Msg: "no match"}
-	}
-	return nil
-}
-
 // textWriter is a result's text form's writer on the command line: names
 // pass the printer's escaping for a terminal.
 type textWriter struct {
 	*bufio.Writer
-	p      *printer
+	p      *output
 	colors *typeColors // nil: no colour
 }
 
@@ -689,8 +550,10 @@ func inputOf(op *spec.Op, c *ucli.Context, args []string, stdin io.Reader) (*spe
 	return in, in.Check()
 }
 
-func (st *state) printer(c *ucli.Context) *printer {
-	p := &printer{w: st.stdout, errw: st.c.Stderr, format: st.format, pretty: c.Bool("pretty"), shape: st.shape}
+// output is where the call prints, and how, as the global flags and the
+// terminal say.
+func (st *state) output(c *ucli.Context) *output {
+	p := &output{w: st.stdout, errw: st.c.Stderr, format: st.format, pretty: c.Bool("pretty"), shape: st.shape}
 	p.lsColors, _ = st.c.Getenv("LS_COLORS")
 	tty := isTerminal(st.stdout)
 	p.tty = tty
@@ -718,13 +581,8 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// ExitClosedPipe is the exit status of a call whose stdout was closed by
-// its reader (`fsbox grep x | head -1`): 128 + SIGPIPE, what a shell
-// reports for a pipeline stage the signal ended.
-const ExitClosedPipe = 141
-
 // outWatch passes writes through to stdout and notes when its reader has
-// gone (EPIPE): the call then ends quietly with ExitClosedPipe.
+// gone (EPIPE): the call then ends quietly with tool.ExitClosedPipe.
 type outWatch struct {
 	w      io.Writer
 	closed atomic.Bool
@@ -773,7 +631,7 @@ func MainMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, x Extras)
 // It never panics: a panic inside a command becomes an io error. Every
 // call leaves its audit record, even when stdout is a pipe closed early: a
 // closed stdout ends the call quietly, with nothing on stderr and exit
-// status ExitClosedPipe, after the record is written.
+// status tool.ExitClosedPipe, after the record is written.
 func Run(ctx context.Context, c Call) (code int) {
 	if c.Getenv == nil {
 		c.Getenv = os.LookupEnv
@@ -791,7 +649,7 @@ func Run(ctx context.Context, c Call) (code int) {
 		if r := recover(); r != nil {
 			err := sandbox.Errorf(sandbox.CodeIO, "", "internal error: %v", r)
 			if out.closed.Load() {
-				code = st.audit(command, err, ExitClosedPipe)
+				code = st.audit(command, err, tool.ExitClosedPipe)
 				return
 			}
 			code = st.audit(command, err, printError(c.Stderr, st.format, err))
@@ -826,7 +684,7 @@ func Run(ctx context.Context, c Call) (code int) {
 	case out.closed.Load():
 		// The reader has what it wanted; the call's error, if any, is
 		// the failed write. Say nothing: a pipeline stage stops quietly.
-		code = ExitClosedPipe
+		code = tool.ExitClosedPipe
 	case err != nil:
 		code = printError(c.Stderr, st.format, err)
 	}

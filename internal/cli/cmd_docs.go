@@ -4,6 +4,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/fsbox/fsbox/internal/tool"
 )
 
 // runMeta answers the commands that describe or serve the faces
@@ -20,7 +22,7 @@ func runMeta(x *call) error {
 		s, err = ManPage(x.reg, x.in.String("command"))
 	case "tools":
 		p := x.sb.Policy()
-		return x.out.emit(Tools(x.reg, func(name string) bool { return opsEnabled(x.reg, p, name) }), nil, nil, nil)
+		return x.out.whole(tool.Tools(x.reg, func(name string) bool { return opsEnabled(x.reg, p, name) }))
 	case "mcp":
 		return runMCP(x)
 	default:

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -11,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/fsbox/fsbox/internal/companion"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/sandbox"
-	"github.com/fsbox/fsbox/pkg/spec"
 )
 
 // Serve runs `fsbox mcp` once the policy is settled and the sandbox open
@@ -20,7 +19,7 @@ import (
 // fsbox binary has none: linking the MCP SDK would add its package
 // initialisation (about 0.9 ms) to every call of every command, so fsbox
 // runs fsbox-mcp instead (see Extras).
-type Serve func(ctx context.Context, s *ServeSpec) error
+type Serve func(ctx context.Context, s *tool.ServeSpec) error
 
 // Extras are what the fsbox binary leaves out so that every call starts
 // quickly: the MCP server, whose SDK's package inits alone cost about
@@ -46,69 +45,14 @@ type JQCompiler func(program string) (func(ctx context.Context, input any) inter
 // MCPBinary is the name of the MCP server's binary, beside fsbox.
 const MCPBinary = companion.MCP
 
-// ServeSpec is what a server gets.
-type ServeSpec struct {
-	Reg      *spec.Registry
-	Sandbox  *sandbox.Sandbox // restricted; make a ForCall view per tool call
-	Audit    *sandbox.AuditLog
-	Version  string
-	Profile  string // "native" or "reference"
-	HTTP     string // a loopback host:port, or "" for stdio
-	Token    string // FSBOX_MCP_TOKEN (needed with HTTP)
-	Stdin    io.Reader
-	Stdout   io.Writer
-	Stderr   io.Writer
-	Landlock bool // whether the process was restricted
-}
-
 // runMCP serves the policy's enabled operations over MCP.
 func runMCP(x *call) error {
 	if x.policyErr != nil {
 		return x.policyErr
 	}
-	dirs := x.in.Strings("dirs")
-	for _, d := range dirs {
-		if d == "" {
-			return usageErr("fsbox mcp: an empty directory name")
-		}
-	}
-	// The reference profile is a drop-in for the reference server, which
-	// lets every directory it is given be written: the first is the
-	// workdir, the rest write roots. The native one makes the rest read
-	// roots, but those named by --write (and --write's own) writable.
-	reference := x.in.String("profile") == "reference"
-	write := x.in.Strings("write")
-	if reference && len(write) > 0 {
-		return usageErr("fsbox mcp: --write goes with the native profile (the reference profile makes every directory writable)")
-	}
-	named := map[string]bool{}
-	for _, w := range write {
-		if w == "" {
-			return usageErr("fsbox mcp: an empty directory name")
-		}
-		named[filepath.Clean(w)] = true
-	}
-	all := slices.Clone(dirs)
-	for _, w := range write {
-		if !slices.ContainsFunc(all, func(d string) bool { return filepath.Clean(d) == filepath.Clean(w) }) {
-			all = append(all, w)
-		}
-	}
-	p, err := sandbox.ServeDirs(x.policy, all, func(i int) bool { return reference || named[filepath.Clean(all[i])] })
+	p, err := servedPolicy(x)
 	if err != nil {
 		return err
-	}
-	if x.policy.Source == "" {
-		// fsbox-mcp without a policy serves the agent preset: the CLI
-		// fills nothing by face, the MCP server does (SPEC §4).
-		p = sandbox.AgentServed(p)
-	}
-	if reference {
-		// The reference profile never requires preconditions: the
-		// preset's requirement is dropped, a policy's own is config.
-		if p, err = sandbox.ForReferenceProfile(p); err != nil {
-			return err
-		}
 	}
 	addr := x.in.String("http")
 	token, _ := x.getenv("FSBOX_MCP_TOKEN")
@@ -135,10 +79,58 @@ func runMCP(x *call) error {
 			return err
 		}
 	}
-	return x.serve(x.cx, &ServeSpec{
+	return x.serve(x.cx, &tool.ServeSpec{
 		Reg: x.reg, Sandbox: sb, Audit: x.audit, Version: VersionLine(), Profile: x.in.String("profile"),
 		HTTP: addr, Token: token, Stdin: x.stdin, Stdout: x.stdout, Stderr: x.stderr, Landlock: x.landlock,
 	})
+}
+
+// servedPolicy is the policy `fsbox mcp` serves: the call's, narrowed to
+// the directories it names (DIR... and --write's) as the profile says.
+func servedPolicy(x *call) (*sandbox.Policy, error) {
+	dirs := x.in.Strings("dirs")
+	for _, d := range dirs {
+		if d == "" {
+			return nil, usageErr("fsbox mcp: an empty directory name")
+		}
+	}
+	// The reference profile is a drop-in for the reference server, which
+	// lets every directory it is given be written: the first is the
+	// workdir, the rest write roots. The native one makes the rest read
+	// roots, but those named by --write (and --write's own) writable.
+	reference := x.in.String("profile") == "reference"
+	write := x.in.Strings("write")
+	if reference && len(write) > 0 {
+		return nil, usageErr("fsbox mcp: --write goes with the native profile (the reference profile makes every directory writable)")
+	}
+	named := map[string]bool{}
+	for _, w := range write {
+		if w == "" {
+			return nil, usageErr("fsbox mcp: an empty directory name")
+		}
+		named[filepath.Clean(w)] = true
+	}
+	all := slices.Clone(dirs)
+	for _, w := range write {
+		if !slices.ContainsFunc(all, func(d string) bool { return filepath.Clean(d) == filepath.Clean(w) }) {
+			all = append(all, w)
+		}
+	}
+	p, err := sandbox.ServeDirs(x.policy, all, func(i int) bool { return reference || named[filepath.Clean(all[i])] })
+	if err != nil {
+		return nil, err
+	}
+	if x.policy.Source == "" {
+		// fsbox-mcp without a policy serves the agent preset: the CLI
+		// fills nothing by face, the MCP server does (SPEC §4).
+		p = sandbox.AgentServed(p)
+	}
+	if reference {
+		// The reference profile never requires preconditions: the
+		// preset's requirement is dropped, a policy's own is config.
+		return sandbox.ForReferenceProfile(p)
+	}
+	return p, nil
 }
 
 // execMCP replaces this process with the fsbox-mcp beside the running

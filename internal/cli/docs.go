@@ -7,6 +7,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
@@ -102,7 +103,7 @@ func writeManExample(b *strings.Builder, e spec.Example) {
 
 func writeManExit(b *strings.Builder) {
 	b.WriteString(".SH EXIT STATUS\n")
-	for _, l := range exitLines() {
+	for _, l := range tool.ExitLines() {
 		status, says, _ := strings.Cut(l, ": ")
 		fmt.Fprintf(b, ".TP\n.B %s\n%s\n", roffEscape(status), roffEscape(upperFirst(says)+"."))
 	}

@@ -1,17 +1,16 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
@@ -23,9 +22,10 @@ const (
 	formatText   = "text"
 )
 
-// printer writes a command's result in the chosen format. It buffers, so a
-// command that fails half way leaves stdout empty (SPEC §3).
-type printer struct {
+// output is where one call prints, and how: its format and the rest of
+// what the global flags and the terminal say. The call's Printer (picked
+// once, from the format) writes through it.
+type output struct {
 	w        io.Writer
 	errw     io.Writer // for the text form's truncation note
 	format   string
@@ -41,22 +41,22 @@ type printer struct {
 	change bool
 	// live: stdout's reader reads as fsbox writes (a pipe, a socket, a
 	// terminal): a streaming command's output is passed on whenever its
-	// search waits (spec.Input.Idle), not only when 64 KiB are held.
+	// search waits (spec.Sink.Idle), not only when 64 KiB are held.
 	live bool
 }
 
 // typeColors are the colours of entry types for ls and find.
-func (p *printer) typeColors() typeColors { return newTypeColors(p.lsColors) }
+func (p *output) typeColors() typeColors { return newTypeColors(p.lsColors) }
 
 // exact reports whether lines go out whole: the text form prints them as
 // the file has them; JSON and NDJSON cut them at max_line_bytes.
-func (p *printer) exact() bool { return p.format == formatText }
+func (p *output) exact() bool { return p.format == formatText }
 
 // safe returns content for the text form: as is in a pipeline; on a
 // terminal, escaped by escapeControls' rule for content. (Every text
 // printer's stdout already passes through a ttyWriter, which applies the
 // same rule: safe is for output written around it, such as grep's.)
-func (p *printer) safe(b []byte) []byte {
+func (p *output) safe(b []byte) []byte {
 	if !p.tty {
 		return b
 	}
@@ -66,7 +66,7 @@ func (p *printer) safe(b []byte) []byte {
 // safeName is safe for a name, path or other one-line field, where a
 // newline (and a CR before it) is escaped too, so a name cannot forge
 // another line of output.
-func (p *printer) safeName(s string) string {
+func (p *output) safeName(s string) string {
 	if !p.tty {
 		return s
 	}
@@ -201,7 +201,7 @@ func heldTail(b []byte) int {
 
 // textOut is where the text form writes stdout: p.w in a pipeline, a
 // ttyWriter over it on a terminal. done flushes what the ttyWriter holds.
-func (p *printer) textOut() (w io.Writer, done func() error) {
+func (p *output) textOut() (w io.Writer, done func() error) {
 	if !p.tty {
 		return p.w, func() error { return nil }
 	}
@@ -211,7 +211,7 @@ func (p *printer) textOut() (w io.Writer, done func() error) {
 
 // jsonOut is where JSON (and grep's text, which escapes for itself and
 // colors) goes: p.w in a pipeline, a c1Writer over it on a terminal.
-func (p *printer) jsonOut() (w io.Writer, done func() error) {
+func (p *output) jsonOut() (w io.Writer, done func() error) {
 	if !p.tty {
 		return p.w, func() error { return nil }
 	}
@@ -281,155 +281,32 @@ func escapeC1(b []byte) []byte {
 	return append(out, b[last:]...)
 }
 
-// textFunc renders the text form.
-type textFunc func(w *bufio.Writer) error
-
-// emit prints one result object (json), its items one per line (ndjson,
-// when items is a slice; a trailer line follows when tr says a limit cut
-// the list), or the text form.
-func (p *printer) emit(v any, items any, tr *ops.Truncation, text textFunc) error {
-	if p.format == formatText && text != nil {
-		// The result is complete before it is printed: stream it out.
-		out, done := p.textOut()
-		bw := bufio.NewWriterSize(out, 64<<10)
-		if err := text(bw); err != nil {
-			return err
-		}
-		p.trailer(bw, v, tr) // a note on stderr, as lines() gives
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		return done()
-	}
-	if p.shape != nil && p.format == formatJSON {
-		out, _ := p.jsonOut()
-		cx := p.cx
-		if cx == nil {
-			cx = context.Background()
-		}
-		return p.shape.write(cx, out, v, p.pretty, p.change)
-	}
-	if p.format != formatNDJSON || items == nil {
-		// One document: json.Encoder marshals all of it before its one
-		// Write, so a failure leaves stdout empty without a copy of ours
-		// (each fresh page of a copy costs a fault; read's 1 MiB content
-		// would cost about 2 MiB more).
-		out, _ := p.jsonOut() // one whole document: nothing is held back
-		return newEncoder(out, p.pretty && p.format == formatJSON).Encode(v)
-	}
-	var buf bytes.Buffer
-	bw := bufio.NewWriterSize(&buf, 64<<10)
-	rv := reflect.ValueOf(items)
-	enc := p.itemEncoder(bw)
-	for i := 0; i < rv.Len(); i++ {
-		if err := enc.Encode(rv.Index(i).Interface()); err != nil {
-			return err
-		}
-	}
-	p.trailer(bw, v, tr)
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	out, _ := p.jsonOut() // one write of whole lines: nothing is held back
-	_, err := out.Write(buf.Bytes())
-	return err
-}
-
-// listFields are the result fields that hold a list command's items: in
-// NDJSON they go out one a line, and the summary line has the rest.
-var listFields = []string{"matches", "counts", "paths", "entries", "lines", "rows", "links", "files"}
-
-// trailer ends a list: in NDJSON exactly one last line
-// {"summary":{...}}, the result without its items (count, truncated,
-// limit, skipped, files_searched, ...), for every list command; in the
-// text form a note on stderr when a limit cut the list.
-func (p *printer) trailer(bw *bufio.Writer, result any, tr *ops.Truncation) {
-	if p.format == formatText {
-		if tr == nil || !tr.Truncated || bw.Flush() != nil {
-			return // stdout is gone (a closed pipe): no note either
-		}
-		what := func(limit string) string {
-			switch limit {
-			case "limit":
-				return "--limit"
-			case "timeout":
-				return "deadline (max_call_seconds, --timeout)"
-			}
-			return limit + " limit"
-		}
-		if n := len(tr.Cuts); n > 1 {
-			// A count's list cut first, then the deadline stopped the
-			// counting (SPEC §2, Counts): the counts are partial.
-			fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the list, then the %s stopped the count: the counts are of the files before the cut\n", what(tr.Cuts[0]), what(tr.Cuts[n-1]))
-		} else {
-			fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the output\n", what(tr.Limit))
-		}
-		if tr.NextCursor != "" {
-			// The text form has no field for it: the next page's flag
-			// goes on a hint line (SPEC §3), ready to paste.
-			fmt.Fprintf(p.errw, "fsbox:   the rest: the same command with --cursor %s\n", tr.NextCursor)
-		}
-		return
-	}
-	b, err := json.Marshal(result)
-	var fields map[string]json.RawMessage
-	if err != nil || json.Unmarshal(b, &fields) != nil {
-		fields = map[string]json.RawMessage{}
-	}
-	for _, k := range listFields {
-		delete(fields, k)
-	}
-	newEncoder(bw, false).Encode(struct {
-		Summary map[string]json.RawMessage `json:"summary"`
-	}{fields})
-}
-
-// paintedText prints a list's text form that write has already escaped
-// (names through safeName) and coloured: past the terminal escaper, so
-// only fsbox's own SGR codes reach the terminal; a cut gets its note.
-func (p *printer) paintedText(result any, tr *ops.Truncation, write func(bw *bufio.Writer) error) error {
-	out, done := p.jsonOut()
-	bw := bufio.NewWriterSize(out, 64<<10)
-	if err := write(bw); err != nil {
-		return err
-	}
-	p.trailer(bw, result, tr)
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return done()
-}
-
 // itemEncoder encodes NDJSON items, each shaped by --fields (its keys
-// kept in their order).
-func (p *printer) itemEncoder(w io.Writer) interface{ Encode(any) error } {
-	enc := newEncoder(w, false)
+// kept in their order), a line each.
+func (p *output) itemEncoder(w io.Writer) func(v any) error {
 	if p.shape == nil || p.shape.fields == nil {
 		// A line or a path (most items) is quoted directly, as
 		// encoding/json would (appendJSONString).
+		enc := newEncoder(w, false)
 		var buf []byte
-		return itemFunc(func(v any) error {
+		return func(v any) error {
 			if s, ok := v.(string); ok {
 				buf = append(appendJSONString(buf[:0], s), '\n')
 				_, err := w.Write(buf)
 				return err
 			}
 			return enc.Encode(v)
-		})
+		}
 	}
-	return itemFunc(func(v any) error {
+	return func(v any) error {
 		raw, err := marshal(v)
 		if err != nil {
 			return err
 		}
 		_, err = w.Write(append(p.shape.keepJSON(raw), '\n'))
 		return err
-	})
+	}
 }
-
-type itemFunc func(any) error
-
-func (f itemFunc) Encode(v any) error { return f(v) }
 
 func newEncoder(w io.Writer, pretty bool) *json.Encoder {
 	enc := json.NewEncoder(w)
@@ -440,30 +317,11 @@ func newEncoder(w io.Writer, pretty bool) *json.Encoder {
 	return enc
 }
 
-// errorEnvelope is the one line stderr gets on failure.
-type errorEnvelope struct {
-	Error errorBody `json:"error"`
-}
-
-type errorBody struct {
-	Code    sandbox.Code `json:"code"`
-	Message string       `json:"message"`
-	Path    string       `json:"path,omitempty"`
-	Rule    sandbox.Rule `json:"rule,omitempty"`
-}
-
 // ErrorJSON is err as the CLI prints it in JSON: {"error":{code, message,
-// path, rule}}, without the newline.
+// path, rule}} (tool.ErrorOf, its hint spelled as a flag), without the
+// newline.
 func ErrorJSON(err error) []byte {
-	return ErrorJSONSpelled(err, FlagSpelling)
-}
-
-// ErrorJSONSpelled is ErrorJSON with the error's hint spelled by spell (a
-// tool face names its arguments, not flags).
-func ErrorJSONSpelled(err error, spell func(*sandbox.Hint) string) []byte {
-	e := sandbox.AsError(err)
-	b, _ := json.Marshal(errorEnvelope{errorBody{Code: e.Code, Message: e.Message(spell), Path: e.Path, Rule: e.Rule}})
-	return b
+	return tool.ErrorJSON(err, FlagSpelling)
 }
 
 // FlagSpelling spells a hint's option as the command line takes it:
@@ -489,11 +347,11 @@ func FlagSpelling(h *sandbox.Hint) string {
 func printError(w io.Writer, format string, err error) int {
 	var said printed
 	if errors.As(err, &said) {
-		return exitCode(said.e.Code) // the result on stdout reports it
+		return tool.ExitCode(said.e.Code) // the result on stdout reports it
 	}
 	e := sandbox.AsError(err)
 	if e.Code == sandbox.CodeNoMatch || e.Code == sandbox.CodeTruncated {
-		return exitCode(e.Code) // the result is already on stdout (and a text form's note on stderr)
+		return tool.ExitCode(e.Code) // the result is already on stdout (and a text form's note on stderr)
 	}
 	if format == formatText {
 		// The message and its hint (what to pass instead) go out a line
@@ -522,9 +380,9 @@ func printError(w io.Writer, format string, err error) int {
 			// stdout on a terminal; still one JSON document.
 			w, pretty = &c1Writer{w: w}, true // one whole document: nothing is held back
 		}
-		newEncoder(w, pretty).Encode(errorEnvelope{errorBody{Code: e.Code, Message: e.Message(FlagSpelling), Path: e.Path, Rule: e.Rule}})
+		newEncoder(w, pretty).Encode(tool.ErrorOf(e, FlagSpelling))
 	}
-	return exitCode(e.Code)
+	return tool.ExitCode(e.Code)
 }
 
 // oneLine keeps a message on one line in the text form.

@@ -37,7 +37,7 @@ func TestEscapeControls(t *testing.T) {
 			t.Errorf("%q (name %v): escaping twice changed it: %q", c.in, c.name, got)
 		}
 	}
-	p := &printer{}
+	p := &output{}
 	if got := string(p.safe([]byte("\x1b"))); got != "\x1b" {
 		t.Error("a pipeline must get the bytes unchanged")
 	}

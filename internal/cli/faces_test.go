@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/fsbox/fsbox/internal/jq"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/internal/toyop"
 
 	"github.com/fsbox/fsbox/pkg/ops"
@@ -102,28 +103,28 @@ func TestToyOperationInEveryFace(t *testing.T) {
 			}
 		}
 	}
-	var doc ToolsDoc
+	var doc tool.ToolsDoc
 	out, _, _ = fx.run(reg, "tools")
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	var tool *Tool
+	var tl *tool.Tool
 	for i := range doc.Tools {
 		if doc.Tools[i].Name == "fsbox_toy" {
-			tool = &doc.Tools[i]
+			tl = &doc.Tools[i]
 		}
 	}
-	if tool == nil {
+	if tl == nil {
 		t.Fatal("fsbox tools has no fsbox_toy")
 	}
-	if p := tool.InputSchema.Properties["shout_loud"]; p == nil || p.Type != "boolean" {
+	if p := tl.InputSchema.Properties["shout_loud"]; p == nil || p.Type != "boolean" {
 		t.Errorf("toy's shout_loud property: %+v", p)
 	}
-	if p := tool.InputSchema.Properties["times"]; p == nil || p.Minimum == nil || *p.Minimum != 1 {
+	if p := tl.InputSchema.Properties["times"]; p == nil || p.Minimum == nil || *p.Minimum != 1 {
 		t.Errorf("toy's times property: %+v", p)
 	}
-	if tool.OutputSchema.Properties["loud"] == nil || !tool.Annotations.ReadOnlyHint {
-		t.Errorf("toy's output schema or annotations: %+v", tool)
+	if tl.OutputSchema.Properties["loud"] == nil || !tl.Annotations.ReadOnlyHint {
+		t.Errorf("toy's output schema or annotations: %+v", tl)
 	}
 	out, _, _ = fx.run(reg, "explain", "toy", "notes.txt")
 	if !strings.Contains(out, `"allowed":true`) || !strings.Contains(out, `"op":"toy"`) {
@@ -198,12 +199,12 @@ func TestToolCallAsArgv(t *testing.T) {
 	}
 	for name, call := range calls {
 		op, _ := ops.Registry.Lookup(name)
-		tool := ToolOf(op)
+		tl := tool.ToolOf(op)
 		var props map[string]json.RawMessage
 		json.Unmarshal([]byte(call), &props)
 		argv := []string{name}
 		for prop, raw := range props {
-			if slices.Contains(tool.Args, prop) {
+			if slices.Contains(tl.Args, prop) {
 				continue
 			}
 			flag := "--" + strings.ReplaceAll(prop, "_", "-")
@@ -229,7 +230,7 @@ func TestToolCallAsArgv(t *testing.T) {
 			}
 		}
 		argv = append(argv, "--")
-		for _, a := range tool.Args {
+		for _, a := range tl.Args {
 			var v any
 			if raw, ok := props[a]; ok && json.Unmarshal(raw, &v) == nil {
 				if list, ok := v.([]any); ok {
@@ -281,6 +282,8 @@ type wordsResult struct {
 	Count int      `json:"count"`
 }
 
+func (wordsResult) Outcome() spec.Outcome { return spec.Outcome{} }
+
 // wordsOp streams a file's words: an operation no fsbox build has, to
 // prove that the face chooses the sink (an item a line, the text form as
 // items come, or none) and the operation only writes to it.
@@ -291,7 +294,7 @@ var wordsOp = &spec.Op{
 	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "the file", Use: spec.ReadFile}},
 	Examples: []spec.Example{{Cmd: "words notes.txt --format text", Says: "one word a line"}},
 	Text:     "one word a line",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		f, err := sb.Open(in.String("path"))
 		if err != nil {
 			return nil, err
@@ -304,13 +307,13 @@ var wordsOp = &spec.Op{
 		var r wordsResult
 		for _, w := range strings.Fields(b.String()) {
 			r.Count++
-			switch s := in.Sink.(type) {
-			case spec.ItemSink:
-				err = s(w)
-			case spec.TextWriter:
-				_, err = s.WriteString(s.Name(w) + "\n")
-			default:
+			switch s := in.Sink; {
+			case s == nil:
 				r.Words = append(r.Words, w)
+			case s.Text != nil:
+				_, err = s.Text.WriteString(s.Text.Name(w) + "\n")
+			default:
+				err = s.Item(w)
 			}
 			if err != nil {
 				return nil, err

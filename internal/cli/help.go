@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -123,7 +124,7 @@ func commandHelp(op *spec.Op) string {
 		fmt.Fprintf(&b, "  --format text: %s\n", op.Text)
 	}
 	b.WriteString("\nExit status:\n")
-	for _, l := range exitLines() {
+	for _, l := range tool.ExitLines() {
 		b.WriteString("  " + l + "\n")
 	}
 	fmt.Fprintf(&b, "\nSee fsbox man %s for the manual page.\n", op.Name)

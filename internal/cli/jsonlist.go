@@ -7,7 +7,8 @@ import (
 	"errors"
 	"reflect"
 	"slices"
-	"strings"
+
+	"github.com/fsbox/fsbox/pkg/spec"
 )
 
 // jsonList writes a streaming operation's (Op.Streams) result as the one
@@ -19,65 +20,26 @@ import (
 // first; the object says the same as the collected one, key for key.
 //
 // Which member is the list is learnt, not listed per operation: it is
-// the result type's field named in listFields (the NDJSON summary's
-// knowledge) whose element type is the item's (grep's matches, counts or
-// paths by mode; find's paths). When no item came, nothing is written
+// the result type's list field (spec.ListFields, declared by its tag)
+// whose element type is the item's (grep's matches, counts or paths by
+// mode; find's paths). When no item came, nothing is written
 // until Run returns, and the whole object goes out in field order with
 // the list as [] where the streamed result left it null.
 type jsonList struct {
-	p      *printer
+	p      *output
 	bw     *bufio.Writer
-	lists  []listField // the result type's list fields, in field order
-	key    string      // the list being written: "" until the first item
+	lists  []spec.ListField // the result type's list fields, in field order
+	key    string           // the list being written: "" until the first item
 	n      int64
 	item   bytes.Buffer
 	indent bytes.Buffer
 	enc    *json.Encoder // into item, as newEncoder writes
 }
 
-// listField is one of a result type's list members: its JSON key and the
-// type of its elements.
-type listField struct {
-	key  string
-	elem reflect.Type
-}
-
-// resultLists returns the list fields (listFields) of a result type.
-func resultLists(result any) []listField {
-	t := reflect.TypeOf(result)
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == nil || t.Kind() != reflect.Struct {
-		return nil
-	}
-	var out []listField
-	for _, f := range reflect.VisibleFields(t) {
-		if !f.IsExported() || f.Anonymous {
-			continue
-		}
-		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if key == "" {
-			key = f.Name
-		}
-		if key == "-" || !slices.Contains(listFields, key) {
-			continue
-		}
-		ft := f.Type
-		if ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		if ft.Kind() == reflect.Slice {
-			out = append(out, listField{key: key, elem: ft.Elem()})
-		}
-	}
-	return out
-}
-
 // newJSONList returns the writer of a result of result's type into bw,
 // or nil when the type has no list member (the result is then collected).
-func newJSONList(p *printer, bw *bufio.Writer, result any) *jsonList {
-	lists := resultLists(result)
+func newJSONList(p *output, bw *bufio.Writer, result any) *jsonList {
+	lists := spec.ListFields(result)
 	if len(lists) == 0 {
 		return nil
 	}
@@ -96,25 +58,25 @@ func newJSONList(p *printer, bw *bufio.Writer, result any) *jsonList {
 func (l *jsonList) keyFor(v any) string {
 	t := reflect.TypeOf(v)
 	if t == nil {
-		return l.lists[0].key
+		return l.lists[0].Key
 	}
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	for _, f := range l.lists {
-		if t == f.elem {
-			return f.key
+		if t == f.Elem {
+			return f.Key
 		}
 	}
 	for _, f := range l.lists {
-		if t.ConvertibleTo(f.elem) {
-			return f.key
+		if t.ConvertibleTo(f.Elem) {
+			return f.Key
 		}
 	}
-	return l.lists[0].key
+	return l.lists[0].Key
 }
 
-// add writes one item (the spec.ItemSink).
+// add writes one item (the spec.Sink's Item).
 func (l *jsonList) add(v any) error {
 	if l.key == "" {
 		l.key = l.keyFor(v)
@@ -187,7 +149,7 @@ func (l *jsonList) finish(r any) error {
 	default:
 		// No item came and r leaves every list out (omitempty, as the
 		// collected form would not): the first list field, first.
-		l.key = l.lists[0].key
+		l.key = l.lists[0].Key
 		l.bw.WriteByte('{')
 		l.memberKey(l.key)
 		l.bw.WriteString("[]")
@@ -225,7 +187,7 @@ func (l *jsonList) finish(r any) error {
 func (l *jsonList) emptyList(keys []string, vals []json.RawMessage) int {
 	list := -1
 	for _, f := range l.lists {
-		i := slices.Index(keys, f.key)
+		i := slices.Index(keys, f.Key)
 		if i >= 0 && (list < 0 || string(vals[list]) == "null" && string(vals[i]) != "null") {
 			list = i
 		}

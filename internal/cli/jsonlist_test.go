@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fsbox/fsbox/internal/jq"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -38,7 +39,7 @@ func sameJSON(a, b string) bool {
 
 type heldResult struct {
 	Path  string   `json:"path"`
-	Lines []string `json:"lines"`
+	Lines []string `json:"lines" fsbox:"items"`
 	Count int64    `json:"count"`
 	ops.Truncation
 }
@@ -54,9 +55,12 @@ func heldOp(n int, release <-chan struct{}, fail error) *spec.Op {
 		Help:     "Streams lines, then waits.",
 		Text:     "one line a line",
 		Examples: []spec.Example{{Cmd: "held", Says: "lines"}},
-		Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+		Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 			r := heldResult{Path: "held"}
-			sink, _ := in.Sink.(spec.ItemSink)
+			var sink func(any) error
+			if in.Sink != nil {
+				sink = in.Sink.Item
+			}
 			if sink == nil {
 				r.Lines = []string{}
 			}
@@ -146,7 +150,7 @@ func TestJSONStreamFailure(t *testing.T) {
 	}{{3, true}, {200, false}} {
 		for _, format := range []string{"json", "ndjson"} {
 			out, errb, code := fx.run(ops.Registry.With(heldOp(c.n, nil, fail)), "--format", format, "held")
-			if code != exitCode(sandbox.CodeIO) || !strings.Contains(errb, "the disk went away") {
+			if code != tool.ExitCode(sandbox.CodeIO) || !strings.Contains(errb, "the disk went away") {
 				t.Errorf("%s, %d items: exit %d %q, want the io error", format, c.n, code, errb)
 			}
 			if (out == "") != c.empty {
@@ -205,7 +209,7 @@ func TestJSONStreamedAsCollected(t *testing.T) {
 		{cuts, []string{"sort", "a.txt"}, "lines", 9},
 		{cuts, []string{"cut", "-f", "1", "a.txt"}, "rows", 9},
 		{fx, []string{"grep", "-n", "a", "--limit", "1"}, "matches", 0},
-		{fx, []string{"grep", "a", "a.txt", "missing.txt"}, "matches", exitCode(sandbox.CodeNotFound)},
+		{fx, []string{"grep", "a", "a.txt", "missing.txt"}, "matches", tool.ExitCode(sandbox.CodeNotFound)},
 	}
 	for _, c := range calls {
 		fields := "count" // of the result: the list's items are strings
@@ -261,8 +265,8 @@ func TestJSONStreamClosedPipe(t *testing.T) {
 	env := map[string]string{"FSBOX_CONFIG": fx.policy, "XDG_STATE_HOME": fx.state}
 	code := Run(context.Background(), Call{Args: []string{"fsbox", "held"}, Stdout: pw, Stderr: &errb,
 		Ops: ops.Registry.With(heldOp(200, nil, nil)), Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	if code != ExitClosedPipe || errb.Len() != 0 {
-		t.Errorf("exit %d %q, want %d and nothing on stderr", code, errb.String(), ExitClosedPipe)
+	if code != tool.ExitClosedPipe || errb.Len() != 0 {
+		t.Errorf("exit %d %q, want %d and nothing on stderr", code, errb.String(), tool.ExitClosedPipe)
 	}
 }
 

@@ -64,14 +64,12 @@ func appendJSONString(dst []byte, s string) []byte {
 // result is encoded; no other field can hold a NUL byte.
 const bigStringMark = "\x00"
 
-// emitWithString prints v as emit does for json and ndjson, but encodes
-// the string *field itself, straight into the output: encoding/json
-// builds a long string by repeated growth (about five times its size in
-// fresh memory, a page fault per page), where this takes one allocation.
-func (p *printer) emitWithString(v any, field *string) error {
-	if p.shape != nil {
-		return p.emit(v, nil, nil, nil)
-	}
+// emitWithString prints v as document does (no --fields or --jq to
+// apply), but encodes the string *field itself, straight into the
+// output: encoding/json builds a long string by repeated growth (about
+// five times its size in fresh memory, a page fault per page), where
+// this takes one allocation.
+func (p *output) emitWithString(v any, field *string) error {
 	s := *field
 	*field = bigStringMark
 	var doc bytes.Buffer
@@ -83,7 +81,7 @@ func (p *printer) emitWithString(v any, field *string) error {
 	mark := []byte(`"\u0000"`)
 	i := bytes.Index(doc.Bytes(), mark)
 	if i < 0 || bytes.Count(doc.Bytes(), mark) != 1 {
-		return p.emit(v, nil, nil, nil)
+		return p.document(v)
 	}
 	out := make([]byte, 0, doc.Len()+len(s)+len(s)/8+16)
 	out = append(out, doc.Bytes()[:i]...)

@@ -30,7 +30,7 @@ func FuzzJSONString(f *testing.F) {
 	})
 }
 
-// emitWithString prints exactly what emit prints, compact and pretty.
+// emitWithString prints exactly what document prints, compact and pretty.
 func TestEmitWithString(t *testing.T) {
 	next := int64(7)
 	sum := "ab12"
@@ -39,7 +39,7 @@ func TestEmitWithString(t *testing.T) {
 			for _, pretty := range []bool{false, true} {
 				r := ops.ReadResult{Path: "a \"b\".txt", Size: 3, Content: content, NextOffset: &next, SHA256: &sum, EOL: "lf"}
 				var got, want bytes.Buffer
-				p := &printer{w: &got, format: format, pretty: pretty}
+				p := &output{w: &got, format: format, pretty: pretty}
 				if err := p.emitWithString(&r, &r.Content); err != nil {
 					t.Fatal(err)
 				}
@@ -47,7 +47,7 @@ func TestEmitWithString(t *testing.T) {
 					t.Fatal("the field was not put back")
 				}
 				p.w = &want
-				if err := p.emit(r, nil, nil, nil); err != nil {
+				if err := p.document(r); err != nil {
 					t.Fatal(err)
 				}
 				if got.String() != want.String() {

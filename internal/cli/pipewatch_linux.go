@@ -16,7 +16,7 @@ import (
 // left, so a goroutine polls for it (events 0: only that, POLLHUP and
 // POLLNVAL are reported), waking every 100 ms to see whether the call
 // has ended. It marks out gone first: a call the cancel ended then ends
-// quietly with ExitClosedPipe (Run). Once stop has returned, the watch
+// quietly with tool.ExitClosedPipe (Run). Once stop has returned, the watch
 // changes nothing.
 func watchReader(cx context.Context, out *outWatch, f *os.File) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(cx)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsbox/fsbox/internal/tool"
 )
 
 // TestReaderGoneStopsTheCall: with a pipe on stdout, a command that only
@@ -108,8 +110,8 @@ func TestReaderGoneStopsTheCall(t *testing.T) {
 				<-done
 				t.Fatalf("fsbox %v still ran 10 s after its reader went", c.args)
 			}
-			if code := cmd.ProcessState.ExitCode(); code != ExitClosedPipe {
-				t.Errorf("exit %d (%v), want %d", code, err, ExitClosedPipe)
+			if code := cmd.ProcessState.ExitCode(); code != tool.ExitClosedPipe {
+				t.Errorf("exit %d (%v), want %d", code, err, tool.ExitClosedPipe)
 			}
 			if stderr.Len() > 0 {
 				t.Errorf("stderr %q, want nothing", stderr.String())
@@ -120,7 +122,7 @@ func TestReaderGoneStopsTheCall(t *testing.T) {
 			}
 			rec := recs[len(recs)-1]
 			e, _ := rec["error"].(map[string]any)
-			if rec["verdict"] != "error" || rec["exit"] != float64(ExitClosedPipe) || e == nil || e["code"] != "io" {
+			if rec["verdict"] != "error" || rec["exit"] != float64(tool.ExitClosedPipe) || e == nil || e["code"] != "io" {
 				t.Errorf("audit record %v, want verdict error, exit 141, code io", rec)
 			}
 		})

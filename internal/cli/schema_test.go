@@ -16,6 +16,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -76,7 +77,7 @@ func walkSchema(s *spec.Schema, path string, fn func(path string, s *spec.Schema
 // properties it has as required, bounds counts, and accepts a call built
 // from its required properties while refusing unknown ones and wrong types.
 func TestToolSchemas(t *testing.T) {
-	doc := Tools(ops.Registry, func(string) bool { return true })
+	doc := tool.Tools(ops.Registry, func(string) bool { return true })
 	if len(doc.Tools) < 15 {
 		t.Fatalf("%d tools", len(doc.Tools))
 	}
@@ -145,7 +146,7 @@ func TestToolSchemas(t *testing.T) {
 		}
 	}
 	// Multiple edits are an array of objects, not JSON in a string.
-	var edit Tool
+	var edit tool.Tool
 	for _, tl := range doc.Tools {
 		if tl.Command == "edit" {
 			edit = tl

@@ -64,9 +64,10 @@ func (sh *shape) checkFields(op *spec.Op) error {
 	}
 	known := map[string]bool{}
 	out := spec.OutputSchema(op)
+	lists := spec.ListKeys(op.Result)
 	for k, p := range out.Properties {
 		known[k] = true
-		if slices.Contains(listFields, k) && p.Items != nil {
+		if slices.Contains(lists, k) && p.Items != nil {
 			for ik := range p.Items.Properties {
 				known[ik] = true
 			}
@@ -114,16 +115,16 @@ func (sh *shape) keepJSON(raw json.RawMessage) json.RawMessage {
 	return append(out, '}')
 }
 
-// resultJSON applies --fields to a whole result: the items of a list
-// command (its counts, truncated and skipped stay), or the object's own
-// keys; the keys keep their order.
-func (sh *shape) resultJSON(raw json.RawMessage) json.RawMessage {
+// resultJSON applies --fields to a whole result: the items of its list
+// (the first of lists it holds; its counts, truncated and skipped stay),
+// or the object's own keys; the keys keep their order.
+func (sh *shape) resultJSON(raw json.RawMessage, lists []string) json.RawMessage {
 	keys, vals, ok := objectOf(raw)
 	if !ok || sh.fields == nil {
 		return raw
 	}
 	for i, k := range keys {
-		if !slices.Contains(listFields, k) {
+		if !slices.Contains(lists, k) {
 			continue
 		}
 		var items []json.RawMessage
@@ -247,7 +248,7 @@ func (sh *shape) write(ctx context.Context, w io.Writer, v any, pretty, change b
 		return err
 	}
 	unshaped := raw
-	raw = sh.resultJSON(raw)
+	raw = sh.resultJSON(raw, spec.ListKeys(v))
 	if sh.jq == nil {
 		if pretty {
 			var b bytes.Buffer

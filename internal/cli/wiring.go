@@ -8,6 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -102,22 +103,7 @@ func (st *state) commandOf(args []string) string {
 // answerMeta answers what needs no command run: --help, -h, `help [CMD]`,
 // --version, and no command at all (usage, exit 2).
 func (st *state) answerMeta(args []string, command string) (bool, int) {
-	help, version := false, false
-	var words []string
-	for _, a := range args[1:] {
-		if a == "--" {
-			break
-		}
-		switch a {
-		case "--help", "-h":
-			help = true
-		case "--version":
-			version = true
-		}
-		if !strings.HasPrefix(a, "-") {
-			words = append(words, a)
-		}
-	}
+	help, version, words := metaWords(args)
 	if len(words) > 0 && words[0] == "help" {
 		help, command = true, ""
 		if len(words) > 1 {
@@ -142,11 +128,31 @@ func (st *state) answerMeta(args []string, command string) (bool, int) {
 		// A person typed fsbox alone: the usage text, as gh and git give
 		// it (a program gets the one-line error below).
 		fmt.Fprint(st.c.Stderr, mainHelp(st.reg, st.enabledFunc()))
-		return true, exitCode(sandbox.CodeUsage)
+		return true, tool.ExitCode(sandbox.CodeUsage)
 	case command == "" && len(words) == 0 && !hasGlobalError(args):
 		return true, printError(st.c.Stderr, st.format, usageErr("no command given: fsbox COMMAND [flags] [args] (run 'fsbox --help' for the list)"))
 	}
 	return false, 0
+}
+
+// metaWords reads argv up to "--": whether it asks for help (--help,
+// -h) or the version, and its words (what is no flag).
+func metaWords(args []string) (help, version bool, words []string) {
+	for _, a := range args[1:] {
+		if a == "--" {
+			break
+		}
+		switch a {
+		case "--help", "-h":
+			help = true
+		case "--version":
+			version = true
+		}
+		if !strings.HasPrefix(a, "-") {
+			words = append(words, a)
+		}
+	}
+	return help, version, words
 }
 
 // hasGlobalError: leave a malformed global flag for the parser to report.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
@@ -27,7 +27,7 @@ func BenchmarkToolCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sb.Close()
-	srv := New(&cli.ServeSpec{Reg: ops.Registry, Sandbox: sb, Profile: "native", Stderr: os.Stderr})
+	srv := New(&tool.ServeSpec{Reg: ops.Registry, Sandbox: sb, Profile: "native", Stderr: os.Stderr})
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	go srv.Run(ctx, st)

@@ -13,6 +13,7 @@ import (
 	"github.com/fsbox/fsbox/internal/toyop"
 
 	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -70,7 +71,7 @@ func TestSameCallSameResultInEveryFace(t *testing.T) {
 	t.Cleanup(func() { sb.Close() })
 	// connect serves reg under sb with a profile to an in-memory client.
 	connect := func(profile string) *mcp.ClientSession {
-		srv := New(&cli.ServeSpec{Reg: reg, Sandbox: sb, Profile: profile, Stderr: &lockedBuf{}, Version: "test"})
+		srv := New(&tool.ServeSpec{Reg: reg, Sandbox: sb, Profile: profile, Stderr: &lockedBuf{}, Version: "test"})
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := srv.Connect(context.Background(), &idTransport{inner: st}, nil)
 		must(t, err)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
@@ -125,7 +125,7 @@ func newHarness(t *testing.T, s setup) *harness {
 	if alog != nil {
 		t.Cleanup(func() { alog.Close() })
 	}
-	h.srv = New(&cli.ServeSpec{Reg: ops.Registry, Sandbox: sb, Audit: alog, Profile: "native", Stderr: h.stderr, Version: "test"})
+	h.srv = New(&tool.ServeSpec{Reg: ops.Registry, Sandbox: sb, Audit: alog, Profile: "native", Stderr: h.stderr, Version: "test"})
 	if !s.noClient {
 		h.cs = h.connect(nil)
 	}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -62,7 +62,7 @@ const sessionHeader = "Mcp-Session-Id"
 
 // serveHTTP serves streamable HTTP on s.HTTP, a loopback host:port, until
 // ctx is done.
-func serveHTTP(ctx context.Context, srv *Server, s *cli.ServeSpec) error {
+func serveHTTP(ctx context.Context, srv *Server, s *tool.ServeSpec) error {
 	ln, err := listenLoopback(s.HTTP)
 	if err != nil {
 		return err
@@ -125,7 +125,7 @@ func isLoopbackAddr(a net.Addr) bool {
 // until ctx is done; then it stops taking connections, gives the tool
 // calls in flight shutdownGrace to end and closes the rest. clock is the
 // refusal log's (time.Now when nil).
-func serveListener(ctx context.Context, ln net.Listener, srv *Server, s *cli.ServeSpec, clock func() time.Time) error {
+func serveListener(ctx context.Context, ln net.Listener, srv *Server, s *tool.ServeSpec, clock func() time.Time) error {
 	if !isLoopbackAddr(ln.Addr()) {
 		ln.Close()
 		return sandbox.Errorf(sandbox.CodeUsage, "", "fsbox mcp: %s is not a loopback address", ln.Addr())
@@ -188,7 +188,7 @@ func hostOf(addr string) string {
 // page), and that a session is used with the token that opened it.
 type front struct {
 	next     http.Handler
-	spec     *cli.ServeSpec
+	spec     *tool.ServeSpec
 	token    [32]byte        // SHA-256 of the token
 	hosts    map[string]bool // Host headers accepted, lower case
 	origins  map[string]bool // Origin headers accepted, lower case
@@ -199,7 +199,7 @@ type front struct {
 	sessions map[string][32]byte // Mcp-Session-Id → SHA-256 of the token that opened it
 }
 
-func newFront(next http.Handler, s *cli.ServeSpec, addr net.Addr, listenHost string, clock func() time.Time) *front {
+func newFront(next http.Handler, s *tool.ServeSpec, addr net.Addr, listenHost string, clock func() time.Time) *front {
 	f := &front{
 		next: next, spec: s, token: sha256.Sum256([]byte(s.Token)),
 		hosts: map[string]bool{}, origins: map[string]bool{},
@@ -428,7 +428,7 @@ type refusalLog struct {
 	dropped int64
 }
 
-func newRefusalLog(s *cli.ServeSpec, clock func() time.Time) *refusalLog {
+func newRefusalLog(s *tool.ServeSpec, clock func() time.Time) *refusalLog {
 	if clock == nil {
 		clock = time.Now
 	}
@@ -480,7 +480,7 @@ func (l *refusalLog) note(r *http.Request, status int, rule sandbox.Rule, why st
 func (l *refusalLog) record(now time.Time, rule sandbox.Rule, why string) *sandbox.AuditRecord {
 	err := &sandbox.Error{Code: sandbox.CodeDenied, Rule: rule, Msg: why}
 	if l.sb != nil {
-		return cli.AuditRecordOf(l.sb.ForCall(), "mcp-http", now, err)
+		return tool.AuditRecordOf(l.sb.ForCall(), "mcp-http", now, err)
 	}
 	return &sandbox.AuditRecord{
 		Time: now.UTC().Format(time.RFC3339Nano), PID: os.Getpid(), Command: "mcp-http", Paths: []sandbox.AuditPath{},

@@ -18,7 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
@@ -76,7 +76,7 @@ func startHTTP(t *testing.T) *testServer {
 	}
 	t.Cleanup(func() { audit.Close() })
 	stderr := &lockedBuf{}
-	s := &cli.ServeSpec{Reg: ops.Registry, Sandbox: sb, Audit: audit, Version: "test", Profile: "native",
+	s := &tool.ServeSpec{Reg: ops.Registry, Sandbox: sb, Audit: audit, Version: "test", Profile: "native",
 		HTTP: "127.0.0.1:0", Token: testToken, Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: stderr}
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -315,7 +315,7 @@ func TestFrontSessionBinding(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
-	s := &cli.ServeSpec{Token: "token-a-0123456789", Stderr: &lockedBuf{}}
+	s := &tool.ServeSpec{Token: "token-a-0123456789", Stderr: &lockedBuf{}}
 	f := newFront(next, s, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8000}, "127.0.0.1", nil)
 	serve := func(token, sid string) int {
 		r := httptest.NewRequest("POST", "http://127.0.0.1:8000/mcp", nil)

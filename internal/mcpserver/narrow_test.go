@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
@@ -66,7 +66,7 @@ func serveDirs(t *testing.T, p *sandbox.Policy, profile string, dirs ...string) 
 		return nil, err
 	}
 	t.Cleanup(func() { sb.Close() })
-	srv := New(&cli.ServeSpec{Reg: ops.Registry, Sandbox: sb, Profile: profile, Stderr: io.Discard})
+	srv := New(&tool.ServeSpec{Reg: ops.Registry, Sandbox: sb, Profile: profile, Stderr: io.Discard})
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.Server.Connect(ctx, st, nil)

@@ -196,31 +196,62 @@ func (srv *Server) refHandler(t refTool, op *spec.Op) mcp.ToolHandler {
 }
 
 // runOp runs the fsbox operation name through its descriptor's Run, the
-// input set by the names the descriptor declares: the reference tools map
-// their arguments onto the input the native tools and the command line
-// build, so every face runs the one code path of each operation. sink,
-// when set, takes a streaming operation's items in the operation's own
-// form (ops.LineSink, ops.PathSink), for the reference's shapes.
-func runOp(ctx context.Context, sb *sandbox.Sandbox, name string, sink any, args map[string]any) (any, error) {
+// input set by the names the descriptor declares (refInput): the
+// reference tools map their arguments onto the input the native tools
+// and the command line build, so every face runs the one code path of
+// each operation. Where the reference shapes a streaming operation's
+// items itself, it runs that Run with the operation's own sink
+// (ops.SliceLines, ops.FindPaths).
+func runOp(ctx context.Context, sb *sandbox.Sandbox, name string, args map[string]any) (spec.Result, error) {
+	op, in, err := refInput(name, args)
+	if err != nil {
+		return nil, err
+	}
+	return op.Run(ctx, sb, in)
+}
+
+// refInput is the input of the fsbox operation name, set by the names its
+// descriptor declares.
+func refInput(name string, args map[string]any) (*spec.Op, *spec.Input, error) {
 	op, ok := ops.Registry.Lookup(name)
 	if !ok {
-		return nil, sandbox.Errorf(sandbox.CodeIO, "", "internal error: no operation %s", name)
+		return nil, nil, sandbox.Errorf(sandbox.CodeIO, "", "internal error: no operation %s", name)
 	}
 	in := spec.NewInput(op)
 	for k, v := range args {
 		if raw, ok := v.(json.RawMessage); ok {
 			if err := in.SetJSON(k, raw); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			continue
 		}
 		in.Set(k, v)
 	}
 	if err := in.Check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	in.Sink = sink
-	return op.Run(ctx, sb, in)
+	return op, in, nil
+}
+
+// sliceLines runs slice with args, each line sent to sink as the file
+// has it.
+func sliceLines(ctx context.Context, sb *sandbox.Sandbox, args map[string]any, sink ops.LineSink) error {
+	_, in, err := refInput("slice", args)
+	if err != nil {
+		return err
+	}
+	_, err = ops.SliceLines(ctx, sb, in, sink)
+	return err
+}
+
+// findPaths runs find with args (without long), each path found and its
+// type sent to sink.
+func findPaths(ctx context.Context, sb *sandbox.Sandbox, args map[string]any, sink ops.PathSink) (ops.FindResult, error) {
+	_, in, err := refInput("find", args)
+	if err != nil {
+		return ops.FindResult{}, err
+	}
+	return ops.FindPaths(ctx, sb, in, sink)
 }
 
 // refArgs are a call's arguments, decoded by name.
@@ -305,10 +336,10 @@ func refReadText(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, e
 		start := -*tail
 		if *tail == 0 {
 			end := int64(0)
-			_, err := runOp(ctx, sb, "slice", ops.LineSink(func([]byte) error { return nil }), map[string]any{"path": p, "end": end})
+			err := sliceLines(ctx, sb, map[string]any{"path": p, "end": end}, func([]byte) error { return nil })
 			return refOut{}, err
 		}
-		_, err := runOp(ctx, sb, "slice", ops.LineSink(func(l []byte) error { b.Write(l); return nil }), map[string]any{"path": p, "start": start})
+		err := sliceLines(ctx, sb, map[string]any{"path": p, "start": start}, func(l []byte) error { b.Write(l); return nil })
 		if err != nil {
 			return refOut{}, err
 		}
@@ -318,7 +349,7 @@ func refReadText(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, e
 	if head != nil {
 		args["limit"] = max(*head, 1) // 0 still checks the file; nothing is returned
 	}
-	v, err := runOp(ctx, sb, "read", nil, args)
+	v, err := runOp(ctx, sb, "read", args)
 	if err != nil {
 		return refOut{}, err
 	}
@@ -357,7 +388,7 @@ func refReadMedia(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, 
 	if err != nil {
 		return refOut{}, err
 	}
-	v, err := runOp(ctx, sb, "read", nil, map[string]any{"path": p, "encoding": "base64"})
+	v, err := runOp(ctx, sb, "read", map[string]any{"path": p, "encoding": "base64"})
 	if err != nil {
 		return refOut{}, err
 	}
@@ -408,7 +439,7 @@ func refReadMultiple(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOu
 		if err := ctx.Err(); err != nil {
 			return refOut{}, err
 		}
-		v, err := runOp(ctx, sb, "read", nil, map[string]any{"path": p})
+		v, err := runOp(ctx, sb, "read", map[string]any{"path": p})
 		if err != nil {
 			parts[i] = fmt.Sprintf("%s: Error - %s", p, sandbox.AsError(err).Error())
 			continue
@@ -428,7 +459,7 @@ func refWrite(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, erro
 	if err != nil {
 		return refOut{}, err
 	}
-	if _, err := runOp(ctx, sb, "write", nil, map[string]any{"path": p, "content": content}); err != nil {
+	if _, err := runOp(ctx, sb, "write", map[string]any{"path": p, "content": content}); err != nil {
 		return refOut{}, err
 	}
 	return refOut{text: "Successfully wrote to " + p}, nil
@@ -468,7 +499,7 @@ func refEdit(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, error
 	// As the reference applies them: one after another, falling back to
 	// a line-by-line match that ignores indentation (edit's own options).
 	// The old and new text come back for the reference's diff.
-	v, err := runOp(ctx, sb, "edit", nil, map[string]any{"path": p, "dry-run": dry, "edits": json.RawMessage(raw),
+	v, err := runOp(ctx, sb, "edit", map[string]any{"path": p, "dry-run": dry, "edits": json.RawMessage(raw),
 		"sequential": true, "loose-indent": true})
 	if err != nil {
 		return refOut{}, err
@@ -601,7 +632,7 @@ func refMkdir(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, erro
 	if err != nil {
 		return refOut{}, err
 	}
-	if _, err := runOp(ctx, sb, "mkdir", nil, map[string]any{"path": p}); err != nil {
+	if _, err := runOp(ctx, sb, "mkdir", map[string]any{"path": p}); err != nil {
 		return refOut{}, err
 	}
 	return refOut{text: "Successfully created directory " + p}, nil
@@ -613,7 +644,7 @@ func lsAll(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (ops.LsResult, s
 	if err != nil {
 		return ops.LsResult{}, "", err
 	}
-	v, err := runOp(ctx, sb, "ls", nil, map[string]any{"path": p, "all": true})
+	v, err := runOp(ctx, sb, "ls", map[string]any{"path": p, "all": true})
 	if err != nil {
 		return ops.LsResult{}, "", err
 	}
@@ -744,7 +775,7 @@ func refTree(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, error
 		}
 		return n
 	}
-	v, err := runOp(ctx, sb, "find", ops.PathSink(func(path, typ string) error {
+	res, err := findPaths(ctx, sb, map[string]any{"dir": p, "exclude": excl, "hidden": true, "no-ignore": true}, func(path, typ string) error {
 		rel := relTo(start.Path, path)
 		parent, name := ".", rel
 		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
@@ -757,11 +788,10 @@ func refTree(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, error
 			node(rel)
 		}
 		return nil
-	}), map[string]any{"dir": p, "exclude": excl, "hidden": true, "no-ignore": true})
+	})
 	if err != nil {
 		return refOut{}, err
 	}
-	res := v.(ops.FindResult)
 	var build func(rel string) []treeEntry
 	build = func(rel string) []treeEntry {
 		n := nodes[rel]
@@ -829,7 +859,7 @@ func refMove(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, error
 	if err != nil {
 		return refOut{}, err
 	}
-	if _, err := runOp(ctx, sb, "mv", nil, map[string]any{"src": src, "dst": dst}); err != nil {
+	if _, err := runOp(ctx, sb, "mv", map[string]any{"src": src, "dst": dst}); err != nil {
 		return refOut{}, err
 	}
 	return refOut{text: "Successfully moved " + src + " to " + dst}, nil
@@ -855,12 +885,11 @@ func refSearch(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, err
 	// reference does ("*.go" the top level only, "**/*.go" every level):
 	// anchored, not find's base-name rule.
 	var found []string
-	v, err := runOp(ctx, sb, "find", ops.PathSink(func(path, _ string) error { found = append(found, absPath(sb, path)); return nil }),
-		map[string]any{"dir": p, "glob": "/" + strings.TrimPrefix(pat, "/"), "exclude": excl, "hidden": true, "no-ignore": true})
+	res, err := findPaths(ctx, sb, map[string]any{"dir": p, "glob": "/" + strings.TrimPrefix(pat, "/"), "exclude": excl, "hidden": true, "no-ignore": true},
+		func(path, _ string) error { found = append(found, absPath(sb, path)); return nil })
 	if err != nil {
 		return refOut{}, err
 	}
-	res := v.(ops.FindResult)
 	out := refOut{text: strings.Join(found, "\n")}
 	if len(found) == 0 {
 		out.text = "No matches found"
@@ -904,7 +933,7 @@ func refFileInfo(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, e
 }
 
 func refAllowed(ctx context.Context, sb *sandbox.Sandbox, _ refArgs) (refOut, error) {
-	v, err := runOp(ctx, sb, "roots", nil, nil)
+	v, err := runOp(ctx, sb, "roots", nil)
 	if err != nil {
 		return refOut{}, err
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
@@ -33,7 +33,7 @@ func refSession(t *testing.T, p *sandbox.Policy) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	srv := New(&cli.ServeSpec{Reg: ops.Registry, Sandbox: sb, Profile: "reference", Stderr: io.Discard})
+	srv := New(&tool.ServeSpec{Reg: ops.Registry, Sandbox: sb, Profile: "reference", Stderr: io.Discard})
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.Server.Connect(ctx, st, nil)

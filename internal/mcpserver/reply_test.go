@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 )
 
@@ -278,7 +278,7 @@ func TestRepliesByteEqual(t *testing.T) {
 		"tone.wav": "RIFF\x00\x00\x00\x00WAVEfmt ",
 		"sub/x.go": "package x\n",
 	}})
-	ref := New(&cli.ServeSpec{Reg: ops.Registry, Sandbox: h.sb, Profile: "reference", Stderr: io.Discard, Version: "test"})
+	ref := New(&tool.ServeSpec{Reg: ops.Registry, Sandbox: h.sb, Profile: "reference", Stderr: io.Discard, Version: "test"})
 	const init = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	const initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 	call := func(id, name string, args map[string]any) string {

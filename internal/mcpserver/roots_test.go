@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 )
 
@@ -292,7 +292,7 @@ func TestRootsListChangedPending(t *testing.T) {
 // subdirectory they narrow to, or none.
 func TestRootsAllowedDirectories(t *testing.T) {
 	h := newHarness(t, setup{noClient: true, files: rootsFiles})
-	h.srv = New(&cli.ServeSpec{Reg: ops.Registry, Sandbox: h.sb, Profile: "reference", Stderr: h.stderr, Version: "test"})
+	h.srv = New(&tool.ServeSpec{Reg: ops.Registry, Sandbox: h.sb, Profile: "reference", Stderr: h.stderr, Version: "test"})
 	list := func(cs *mcp.ClientSession) string {
 		t.Helper()
 		res, err := h.callOn(context.Background(), cs, "list_allowed_directories", nil)

@@ -20,7 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -35,7 +35,7 @@ const memoryLimit = 64 << 20
 var Workers = max(4, 2*runtime.GOMAXPROCS(0))
 
 // Serve is the cli.Serve of fsbox-mcp: stdio, or streamable HTTP.
-func Serve(ctx context.Context, s *cli.ServeSpec) error {
+func Serve(ctx context.Context, s *tool.ServeSpec) error {
 	// A server's live heap is small and its garbage per call large (a
 	// result is marshalled three times on its way out): collect less
 	// often, within a soft memory limit.
@@ -58,7 +58,7 @@ func Serve(ctx context.Context, s *cli.ServeSpec) error {
 // Server is one fsbox MCP server: the SDK's server with fsbox's tools.
 type Server struct {
 	*mcp.Server
-	spec  *cli.ServeSpec
+	spec  *tool.ServeSpec
 	work  chan struct{} // a token per running call (Workers)
 	roots *rootSet      // the roots clients announced
 	// sessionEnded, when set (HTTP), hears the id of each session that
@@ -69,7 +69,7 @@ type Server struct {
 
 // New builds the server for s: one tool per operation the policy enables
 // (native profile), or the reference server's tools (reference profile).
-func New(s *cli.ServeSpec) *Server {
+func New(s *tool.ServeSpec) *Server {
 	srv := &Server{spec: s, work: make(chan struct{}, Workers), roots: newRootSet(s.Sandbox, s.Stderr)}
 	srv.Server = mcp.NewServer(&mcp.Implementation{Name: "fsbox", Title: "fsbox: sandboxed file tools", Version: s.Version}, &mcp.ServerOptions{
 		Instructions: "File tools inside one sandbox: relative paths resolve against the policy's workdir; only the workdir and the other writable directories (list them with the roots tool) may be written. " +
@@ -128,8 +128,8 @@ func (srv *Server) addNativeTools() {
 		if op.NoTool || op.Run == nil || ops.CheckCommandIn(reg, p, op.Name) != nil {
 			continue
 		}
-		t := cli.ToolOf(op)
-		cli.AddExpect(&t, op, p.Write.RequirePrecondition) // the schema follows the policy the server serves
+		t := tool.ToolOf(op)
+		tool.AddExpect(&t, op, p.Write.RequirePrecondition) // the schema follows the policy the server serves
 		destructive, openWorld := t.Destructive, false
 		srv.AddTool(&mcp.Tool{
 			Name: t.Name, Title: t.Annotations.Title, Description: t.Description,
@@ -141,13 +141,13 @@ func (srv *Server) addNativeTools() {
 			if req.Params != nil {
 				raw = req.Params.Arguments
 			}
-			raw, timeout, terr := cli.SplitTimeout(raw) // every tool's own deadline argument
+			raw, timeout, terr := tool.SplitTimeout(raw) // every tool's own deadline argument
 			var cursor string
 			if terr == nil && op.Pages {
-				raw, cursor, terr = cli.SplitCursor(raw) // a list tool's resume position
+				raw, cursor, terr = tool.SplitCursor(raw) // a list tool's resume position
 			}
 			if terr == nil {
-				raw, terr = cli.SplitExpect(op.Name, raw) // the one precondition argument, as the operation's own
+				raw, terr = tool.SplitExpect(op.Name, raw) // the one precondition argument, as the operation's own
 			}
 			return srv.call(ctx, req, op, timeout, func(ctx context.Context, sb *sandbox.Sandbox) (any, error) {
 				if terr != nil {
@@ -301,7 +301,7 @@ func (srv *Server) guard(ctx context.Context, op *spec.Op, sb *sandbox.Sandbox, 
 // toolError is an error as a tool result: isError, and the CLI's error
 // object as the text.
 func toolError(err error, spell func(*sandbox.Hint) string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(cli.ErrorJSONSpelled(err, spell))}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(tool.ErrorJSON(err, spell))}}}
 }
 
 // spelling names a hint's option as op's tool takes it: its argument
@@ -317,13 +317,13 @@ func (srv *Server) spelling(op *spec.Op) func(*sandbox.Hint) string {
 		if srv.spec.Profile == "reference" {
 			return ""
 		}
-		if cli.TakesExpect(op.Name) {
+		if tool.TakesExpect(op.Name) {
 			// The tool's one precondition argument stands for these.
 			switch h.Option {
 			case "expect-sha256":
-				return fmt.Sprintf("%q", cli.ExpectProperty)
+				return fmt.Sprintf("%q", tool.ExpectProperty)
 			case "expect-absent":
-				return fmt.Sprintf("%q: \"absent\"", cli.ExpectProperty)
+				return fmt.Sprintf("%q: \"absent\"", tool.ExpectProperty)
 			}
 		}
 		for _, o := range op.Options {
@@ -344,7 +344,7 @@ func (srv *Server) audit(req *mcp.CallToolRequest, command string, sb *sandbox.S
 	if srv.spec.Audit == nil {
 		return
 	}
-	rec := cli.AuditRecordOf(sb, command, start, err)
+	rec := tool.AuditRecordOf(sb, command, start, err)
 	if req.Params != nil {
 		rec.RequestID = requestIDOf(req.Params.Meta)
 	}

@@ -17,8 +17,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/companion"
 	"github.com/fsbox/fsbox/internal/testbin"
+	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
@@ -40,7 +41,7 @@ func listNames(t *testing.T, cs *mcp.ClientSession) (names []string, tools map[s
 
 // expectedTools is what `fsbox tools` lists under the harness's policy.
 func (h *harness) expectedTools() []string {
-	doc := cli.Tools(ops.Registry, func(name string) bool { return ops.CheckCommandIn(ops.Registry, h.policy, name) == nil })
+	doc := tool.Tools(ops.Registry, func(name string) bool { return ops.CheckCommandIn(ops.Registry, h.policy, name) == nil })
 	var out []string
 	for _, tl := range doc.Tools {
 		out = append(out, tl.Name)
@@ -84,8 +85,8 @@ func TestToolsListDefault(t *testing.T) {
 		if tl == nil {
 			continue
 		}
-		ref := cli.ToolOf(op)
-		cli.AddExpect(&ref, op, h.policy.Write.RequirePrecondition) // the native tools' one precondition argument, beyond fsbox tools'
+		ref := tool.ToolOf(op)
+		tool.AddExpect(&ref, op, h.policy.Write.RequirePrecondition) // the native tools' one precondition argument, beyond fsbox tools'
 		if tl.InputSchema == nil || tl.OutputSchema == nil || tl.Annotations == nil {
 			t.Errorf("%s: inputSchema %v, outputSchema %v, annotations %v: want all three", tl.Name, tl.InputSchema != nil, tl.OutputSchema != nil, tl.Annotations != nil)
 			continue
@@ -166,13 +167,13 @@ func TestGuardRefusesDisabled(t *testing.T) {
 	if err == nil || ran {
 		t.Fatalf("guard ran the disabled rm (err %v, ran %v)", err, ran)
 	}
-	if !strings.Contains(string(cli.ErrorJSON(err)), `"code":"denied"`) || !strings.Contains(string(cli.ErrorJSON(err)), `"rule":"command"`) {
-		t.Errorf("guard's refusal: %s", cli.ErrorJSON(err))
+	if !strings.Contains(string(tool.ErrorJSON(err, nil)), `"code":"denied"`) || !strings.Contains(string(tool.ErrorJSON(err, nil)), `"rule":"command"`) {
+		t.Errorf("guard's refusal: %s", tool.ErrorJSON(err, nil))
 	}
 	// A panic in an operation is an io error, not a dead server.
 	op, _ = ops.Registry.Lookup("read")
 	_, err = h.srv.guard(context.Background(), op, h.sb.ForCall(), func(_ *sandbox.Sandbox) (any, error) { panic("boom") })
-	if err == nil || !strings.Contains(string(cli.ErrorJSON(err)), `"code":"io"`) {
+	if err == nil || !strings.Contains(string(tool.ErrorJSON(err, nil)), `"code":"io"`) {
 		t.Errorf("a panic gave %v", err)
 	}
 }
@@ -592,7 +593,7 @@ func TestStdioProcess(t *testing.T) {
 	}
 
 	t.Run("fsbox-mcp", func(t *testing.T) {
-		cs := connect(t, command(cli.MCPBinary, work)) // fsbox-mcp ARGS is fsbox mcp ARGS
+		cs := connect(t, command(companion.MCP, work)) // fsbox-mcp ARGS is fsbox mcp ARGS
 		if info := cs.InitializeResult().ServerInfo; info == nil || info.Name != "fsbox" {
 			t.Errorf("server info %+v", info)
 		}
@@ -612,7 +613,7 @@ func TestStdioProcess(t *testing.T) {
 	})
 
 	t.Run("no-policy", func(t *testing.T) {
-		c := command(cli.MCPBinary)
+		c := command(companion.MCP)
 		var stdout, stderr strings.Builder
 		c.Stdin, c.Stdout, c.Stderr = strings.NewReader(""), &stdout, &stderr
 		err := c.Run()

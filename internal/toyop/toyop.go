@@ -17,6 +17,9 @@ type Result struct {
 	Times int64  `json:"times"`
 }
 
+// Outcome: a whole result.
+func (r Result) Outcome() spec.Outcome { return spec.Outcome{} }
+
 // Op opens PATH through the sandbox and greets it.
 var Op = &spec.Op{
 	Name: "toy", Class: spec.Read, Result: Result{},
@@ -26,7 +29,7 @@ var Op = &spec.Op{
 	Options:  []spec.Option{{Name: "shout-loud", Short: "S", Type: spec.Bool, Help: "greet loudly"}, {Name: "times", Type: spec.Int, Meta: "N", Min: spec.Int64(1), Help: "how often to greet"}},
 	Examples: []spec.Example{{Cmd: "toy notes.txt --times 2", Says: "greets notes.txt twice"}},
 	Text:     "the greeting",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		f, err := sb.Open(in.String("path"))
 		if err != nil {
 			return nil, err

@@ -34,7 +34,7 @@ var cutOp = &spec.Op{
 	},
 	Examples: []spec.Example{{Cmd: "cut --csv -f 1 data.csv --format text", Says: "the first column of a CSV file"}},
 	Text:     "the fields joined by the delimiter (or --output-delimiter), as cut; CSV re-quoted with --csv",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		o, err := CutInput(in)
 		if err != nil {
 			return nil, err
@@ -197,7 +197,7 @@ type CutOptions struct {
 // CutResult holds the selected fields of each row.
 type CutResult struct {
 	Path  string     `json:"path"`
-	Rows  [][]string `json:"rows"`
+	Rows  [][]string `json:"rows" fsbox:"items"`
 	Count int64      `json:"count"` // the rows on this page
 	Truncation
 }
@@ -490,21 +490,20 @@ func cutRowsText(in *spec.Input, o CutOptions, w io.Writer) RowSink {
 
 // rowSink sends each row as its fields (an item, a JSON array of
 // strings), or as cut's text form.
-func rowSink(s any, in *spec.Input, o CutOptions) RowSink {
-	switch s := s.(type) {
-	case RowSink:
-		return s
-	case spec.ItemSink:
-		row := []string{} // an empty row is [], as collected
-		return func(fields [][]byte, _ []byte) error {
-			row = row[:0]
-			for _, f := range fields {
-				row = append(row, jsonText(f))
-			}
-			return s(row)
-		}
-	case spec.TextWriter:
-		return cutRowsText(in, o, s)
+func rowSink(s *spec.Sink, in *spec.Input, o CutOptions) RowSink {
+	switch {
+	case s == nil:
+		return nil
+	case s.Text != nil:
+		return cutRowsText(in, o, s.Text)
 	}
-	return nil
+	item := s.Item
+	row := []string{} // an empty row is [], as collected
+	return func(fields [][]byte, _ []byte) error {
+		row = row[:0]
+		for _, f := range fields {
+			row = append(row, jsonText(f))
+		}
+		return item(row)
+	}
 }

@@ -36,7 +36,7 @@ var editOp = &spec.Op{
 	},
 	Examples: []spec.Example{{Cmd: "edit main.go --old 'TODO: flags' --new 'DONE: flags' --dry-run --format text", Says: "the diff the edit would make"}},
 	Text:     "the unified diff",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		if err := begin(ctx, sb, "edit"); err != nil {
 			return nil, err // before old_file or new_file is read
 		}
@@ -137,7 +137,7 @@ type EditOptions struct {
 type EditResult struct {
 	Path         string  `json:"path"`
 	Replacements int     `json:"replacements"`
-	Diff         string  `json:"diff"`
+	Diff         string  `json:"diff" fsbox:"big"`
 	SHA256       string  `json:"sha256"` // of the new content (the current one with --dry-run... see DryRun)
 	DryRun       bool    `json:"dry_run"`
 	ChangeID     *string `json:"change_id"` // the journal's id of the change; null with --dry-run or without a journal
@@ -305,6 +305,5 @@ func (r *EditResult) Text(w spec.TextWriter) error {
 	return err
 }
 
-// BigField is the diff: a face may write it into the JSON document
-// without copying it (it can be tens of MiB).
-func (r *EditResult) BigField() *string { return &r.Diff }
+// Outcome: a whole result.
+func (r *EditResult) Outcome() spec.Outcome { return spec.Outcome{} }

@@ -20,7 +20,7 @@ var explainOp = &spec.Op{
 	Examples: []spec.Example{{Cmd: "explain read /etc/passwd --format text", Says: "denied, rule root: the path lies outside every root"}},
 	JSONNote: "exit 0 whatever the verdict",
 	Text:     "one line: allowed|denied, the command, the path, the reason and the rule",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		reg := Registry
 		if in.Reg != nil {
 			reg = in.Reg // a face serving more operations asks about them
@@ -194,6 +194,9 @@ func (d Decision) refuse(err error) Decision {
 	}
 	return d
 }
+
+// Outcome: a whole result (a denial is an answer, not a failure).
+func (d Decision) Outcome() spec.Outcome { return spec.Outcome{} }
 
 // Text is one line: allowed or denied, the command, the path, the reason
 // and the rule.

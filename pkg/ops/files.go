@@ -17,7 +17,7 @@ var mkdirOp = &spec.Op{
 	Options:  []spec.Option{{Name: "parents", Short: "p", Type: spec.Bool, CLIOnly: true, Help: "accepted for mkdir -p: parents are always made, and an existing directory is no error"}},
 	Examples: []spec.Example{{Cmd: "mkdir build/logs --format text", Says: "the directory's path, as mkdir -v names it"}},
 	Text:     "the directory's path, as mkdir -v names it",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		return Mkdir(ctx, sb, in.String("path"))
 	},
 }
@@ -38,7 +38,7 @@ var mvOp = &spec.Op{
 	Options:  []spec.Option{forceOpt, replaceExpectOpt},
 	Examples: []spec.Example{{Cmd: "mv notes.txt notes.md --format text", Says: "FROM -> TO, as mv -v"}},
 	Text:     "FROM -> TO, as mv -v",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		return MoveExpect(ctx, sb, in.String("src"), in.String("dst"), in.Bool("force"), in.String("expect-sha256"))
 	},
 }
@@ -54,7 +54,7 @@ var cpOp = &spec.Op{
 	Options:  []spec.Option{forceOpt, replaceExpectOpt},
 	Examples: []spec.Example{{Cmd: "cp main.go main.go.orig --format text", Says: "FROM -> TO, as cp -v"}},
 	Text:     "FROM -> TO, as cp -v",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		return CopyExpect(ctx, sb, in.String("src"), in.String("dst"), in.Bool("force"), in.String("expect-sha256"))
 	},
 }
@@ -70,7 +70,7 @@ var rmOp = &spec.Op{
 	},
 	Examples: []spec.Example{{Cmd: "rm -r build --format text", Says: "the removed path, as rm -v names it"}},
 	Text:     "the removed path, as rm -v names it",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		return RemoveExpect(ctx, sb, in.String("path"), in.Bool("recursive"), in.String("expect-sha256"))
 	},
 }
@@ -261,6 +261,12 @@ func RemoveExpect(ctx context.Context, sb *sandbox.Sandbox, p string, recursive 
 	}
 	return RemoveResult{Path: w.Path, Removed: true, Type: w.Info.Type}, nil
 }
+
+// Outcome: whole results, each.
+func (r MkdirResult) Outcome() spec.Outcome  { return spec.Outcome{} }
+func (r MoveResult) Outcome() spec.Outcome   { return spec.Outcome{} }
+func (r CopyResult) Outcome() spec.Outcome   { return spec.Outcome{} }
+func (r RemoveResult) Outcome() spec.Outcome { return spec.Outcome{} }
 
 // Text names the directory, as mkdir -v does.
 func (r MkdirResult) Text(w spec.TextWriter) error {

@@ -345,6 +345,9 @@ func TypeList() TypeListResult {
 	return r
 }
 
+// Outcome: a whole result.
+func (r TypeListResult) Outcome() spec.Outcome { return spec.Outcome{} }
+
 // Text prints a type a line as rg --type-list does: "name: glob, glob".
 func (r TypeListResult) Text(w spec.TextWriter) error {
 	for _, t := range r.Types {

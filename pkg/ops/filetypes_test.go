@@ -210,14 +210,14 @@ func TestIgnoredNote(t *testing.T) {
 	}
 	f := findPaths(t, sb, FindOptions{Glob: "Kconfig"})
 	g, err := Grep(context.Background(), sb, GrepOptions{Pattern: "PM_RESUME", FilesWithMatches: true})
-	if err != nil || len(*f.Paths) != 2 || len(f.Notes()) != 0 || len(*g.Paths) != 2 || len(g.Notes()) != 0 {
-		t.Errorf("outside a repository: find %v %q, grep %v %q, %v", *f.Paths, f.Notes(), *g.Paths, g.Notes(), err)
+	if err != nil || len(*f.Paths) != 2 || len(f.Outcome().Notes) != 0 || len(*g.Paths) != 2 || len(g.Outcome().Notes) != 0 {
+		t.Errorf("outside a repository: find %v %q, grep %v %q, %v", *f.Paths, f.Outcome().Notes, *g.Paths, g.Outcome().Notes, err)
 	}
 	f = findPaths(t, sb, FindOptions{Glob: "Kconfig", NoRequireGit: true})
 	g, err = Grep(context.Background(), sb, GrepOptions{Pattern: "PM_RESUME", FilesWithMatches: true, NoRequireGit: true})
 	wantF := "ignore rules left out all 2 entries met in . (and 1 hidden); --no-ignore lists them"
 	wantG := "ignore rules left out all 2 entries met in . (and 1 hidden); --no-ignore searches them"
-	if err != nil || len(*f.Paths) != 0 || strings.Join(f.Notes(), "|") != wantF || len(*g.Paths) != 0 || strings.Join(g.Notes(), "|") != wantG {
-		t.Errorf("--no-require-git: find %v %q, grep %v %q, %v", *f.Paths, f.Notes(), *g.Paths, g.Notes(), err)
+	if err != nil || len(*f.Paths) != 0 || strings.Join(f.Outcome().Notes, "|") != wantF || len(*g.Paths) != 0 || strings.Join(g.Outcome().Notes, "|") != wantG {
+		t.Errorf("--no-require-git: find %v %q, grep %v %q, %v", *f.Paths, f.Outcome().Notes, *g.Paths, g.Outcome().Notes, err)
 	}
 }

@@ -51,29 +51,45 @@ var findOp = &spec.Op{
 	JSONNote:      "paths[] without -l, entries[] with it: exactly one of the two",
 	Text:          "one path a line, as find or fd (with -0, a NUL after each); with -l, size mtime path a line (size in bytes, mtime RFC 3339 UTC)",
 	StreamsUnless: []string{"type-list"},
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Paints:        true,
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		if in.Bool("type-list") {
 			return TypeList(), nil
-		}
-		o, err := FindInput(in)
-		if err != nil {
-			return nil, err
-		}
-		if o.Paging, err = pagingOf(sb, in); err != nil {
-			return nil, err
 		}
 		end := byte('\n')
 		if in.Bool("null") {
 			end = 0
 		}
-		if o.Long {
-			o.EntrySink = entrySink(in.Sink, end)
-		} else {
-			o.TypedSink = pathSink(in.Sink, end)
-		}
-		o.Idle = in.Idle
-		return Find(ctx, sb, o)
+		return findWith(ctx, sb, in, func(o *FindOptions) {
+			if o.Long {
+				o.EntrySink = entrySink(in.Sink, end)
+			} else {
+				o.TypedSink = pathSink(in.Sink, end)
+			}
+			o.Idle = idleOf(in.Sink)
+		})
 	},
+}
+
+// FindPaths is find's Run (without -l or --type-list) with each path
+// found, and its type, sent to sink: the operation's own form of its
+// items, for a face that shapes them itself (the reference MCP
+// profile's trees and searches).
+func FindPaths(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input, sink PathSink) (FindResult, error) {
+	return findWith(ctx, sb, in, func(o *FindOptions) { o.TypedSink = sink })
+}
+
+// findWith runs find's input, its sinks set by sinks.
+func findWith(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input, sinks func(*FindOptions)) (FindResult, error) {
+	o, err := FindInput(in)
+	if err != nil {
+		return FindResult{}, err
+	}
+	if o.Paging, err = pagingOf(sb, in); err != nil {
+		return FindResult{}, err
+	}
+	sinks(&o)
+	return Find(ctx, sb, o)
 }
 
 // FindInput turns a find input into options.
@@ -280,8 +296,8 @@ type FindEntry struct {
 // and Entries (-l) is present, unless the items went to a sink.
 type FindResult struct {
 	Dir     string              `json:"dir"`
-	Paths   *[]string           `json:"paths,omitempty"`
-	Entries *[]FindEntry        `json:"entries,omitempty"`
+	Paths   *[]string           `json:"paths,omitempty" fsbox:"items"`
+	Entries *[]FindEntry        `json:"entries,omitempty" fsbox:"items"`
 	Count   int64               `json:"count"`
 	Skipped sandbox.WalkSkipped `json:"skipped"`
 	Truncation
@@ -289,9 +305,11 @@ type FindResult struct {
 	notes []string // for stderr in the text form (Notes)
 }
 
-// Notes are what the text form says on stderr after the output: that
-// ignore rules left out everything the walk met.
-func (r FindResult) Notes() []string { return r.notes }
+// Outcome: a limit's cut, and what the text form says on stderr after
+// the output: that ignore rules left out everything the walk met.
+func (r FindResult) Outcome() spec.Outcome {
+	return spec.Outcome{Cut: r.Truncation.outcomeCut(), Notes: r.notes}
+}
 
 var errStop = errors.New("stop")
 
@@ -494,42 +512,39 @@ func (o *FindOptions) described(e *sandbox.Entry) (keep bool, size int64, mtime 
 // pathSink sends each path (an item, a JSON string), or one a line (end
 // after each: a newline, or find -0's NUL), by type in colour where the
 // face colours (fd, ls).
-func pathSink(s any, end byte) PathSink {
-	switch s := s.(type) {
-	case PathSink:
-		return s
-	case spec.ItemSink:
-		return func(p, _ string) error { return s(p) }
-	case spec.TextWriter:
+func pathSink(s *spec.Sink, end byte) PathSink {
+	switch {
+	case s == nil:
+		return nil
+	case s.Text != nil:
+		w := s.Text
 		return func(p, typ string) error {
-			s.WriteString(s.Typed(s.Name(p), typ))
-			return s.WriteByte(end)
+			w.WriteString(w.Typed(w.Name(p), typ))
+			return w.WriteByte(end)
 		}
 	}
-	return nil
+	item := s.Item
+	return func(p, _ string) error { return item(p) }
 }
 
 // entrySink sends each entry of -l (an item, a JSON object), or one a
 // line as size mtime path (end after each), the path by type in colour
 // where the face colours.
-func entrySink(s any, end byte) EntrySink {
-	switch s := s.(type) {
-	case EntrySink:
-		return s
-	case spec.ItemSink:
-		return func(e FindEntry) error { return s(e) }
-	case spec.TextWriter:
+func entrySink(s *spec.Sink, end byte) EntrySink {
+	switch {
+	case s == nil:
+		return nil
+	case s.Text != nil:
+		w := s.Text
 		return func(e FindEntry) error {
-			s.WriteString(strconv.FormatInt(e.Size, 10))
-			s.WriteByte(' ')
-			s.WriteString(e.Mtime)
-			s.WriteByte(' ')
-			s.WriteString(s.Typed(s.Name(e.Path), e.Type))
-			return s.WriteByte(end)
+			w.WriteString(strconv.FormatInt(e.Size, 10))
+			w.WriteByte(' ')
+			w.WriteString(e.Mtime)
+			w.WriteByte(' ')
+			w.WriteString(w.Typed(w.Name(e.Path), e.Type))
+			return w.WriteByte(end)
 		}
 	}
-	return nil
+	item := s.Item
+	return func(e FindEntry) error { return item(e) }
 }
-
-// Paints: find's paths may be coloured by type.
-func (r FindResult) Paints() {}

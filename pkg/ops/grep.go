@@ -66,7 +66,8 @@ var grepOp = &spec.Op{
 	JSONNote:      "-c gives counts[{path, count}] and -l paths[] in place of matches; exit 1 when nothing matches",
 	Text:          "path:line:text with -n, path:text without (no path for one named file, or with -h), context lines with '-', groups split by '--'; -c path:count; -l one path a line; colors on a terminal",
 	StreamsUnless: []string{"type-list"},
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Paints:        true,
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		if in.Bool("type-list") {
 			return TypeList(), nil
 		}
@@ -89,7 +90,7 @@ var grepOp = &spec.Op{
 			return r, err
 		}
 		o.Sink = grepSink(in.Sink, sb, in, o)
-		o.Idle = in.Idle
+		o.Idle = idleOf(in.Sink)
 		return Grep(ctx, sb, o)
 	},
 }
@@ -283,9 +284,9 @@ type GrepSkipped struct {
 // is present, by mode.
 type GrepResult struct {
 	Pattern string       `json:"pattern"`
-	Matches *[]Match     `json:"matches,omitempty"`
-	Counts  *[]FileCount `json:"counts,omitempty"`
-	Paths   *[]string    `json:"paths,omitempty"`
+	Matches *[]Match     `json:"matches,omitempty" fsbox:"items"`
+	Counts  *[]FileCount `json:"counts,omitempty" fsbox:"items"`
+	Paths   *[]string    `json:"paths,omitempty" fsbox:"items"`
 	Count   int64        `json:"count"`
 	// Partial: the deadline stopped a counting mode (-c, -l): count,
 	// the counts and files_searched are those of the files read to the

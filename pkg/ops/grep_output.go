@@ -26,66 +26,72 @@ func GrepNamesOneFile(sb *sandbox.Sandbox, paths []string) bool {
 
 // grepSink sends each searched file's findings: as items (its count,
 // its path, or its matches, by the mode chosen once), or as grep's text
-// form.
-func grepSink(s any, sb *sandbox.Sandbox, in *spec.Input, o GrepOptions) func(*FileResult) error {
-	switch s := s.(type) {
-	case spec.ItemSink:
-		switch {
-		case o.Count:
-			return func(fr *FileResult) error { return s(FileCount{Path: fr.Path, Count: fr.Count}) }
-		case o.FilesWithMatches:
-			return func(fr *FileResult) error { return s(fr.Path) }
-		}
-		return func(fr *FileResult) error {
-			for i := range fr.Matches {
-				var item any = &fr.Matches[i]
-				if fr.Matches[i].Binary {
-					item = binaryMatch(fr.Matches[i])
-				}
-				if err := s(item); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	case spec.TextWriter:
-		// Lines name their file unless one file is searched, as grep
-		// does; -h and -H say otherwise.
-		withPath := !GrepNamesOneFile(sb, o.Paths)
-		switch {
-		case in.Bool("no-filename"):
-			withPath = false
-		case in.Bool("with-filename"):
-			withPath = true
-		}
-		t := &grepText{w: s, numbered: in.Bool("numbered"), context: (o.Before > 0 || o.After > 0) && !o.OnlyMatching,
-			withPath: withPath, maxColumns: int(in.Int("max-columns")), painted: s.Paint("", spec.PaintMatch) != "", null: in.Bool("null")}
-		switch {
-		case o.Count:
-			return func(fr *FileResult) error {
-				t.prefix(fr.Path, 0, ':')
-				s.WriteString(strconv.FormatInt(fr.Count, 10))
-				return s.WriteByte('\n')
-			}
-		case o.FilesWithMatches:
-			return func(fr *FileResult) error {
-				s.WriteString(s.Paint(t.name(fr.Path), spec.PaintPath))
-				return s.WriteByte(t.after('\n'))
-			}
-		}
-		return t.file
+// form; nil without a sink.
+func grepSink(s *spec.Sink, sb *sandbox.Sandbox, in *spec.Input, o GrepOptions) func(*FileResult) error {
+	switch {
+	case s == nil:
+		return nil
+	case s.Text != nil:
+		return grepTextSink(s.Text, sb, in, o)
 	}
-	return nil
+	item := s.Item
+	switch {
+	case o.Count:
+		return func(fr *FileResult) error { return item(FileCount{Path: fr.Path, Count: fr.Count}) }
+	case o.FilesWithMatches:
+		return func(fr *FileResult) error { return item(fr.Path) }
+	}
+	return func(fr *FileResult) error {
+		for i := range fr.Matches {
+			var v any = &fr.Matches[i]
+			if fr.Matches[i].Binary {
+				v = binaryMatch(fr.Matches[i])
+			}
+			if err := item(v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
-// Paints: grep's text form passes every name and line through the
-// writer, and may colour paths, line numbers and matches.
-func (r GrepResult) Paints() {}
+// grepTextSink writes each searched file's findings as grep's text form.
+func grepTextSink(w spec.TextWriter, sb *sandbox.Sandbox, in *spec.Input, o GrepOptions) func(*FileResult) error {
+	// Lines name their file unless one file is searched, as grep does;
+	// -h and -H say otherwise.
+	withPath := !GrepNamesOneFile(sb, o.Paths)
+	switch {
+	case in.Bool("no-filename"):
+		withPath = false
+	case in.Bool("with-filename"):
+		withPath = true
+	}
+	t := &grepText{w: w, numbered: in.Bool("numbered"), context: (o.Before > 0 || o.After > 0) && !o.OnlyMatching,
+		withPath: withPath, maxColumns: int(in.Int("max-columns")), painted: w.Paint("", spec.PaintMatch) != "", null: in.Bool("null")}
+	switch {
+	case o.Count:
+		return func(fr *FileResult) error {
+			t.prefix(fr.Path, 0, ':')
+			w.WriteString(strconv.FormatInt(fr.Count, 10))
+			return w.WriteByte('\n')
+		}
+	case o.FilesWithMatches:
+		return func(fr *FileResult) error {
+			w.WriteString(w.Paint(t.name(fr.Path), spec.PaintPath))
+			return w.WriteByte(t.after('\n'))
+		}
+	}
+	return t.file
+}
 
-// Notes are what the text form says on stderr after the output: that a
-// binary file matches, as GNU grep says it, and that a stream's lines
-// over textio.MaxLine were given cut.
-func (r GrepResult) Notes() []string { return r.notes }
+// Outcome: a limit's cut, the paths that failed, what the text form says
+// on stderr after the output (that a binary file matches, as GNU grep
+// says it, and that a stream's lines over textio.MaxLine were given
+// cut), no match (grep exits 1 on the command line when nothing
+// matched), and -q's silence.
+func (r GrepResult) Outcome() spec.Outcome {
+	return spec.Outcome{Cut: r.Truncation.outcomeCut(), Failures: r.PathErrors.failures(), Notes: r.notes, NoMatch: r.Count == 0, Quiet: r.quiet}
+}
 
 // binaryMatch is a binary file's match in JSON: where, not what.
 type binaryMatch Match
@@ -131,12 +137,6 @@ func marshalJSON(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
-
-// Matched: grep exits 1 on the command line when nothing matched.
-func (r GrepResult) Matched() bool { return r.Count > 0 }
-
-// Silent: grep -q prints nothing.
-func (r GrepResult) Silent() bool { return r.quiet }
 
 // grepText is grep's text form, as grep and ripgrep print matches in a
 // pipeline: path:line:text (the path and number as asked), context lines

@@ -88,7 +88,7 @@ func (g *grepRun) walk() {
 type grepQueue struct {
 	g       *grepRun
 	pending *grepJob
-	stalled bool // a hand-over while the walk waited failed: collect wants no more
+	stalled bool          // a hand-over while the walk waited failed: collect wants no more
 	typed   chan struct{} // g.typed until saw closes it
 }
 

@@ -50,7 +50,7 @@ func TestGrepSeesAWriterMidRead(t *testing.T) {
 	if err != nil || res.Count != 1 || len(res.Errors) != 1 || res.Errors[0].Path != "tree/a.txt" || res.Errors[0].Code != sandbox.CodeConflict {
 		t.Fatalf("walked file written mid-read: %v, %+v", err, res)
 	}
-	if res.Failed() == nil {
+	if res.Outcome().Failures == nil {
 		t.Fatal("a walked file's conflict sets the call's outcome")
 	}
 	// Appended to: what it had is searched, no error.

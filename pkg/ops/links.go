@@ -17,7 +17,7 @@ var linksOp = &spec.Op{
 	Options:  []spec.Option{{Name: "prefix", Type: spec.String, Meta: "PREFIX", Default: "fsbox-", Help: "name prefix of each link (empty: bare command names)"}},
 	Examples: []spec.Example{{Cmd: "links bin --format text", Says: "one link path a line"}},
 	Text:     "one link path a line",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		return Links(ctx, sb, in.String("dir"), in.String("prefix"), in.Executable, Registry.Names())
 	},
 }
@@ -32,8 +32,11 @@ type Link struct {
 // LinksResult lists the links made.
 type LinksResult struct {
 	Dir   string `json:"dir"`
-	Links []Link `json:"links"`
+	Links []Link `json:"links" fsbox:"list"`
 }
+
+// Outcome: a whole result.
+func (r LinksResult) Outcome() spec.Outcome { return spec.Outcome{} }
 
 // Links creates DIR/PREFIXcommand symlinks to the running binary (the
 // canonical path exe finds: the face's spec.Input.Executable) for every

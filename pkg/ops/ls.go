@@ -9,7 +9,7 @@ import (
 )
 
 var lsOp = &spec.Op{
-	Name: "ls", Class: spec.Read, Result: LsResult{}, Pages: true,
+	Name: "ls", Class: spec.Read, Result: LsResult{}, Pages: true, Paints: true,
 	Summary: "list a directory, sorted by name",
 	Help:    "Lists DIR (the workdir when left out) sorted by name, with each entry's type, size, mode and mtime; a symlink is listed as itself.",
 	Args:    []spec.Arg{{Name: "path", Meta: "DIR", Help: "the directory to list", Use: spec.ReadDir, Optional: true, Complete: spec.CompleteDirs}},
@@ -19,7 +19,7 @@ var lsOp = &spec.Op{
 	},
 	Examples: []spec.Example{{Cmd: "ls src --format text", Says: "one name a line, as ls -1"}},
 	Text:     "one name a line, as ls -1",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		dir := "."
 		if in.IsSet("path") {
 			dir = in.String("path")
@@ -64,7 +64,7 @@ type LsSkipped struct {
 // LsResult is a directory listing sorted by name.
 type LsResult struct {
 	Path    string    `json:"path"`
-	Entries []LsEntry `json:"entries"`
+	Entries []LsEntry `json:"entries" fsbox:"items"`
 	Count   int       `json:"count"`
 	Skipped LsSkipped `json:"skipped"`
 	Truncation
@@ -135,9 +135,3 @@ func (r LsResult) Text(w spec.TextWriter) error {
 	}
 	return nil
 }
-
-// Paints: ls's names may be coloured by type.
-func (r LsResult) Paints() {}
-
-// Items are ls's entries, an item a line in ndjson.
-func (r LsResult) Items() any { return r.Entries }

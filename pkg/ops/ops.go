@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
 
@@ -30,9 +31,19 @@ type Truncation struct {
 	CutLines      int64 `json:"cut_lines,omitempty"`
 }
 
-// Trunc is the truncation of a result that embeds it (a face's trailer
-// reads it after a streaming run).
-func (t Truncation) Trunc() *Truncation { return &t }
+// Outcome is the outcome of a result that embeds the truncation and has
+// nothing more to say (ls, slice, sort, cut): a limit's cut, if one cut
+// it. A result with more to say (notes, failing paths) has its own.
+func (t Truncation) Outcome() spec.Outcome { return spec.Outcome{Cut: t.outcomeCut()} }
+
+// outcomeCut is the truncation as an outcome says it (spec.Outcome's
+// Cut): nil when no limit cut the list.
+func (t Truncation) outcomeCut() *spec.Cut {
+	if !t.Truncated {
+		return nil
+	}
+	return &spec.Cut{Limit: t.Limit, Cuts: t.Cuts, NextCursor: t.NextCursor}
+}
 
 // PathError is one of several paths that failed (SPEC §2): the others
 // were processed. A denied path carries only the path as given.
@@ -80,13 +91,20 @@ func (pe *PathErrors) add(sb *sandbox.Sandbox, path string, err error, named boo
 	pe.Errors = append(pe.Errors, PathError{Path: path, Code: e.Code, Message: msg})
 }
 
-// Failures are the failing paths (a face prints them, in the text form,
-// one a line on stderr).
-func (pe PathErrors) Failures() PathErrors { return pe }
-
-// Failed is the first failing path's error (nil when none failed): the
-// call's exit class once its result is printed.
-func (pe PathErrors) Failed() error { return pe.first }
+// failures are the failing paths as an outcome says them (spec.Outcome's
+// Failures): the first one's error is the call's exit class once its
+// result is printed, and a face's text form says each on stderr; nil
+// when none failed.
+func (pe PathErrors) failures() *spec.Failures {
+	if pe.first == nil {
+		return nil
+	}
+	f := &spec.Failures{First: pe.first, More: pe.ErrorsMore}
+	for _, e := range pe.Errors {
+		f.Shown = append(f.Shown, &sandbox.Error{Code: e.Code, Msg: e.Message, Path: e.Path})
+	}
+	return f
+}
 
 // end is the call's error once its n paths are done: a malformed path
 // (usage) fails the call as a whole, and so does every path failing (with

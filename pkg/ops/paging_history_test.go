@@ -83,7 +83,7 @@ func TestHistoryPagingLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := v.(HistoryResult)
-		if r.Truncated || r.Trunc().Truncated {
+		if r.Truncated || r.Outcome().Cut != nil {
 			t.Fatalf("--limit cut out loud: %+v", r)
 		}
 		for _, c := range r.Changes {

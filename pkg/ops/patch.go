@@ -35,7 +35,7 @@ var patchOp = &spec.Op{
 		{Cmd: "patch --patch-file fix.patch --format text", Says: "one line per file: its action and path"},
 	},
 	Text: "one line per file: add, update, delete or move, and the path (move: OLD -> NEW); with --dry-run the unified diffs",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		if err := begin(ctx, sb, "patch"); err != nil {
 			return nil, err
 		}
@@ -105,10 +105,13 @@ type PatchOptions struct {
 
 // PatchResult describes what a patch did (or would do, with DryRun).
 type PatchResult struct {
-	Files    []PatchFile `json:"files"`
+	Files    []PatchFile `json:"files" fsbox:"list"`
 	DryRun   bool        `json:"dry_run"`
 	ChangeID *string     `json:"change_id"` // the journal's id of the change; null while no journal records it
 }
+
+// Outcome: a whole result.
+func (r PatchResult) Outcome() spec.Outcome { return spec.Outcome{} }
 
 // PatchFile is one file of a patch.
 type PatchFile struct {

@@ -36,7 +36,7 @@ var readOp = &spec.Op{
 	},
 	JSONNote: "with if-none-match and content that still hashes to it: {path, unchanged: true, sha256} alone (the text form prints nothing on stdout and a note on stderr)",
 	Text:     "the selected bytes exactly as the file holds them (BOM and CRLF kept; base64 text with --encoding base64), as cat or sed -n would",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		o := ReadInput(in)
 		o.RawOnly = in.Exact && o.Encoding != "base64" // a text form prints the bytes alone
 		r, err := Read(ctx, sb, o)
@@ -77,7 +77,7 @@ type ReadResult struct {
 	Size       int64   `json:"size" schema:"optional"`
 	Mtime      string  `json:"mtime" schema:"optional"`
 	Encoding   string  `json:"encoding" schema:"optional"`
-	Content    string  `json:"content" schema:"optional"`
+	Content    string  `json:"content" schema:"optional" fsbox:"big"` // up to max_read_bytes: a face may write it in place
 	Offset     int64   `json:"offset" schema:"optional"`
 	Lines      int64   `json:"lines" schema:"optional"`
 	EOF        bool    `json:"eof" schema:"optional"`
@@ -397,10 +397,10 @@ type ReadUnchanged struct {
 // stderr says so, see Notes), as an HTTP 304 has no body.
 func (r *ReadUnchanged) Text(w spec.TextWriter) error { return nil }
 
-// Notes says, in the text form, that the file is unchanged.
-func (r *ReadUnchanged) Notes() []string {
-	return []string{r.Path + " is unchanged (sha256 " + r.SHA256 + ")"}
+// Outcome: a note for the text form's stderr, that the file is unchanged.
+func (r *ReadUnchanged) Outcome() spec.Outcome {
+	return spec.Outcome{Notes: []string{r.Path + " is unchanged (sha256 " + r.SHA256 + ")"}}
 }
 
-// BigField is the content (up to max_read_bytes).
-func (r *ReadResult) BigField() *string { return &r.Content }
+// Outcome: a whole result.
+func (r *ReadResult) Outcome() spec.Outcome { return spec.Outcome{} }

@@ -15,7 +15,7 @@ var rootsOp = &spec.Op{
 	Help:     "Prints the policy this call runs under: the writable workdir, the read roots, where the policy came from, the commands it switches on and off, its limits and path rules, the named rule sets in force (rule_sets), its preset and whether changes must name what they replace (require_precondition), whether Landlock holds, and which of the platform's guarantees hold (descriptor_path_check, dir_lock, no_follow, no_replace_rename) and which the policy requires ([sandbox] require, all four by default: fsbox refuses to run, with config, where a required one is missing).",
 	Examples: []spec.Example{{Cmd: "roots --format text", Says: "the workdir, read roots and commands, one per line"}},
 	Text:     "tab-separated lines: workdir, read_root (one per root), config, audit_log, commands, rule_sets, preset, require_precondition, landlock, guarantees, require, journal",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, _ *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, _ *spec.Input) (spec.Result, error) {
 		return Roots(ctx, sb)
 	},
 }
@@ -84,6 +84,9 @@ func Roots(ctx context.Context, sb *sandbox.Sandbox) (RootsResult, error) {
 	res.Journal = sb.Journal()
 	return res, nil
 }
+
+// Outcome: a whole result.
+func (r RootsResult) Outcome() spec.Outcome { return spec.Outcome{} }
 
 // Text is one "key<TAB>value" line per part of the policy (paths are
 // names: one a line).

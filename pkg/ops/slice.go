@@ -24,16 +24,24 @@ var sliceOp = &spec.Op{
 	},
 	Examples: []spec.Example{{Cmd: "slice notes.txt -2 --format text", Says: "the last two lines, as tail -n 2"}},
 	Text:     "the lines exactly as the file holds them",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
-		o := SliceInput(in)
-		o.Sink = lineSink(in.Sink)
-		o.Exact = in.Exact
-		var err error
-		if o.Paging, err = pagingOf(sb, in); err != nil {
-			return nil, err
-		}
-		return Slice(ctx, sb, o)
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
+		return SliceLines(ctx, sb, in, lineSink(in.Sink))
 	},
+}
+
+// SliceLines is slice's Run with each line sent to sink as the file has
+// it (nil: collected into the result): the operation's own form of its
+// items, for a face that shapes them itself (the reference MCP profile's
+// tail).
+func SliceLines(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input, sink LineSink) (SliceResult, error) {
+	o := SliceInput(in)
+	o.Sink = sink
+	o.Exact = in.Exact
+	var err error
+	if o.Paging, err = pagingOf(sb, in); err != nil {
+		return SliceResult{}, err
+	}
+	return Slice(ctx, sb, o)
 }
 
 // SliceInput turns a slice input into options.
@@ -79,7 +87,7 @@ type SliceResult struct {
 	Total *int64 `json:"total"`
 	// Line is the 1-based number of the first returned line when known.
 	Line  *int64   `json:"line"`
-	Lines []string `json:"lines"`
+	Lines []string `json:"lines" fsbox:"items"`
 	Count int64    `json:"count"` // the lines on this page
 	Truncation
 }

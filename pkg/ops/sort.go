@@ -33,7 +33,7 @@ var sortOp = &spec.Op{
 	},
 	Examples: []spec.Example{{Cmd: "sort -u notes.txt --format text", Says: "the distinct lines, sorted"}},
 	Text:     "the sorted lines, each ended by a newline, as GNU sort",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		o, err := SortInput(in)
 		if err != nil {
 			return nil, err
@@ -82,7 +82,7 @@ type SortOptions struct {
 // SortResult holds the sorted lines.
 type SortResult struct {
 	Path  string   `json:"path"`
-	Lines []string `json:"lines"`
+	Lines []string `json:"lines" fsbox:"items"`
 	Count int64    `json:"count"` // the lines on this page
 	Truncation
 }

@@ -37,7 +37,7 @@ var statOp = &spec.Op{
 		"check: {changed[{path, exists, sha256?}], unchanged[] (paths), count, truncated, limit?, errors?[], errors_more?}: a path whose content hashes to its HEX (or absent as absent expects) is unchanged; a denied path is in errors[] as denied, whether it exists or not",
 	Text: "one tab-separated line a path: path type size mode mtime [-> target] [sha256], or path missing; a path that failed among several is a fsbox: CODE: message line on stderr; " +
 		"check: PATH: CHANGED SHA256|missing|not a file, then PATH: OK, a line a path, as sha256sum -c",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		if in.Bool("check") || in.IsSet("check-file") {
 			pg, err := pagingOf(sb, in)
 			if err != nil {
@@ -98,7 +98,7 @@ type StatFilesOptions struct {
 // list, which max_results cuts), and the paths that could not be
 // described in Errors.
 type StatFilesResult struct {
-	Files []StatResult `json:"files"`
+	Files []StatResult `json:"files" fsbox:"items"`
 	Count int64        `json:"count"`
 	Truncation
 	PathErrors
@@ -116,7 +116,7 @@ type statShape struct {
 	Mode       string       `json:"mode,omitempty"`
 	Target     *string      `json:"target,omitempty"`
 	SHA256     *string      `json:"sha256,omitempty"`
-	Files      []StatResult `json:"files,omitempty"`
+	Files      []StatResult `json:"files,omitempty" fsbox:"items"`
 	Count      *int64       `json:"count,omitempty"`
 	Truncated  *bool        `json:"truncated,omitempty"`
 	Limit      string       `json:"limit,omitempty"`
@@ -265,7 +265,7 @@ func (r StatResult) Text(w spec.TextWriter) error {
 }
 
 // Text is one line a path, as one path's text form prints it; the
-// failing paths go to stderr (Failures).
+// failing paths go to stderr (Outcome's Failures).
 func (r StatFilesResult) Text(w spec.TextWriter) error {
 	for _, f := range r.Files {
 		if err := f.Text(w); err != nil {
@@ -275,5 +275,10 @@ func (r StatFilesResult) Text(w spec.TextWriter) error {
 	return nil
 }
 
-// Items are the descriptions, an item a line in ndjson.
-func (r StatFilesResult) Items() any { return r.Files }
+// Outcome: a limit's cut, and the paths that failed.
+func (r StatFilesResult) Outcome() spec.Outcome {
+	return spec.Outcome{Cut: r.Truncation.outcomeCut(), Failures: r.PathErrors.failures()}
+}
+
+// Outcome: a whole result.
+func (r StatResult) Outcome() spec.Outcome { return spec.Outcome{} }

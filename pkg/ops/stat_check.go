@@ -373,6 +373,11 @@ func checkFileRead(ctx context.Context, sb *sandbox.Opener, p string, w *checkWo
 	return out
 }
 
+// Outcome: a limit's cut, and the paths that failed.
+func (r CheckResult) Outcome() spec.Outcome {
+	return spec.Outcome{Cut: r.Truncation.outcomeCut(), Failures: r.PathErrors.failures()}
+}
+
 // Text is a line a path, as sha256sum -c prints: "PATH: OK" for an
 // unchanged path, "PATH: CHANGED" (with the current sha256, or
 // "missing" for a path that no longer exists, "not a file" for a

@@ -26,7 +26,7 @@ func TestStatSeveralPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	run := func(args string) (any, error) {
+	run := func(args string) (spec.Result, error) {
 		t.Helper()
 		in, err := spec.FromJSON(statOp, json.RawMessage(args))
 		if err != nil {
@@ -70,12 +70,12 @@ func TestStatSeveralPaths(t *testing.T) {
 		if string(nb) != string(wb) {
 			t.Errorf("%s:\n got  %s\n want %s", c.args, b, c.want)
 		}
-		failed, _ := v.(interface{ Failed() error })
+		failed := v.Outcome().Failures
 		switch {
-		case c.code == "" && failed != nil && failed.Failed() != nil:
-			t.Errorf("%s: Failed() = %v, want none", c.args, failed.Failed())
-		case c.code != "" && (failed == nil || sandbox.AsError(failed.Failed()).Code != c.code):
-			t.Errorf("%s: want Failed() of code %s", c.args, c.code)
+		case c.code == "" && failed != nil:
+			t.Errorf("%s: Failures.First = %v, want none", c.args, failed.First)
+		case c.code != "" && (failed == nil || sandbox.AsError(failed.First).Code != c.code):
+			t.Errorf("%s: want Failures.First of code %s", c.args, c.code)
 		}
 	}
 }

@@ -20,7 +20,7 @@ var historyOp = &spec.Op{
 	Options:  []spec.Option{{Name: "limit", Short: "n", Type: spec.Int, Meta: "N", Min: min1, DefaultText: "all", Help: "only the newest N changes shown (read from the journal's end)"}},
 	Examples: []spec.Example{{Cmd: "history --format text", Says: "one line per change: id, time, command and paths", After: "write notes.txt --content 'new notes'"}},
 	Text:     "one line per change: its id, time, command and paths, tab-separated",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		if in.IsSet("path") && in.String("path") == "" {
 			return nil, usageErr("an empty path: leave it out to list every change")
 		}
@@ -38,7 +38,7 @@ var purgeOp = &spec.Op{
 	Help:     "Forgets every recorded change whose paths the policy in force may all write, and the prior content kept only for them: deleted and overwritten content kept for undo is gone after it. A change naming a path the policy may not write stays (kept counts them). Not undoable; change ids go on rising. The built-in policy switches purge off.",
 	Examples: []spec.Example{{Cmd: "purge --format text", Says: "how many changes were forgotten and how many stayed", After: "write notes.txt --content 'new notes'"}},
 	Text:     "two lines, removed and kept, each with its count after a tab",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		return Purge(ctx, sb)
 	},
 }
@@ -51,7 +51,7 @@ var undoOp = &spec.Op{
 	Options:  []spec.Option{{Name: "force", Short: "f", Type: spec.Bool, Help: "restore even paths that changed since"}},
 	Examples: []spec.Example{{Cmd: "undo --format text", Says: "the paths restored or deleted, one a line", After: "edit main.go --old 'TODO: flags' --new 'DONE: flags'"}},
 	Text:     "one line per path: restore or delete, and the path",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		return Undo(ctx, sb, in.String("change_id"), in.Bool("force"))
 	},
 }
@@ -75,14 +75,16 @@ type HistoryResult struct {
 	Hidden int `json:"hidden"`
 }
 
-// Trunc says whether max_results or the deadline cut the list (--limit
+// Outcome: whether max_results or the deadline cut the list (--limit
 // cuts quietly).
-func (r HistoryResult) Trunc() *Truncation {
-	if !r.Truncated {
-		return &Truncation{}
-	}
-	return &Truncation{Truncated: true, Limit: r.Limit, NextCursor: r.NextCursor, Cuts: r.Cuts}
+func (r HistoryResult) Outcome() spec.Outcome {
+	t := Truncation{Truncated: r.Truncated, Limit: r.Limit, NextCursor: r.NextCursor, Cuts: r.Cuts}
+	return spec.Outcome{Cut: t.outcomeCut()}
 }
+
+// Outcome: whole results.
+func (r PurgeResult) Outcome() spec.Outcome { return spec.Outcome{} }
+func (r UndoResult) Outcome() spec.Outcome  { return spec.Outcome{} }
 
 // historyPos is a position in history's list, newest first: for each
 // journal (by its id prefix, "" for the workdir's), the sequence number
@@ -306,7 +308,7 @@ func Purge(ctx context.Context, sb *sandbox.Sandbox) (PurgeResult, error) {
 type UndoResult struct {
 	Undid    string       `json:"undid"`     // the change taken back
 	ChangeID *string      `json:"change_id"` // the undo's own change (undo it to redo)
-	Files    []UndoneFile `json:"files"`
+	Files    []UndoneFile `json:"files" fsbox:"list"`
 }
 
 // UndoneFile is one path an undo put back.

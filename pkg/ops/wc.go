@@ -24,7 +24,7 @@ var wcOp = &spec.Op{
 	},
 	Examples: []spec.Example{{Cmd: "wc main.go notes.txt --format text", Says: "lines words chars bytes per file, and a total"}},
 	Text:     "lines words chars bytes path (or only those -l -w -m -c select, in that order), one line per file, and a total line for several; columns padded as GNU wc 9.1",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		pg, err := pagingOf(sb, in)
 		if err != nil {
 			return nil, err
@@ -56,7 +56,7 @@ type WcFile struct {
 
 // WcResult holds each file's counts and their sum.
 type WcResult struct {
-	Files []WcFile      `json:"files"`
+	Files []WcFile      `json:"files" fsbox:"list"`
 	Total textio.Counts `json:"total"`
 	// Truncated (limit "timeout"): the call's deadline passed before
 	// every path was counted; files and total hold the ones before
@@ -70,10 +70,12 @@ type WcResult struct {
 	show []string // the counts the text form prints (all when none is picked)
 }
 
-// Trunc: only the deadline cuts wc (exit 9); no item limit does. The
-// text form notes the cut on stderr, with the next page's cursor.
-func (r WcResult) Trunc() *Truncation {
-	return &Truncation{Truncated: r.Truncated, Limit: r.Limit, NextCursor: r.NextCursor, Cuts: r.Cuts}
+// Outcome: only the deadline cuts wc (exit 9); no item limit does. The
+// text form notes the cut on stderr, with the next page's cursor; the
+// paths that failed are in errors[].
+func (r WcResult) Outcome() spec.Outcome {
+	t := Truncation{Truncated: r.Truncated, Limit: r.Limit, NextCursor: r.NextCursor, Cuts: r.Cuts}
+	return spec.Outcome{Cut: t.outcomeCut(), Failures: r.PathErrors.failures()}
 }
 
 // Wc counts lines, words, bytes and characters of each file in one

@@ -36,7 +36,7 @@ var writeOp = &spec.Op{
 	},
 	Examples: []spec.Example{{Cmd: "write out/hello.txt --content 'hello' --format text", Says: "the file's SHA-256 and path, as sha256sum prints them"}},
 	Text:     "SHA256  PATH, the line sha256sum prints, so sha256sum -c can check it",
-	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (any, error) {
+	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		o := WriteOptions{Path: in.String("path"), Append: in.Bool("append"), NoClobber: in.Bool("no-clobber") || in.Bool("expect-absent"), ExpectSHA256: in.String("expect-sha256")}
 		if err := begin(ctx, sb, "write"); err != nil {
 			return nil, err // before stdin is read
@@ -261,6 +261,9 @@ func ParseMode(s string) (fs.FileMode, error) {
 	}
 	return fs.FileMode(v), nil
 }
+
+// Outcome: a whole result.
+func (r WriteResult) Outcome() spec.Outcome { return spec.Outcome{} }
 
 // Text is sha256sum's line, so `sha256sum -c` can check it.
 func (r WriteResult) Text(w spec.TextWriter) error {

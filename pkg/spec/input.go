@@ -25,18 +25,11 @@ type Input struct {
 	Stdin io.Reader
 	// Sink, when a face sets it, takes a streaming operation's
 	// (Op.Streams) items as they come, in the form the face prints,
-	// chosen once before the call: an ItemSink takes each item as a
-	// value (one JSON document each), a TextWriter takes the text form;
-	// nil: the operation collects them into its result. Exact: they go
-	// out whole (a text form), not cut at the policy's line limit.
-	Sink  any
+	// chosen once before the call; nil: the operation collects them into
+	// its result. Exact: they go out whole (a text form), not cut at the
+	// policy's line limit.
+	Sink  *Sink
 	Exact bool
-	// Idle, when a face sets it (with a Sink), is called by a streaming
-	// operation that is about to wait for its next items: the face passes
-	// on what it holds, so that a reader sees the items as they are found
-	// (`fsbox grep x | head -1` ends at the first match). It is called on
-	// the goroutine that calls the Sink.
-	Idle func()
 	// Cursor is the call's --cursor (a tool call's cursor): where a list
 	// result cut before resumes (SPEC §2, Continuation); Form names the
 	// face and format the call prints in ("json", "text", "mcp"), which a

@@ -170,10 +170,15 @@ type Op struct {
 	NoTool bool
 	// NoPolicy: runs without a policy (documentation output).
 	NoPolicy bool
+	// Paints: the text form passes every name through the TextWriter's
+	// Name and Typed (or Paint) and prints nothing else a file could
+	// choose: a face may colour its names (as ls --color) and send its
+	// lines past its escaper.
+	Paints bool
 	// Run performs the operation on the input; the command line, tool
 	// hosts and tests call it alike. Nil for the documentation commands
 	// that only the command line renders.
-	Run func(ctx context.Context, sb *sandbox.Sandbox, in *Input) (any, error)
+	Run func(ctx context.Context, sb *sandbox.Sandbox, in *Input) (Result, error)
 }
 
 // StreamsWith reports whether a call of the operation with this input
@@ -353,11 +358,11 @@ type TextWriter interface {
 	// pipeline; escaped on a terminal).
 	Content(b []byte) []byte
 	// Typed is a name (already made safe) of an entry of this type (file,
-	// dir, symlink, other): a face may colour it (only a Painter's).
+	// dir, symlink, other): a face may colour it (only for an Op that Paints).
 	Typed(name, typ string) string
 	// Paint is s (already made safe) in the colour of its role in a
 	// match listing (PaintPath, PaintLine, PaintMatch, as grep and rg
-	// colour them): a face may colour it (only a Painter's).
+	// colour them): a face may colour it (only for an Op that Paints).
 	Paint(s string, role Role) string
 }
 
@@ -371,26 +376,24 @@ const (
 	PaintMatch             // the matched text
 )
 
-// Painter is a Texter whose text form passes every name through Name and
-// Typed and prints nothing else a file could choose: a face may colour
-// its names by type (as ls --color) and send the lines past its escaper.
-type Painter interface {
-	Texter
-	Paints()
-}
-
-// Lister is a result whose list ndjson prints an item a line (the
-// summary after it): its items.
-type Lister interface {
-	Items() any
-}
-
 // Texter is a result with a text form of its own, written next to the
 // result's type: every face that prints text prints this.
 type Texter interface {
 	Text(w TextWriter) error
 }
 
-// ItemSink takes a streaming operation's items one at a time, each a
-// value that encodes as one JSON document (ndjson's lines).
-type ItemSink func(v any) error
+// Sink is where a streaming operation (Op.Streams) sends its items as
+// they come, in the one form its face chose before the call: exactly one
+// of Item and Text is set.
+type Sink struct {
+	// Item takes each item as a value that encodes as one JSON document
+	// (json's list member, ndjson's line).
+	Item func(v any) error
+	// Text takes the operation's text form (--format text).
+	Text TextWriter
+	// Idle, when set, is called by the operation when it is about to
+	// wait for its next items, on the goroutine that sends them: the
+	// face passes on what it holds, so that a reader sees the items as
+	// they are found (`fsbox grep x | head -1` ends at the first match).
+	Idle func()
+}

@@ -1,4 +1,4 @@
-package cli
+package tool
 
 import (
 	"fmt"
@@ -8,8 +8,9 @@ import (
 )
 
 // exitClasses map error codes to exit statuses: the command line's own
-// business (a library caller sees the codes). Help and the man pages list
-// them from here.
+// business (a library caller sees the codes), which every call's audit
+// record carries, a tool call's too. Help and the man pages list them
+// from here.
 var exitClasses = []struct {
 	status int
 	codes  []sandbox.Code
@@ -28,8 +29,13 @@ var exitClasses = []struct {
 	{ExitClosedPipe, nil, "stdout's reader left early; nothing on stderr"},
 }
 
-// exitCode is the exit status of an error code (io for an unknown one).
-func exitCode(c sandbox.Code) int {
+// ExitClosedPipe is the exit status of a call whose stdout was closed by
+// its reader (`fsbox grep x | head -1`): 128 + SIGPIPE, what a shell
+// reports for a pipeline stage the signal ended.
+const ExitClosedPipe = 141
+
+// ExitCode is the exit status of an error code (io for an unknown one).
+func ExitCode(c sandbox.Code) int {
 	for _, e := range exitClasses {
 		for _, x := range e.codes {
 			if x == c {
@@ -40,8 +46,8 @@ func exitCode(c sandbox.Code) int {
 	return 7
 }
 
-// exitLines renders the table, one status a line.
-func exitLines() []string {
+// ExitLines renders the table, one status a line.
+func ExitLines() []string {
 	var out []string
 	for _, e := range exitClasses {
 		var codes []string
