@@ -3,7 +3,10 @@ package gojq
 import "sync"
 
 // This package is gojq v0.12.20 (github.com/itchyny/gojq, MIT licence:
-// LICENSE), copied into fsbox with one change: the tables of builtins
+// LICENSE), copied into fsbox with two changes. First, module_loader.go keeps only
+// the ModuleLoader type: the filesystem loader (NewModuleLoader, which
+// read files by path outside the sandbox) is gone, so import and include
+// always fail. Second, the tables of builtins
 // that gojq builds in its package init (builtinFuncDefs, the parsed jq
 // definitions of builtin.jq: some 2,300 allocations and 136 KB of init
 // code, and internalFuncs) are built by the first Compile instead. Go

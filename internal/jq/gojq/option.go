@@ -6,7 +6,8 @@ import "fmt"
 type CompilerOption func(*compiler)
 
 // WithModuleLoader is a compiler option for module loader.
-// If you want to load modules from the filesystem, use [NewModuleLoader].
+// fsbox removes gojq's filesystem loader (see module_loader.go): a query never
+// reads a file outside the sandbox; with no loader, import and include fail.
 func WithModuleLoader(moduleLoader ModuleLoader) CompilerOption {
 	return func(c *compiler) {
 		c.moduleLoader = moduleLoader
