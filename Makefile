@@ -24,8 +24,10 @@ LDFLAGS   := $(if $(VERSION),-X github.com/fsbox/fsbox/internal/cli.Version=$(VE
 # fsbox-mcp is the MCP server (fsbox with it built in): a host runs it
 # directly, and fsbox runs it from beside itself for `fsbox mcp`. A binary
 # of its own: the MCP SDK's package init (about 0.9 ms) would otherwise be
-# paid by every fsbox call. (gojq, for --jq, is in fsbox: its 0.3 ms costs
-# less than a second process start.)
+# paid by every fsbox call. (gojq, for --jq, is in fsbox: a second process
+# start would cost a --jq call more than gojq costs it, and fsbox's copy,
+# internal/jq/gojq, builds its builtins when a --jq program is compiled,
+# not at every start.)
 MCPBIN    := $(dir $(BIN))fsbox-mcp
 
 # Each binary is linked to a temporary name and then copied into place:

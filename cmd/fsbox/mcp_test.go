@@ -31,7 +31,7 @@ func TestLeanExecsMCP(t *testing.T) {
 		}
 		return string(out)
 	}
-	const sdk, gojq = "github.com/modelcontextprotocol/go-sdk/mcp\n", "github.com/itchyny/gojq\n"
+	const sdk, gojq = "github.com/modelcontextprotocol/go-sdk/mcp\n", "github.com/fsbox/fsbox/internal/jq/gojq\n"
 	if d := deps("."); strings.Contains(d, sdk) || !strings.Contains(d, gojq) {
 		t.Errorf("cmd/fsbox: want gojq linked and the MCP SDK not (every call would pay its package init)")
 	}

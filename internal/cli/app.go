@@ -19,6 +19,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/fsbox/fsbox/internal/companion"
 	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -140,7 +141,7 @@ func newApp(st *state, command string) *ucli.App {
 		Name:            "fsbox",
 		HelpName:        "fsbox",
 		Usage:           "sandboxed file tools that print JSON",
-		Flags:           globalFlags(),
+		Flags:           withNames(globalFlags()),
 		Reader:          st.c.Stdin,
 		Writer:          st.stdout,
 		ErrWriter:       st.c.Stderr,
@@ -295,7 +296,7 @@ func (st *state) wire(op *spec.Op) *ucli.Command {
 		Name:      op.Name,
 		Usage:     op.Summary,
 		ArgsUsage: op.Usage(),
-		Flags:     cliFlags(op),
+		Flags:     withNames(cliFlags(op)),
 		HideHelp:  true,
 		OnUsageError: func(_ *ucli.Context, err error, _ bool) error {
 			msg := strings.TrimSpace(err.Error())
@@ -367,7 +368,7 @@ func (st *state) input(op *spec.Op, c *ucli.Context, args []string) (*spec.Input
 	if err != nil {
 		return nil, err
 	}
-	in.Reg = st.reg
+	in.Reg, in.Executable = st.reg, companion.Self
 	if st.cursor != "" && !op.Pages {
 		return nil, usageErr("%s gives no list to resume: --cursor goes with %s", op.Name, strings.Join(pagingOps(st.reg), ", "))
 	}

@@ -42,6 +42,10 @@ func flagNames(f ucli.Flag) []string {
 		return append([]string{f.Name}, f.Aliases...)
 	case *ucli.BoolFlag:
 		return append([]string{f.Name}, f.Aliases...)
+	case *ucli.Int64Flag:
+		return append([]string{f.Name}, f.Aliases...)
+	case *ucli.StringSliceFlag:
+		return append([]string{f.Name}, f.Aliases...)
 	}
 	return f.Names()
 }

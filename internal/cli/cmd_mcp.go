@@ -26,8 +26,9 @@ type Serve func(ctx context.Context, s *tool.ServeSpec) error
 // 0.9 ms at each start. fsbox-mcp (cmd/fsbox-mcp) is this CLI with it; an
 // `fsbox mcp` run without it replaces its process with the fsbox-mcp
 // beside the binary (Call.ExecMCP), with the same arguments, before it
-// has opened a root. (gojq, for --jq, is linked in: its 0.3 ms or so at
-// each start costs less than the second process start a companion took.)
+// has opened a root. (gojq, for --jq, is linked in: the second process
+// start a companion took costs more, and internal/jq/gojq builds its
+// builtins when --jq compiles a program, not at each start.)
 type Extras struct {
 	Serve Serve // fsbox mcp
 	// JQ compiles --jq's program (internal/jq, gojq): linked into fsbox

@@ -325,8 +325,12 @@ func ErrorJSON(err error) []byte {
 }
 
 // FlagSpelling spells a hint's option as the command line takes it:
-// --name, or -x where the command line usually gives it short (rm -r).
+// --name, or -x where the command line usually gives it short (rm -r);
+// and a setting as the command line makes it (settingWords).
 func FlagSpelling(h *sandbox.Hint) string {
+	if h.Setting != "" {
+		return settingWords(h.Setting)
+	}
 	if h.Short {
 		for _, op := range ops.Registry.Ops() {
 			for _, o := range op.Options {

@@ -307,9 +307,13 @@ func toolError(err error, spell func(*sandbox.Hint) string) *mcp.CallToolResult 
 // spelling names a hint's option as op's tool takes it: its argument
 // ("force": true), or nothing where the tool has no such argument (the
 // reference profile's tools have none of fsbox's options), so the hint
-// says what to do instead.
+// says what to do instead; and a setting as the host that started the
+// server set it up (settingWords), in either profile.
 func (srv *Server) spelling(op *spec.Op) func(*sandbox.Hint) string {
 	return func(h *sandbox.Hint) string {
+		if h.Setting != "" {
+			return settingWords(h.Setting)
+		}
 		if srv.spec.Profile == "reference" {
 			return ""
 		}

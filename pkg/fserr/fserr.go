@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 )
 
 // Code is a stable, machine-readable error code. Each code belongs to exactly
@@ -80,14 +81,22 @@ type Error struct {
 	// answer; Message puts it after Msg in the words of the face that
 	// shows the error.
 	Hint *Hint
+	// Spelled, when set, is Msg naming settings of the host (Setting)
+	// in the words of the face that shows it; Msg names them in their
+	// own (Spellf).
+	Spelled *Spelled
 }
 
 // Hint names an option by its name in the operation's descriptor
 // ("force", "recursive"), never by a face's spelling of it: the CLI shows
 // a flag, a tool face its argument, and a face without the option what
-// to do instead. Below the faces no flag is ever spelled.
+// to do instead. Below the faces no flag is ever spelled. A face's spell
+// function also spells a Setting (a Hint with Setting set and nothing
+// else), for a message that names one (Spelled).
 type Hint struct {
 	Option string
+	// Setting, instead of Option: the setting a Spelled message names.
+	Setting Setting
 	// Short: the command line spells it by its one-letter form (rm -r).
 	Short bool
 	// Text says what passing it does, %s standing for the option as the
@@ -100,7 +109,8 @@ type Hint struct {
 
 // Message is the error's text with its hint spelled by spell (the option
 // as the face names it; "" when the face has no such option). A nil
-// spell names the option as the descriptor does.
+// spell names the option as the descriptor does, and each setting the
+// text names in the setting's own words.
 func (e *Error) Message(spell func(*Hint) string) string {
 	msg, hint := e.Parts(spell)
 	if hint == "" {
@@ -113,9 +123,13 @@ func (e *Error) Message(spell func(*Hint) string) string {
 // spell ("" when there is none, or the face has no such option and no
 // other advice): the text form prints the hint on a line of its own.
 func (e *Error) Parts(spell func(*Hint) string) (msg, hint string) {
+	msg = e.Msg
+	if e.Spelled != nil && spell != nil {
+		msg = e.Spelled.in(spell)
+	}
 	h := e.Hint
 	if h == nil {
-		return e.Msg, ""
+		return msg, ""
 	}
 	s := h.Option
 	if spell != nil {
@@ -123,11 +137,11 @@ func (e *Error) Parts(spell func(*Hint) string) (msg, hint string) {
 	}
 	switch {
 	case s != "":
-		return e.Msg, fmt.Sprintf(h.Text, s)
+		return msg, fmt.Sprintf(h.Text, s)
 	case h.Else != "":
-		return e.Msg, h.Else
+		return msg, h.Else
 	}
-	return e.Msg, ""
+	return msg, ""
 }
 
 func (e *Error) Error() string {
@@ -148,6 +162,26 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errorf builds an *Error.
 func Errorf(code Code, path, format string, args ...any) *Error {
 	return &Error{Code: code, Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Spellf builds an *Error whose message names settings of the host: each
+// Setting among args stands where its verb is (%s), and the face that
+// shows the error spells it (Error.Message; Msg has the setting's own
+// words). The other args are formatted as by Errorf.
+func Spellf(code Code, path, format string, args ...any) *Error {
+	sp := &Spelled{}
+	wrapped := make([]any, len(args))
+	for i, a := range args {
+		if s, ok := a.(Setting); ok {
+			sp.Names = append(sp.Names, s)
+			wrapped[i] = settingVerb(len(sp.Names))
+			continue
+		}
+		wrapped[i] = literal{a}
+	}
+	// A %% of format stays %% in Format, a literal % there too.
+	sp.Format = fmt.Sprintf(strings.ReplaceAll(format, "%%", "%%%%"), wrapped...)
+	return &Error{Code: code, Path: path, Msg: sp.in(nil), Spelled: sp}
 }
 
 // Deny builds a denial decided by rule.
@@ -186,4 +220,74 @@ func UnwrapPath(err error) error {
 		return le.Err
 	}
 	return err
+}
+
+// A Setting is something set up outside any one call (how the policy was
+// chosen, how a server was started) that a message may name: each face
+// spells it in its own words, the command line as its flag or command,
+// a tool face as what the host set up when it started the server (its
+// calls set none of them). Below the faces none is ever spelled.
+type Setting string
+
+const (
+	// SettingConfig is the policy file a call names: the command line's
+	// --config.
+	SettingConfig Setting = "config"
+	// SettingServe is the MCP server: the command line's fsbox mcp.
+	SettingServe Setting = "serve"
+	// SettingServeDirs is the server given the directories it serves:
+	// the command line's fsbox mcp WORKDIR [READ_ROOT...].
+	SettingServeDirs Setting = "serve-dirs"
+)
+
+// Words are the setting's own words: what a message says where no face
+// spells it.
+func (s Setting) Words() string {
+	switch s {
+	case SettingConfig:
+		return "the config setting"
+	case SettingServe:
+		return "the MCP server"
+	case SettingServeDirs:
+		return "the MCP server's directories"
+	}
+	return string(s)
+}
+
+// Spelled is a message that names settings (Spellf): Format with each
+// %[n]s standing for Names[n-1] as a face spells it (any other % is %%).
+type Spelled struct {
+	Format string
+	Names  []Setting
+}
+
+// in is the message with each setting spelled by spell (nil, or "" for a
+// setting: its own words).
+func (sp *Spelled) in(spell func(*Hint) string) string {
+	words := make([]any, len(sp.Names))
+	for i, n := range sp.Names {
+		w := ""
+		if spell != nil {
+			w = spell(&Hint{Setting: n})
+		}
+		if w == "" {
+			w = n.Words()
+		}
+		words[i] = w
+	}
+	return fmt.Sprintf(sp.Format, words...)
+}
+
+// settingVerb formats as the verb that stands for the nth setting.
+type settingVerb int
+
+func (n settingVerb) Format(f fmt.State, _ rune) { fmt.Fprintf(f, "%%[%d]s", int(n)) }
+
+// literal formats as its value does, with each % doubled: text that
+// Spelled.Format holds as it is.
+type literal struct{ v any }
+
+func (l literal) Format(f fmt.State, verb rune) {
+	s := fmt.Sprintf(fmt.FormatString(f, verb), l.v)
+	f.Write([]byte(strings.ReplaceAll(s, "%", "%%")))
 }

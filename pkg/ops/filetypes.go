@@ -15,101 +15,103 @@ import (
 // reach for most, under ripgrep's names and with its globs, so that
 // `-t c` or `-T js` selects what it selects in rg. Globs are matched
 // against the base name, case-sensitively (path.Match syntax: *, ?,
-// [...]).
-var fileTypes = map[string][]string{
-	"agda":     {"*.agda", "*.lagda"},
-	"asciidoc": {"*.adoc", "*.asc", "*.asciidoc"},
-	"asm":      {"*.S", "*.asm", "*.s"},
-	"awk":      {"*.awk"},
-	"bazel":    {"*.BUILD", "*.bazel", "*.bazelrc", "*.bzl", "BUILD", "WORKSPACE"},
-	"c":        {"*.[chH]", "*.[chH].in", "*.cats"},
-	"clojure":  {"*.clj", "*.cljc", "*.cljs", "*.cljx"},
-	"cmake":    {"*.cmake", "CMakeLists.txt"},
-	"config":   {"*.cfg", "*.conf", "*.config", "*.ini"},
-	"cpp":      {"*.[ChH]", "*.[ChH].in", "*.[ch]pp", "*.[ch]pp.in", "*.[ch]xx", "*.[ch]xx.in", "*.cc", "*.cc.in", "*.hh", "*.hh.in", "*.inl"},
-	"cs":       {"*.cs"},
-	"css":      {"*.css", "*.scss"},
-	"csv":      {"*.csv"},
-	"cython":   {"*.pxd", "*.pxi", "*.pyx"},
-	"d":        {"*.d"},
-	"dart":     {"*.dart"},
-	"diff":     {"*.diff", "*.patch"},
-	"docker":   {"*Dockerfile*"},
-	"elisp":    {"*.el"},
-	"elixir":   {"*.eex", "*.ex", "*.exs"},
-	"erb":      {"*.erb"},
-	"erlang":   {"*.erl", "*.hrl"},
-	"fish":     {"*.fish"},
-	"fortran":  {"*.F", "*.F77", "*.F90", "*.F95", "*.f", "*.f77", "*.f90", "*.f95", "*.pfo"},
-	"go":       {"*.go"},
-	"gradle":   {"*.gradle"},
-	"groovy":   {"*.gradle", "*.groovy"},
-	"h":        {"*.h", "*.hpp"},
-	"haskell":  {"*.c2hs", "*.cpphs", "*.hs", "*.hsc", "*.lhs"},
-	"hs":       {"*.hs", "*.lhs"},
-	"html":     {"*.ejs", "*.htm", "*.html"},
-	"java":     {"*.java", "*.jsp", "*.jspx", "*.properties"},
-	"jinja":    {"*.j2", "*.jinja", "*.jinja2"},
-	"js":       {"*.js", "*.jsx", "*.vue"},
-	"json":     {"*.json", "composer.lock"},
-	"jsonl":    {"*.jsonl"},
-	"julia":    {"*.jl"},
-	"jupyter":  {"*.ipynb", "*.jpynb"},
-	"kotlin":   {"*.kt", "*.kts"},
-	"less":     {"*.less"},
-	"license":  {"*[.-]LICEN[CS]E*", "AGPL-*[0-9]*", "APACHE-*[0-9]*", "BSD-*[0-9]*", "CC-BY-*", "COPYING", "COPYING[.-]*", "COPYRIGHT", "COPYRIGHT[.-]*", "EULA", "EULA[.-]*", "GFDL-*[0-9]*", "GNU-*[0-9]*", "GPL-*[0-9]*", "LGPL-*[0-9]*", "LICEN[CS]E", "LICEN[CS]E[.-]*", "MIT-*[0-9]*", "MPL-*[0-9]*", "NOTICE", "NOTICE[.-]*", "OFL-*[0-9]*", "PATENTS", "PATENTS[.-]*", "UNLICEN[CS]E", "UNLICEN[CS]E[.-]*", "agpl[.-]*", "gpl[.-]*", "lgpl[.-]*", "licen[cs]e", "licen[cs]e.*"},
-	"lisp":     {"*.el", "*.jl", "*.lisp", "*.lsp", "*.sc", "*.scm"},
-	"lock":     {"*.lock", "package-lock.json"},
-	"log":      {"*.log"},
-	"lua":      {"*.lua"},
-	"m4":       {"*.ac", "*.m4"},
-	"make":     {"*.mak", "*.mk", "[Gg][Nn][Uu]makefile", "[Gg][Nn][Uu]makefile.am", "[Gg][Nn][Uu]makefile.in", "[Mm]akefile", "[Mm]akefile.am", "[Mm]akefile.in"},
-	"man":      {"*.[0-9][cEFMmpSx]", "*.[0-9lnpx]"},
-	"markdown": {"*.markdown", "*.md", "*.mdown", "*.mkdn"},
-	"matlab":   {"*.m"},
-	"md":       {"*.markdown", "*.md", "*.mdown", "*.mkdn"},
-	"meson":    {"meson.build", "meson_options.txt"},
-	"minified": {"*.min.css", "*.min.html", "*.min.js"},
-	"nim":      {"*.nim", "*.nimble", "*.nimf", "*.nims"},
-	"nix":      {"*.nix"},
-	"objc":     {"*.h", "*.m"},
-	"objcpp":   {"*.h", "*.mm"},
-	"ocaml":    {"*.ml", "*.mli", "*.mll", "*.mly"},
-	"pascal":   {"*.dpr", "*.inc", "*.lpr", "*.pas", "*.pp"},
-	"perl":     {"*.PL", "*.perl", "*.pl", "*.plh", "*.plx", "*.pm", "*.t"},
-	"php":      {"*.php", "*.php3", "*.php4", "*.php5", "*.phtml"},
-	"po":       {"*.po"},
-	"protobuf": {"*.proto"},
-	"ps":       {"*.cdxml", "*.ps1", "*.ps1xml", "*.psd1", "*.psm1"},
-	"py":       {"*.py"},
-	"r":        {"*.R", "*.Rmd", "*.Rnw", "*.r"},
-	"readme":   {"*README", "README*"},
-	"rst":      {"*.rst"},
-	"ruby":     {"*.gemspec", "*.rb", "*.rbw", ".irbrc", "Gemfile", "Rakefile", "config.ru"},
-	"rust":     {"*.rs"},
-	"sass":     {"*.sass", "*.scss"},
-	"scala":    {"*.sbt", "*.scala"},
-	"sh":       {"*.bash", "*.bashrc", "*.csh", "*.cshrc", "*.ksh", "*.kshrc", "*.sh", "*.tcsh", "*.zsh", ".bash_login", ".bash_logout", ".bash_profile", ".bashrc", ".cshrc", ".kshrc", ".login", ".logout", ".profile", ".tcshrc", ".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc", "bash_login", "bash_logout", "bash_profile", "bashrc", "profile", "zlogin", "zlogout", "zprofile", "zshenv", "zshrc"},
-	"sql":      {"*.psql", "*.sql"},
-	"svg":      {"*.svg"},
-	"swift":    {"*.swift"},
-	"systemd":  {"*.automount", "*.conf", "*.device", "*.link", "*.mount", "*.path", "*.scope", "*.service", "*.slice", "*.socket", "*.swap", "*.target", "*.timer"},
-	"tcl":      {"*.tcl"},
-	"tex":      {"*.bib", "*.cls", "*.dtx", "*.ins", "*.ltx", "*.sty", "*.tex"},
-	"tf":       {"*.tf"},
-	"toml":     {"*.toml", "Cargo.lock"},
-	"ts":       {"*.ts", "*.tsx"},
-	"txt":      {"*.txt"},
-	"vala":     {"*.vala"},
-	"vb":       {"*.vb"},
-	"verilog":  {"*.sv", "*.svh", "*.v", "*.vh"},
-	"vhdl":     {"*.vhd", "*.vhdl"},
-	"vim":      {"*.vim"},
-	"xml":      {"*.dtd", "*.rng", "*.sch", "*.xhtml", "*.xjb", "*.xml", "*.xml.dist", "*.xsd", "*.xsl", "*.xslt"},
-	"yacc":     {"*.y"},
-	"yaml":     {"*.yaml", "*.yml"},
-	"zig":      {"*.zig"},
-	"zsh":      {"*.zsh", ".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc", "zlogin", "zlogout", "zprofile", "zshenv", "zshrc"},
+// [...]). Sorted by name: a table of constants, which the program starts
+// with already built (a map would be built at every start, and its names
+// sorted again for each option that lists them).
+var fileTypes = []FileType{
+	{"agda", []string{"*.agda", "*.lagda"}},
+	{"asciidoc", []string{"*.adoc", "*.asc", "*.asciidoc"}},
+	{"asm", []string{"*.S", "*.asm", "*.s"}},
+	{"awk", []string{"*.awk"}},
+	{"bazel", []string{"*.BUILD", "*.bazel", "*.bazelrc", "*.bzl", "BUILD", "WORKSPACE"}},
+	{"c", []string{"*.[chH]", "*.[chH].in", "*.cats"}},
+	{"clojure", []string{"*.clj", "*.cljc", "*.cljs", "*.cljx"}},
+	{"cmake", []string{"*.cmake", "CMakeLists.txt"}},
+	{"config", []string{"*.cfg", "*.conf", "*.config", "*.ini"}},
+	{"cpp", []string{"*.[ChH]", "*.[ChH].in", "*.[ch]pp", "*.[ch]pp.in", "*.[ch]xx", "*.[ch]xx.in", "*.cc", "*.cc.in", "*.hh", "*.hh.in", "*.inl"}},
+	{"cs", []string{"*.cs"}},
+	{"css", []string{"*.css", "*.scss"}},
+	{"csv", []string{"*.csv"}},
+	{"cython", []string{"*.pxd", "*.pxi", "*.pyx"}},
+	{"d", []string{"*.d"}},
+	{"dart", []string{"*.dart"}},
+	{"diff", []string{"*.diff", "*.patch"}},
+	{"docker", []string{"*Dockerfile*"}},
+	{"elisp", []string{"*.el"}},
+	{"elixir", []string{"*.eex", "*.ex", "*.exs"}},
+	{"erb", []string{"*.erb"}},
+	{"erlang", []string{"*.erl", "*.hrl"}},
+	{"fish", []string{"*.fish"}},
+	{"fortran", []string{"*.F", "*.F77", "*.F90", "*.F95", "*.f", "*.f77", "*.f90", "*.f95", "*.pfo"}},
+	{"go", []string{"*.go"}},
+	{"gradle", []string{"*.gradle"}},
+	{"groovy", []string{"*.gradle", "*.groovy"}},
+	{"h", []string{"*.h", "*.hpp"}},
+	{"haskell", []string{"*.c2hs", "*.cpphs", "*.hs", "*.hsc", "*.lhs"}},
+	{"hs", []string{"*.hs", "*.lhs"}},
+	{"html", []string{"*.ejs", "*.htm", "*.html"}},
+	{"java", []string{"*.java", "*.jsp", "*.jspx", "*.properties"}},
+	{"jinja", []string{"*.j2", "*.jinja", "*.jinja2"}},
+	{"js", []string{"*.js", "*.jsx", "*.vue"}},
+	{"json", []string{"*.json", "composer.lock"}},
+	{"jsonl", []string{"*.jsonl"}},
+	{"julia", []string{"*.jl"}},
+	{"jupyter", []string{"*.ipynb", "*.jpynb"}},
+	{"kotlin", []string{"*.kt", "*.kts"}},
+	{"less", []string{"*.less"}},
+	{"license", []string{"*[.-]LICEN[CS]E*", "AGPL-*[0-9]*", "APACHE-*[0-9]*", "BSD-*[0-9]*", "CC-BY-*", "COPYING", "COPYING[.-]*", "COPYRIGHT", "COPYRIGHT[.-]*", "EULA", "EULA[.-]*", "GFDL-*[0-9]*", "GNU-*[0-9]*", "GPL-*[0-9]*", "LGPL-*[0-9]*", "LICEN[CS]E", "LICEN[CS]E[.-]*", "MIT-*[0-9]*", "MPL-*[0-9]*", "NOTICE", "NOTICE[.-]*", "OFL-*[0-9]*", "PATENTS", "PATENTS[.-]*", "UNLICEN[CS]E", "UNLICEN[CS]E[.-]*", "agpl[.-]*", "gpl[.-]*", "lgpl[.-]*", "licen[cs]e", "licen[cs]e.*"}},
+	{"lisp", []string{"*.el", "*.jl", "*.lisp", "*.lsp", "*.sc", "*.scm"}},
+	{"lock", []string{"*.lock", "package-lock.json"}},
+	{"log", []string{"*.log"}},
+	{"lua", []string{"*.lua"}},
+	{"m4", []string{"*.ac", "*.m4"}},
+	{"make", []string{"*.mak", "*.mk", "[Gg][Nn][Uu]makefile", "[Gg][Nn][Uu]makefile.am", "[Gg][Nn][Uu]makefile.in", "[Mm]akefile", "[Mm]akefile.am", "[Mm]akefile.in"}},
+	{"man", []string{"*.[0-9][cEFMmpSx]", "*.[0-9lnpx]"}},
+	{"markdown", []string{"*.markdown", "*.md", "*.mdown", "*.mkdn"}},
+	{"matlab", []string{"*.m"}},
+	{"md", []string{"*.markdown", "*.md", "*.mdown", "*.mkdn"}},
+	{"meson", []string{"meson.build", "meson_options.txt"}},
+	{"minified", []string{"*.min.css", "*.min.html", "*.min.js"}},
+	{"nim", []string{"*.nim", "*.nimble", "*.nimf", "*.nims"}},
+	{"nix", []string{"*.nix"}},
+	{"objc", []string{"*.h", "*.m"}},
+	{"objcpp", []string{"*.h", "*.mm"}},
+	{"ocaml", []string{"*.ml", "*.mli", "*.mll", "*.mly"}},
+	{"pascal", []string{"*.dpr", "*.inc", "*.lpr", "*.pas", "*.pp"}},
+	{"perl", []string{"*.PL", "*.perl", "*.pl", "*.plh", "*.plx", "*.pm", "*.t"}},
+	{"php", []string{"*.php", "*.php3", "*.php4", "*.php5", "*.phtml"}},
+	{"po", []string{"*.po"}},
+	{"protobuf", []string{"*.proto"}},
+	{"ps", []string{"*.cdxml", "*.ps1", "*.ps1xml", "*.psd1", "*.psm1"}},
+	{"py", []string{"*.py"}},
+	{"r", []string{"*.R", "*.Rmd", "*.Rnw", "*.r"}},
+	{"readme", []string{"*README", "README*"}},
+	{"rst", []string{"*.rst"}},
+	{"ruby", []string{"*.gemspec", "*.rb", "*.rbw", ".irbrc", "Gemfile", "Rakefile", "config.ru"}},
+	{"rust", []string{"*.rs"}},
+	{"sass", []string{"*.sass", "*.scss"}},
+	{"scala", []string{"*.sbt", "*.scala"}},
+	{"sh", []string{"*.bash", "*.bashrc", "*.csh", "*.cshrc", "*.ksh", "*.kshrc", "*.sh", "*.tcsh", "*.zsh", ".bash_login", ".bash_logout", ".bash_profile", ".bashrc", ".cshrc", ".kshrc", ".login", ".logout", ".profile", ".tcshrc", ".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc", "bash_login", "bash_logout", "bash_profile", "bashrc", "profile", "zlogin", "zlogout", "zprofile", "zshenv", "zshrc"}},
+	{"sql", []string{"*.psql", "*.sql"}},
+	{"svg", []string{"*.svg"}},
+	{"swift", []string{"*.swift"}},
+	{"systemd", []string{"*.automount", "*.conf", "*.device", "*.link", "*.mount", "*.path", "*.scope", "*.service", "*.slice", "*.socket", "*.swap", "*.target", "*.timer"}},
+	{"tcl", []string{"*.tcl"}},
+	{"tex", []string{"*.bib", "*.cls", "*.dtx", "*.ins", "*.ltx", "*.sty", "*.tex"}},
+	{"tf", []string{"*.tf"}},
+	{"toml", []string{"*.toml", "Cargo.lock"}},
+	{"ts", []string{"*.ts", "*.tsx"}},
+	{"txt", []string{"*.txt"}},
+	{"vala", []string{"*.vala"}},
+	{"vb", []string{"*.vb"}},
+	{"verilog", []string{"*.sv", "*.svh", "*.v", "*.vh"}},
+	{"vhdl", []string{"*.vhd", "*.vhdl"}},
+	{"vim", []string{"*.vim"}},
+	{"xml", []string{"*.dtd", "*.rng", "*.sch", "*.xhtml", "*.xjb", "*.xml", "*.xml.dist", "*.xsd", "*.xsl", "*.xslt"}},
+	{"yacc", []string{"*.y"}},
+	{"yaml", []string{"*.yaml", "*.yml"}},
+	{"zig", []string{"*.zig"}},
+	{"zsh", []string{"*.zsh", ".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc", "zlogin", "zlogout", "zprofile", "zshenv", "zshrc"}},
 }
 
 // typeSet matches base names against the globs of some file types: a
@@ -197,7 +199,7 @@ func typeSetOf(names []string, flag string, kinds []string) (*typeSet, error) {
 	}
 	s := &typeSet{}
 	for _, n := range names {
-		globs, ok := fileTypes[n]
+		globs, ok := fileTypeGlobs(n)
 		if !ok {
 			return nil, unknownType(n, flag, kinds)
 		}
@@ -241,15 +243,26 @@ type findTypes struct {
 	names           typeFilter
 }
 
-// findKinds are the entry kinds find's -t takes, as fd spells them.
-var findKinds = map[string]string{"f": "file", "file": "file", "d": "dir", "dir": "dir", "directory": "dir", "l": "symlink", "symlink": "symlink"}
+// findKind is the entry kind (file, dir, symlink) a value of find's -t
+// names, as fd spells them.
+func findKind(v string) (kind string, ok bool) {
+	switch v {
+	case "f", "file":
+		return "file", true
+	case "d", "dir", "directory":
+		return "dir", true
+	case "l", "symlink":
+		return "symlink", true
+	}
+	return "", false
+}
 
 // findTypeWords are the values find's -t and -T take, for completion:
 // the kinds, then the type names (d, the D language's, is the kind).
 func findTypeWords() []string {
 	words := []string{"f", "d", "l"}
 	for _, n := range typeNames() {
-		if _, kind := findKinds[n]; !kind {
+		if _, kind := findKind(n); !kind {
 			words = append(words, n)
 		}
 	}
@@ -260,7 +273,7 @@ func newFindTypes(want, not []string) (findTypes, error) {
 	var f findTypes
 	split := func(vals []string, kinds *map[string]bool) (names []string) {
 		for _, v := range vals {
-			if k, ok := findKinds[v]; ok {
+			if k, ok := findKind(v); ok {
 				if *kinds == nil {
 					*kinds = map[string]bool{}
 				}
@@ -293,13 +306,21 @@ func (f findTypes) keep(kind, name string) bool {
 	return f.names.keep(name)
 }
 
+// fileTypeGlobs are the globs of the file type called name.
+func fileTypeGlobs(name string) ([]string, bool) {
+	i, ok := slices.BinarySearchFunc(fileTypes, name, func(t FileType, name string) int { return strings.Compare(t.Name, name) })
+	if !ok {
+		return nil, false
+	}
+	return fileTypes[i].Globs, true
+}
+
 // typeNames are the file types' names, sorted.
 func typeNames() []string {
-	names := make([]string, 0, len(fileTypes))
-	for n := range fileTypes {
-		names = append(names, n)
+	names := make([]string, len(fileTypes))
+	for i, t := range fileTypes {
+		names[i] = t.Name
 	}
-	slices.Sort(names)
 	return names
 }
 
@@ -318,8 +339,8 @@ type TypeListResult struct {
 // TypeList lists the file types, sorted by name.
 func TypeList() TypeListResult {
 	var r TypeListResult
-	for _, n := range typeNames() {
-		r.Types = append(r.Types, FileType{Name: n, Globs: slices.Clone(fileTypes[n])})
+	for _, t := range fileTypes {
+		r.Types = append(r.Types, FileType{Name: t.Name, Globs: slices.Clone(t.Globs)})
 	}
 	return r
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package ops
 
 import (
@@ -21,7 +23,8 @@ func TestFileTypeGlobs(t *testing.T) {
 		"a.go", "a.py", "a.pyc", "a.rs", "a.js", "a.ts", "a.tsx", "README", "README.md", "x.README", "a.md", "CMakeLists.txt", "a.txt",
 		"a.xml.dist", "a.dist", "Dockerfile", "x.Dockerfile.y", ".bashrc", "bashrc", "a.sh", "LICENSE", "LICENSE-MIT", "GPL-2.0", "COPYING",
 		"a.1", "a.3p", "gpl-2", "gpl.txt", "x-LICENSE", "x.license", "a.S", "a.s", "Kconfig", "", "c", ".c", "a.min.js", "Cargo.lock", "x.lock", "a.d", "a"}
-	for typ, globs := range fileTypes {
+	for _, ft := range fileTypes {
+		typ, globs := ft.Name, ft.Globs
 		f, err := newTypeFilter([]string{typ}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", typ, err)
@@ -36,6 +39,26 @@ func TestFileTypeGlobs(t *testing.T) {
 			if got := f.keep(n); got != want {
 				t.Errorf("-t %s keeps %q: %v, want %v", typ, n, got, want)
 			}
+		}
+	}
+}
+
+// TestFileTypesSorted: the table is sorted by name, each name once, as
+// the lookup by name (a binary search) needs.
+func TestFileTypesSorted(t *testing.T) {
+	for i := 1; i < len(fileTypes); i++ {
+		if a, b := fileTypes[i-1].Name, fileTypes[i].Name; a >= b {
+			t.Errorf("%q before %q", a, b)
+		}
+	}
+	for _, ft := range fileTypes {
+		if globs, ok := fileTypeGlobs(ft.Name); !ok || !slices.Equal(globs, ft.Globs) {
+			t.Errorf("fileTypeGlobs(%q) = %q, %v", ft.Name, globs, ok)
+		}
+	}
+	for _, n := range []string{"", "Go", "zz", "a", "gop"} {
+		if _, ok := fileTypeGlobs(n); ok {
+			t.Errorf("fileTypeGlobs(%q) found", n)
 		}
 	}
 }

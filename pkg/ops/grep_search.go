@@ -27,174 +27,252 @@ const (
 // input, a pipe) one over textio.MaxLine is searched as it streams past,
 // its first textio.MaxLine bytes kept (streamLine).
 func (s *searcher) search(f *sandbox.File, size int64, fr *FileResult, bufp *[]byte) error {
-	buf := *bufp
+	sc := fileScan{f: f, size: size, fr: fr, bufp: bufp, buf: *bufp, r: f, lineNo: 1, mappable: f.Mappable()}
 	o := s.o
-	simple := !o.Invert && o.Before == 0 && o.After == 0
-	needLines := !o.Count && !o.FilesWithMatches
-	keep := needLines  // whether match objects are built
-	lineNo := int64(1) // number of the first line in the block
-	carry := 0
-	// clean is how many of the carried bytes are known to hold no "\n"
-	// (nor, unless -a, a NUL): a line that outgrows the buffer is scanned
-	// only in what each read adds, not again from its start.
-	clean := 0
-	mappable := f.Mappable()
-	var r io.Reader = f
-	var lc lineCtx
-	if keep { // -c and -l count lines: no context is kept
-		lc.init(s.before, s.after)
+	sc.simple = !o.Invert && o.Before == 0 && o.After == 0
+	sc.needLines = !o.Count && !o.FilesWithMatches
+	sc.keep = sc.needLines // whether match objects are built
+	if sc.keep {           // -c and -l count lines: no context is kept
+		sc.lc.init(s.before, s.after)
 	}
-	var total int64 // bytes taken from the input
-	off := int64(0) // offset in the file of buf[0]
 	for {
 		if err := s.ctx.Err(); err != nil {
 			return err // nothing more is read once the call is cancelled
 		}
-		first := total == 0
-		n, eof, rerr := fillBlock(r, buf[carry:], size-total, f.Stream())
-		total += int64(n)
-		if rerr != nil {
-			return rerr
+		data, eof, err := sc.fill()
+		if err != nil {
+			return err
 		}
-		if first && bytes.HasPrefix(buf[:n], textio.BOM) {
-			// A UTF-8 BOM is no text: ^ matches after it and columns
-			// count from it, as in rg (read strips it too).
-			n = copy(buf, buf[len(textio.BOM):n])
-			off = int64(len(textio.BOM))
-		}
-		data := buf[:carry+n]
-		end := len(data)
-		if !eof {
-			end = 0
-			if i := bytes.LastIndexByte(data[clean:], '\n'); i >= 0 {
-				end = clean + i + 1
-			}
-		}
-		if end == 0 && !eof {
-			// One line fills the buffer. A NUL makes the file binary
-			// wherever it lies: said before any growth (a sparse file is
-			// one long run of NULs).
-			if !fr.Binary && s.binary(data[clean:]) && s.stopBinary(fr) {
-				return nil
-			}
-			switch {
-			case (!mappable && len(data) >= textio.MaxLine) || (mappable && len(data) >= searchBuf && s.passesLongLines() && s.cut+1 <= len(data)):
-				// A stream's line over textio.MaxLine, kept cut; or a
-				// literal sought in a long line of a file that is not
-				// wanted whole: searched as it streams past, in one pass.
-				st := lineStream{r: r, buf: make([]byte, streamPiece), text: o.Text}
-				var src io.ReaderAt
-				if mappable {
-					src = f
-				}
-				done := s.streamLine(&st, st.holdTail(data), lineNo, fr, &lc, keep, nil, src, off)
-				total += st.read
-				if st.err != nil || done || st.eof {
-					s.contextText(fr, keep && !simple)
-					return st.err
-				}
-				lineNo++
-				off += int64(len(data)) + st.read - int64(len(st.rest))
-				carry, clean = copy(buf, st.rest), 0
-				continue
-			case mappable && len(data) >= searchBuf:
-				// A long line in a file: searched where it lies, never
-				// copied (nor the buffer grown: every fresh page is a
-				// fault); the reading goes on after it.
-				next, done, err := s.mappedLine(f, off, size, lineNo, fr, &lc, keep)
-				if errors.Is(err, errHugeLine) {
-					// Longer than a mapping may be: read past as a
-					// stream's is, from the file (bounded memory).
-					head := make([]byte, max(keptBuf, min(s.cut+1, textio.MaxLine)))
-					if _, err := f.ReadAt(head, off); err != nil {
-						return err
-					}
-					from := off + int64(len(head))
-					st := lineStream{r: io.NewSectionReader(f, from, size-from), buf: make([]byte, streamPiece), text: o.Text}
-					head = st.holdTail(head)
-					again := func() *lineStream { // the line once more, from the file
-						at := off + int64(len(head))
-						return &lineStream{r: io.NewSectionReader(f, at, size-at), buf: make([]byte, streamPiece), text: o.Text}
-					}
-					done = s.streamLine(&st, head, lineNo, fr, &lc, keep, again, f, off)
-					next, err = from+st.read-int64(len(st.rest)), st.err
-					if err == nil && !done && !st.eof {
-						lineNo++
-						off, total = next, next+int64(len(st.rest))
-						carry, clean = copy(buf, st.rest), 0
-						r = st.r
-						continue
-					}
-					next = size
-				}
-				if err != nil || done || next >= size {
-					s.contextText(fr, keep && !simple)
-					return err
-				}
-				lineNo++
-				off, total, carry, clean = next, next, 0, 0
-				r = io.NewSectionReader(f, next, size-next)
-				continue
-			}
-			// A stream's line outgrows the buffer (a file's is mapped or
-			// passed above): grow it, to the end of the input at once when
-			// that is near (fstat said how far), so a long line costs one
-			// allocation, not a doubling chain. Only a modest buffer is
-			// kept for the next file.
-			n := min(2*len(buf), textio.MaxLine)
-			if rest := size - total; rest >= 0 && rest <= maxLineGrow {
-				n = max(n, min(len(data)+int(rest)+1, textio.MaxLine))
-			}
-			nb := make([]byte, n)
-			copy(nb, data)
-			buf = nb
-			if len(buf) <= keptBuf {
-				*bufp = buf
-			}
-			carry, clean = len(data), len(data)
-			continue
-		}
-		block := data[:end]
-		if !fr.Binary && s.binary(block) && s.stopBinary(fr) {
-			return nil
-		}
-		if simple {
-			var full bool
-			if lineNo, full = s.simpleBlock(block, fr, lineNo, needLines, nil); full {
-				return nil
-			}
-			if !s.sendPart(fr, nil) {
-				return errStop
-			}
+		var next scanNext
+		if end := sc.blockEnd(data, eof); end == 0 && !eof {
+			next, err = s.longLine(&sc, data)
 		} else {
-			done := false
-			for pos := 0; pos < len(block) && !done; {
-				i := bytes.IndexByte(block[pos:], '\n')
-				lineEnd := len(block)
-				if i >= 0 {
-					lineEnd = pos + i + 1
-				}
-				line := block[pos:lineEnd]
-				hit := s.m.matchLine(trimEOL(line)) != o.Invert
-				done = s.step(fr, &lc, lineNo, line, hit, keep, nil)
-				lineNo++
-				pos = lineEnd
-			}
-			if done || (fr.Count >= s.perFile && lc.afterLeft == 0) {
-				break
-			}
-			if !s.sendPart(fr, &lc) {
-				return errStop
-			}
+			next, err = s.block(&sc, data, end, eof)
 		}
-		if eof {
-			break
+		switch next {
+		case scanOn:
+			continue
+		case scanDone:
+			s.contextText(fr, sc.keep && !sc.simple)
 		}
-		carry, clean = copy(buf, data[end:]), 0
-		off += int64(end)
+		return err
 	}
-	s.contextText(fr, keep && !simple)
-	return nil
+}
+
+// fileScan is one file's search under way: the buffer, the line and the
+// offset it has reached, and the partial line it carries to the next
+// read.
+type fileScan struct {
+	f        *sandbox.File
+	size     int64
+	fr       *FileResult
+	bufp     *[]byte // the worker's buffer, which a modest growth replaces
+	buf      []byte
+	r        io.Reader
+	lc       lineCtx
+	mappable bool
+	// simple: no -v, -B or -A (a block is searched whole); needLines:
+	// the lines are wanted (not -c or -l); keep: match objects are built.
+	simple, needLines, keep bool
+	lineNo                  int64 // number of the first line in the block
+	carry                   int   // bytes of a partial line at buf[0]
+	// clean is how many of the carried bytes are known to hold no "\n"
+	// (nor, unless -a, a NUL): a line that outgrows the buffer is scanned
+	// only in what each read adds, not again from its start.
+	clean int
+	total int64 // bytes taken from the input
+	off   int64 // offset in the file of buf[0]
+}
+
+// scanNext is what a file's search does after a step.
+type scanNext uint8
+
+const (
+	scanOn   scanNext = iota // read on
+	scanDone                 // over: the context lines get their text, and the step's error is the search's
+	scanStop                 // over as it is (a binary file dropped, -m reached, an error)
+)
+
+// fill reads the next block after the carried bytes: data is the carry
+// and what was read (a leading UTF-8 BOM left out).
+func (sc *fileScan) fill() (data []byte, eof bool, err error) {
+	first := sc.total == 0
+	n, eof, err := fillBlock(sc.r, sc.buf[sc.carry:], sc.size-sc.total, sc.f.Stream())
+	sc.total += int64(n)
+	if err != nil {
+		return nil, false, err
+	}
+	if first && bytes.HasPrefix(sc.buf[:n], textio.BOM) {
+		// A UTF-8 BOM is no text: ^ matches after it and columns
+		// count from it, as in rg (read strips it too).
+		n = copy(sc.buf, sc.buf[len(textio.BOM):n])
+		sc.off = int64(len(textio.BOM))
+	}
+	return sc.buf[:sc.carry+n], eof, nil
+}
+
+// blockEnd is where the whole lines of data end (all of it at the end of
+// the input); 0: not one line is whole.
+func (sc *fileScan) blockEnd(data []byte, eof bool) int {
+	if eof {
+		return len(data)
+	}
+	if i := bytes.LastIndexByte(data[sc.clean:], '\n'); i >= 0 {
+		return sc.clean + i + 1
+	}
+	return 0
+}
+
+// longLine goes on with data, one line that fills the buffer: searched as
+// it streams past or where it lies in the file, or the buffer grown.
+func (s *searcher) longLine(sc *fileScan, data []byte) (scanNext, error) {
+	// A NUL makes the file binary wherever it lies: said before any
+	// growth (a sparse file is one long run of NULs).
+	if !sc.fr.Binary && s.binary(data[sc.clean:]) && s.stopBinary(sc.fr) {
+		return scanStop, nil
+	}
+	switch {
+	case (!sc.mappable && len(data) >= textio.MaxLine) || (sc.mappable && len(data) >= searchBuf && s.passesLongLines() && s.cut+1 <= len(data)):
+		// A stream's line over textio.MaxLine, kept cut; or a literal
+		// sought in a long line of a file that is not wanted whole:
+		// searched as it streams past, in one pass.
+		return s.streamedLine(sc, data)
+	case sc.mappable && len(data) >= searchBuf:
+		// A long line in a file: searched where it lies, never copied
+		// (nor the buffer grown: every fresh page is a fault); the
+		// reading goes on after it.
+		return s.mappedLongLine(sc)
+	}
+	sc.grow(data)
+	return scanOn, nil
+}
+
+// streamedLine searches the long line data starts as it streams past.
+func (s *searcher) streamedLine(sc *fileScan, data []byte) (scanNext, error) {
+	st := lineStream{r: sc.r, buf: make([]byte, streamPiece), text: s.o.Text}
+	var src io.ReaderAt
+	if sc.mappable {
+		src = sc.f
+	}
+	done := s.streamLine(&st, st.holdTail(data), sc.lineNo, sc.fr, &sc.lc, sc.keep, nil, src, sc.off)
+	sc.total += st.read
+	if st.err != nil || done || st.eof {
+		return scanDone, st.err
+	}
+	sc.lineNo++
+	sc.off += int64(len(data)) + st.read - int64(len(st.rest))
+	sc.carry, sc.clean = copy(sc.buf, st.rest), 0
+	return scanOn, nil
+}
+
+// mappedLongLine searches the long line at sc.off where it lies in the
+// file, and reads on after it.
+func (s *searcher) mappedLongLine(sc *fileScan) (scanNext, error) {
+	next, done, err := s.mappedLine(sc.f, sc.off, sc.size, sc.lineNo, sc.fr, &sc.lc, sc.keep)
+	if errors.Is(err, errHugeLine) {
+		return s.hugeLine(sc)
+	}
+	if err != nil || done || next >= sc.size {
+		return scanDone, err
+	}
+	sc.lineNo++
+	sc.off, sc.total, sc.carry, sc.clean = next, next, 0, 0
+	sc.r = io.NewSectionReader(sc.f, next, sc.size-next)
+	return scanOn, nil
+}
+
+// hugeLine searches a line at sc.off longer than a mapping may be: read
+// past as a stream's is, from the file (bounded memory).
+func (s *searcher) hugeLine(sc *fileScan) (scanNext, error) {
+	f, off, size := sc.f, sc.off, sc.size
+	head := make([]byte, max(keptBuf, min(s.cut+1, textio.MaxLine)))
+	if _, err := f.ReadAt(head, off); err != nil {
+		return scanStop, err
+	}
+	from := off + int64(len(head))
+	st := lineStream{r: io.NewSectionReader(f, from, size-from), buf: make([]byte, streamPiece), text: s.o.Text}
+	head = st.holdTail(head)
+	again := func() *lineStream { // the line once more, from the file
+		at := off + int64(len(head))
+		return &lineStream{r: io.NewSectionReader(f, at, size-at), buf: make([]byte, streamPiece), text: s.o.Text}
+	}
+	done := s.streamLine(&st, head, sc.lineNo, sc.fr, &sc.lc, sc.keep, again, f, off)
+	if st.err != nil || done || st.eof {
+		return scanDone, st.err
+	}
+	next := from + st.read - int64(len(st.rest))
+	sc.lineNo++
+	sc.off, sc.total = next, next+int64(len(st.rest))
+	sc.carry, sc.clean = copy(sc.buf, st.rest), 0
+	sc.r = st.r
+	return scanOn, nil
+}
+
+// grow makes room for a stream's line that outgrows the buffer (a file's
+// is mapped or passed): to the end of the input at once when that is
+// near (fstat said how far), so a long line costs one allocation, not a
+// doubling chain. Only a modest buffer is kept for the next file.
+func (sc *fileScan) grow(data []byte) {
+	n := min(2*len(sc.buf), textio.MaxLine)
+	if rest := sc.size - sc.total; rest >= 0 && rest <= maxLineGrow {
+		n = max(n, min(len(data)+int(rest)+1, textio.MaxLine))
+	}
+	nb := make([]byte, n)
+	copy(nb, data)
+	sc.buf = nb
+	if len(sc.buf) <= keptBuf {
+		*sc.bufp = sc.buf
+	}
+	sc.carry, sc.clean = len(data), len(data)
+}
+
+// block searches the whole lines of data (up to end), and carries the
+// rest to the next read.
+func (s *searcher) block(sc *fileScan, data []byte, end int, eof bool) (scanNext, error) {
+	block, fr := data[:end], sc.fr
+	if !fr.Binary && s.binary(block) && s.stopBinary(fr) {
+		return scanStop, nil
+	}
+	if sc.simple {
+		var full bool
+		if sc.lineNo, full = s.simpleBlock(block, fr, sc.lineNo, sc.needLines, nil); full {
+			return scanStop, nil
+		}
+		if !s.sendPart(fr, nil) {
+			return scanStop, errStop
+		}
+	} else {
+		if s.lines(sc, block) || (fr.Count >= s.perFile && sc.lc.afterLeft == 0) {
+			return scanDone, nil
+		}
+		if !s.sendPart(fr, &sc.lc) {
+			return scanStop, errStop
+		}
+	}
+	if eof {
+		return scanDone, nil
+	}
+	sc.carry, sc.clean = copy(sc.buf, data[end:]), 0
+	sc.off += int64(end)
+	return scanOn, nil
+}
+
+// lines searches block line by line (-v, -B, -A), with context; it
+// reports whether the file's search is over (-m reached).
+func (s *searcher) lines(sc *fileScan, block []byte) (done bool) {
+	for pos := 0; pos < len(block) && !done; {
+		i := bytes.IndexByte(block[pos:], '\n')
+		lineEnd := len(block)
+		if i >= 0 {
+			lineEnd = pos + i + 1
+		}
+		line := block[pos:lineEnd]
+		hit := s.m.matchLine(trimEOL(line)) != s.o.Invert
+		done = s.step(sc.fr, &sc.lc, sc.lineNo, line, hit, sc.keep, nil)
+		sc.lineNo++
+		pos = lineEnd
+	}
+	return done
 }
 
 // stopBinary records that fr's file is binary and reports whether its

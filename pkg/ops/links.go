@@ -2,9 +2,9 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"path"
 
-	"github.com/fsbox/fsbox/internal/companion"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -18,7 +18,7 @@ var linksOp = &spec.Op{
 	Examples: []spec.Example{{Cmd: "links bin --format text", Says: "one link path a line"}},
 	Text:     "one link path a line",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
-		return Links(ctx, sb, in.String("dir"), in.String("prefix"), Registry.Names())
+		return Links(ctx, sb, in.String("dir"), in.String("prefix"), in.Executable, Registry.Names())
 	},
 }
 
@@ -38,16 +38,20 @@ type LinksResult struct {
 // Outcome: a whole result.
 func (r LinksResult) Outcome() spec.Outcome { return spec.Outcome{} }
 
-// Links creates DIR/PREFIXcommand symlinks to the running binary for every
+// Links creates DIR/PREFIXcommand symlinks to the running binary (the
+// canonical path exe finds: the face's spec.Input.Executable) for every
 // command but mcp (the directory must lie in the workdir; it is created).
 // mcp has a binary of its own, fsbox-mcp, which a link named so would
 // shadow. It is denied (rule command) unless links, mkdir and write are
-// all switched on.
-func Links(ctx context.Context, sb *sandbox.Sandbox, dir, prefix string, commands []string) (LinksResult, error) {
+// all switched on; without exe it is io.
+func Links(ctx context.Context, sb *sandbox.Sandbox, dir, prefix string, exe func() (string, error), commands []string) (LinksResult, error) {
 	if err := begin(ctx, sb, "links"); err != nil {
 		return LinksResult{}, err
 	}
-	exe, err := companion.Self()
+	if exe == nil {
+		exe = errNoExecutable
+	}
+	target, err := exe()
 	if err != nil {
 		return LinksResult{}, sandbox.Errorf(sandbox.CodeIO, dir, "cannot tell where this binary is: %v", err)
 	}
@@ -61,13 +65,18 @@ func Links(ctx context.Context, sb *sandbox.Sandbox, dir, prefix string, command
 			continue
 		}
 		p := path.Join(d, prefix+c)
-		created, err := sb.Symlink(p, exe)
+		created, err := sb.Symlink(p, target)
 		if err != nil {
 			return LinksResult{}, err
 		}
-		res.Links = append(res.Links, Link{Path: p, Target: exe, Created: created})
+		res.Links = append(res.Links, Link{Path: p, Target: target, Created: created})
 	}
 	return res, nil
+}
+
+// errNoExecutable is Links's exe when the face gives none.
+func errNoExecutable() (string, error) {
+	return "", errors.New("the program serving the call does not say")
 }
 
 // Text is one link path a line.

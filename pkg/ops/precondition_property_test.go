@@ -84,147 +84,204 @@ func preconditionSequence(t *testing.T, seed uint64) {
 		}
 	}()
 	for step := range 40 {
-		before := preSnapshot(t, dir)
-		// named: the precondition the call carries per path ("" absent);
-		// a path left out names nothing.
-		named := map[string]string{}
-		exempt := map[string]bool{}
-		// pre gives a path's precondition: right, wrong, or none.
-		pre := func(p string) (string, bool) {
-			switch r.IntN(3) {
-			case 0:
-				return "", false
-			case 1:
-				return sha256Hex([]byte("wrong" + p)), true
-			}
-			c, ok := before[p]
-			if !ok {
-				return "", true // absent
-			}
-			return sha256Hex([]byte(c)), true
-		}
+		s := &preStep{t: t, step: step, r: r, before: preSnapshot(t, dir), named: map[string]string{}, exempt: map[string]bool{}}
 		p, q := pick(r, names), pick(r, names)
 		content := fmt.Sprintf("s%d-%d\n", seed, step)
-		var label string
-		var err error
-		switch r.IntN(9) {
-		case 0, 1: // write, append
-			o := WriteOptions{Path: p, Content: strings.NewReader(content), Append: r.IntN(3) == 0}
-			if h, ok := pre(p); ok {
-				if h == "" {
-					o.NoClobber = true
-				} else {
-					o.ExpectSHA256 = h
-				}
-				named[p] = h
-			}
-			label = fmt.Sprintf("write %+v", o)
-			_, err = Write(ctx, sb, o)
-		case 2: // edit
-			o := EditOptions{Path: p, Edits: []EditSpec{{Old: "\n", New: "!\n", All: true}}}
-			if h, ok := pre(p); ok && h != "" {
-				o.ExpectSHA256 = h
-				named[p] = h
-			}
-			label = fmt.Sprintf("edit %+v", o)
-			_, err = Edit(ctx, sb, o)
-		case 3: // rm
-			h, ok := pre(p)
-			if ok && h != "" {
-				named[p] = h
-			}
-			label = fmt.Sprintf("rm %s %s", p, h)
-			_, err = RemoveExpect(ctx, sb, p, false, h)
-		case 4: // rm -r of a directory
-			d := pick(r, []string{"d", "e"})
-			label = "rm -r " + d
-			_, err = RemoveExpect(ctx, sb, d, true, "")
-		case 5, 6: // cp, mv
-			force := r.IntN(2) == 0
-			h, ok := pre(q)
-			if !ok || h == "" {
-				h = ""
-			}
-			if force && h != "" {
-				named[q] = h
-			}
-			if !force {
-				named[q] = "" // without force the destination must be free
-			}
-			if r.IntN(2) == 0 {
-				label = fmt.Sprintf("cp %s %s force=%v %s", p, q, force, h)
-				_, err = CopyExpect(ctx, sb, p, q, force, h)
-			} else {
-				label = fmt.Sprintf("mv %s %s force=%v %s", p, q, force, h)
-				exempt[p] = true
-				_, err = MoveExpect(ctx, sb, p, q, force, h)
-			}
-			if force && h == "" {
-				named[q] = "" // force naming nothing replaces nothing
-			}
-		case 7: // patch: update p, add q
-			o := PatchOptions{Expect: map[string]string{}}
-			c, ok := before[p]
-			if !ok || p == q {
-				continue
-			}
-			first, _, _ := strings.Cut(c, "\n")
-			o.Patch = fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n-%s\n+%s\n*** Add File: %s\n+%s*** End Patch\n", p, first, strings.TrimSuffix(content, "\n"), q, content)
-			if h, ok := pre(p); ok && h != "" {
-				o.Expect[p] = h
-				named[p] = h
-			}
-			named[q] = ""
-			label = fmt.Sprintf("patch %q %v", o.Patch, o.Expect)
-			_, err = Patch(ctx, sb, o)
-		case 8: // undo --force: always refused
-			label = "undo --force"
-			_, err = Undo(ctx, sb, "", true)
-			if err == nil {
-				t.Fatalf("step %d: undo --force succeeded under the switch", step)
-			}
-			if c := sandbox.AsError(err).Code; c != sandbox.CodePreconditionRequired && c != sandbox.CodeNotFound {
-				t.Fatalf("step %d: undo --force: %v", step, err)
-			}
+		label, made, err := s.change(ctx, sb, p, q, content)
+		if !made {
+			continue
 		}
 		if err == nil {
 			oks++
 		}
-		after := preSnapshot(t, dir)
-		changed := map[string]bool{}
-		for k, v := range before {
-			if w, ok := after[k]; !ok || w != v {
-				changed[k] = true
+		s.check(label, err, preSnapshot(t, dir))
+	}
+}
+
+// preStep is one step of a precondition sequence: the tree before it, and
+// what the change it makes names.
+type preStep struct {
+	t      *testing.T
+	step   int
+	r      *rand.Rand
+	before map[string]string
+	// named: the precondition the call carries per path ("" absent); a
+	// path left out names nothing.
+	named  map[string]string
+	exempt map[string]bool // paths that may change naming nothing (mv's source)
+}
+
+// pre gives a path's precondition: right, wrong, or none.
+func (s *preStep) pre(p string) (string, bool) {
+	switch s.r.IntN(3) {
+	case 0:
+		return "", false
+	case 1:
+		return sha256Hex([]byte("wrong" + p)), true
+	}
+	c, ok := s.before[p]
+	if !ok {
+		return "", true // absent
+	}
+	return sha256Hex([]byte(c)), true
+}
+
+// change makes one random change of p (and q), with a random
+// precondition; made is false when the step makes none.
+func (s *preStep) change(ctx context.Context, sb *sandbox.Sandbox, p, q, content string) (label string, made bool, err error) {
+	switch s.r.IntN(9) {
+	case 0, 1:
+		label, err = s.write(ctx, sb, p, content)
+	case 2:
+		label, err = s.edit(ctx, sb, p)
+	case 3:
+		label, err = s.rm(ctx, sb, p)
+	case 4: // rm -r of a directory
+		d := pick(s.r, []string{"d", "e"})
+		label = "rm -r " + d
+		_, err = RemoveExpect(ctx, sb, d, true, "")
+	case 5, 6:
+		label, err = s.copyOrMove(ctx, sb, p, q)
+	case 7:
+		return s.patch(ctx, sb, p, q, content)
+	case 8:
+		label, err = s.undoForce(ctx, sb)
+	}
+	return label, true, err
+}
+
+// write writes or appends to p.
+func (s *preStep) write(ctx context.Context, sb *sandbox.Sandbox, p, content string) (string, error) {
+	o := WriteOptions{Path: p, Content: strings.NewReader(content), Append: s.r.IntN(3) == 0}
+	if h, ok := s.pre(p); ok {
+		if h == "" {
+			o.NoClobber = true
+		} else {
+			o.ExpectSHA256 = h
+		}
+		s.named[p] = h
+	}
+	_, err := Write(ctx, sb, o)
+	return fmt.Sprintf("write %+v", o), err
+}
+
+// edit edits p.
+func (s *preStep) edit(ctx context.Context, sb *sandbox.Sandbox, p string) (string, error) {
+	o := EditOptions{Path: p, Edits: []EditSpec{{Old: "\n", New: "!\n", All: true}}}
+	if h, ok := s.pre(p); ok && h != "" {
+		o.ExpectSHA256 = h
+		s.named[p] = h
+	}
+	_, err := Edit(ctx, sb, o)
+	return fmt.Sprintf("edit %+v", o), err
+}
+
+// rm removes p.
+func (s *preStep) rm(ctx context.Context, sb *sandbox.Sandbox, p string) (string, error) {
+	h, ok := s.pre(p)
+	if ok && h != "" {
+		s.named[p] = h
+	}
+	_, err := RemoveExpect(ctx, sb, p, false, h)
+	return fmt.Sprintf("rm %s %s", p, h), err
+}
+
+// copyOrMove copies or moves p onto q, with or without force.
+func (s *preStep) copyOrMove(ctx context.Context, sb *sandbox.Sandbox, p, q string) (label string, err error) {
+	force := s.r.IntN(2) == 0
+	h, ok := s.pre(q)
+	if !ok || h == "" {
+		h = ""
+	}
+	if force && h != "" {
+		s.named[q] = h
+	}
+	if !force {
+		s.named[q] = "" // without force the destination must be free
+	}
+	if s.r.IntN(2) == 0 {
+		label = fmt.Sprintf("cp %s %s force=%v %s", p, q, force, h)
+		_, err = CopyExpect(ctx, sb, p, q, force, h)
+	} else {
+		label = fmt.Sprintf("mv %s %s force=%v %s", p, q, force, h)
+		s.exempt[p] = true
+		_, err = MoveExpect(ctx, sb, p, q, force, h)
+	}
+	if force && h == "" {
+		s.named[q] = "" // force naming nothing replaces nothing
+	}
+	return label, err
+}
+
+// patch updates p and adds q in one patch; none when p does not exist or
+// is q.
+func (s *preStep) patch(ctx context.Context, sb *sandbox.Sandbox, p, q, content string) (label string, made bool, err error) {
+	o := PatchOptions{Expect: map[string]string{}}
+	c, ok := s.before[p]
+	if !ok || p == q {
+		return "", false, nil
+	}
+	first, _, _ := strings.Cut(c, "\n")
+	o.Patch = fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n-%s\n+%s\n*** Add File: %s\n+%s*** End Patch\n", p, first, strings.TrimSuffix(content, "\n"), q, content)
+	if h, ok := s.pre(p); ok && h != "" {
+		o.Expect[p] = h
+		s.named[p] = h
+	}
+	s.named[q] = ""
+	_, err = Patch(ctx, sb, o)
+	return fmt.Sprintf("patch %q %v", o.Patch, o.Expect), true, err
+}
+
+// undoForce runs undo --force, which the switch always refuses.
+func (s *preStep) undoForce(ctx context.Context, sb *sandbox.Sandbox) (string, error) {
+	_, err := Undo(ctx, sb, "", true)
+	if err == nil {
+		s.t.Fatalf("step %d: undo --force succeeded under the switch", s.step)
+	}
+	if c := sandbox.AsError(err).Code; c != sandbox.CodePreconditionRequired && c != sandbox.CodeNotFound {
+		s.t.Fatalf("step %d: undo --force: %v", s.step, err)
+	}
+	return "undo --force", err
+}
+
+// check holds the step's change (label, its error) to the property: a
+// refused call changed nothing and gave no hash it did not bring; every
+// path it changed (but an exempt one) it named with what the path held.
+func (s *preStep) check(label string, err error, after map[string]string) {
+	t, step := s.t, s.step
+	changed := map[string]bool{}
+	for k, v := range s.before {
+		if w, ok := after[k]; !ok || w != v {
+			changed[k] = true
+		}
+	}
+	for k := range after {
+		if _, ok := s.before[k]; !ok {
+			changed[k] = true
+		}
+	}
+	if err != nil && len(changed) > 0 {
+		t.Fatalf("step %d: %s failed (%v) and still changed %v", step, label, err, changed)
+	}
+	if err != nil {
+		// No refusal gives a hash the call did not bring itself.
+		msg := sandbox.AsError(err).Message(nil)
+		for k, c := range s.before {
+			if h := sha256Hex([]byte(c)); strings.Contains(msg, h) && s.named[k] != h {
+				t.Fatalf("step %d: %s: the refusal gives the hash of %s: %v", step, label, k, err)
 			}
 		}
-		for k := range after {
-			if _, ok := before[k]; !ok {
-				changed[k] = true
-			}
+	}
+	for k := range changed {
+		if s.exempt[k] {
+			continue
 		}
-		if err != nil && len(changed) > 0 {
-			t.Fatalf("step %d: %s failed (%v) and still changed %v", step, label, err, changed)
+		want := ""
+		if c, ok := s.before[k]; ok {
+			want = sha256Hex([]byte(c))
 		}
-		if err != nil {
-			// No refusal gives a hash the call did not bring itself.
-			msg := sandbox.AsError(err).Message(nil)
-			for k, c := range before {
-				if h := sha256Hex([]byte(c)); strings.Contains(msg, h) && named[k] != h {
-					t.Fatalf("step %d: %s: the refusal gives the hash of %s: %v", step, label, k, err)
-				}
-			}
-		}
-		for k := range changed {
-			if exempt[k] {
-				continue
-			}
-			want := ""
-			if c, ok := before[k]; ok {
-				want = sha256Hex([]byte(c))
-			}
-			if h, ok := named[k]; !ok || h != want {
-				t.Fatalf("step %d: %s changed %s without naming what it held (named %q, ok=%v; it held %q)", step, label, k, h, ok, want)
-			}
+		if h, ok := s.named[k]; !ok || h != want {
+			t.Fatalf("step %d: %s changed %s without naming what it held (named %q, ok=%v; it held %q)", step, label, k, h, ok, want)
 		}
 	}
 }

@@ -49,10 +49,10 @@ func Load(env Env) (*Policy, error) {
 	fromEnv, hostFixed := env.Getenv("FSBOX_CONFIG")
 	flagGiven := env.ConfigSet || env.ConfigFlag != ""
 	if hostFixed && flagGiven {
-		return nil, fserr.Errorf(fserr.CodeUsage, env.ConfigFlag, "--config is not allowed: FSBOX_CONFIG fixes the policy for this host")
+		return nil, fserr.Spellf(fserr.CodeUsage, env.ConfigFlag, "%s is not allowed: FSBOX_CONFIG fixes the policy for this host", fserr.SettingConfig)
 	}
 	if flagGiven && env.ConfigFlag == "" {
-		return nil, fserr.Errorf(fserr.CodeUsage, "", "--config needs a policy file name, got an empty one (leave the flag out for the default discovery)")
+		return nil, fserr.Spellf(fserr.CodeUsage, "", "%s needs a policy file name, got an empty one (leave the flag out for the default discovery)", fserr.SettingConfig)
 	}
 	var file string
 	switch {
@@ -170,24 +170,24 @@ func refuseWritable(p *Policy, file string, env Env, names *policyNames) error {
 		// --config is refused.
 		fp, err := fallbackPlaces(fb, env)
 		if err != nil {
-			return fserr.Errorf(fserr.CodeConfig, file, "the policy that applies without --config, %s, cannot be read (%v): fsbox cannot tell where it writes, so no other policy is loaded with --config; fix it, or set FSBOX_CONFIG", fb, err)
+			return fserr.Spellf(fserr.CodeConfig, file, "the policy that applies without %[1]s, %[2]s, cannot be read (%[3]v): fsbox cannot tell where it writes, so no other policy is loaded with %[1]s; fix it, or set FSBOX_CONFIG", fserr.SettingConfig, fb, err)
 		}
-		places = append(places, place{fp.work, "the workdir of " + fb + ", the policy that applies without --config"})
+		places = append(places, place{dir: fp.work, what: "the workdir of " + fb + ", the policy", fallback: true})
 		for _, w := range fp.writeRoots {
-			places = append(places, place{w, "a write root of " + fb + ", the policy that applies without --config"})
+			places = append(places, place{dir: w, what: "a write root of " + fb + ", the policy", fallback: true})
 		}
-		places = append(places, place{fp.logDir, "the directory of the audit log of " + fb},
-			place{fp.journal, "the journal directory of " + fb},
-			place{env.Cwd, "the current directory"})
+		places = append(places, place{dir: fp.logDir, what: "the directory of the audit log of " + fb},
+			place{dir: fp.journal, what: "the journal directory of " + fb},
+			place{dir: env.Cwd, what: "the current directory"})
 	} else {
-		places = append(places, place{env.Cwd, "the current directory, the workdir of the built-in default that applies without --config"})
+		places = append(places, place{dir: env.Cwd, what: "the current directory, the workdir of the built-in default", fallback: true})
 	}
 	if p.Audit.Log != "" {
-		places = append(places, place{filepath.Dir(p.Audit.Log), "the directory of its own audit log"})
+		places = append(places, place{dir: filepath.Dir(p.Audit.Log), what: "the directory of its own audit log"})
 	}
-	places = append(places, place{p.Journal.Dir, "its own journal directory"})
+	places = append(places, place{dir: p.Journal.Dir, what: "its own journal directory"})
 	if st := StateDir(env); st != "" {
-		places = append(places, place{st, "fsbox's state directory (its journal's home)"})
+		places = append(places, place{dir: st, what: "fsbox's state directory (its journal's home)"})
 	}
 	return names.refuseIn(places, writableRefusal(file))
 }

@@ -138,8 +138,8 @@ func TestLoadRefusesWritablePlaces(t *testing.T) {
 			p, err := Load(Env{ConfigFlag: flag, ConfigSet: flag != "", Getenv: env.get, Cwd: ls.cwd, Home: ls.home})
 			checkCode(t, err, c.code)
 			if err != nil {
-				if want := strings.ReplaceAll(c.msg, "BASE", b); !strings.Contains(err.Error(), want) {
-					t.Errorf("message %q lacks %q", err.Error(), want)
+				if want := strings.ReplaceAll(c.msg, "BASE", b); !strings.Contains(AsCommandLine(err), want) {
+					t.Errorf("message %q lacks %q", AsCommandLine(err), want)
 				}
 				return
 			}

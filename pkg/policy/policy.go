@@ -422,10 +422,10 @@ func ServeDirs(p *Policy, dirs []string, writable func(i int) bool) (*Policy, er
 		abs[i] = a
 	}
 	if p.Source == "" && len(abs) == 0 {
-		return nil, fserr.Errorf(fserr.CodeConfig, "", "fsbox mcp does not serve the built-in default policy (a host may start it in /): set FSBOX_CONFIG, give --config, or name the directories to serve (fsbox mcp WORKDIR [READ_ROOT...])")
+		return nil, fserr.Spellf(fserr.CodeConfig, "", "%s does not serve the built-in default policy (a host may start it in /): set FSBOX_CONFIG, give %s, or name the directories to serve (%s)", fserr.SettingServe, fserr.SettingConfig, fserr.SettingServeDirs)
 	}
 	if p.CwdWorkdir && len(abs) == 0 {
-		return nil, fserr.Errorf(fserr.CodeConfig, p.Source, "fsbox mcp does not serve the current directory, which %s makes the workdir by leaving workdir out (a host may start it in /): set workdir there, set FSBOX_CONFIG, give --config, or name the directories to serve (fsbox mcp WORKDIR [READ_ROOT...])", p.Source)
+		return nil, fserr.Spellf(fserr.CodeConfig, p.Source, "%s does not serve the current directory, which %s makes the workdir by leaving workdir out (a host may start it in /): set workdir there, set FSBOX_CONFIG, give %s, or name the directories to serve (%s)", fserr.SettingServe, p.Source, fserr.SettingConfig, fserr.SettingServeDirs)
 	}
 	if len(abs) == 0 {
 		return p, nil

@@ -18,7 +18,12 @@ import (
 
 // place is a directory a policy file must not lie in, and what it is
 // (for the message).
-type place struct{ dir, what string }
+type place struct {
+	dir, what string
+	// fallback: what is a policy that applies without the call's policy
+	// file (a refusal says so, naming that setting).
+	fallback bool
+}
 
 // policyNames are the names under which the policy file p was reached
 // and can be reached: every place the name passes through (Reach), its
@@ -110,9 +115,9 @@ func underAnotherName(alias string) string {
 // writable roots, by path or identity (New refuses one whose canonical
 // path lies there, for a policy made by hand).
 func refuseOwnRoots(p *Policy, file string, names *policyNames) error {
-	places := []place{{p.Workdir, "workdir"}}
+	places := []place{{dir: p.Workdir, what: "workdir"}}
 	for _, w := range p.WriteRoots {
-		places = append(places, place{w, "write root"})
+		places = append(places, place{dir: w, what: "write root"})
 	}
 	return names.refuseIn(places, func(pl place, dir, alias string) error {
 		return fserr.Errorf(fserr.CodeConfig, file, "the policy file %s lies inside its own %s %s%s, where the sandboxed side could rewrite it", file, pl.what, dir, underAnotherName(alias))
@@ -122,14 +127,18 @@ func refuseOwnRoots(p *Policy, file string, names *policyNames) error {
 // refuseCwd refuses a policy file that lies in the current directory
 // (the built-in default's workdir), by every name and by identity.
 func refuseCwd(file, cwd string, names *policyNames) error {
-	return names.refuseIn([]place{{cwd, "the current directory"}}, writableRefusal(file))
+	return names.refuseIn([]place{{dir: cwd, what: "the current directory"}}, writableRefusal(file))
 }
 
 // writableRefusal words the refusal of the policy file file for lying in
 // a place fsbox writes or could have written.
 func writableRefusal(file string) func(pl place, dir, alias string) error {
+	const why = ": fsbox writes or could have written there, so a policy there is never loaded, whatever workdir it names; keep policies outside every directory fsbox writes"
 	return func(pl place, dir, alias string) error {
-		return fserr.Errorf(fserr.CodeConfig, file, "the policy file %s lies inside %s (%s)%s: fsbox writes or could have written there, so a policy there is never loaded, whatever workdir it names; keep policies outside every directory fsbox writes", file, dir, pl.what, underAnotherName(alias))
+		if pl.fallback {
+			return fserr.Spellf(fserr.CodeConfig, file, "the policy file %s lies inside %s (%s that applies without %s)%s"+why, file, dir, pl.what, fserr.SettingConfig, underAnotherName(alias))
+		}
+		return fserr.Errorf(fserr.CodeConfig, file, "the policy file %s lies inside %s (%s)%s"+why, file, dir, pl.what, underAnotherName(alias))
 	}
 }
 

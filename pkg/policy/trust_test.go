@@ -78,8 +78,8 @@ func (b *trustBase) wantRefused(p *policy.Policy, err error, want ...string) {
 		b.t.Fatalf("error %v, want a config error", err)
 	}
 	for _, w := range want {
-		if w = strings.ReplaceAll(w, "BASE", b.base); !strings.Contains(e.Error(), w) {
-			b.t.Errorf("message %q lacks %q", e.Error(), w)
+		if w = strings.ReplaceAll(w, "BASE", b.base); !strings.Contains(policy.AsCommandLine(e), w) {
+			b.t.Errorf("message %q lacks %q", policy.AsCommandLine(e), w)
 		}
 	}
 }

@@ -433,179 +433,255 @@ type nameSpan struct {
 // enter. It runs on a worker or on the walk itself, and touches nothing
 // but the job and ctx (the callback and the counters are the walk's).
 func (w *walker) prepare(j *dirJob, ctx *walkCtx) {
+	if !w.openJob(j) || !j.list {
+		return
+	}
+	l, ok := w.listJob(j, ctx)
+	if !ok {
+		return
+	}
+	j.items = make([]walkItem, 0, len(l.ents)) // one allocation: fresh memory costs a fault per page
+	for _, e := range l.ents {
+		if it, ok := w.item(&l, ctx, e); ok {
+			j.items = append(j.items, it)
+		}
+	}
+	if w.sched != nil {
+		w.sched.push(j.items)
+	}
+}
+
+// openJob opens the job's directory (unless it is the start, already
+// open), and reports whether it has it: once the walk is cancelled, or
+// when the directory cannot be opened or (-L) is one of its own
+// ancestors, j.fail says why not.
+func (w *walker) openJob(j *dirJob) bool {
 	if w.cx.Err() != nil {
 		if j.from != nil {
 			j.from.Close()
 			j.from = nil
 		}
 		j.fail = failError // never emitted: emit returns the context's error first
-		return
+		return false
 	}
-	if j.from != nil {
-		sub, err := w.openSub(j.from, j.name, j.display, j.via)
-		j.from.Close()
-		j.from = nil
-		if err != nil {
-			j.fail = failDenied
-			if !j.via && AsError(err).Code != CodeDenied {
-				j.fail = failError
-			}
-			return
+	if j.from == nil {
+		return true
+	}
+	sub, err := w.openSub(j.from, j.name, j.display, j.via)
+	j.from.Close()
+	j.from = nil
+	if err != nil {
+		j.fail = failDenied
+		if !j.via && AsError(err).Code != CodeDenied {
+			j.fail = failError
 		}
-		if key, ok := fileKey(sub.Info); ok && j.via && j.ancestors.has(key) {
-			sub.Close()
-			j.fail = failLoop
-			return
-		}
-		j.dir = sub
+		return false
 	}
-	if !j.list {
-		return
+	if key, ok := fileKey(sub.Info); ok && j.via && j.ancestors.has(key) {
+		sub.Close()
+		j.fail = failLoop
+		return false
 	}
+	j.dir = sub
+	return true
+}
+
+// listing is a directory a job lists: its entries, and what each is
+// decided by.
+type listing struct {
+	j     *dirJob
+	d     *Dir
+	ents  []dirent // sorted, each with its root-relative path
+	state bool     // a state directory of fsbox: every entry is denied
+	stack *ignore.Stack
+	// ancestors are the directory's own identity and those above it
+	// (-L loops), for its subdirectories' jobs.
+	ancestors *keyNode
+	// after is the resume position while entries may still sort at or
+	// before it; "" once they all come after it (the directory itself
+	// does, or an earlier entry did: entries are in walk order).
+	after string
+}
+
+// listJob lists the job's directory, sorted, with the ignore rules that
+// apply in it; false when it is not listed (the walk was cancelled, or
+// the listing failed: counted).
+func (w *walker) listJob(j *dirJob, ctx *walkCtx) (listing, bool) {
 	d := j.dir
 	atDirSeam(w.cx, "dir.list", d.Info.Path)
 	if w.cx.Err() != nil {
-		return // not listed: emit returns the context's error before its entries
+		return listing{}, false // not listed: emit returns the context's error before its entries
 	}
 	ents, err := d.h.list(&ctx.scratch, ctx.ents)
 	ctx.ents = ents // kept for the next directory
 	if err != nil {
 		j.skipped.Errors++
-		return
+		return listing{}, false
 	}
 	slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 	// A state directory of fsbox (ownstate.go): each entry is denied, as
 	// below a directory a deny rule matches, and its ignore files are
 	// not read.
 	_, marked := slices.BinarySearchFunc(ents, journalMarker, func(e dirent, n string) int { return strings.Compare(e.name, n) })
-	state := w.s.stateListed(d, marked) != nil
-	stack := j.stack
-	if !w.o.NoIgnore && !state {
-		var names map[string]fs.FileMode
-		for _, e := range ents {
-			switch e.name {
-			case ".git", ".gitignore", ".ignore":
-				if names == nil {
-					names = make(map[string]fs.FileMode, 3)
-				}
-				names[e.name] = e.typ
-			}
-		}
-		if names != nil || stack == nil {
-			stack = w.pushIgnores(stack, d, names, &j.skipped)
-		}
+	l := listing{j: j, d: d, ents: ents, state: w.s.stateListed(d, marked) != nil, stack: j.stack, after: w.o.After}
+	if !w.o.NoIgnore && !l.state {
+		l.stack = w.ignoresIn(j, d, ents)
 	}
-	var ancestors *keyNode
 	if key, ok := fileKey(d.Info); ok {
-		ancestors = &keyNode{key: key, next: j.ancestors}
+		l.ancestors = &keyNode{key: key, next: j.ancestors}
 	}
 	relPaths(d.rel, ents)
-	j.items = make([]walkItem, 0, len(ents)) // one allocation: fresh memory costs a fault per page
-	depth := j.depth
-	// after is the resume position while entries may still sort at or
-	// before it; "" once they all come after it (the directory itself
-	// does, or an earlier entry did: entries are in walk order).
-	after := w.o.After
-	if after != "" && j.relPrefix != "" && WalkCompare(j.relPrefix, after) > 0 {
-		after = ""
+	if l.after != "" && j.relPrefix != "" && WalkCompare(j.relPrefix, l.after) > 0 {
+		l.after = ""
 	}
+	return l, true
+}
+
+// ignoresIn is the ignore stack for the entries of d: j's, with the
+// ignore files d holds (read once the stack has none yet).
+func (w *walker) ignoresIn(j *dirJob, d *Dir, ents []dirent) *ignore.Stack {
+	var names map[string]fs.FileMode
 	for _, e := range ents {
-		name, typ, rel := e.name, e.typ, e.rel
-		// The path relative to the walk's start, and the path as shown,
-		// are usually the tail of rel, or rel itself: share its bytes.
-		walkRel := name
-		if j.relPrefix != "" {
-			walkRel = joinShared(rel, j.relPrefix, name)
+		switch e.name {
+		case ".git", ".gitignore", ".ignore":
+			if names == nil {
+				names = make(map[string]fs.FileMode, 3)
+			}
+			names[e.name] = e.typ
 		}
-		hide := false
-		if after != "" {
-			// Decided before anything else: what sorts before the
-			// position is not counted, opened or listed. An ancestor
-			// of it, or a directory at it, is entered unreported, and
-			// passes every check below as it would if it were shown.
-			switch c := WalkCompare(walkRel, after); {
-			case c > 0:
-				after = ""
-			case c < 0 && !(len(after) > len(walkRel) && after[len(walkRel)] == '/' && after[:len(walkRel)] == walkRel):
-				continue
-			case typ != fs.ModeDir && (typ != fs.ModeSymlink || !w.o.Follow):
-				continue // not a directory: nothing below it to come back for
-			case w.o.MaxDepth >= 0 && depth+1 >= w.o.MaxDepth:
-				continue // its entries lie past --max-depth
-			default:
-				hide = true
-			}
+	}
+	if names != nil || j.stack == nil {
+		return w.pushIgnores(j.stack, d, names, &j.skipped)
+	}
+	return j.stack
+}
+
+// item is the walk's item for entry e of l: its Entry, and for a
+// directory to enter the job that prepares it; false when e is not
+// walked (before the resume position, past --max-depth, or left out:
+// counted).
+func (w *walker) item(l *listing, ctx *walkCtx, e dirent) (walkItem, bool) {
+	j, d, depth := l.j, l.d, l.j.depth
+	name, typ, rel := e.name, e.typ, e.rel
+	// The path relative to the walk's start, and the path as shown,
+	// are usually the tail of rel, or rel itself: share its bytes.
+	walkRel := name
+	if j.relPrefix != "" {
+		walkRel = joinShared(rel, j.relPrefix, name)
+	}
+	hide, skip := w.resume(l, walkRel, typ, depth)
+	if skip {
+		return walkItem{}, false
+	}
+	isDir := typ == fs.ModeDir
+	if !w.admit(l, name, rel, isDir) {
+		return walkItem{}, false
+	}
+	if w.o.MaxDepth >= 0 && depth+1 > w.o.MaxDepth {
+		return walkItem{}, false
+	}
+	display := rel
+	if d.Info.Path != d.rel {
+		display = childPath(d.Info.Path, name)
+	}
+	ent := ctx.newEntry()
+	*ent = Entry{Name: name, Path: display, Rel: walkRel, Type: TypeOf(typ), Depth: depth + 1, rel: rel, hide: hide}
+	it := walkItem{ent: ent}
+	if typ == fs.ModeSymlink && w.o.Follow {
+		var ok bool
+		if isDir, ok = w.follow(l, ent, rel, name); !ok || hide && !isDir {
+			return walkItem{}, false
 		}
-		isDir := typ == fs.ModeDir
-		switch {
-		case len(rel) > maxPathLen:
-			j.skipped.LongPaths++
-			continue
-		case name == ".git" && isDir && !w.o.writeCheck:
-			if w.o.Hidden {
-				j.skipped.Ignored++
-			} else {
-				j.skipped.Hidden++
-			}
-			continue
-		case !w.o.Hidden && name[0] == '.' && (stack == nil || stack.Match(rel, isDir) != -1):
-			// A dot-name a '!' rule whitelists is shown (rg, fd).
-			j.skipped.Hidden++
-			continue
-		case state || w.s.admitChild(d.rt, rel, isDir, w.access(), name) != nil:
-			j.skipped.Denied++
-			if w.o.onDenied != nil {
-				j.denied = append(j.denied, childPath(d.Info.Path, name))
-			}
-			continue
-		case stack != nil && stack.Ignored(rel, isDir):
+	}
+	if isDir {
+		it.sub = &dirJob{from: d, name: name, via: ent.via, display: display, relPrefix: walkRel,
+			depth: depth + 1, list: w.o.MaxDepth < 0 || depth+1 < w.o.MaxDepth,
+			stack: l.stack, ancestors: l.ancestors, done: make(chan struct{})}
+		if ent.via {
+			it.sub.name = rel
+		}
+		d.refs.Add(1) // the job's hold on its parent, until it opens
+	}
+	return it, true
+}
+
+// resume places an entry (walkRel, of type typ, in a directory at depth)
+// against the resume position, decided before anything else: what sorts
+// before it is skipped (not counted, opened or listed); an ancestor of
+// it, or a directory at it, is entered hidden (unreported), and passes
+// every check after this as it would if it were shown.
+func (w *walker) resume(l *listing, walkRel string, typ fs.FileMode, depth int) (hide, skip bool) {
+	if l.after == "" {
+		return false, false
+	}
+	after := l.after
+	switch c := WalkCompare(walkRel, after); {
+	case c > 0:
+		l.after = ""
+		return false, false
+	case c < 0 && !(len(after) > len(walkRel) && after[len(walkRel)] == '/' && after[:len(walkRel)] == walkRel):
+		return false, true
+	case typ != fs.ModeDir && (typ != fs.ModeSymlink || !w.o.Follow):
+		return false, true // not a directory: nothing below it to come back for
+	case w.o.MaxDepth >= 0 && depth+1 >= w.o.MaxDepth:
+		return false, true // its entries lie past --max-depth
+	}
+	return true, false
+}
+
+// admit reports whether the entry name (rel, root-relative) of l is
+// walked: not too long a path, not .git, not hidden, not denied (the
+// policy, a state directory, a special filesystem) and not ignored. An
+// entry left out is counted by why.
+func (w *walker) admit(l *listing, name, rel string, isDir bool) bool {
+	j, d, stack := l.j, l.d, l.stack
+	switch {
+	case len(rel) > maxPathLen:
+		j.skipped.LongPaths++
+	case name == ".git" && isDir && !w.o.writeCheck:
+		if w.o.Hidden {
 			j.skipped.Ignored++
-			j.skipped.byRules++
-			continue
+		} else {
+			j.skipped.Hidden++
 		}
-		if w.o.MaxDepth >= 0 && depth+1 > w.o.MaxDepth {
-			continue
+	case !w.o.Hidden && name[0] == '.' && (stack == nil || stack.Match(rel, isDir) != -1):
+		// A dot-name a '!' rule whitelists is shown (rg, fd).
+		j.skipped.Hidden++
+	case l.state || w.s.admitChild(d.rt, rel, isDir, w.access(), name) != nil:
+		j.skipped.Denied++
+		if w.o.onDenied != nil {
+			j.denied = append(j.denied, childPath(d.Info.Path, name))
 		}
-		display := rel
-		if d.Info.Path != d.rel {
-			display = childPath(d.Info.Path, name)
-		}
-		ent := ctx.newEntry()
-		*ent = Entry{Name: name, Path: display, Rel: walkRel, Type: TypeOf(typ), Depth: depth + 1, rel: rel, hide: hide}
-		it := walkItem{ent: ent}
-		if typ == fs.ModeSymlink && w.o.Follow {
-			fc, err := d.rt.st.stat(w.cx, rel)
-			switch {
-			case w.s.deniedAncestor(d.rt, rel, name) != nil || (err != nil && !errors.Is(err, fs.ErrNotExist)):
-				// Leads out of the root, or where a deny rule reaches:
-				// both look the same.
-				j.skipped.Denied++
-				continue
-			case err != nil:
-				// Dangles inside its root: listed as the symlink it is,
-				// as fd -L lists it (find -L -t l), and not followed.
-			default:
-				ent.Type, ent.via = TypeOf(fc.Mode), true
-				isDir = fc.Mode.IsDir()
-			}
-			if hide && !isDir {
-				continue
-			}
-		}
-		if isDir {
-			it.sub = &dirJob{from: d, name: name, via: ent.via, display: display, relPrefix: walkRel,
-				depth: depth + 1, list: w.o.MaxDepth < 0 || depth+1 < w.o.MaxDepth,
-				stack: stack, ancestors: ancestors, done: make(chan struct{})}
-			if ent.via {
-				it.sub.name = rel
-			}
-			d.refs.Add(1) // the job's hold on its parent, until it opens
-		}
-		j.items = append(j.items, it)
+	case stack != nil && stack.Ignored(rel, isDir):
+		j.skipped.Ignored++
+		j.skipped.byRules++
+	default:
+		return true
 	}
-	if w.sched != nil {
-		w.sched.push(j.items)
+	return false
+}
+
+// follow resolves the symlink ent (rel, root-relative, called name) that
+// -L follows: ent takes its target's type, and isDir says whether that
+// is a directory to enter. A link that dangles inside its root stays the
+// symlink it is; one that leads out of the root, or where a deny rule
+// reaches, is left out (false: counted as denied).
+func (w *walker) follow(l *listing, ent *Entry, rel, name string) (isDir, ok bool) {
+	d := l.d
+	fc, err := d.rt.st.stat(w.cx, rel)
+	switch {
+	case w.s.deniedAncestor(d.rt, rel, name) != nil || (err != nil && !errors.Is(err, fs.ErrNotExist)):
+		// Leads out of the root, or where a deny rule reaches: both
+		// look the same.
+		l.j.skipped.Denied++
+		return false, false
+	case err != nil:
+		// Dangles inside its root: listed as the symlink it is, as fd
+		// -L lists it (find -L -t l), and not followed.
+		return false, true
 	}
+	ent.Type, ent.via = TypeOf(fc.Mode), true
+	return fc.Mode.IsDir(), true
 }
 
 // emit reports a prepared directory's entries in order, entering each

@@ -39,6 +39,11 @@ type Input struct {
 	// Reg is the operations the face serves (explain asks about them);
 	// nil: the operations' own registry.
 	Reg *Registry
+	// Executable, when a face sets it, finds the canonical path of the
+	// program serving the call, which links points its links at (the
+	// face knows its program; operations find none). nil: the call
+	// cannot tell, and links refuses (io).
+	Executable func() (string, error)
 
 	op   *Op
 	vals map[string]any // bool, int64, string, []string, json.RawMessage

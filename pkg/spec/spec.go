@@ -14,7 +14,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/sandbox"
@@ -258,9 +258,11 @@ type Registry struct {
 // NewRegistry checks the descriptors and indexes them by name. A bad
 // descriptor is a programming error: it panics, at start-up, in every test.
 func NewRegistry(ops ...*Op) *Registry {
-	r := &Registry{byName: map[string]*Op{}}
+	r := &Registry{byName: make(map[string]*Op, len(ops)), ops: make([]*Op, 0, len(ops))}
+	var flags []string // one buffer for every operation's flag names: this runs at every start
 	for _, op := range ops {
-		if err := op.validate(); err != nil {
+		var err error
+		if flags, err = op.validate(flags[:0]); err != nil {
 			panic("spec: " + err.Error())
 		}
 		if _, dup := r.byName[op.Name]; dup {
@@ -269,7 +271,7 @@ func NewRegistry(ops ...*Op) *Registry {
 		r.byName[op.Name] = op
 		r.ops = append(r.ops, op)
 	}
-	sort.Slice(r.ops, func(i, j int) bool { return r.ops[i].Name < r.ops[j].Name })
+	slices.SortFunc(r.ops, func(a, b *Op) int { return strings.Compare(a.Name, b.Name) })
 	return r
 }
 
@@ -291,45 +293,53 @@ func (r *Registry) Names() []string {
 	return out
 }
 
-func (o *Op) validate() error {
+// validate checks the descriptor; names is a buffer for its flag names,
+// returned grown.
+func (o *Op) validate(names []string) ([]string, error) {
 	if o.Name == "" || strings.ToLower(o.Name) != o.Name || strings.ContainsAny(o.Name, " _/") {
-		return fmt.Errorf("bad operation name %q", o.Name)
+		return names, fmt.Errorf("bad operation name %q", o.Name)
 	}
 	switch o.Class {
 	case Read, Write, Destructive, Meta:
 	default:
-		return fmt.Errorf("%s: bad class %q", o.Name, o.Class)
+		return names, fmt.Errorf("%s: bad class %q", o.Name, o.Class)
 	}
 	if o.Summary == "" || len(o.Examples) == 0 {
-		return fmt.Errorf("%s: a summary and at least one example are required", o.Name)
+		return names, fmt.Errorf("%s: a summary and at least one example are required", o.Name)
 	}
-	seen := map[string]bool{"help": true, "h": true}
 	for _, a := range o.Args {
 		if a.Name == "" || a.Meta == "" {
-			return fmt.Errorf("%s: an argument needs a name and a metavariable", o.Name)
+			return names, fmt.Errorf("%s: an argument needs a name and a metavariable", o.Name)
 		}
 	}
+	shortH := false // an option's own -h (grep's) takes the name from --help's
+	names = append(names, "help")
 	for _, opt := range o.Options {
-		names := append([]string{opt.Flag(), opt.Short}, opt.Aliases...)
-		for _, n := range names {
-			if n == "" {
-				continue
-			}
-			if seen[n] && !(n == "h" && opt.Short == "h") {
-				return fmt.Errorf("%s: flag name %q used twice", o.Name, n)
-			}
-			seen[n] = true
-		}
 		switch opt.Type {
 		case Bool, Int, String, Strings, Objects:
 		default:
-			return fmt.Errorf("%s --%s: bad type %q", o.Name, opt.Name, opt.Type)
+			return names, fmt.Errorf("%s --%s: bad type %q", o.Name, opt.Name, opt.Type)
 		}
 		if opt.Help == "" {
-			return fmt.Errorf("%s --%s: no help", o.Name, opt.Name)
+			return names, fmt.Errorf("%s --%s: no help", o.Name, opt.Name)
+		}
+		names = append(names, opt.Flag())
+		if opt.Short != "" {
+			names = append(names, opt.Short)
+		}
+		names = append(names, opt.Aliases...)
+		shortH = shortH || opt.Short == "h"
+	}
+	if !shortH {
+		names = append(names, "h")
+	}
+	slices.Sort(names)
+	for i := 1; i < len(names); i++ {
+		if names[i] == names[i-1] {
+			return names, fmt.Errorf("%s: flag name %q used twice", o.Name, names[i])
 		}
 	}
-	return nil
+	return names, nil
 }
 
 // Int64 returns a pointer to v, for Option.Min and Option.Max.

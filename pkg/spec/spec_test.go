@@ -136,3 +136,35 @@ func FuzzFromJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestRegistryFlagNames: each flag name of an operation (long names,
+// -json forms, one-letter forms, aliases, and --help and -h) is taken
+// once; an option may take -h for its own (grep -h), and then only one.
+func TestRegistryFlagNames(t *testing.T) {
+	opt := func(name, short string, aliases ...string) Option {
+		return Option{Name: name, Short: short, Aliases: aliases, Type: Bool, Help: name}
+	}
+	for _, c := range []struct {
+		name string
+		opts []Option
+		ok   bool
+	}{
+		{"distinct", []Option{opt("a", "x"), opt("b", "y", "bee")}, true},
+		{"own -h", []Option{opt("no-filename", "h"), opt("b", "")}, true},
+		{"alias of a long name", []Option{opt("a", ""), opt("b", "", "a")}, false},
+		{"short of another's", []Option{opt("a", "x"), opt("b", "x")}, false},
+		{"long -h", []Option{opt("h", "")}, false},
+		{"alias help", []Option{opt("a", "", "help")}, false},
+		{"two own -h", []Option{opt("a", "h"), opt("b", "h")}, false},
+		{"json form", []Option{{Name: "x", Type: Objects, Help: "x"}, opt("x-json", "")}, false},
+	} {
+		func() {
+			defer func() {
+				if got := recover() == nil; got != c.ok {
+					t.Errorf("%s: taken %v, want %v", c.name, got, c.ok)
+				}
+			}()
+			NewRegistry(&Op{Name: "x", Class: Read, Summary: "x", Examples: op.Examples, Options: c.opts})
+		}()
+	}
+}
