@@ -21,7 +21,9 @@ import (
 
 	"github.com/fsbox/fsbox/internal/companion"
 	"github.com/fsbox/fsbox/internal/tool"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -60,7 +62,7 @@ type call struct {
 	// For the commands that open their own sandbox (mcp): the policy the
 	// call loaded and its error, whether to apply Landlock, the audit log,
 	// the server, the whole normalised argv and the call's environment.
-	policy         *sandbox.Policy
+	policy         *policy.Policy
 	policyErr      error
 	landlock       bool
 	audit          *sandbox.AuditLog
@@ -77,7 +79,7 @@ type state struct {
 	reg       *spec.Registry
 	stdout    io.Writer
 	format    string
-	policy    *sandbox.Policy
+	policy    *policy.Policy
 	policyErr error
 	start     time.Time
 	auditLog  *sandbox.AuditLog // the policy's [audit] log, opened before Landlock
@@ -109,7 +111,7 @@ var globalMeta = map[string]string{"config": "FILE", "format": "FORMAT", "color"
 var globalValues = map[string][]string{"format": {"json", "ndjson", "text"}, "color": {"auto", "always", "never"}}
 
 func usageErr(format string, args ...any) error {
-	return sandbox.Errorf(sandbox.CodeUsage, "", format, args...)
+	return fserr.Errorf(fserr.CodeUsage, "", format, args...)
 }
 
 // onUsageError words a bad global flag as a command's is worded: unknown
@@ -272,14 +274,14 @@ func formatGiven(argv []string) bool {
 
 // loadPolicy finds the policy as SPEC says and checks its [commands]
 // against the operations this call knows.
-func (st *state) loadPolicy(config string, set bool) (*sandbox.Policy, error) {
+func (st *state) loadPolicy(config string, set bool) (*policy.Policy, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
-		return nil, sandbox.Errorf(sandbox.CodeIO, "", "cannot tell the current directory: %v", err)
+		return nil, fserr.Errorf(fserr.CodeIO, "", "cannot tell the current directory: %v", err)
 	}
 	home, _ := os.UserHomeDir()
 	known := func(name string) bool { _, ok := st.reg.Lookup(name); return ok }
-	p, err := sandbox.Load(sandbox.Env{ConfigFlag: config, ConfigSet: set, Getenv: st.c.Getenv, Cwd: cwd, Home: home, Known: known})
+	p, err := policy.Load(policy.Env{ConfigFlag: config, ConfigSet: set, Getenv: st.c.Getenv, Cwd: cwd, Home: home, Known: known})
 	if err != nil {
 		return nil, err
 	}
@@ -647,7 +649,7 @@ func Run(ctx context.Context, c Call) (code int) {
 	command := ""
 	defer func() {
 		if r := recover(); r != nil {
-			err := sandbox.Errorf(sandbox.CodeIO, "", "internal error: %v", r)
+			err := fserr.Errorf(fserr.CodeIO, "", "internal error: %v", r)
 			if out.closed.Load() {
 				code = st.audit(command, err, tool.ExitClosedPipe)
 				return

@@ -11,6 +11,8 @@ import (
 
 	"github.com/fsbox/fsbox/internal/companion"
 	"github.com/fsbox/fsbox/internal/tool"
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -61,7 +63,7 @@ func runMCP(x *call) error {
 			return err
 		}
 		if len(token) < 16 {
-			return sandbox.Errorf(sandbox.CodeConfig, "", "fsbox mcp --http needs a bearer token of at least 16 characters in FSBOX_MCP_TOKEN, which every request must carry")
+			return fserr.Errorf(fserr.CodeConfig, "", "fsbox mcp --http needs a bearer token of at least 16 characters in FSBOX_MCP_TOKEN, which every request must carry")
 		}
 	}
 	if x.serve == nil {
@@ -87,7 +89,7 @@ func runMCP(x *call) error {
 
 // servedPolicy is the policy `fsbox mcp` serves: the call's, narrowed to
 // the directories it names (DIR... and --write's) as the profile says.
-func servedPolicy(x *call) (*sandbox.Policy, error) {
+func servedPolicy(x *call) (*policy.Policy, error) {
 	dirs := x.in.Strings("dirs")
 	for _, d := range dirs {
 		if d == "" {
@@ -116,19 +118,19 @@ func servedPolicy(x *call) (*sandbox.Policy, error) {
 			all = append(all, w)
 		}
 	}
-	p, err := sandbox.ServeDirs(x.policy, all, func(i int) bool { return reference || named[filepath.Clean(all[i])] })
+	p, err := policy.ServeDirs(x.policy, all, func(i int) bool { return reference || named[filepath.Clean(all[i])] })
 	if err != nil {
 		return nil, err
 	}
 	if x.policy.Source == "" {
 		// fsbox-mcp without a policy serves the agent preset: the CLI
 		// fills nothing by face, the MCP server does (SPEC §4).
-		p = sandbox.AgentServed(p)
+		p = policy.AgentServed(p)
 	}
 	if reference {
 		// The reference profile never requires preconditions: the
 		// preset's requirement is dropped, a policy's own is config.
-		return sandbox.ForReferenceProfile(p)
+		return policy.ForReferenceProfile(p)
 	}
 	return p, nil
 }
@@ -149,11 +151,11 @@ func execMCP(argv []string, writable []string) error {
 	var inRoot *companion.WritableError
 	switch {
 	case errors.As(err, &missing):
-		return sandbox.Errorf(sandbox.CodeConfig, missing.Path, "%s runs %s, which is not installed beside fsbox (%v): make install puts both there, as does go install github.com/fsbox/fsbox/cmd/...", what, MCPBinary, missing)
+		return fserr.Errorf(fserr.CodeConfig, missing.Path, "%s runs %s, which is not installed beside fsbox (%v): make install puts both there, as does go install github.com/fsbox/fsbox/cmd/...", what, MCPBinary, missing)
 	case errors.As(err, &inRoot):
-		return sandbox.Errorf(sandbox.CodeDenied, inRoot.Path, "%s runs %s, which lies in the writable root %s, where a sandboxed call could have written it: fsbox never runs it from there; install fsbox outside every writable root", what, MCPBinary, inRoot.Root)
+		return fserr.Errorf(fserr.CodeDenied, inRoot.Path, "%s runs %s, which lies in the writable root %s, where a sandboxed call could have written it: fsbox never runs it from there; install fsbox outside every writable root", what, MCPBinary, inRoot.Root)
 	case err != nil:
-		return sandbox.Errorf(sandbox.CodeIO, "", "running %s: %v", MCPBinary, err)
+		return fserr.Errorf(fserr.CodeIO, "", "running %s: %v", MCPBinary, err)
 	}
 	return nil
 }
@@ -162,12 +164,12 @@ func execMCP(argv []string, writable []string) error {
 // fsbox-mcp (Main), or a config error (a library caller). p is the policy
 // in force: with no policy there are no writable roots to keep the
 // companion out of, so nothing runs.
-func (x *call) needsMCP(p *sandbox.Policy) error {
+func (x *call) needsMCP(p *policy.Policy) error {
 	if !x.execMCP {
-		return sandbox.Errorf(sandbox.CodeConfig, "", "fsbox mcp is not built into this program (it is %s)", MCPBinary)
+		return fserr.Errorf(fserr.CodeConfig, "", "fsbox mcp is not built into this program (it is %s)", MCPBinary)
 	}
 	if p == nil {
-		return sandbox.Errorf(sandbox.CodeConfig, "", "fsbox mcp runs %s, but no policy is in force", MCPBinary)
+		return fserr.Errorf(fserr.CodeConfig, "", "fsbox mcp runs %s, but no policy is in force", MCPBinary)
 	}
 	return execMCP(x.argv, p.WritableDirs())
 }

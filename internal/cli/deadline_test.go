@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -122,13 +124,13 @@ func TestTimeoutOnlyLowers(t *testing.T) {
 				t.Fatalf("--timeout %s: %v", tc.flag, err)
 			}
 		}
-		l := sandbox.Limits{MaxCallSeconds: tc.policy}
+		l := policy.Limits{MaxCallSeconds: tc.policy}
 		if got := l.CallTimeout(flag); got != tc.want {
 			t.Errorf("max_call_seconds %d, --timeout %q: deadline %v, want %v", tc.policy, tc.flag, got, tc.want)
 		}
 	}
 	for _, bad := range []string{"0", "0s", "-1", "-1s", "soon", "", "1e3", "inf", "NaN", "0.0000000001", "1.2.3"} {
-		if _, err := parseTimeout(bad); err == nil || sandbox.AsError(err).Code != sandbox.CodeUsage {
+		if _, err := parseTimeout(bad); err == nil || fserr.AsError(err).Code != fserr.CodeUsage {
 			t.Errorf("--timeout %q: %v, want usage", bad, err)
 		}
 	}

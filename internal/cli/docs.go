@@ -8,6 +8,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/fsbox/fsbox/internal/tool"
+	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
@@ -58,7 +59,7 @@ func ManPage(reg *spec.Registry, name string) (string, error) {
 		b.WriteString(".SH ARGUMENTS\n")
 		for _, a := range op.Args {
 			h := a.Help
-			if a.Use != spec.NotPath {
+			if a.Use != sandbox.NeedNone {
 				h += " (" + spec.PathHelp + "; needs " + string(a.Use) + ")"
 			}
 			fmt.Fprintf(&b, ".TP\n.B %s\n%s\n", roffEscape(a.Meta), roffEscape(h))
@@ -212,7 +213,7 @@ func valueWords(reg *spec.Registry, enum []string, c spec.Complete) []string {
 // argComplete is what a positional argument completes to.
 func argComplete(reg *spec.Registry, a spec.Arg) []string {
 	c := a.Complete
-	if c == "" && a.Use != spec.NotPath {
+	if c == "" && a.Use != sandbox.NeedNone {
 		c = spec.CompleteFiles
 	}
 	return valueWords(reg, a.Enum, c)

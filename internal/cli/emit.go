@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/fsbox/fsbox/internal/tool"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
-	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
 // Formats.
@@ -327,7 +327,7 @@ func ErrorJSON(err error) []byte {
 // FlagSpelling spells a hint's option as the command line takes it:
 // --name, or -x where the command line usually gives it short (rm -r);
 // and a setting as the command line makes it (settingWords).
-func FlagSpelling(h *sandbox.Hint) string {
+func FlagSpelling(h *fserr.Hint) string {
 	if h.Setting != "" {
 		return settingWords(h.Setting)
 	}
@@ -349,8 +349,8 @@ func printError(w io.Writer, format string, err error) int {
 	if errors.As(err, &said) {
 		return tool.ExitCode(said.e.Code) // the result on stdout reports it
 	}
-	e := sandbox.AsError(err)
-	if e.Code == sandbox.CodeNoMatch || e.Code == sandbox.CodeTruncated {
+	e := fserr.AsError(err)
+	if e.Code == fserr.CodeNoMatch || e.Code == fserr.CodeTruncated {
 		return tool.ExitCode(e.Code) // the result is already on stdout (and a text form's note on stderr)
 	}
 	if format == formatText {

@@ -16,6 +16,7 @@ import (
 	"github.com/fsbox/fsbox/internal/toyop"
 
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -251,7 +252,7 @@ func TestToolCallAsArgv(t *testing.T) {
 			t.Fatal(err)
 		}
 		home, _ := os.UserHomeDir()
-		p, err := sandbox.Load(sandbox.Env{Getenv: func(k string) (string, bool) {
+		p, err := policy.Load(policy.Env{Getenv: func(k string) (string, bool) {
 			if k == "FSBOX_CONFIG" {
 				return fx.policy, true
 			}
@@ -291,7 +292,7 @@ var wordsOp = &spec.Op{
 	Name: "words", Class: spec.Read, Result: wordsResult{}, Streams: true,
 	Summary:  "list a file's words, to prove the faces stream from the descriptor",
 	Help:     "Lists the words of PATH.",
-	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "the file", Use: spec.ReadFile}},
+	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "the file", Use: sandbox.NeedReadFile}},
 	Examples: []spec.Example{{Cmd: "words notes.txt --format text", Says: "one word a line"}},
 	Text:     "one word a line",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {

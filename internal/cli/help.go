@@ -6,6 +6,7 @@ import (
 
 	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -96,7 +97,7 @@ func commandHelp(op *spec.Op) string {
 		var fs []helpFlag
 		for _, a := range op.Args {
 			h := a.Help
-			if a.Use != spec.NotPath {
+			if a.Use != sandbox.NeedNone {
 				h += " (relative: from the workdir)"
 			}
 			if len(a.Enum) > 0 {
@@ -174,7 +175,7 @@ func wrap(text string, width int, indent string) string {
 }
 
 // opsEnabled reports whether the policy lets name run.
-func opsEnabled(reg *spec.Registry, p *sandbox.Policy, name string) bool {
+func opsEnabled(reg *spec.Registry, p *policy.Policy, name string) bool {
 	return ops.CheckCommandIn(reg, p, name) == nil
 }
 

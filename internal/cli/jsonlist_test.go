@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsbox/fsbox/internal/jq"
 	"github.com/fsbox/fsbox/internal/tool"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -142,7 +143,7 @@ func TestJSONStreamsItemsBeforeRunEnds(t *testing.T) {
 // fit the 64 KiB buffer; past it, stdout has the part already written (no
 // complete document: it does not parse) and stderr the error.
 func TestJSONStreamFailure(t *testing.T) {
-	fail := &sandbox.Error{Code: sandbox.CodeIO, Msg: "the disk went away"}
+	fail := &fserr.Error{Code: fserr.CodeIO, Msg: "the disk went away"}
 	fx := newFixture(t, nil, "")
 	for _, c := range []struct {
 		n     int
@@ -150,7 +151,7 @@ func TestJSONStreamFailure(t *testing.T) {
 	}{{3, true}, {200, false}} {
 		for _, format := range []string{"json", "ndjson"} {
 			out, errb, code := fx.run(ops.Registry.With(heldOp(c.n, nil, fail)), "--format", format, "held")
-			if code != tool.ExitCode(sandbox.CodeIO) || !strings.Contains(errb, "the disk went away") {
+			if code != tool.ExitCode(fserr.CodeIO) || !strings.Contains(errb, "the disk went away") {
 				t.Errorf("%s, %d items: exit %d %q, want the io error", format, c.n, code, errb)
 			}
 			if (out == "") != c.empty {
@@ -209,7 +210,7 @@ func TestJSONStreamedAsCollected(t *testing.T) {
 		{cuts, []string{"sort", "a.txt"}, "lines", 9},
 		{cuts, []string{"cut", "-f", "1", "a.txt"}, "rows", 9},
 		{fx, []string{"grep", "-n", "a", "--limit", "1"}, "matches", 0},
-		{fx, []string{"grep", "a", "a.txt", "missing.txt"}, "matches", tool.ExitCode(sandbox.CodeNotFound)},
+		{fx, []string{"grep", "a", "a.txt", "missing.txt"}, "matches", tool.ExitCode(fserr.CodeNotFound)},
 	}
 	for _, c := range calls {
 		fields := "count" // of the result: the list's items are strings

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
@@ -111,17 +111,17 @@ func (p *output) document(v any) error {
 // that finds things (grep) and found nothing exits 1, as grep does.
 func exitOf(o spec.Outcome) error {
 	if f := o.Failures; f != nil {
-		return printed{sandbox.AsError(f.First)} // reported in the result
+		return printed{fserr.AsError(f.First)} // reported in the result
 	}
 	if c := o.Cut; c != nil && policyCut(c.Limit) {
 		what := "the " + c.Limit + " limit"
 		if c.Limit == "timeout" {
 			what = "the call's deadline"
 		}
-		return &sandbox.Error{Code: sandbox.CodeTruncated, Msg: what + " cut the output"}
+		return &fserr.Error{Code: fserr.CodeTruncated, Msg: what + " cut the output"}
 	}
 	if o.NoMatch {
-		return &sandbox.Error{Code: sandbox.CodeNoMatch, Msg: "no match"}
+		return &fserr.Error{Code: fserr.CodeNoMatch, Msg: "no match"}
 	}
 	return nil
 }
@@ -146,7 +146,7 @@ func policyCut(limit string) bool {
 // printed is the outcome of a call whose result is printed and already
 // reports the error (errors[] of several paths): its class is the exit
 // status, and nothing more is printed.
-type printed struct{ e *sandbox.Error }
+type printed struct{ e *fserr.Error }
 
 func (p printed) Error() string { return p.e.Error() }
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
-	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
@@ -82,7 +82,7 @@ func TestSinkIdle(t *testing.T) {
 // order: a failing path's class, then a policy's cut (9), then no match
 // (1); the caller's own cut and a quiet match are no failure.
 func TestExitOf(t *testing.T) {
-	denied := &sandbox.Error{Code: sandbox.CodeDenied, Path: "secret"}
+	denied := &fserr.Error{Code: fserr.CodeDenied, Path: "secret"}
 	for _, c := range []struct {
 		name string
 		o    spec.Outcome
@@ -98,7 +98,7 @@ func TestExitOf(t *testing.T) {
 	} {
 		got := ""
 		if err := exitOf(c.o); err != nil {
-			got = string(sandbox.AsError(err).Code)
+			got = string(fserr.AsError(err).Code)
 		}
 		if got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
@@ -107,7 +107,7 @@ func TestExitOf(t *testing.T) {
 	if err := quietEnd(spec.Outcome{Quiet: true, Failures: &spec.Failures{First: denied}}); err != nil {
 		t.Errorf("grep -q with a match: %v", err)
 	}
-	if err := quietEnd(spec.Outcome{Quiet: true, NoMatch: true, Failures: &spec.Failures{First: denied}}); sandbox.AsError(err).Code != sandbox.CodeDenied {
+	if err := quietEnd(spec.Outcome{Quiet: true, NoMatch: true, Failures: &spec.Failures{First: denied}}); fserr.AsError(err).Code != fserr.CodeDenied {
 		t.Errorf("grep -q without a match, a path failed: %v", err)
 	}
 }
@@ -121,7 +121,7 @@ func TestTextPrinterStderr(t *testing.T) {
 	pr := p.printerFor(grep, true)
 	pr.Sink().Text.WriteString("a.txt:1:x\n")
 	o := spec.Outcome{Cut: &spec.Cut{Limit: "max_results", NextCursor: "C"}, Notes: []string{"binary file b matches"},
-		Failures: &spec.Failures{First: &sandbox.Error{Code: sandbox.CodeNotFound}, Shown: []*sandbox.Error{{Code: sandbox.CodeNotFound, Msg: "nope does not exist"}}, More: 3}}
+		Failures: &spec.Failures{First: &fserr.Error{Code: fserr.CodeNotFound}, Shown: []*fserr.Error{{Code: fserr.CodeNotFound, Msg: "nope does not exist"}}, More: 3}}
 	if err := pr.Done(ops.GrepResult{}, o); err != nil {
 		t.Fatal(err)
 	}

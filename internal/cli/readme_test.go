@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fsbox/fsbox/pkg/ops"
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // The three ready policies in README.md load through the real loader
@@ -36,7 +36,7 @@ func TestReadmePolicies(t *testing.T) {
 	cwd := t.TempDir()
 	env := map[string]string{"FSBOX_TENANT": "alice"}
 	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	var policies []*sandbox.Policy
+	var policies []*policy.Policy
 	var bodies []string
 	for i, b := range blocks {
 		body := strings.ReplaceAll(b[1], `"/srv/`, `"`+base+`/srv/`)
@@ -56,7 +56,7 @@ func TestReadmePolicies(t *testing.T) {
 		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		p, err := sandbox.Load(sandbox.Env{ConfigFlag: file, Getenv: getenv, Cwd: cwd, Home: base})
+		p, err := policy.Load(policy.Env{ConfigFlag: file, Getenv: getenv, Cwd: cwd, Home: base})
 		if err != nil {
 			t.Fatalf("README policy %d does not load: %v\n%s", i+1, err, body)
 		}
@@ -88,7 +88,7 @@ func TestReadmePolicies(t *testing.T) {
 		t.Fatal("the reviewer policy has no [paths] deny to misspell")
 	}
 	os.WriteFile(bad, []byte(typo), 0o644)
-	if _, err := sandbox.Load(sandbox.Env{ConfigFlag: bad, Getenv: getenv, Cwd: cwd, Home: base}); err == nil || !strings.Contains(err.Error(), "unknown key") {
+	if _, err := policy.Load(policy.Env{ConfigFlag: bad, Getenv: getenv, Cwd: cwd, Home: base}); err == nil || !strings.Contains(err.Error(), "unknown key") {
 		t.Errorf("a policy with an unknown key: %v", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
@@ -45,7 +45,7 @@ func parseShape(fields, program string, compile JQCompiler) (*shape, error) {
 	}
 	if program != "" {
 		if compile == nil {
-			return nil, sandbox.Errorf(sandbox.CodeConfig, "", "--jq is not built into this program (it is %s): run fsbox", MCPBinary)
+			return nil, fserr.Errorf(fserr.CodeConfig, "", "--jq is not built into this program (it is %s): run fsbox", MCPBinary)
 		}
 		run, err := compile(program)
 		if err != nil {
@@ -302,7 +302,7 @@ func jqOutOfTime(w io.Writer, raw json.RawMessage, err error, pretty, change boo
 		return err
 	}
 	if !change {
-		return &sandbox.Error{Code: sandbox.CodeTimeout, Err: err,
+		return &fserr.Error{Code: fserr.CodeTimeout, Err: err,
 			Msg: "--jq did not finish by the call's deadline (max_call_seconds, --timeout, plus 100 ms): nothing was printed"}
 	}
 	if keys, vals, ok := objectOf(raw); ok {
@@ -337,6 +337,6 @@ func jqOutOfTime(w io.Writer, raw json.RawMessage, err error, pretty, change boo
 	if _, werr := w.Write(append(raw, '\n')); werr != nil {
 		return werr
 	}
-	return printed{&sandbox.Error{Code: sandbox.CodeTimeout, Err: err,
+	return printed{&fserr.Error{Code: fserr.CodeTimeout, Err: err,
 		Msg: "--jq did not finish by the call's deadline: the result is printed as it is, with limit \"timeout\""}}
 }

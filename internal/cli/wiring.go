@@ -9,7 +9,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/fsbox/fsbox/internal/tool"
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
@@ -128,7 +128,7 @@ func (st *state) answerMeta(args []string, command string) (bool, int) {
 		// A person typed fsbox alone: the usage text, as gh and git give
 		// it (a program gets the one-line error below).
 		fmt.Fprint(st.c.Stderr, mainHelp(st.reg, st.enabledFunc()))
-		return true, tool.ExitCode(sandbox.CodeUsage)
+		return true, tool.ExitCode(fserr.CodeUsage)
 	case command == "" && len(words) == 0 && !hasGlobalError(args):
 		return true, printError(st.c.Stderr, st.format, usageErr("no command given: fsbox COMMAND [flags] [args] (run 'fsbox --help' for the list)"))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkToolCall(b *testing.B) {
 	for i := range 18 {
 		os.WriteFile(filepath.Join(work, "f"+string(rune('a'+i))+".txt"), []byte("x\n"), 0o644)
 	}
-	sb, err := sandbox.New(sandbox.DefaultPolicy(work), b.TempDir())
+	sb, err := sandbox.New(policy.DefaultPolicy(work), b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/fsbox/fsbox/internal/cli"
 	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -63,7 +64,7 @@ func TestSameCallSameResultInEveryFace(t *testing.T) {
 		return v, ""
 	}
 
-	p, err := sandbox.Load(sandbox.Env{ConfigFlag: policyFile, ConfigSet: true, Getenv: func(string) (string, bool) { return "", false },
+	p, err := policy.Load(policy.Env{ConfigFlag: policyFile, ConfigSet: true, Getenv: func(string) (string, bool) { return "", false },
 		Cwd: work, Home: base, Known: func(string) bool { return true }})
 	must(t, err)
 	sb, err := sandbox.New(p, base)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -54,7 +55,7 @@ func (l *lockedBuf) String() string {
 type harness struct {
 	t                                *testing.T
 	base, work, outside, home, audit string
-	policy                           *sandbox.Policy
+	policy                           *policy.Policy
 	sb                               *sandbox.Sandbox
 	srv                              *Server
 	stderr                           *lockedBuf
@@ -93,7 +94,7 @@ func newHarness(t *testing.T, s setup) *harness {
 		writeFile(t, p, content)
 	}
 	if s.toml == "" {
-		h.policy = sandbox.DefaultPolicy(h.work)
+		h.policy = policy.DefaultPolicy(h.work)
 		h.policy.Audit.Log = h.audit
 	} else {
 		text := s.toml
@@ -103,7 +104,7 @@ func newHarness(t *testing.T, s setup) *harness {
 		text = strings.NewReplacer("$WORK", h.work, "$BASE", base, "$AUDIT", h.audit).Replace(text)
 		file := filepath.Join(base, "policy", "p.toml")
 		writeFile(t, file, text)
-		p, err := sandbox.Load(sandbox.Env{ConfigFlag: file, ConfigSet: true,
+		p, err := policy.Load(policy.Env{ConfigFlag: file, ConfigSet: true,
 			Getenv: func(string) (string, bool) { return "", false }, Cwd: h.work, Home: h.home,
 			Known: func(string) bool { return true }})
 		if err != nil {

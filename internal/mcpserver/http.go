@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsbox/fsbox/internal/tool"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -52,10 +53,10 @@ const (
 
 // The rules an HTTP refusal names in its audit record.
 const (
-	ruleToken   sandbox.Rule = "http_token"   // no bearer token, or the wrong one
-	ruleHost    sandbox.Rule = "http_host"    // a Host header other than the listener's (DNS rebinding)
-	ruleOrigin  sandbox.Rule = "http_origin"  // an Origin other than the listener's loopback origins
-	ruleSession sandbox.Rule = "http_session" // a session opened with another token
+	ruleToken   fserr.Rule = "http_token"   // no bearer token, or the wrong one
+	ruleHost    fserr.Rule = "http_host"    // a Host header other than the listener's (DNS rebinding)
+	ruleOrigin  fserr.Rule = "http_origin"  // an Origin other than the listener's loopback origins
+	ruleSession fserr.Rule = "http_session" // a session opened with another token
 )
 
 const sessionHeader = "Mcp-Session-Id"
@@ -77,10 +78,10 @@ func serveHTTP(ctx context.Context, srv *Server, s *tool.ServeSpec) error {
 func listenLoopback(addr string) (net.Listener, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, sandbox.Errorf(sandbox.CodeUsage, "", "--http takes HOST:PORT, got %q", addr)
+		return nil, fserr.Errorf(fserr.CodeUsage, "", "--http takes HOST:PORT, got %q", addr)
 	}
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return nil, sandbox.Errorf(sandbox.CodeUsage, "", "--http: bad port %q", port)
+		return nil, fserr.Errorf(fserr.CodeUsage, "", "--http: bad port %q", port)
 	}
 	var cands []string
 	if strings.EqualFold(host, "localhost") {
@@ -88,7 +89,7 @@ func listenLoopback(addr string) (net.Listener, error) {
 	} else {
 		a, err := netip.ParseAddr(host)
 		if err != nil || a.Zone() != "" || !a.Unmap().IsLoopback() {
-			return nil, sandbox.Errorf(sandbox.CodeUsage, "", "--http serves loopback addresses only (127.0.0.1, ::1, localhost), got %q", host)
+			return nil, fserr.Errorf(fserr.CodeUsage, "", "--http serves loopback addresses only (127.0.0.1, ::1, localhost), got %q", host)
 		}
 		cands = []string{net.JoinHostPort(a.Unmap().String(), port)}
 	}
@@ -103,11 +104,11 @@ func listenLoopback(addr string) (net.Listener, error) {
 		}
 	}
 	if err != nil {
-		return nil, sandbox.Errorf(sandbox.CodeIO, "", "fsbox mcp: listening on %s: %v", addr, err)
+		return nil, fserr.Errorf(fserr.CodeIO, "", "fsbox mcp: listening on %s: %v", addr, err)
 	}
 	if !isLoopbackAddr(ln.Addr()) {
 		ln.Close()
-		return nil, sandbox.Errorf(sandbox.CodeUsage, "", "fsbox mcp: %s listens on %s, which is not a loopback address", addr, ln.Addr())
+		return nil, fserr.Errorf(fserr.CodeUsage, "", "fsbox mcp: %s listens on %s, which is not a loopback address", addr, ln.Addr())
 	}
 	return ln, nil
 }
@@ -128,7 +129,7 @@ func isLoopbackAddr(a net.Addr) bool {
 func serveListener(ctx context.Context, ln net.Listener, srv *Server, s *tool.ServeSpec, clock func() time.Time) error {
 	if !isLoopbackAddr(ln.Addr()) {
 		ln.Close()
-		return sandbox.Errorf(sandbox.CodeUsage, "", "fsbox mcp: %s is not a loopback address", ln.Addr())
+		return fserr.Errorf(fserr.CodeUsage, "", "fsbox mcp: %s is not a loopback address", ln.Addr())
 	}
 	// The SDK's own DNS-rebinding check (on by default: a loopback
 	// listener refuses a Host that is not loopback) stays on beneath the
@@ -159,7 +160,7 @@ func serveListener(ctx context.Context, ln net.Listener, srv *Server, s *tool.Se
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return sandbox.Errorf(sandbox.CodeIO, "", "fsbox mcp: serving HTTP: %v", err)
+		return fserr.Errorf(fserr.CodeIO, "", "fsbox mcp: serving HTTP: %v", err)
 	case <-ctx.Done():
 	}
 	close(stop)
@@ -169,7 +170,7 @@ func serveListener(ctx context.Context, ln net.Listener, srv *Server, s *tool.Se
 		hs.Close()
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return sandbox.Errorf(sandbox.CodeIO, "", "fsbox mcp: serving HTTP: %v", err)
+		return fserr.Errorf(fserr.CodeIO, "", "fsbox mcp: serving HTTP: %v", err)
 	}
 	return nil
 }
@@ -340,7 +341,7 @@ func bearerSum(h string) ([32]byte, bool) {
 }
 
 // refuse answers status and records the refusal (rate-limited).
-func (f *front) refuse(w http.ResponseWriter, r *http.Request, status int, rule sandbox.Rule, why string) {
+func (f *front) refuse(w http.ResponseWriter, r *http.Request, status int, rule fserr.Rule, why string) {
 	f.refusals.note(r, status, rule, why)
 	http.Error(w, http.StatusText(status)+": "+why, status)
 }
@@ -452,7 +453,7 @@ func (l *refusalLog) allow(now time.Time) (bool, int64) {
 	return true, n
 }
 
-func (l *refusalLog) note(r *http.Request, status int, rule sandbox.Rule, why string) {
+func (l *refusalLog) note(r *http.Request, status int, rule fserr.Rule, why string) {
 	l.mu.Lock()
 	defer l.mu.Unlock() // writes are serialised too (stderr may be any writer)
 	ok, dropped := l.allow(l.now())
@@ -477,13 +478,13 @@ func (l *refusalLog) note(r *http.Request, status int, rule sandbox.Rule, why st
 }
 
 // record is a refusal's audit record: command mcp-http, verdict denied.
-func (l *refusalLog) record(now time.Time, rule sandbox.Rule, why string) *sandbox.AuditRecord {
-	err := &sandbox.Error{Code: sandbox.CodeDenied, Rule: rule, Msg: why}
+func (l *refusalLog) record(now time.Time, rule fserr.Rule, why string) *sandbox.AuditRecord {
+	err := &fserr.Error{Code: fserr.CodeDenied, Rule: rule, Msg: why}
 	if l.sb != nil {
 		return tool.AuditRecordOf(l.sb.ForCall(), "mcp-http", now, err)
 	}
 	return &sandbox.AuditRecord{
 		Time: now.UTC().Format(time.RFC3339Nano), PID: os.Getpid(), Command: "mcp-http", Paths: []sandbox.AuditPath{},
-		Verdict: "denied", Exit: 3, Error: &sandbox.AuditError{Code: sandbox.CodeDenied, Rule: rule},
+		Verdict: "denied", Exit: 3, Error: &sandbox.AuditError{Code: fserr.CodeDenied, Rule: rule},
 	}
 }

@@ -19,7 +19,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsbox/fsbox/internal/tool"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -62,7 +64,7 @@ func startHTTP(t *testing.T) *testServer {
 		t.Fatal(err)
 	}
 	logDir := t.TempDir()
-	p := sandbox.DefaultPolicy(work)
+	p := policy.DefaultPolicy(work)
 	p.Audit.Log = filepath.Join(logDir, "audit.jsonl")
 	home, _ := os.UserHomeDir()
 	sb, err := sandbox.New(p, home)
@@ -161,7 +163,7 @@ func TestHTTPRefusals(t *testing.T) {
 		path   string
 		hdr    map[string]string
 		status int
-		rule   sandbox.Rule
+		rule   fserr.Rule
 	}{
 		{"no token", mcpPath, nil, 401, ruleToken},
 		{"wrong token", mcpPath, map[string]string{"Authorization": "Bearer " + testToken + "x"}, 401, ruleToken},
@@ -200,7 +202,7 @@ func TestHTTPRefusals(t *testing.T) {
 				t.Fatalf("%d refusal records, want %d", len(recs), before+1)
 			}
 			r := recs[len(recs)-1]
-			if r.Verdict != "denied" || r.Error == nil || r.Error.Code != sandbox.CodeDenied || r.Error.Rule != c.rule || r.Paths == nil || r.PID != os.Getpid() {
+			if r.Verdict != "denied" || r.Error == nil || r.Error.Code != fserr.CodeDenied || r.Error.Rule != c.rule || r.Paths == nil || r.PID != os.Getpid() {
 				t.Errorf("record %+v (error %+v), want denied by %s", r, r.Error, c.rule)
 			}
 		})

@@ -12,7 +12,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsbox/fsbox/internal/tool"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -22,7 +24,7 @@ import (
 //	deny = ["secret/**"], write_deny = ["vendor/**"]
 //
 // (and the agent_config set every policy has: **/.git/** write-denied).
-func narrowFixture(t *testing.T) (work string, p *sandbox.Policy) {
+func narrowFixture(t *testing.T) (work string, p *policy.Policy) {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	must(t, err)
@@ -38,7 +40,7 @@ func narrowFixture(t *testing.T) (work string, p *sandbox.Policy) {
 	}
 	file := filepath.Join(base, "policy", "p.toml")
 	writeFile(t, file, "workdir = \""+work+"\"\n[paths]\ndeny = [\"secret/**\"]\nwrite_deny = [\"vendor/**\"]\n")
-	p, err = sandbox.Load(sandbox.Env{ConfigFlag: file, ConfigSet: true,
+	p, err = policy.Load(policy.Env{ConfigFlag: file, ConfigSet: true,
 		Getenv: func(string) (string, bool) { return "", false }, Cwd: work, Home: filepath.Join(base, "home"),
 		Known: func(string) bool { return true }})
 	must(t, err)
@@ -49,15 +51,15 @@ func narrowFixture(t *testing.T) (work string, p *sandbox.Policy) {
 // serveDirs is what fsbox mcp [--profile PROFILE] DIR... serves (as
 // runMCP builds it): the policy narrowed by the directories, then the
 // sandbox. The error is the first refusal, as fsbox mcp reports it.
-func serveDirs(t *testing.T, p *sandbox.Policy, profile string, dirs ...string) (*mcp.ClientSession, error) {
+func serveDirs(t *testing.T, p *policy.Policy, profile string, dirs ...string) (*mcp.ClientSession, error) {
 	t.Helper()
 	reference := profile == "reference"
-	q, err := sandbox.ServeDirs(p, dirs, func(int) bool { return reference })
+	q, err := policy.ServeDirs(p, dirs, func(int) bool { return reference })
 	if err != nil {
 		return nil, err
 	}
 	if reference {
-		if q, err = sandbox.ForReferenceProfile(q); err != nil {
+		if q, err = policy.ForReferenceProfile(q); err != nil {
 			return nil, err
 		}
 	}
@@ -111,7 +113,7 @@ func TestServedDirsNeverWiden(t *testing.T) {
 			t.Errorf("%s %s: served (read key.txt: %v); want config naming %s", c.profile, c.dir, res, c.rule)
 			continue
 		}
-		if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeConfig || !strings.Contains(e.Msg, c.rule) {
+		if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeConfig || !strings.Contains(e.Msg, c.rule) {
 			t.Errorf("%s %s: %v; want config naming %s", c.profile, c.dir, err, c.rule)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Fails on 6a21fbf: over MCP, fsbox_patch renamed a.txt with mv switched
@@ -66,10 +66,10 @@ func TestReferenceTextsCapped(t *testing.T) {
 	p.Limits.MaxWriteBytes = 256
 	cs := refSession(t, p)
 	long := strings.Repeat("x", 257)
-	if c := errCode(t, cs, "edit_file", map[string]any{"path": "a.txt", "edits": []map[string]any{{"oldText": long, "newText": "x"}}}); c != string(sandbox.CodeTooLarge) {
+	if c := errCode(t, cs, "edit_file", map[string]any{"path": "a.txt", "edits": []map[string]any{{"oldText": long, "newText": "x"}}}); c != string(fserr.CodeTooLarge) {
 		t.Errorf("edit_file with a long oldText: code %s", c)
 	}
-	if c := errCode(t, cs, "write_file", map[string]any{"path": "a.txt", "content": long}); c != string(sandbox.CodeTooLarge) {
+	if c := errCode(t, cs, "write_file", map[string]any{"path": "a.txt", "content": long}); c != string(fserr.CodeTooLarge) {
 		t.Errorf("write_file with long content: code %s", c)
 	}
 	if b, _ := os.ReadFile(filepath.Join(work, "a.txt")); string(b) != "one\ntwo\nthree\nfour\n" {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/text/collate"
 	"golang.org/x/text/language"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -215,7 +216,7 @@ func runOp(ctx context.Context, sb *sandbox.Sandbox, name string, args map[strin
 func refInput(name string, args map[string]any) (*spec.Op, *spec.Input, error) {
 	op, ok := ops.Registry.Lookup(name)
 	if !ok {
-		return nil, nil, sandbox.Errorf(sandbox.CodeIO, "", "internal error: no operation %s", name)
+		return nil, nil, fserr.Errorf(fserr.CodeIO, "", "internal error: no operation %s", name)
 	}
 	in := spec.NewInput(op)
 	for k, v := range args {
@@ -263,7 +264,7 @@ func parseRefArgs(raw json.RawMessage) (refArgs, error) {
 		return a, nil
 	}
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, sandbox.Errorf(sandbox.CodeUsage, "", "the arguments must be a JSON object: %v", err)
+		return nil, fserr.Errorf(fserr.CodeUsage, "", "the arguments must be a JSON object: %v", err)
 	}
 	return a, nil
 }
@@ -276,7 +277,7 @@ func (a refArgs) has(name string) bool {
 func (a refArgs) need(names ...string) error {
 	for _, n := range names {
 		if !a.has(n) {
-			return sandbox.Errorf(sandbox.CodeUsage, "", "the argument %s is required", n)
+			return fserr.Errorf(fserr.CodeUsage, "", "the argument %s is required", n)
 		}
 	}
 	return nil
@@ -289,7 +290,7 @@ func (a refArgs) get(name string, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(a[name], v); err != nil {
-		return sandbox.Errorf(sandbox.CodeUsage, "", "the argument %s: %v", name, err)
+		return fserr.Errorf(fserr.CodeUsage, "", "the argument %s: %v", name, err)
 	}
 	return nil
 }
@@ -309,7 +310,7 @@ func (a refArgs) count(name string) (*int64, error) {
 		return nil, err
 	}
 	if f < 0 || f != math.Trunc(f) || f > math.MaxInt32 {
-		return nil, sandbox.Errorf(sandbox.CodeUsage, "", "the argument %s must be a whole number, 0 or more, got %v", name, f)
+		return nil, fserr.Errorf(fserr.CodeUsage, "", "the argument %s must be a whole number, 0 or more, got %v", name, f)
 	}
 	n := int64(f)
 	return &n, nil
@@ -330,7 +331,7 @@ func refReadText(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, e
 	}
 	switch {
 	case head != nil && tail != nil:
-		return refOut{}, sandbox.Errorf(sandbox.CodeUsage, p, "give head or tail, not both")
+		return refOut{}, fserr.Errorf(fserr.CodeUsage, p, "give head or tail, not both")
 	case tail != nil:
 		var b strings.Builder
 		start := -*tail
@@ -429,10 +430,10 @@ func refReadMultiple(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOu
 		return refOut{}, err
 	}
 	if len(paths) == 0 {
-		return refOut{}, sandbox.Errorf(sandbox.CodeUsage, "", "paths must name at least one file")
+		return refOut{}, fserr.Errorf(fserr.CodeUsage, "", "paths must name at least one file")
 	}
 	if max := sb.Limits().Items(); int64(len(paths)) > max {
-		return refOut{}, sandbox.Errorf(sandbox.CodeUsage, "", "%d paths is over max_results = %d", len(paths), max)
+		return refOut{}, fserr.Errorf(fserr.CodeUsage, "", "%d paths is over max_results = %d", len(paths), max)
 	}
 	parts := make([]string, len(paths))
 	for i, p := range paths {
@@ -441,7 +442,7 @@ func refReadMultiple(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOu
 		}
 		v, err := runOp(ctx, sb, "read", map[string]any{"path": p})
 		if err != nil {
-			parts[i] = fmt.Sprintf("%s: Error - %s", p, sandbox.AsError(err).Error())
+			parts[i] = fmt.Sprintf("%s: Error - %s", p, fserr.AsError(err).Error())
 			continue
 		}
 		r := v.(*ops.ReadResult)
@@ -488,7 +489,7 @@ func refEdit(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, error
 	list := []edit{} // edits: [] is an empty diff, as the reference gives it
 	for i, e := range edits {
 		if e.OldText == nil || e.NewText == nil {
-			return refOut{}, sandbox.Errorf(sandbox.CodeUsage, p, "edit %d needs oldText and newText", i+1)
+			return refOut{}, fserr.Errorf(fserr.CodeUsage, p, "edit %d needs oldText and newText", i+1)
 		}
 		list = append(list, edit{*e.OldText, *e.NewText})
 	}
@@ -704,7 +705,7 @@ func refListSizes(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, 
 		return refOut{}, err
 	}
 	if by != "" && by != "name" && by != "size" {
-		return refOut{}, sandbox.Errorf(sandbox.CodeUsage, "", "sortBy must be name or size, got %q", by)
+		return refOut{}, fserr.Errorf(fserr.CodeUsage, "", "sortBy must be name or size, got %q", by)
 	}
 	r, note, err := lsAll(ctx, sb, a)
 	if err != nil {
@@ -758,7 +759,7 @@ func refTree(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, error
 		return refOut{}, err
 	}
 	if start.Type != "dir" {
-		return refOut{}, sandbox.Errorf(sandbox.CodeNotADir, p, "%s is not a directory", p)
+		return refOut{}, fserr.Errorf(fserr.CodeNotADir, p, "%s is not a directory", p)
 	}
 	// Walk entries come in path order, parents first; each directory's
 	// children are collected under its relative path.
@@ -875,7 +876,7 @@ func refSearch(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, err
 		return refOut{}, err
 	}
 	if pat == "" {
-		return refOut{}, sandbox.Errorf(sandbox.CodeUsage, p, "pattern must not be empty")
+		return refOut{}, fserr.Errorf(fserr.CodeUsage, p, "pattern must not be empty")
 	}
 	var excl []string
 	if err := a.get("excludePatterns", &excl); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -23,7 +24,7 @@ func TestReferenceEveryDirWritable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, err := sandbox.ServePolicyWritable(sandbox.DefaultPolicy(base), []string{d1, d2}, true)
+	p, err := policy.ServePolicyWritable(policy.DefaultPolicy(base), []string{d1, d2}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestReferenceHintsInToolTerms(t *testing.T) {
 // reference's format (ok false where the file system keeps none).
 func sandboxBirth(t *testing.T, p string) (string, bool) {
 	t.Helper()
-	sb, err := sandbox.New(sandbox.DefaultPolicy(filepath.Dir(p)), "")
+	sb, err := sandbox.New(policy.DefaultPolicy(filepath.Dir(p)), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsbox/fsbox/internal/tool"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -26,7 +27,7 @@ var referenceNames = []string{
 
 // refSession serves the reference profile over policy p (workdir and
 // roots already set) and returns a connected client session.
-func refSession(t *testing.T, p *sandbox.Policy) *mcp.ClientSession {
+func refSession(t *testing.T, p *policy.Policy) *mcp.ClientSession {
 	t.Helper()
 	sb, err := sandbox.New(p, t.TempDir())
 	if err != nil {
@@ -50,7 +51,7 @@ func refSession(t *testing.T, p *sandbox.Policy) *mcp.ClientSession {
 }
 
 // refFixture makes a workdir with a few files and a read root outside it.
-func refFixture(t *testing.T) (work, ro string, p *sandbox.Policy) {
+func refFixture(t *testing.T) (work, ro string, p *policy.Policy) {
 	t.Helper()
 	base := t.TempDir()
 	work, ro = filepath.Join(base, "work"), filepath.Join(base, "ro")
@@ -74,7 +75,7 @@ func refFixture(t *testing.T) (work, ro string, p *sandbox.Policy) {
 			t.Fatal(err)
 		}
 	}
-	p = sandbox.DefaultPolicy(work)
+	p = policy.DefaultPolicy(work)
 	p.ReadRoots = []string{ro}
 	return work, ro, p
 }

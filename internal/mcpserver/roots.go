@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -292,7 +293,7 @@ func (g reach) confine(op *spec.Op, fn func(context.Context, *sandbox.Sandbox) (
 	}
 	return func(ctx context.Context, sb *sandbox.Sandbox) (any, error) {
 		if len(g) == 0 && op.Name != "roots" {
-			return nil, &sandbox.Error{Code: sandbox.CodeDenied, Rule: sandbox.RuleRoot, Msg: noRootsMsg}
+			return nil, &fserr.Error{Code: fserr.CodeDenied, Rule: fserr.RuleRoot, Msg: noRootsMsg}
 		}
 		return fn(context.WithValue(ctx, reachKey{}, g), sb)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsbox/fsbox/internal/tool"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -194,9 +195,9 @@ func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.
 		defer func() { <-srv.work }()
 	case <-dctx.Done():
 		// Audited as any other call that failed.
-		err := sandbox.Errorf(sandbox.CodeIO, "", "cancelled before it started")
+		err := fserr.Errorf(fserr.CodeIO, "", "cancelled before it started")
 		if ctx.Err() == nil {
-			err = sandbox.AsError(dctx.Err()) // the deadline passed in the queue: timeout
+			err = fserr.AsError(dctx.Err()) // the deadline passed in the queue: timeout
 		}
 		srv.audit(req, op.Name, sb, start, err)
 		return toolError(err, srv.spelling(op)), nil
@@ -282,7 +283,7 @@ func readMedia(ctx context.Context, sb *sandbox.Sandbox, op *spec.Op, in *spec.I
 func (srv *Server) guard(ctx context.Context, op *spec.Op, sb *sandbox.Sandbox, fn func(*sandbox.Sandbox) (any, error)) (v any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			v, err = nil, sandbox.Errorf(sandbox.CodeIO, "", "internal error: %v", r)
+			v, err = nil, fserr.Errorf(fserr.CodeIO, "", "internal error: %v", r)
 		}
 	}()
 	if err := ops.CheckCommandIn(srv.spec.Reg, sb.Policy(), op.Name); err != nil {
@@ -293,14 +294,14 @@ func (srv *Server) guard(ctx context.Context, op *spec.Op, sb *sandbox.Sandbox, 
 		err = ctx.Err()
 	}
 	if err == context.Canceled || (err == context.DeadlineExceeded && ctx.Err() != nil) {
-		err = sandbox.Errorf(sandbox.CodeIO, "", "cancelled: %v", err)
+		err = fserr.Errorf(fserr.CodeIO, "", "cancelled: %v", err)
 	}
 	return v, err
 }
 
 // toolError is an error as a tool result: isError, and the CLI's error
 // object as the text.
-func toolError(err error, spell func(*sandbox.Hint) string) *mcp.CallToolResult {
+func toolError(err error, spell func(*fserr.Hint) string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(tool.ErrorJSON(err, spell))}}}
 }
 
@@ -309,8 +310,8 @@ func toolError(err error, spell func(*sandbox.Hint) string) *mcp.CallToolResult 
 // reference profile's tools have none of fsbox's options), so the hint
 // says what to do instead; and a setting as the host that started the
 // server set it up (settingWords), in either profile.
-func (srv *Server) spelling(op *spec.Op) func(*sandbox.Hint) string {
-	return func(h *sandbox.Hint) string {
+func (srv *Server) spelling(op *spec.Op) func(*fserr.Hint) string {
+	return func(h *fserr.Hint) string {
 		if h.Setting != "" {
 			return settingWords(h.Setting)
 		}

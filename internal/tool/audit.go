@@ -4,6 +4,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -13,7 +14,7 @@ import (
 func AuditRecordOf(sb *sandbox.Sandbox, command string, start time.Time, err error) *sandbox.AuditRecord {
 	code := 0
 	if err != nil {
-		code = ExitCode(sandbox.AsError(err).Code)
+		code = ExitCode(fserr.AsError(err).Code)
 	}
 	rec := AuditRecord(sb, command, start, err, code)
 	rec.Policy = sb.Policy().Source
@@ -35,18 +36,18 @@ func AuditRecord(sb *sandbox.Sandbox, command string, start time.Time, err error
 	if sb != nil {
 		rec.Paths, rec.BytesRead, rec.BytesWritten = sb.Usage()
 	}
-	switch e := sandbox.AsError(err); {
+	switch e := fserr.AsError(err); {
 	case code == ExitClosedPipe:
 		// stdout's reader left before the output was all written.
 		rec.Verdict = "error"
-		rec.Error = &sandbox.AuditError{Code: sandbox.CodeIO}
+		rec.Error = &sandbox.AuditError{Code: fserr.CodeIO}
 	case code == 0:
 		rec.Verdict = "ok"
-	case e != nil && e.Code == sandbox.CodeNoMatch:
+	case e != nil && e.Code == fserr.CodeNoMatch:
 		rec.Verdict = "no_match"
 	default:
 		rec.Verdict = "error"
-		if e != nil && e.Code == sandbox.CodeDenied {
+		if e != nil && e.Code == fserr.CodeDenied {
 			rec.Verdict = "denied"
 		}
 		if e != nil {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // exitClasses map error codes to exit statuses: the command line's own
@@ -13,19 +13,19 @@ import (
 // from here.
 var exitClasses = []struct {
 	status int
-	codes  []sandbox.Code
+	codes  []fserr.Code
 	says   string
 }{
 	{0, nil, "success"},
-	{1, []sandbox.Code{sandbox.CodeNoMatch}, "grep found nothing (its result is still printed)"},
-	{2, []sandbox.Code{sandbox.CodeUsage}, "a malformed command line"},
-	{3, []sandbox.Code{sandbox.CodeDenied}, "the policy refused"},
-	{4, []sandbox.Code{sandbox.CodeNotFound, sandbox.CodeNotAFile, sandbox.CodeNotADir}, "the path is missing or of the wrong type"},
-	{5, []sandbox.Code{sandbox.CodeConflict, sandbox.CodeExists, sandbox.CodeTextNotFound, sandbox.CodeAmbiguous, sandbox.CodePreconditionRequired}, "the content is not what the call expected"},
-	{6, []sandbox.Code{sandbox.CodeTooLarge, sandbox.CodeBinary}, "over a limit, or binary"},
-	{7, []sandbox.Code{sandbox.CodeIO}, "an I/O error, or a cancelled call"},
-	{8, []sandbox.Code{sandbox.CodeConfig}, "a bad policy"},
-	{9, []sandbox.Code{sandbox.CodeTruncated, sandbox.CodeTimeout}, "a policy limit or the deadline cut a list result (the part before the cut is printed); timeout: a command that cannot print a part ran out of time, stdout empty"},
+	{1, []fserr.Code{fserr.CodeNoMatch}, "grep found nothing (its result is still printed)"},
+	{2, []fserr.Code{fserr.CodeUsage}, "a malformed command line"},
+	{3, []fserr.Code{fserr.CodeDenied}, "the policy refused"},
+	{4, []fserr.Code{fserr.CodeNotFound, fserr.CodeNotAFile, fserr.CodeNotADir}, "the path is missing or of the wrong type"},
+	{5, []fserr.Code{fserr.CodeConflict, fserr.CodeExists, fserr.CodeTextNotFound, fserr.CodeAmbiguous, fserr.CodePreconditionRequired}, "the content is not what the call expected"},
+	{6, []fserr.Code{fserr.CodeTooLarge, fserr.CodeBinary}, "over a limit, or binary"},
+	{7, []fserr.Code{fserr.CodeIO}, "an I/O error, or a cancelled call"},
+	{8, []fserr.Code{fserr.CodeConfig}, "a bad policy"},
+	{9, []fserr.Code{fserr.CodeTruncated, fserr.CodeTimeout}, "a policy limit or the deadline cut a list result (the part before the cut is printed); timeout: a command that cannot print a part ran out of time, stdout empty"},
 	{ExitClosedPipe, nil, "stdout's reader left early; nothing on stderr"},
 }
 
@@ -35,7 +35,7 @@ var exitClasses = []struct {
 const ExitClosedPipe = 141
 
 // ExitCode is the exit status of an error code (io for an unknown one).
-func ExitCode(c sandbox.Code) int {
+func ExitCode(c fserr.Code) int {
 	for _, e := range exitClasses {
 		for _, x := range e.codes {
 			if x == c {

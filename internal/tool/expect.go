@@ -3,7 +3,7 @@ package tool
 import (
 	"encoding/json"
 
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
@@ -69,11 +69,11 @@ func SplitExpect(op string, raw json.RawMessage) (json.RawMessage, error) {
 	delete(m, ExpectProperty)
 	var e string
 	if json.Unmarshal(v, &e) != nil || (e != "absent" && !isHex64(e)) {
-		return raw, sandbox.Errorf(sandbox.CodeUsage, "", `expect wants a sha256 (64 hex digits) or "absent", got %s`, v)
+		return raw, fserr.Errorf(fserr.CodeUsage, "", `expect wants a sha256 (64 hex digits) or "absent", got %s`, v)
 	}
 	for _, other := range []string{"expect_sha256", "expect_absent", "no_clobber"} {
 		if _, both := m[other]; both {
-			return raw, sandbox.Errorf(sandbox.CodeUsage, "", "give expect or %s, not both", other)
+			return raw, fserr.Errorf(fserr.CodeUsage, "", "give expect or %s, not both", other)
 		}
 	}
 	t := json.RawMessage("true")
@@ -82,10 +82,10 @@ func SplitExpect(op string, raw json.RawMessage) (json.RawMessage, error) {
 		m["expect_absent"] = t
 	case e == "absent" && (op == "cp" || op == "mv"):
 		if f, ok := m["force"]; ok && string(f) != "false" {
-			return raw, sandbox.Errorf(sandbox.CodeUsage, "", `expect "absent" keeps an existing dst; it does not go with force`)
+			return raw, fserr.Errorf(fserr.CodeUsage, "", `expect "absent" keeps an existing dst; it does not go with force`)
 		}
 	case e == "absent":
-		return raw, sandbox.Errorf(sandbox.CodeUsage, "", `expect "absent" names no file to %s: give the sha256 of the file`, op)
+		return raw, fserr.Errorf(fserr.CodeUsage, "", `expect "absent" names no file to %s: give the sha256 of the file`, op)
 	default:
 		m["expect_sha256"], _ = json.Marshal(e)
 		if op == "cp" || op == "mv" {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
@@ -117,7 +117,7 @@ func SplitCursor(raw json.RawMessage) (json.RawMessage, string, error) {
 	}
 	var cursor string
 	if json.Unmarshal(v, &cursor) != nil {
-		return rest, "", sandbox.Errorf(sandbox.CodeUsage, "", "cursor must be a string (a result's next_cursor), got %s", v)
+		return rest, "", fserr.Errorf(fserr.CodeUsage, "", "cursor must be a string (a result's next_cursor), got %s", v)
 	}
 	return rest, cursor, nil
 }
@@ -142,14 +142,14 @@ func SplitTimeout(raw json.RawMessage) (json.RawMessage, time.Duration, error) {
 	}
 	var secs float64
 	if json.Unmarshal(v, &secs) != nil || !(secs > 0) {
-		return rest, 0, sandbox.Errorf(sandbox.CodeUsage, "", "timeout must be a number of seconds above 0, got %s", v)
+		return rest, 0, fserr.Errorf(fserr.CodeUsage, "", "timeout must be a number of seconds above 0, got %s", v)
 	}
 	if secs >= float64(math.MaxInt64)/float64(time.Second) {
 		return rest, math.MaxInt64, nil
 	}
 	d := time.Duration(secs * float64(time.Second))
 	if d <= 0 {
-		return rest, 0, sandbox.Errorf(sandbox.CodeUsage, "", "timeout must be a number of seconds above 0, got %s", v)
+		return rest, 0, fserr.Errorf(fserr.CodeUsage, "", "timeout must be a number of seconds above 0, got %s", v)
 	}
 	return rest, d, nil
 }

@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
-func code(err error) sandbox.Code {
+func code(err error) fserr.Code {
 	if err == nil {
 		return ""
 	}
-	return sandbox.AsError(err).Code
+	return fserr.AsError(err).Code
 }
 
 // TestSplit: a tool call's own arguments (timeout, cursor, expect) come
@@ -23,12 +24,12 @@ func TestSplit(t *testing.T) {
 	for _, c := range []struct {
 		in, rest string
 		d        time.Duration
-		code     sandbox.Code
+		code     fserr.Code
 	}{
 		{`{"path":"a","timeout":1.5}`, `{"path":"a"}`, 1500 * time.Millisecond, ""},
 		{`{"path":"a"}`, `{"path":"a"}`, 0, ""},
-		{`{"timeout":0}`, `{}`, 0, sandbox.CodeUsage},
-		{`{"timeout":"1s"}`, `{}`, 0, sandbox.CodeUsage},
+		{`{"timeout":0}`, `{}`, 0, fserr.CodeUsage},
+		{`{"timeout":"1s"}`, `{}`, 0, fserr.CodeUsage},
 		{`{"timeout":1e300}`, `{}`, 1<<63 - 1, ""},
 		{`[1]`, `[1]`, 0, ""},
 	} {
@@ -46,22 +47,22 @@ func TestSplit(t *testing.T) {
 			t.Errorf("SplitCursor(%s) = %s, %q, %v", c.in, rest, cursor, err)
 		}
 	}
-	if _, _, err := SplitCursor(json.RawMessage(`{"cursor":3}`)); code(err) != sandbox.CodeUsage {
+	if _, _, err := SplitCursor(json.RawMessage(`{"cursor":3}`)); code(err) != fserr.CodeUsage {
 		t.Errorf("a cursor that is no string: %v", err)
 	}
 	sum := `"` + string(make64('a')) + `"`
 	for _, c := range []struct {
 		op, in, rest string
-		code         sandbox.Code
+		code         fserr.Code
 	}{
 		{"write", `{"path":"a","expect":"absent"}`, `{"expect_absent":true,"path":"a"}`, ""},
 		{"write", `{"path":"a","expect":` + sum + `}`, `{"expect_sha256":` + sum + `,"path":"a"}`, ""},
 		{"cp", `{"src":"a","dst":"b","expect":` + sum + `}`, `{"dst":"b","expect_sha256":` + sum + `,"force":true,"src":"a"}`, ""},
 		{"cp", `{"src":"a","dst":"b","expect":"absent"}`, `{"dst":"b","src":"a"}`, ""},
-		{"cp", `{"src":"a","dst":"b","expect":"absent","force":true}`, ``, sandbox.CodeUsage},
-		{"edit", `{"path":"a","expect":"absent"}`, ``, sandbox.CodeUsage},
-		{"edit", `{"path":"a","expect":"nope"}`, ``, sandbox.CodeUsage},
-		{"write", `{"path":"a","expect":"absent","expect_absent":true}`, ``, sandbox.CodeUsage},
+		{"cp", `{"src":"a","dst":"b","expect":"absent","force":true}`, ``, fserr.CodeUsage},
+		{"edit", `{"path":"a","expect":"absent"}`, ``, fserr.CodeUsage},
+		{"edit", `{"path":"a","expect":"nope"}`, ``, fserr.CodeUsage},
+		{"write", `{"path":"a","expect":"absent","expect_absent":true}`, ``, fserr.CodeUsage},
 		{"read", `{"path":"a","expect":"absent"}`, `{"path":"a","expect":"absent"}`, ""}, // no expect: spec.FromJSON refuses it
 	} {
 		rest, err := SplitExpect(c.op, json.RawMessage(c.in))
@@ -82,22 +83,22 @@ func make64(c byte) []byte {
 // TestAuditRecord: the record's verdict and error follow the exit status
 // the command line gives.
 func TestAuditRecord(t *testing.T) {
-	denied := &sandbox.Error{Code: sandbox.CodeDenied, Rule: sandbox.RuleDeny, Path: ".env"}
+	denied := &fserr.Error{Code: fserr.CodeDenied, Rule: fserr.RuleDeny, Path: ".env"}
 	for _, c := range []struct {
 		name    string
 		err     error
 		code    int
 		verdict string
-		ecode   sandbox.Code
+		ecode   fserr.Code
 	}{
 		{"ok", nil, 0, "ok", ""},
-		{"no match", &sandbox.Error{Code: sandbox.CodeNoMatch}, 1, "no_match", ""},
-		{"denied", denied, ExitCode(sandbox.CodeDenied), "denied", sandbox.CodeDenied},
-		{"a closed pipe", errors.New("write: broken pipe"), ExitClosedPipe, "error", sandbox.CodeIO},
-		{"cut", &sandbox.Error{Code: sandbox.CodeTruncated}, 9, "error", sandbox.CodeTruncated},
+		{"no match", &fserr.Error{Code: fserr.CodeNoMatch}, 1, "no_match", ""},
+		{"denied", denied, ExitCode(fserr.CodeDenied), "denied", fserr.CodeDenied},
+		{"a closed pipe", errors.New("write: broken pipe"), ExitClosedPipe, "error", fserr.CodeIO},
+		{"cut", &fserr.Error{Code: fserr.CodeTruncated}, 9, "error", fserr.CodeTruncated},
 	} {
 		rec := AuditRecord(nil, "grep", time.Now(), c.err, c.code)
-		var ecode sandbox.Code
+		var ecode fserr.Code
 		if rec.Error != nil {
 			ecode = rec.Error.Code
 		}
@@ -105,10 +106,10 @@ func TestAuditRecord(t *testing.T) {
 			t.Errorf("%s: %+v", c.name, rec)
 		}
 	}
-	if rec := AuditRecord(nil, "cat", time.Now(), denied, 3); rec.Error.Rule != sandbox.RuleDeny || rec.Error.Path != ".env" {
+	if rec := AuditRecord(nil, "cat", time.Now(), denied, 3); rec.Error.Rule != fserr.RuleDeny || rec.Error.Path != ".env" {
 		t.Errorf("a denial's record names its rule and path: %+v", rec.Error)
 	}
-	for c, want := range map[sandbox.Code]int{sandbox.CodeUsage: 2, sandbox.CodeNotFound: 4, sandbox.CodeTimeout: 9, "unknown": 7} {
+	for c, want := range map[fserr.Code]int{fserr.CodeUsage: 2, fserr.CodeNotFound: 4, fserr.CodeTimeout: 9, "unknown": 7} {
 		if got := ExitCode(c); got != want {
 			t.Errorf("ExitCode(%s) = %d, want %d", c, got, want)
 		}
@@ -117,8 +118,8 @@ func TestAuditRecord(t *testing.T) {
 
 // TestErrorJSON: the error object, its hint spelled by the face.
 func TestErrorJSON(t *testing.T) {
-	err := sandbox.Errorf(sandbox.CodeExists, "b", "b exists:").WithHint(sandbox.HintReplace)
-	got := string(ErrorJSON(err, func(h *sandbox.Hint) string { return `"` + h.Option + `": true` }))
+	err := fserr.Errorf(fserr.CodeExists, "b", "b exists:").WithHint(sandbox.HintReplace)
+	got := string(ErrorJSON(err, func(h *fserr.Hint) string { return `"` + h.Option + `": true` }))
 	want := `{"error":{"code":"exists","message":"b exists: pass \"force\": true to replace it","path":"b"}}`
 	if got != want {
 		t.Errorf("ErrorJSON = %s\nwant %s", got, want)

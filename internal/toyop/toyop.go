@@ -25,7 +25,7 @@ var Op = &spec.Op{
 	Name: "toy", Class: spec.Read, Result: Result{},
 	Summary:  "greet a file, to prove the faces follow the descriptor",
 	Help:     "Opens PATH through the sandbox and greets it TIMES times.",
-	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "the file to greet", Use: spec.ReadFile}},
+	Args:     []spec.Arg{{Name: "path", Meta: "PATH", Help: "the file to greet", Use: sandbox.NeedReadFile}},
 	Options:  []spec.Option{{Name: "shout-loud", Short: "S", Type: spec.Bool, Help: "greet loudly"}, {Name: "times", Type: spec.Int, Meta: "N", Min: spec.Int64(1), Help: "how often to greet"}},
 	Examples: []spec.Example{{Cmd: "toy notes.txt --times 2", Says: "greets notes.txt twice"}},
 	Text:     "the greeting",

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -21,7 +22,7 @@ func benchSandbox(b *testing.B, files map[string][]byte) *sandbox.Sandbox {
 			b.Fatal(err)
 		}
 	}
-	sb, err := sandbox.New(sandbox.DefaultPolicy(dir), "")
+	sb, err := sandbox.New(policy.DefaultPolicy(dir), "")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func benchTree(b *testing.B) *sandbox.Sandbox {
 			}
 		}
 	}
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Limits.MaxResults = 1 << 40
 	sb, err := sandbox.New(p, "")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -67,8 +68,8 @@ func binding(sb *sandbox.Sandbox, in *spec.Input) []byte {
 
 // errCursor is the usage error of a cursor this call cannot take.
 func errCursor(why string) error {
-	return sandbox.Errorf(sandbox.CodeUsage, "", "the cursor %s: a cursor resumes only the call that gave it as next_cursor (the same command and arguments, under the same policy, in the same format);", why).
-		WithHint(sandbox.Hint{Option: "cursor", Text: "to start from the first item, leave %s out"})
+	return fserr.Errorf(fserr.CodeUsage, "", "the cursor %s: a cursor resumes only the call that gave it as next_cursor (the same command and arguments, under the same policy, in the same format);", why).
+		WithHint(fserr.Hint{Option: "cursor", Text: "to start from the first item, leave %s out"})
 }
 
 // cursorIn decodes the call's cursor: nil when it gave none; usage when

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -53,7 +54,7 @@ func CutInput(in *spec.Input) (CutOptions, error) {
 	o := CutOptions{Path: in.String("path"), Fields: in.String("fields"), Delimiter: in.String("delimiter"),
 		Regex: in.Bool("regex"), CSV: in.Bool("csv"), OnlyDelimited: in.Bool("only-delimited")}
 	if !in.IsSet("fields") {
-		return o, sandbox.Errorf(sandbox.CodeUsage, "", "cut needs fields").WithHint(sandbox.Hint{Option: "fields", Short: true, Text: "(%s LIST), such as 1,3 or 2-"})
+		return o, fserr.Errorf(fserr.CodeUsage, "", "cut needs fields").WithHint(fserr.Hint{Option: "fields", Short: true, Text: "(%s LIST), such as 1,3 or 2-"})
 	}
 	if in.IsSet("delimiter") && o.Delimiter == "" {
 		return o, usageErr("delimiter must not be empty")
@@ -318,7 +319,7 @@ func Cut(ctx context.Context, sb *sandbox.Sandbox, o CutOptions) (CutResult, err
 			return res, nil
 		}
 		if err != nil {
-			return CutResult{}, sandbox.AsError(err)
+			return CutResult{}, fserr.AsError(err)
 		}
 		if n > int64(len(line)) {
 			return CutResult{}, tooLongLine(o.Path, lineNo, n)
@@ -400,7 +401,7 @@ func cutCSV(r io.Reader, path string, fl FieldList, comma rune, onlyDelimited bo
 		case errors.Is(err, errLongRecord):
 			return tooLongLine(path, n, rc.n-rc.start)
 		case err != nil:
-			return sandbox.Errorf(sandbox.CodeIO, path, "CSV: %v", err)
+			return fserr.Errorf(fserr.CodeIO, path, "CSV: %v", err)
 		}
 		rc.start = cr.InputOffset()
 		if onlyDelimited && len(rec) < 2 {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -225,7 +227,7 @@ func TestDeadlineBeforeCommit(t *testing.T) {
 	}
 	t.Cleanup(func() { sandbox.Seam = nil })
 	_, err := Edit(ctx, sb, EditOptions{Path: "f.txt", Edits: []EditSpec{{Old: "old", New: "new"}}})
-	if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeTimeout {
+	if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeTimeout {
 		t.Errorf("edit past its deadline: %v, want timeout", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "f.txt")); string(b) != "old\n" {
@@ -349,7 +351,7 @@ func TestGrepCountDeadlinePages(t *testing.T) {
 				t.Fatalf("the whole count: %v, truncated %v, partial %v", err, whole.r.Truncated, whole.r.Partial)
 			}
 			if c.budget > 0 {
-				sb = grepSandbox(t, sb.Workdir(), func(l *sandbox.Limits) { l.MaxResultBytes = c.budget })
+				sb = grepSandbox(t, sb.Workdir(), func(l *policy.Limits) { l.MaxResultBytes = c.budget })
 			}
 			var items []string
 			var count, searched, matched int64
@@ -449,7 +451,7 @@ func TestCountDeadlineMidFile(t *testing.T) {
 	// Standard input is read once per sandbox: each call gets its own,
 	// under the same policy (a cursor is bound to it).
 	withStdin := func(r io.Reader) *sandbox.Sandbox {
-		sb := grepSandbox(t, dir, func(*sandbox.Limits) {})
+		sb := grepSandbox(t, dir, func(*policy.Limits) {})
 		sb.SetStdin(r)
 		return sb
 	}
@@ -502,7 +504,7 @@ func TestCountDeadlineMidFile(t *testing.T) {
 		ctx = newDeadlineCtx()
 		sb = withStdin(&slowStdin{ctx: ctx, left: lines, hay: files})
 		o.Paths, o.From = []string{"-"}, nil
-		if _, err := Grep(ctx, sb, o); sandbox.AsError(err).Code != sandbox.CodeTimeout {
+		if _, err := Grep(ctx, sb, o); fserr.AsError(err).Code != fserr.CodeTimeout {
 			t.Errorf("-l %v, stdin alone cut in its middle: %v, want timeout", files, err)
 		}
 	}
@@ -532,7 +534,7 @@ func TestCountDeadlineMidFile(t *testing.T) {
 	}
 	ctx = newDeadlineCtx()
 	sb = withStdin(&slowStdin{ctx: ctx, left: lines})
-	if _, err := Wc(ctx, sb, WcOptions{Paths: []string{"-"}}); sandbox.AsError(err).Code != sandbox.CodeTimeout {
+	if _, err := Wc(ctx, sb, WcOptions{Paths: []string{"-"}}); fserr.AsError(err).Code != fserr.CodeTimeout {
 		t.Errorf("wc of stdin alone cut in its middle: %v, want timeout", err)
 	}
 }
@@ -573,7 +575,7 @@ func TestDeadlinePastAtStart(t *testing.T) {
 		}
 		timeoutCut("grep", g.Truncation)
 	}
-	if _, err := Grep(past(), sb, GrepOptions{Pattern: "needle", Count: true, Paths: []string{"a.txt"}}); sandbox.AsError(err).Code != sandbox.CodeTimeout {
+	if _, err := Grep(past(), sb, GrepOptions{Pattern: "needle", Count: true, Paths: []string{"a.txt"}}); fserr.AsError(err).Code != fserr.CodeTimeout {
 		t.Errorf("grep -c of one file past its deadline: %v, want timeout", err)
 	}
 	w, err := Wc(past(), sb, WcOptions{Paths: []string{"a.txt", "c.txt"}})
@@ -581,14 +583,14 @@ func TestDeadlinePastAtStart(t *testing.T) {
 		t.Errorf("wc of two files past its deadline: %v, %d files, partial %v, limit %q", err, len(w.Files), w.Partial, w.Limit)
 	}
 	// A switched-off command says so, deadline or not.
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Commands = map[string]bool{"find": false}
 	off, err := sandbox.New(p, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer off.Close()
-	if _, err := Find(past(), off, FindOptions{Dir: ".", MaxDepth: -1}); sandbox.AsError(err).Code != sandbox.CodeDenied {
+	if _, err := Find(past(), off, FindOptions{Dir: ".", MaxDepth: -1}); fserr.AsError(err).Code != fserr.CodeDenied {
 		t.Errorf("find switched off, past its deadline: %v, want denied", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -15,7 +16,7 @@ var editOp = &spec.Op{
 	Name: "edit", Class: spec.Destructive, Result: EditResult{},
 	Summary: "replace exact text in a file (atomic; CRLF, BOM and mode kept)",
 	Help:    "Replaces OLD with NEW in PATH. OLD must occur exactly once unless all is given; several edits are matched against the original text, must not overlap, and apply together or not at all (with sequential, each is matched against the text the ones before it left). An empty list of edits changes nothing. The result shows the unified diff; with a list of edits, sequential or loose-indent it also says, per edit, how and where it matched. An old or new text over max_write_bytes is too_large, however it is given.",
-	Args:    []spec.Arg{pathArg(spec.Change, "the file to edit")},
+	Args:    []spec.Arg{pathArg(sandbox.NeedWrite, "the file to edit")},
 	Options: []spec.Option{
 		{Name: "old", Type: spec.String, Meta: "TEXT", Help: "the exact text to replace"},
 		{Name: "new", Type: spec.String, Meta: "TEXT", Help: "the text to put in its place (empty: delete)"},
@@ -211,7 +212,7 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 	}
 	defer w.Close()
 	if !w.Exists {
-		return EditResult{}, sandbox.Errorf(sandbox.CodeNotFound, o.Path, "%s does not exist", o.Path)
+		return EditResult{}, fserr.Errorf(fserr.CodeNotFound, o.Path, "%s does not exist", o.Path)
 	}
 	// Under [write] require_precondition an edit names the content it
 	// changes (a dry run changes nothing). The sha256 is checked against
@@ -240,10 +241,10 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 	old, err := readUpTo(textio.WithContext(ctx, f), f.Info.Size, satAdd(max, 1))
 	f.Close()
 	if err != nil {
-		return EditResult{}, sandbox.AsError(err)
+		return EditResult{}, fserr.AsError(err)
 	}
 	if int64(len(old)) > max {
-		return EditResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
+		return EditResult{}, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: o.Path,
 			Msg: fmt.Sprintf("%s is over %s = %d, so it cannot be rewritten", o.Path, maxName, max)}
 	}
 	if expect != "" && sha256Hex(old) != expect {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Edits are matched against the original text, each on its own (several
@@ -126,7 +126,7 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 		}
 		counts, sps, ok := matchMany(data, pats, spans)
 		if !ok {
-			return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: path,
+			return &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: path,
 				Msg: fmt.Sprintf("the edits match %s more than %d times over: make their old texts longer", path, maxEditMatches(len(data)))}
 		}
 		for i, e := range eds {
@@ -183,7 +183,7 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 			case e.ExpectCount != nil && total != *e.ExpectCount && total > 0:
 				return nil, countErr(path, which, where, total, *e.ExpectCount, " when each line's leading and trailing blanks are ignored, at lines "+windowLines(ws, total))
 			case total > 1 && !e.All:
-				return nil, sandbox.Errorf(sandbox.CodeAmbiguous, path, "%sthe old text is not in %s%s as it is, and occurs %d times when each line's leading and trailing blanks are ignored, at lines %s: include more of the surrounding lines in the old text to make it unique, or replace every occurrence (all)",
+				return nil, fserr.Errorf(fserr.CodeAmbiguous, path, "%sthe old text is not in %s%s as it is, and occurs %d times when each line's leading and trailing blanks are ignored, at lines %s: include more of the surrounding lines in the old text to make it unique, or replace every occurrence (all)",
 					which, path, where, total, windowLines(ws, total))
 			case total > 0:
 				for _, w := range ws {
@@ -196,7 +196,7 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 		}
 		switch {
 		case r.count == 0 && e.ExpectCount != nil:
-			return nil, sandbox.Errorf(sandbox.CodeTextNotFound, path, "%sthe old text occurs 0 times in %s%s, not %d (expect-count)%s", which, path, where, *e.ExpectCount, closest(data, e.Old))
+			return nil, fserr.Errorf(fserr.CodeTextNotFound, path, "%sthe old text occurs 0 times in %s%s, not %d (expect-count)%s", which, path, where, *e.ExpectCount, closest(data, e.Old))
 		case e.ExpectCount != nil && r.count != *e.ExpectCount:
 			return nil, countErr(path, which, where, r.count, *e.ExpectCount, ", at "+firstLines(data, r.old, r.count)+" (line:column)")
 		case r.count == 0:
@@ -208,9 +208,9 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 			if mc.loose {
 				also = ", not even line by line with leading and trailing blanks ignored"
 			}
-			return nil, sandbox.Errorf(sandbox.CodeTextNotFound, path, "%sthe old text is not in %s%s%s%s%s", which, path, where, also, hint, closest(data, e.Old))
+			return nil, fserr.Errorf(fserr.CodeTextNotFound, path, "%sthe old text is not in %s%s%s%s%s", which, path, where, also, hint, closest(data, e.Old))
 		case r.count > 1 && !e.All:
-			return nil, sandbox.Errorf(sandbox.CodeAmbiguous, path, "%sthe old text occurs %d times in %s%s, at %s (line:column): add context to make it unique, or replace every occurrence (all)",
+			return nil, fserr.Errorf(fserr.CodeAmbiguous, path, "%sthe old text occurs %d times in %s%s, at %s (line:column): add context to make it unique, or replace every occurrence (all)",
 				which, r.count, path, where, firstLines(data, r.old, r.count))
 		}
 	}
@@ -234,11 +234,11 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 // countErr is an edit whose old text occurs have times, not the want
 // its expect-count names: ambiguous when more, text_not_found when fewer.
 func countErr(path, which, where string, have, want int, at string) error {
-	code := sandbox.CodeAmbiguous
+	code := fserr.CodeAmbiguous
 	if have < want {
-		code = sandbox.CodeTextNotFound
+		code = fserr.CodeTextNotFound
 	}
-	return sandbox.Errorf(code, path, "%sthe old text occurs %d times in %s%s, not %d (expect-count)%s: nothing was changed", which, have, path, where, want, at)
+	return fserr.Errorf(code, path, "%sthe old text occurs %d times in %s%s, not %d (expect-count)%s: nothing was changed", which, have, path, where, want, at)
 }
 
 // maxListedLines is how many occurrences an ambiguous error lists.
@@ -348,7 +348,7 @@ func applyAll(data []byte, set *editSet, path string, limit int64, limitName str
 func applySpans(dst, data []byte, set *editSet, path string, limit int64, limitName string, each func(span)) ([]byte, int, error) {
 	size := int64(len(data))
 	tooLarge := func() error {
-		return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: path,
+		return &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: path,
 			Msg: fmt.Sprintf("the edited %s would be over %s = %d", path, limitName, limit)}
 	}
 	// The exact edits count by their counts, a loose match (held in

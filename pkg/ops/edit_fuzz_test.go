@@ -10,8 +10,7 @@ import (
 	"testing"
 
 	udiff "github.com/aymanbagabas/go-udiff"
-
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // editOnce resolves and applies edits to data as Edit does.
@@ -140,7 +139,7 @@ func TestEditsMatchTheOriginal(t *testing.T) {
 		out, _, _, err := editOnce(data, c.specs)
 		got := string(out)
 		if err != nil {
-			got = string(sandbox.AsError(err).Code) + ": " + sandbox.AsError(err).Msg
+			got = string(fserr.AsError(err).Code) + ": " + fserr.AsError(err).Msg
 		}
 		if !strings.HasPrefix(got, c.want) {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
@@ -148,7 +147,7 @@ func TestEditsMatchTheOriginal(t *testing.T) {
 	}
 	many := bytes.Repeat([]byte("x\n"), 50)
 	_, _, _, err := editOnce(many, []EditSpec{{Old: "x", New: "y"}})
-	if msg := sandbox.AsError(err).Msg; !strings.Contains(msg, "at 1:1, 2:1, 3:1, 4:1, 5:1, 6:1, 7:1, 8:1, 9:1, 10:1 and 40 more (line:column):") {
+	if msg := fserr.AsError(err).Msg; !strings.Contains(msg, "at 1:1, 2:1, 3:1, 4:1, 5:1, 6:1, 7:1, 8:1, 9:1, 10:1 and 40 more (line:column):") {
 		t.Errorf("ambiguous with 50 matches: %q", msg)
 	}
 }
@@ -347,12 +346,12 @@ func TestHintsAnAgentCanActOn(t *testing.T) {
 		{"\treturn 1   ", `line 2: "\treturn 1"`},
 	} {
 		_, _, _, err := editOnce(data, []EditSpec{{Old: c.old, New: "y"}})
-		if msg := sandbox.AsError(err).Msg; !strings.Contains(msg, c.want) {
+		if msg := fserr.AsError(err).Msg; !strings.Contains(msg, c.want) {
 			t.Errorf("old %q: %s\nwant it to say %s", c.old, msg, c.want)
 		}
 	}
 	_, _, _, err := editOnce(data, []EditSpec{{Old: "x", New: "y"}})
-	if msg := sandbox.AsError(err).Msg; !strings.Contains(msg, "at 4:1, 4:3, 4:5 (line:column)") {
+	if msg := fserr.AsError(err).Msg; !strings.Contains(msg, "at 4:1, 4:3, 4:5 (line:column)") {
 		t.Errorf("ambiguous on one line: %s", msg)
 	}
 	if got := visible("\tab  "); got != `"\tab··"` {

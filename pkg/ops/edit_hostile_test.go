@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // periodicEdits is a hostile --edits-json over a file of size bytes: it
@@ -119,7 +119,7 @@ func TestHostileEditsHeldToTheFile(t *testing.T) {
 			})
 			got := ""
 			if err != nil {
-				e := sandbox.AsError(err)
+				e := fserr.AsError(err)
 				if e == nil {
 					t.Fatalf("error %v", err)
 				}

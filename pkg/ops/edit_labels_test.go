@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -23,7 +24,7 @@ func TestEditDiffLabels(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := sandbox.DefaultPolicy(work)
+	p := policy.DefaultPolicy(work)
 	p.WriteRoots = []string{other}
 	p.Journal.State = t.TempDir()
 	sb, err := sandbox.New(p, "")

@@ -13,6 +13,7 @@ import (
 
 	udiff "github.com/aymanbagabas/go-udiff"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -49,7 +50,7 @@ func edits(pairs ...string) []map[string]any {
 func editOutcome(t *testing.T, dir string, r *EditResult, err error) string {
 	t.Helper()
 	if err != nil {
-		e := sandbox.AsError(err)
+		e := fserr.AsError(err)
 		if e == nil {
 			return "error: " + err.Error()
 		}
@@ -301,7 +302,7 @@ func TestEditLooseIndent(t *testing.T) {
 			delete(args, "loose_indent")
 			os.WriteFile(filepath.Join(dir, "f"), []byte(c.file), 0o644)
 			if r != nil && r.Edits[0].Match == "indent" {
-				if _, err := editCall(sb, args); sandbox.AsError(err) == nil || sandbox.AsError(err).Code != sandbox.CodeTextNotFound {
+				if _, err := editCall(sb, args); fserr.AsError(err) == nil || fserr.AsError(err).Code != fserr.CodeTextNotFound {
 					t.Errorf("without loose-indent: %v, want text_not_found", err)
 				}
 			}
@@ -385,14 +386,14 @@ func TestEditEmptyList(t *testing.T) {
 	// wrong expect-sha256 is conflict.
 	for _, c := range []struct {
 		args map[string]any
-		code sandbox.Code
+		code fserr.Code
 	}{
-		{map[string]any{"path": "nope"}, sandbox.CodeNotFound},
-		{map[string]any{"path": "/etc/passwd"}, sandbox.CodeDenied},
-		{map[string]any{"path": "f", "expect_sha256": strings.Repeat("0", 64)}, sandbox.CodeConflict},
+		{map[string]any{"path": "nope"}, fserr.CodeNotFound},
+		{map[string]any{"path": "/etc/passwd"}, fserr.CodeDenied},
+		{map[string]any{"path": "f", "expect_sha256": strings.Repeat("0", 64)}, fserr.CodeConflict},
 	} {
 		c.args["edits"] = []any{}
-		if _, err := editCall(sb, c.args); sandbox.AsError(err) == nil || sandbox.AsError(err).Code != c.code {
+		if _, err := editCall(sb, c.args); fserr.AsError(err) == nil || fserr.AsError(err).Code != c.code {
 			t.Errorf("%v: %v, want %s", c.args, err, c.code)
 		}
 	}
@@ -404,7 +405,7 @@ func TestEditEmptyList(t *testing.T) {
 		t.Errorf("history went from %d to %d changes", before.Count, after.Count)
 	}
 	// Without edits at all, it is still usage.
-	if _, err := editCall(sb, map[string]any{"path": "f"}); sandbox.AsError(err) == nil || sandbox.AsError(err).Code != sandbox.CodeUsage {
+	if _, err := editCall(sb, map[string]any{"path": "f"}); fserr.AsError(err) == nil || fserr.AsError(err).Code != fserr.CodeUsage {
 		t.Errorf("no old, new or edits: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -92,7 +93,7 @@ func explainJournal(d *Decision, sb *sandbox.Sandbox, name, p string) error {
 	if err == nil {
 		err = mayUndo(sb, c)
 	}
-	if e := sandbox.AsError(err); err != nil && e.Code == sandbox.CodeUsage {
+	if e := fserr.AsError(err); err != nil && e.Code == fserr.CodeUsage {
 		return err
 	}
 	if err != nil {
@@ -122,7 +123,7 @@ func explainIn(ctx context.Context, reg *spec.Registry, sb *sandbox.Sandbox, nam
 	}
 	op, ok := reg.Lookup(name)
 	if !ok {
-		return Decision{}, sandbox.Errorf(sandbox.CodeUsage, p, "unknown command %q (one of: %s)", name, strings.Join(reg.Names(), ", "))
+		return Decision{}, fserr.Errorf(fserr.CodeUsage, p, "unknown command %q (one of: %s)", name, strings.Join(reg.Names(), ", "))
 	}
 	arg := explained(op)
 	if name == "undo" {
@@ -143,7 +144,7 @@ func explainIn(ctx context.Context, reg *spec.Registry, sb *sandbox.Sandbox, nam
 		return d.refuse(err), nil
 	}
 	if arg == nil {
-		d.Allowed, d.Rule, d.Reason = true, string(sandbox.RuleOK), name+" takes no path; the command is on"
+		d.Allowed, d.Rule, d.Reason = true, string(fserr.RuleOK), name+" takes no path; the command is on"
 		return d, nil
 	}
 	d.Root = sb.RootOf(p)
@@ -155,9 +156,9 @@ func explainIn(ctx context.Context, reg *spec.Registry, sb *sandbox.Sandbox, nam
 	if err != nil {
 		return d.refuse(err), nil
 	}
-	d.Allowed, d.Rule, d.Real = true, string(sandbox.RuleOK), info.Abs
+	d.Allowed, d.Rule, d.Real = true, string(fserr.RuleOK), info.Abs
 	d.Reason = fmt.Sprintf("%s may %s %s", name, access, p)
-	if arg.Use == spec.Look && info.Abs == "" {
+	if arg.Use == sandbox.NeedLook && info.Abs == "" {
 		d.Reason = p + " does not exist: " + name + " reports exists:false"
 	}
 	return d, nil
@@ -168,15 +169,15 @@ func explainIn(ctx context.Context, reg *spec.Registry, sb *sandbox.Sandbox, nam
 // the patch writes.
 func explained(op *spec.Op) *spec.Arg {
 	if op.Name == "patch" {
-		return &spec.Arg{Name: "path", Use: spec.Change}
+		return &spec.Arg{Name: "path", Use: sandbox.NeedWrite}
 	}
 	var first *spec.Arg
 	for i := range op.Args {
 		a := &op.Args[i]
-		if a.Use == spec.Change || a.Use == spec.Entry || a.Use == spec.Make {
+		if a.Use == sandbox.NeedWrite || a.Use == sandbox.NeedEntry || a.Use == sandbox.NeedMake {
 			return a
 		}
-		if a.Use != spec.NotPath && first == nil {
+		if a.Use != sandbox.NeedNone && first == nil {
 			first = a
 		}
 	}
@@ -184,7 +185,7 @@ func explained(op *spec.Op) *spec.Arg {
 }
 
 func (d Decision) refuse(err error) Decision {
-	e := sandbox.AsError(err)
+	e := fserr.AsError(err)
 	d.Allowed, d.Rule, d.Reason = false, string(e.Rule), e.Message(nil)
 	if e.Rule == "" {
 		d.Rule = string(e.Code)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -13,7 +14,7 @@ var mkdirOp = &spec.Op{
 	Name: "mkdir", Class: spec.Write, Result: MkdirResult{}, Idempotent: true,
 	Summary:  "create a directory and its parents in the workdir",
 	Help:     "Creates DIR in the workdir and any missing parents, one at a time; an existing directory is no error (created is false).",
-	Args:     []spec.Arg{{Name: "path", Meta: "DIR", Help: "the directory to create", Use: spec.Make, Complete: spec.CompleteDirs}},
+	Args:     []spec.Arg{{Name: "path", Meta: "DIR", Help: "the directory to create", Use: sandbox.NeedMake, Complete: spec.CompleteDirs}},
 	Options:  []spec.Option{{Name: "parents", Short: "p", Type: spec.Bool, CLIOnly: true, Help: "accepted for mkdir -p: parents are always made, and an existing directory is no error"}},
 	Examples: []spec.Example{{Cmd: "mkdir build/logs --format text", Says: "the directory's path, as mkdir -v names it"}},
 	Text:     "the directory's path, as mkdir -v names it",
@@ -32,8 +33,8 @@ var mvOp = &spec.Op{
 	Summary: "move or rename within the workdir",
 	Help:    "Renames SRC to DST, both in the workdir; an existing DST is refused (exists) unless force is given.",
 	Args: []spec.Arg{
-		{Name: "src", Meta: "SRC", Help: "what to move", Use: spec.Entry, Complete: spec.CompleteFiles},
-		{Name: "dst", Meta: "DST", Help: "where it goes", Use: spec.Entry, Complete: spec.CompleteFiles},
+		{Name: "src", Meta: "SRC", Help: "what to move", Use: sandbox.NeedEntry, Complete: spec.CompleteFiles},
+		{Name: "dst", Meta: "DST", Help: "where it goes", Use: sandbox.NeedEntry, Complete: spec.CompleteFiles},
 	},
 	Options:  []spec.Option{forceOpt, replaceExpectOpt},
 	Examples: []spec.Example{{Cmd: "mv notes.txt notes.md --format text", Says: "FROM -> TO, as mv -v"}},
@@ -48,8 +49,8 @@ var cpOp = &spec.Op{
 	Summary: "copy a readable file into the workdir (atomic)",
 	Help:    "Copies the regular file SRC (anywhere readable) to DST in the workdir, atomically; an existing DST is refused (exists) unless force is given.",
 	Args: []spec.Arg{
-		{Name: "src", Meta: "SRC", Help: "the file to copy", Use: spec.ReadFile, Complete: spec.CompleteFiles},
-		{Name: "dst", Meta: "DST", Help: "the copy's path", Use: spec.Change, Complete: spec.CompleteFiles},
+		{Name: "src", Meta: "SRC", Help: "the file to copy", Use: sandbox.NeedReadFile, Complete: spec.CompleteFiles},
+		{Name: "dst", Meta: "DST", Help: "the copy's path", Use: sandbox.NeedWrite, Complete: spec.CompleteFiles},
 	},
 	Options:  []spec.Option{forceOpt, replaceExpectOpt},
 	Examples: []spec.Example{{Cmd: "cp main.go main.go.orig --format text", Says: "FROM -> TO, as cp -v"}},
@@ -63,7 +64,7 @@ var rmOp = &spec.Op{
 	Name: "rm", Class: spec.Destructive, Result: RemoveResult{}, Off: true,
 	Summary: "remove a file, a symlink, or (-r) a tree in the workdir; off unless the policy turns it on",
 	Help:    "Removes PATH from the workdir: a file, a symlink (never what it points to) or, with recursive, a directory tree. A missing PATH is no error (removed is false). The built-in policy switches rm off.",
-	Args:    []spec.Arg{pathArg(spec.Entry, "what to remove")},
+	Args:    []spec.Arg{pathArg(sandbox.NeedEntry, "what to remove")},
 	Options: []spec.Option{
 		{Name: "recursive", Short: "r", Type: spec.Bool, Help: "remove a directory and everything below (under [write] require_precondition: an empty directory only)"},
 		{Name: "expect-sha256", Type: spec.String, Meta: "HEX", Help: "remove the file only while its content has this SHA-256 (checked under the lock, at the moment of the change; refused with conflict otherwise)"},
@@ -135,7 +136,7 @@ func MoveExpect(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force
 	}
 	defer s.Close()
 	if !s.Exists {
-		return MoveResult{}, sandbox.Errorf(sandbox.CodeNotFound, src, "%s does not exist", src)
+		return MoveResult{}, fserr.Errorf(fserr.CodeNotFound, src, "%s does not exist", src)
 	}
 	d, err := sb.OpenEntry(dst)
 	if err != nil {
@@ -143,7 +144,7 @@ func MoveExpect(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force
 	}
 	defer d.Close()
 	if d.Exists && d.Info.Type == "dir" && s.Info.Type != "dir" {
-		return MoveResult{}, sandbox.Errorf(sandbox.CodeExists, dst, "%s is a directory; name the destination file itself", dst)
+		return MoveResult{}, fserr.Errorf(fserr.CodeExists, dst, "%s is a directory; name the destination file itself", dst)
 	}
 	if force && d.Exists && want == nil && sb.RequirePrecondition() {
 		return MoveResult{}, sandbox.PreconditionRequired(dst, fmt.Sprintf("%s exists, and the policy requires every change to name the content it replaces: nothing was moved;", dst), sandbox.HintExpectSHA256)
@@ -195,7 +196,7 @@ func CopyExpect(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force
 	}
 	defer w.Close()
 	if w.Exists && !force {
-		return CopyResult{}, sandbox.Errorf(sandbox.CodeExists, dst, "%s exists:", dst).WithHint(sandbox.HintReplace)
+		return CopyResult{}, fserr.Errorf(fserr.CodeExists, dst, "%s exists:", dst).WithHint(sandbox.HintReplace)
 	}
 	co := sandbox.CommitOptions{NoReplace: !force, Expect: want}
 	if force && want == nil && sb.RequirePrecondition() {

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/fsbox/fsbox/internal/testbin"
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // TestFileTypeGlobs: every glob of the table is valid, and a name matches
@@ -132,7 +132,7 @@ func TestTypeFilter(t *testing.T) {
 		{[]string{"zzzzzzzz"}, nil, `type "zzzzzzzz" is not a file type (--type-list`},
 	} {
 		_, err := newTypeFilter(c.want, c.not)
-		if e := sandbox.AsError(err); err == nil || e.Code != sandbox.CodeUsage || !strings.HasPrefix(e.Msg, c.msg) {
+		if e := fserr.AsError(err); err == nil || e.Code != fserr.CodeUsage || !strings.HasPrefix(e.Msg, c.msg) {
 			t.Errorf("-t %v -T %v: %v, want usage: %s", c.want, c.not, err, c.msg)
 		}
 	}
@@ -165,7 +165,7 @@ func TestFindTypes(t *testing.T) {
 		}
 	}
 	_, err := Find(context.Background(), sb, FindOptions{Dir: ".", MaxDepth: -1, Types: []string{"dri"}})
-	if e := sandbox.AsError(err); err == nil || e.Code != sandbox.CodeUsage || !strings.Contains(e.Msg, `"dri" is not f, d, l or a file type; did you mean`) {
+	if e := fserr.AsError(err); err == nil || e.Code != fserr.CodeUsage || !strings.Contains(e.Msg, `"dri" is not f, d, l or a file type; did you mean`) {
 		t.Errorf("-t dri: %v", err)
 	}
 }
@@ -195,7 +195,7 @@ func TestGrepTypes(t *testing.T) {
 			t.Errorf("%v -t %v -T %v: %q, globbed %d; want %q, %d", c.paths, c.want, c.not, got, r.Skipped.Globbed, c.files, c.globbed)
 		}
 	}
-	if _, err := Grep(context.Background(), sb, GrepOptions{Pattern: "x", Types: []string{"cc"}}); sandbox.AsError(err).Code != sandbox.CodeUsage {
+	if _, err := Grep(context.Background(), sb, GrepOptions{Pattern: "x", Types: []string{"cc"}}); fserr.AsError(err).Code != fserr.CodeUsage {
 		t.Errorf("-t cc: %v, want usage", err)
 	}
 }

@@ -23,7 +23,7 @@ var findOp = &spec.Op{
 	Summary: "list paths below DIR matching a glob, honouring .gitignore",
 	Help:    "Lists the paths below DIR (the workdir when left out) in path order, honouring ignore files (.ignore everywhere; .gitignore and .git/info/exclude inside a git repository, or anywhere with --no-require-git) and leaving out hidden names; when they leave out everything, the text form says so on stderr. GLOB is a doublestar glob: without '/' it matches the base name, as fd -g. One argument with glob characters is a GLOB, else a DIR. With -l each path comes with its type, size and mtime (entries[] in place of paths[]); an entry that vanishes between the listing of its directory and its description is left out and counted in skipped.errors.",
 	Args: []spec.Arg{
-		{Name: "dir", Meta: "DIR", Help: "the directory to walk", Use: spec.ReadDir, Optional: true, Complete: spec.CompleteDirs},
+		{Name: "dir", Meta: "DIR", Help: "the directory to walk", Use: sandbox.NeedReadDir, Optional: true, Complete: spec.CompleteDirs},
 		{Name: "glob", Meta: "GLOB", Help: "keep only paths matching this glob", Optional: true, Complete: spec.CompleteNone},
 	},
 	Options: []spec.Option{

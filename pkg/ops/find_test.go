@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -129,7 +131,7 @@ func TestFindGlobsDepthTypes(t *testing.T) {
 			t.Errorf("%+v: got %q want %q", c.o, got, c.want)
 		}
 	}
-	if _, err := Find(context.Background(), sb, FindOptions{Dir: ".", Glob: "[", MaxDepth: -1}); sandbox.AsError(err).Code != sandbox.CodeUsage {
+	if _, err := Find(context.Background(), sb, FindOptions{Dir: ".", Glob: "[", MaxDepth: -1}); fserr.AsError(err).Code != fserr.CodeUsage {
 		t.Errorf("invalid glob: %v", err)
 	}
 }
@@ -233,7 +235,7 @@ func TestFindSymlinksFollowAndLoops(t *testing.T) {
 func TestGrepNeverShowsDenied(t *testing.T) {
 	dir := t.TempDir()
 	tree(t, dir, map[string]string{"ok.txt": "token\n", "secrets/k.txt": "token\n", ".env": "token\n", "link": "-> secrets"})
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Paths.Deny = []string{"secrets/**", "**/.env"}
 	sb, err := sandbox.New(p, "")
 	if err != nil {
@@ -250,7 +252,7 @@ func TestGrepNeverShowsDenied(t *testing.T) {
 	if g.Skipped.Denied < 2 {
 		t.Errorf("denied not counted: %+v", g.Skipped)
 	}
-	if _, err := Grep(context.Background(), sb, GrepOptions{Pattern: "token", Paths: []string{"link/k.txt"}}); sandbox.AsError(err).Code != sandbox.CodeDenied {
+	if _, err := Grep(context.Background(), sb, GrepOptions{Pattern: "token", Paths: []string{"link/k.txt"}}); fserr.AsError(err).Code != fserr.CodeDenied {
 		t.Errorf("a named file through a symlink into a denied dir: %v", err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -28,7 +30,7 @@ func TestFreshnessDeniedNoOracle(t *testing.T) {
 		"ok.txt": "hello\n", "secret/real": "key\n", "sub/a.pem": "cert\n",
 		"keys": "-> secret", "alias": "-> secret/real", "dangling": "-> secret/gone",
 	})
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Paths.Deny = []string{"secret", "**/*.pem"}
 	sb, err := sandbox.New(p, "")
 	if err != nil {
@@ -54,7 +56,7 @@ func TestFreshnessDeniedNoOracle(t *testing.T) {
 		}
 		v, err := op.Run(context.Background(), sb.ForCall(), in)
 		if err != nil {
-			e := sandbox.AsError(err)
+			e := fserr.AsError(err)
 			return fmt.Sprintf("error %s %s %s %q", e.Code, e.Rule, e.Path, e.Message(nil))
 		}
 		b, _ := json.Marshal(v)

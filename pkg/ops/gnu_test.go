@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -270,7 +271,7 @@ func TestWcMatchesGNU(t *testing.T) {
 // -n, -r, -u and -f against the machine's sort(1) when it has one.
 func TestSortLargeInputs(t *testing.T) {
 	dir := t.TempDir()
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Limits.MaxResults = 1 << 20
 	sb, err := sandbox.New(p, "")
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -219,9 +221,9 @@ func (c grepPager) all(t *testing.T, sb *sandbox.Sandbox, cursor string) ([]stri
 	}
 }
 
-func grepSandbox(t *testing.T, dir string, limits func(l *sandbox.Limits)) *sandbox.Sandbox {
+func grepSandbox(t *testing.T, dir string, limits func(l *policy.Limits)) *sandbox.Sandbox {
 	t.Helper()
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Limits.MaxLineBytes = 64 // the same text cut whatever the budget
 	limits(&p.Limits)
 	sb, err := sandbox.New(p, "")
@@ -257,14 +259,14 @@ var grepPaths = []string{"a-b", "top.txt", "b/ctl.txt", "."}
 func TestGrepCursorPages(t *testing.T) {
 	dir := t.TempDir()
 	grepTree(t, dir)
-	full := grepSandbox(t, dir, func(l *sandbox.Limits) {})
+	full := grepSandbox(t, dir, func(l *policy.Limits) {})
 	budgets := []struct {
 		name   string
-		limits func(l *sandbox.Limits)
+		limits func(l *policy.Limits)
 	}{
-		{"max_results=7", func(l *sandbox.Limits) { l.MaxResults = 7 }},
-		{"max_result_bytes=300", func(l *sandbox.Limits) { l.MaxResultBytes = 300 }},
-		{"max_results=1", func(l *sandbox.Limits) { l.MaxResults = 1 }},
+		{"max_results=7", func(l *policy.Limits) { l.MaxResults = 7 }},
+		{"max_result_bytes=300", func(l *policy.Limits) { l.MaxResultBytes = 300 }},
+		{"max_results=1", func(l *policy.Limits) { l.MaxResults = 1 }},
 	}
 	for _, mode := range grepModes {
 		c := grepPager{key: mode.key, set: func(in *spec.Input) {
@@ -304,7 +306,7 @@ func TestGrepCursorRestarted(t *testing.T) {
 	for _, paths := range [][]string{{"a.b"}, {"a.b/many.txt"}} {
 		dir := t.TempDir()
 		grepTree(t, dir)
-		sb := grepSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResults = 7 })
+		sb := grepSandbox(t, dir, func(l *policy.Limits) { l.MaxResults = 7 })
 		c := grepPager{key: "matches", set: func(in *spec.Input) { in.Set("pattern", "needle").Set("paths", paths) }}
 		var p grepPage
 		var err error
@@ -361,7 +363,7 @@ func TestGrepCursorRestarted(t *testing.T) {
 func TestGrepCursorOtherCall(t *testing.T) {
 	dir := t.TempDir()
 	grepTree(t, dir)
-	sb := grepSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResults = 3 })
+	sb := grepSandbox(t, dir, func(l *policy.Limits) { l.MaxResults = 3 })
 	c := grepPager{key: "matches", set: func(in *spec.Input) { in.Set("pattern", "needle") }}
 	p, err := c.run(t, sb, "")
 	must(t, err)
@@ -370,7 +372,7 @@ func TestGrepCursorOtherCall(t *testing.T) {
 	}
 	usage := func(what string, err error) {
 		t.Helper()
-		if err == nil || sandbox.AsError(err).Code != sandbox.CodeUsage {
+		if err == nil || fserr.AsError(err).Code != fserr.CodeUsage {
 			t.Errorf("%s: %v, want usage", what, err)
 		}
 	}
@@ -380,7 +382,7 @@ func TestGrepCursorOtherCall(t *testing.T) {
 	usage("another option", err)
 	_, err = grepPager{key: "matches", form: "ndjson", set: c.set}.run(t, sb, p.next)
 	usage("another form", err)
-	other := grepSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResults = 4 })
+	other := grepSandbox(t, dir, func(l *policy.Limits) { l.MaxResults = 4 })
 	_, err = c.run(t, other, p.next)
 	usage("another policy", err)
 	_, err = c.run(t, sb, p.next[:len(p.next)-3])
@@ -395,8 +397,8 @@ func TestGrepCursorOtherCall(t *testing.T) {
 func TestGrepCursorForged(t *testing.T) {
 	dir := t.TempDir()
 	grepTree(t, dir)
-	full := grepSandbox(t, dir, func(l *sandbox.Limits) {})
-	sb := grepSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResults = 9 })
+	full := grepSandbox(t, dir, func(l *policy.Limits) {})
+	sb := grepSandbox(t, dir, func(l *policy.Limits) { l.MaxResults = 9 })
 	rng := rand.New(rand.NewSource(2))
 	keys := []string{"", "a", "a/", "a/x", "a/x/deep.txt", "a-b", "a-b/f.txt", "a.b/many.txt", "a.b/many.txu", "a.b/many.tx", "b/long.txt", "zz.txt", "zzz", "\xff", "../x", "/etc"}
 	for _, mode := range grepModes {
@@ -435,7 +437,7 @@ func TestGrepCursorForged(t *testing.T) {
 				forged = base64.RawURLEncoding.EncodeToString(append(append([]byte(nil), bind...), body...))
 			}
 			if _, err := c.run(t, sb, forged); err != nil {
-				if sandbox.AsError(err).Code != sandbox.CodeUsage {
+				if fserr.AsError(err).Code != fserr.CodeUsage {
 					t.Fatalf("%s forged %q: %v", mode.name, forged, err)
 				}
 				continue
@@ -456,7 +458,7 @@ func TestGrepCursorBudget(t *testing.T) {
 	}
 	must(t, os.WriteFile(filepath.Join(dir, "big.txt"), b.Bytes(), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "long.txt"), []byte(strings.Repeat("y", 200000)+"needle\n"), 0o644))
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Limits.MaxResultBytes = 65536
 	sb, err := sandbox.New(p, "")
 	must(t, err)
@@ -495,8 +497,8 @@ func TestGrepCursorStdin(t *testing.T) {
 			in.Set("pattern", "needle").Set("paths", []string{"-"})
 			mode.set(in)
 		}}
-		want, _ := c.all(t, grepSandbox(t, dir, func(l *sandbox.Limits) {}), "")
-		got, pages := c.all(t, grepSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResultBytes = 200 }), "")
+		want, _ := c.all(t, grepSandbox(t, dir, func(l *policy.Limits) {}), "")
+		got, pages := c.all(t, grepSandbox(t, dir, func(l *policy.Limits) { l.MaxResultBytes = 200 }), "")
 		if strings.Join(got, "\n") != strings.Join(want, "\n") || len(pages) < 2 {
 			t.Errorf("%s: %d pages give %d items, the whole %d", mode.name, len(pages), len(got), len(want))
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
@@ -76,7 +77,7 @@ func (s *searcher) searchEntry(e *sandbox.Entry, f *sandbox.File, fr *FileResult
 	err = s.searchOpen(f, f.Info.Size, fr, buf)
 	f.Close()
 	switch {
-	case err != nil && sandbox.AsError(err).Code == sandbox.CodeConflict:
+	case err != nil && fserr.AsError(err).Code == fserr.CodeConflict:
 		// Changed while read: reported in errors[], not counted away.
 		*fr = FileResult{err: err, given: fr.Path, walked: true}
 	case err != nil:
@@ -103,11 +104,11 @@ func (s *searcher) searchFile(sb *sandbox.Sandbox, path string, buf *[]byte, flu
 		size = math.MaxInt64 // standard input: read to its end
 	}
 	if err := s.searchOpen(f, size, &fr, buf); err != nil {
-		if e := sandbox.AsError(err); e.Code == sandbox.CodeConflict && fr.prior > 0 {
+		if e := fserr.AsError(err); e.Code == fserr.CodeConflict && fr.prior > 0 {
 			// Some of it was printed already.
-			err = sandbox.Errorf(sandbox.CodeConflict, path, "%s changed while it was read: the lines given of it may mix two versions", path)
+			err = fserr.Errorf(fserr.CodeConflict, path, "%s changed while it was read: the lines given of it may mix two versions", path)
 		}
-		return FileResult{err: sandbox.AsError(err), given: path}
+		return FileResult{err: fserr.AsError(err), given: path}
 	}
 	fr.binaryMatches()
 	fr.Count -= fr.prior // the lines not sent in parts

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
@@ -285,7 +286,7 @@ func TestGrepMatchWindow(t *testing.T) {
 	for n, d := range lines {
 		must(t, os.WriteFile(filepath.Join(dir, n), []byte(d), 0o644))
 	}
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Limits.MaxLineBytes = cut
 	sb, err := sandbox.New(p, "")
 	must(t, err)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -226,9 +227,9 @@ func TestGrepMappedFileChanges(t *testing.T) {
 				if herr != nil {
 					t.Fatal(herr)
 				}
-				e := sandbox.AsError(err)
+				e := fserr.AsError(err)
 				switch {
-				case c.fails && (err == nil || e.Code != sandbox.CodeConflict):
+				case c.fails && (err == nil || e.Code != fserr.CodeConflict):
 					t.Fatalf("-c=%v: %v (count %d), want a conflict", count, err, res.Count)
 				case !c.fails && (err != nil || res.Count != lines):
 					t.Fatalf("-c=%v: %v, count %d, want the %d lines the file had when opened", count, err, res.Count, lines)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -176,7 +177,7 @@ func (g *grepRun) take(res *GrepResult, fr *FileResult) {
 		g.timeUp(res)
 		return
 	case fr.skipped:
-		if fr.skipErr != nil && sandbox.AsError(fr.skipErr).Code == sandbox.CodeDenied {
+		if fr.skipErr != nil && fserr.AsError(fr.skipErr).Code == fserr.CodeDenied {
 			g.readDenied++
 		} else if fr.skipErr != nil {
 			g.readErrors++

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -40,14 +41,14 @@ func TestGrepSeesAWriterMidRead(t *testing.T) {
 	// Written over with the same size: a conflict, named alone.
 	change["tree/a.txt"] = "NEEDLE\nNEEDLE\n"
 	_, err := Grep(context.Background(), sb, GrepOptions{Pattern: "needle", Paths: []string{"tree/a.txt"}, Count: true})
-	if e := sandbox.AsError(err); err == nil || e.Code != sandbox.CodeConflict {
+	if e := fserr.AsError(err); err == nil || e.Code != fserr.CodeConflict {
 		t.Fatalf("named file written mid-read: %v, want conflict", err)
 	}
 	// In a walk: a.txt in errors[], b.txt counted.
 	write("tree/a.txt", "needle\nneedle\n")
 	must(t, os.Chtimes(filepath.Join(dir, "tree/a.txt"), old, old))
 	res, err := Grep(context.Background(), sb, GrepOptions{Pattern: "needle", Paths: []string{"tree"}, Count: true})
-	if err != nil || res.Count != 1 || len(res.Errors) != 1 || res.Errors[0].Path != "tree/a.txt" || res.Errors[0].Code != sandbox.CodeConflict {
+	if err != nil || res.Count != 1 || len(res.Errors) != 1 || res.Errors[0].Path != "tree/a.txt" || res.Errors[0].Code != fserr.CodeConflict {
 		t.Fatalf("walked file written mid-read: %v, %+v", err, res)
 	}
 	if res.Outcome().Failures == nil {

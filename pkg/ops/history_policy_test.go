@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -31,7 +33,7 @@ func TestHistoryAnswersThroughThePolicy(t *testing.T) {
 	if _, err := Move(ctx, loose, ".env", "env.bak", false); err != nil {
 		t.Fatal(err)
 	}
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Journal.State = state
 	p.Paths.Deny = []string{"**/.env"}
 	strict, err := sandbox.New(p, "")
@@ -64,7 +66,7 @@ func TestHistoryAnswersThroughThePolicy(t *testing.T) {
 	if h.Count != 2 { // a.txt's write, and the move shown as env.bak added
 		t.Errorf("count = %d, want 2 (%s)", h.Count, b)
 	}
-	if _, err := History(ctx, strict, ".env", 0); sandbox.AsError(err).Code != sandbox.CodeDenied {
+	if _, err := History(ctx, strict, ".env", 0); fserr.AsError(err).Code != fserr.CodeDenied {
 		t.Errorf("history .env under the strict policy: %v, want denied", err)
 	}
 	if h, err := History(ctx, loose, "", 0); err != nil || h.Hidden != 0 || h.Count != 4 {

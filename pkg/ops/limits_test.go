@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -17,7 +19,7 @@ import (
 // need is the smallest value of the limit that cuts nothing.
 type limitCase struct {
 	name  string
-	limit func(l *sandbox.Limits) *int64
+	limit func(l *policy.Limits) *int64
 	need  int64
 	run   func(sb *sandbox.Sandbox) (any, *Truncation, error)
 	wrote string // a file that success must leave holding limitsText
@@ -26,10 +28,10 @@ type limitCase struct {
 const limitsText = "pear 3\napple 10\nfig 2\npear 3\nkiwi 7\n" // 5 lines, 35 bytes
 
 func limitCases() []limitCase {
-	readBytes := func(l *sandbox.Limits) *int64 { return &l.MaxReadBytes }
-	writeBytes := func(l *sandbox.Limits) *int64 { return &l.MaxWriteBytes }
-	results := func(l *sandbox.Limits) *int64 { return &l.MaxResults }
-	sortBytes := func(l *sandbox.Limits) *int64 { return &l.MaxSortBytes }
+	readBytes := func(l *policy.Limits) *int64 { return &l.MaxReadBytes }
+	writeBytes := func(l *policy.Limits) *int64 { return &l.MaxWriteBytes }
+	results := func(l *policy.Limits) *int64 { return &l.MaxResults }
+	sortBytes := func(l *policy.Limits) *int64 { return &l.MaxSortBytes }
 	n := int64(len(limitsText))
 	return []limitCase{
 		{"read", readBytes, n, func(sb *sandbox.Sandbox) (any, *Truncation, error) {
@@ -101,7 +103,7 @@ func runLimited(t testing.TB, c limitCase, value int64) (string, *Truncation, er
 	must(t, os.WriteFile(filepath.Join(dir, "t.txt"), []byte(limitsText), 0o644))
 	must(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "sub", "p.txt"), []byte("pp\n"), 0o644))
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	*c.limit(&p.Limits) = value
 	sb, err := sandbox.New(p, "")
 	if err != nil {
@@ -130,7 +132,7 @@ func checkLimit(t *testing.T, c limitCase, value int64, want string) {
 		return
 	}
 	cut := tr != nil && tr.Truncated
-	if !cut && (err == nil || sandbox.AsError(err).Code != sandbox.CodeTooLarge) {
+	if !cut && (err == nil || fserr.AsError(err).Code != fserr.CodeTooLarge) {
 		t.Errorf("%s, limit %d (need %d): neither truncated nor too_large: %s, %v", c.name, value, c.need, got, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -13,7 +14,7 @@ var linksOp = &spec.Op{
 	Name: "links", Class: spec.Write, Result: LinksResult{}, Idempotent: true, NoTool: true, Needs: []string{"mkdir", "write"},
 	Summary:  "create fsbox-COMMAND links to this binary in DIR (inside the workdir)",
 	Help:     "Creates one symlink per command in DIR, named PREFIX followed by the command, pointing at this binary, so fsbox-grep runs fsbox grep. mcp gets none: the MCP server is its own binary, fsbox-mcp, which a link would shadow. It needs mkdir and write on as well.",
-	Args:     []spec.Arg{{Name: "dir", Meta: "DIR", Help: "where to put the links", Use: spec.Make, Complete: spec.CompleteDirs}},
+	Args:     []spec.Arg{{Name: "dir", Meta: "DIR", Help: "where to put the links", Use: sandbox.NeedMake, Complete: spec.CompleteDirs}},
 	Options:  []spec.Option{{Name: "prefix", Type: spec.String, Meta: "PREFIX", Default: "fsbox-", Help: "name prefix of each link (empty: bare command names)"}},
 	Examples: []spec.Example{{Cmd: "links bin --format text", Says: "one link path a line"}},
 	Text:     "one link path a line",
@@ -53,7 +54,7 @@ func Links(ctx context.Context, sb *sandbox.Sandbox, dir, prefix string, exe fun
 	}
 	target, err := exe()
 	if err != nil {
-		return LinksResult{}, sandbox.Errorf(sandbox.CodeIO, dir, "cannot tell where this binary is: %v", err)
+		return LinksResult{}, fserr.Errorf(fserr.CodeIO, dir, "cannot tell where this binary is: %v", err)
 	}
 	d, _, err := sb.Mkdir(dir)
 	if err != nil {

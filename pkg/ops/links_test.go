@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -23,7 +25,7 @@ func testExecutable() (string, error) { return "/opt/fsbox/bin/fsbox", nil }
 func TestLinksObeysWriteToggles(t *testing.T) {
 	for _, off := range []string{"links", "mkdir", "write"} {
 		dir := t.TempDir()
-		p := sandbox.DefaultPolicy(dir)
+		p := policy.DefaultPolicy(dir)
 		p.Commands[off] = false
 		sb, err := sandbox.New(p, "")
 		if err != nil {
@@ -31,7 +33,7 @@ func TestLinksObeysWriteToggles(t *testing.T) {
 		}
 		_, err = Links(context.Background(), sb, "bin", "fsbox-", testExecutable, []string{"read"})
 		sb.Close()
-		if e := sandbox.AsError(err); e.Code != sandbox.CodeDenied || e.Rule != sandbox.RuleCommand {
+		if e := fserr.AsError(err); e.Code != fserr.CodeDenied || e.Rule != fserr.RuleCommand {
 			t.Errorf("%s off: %v, want denied by rule command", off, err)
 		}
 		if _, err := os.Lstat(filepath.Join(dir, "bin")); err == nil {
@@ -41,7 +43,7 @@ func TestLinksObeysWriteToggles(t *testing.T) {
 			t.Errorf("%s off: CommandEnabled says links is on", off)
 		}
 	}
-	p := sandbox.DefaultPolicy(t.TempDir())
+	p := policy.DefaultPolicy(t.TempDir())
 	if !CommandEnabled(p, "links") || CheckCommand(p, "links") != nil {
 		t.Error("the default policy switches links on")
 	}
@@ -52,7 +54,7 @@ func TestLinksObeysWriteToggles(t *testing.T) {
 func TestLinksNoMCP(t *testing.T) {
 	for _, prefix := range []string{"fsbox-", ""} {
 		dir := t.TempDir()
-		sb, err := sandbox.New(sandbox.DefaultPolicy(dir), "")
+		sb, err := sandbox.New(policy.DefaultPolicy(dir), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,21 +84,21 @@ func TestLinksExecutable(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		exe  func() (string, error)
-		code sandbox.Code // "": the links are made
+		code fserr.Code // "": the links are made
 	}{
 		{"given", testExecutable, ""},
-		{"none", nil, sandbox.CodeIO},
-		{"lost", func() (string, error) { return "", errors.New("gone") }, sandbox.CodeIO},
+		{"none", nil, fserr.CodeIO},
+		{"lost", func() (string, error) { return "", errors.New("gone") }, fserr.CodeIO},
 	} {
 		dir := t.TempDir()
-		sb, err := sandbox.New(sandbox.DefaultPolicy(dir), "")
+		sb, err := sandbox.New(policy.DefaultPolicy(dir), "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		res, err := Links(context.Background(), sb, "bin", "fsbox-", c.exe, []string{"read", "grep"})
 		sb.Close()
 		if c.code != "" {
-			if e := sandbox.AsError(err); e.Code != c.code {
+			if e := fserr.AsError(err); e.Code != c.code {
 				t.Errorf("%s: %v, want %s", c.name, err, c.code)
 			}
 			if _, err := os.Lstat(filepath.Join(dir, "bin")); err == nil {

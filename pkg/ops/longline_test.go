@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/textio"
 )
@@ -20,7 +22,7 @@ func longLineSandbox(t *testing.T, cut int64, files map[string]string) *sandbox.
 	for name, data := range files {
 		must(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
 	}
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Limits.MaxLineBytes = cut
 	p.Limits.MaxReadBytes = 64 << 20
 	sb, err := sandbox.New(p, "")
@@ -113,13 +115,13 @@ func TestLongLinesNeverHeldWhole(t *testing.T) {
 	if err != nil || len(s.Lines) != 3 || len(s.Lines[1]) != 64 || s.CutLines != 1 {
 		t.Errorf("slice: %d lines, %+v, %v", len(s.Lines), s.Truncation, err)
 	}
-	if _, err := Slice(context.Background(), sb, SliceOptions{Path: "huge.txt", Exact: true, Sink: func([]byte) error { return nil }}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
+	if _, err := Slice(context.Background(), sb, SliceOptions{Path: "huge.txt", Exact: true, Sink: func([]byte) error { return nil }}); fserr.AsError(err).Code != fserr.CodeTooLarge {
 		t.Errorf("slice, exact: %v", err)
 	}
-	if _, err := Cut(context.Background(), sb, CutOptions{Path: "huge.txt", Fields: "1"}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
+	if _, err := Cut(context.Background(), sb, CutOptions{Path: "huge.txt", Fields: "1"}); fserr.AsError(err).Code != fserr.CodeTooLarge {
 		t.Errorf("cut: %v", err)
 	}
-	if _, err := Cut(context.Background(), sb, CutOptions{Path: "quote.csv", Fields: "1", CSV: true}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
+	if _, err := Cut(context.Background(), sb, CutOptions{Path: "quote.csv", Fields: "1", CSV: true}); fserr.AsError(err).Code != fserr.CodeTooLarge {
 		t.Errorf("cut --csv, an open quote: %v", err)
 	}
 }
@@ -156,7 +158,7 @@ func TestGrepContextRing(t *testing.T) {
 			prev = int(m.Line)
 		}
 	}
-	p := sandbox.DefaultPolicy(t.TempDir())
+	p := policy.DefaultPolicy(t.TempDir())
 	p.Limits.MaxResults = 3
 	must(t, os.WriteFile(filepath.Join(p.Workdir, "f.txt"), []byte(text), 0o644))
 	small, err := sandbox.New(p, "")

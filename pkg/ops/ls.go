@@ -12,7 +12,7 @@ var lsOp = &spec.Op{
 	Name: "ls", Class: spec.Read, Result: LsResult{}, Pages: true, Paints: true,
 	Summary: "list a directory, sorted by name",
 	Help:    "Lists DIR (the workdir when left out) sorted by name, with each entry's type, size, mode and mtime; a symlink is listed as itself.",
-	Args:    []spec.Arg{{Name: "path", Meta: "DIR", Help: "the directory to list", Use: spec.ReadDir, Optional: true, Complete: spec.CompleteDirs}},
+	Args:    []spec.Arg{{Name: "path", Meta: "DIR", Help: "the directory to list", Use: sandbox.NeedReadDir, Optional: true, Complete: spec.CompleteDirs}},
 	Options: []spec.Option{
 		{Name: "all", Short: "a", Type: spec.Bool, Help: "include names starting with a dot"},
 		{Name: "limit", Type: spec.Int, Meta: "N", Unit: "entries", Min: min1, Narrows: "max_results", Help: "stop after N entries (in name order)"},

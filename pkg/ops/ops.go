@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -48,9 +49,9 @@ func (t Truncation) outcomeCut() *spec.Cut {
 // PathError is one of several paths that failed (SPEC §2): the others
 // were processed. A denied path carries only the path as given.
 type PathError struct {
-	Path    string       `json:"path"`
-	Code    sandbox.Code `json:"code"`
-	Message string       `json:"message"`
+	Path    string     `json:"path"`
+	Code    fserr.Code `json:"code"`
+	Message string     `json:"message"`
 }
 
 // PathErrors are the failing paths of a command given several: at most
@@ -67,8 +68,8 @@ type PathErrors struct {
 // add records path's failure; named says path is one the call was given
 // (not a file found in a walk), which end counts.
 func (pe *PathErrors) add(sb *sandbox.Sandbox, path string, err error, named bool) {
-	e := sandbox.AsError(err)
-	if e.Code == sandbox.CodeUsage {
+	e := fserr.AsError(err)
+	if e.Code == fserr.CodeUsage {
 		if pe.usage == nil {
 			pe.usage = e
 		}
@@ -85,7 +86,7 @@ func (pe *PathErrors) add(sb *sandbox.Sandbox, path string, err error, named boo
 		return
 	}
 	msg := e.Message(nil)
-	if e.Code == sandbox.CodeDenied {
+	if e.Code == fserr.CodeDenied {
 		msg = path + " is denied by the policy" // the path as given, and nothing it resolves to
 	}
 	pe.Errors = append(pe.Errors, PathError{Path: path, Code: e.Code, Message: msg})
@@ -101,7 +102,7 @@ func (pe PathErrors) failures() *spec.Failures {
 	}
 	f := &spec.Failures{First: pe.first, More: pe.ErrorsMore}
 	for _, e := range pe.Errors {
-		f.Shown = append(f.Shown, &sandbox.Error{Code: e.Code, Msg: e.Message, Path: e.Path})
+		f.Shown = append(f.Shown, &fserr.Error{Code: e.Code, Msg: e.Message, Path: e.Path})
 	}
 	return f
 }
@@ -171,7 +172,7 @@ func tooLongLine(path string, lineNo, n int64) error {
 	if lineNo > 0 {
 		which = fmt.Sprintf("line %d", lineNo)
 	}
-	return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: path,
+	return &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: path,
 		Msg: fmt.Sprintf("%s of %s has %d bytes or more, over the %d that fsbox holds of one line; the JSON form shows its first max_line_bytes", which, path, n, textio.MaxLine)}
 }
 
@@ -204,7 +205,7 @@ func itemCap(sb *sandbox.Sandbox, limit int64) (int64, string) {
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func usagef(path, format string, args ...any) error {
-	return sandbox.Errorf(sandbox.CodeUsage, path, format, args...)
+	return fserr.Errorf(fserr.CodeUsage, path, format, args...)
 }
 
 // collectLines is the LineSink of the json form: each line, without its
@@ -239,7 +240,7 @@ func holdLimit(policy int64, name string) (int64, string) {
 
 // usageErr is a malformed input: every face shows it as a usage error.
 func usageErr(format string, args ...any) error {
-	return sandbox.Errorf(sandbox.CodeUsage, "", format, args...)
+	return fserr.Errorf(fserr.CodeUsage, "", format, args...)
 }
 
 // openInput opens a path argument of a reading operation: "-" is the

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
@@ -39,8 +39,8 @@ func TestListTags(t *testing.T) {
 
 // TestOutcomes: what each kind of result says beyond its JSON.
 func TestOutcomes(t *testing.T) {
-	first := &sandbox.Error{Code: sandbox.CodeNotFound, Path: "nope", Msg: "nope does not exist"}
-	failed := PathErrors{Errors: []PathError{{Path: "nope", Code: sandbox.CodeNotFound, Message: "nope does not exist"}}, ErrorsMore: 2, first: first}
+	first := &fserr.Error{Code: fserr.CodeNotFound, Path: "nope", Msg: "nope does not exist"}
+	failed := PathErrors{Errors: []PathError{{Path: "nope", Code: fserr.CodeNotFound, Message: "nope does not exist"}}, ErrorsMore: 2, first: first}
 	cut := Truncation{Truncated: true, Limit: "max_results", NextCursor: "c1", Cuts: []string{"max_results"}}
 	for _, c := range []struct {
 		name string
@@ -53,7 +53,7 @@ func TestOutcomes(t *testing.T) {
 		{"grep found nothing", GrepResult{}, spec.Outcome{NoMatch: true}},
 		{"grep -q found one", GrepResult{Count: 1, quiet: true}, spec.Outcome{Quiet: true}},
 		{"grep notes and failures", GrepResult{Count: 1, notes: []string{"binary file b matches"}, PathErrors: failed},
-			spec.Outcome{Notes: []string{"binary file b matches"}, Failures: &spec.Failures{First: first, Shown: []*sandbox.Error{{Code: sandbox.CodeNotFound, Path: "nope", Msg: "nope does not exist"}}, More: 2}}},
+			spec.Outcome{Notes: []string{"binary file b matches"}, Failures: &spec.Failures{First: first, Shown: []*fserr.Error{{Code: fserr.CodeNotFound, Path: "nope", Msg: "nope does not exist"}}, More: 2}}},
 		{"wc's deadline", WcResult{Truncated: true, Limit: "timeout", Cuts: []string{"timeout"}}, spec.Outcome{Cut: &spec.Cut{Limit: "timeout", Cuts: []string{"timeout"}}}},
 		{"history's quiet --limit", HistoryResult{NextCursor: "c"}, spec.Outcome{}},
 		{"read unchanged", &ReadUnchanged{Path: "a", SHA256: "ab"}, spec.Outcome{Notes: []string{"a is unchanged (sha256 ab)"}}},

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -108,7 +109,7 @@ func TestHistoryPagingLimit(t *testing.T) {
 func TestHistoryPagingNewChanges(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
 	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
-	sb := pagingSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResults = 3 })
+	sb := pagingSandbox(t, dir, func(l *policy.Limits) { l.MaxResults = 3 })
 	historyChanges(t, sb, 6, "")
 	c := pageCall{op: historyOp, key: "changes", set: func(in *spec.Input) {}}
 	first, err := c.run(t, sb, "")
@@ -149,10 +150,10 @@ func TestHistoryPagingRoots(t *testing.T) {
 	for _, d := range []string{dir, other} {
 		os.MkdirAll(filepath.Join(d, "sub"), 0o755)
 	}
-	roots := func(p *sandbox.Policy) { p.WriteRoots = []string{other} }
-	open := func(limits func(l *sandbox.Limits)) *sandbox.Sandbox {
+	roots := func(p *policy.Policy) { p.WriteRoots = []string{other} }
+	open := func(limits func(l *policy.Limits)) *sandbox.Sandbox {
 		t.Helper()
-		p := sandbox.DefaultPolicy(dir)
+		p := policy.DefaultPolicy(dir)
 		p.Journal.State = filepath.Join(base, "journal")
 		roots(p)
 		if limits != nil {
@@ -190,7 +191,7 @@ func TestHistoryPagingRoots(t *testing.T) {
 		t.Fatalf("%d of %d changes from the write root", tagged, len(whole.items))
 	}
 	for _, n := range []int64{1, 3, 4} {
-		got, _ := c.pageAll(t, open(func(l *sandbox.Limits) { l.MaxResults = n }))
+		got, _ := c.pageAll(t, open(func(l *policy.Limits) { l.MaxResults = n }))
 		if !sameItems(got, whole.items) {
 			t.Errorf("max_results=%d: pages give\n%s\nwant\n%s", n, joinItems(got), joinItems(whole.items))
 		}

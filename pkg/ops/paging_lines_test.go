@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -18,9 +20,9 @@ import (
 // pagingSandbox is a sandbox over dir whose limits edit sets (the rest
 // the defaults: no item cap, a byte budget of 1 GiB), with a journal of
 // its own.
-func pagingSandbox(t *testing.T, dir string, limits func(l *sandbox.Limits)) *sandbox.Sandbox {
+func pagingSandbox(t *testing.T, dir string, limits func(l *policy.Limits)) *sandbox.Sandbox {
 	t.Helper()
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Journal.State = filepath.Join(filepath.Dir(dir), filepath.Base(dir)+".journal")
 	p.Limits.MaxResults = 0
 	if limits != nil {
@@ -148,11 +150,11 @@ func samePages(t *testing.T, dir string, c pageCall, budget int64) {
 	}
 	for _, lim := range []struct {
 		name string
-		set  func(l *sandbox.Limits)
+		set  func(l *policy.Limits)
 	}{
-		{"max_results=3", func(l *sandbox.Limits) { l.MaxResults = 3 }},
-		{fmt.Sprintf("max_result_bytes=%d", budget), func(l *sandbox.Limits) { l.MaxResultBytes = budget }},
-		{"both", func(l *sandbox.Limits) { l.MaxResults = 2; l.MaxResultBytes = budget }},
+		{"max_results=3", func(l *policy.Limits) { l.MaxResults = 3 }},
+		{fmt.Sprintf("max_result_bytes=%d", budget), func(l *policy.Limits) { l.MaxResultBytes = budget }},
+		{"both", func(l *policy.Limits) { l.MaxResults = 2; l.MaxResultBytes = budget }},
 	} {
 		got, pages := c.pageAll(t, pagingSandbox(t, dir, lim.set))
 		if !sameItems(got, whole.items) {
@@ -257,7 +259,7 @@ func TestSlicePaging(t *testing.T) {
 // to the end.
 func TestSlicePagingLineNumbers(t *testing.T) {
 	dir := pagingDir(t)
-	sb := pagingSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResults = 4 })
+	sb := pagingSandbox(t, dir, func(l *policy.Limits) { l.MaxResults = 4 })
 	c := pageCall{op: sliceOp, key: "lines", set: func(in *spec.Input) { in.Set("path", "t.txt").Set("start", int64(2)) }}
 	in := spec.NewInput(sliceOp)
 	c.set(in)
@@ -363,7 +365,7 @@ func TestStatPaging(t *testing.T) {
 
 	// Errors: a denied path is reported by the page that reached it,
 	// never again.
-	sb := pagingSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResults = 2 })
+	sb := pagingSandbox(t, dir, func(l *policy.Limits) { l.MaxResults = 2 })
 	c = pageCall{op: statOp, key: "files", set: func(in *spec.Input) {
 		in.Set("path", "f00").Set("more_paths", []string{"f01", "../x", "f02", "../z", "f03", "f04", "../y"})
 	}}
@@ -394,7 +396,7 @@ func TestStatPaging(t *testing.T) {
 // arguments or another format, or one that does not decode, is usage.
 func TestPagingCursorMisuse(t *testing.T) {
 	dir := pagingDir(t)
-	sb := pagingSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResults = 3 })
+	sb := pagingSandbox(t, dir, func(l *policy.Limits) { l.MaxResults = 3 })
 	slice := pageCall{op: sliceOp, key: "lines", set: func(in *spec.Input) { in.Set("path", "t.txt") }}
 	p, err := slice.run(t, sb, "")
 	if err != nil || p.next == "" {
@@ -413,12 +415,12 @@ func TestPagingCursorMisuse(t *testing.T) {
 		"history":    {op: historyOp, key: "changes", set: func(in *spec.Input) {}},
 	}
 	for name, c := range others {
-		if _, err := c.run(t, sb, good); sandbox.AsError(err).Code != sandbox.CodeUsage {
+		if _, err := c.run(t, sb, good); fserr.AsError(err).Code != fserr.CodeUsage {
 			t.Errorf("%s with slice's cursor: %v, want usage", name, err)
 		}
 	}
-	other := pagingSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResults = 4 })
-	if _, err := slice.run(t, other, good); sandbox.AsError(err).Code != sandbox.CodeUsage {
+	other := pagingSandbox(t, dir, func(l *policy.Limits) { l.MaxResults = 4 })
+	if _, err := slice.run(t, other, good); fserr.AsError(err).Code != fserr.CodeUsage {
 		t.Errorf("another policy: %v, want usage", err)
 	}
 	for name, bad := range map[string]string{
@@ -428,7 +430,7 @@ func TestPagingCursorMisuse(t *testing.T) {
 		"garbage":    base64.RawURLEncoding.EncodeToString([]byte("0123456789abcdef{}")),
 		"long":       strings.Repeat("A", 5000),
 	} {
-		if _, err := slice.run(t, sb, bad); sandbox.AsError(err).Code != sandbox.CodeUsage {
+		if _, err := slice.run(t, sb, bad); fserr.AsError(err).Code != fserr.CodeUsage {
 			t.Errorf("%s cursor: %v, want usage", name, err)
 		}
 	}
@@ -453,7 +455,7 @@ func TestPagingBudget(t *testing.T) {
 		{op: sortOp, key: "lines", set: func(in *spec.Input) { in.Set("path", "big.txt") }},
 		{op: cutOp, key: "rows", set: func(in *spec.Input) { in.Set("path", "big.txt").Set("fields", "1-2,4").Set("delimiter", " ") }},
 	} {
-		sb := pagingSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResultBytes = 65536; l.MaxLineBytes = 4000 })
+		sb := pagingSandbox(t, dir, func(l *policy.Limits) { l.MaxResultBytes = 65536; l.MaxLineBytes = 4000 })
 		_, pages := c.pageAll(t, sb)
 		if len(pages) < 3 {
 			t.Errorf("%s: %d pages", c.op.Name, len(pages))

@@ -11,14 +11,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
 
 // limitedSandbox is a sandbox over dir whose policy's limits set changes.
-func limitedSandbox(t testing.TB, dir string, set func(*sandbox.Limits)) *sandbox.Sandbox {
+func limitedSandbox(t testing.TB, dir string, set func(*policy.Limits)) *sandbox.Sandbox {
 	t.Helper()
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	if set != nil {
 		set(&p.Limits)
 	}
@@ -123,11 +125,11 @@ func TestFindPages(t *testing.T) {
 		if len(want) < 15 {
 			t.Fatalf("the tree gives %d paths, want more", len(want))
 		}
-		for _, lim := range []func(*sandbox.Limits){
-			func(l *sandbox.Limits) { l.MaxResults = 1 },
-			func(l *sandbox.Limits) { l.MaxResults = 4 },
-			func(l *sandbox.Limits) { l.MaxResultBytes = 30 },
-			func(l *sandbox.Limits) { l.MaxResultBytes = 100 },
+		for _, lim := range []func(*policy.Limits){
+			func(l *policy.Limits) { l.MaxResults = 1 },
+			func(l *policy.Limits) { l.MaxResults = 4 },
+			func(l *policy.Limits) { l.MaxResultBytes = 30 },
+			func(l *policy.Limits) { l.MaxResultBytes = 100 },
 		} {
 			sb := limitedSandbox(t, dir, lim)
 			got, pages := pageThrough(t, sb, findOp, set, list)
@@ -153,10 +155,10 @@ func TestLsPages(t *testing.T) {
 	whole := limitedSandbox(t, dir, nil)
 	set := func(in *spec.Input) { in.Set("all", true) }
 	want, _ := pageThrough(t, whole, lsOp, set, "entries")
-	for _, lim := range []func(*sandbox.Limits){
-		func(l *sandbox.Limits) { l.MaxResults = 1 },
-		func(l *sandbox.Limits) { l.MaxResults = 3 },
-		func(l *sandbox.Limits) { l.MaxResultBytes = 200 },
+	for _, lim := range []func(*policy.Limits){
+		func(l *policy.Limits) { l.MaxResults = 1 },
+		func(l *policy.Limits) { l.MaxResults = 3 },
+		func(l *policy.Limits) { l.MaxResultBytes = 200 },
 	} {
 		sb := limitedSandbox(t, dir, lim)
 		got, pages := pageThrough(t, sb, lsOp, set, "entries")
@@ -176,7 +178,7 @@ func TestPageBudget(t *testing.T) {
 	}
 	tree(t, dir, files)
 	for _, budget := range []int64{1, 64, 500, 4096} {
-		sb := limitedSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResultBytes = budget })
+		sb := limitedSandbox(t, dir, func(l *policy.Limits) { l.MaxResultBytes = budget })
 		cursor := ""
 		for {
 			p, err := runPage(t, sb, findOp, func(*spec.Input) {}, cursor, "paths")
@@ -210,14 +212,14 @@ func TestPageBudget(t *testing.T) {
 func TestCursorRefused(t *testing.T) {
 	dir := t.TempDir()
 	tree(t, dir, walkOrderTree)
-	sb := limitedSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResults = 2 })
+	sb := limitedSandbox(t, dir, func(l *policy.Limits) { l.MaxResults = 2 })
 	p, err := runPage(t, sb, findOp, func(*spec.Input) {}, "", "paths")
 	if err != nil || p.next == "" {
 		t.Fatalf("find under max_results 2: %v, next %q", err, p.next)
 	}
 	usage := func(what string, err error) {
 		t.Helper()
-		if sandbox.AsError(err).Code != sandbox.CodeUsage {
+		if fserr.AsError(err).Code != fserr.CodeUsage {
 			t.Errorf("%s: %v, want usage", what, err)
 		}
 	}
@@ -225,7 +227,7 @@ func TestCursorRefused(t *testing.T) {
 	usage("other arguments", err)
 	_, err = runPage(t, sb, lsOp, func(*spec.Input) {}, p.next, "entries")
 	usage("another command", err)
-	other := limitedSandbox(t, dir, func(l *sandbox.Limits) { l.MaxResults = 3 })
+	other := limitedSandbox(t, dir, func(l *policy.Limits) { l.MaxResults = 3 })
 	_, err = runPage(t, other, findOp, func(*spec.Input) {}, p.next, "paths")
 	usage("another policy", err)
 	in := spec.NewInput(findOp)
@@ -247,7 +249,7 @@ func FuzzFindCursor(f *testing.F) {
 	}
 	dir := f.TempDir()
 	tree(f, dir, walkOrderTree)
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Paths.Deny = []string{"**/c/d/**"}
 	sb, err := sandbox.New(p, "")
 	if err != nil {
@@ -261,7 +263,7 @@ func FuzzFindCursor(f *testing.F) {
 		in.Cursor = seal(sb, in, Cursor{Key: key})
 		pg, err := runPage(t, sb, findOp, func(*spec.Input) {}, in.Cursor, "paths")
 		if err != nil {
-			if sandbox.AsError(err).Code != sandbox.CodeUsage {
+			if fserr.AsError(err).Code != fserr.CodeUsage {
 				t.Fatalf("cursor at %q: %v", key, err)
 			}
 			return
@@ -291,7 +293,7 @@ func FuzzCursorBody(f *testing.F) {
 	}
 	dir := f.TempDir()
 	tree(f, dir, walkOrderTree)
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Paths.Deny = []string{"**/c/d/**"}
 	sb, err := sandbox.New(p, "")
 	if err != nil {
@@ -305,7 +307,7 @@ func FuzzCursorBody(f *testing.F) {
 		cursor := base64.RawURLEncoding.EncodeToString(append(binding(sb, in), body...))
 		pg, err := runPage(t, sb, findOp, func(*spec.Input) {}, cursor, "paths")
 		if err != nil {
-			if sandbox.AsError(err).Code != sandbox.CodeUsage {
+			if fserr.AsError(err).Code != fserr.CodeUsage {
 				t.Fatalf("body %q: %v", body, err)
 			}
 			return

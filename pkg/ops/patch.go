@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/patch"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -238,11 +240,11 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 	}
 	for i, p := range plans {
 		if errs[i] != nil {
-			if sandbox.AsError(errs[i]).Code == sandbox.CodePreconditionRequired {
+			if fserr.AsError(errs[i]).Code == fserr.CodePreconditionRequired {
 				// A path the policy denies is denied, whatever else the
 				// patch lacks.
 				for _, e := range errs[i+1:] {
-					if e != nil && sandbox.AsError(e).Code == sandbox.CodeDenied {
+					if e != nil && fserr.AsError(e).Code == fserr.CodeDenied {
 						return PatchResult{}, e
 					}
 				}
@@ -353,7 +355,7 @@ func patchNeeds(action string) []string {
 
 // checkPatchFile refuses (denied, rule command) a file of a patch whose
 // change needs a command the policy switches off.
-func checkPatchFile(p *sandbox.Policy, f *patch.File) error {
+func checkPatchFile(p *policy.Policy, f *patch.File) error {
 	action := patchAction(f)
 	for _, c := range patchNeeds(action) {
 		if CheckCommand(p, c) == nil {
@@ -372,7 +374,7 @@ func checkPatchFile(p *sandbox.Policy, f *patch.File) error {
 		default:
 			what = "moves " + f.Path + " to " + f.MoveTo + " and changes it"
 		}
-		return &sandbox.Error{Code: sandbox.CodeDenied, Rule: sandbox.RuleCommand, Path: f.Path,
+		return &fserr.Error{Code: fserr.CodeDenied, Rule: fserr.RuleCommand, Path: f.Path,
 			Msg: fmt.Sprintf("the patch %s, and the command %q is switched off by the policy", what, c)}
 	}
 	return nil
@@ -391,7 +393,7 @@ type PatchAction struct {
 
 // explainPatch adds to explain's decision on patch which of a patch's
 // actions the policy allows, and names those it does not in the reason.
-func explainPatch(d *Decision, reg *spec.Registry, p *sandbox.Policy) {
+func explainPatch(d *Decision, reg *spec.Registry, p *policy.Policy) {
 	var on, off []string
 	for _, a := range patchActions {
 		pa := PatchAction{Action: a.action, Needs: a.needs, Off: []string{}}
@@ -437,7 +439,7 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f *patch.File, max int64
 		}
 		p.dst = dst
 		if dst.Exists {
-			return p, sandbox.Errorf(sandbox.CodeExists, f.Path, "%s exists: the patch adds it (line %d)", f.Path, f.Line)
+			return p, fserr.Errorf(fserr.CodeExists, f.Path, "%s exists: the patch adds it (line %d)", f.Path, f.Line)
 		}
 		if int64(len(f.Content)) > max {
 			return p, tooLargeNew(f.Path, maxName, max)
@@ -459,7 +461,7 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f *patch.File, max int64
 	p.src = src
 	p.out.Path = src.Path
 	if !src.Exists {
-		return p, sandbox.Errorf(sandbox.CodeNotFound, f.Path, "%s does not exist (patch line %d)", f.Path, f.Line)
+		return p, fserr.Errorf(fserr.CodeNotFound, f.Path, "%s does not exist (patch line %d)", f.Path, f.Line)
 	}
 	if need && p.expect == nil {
 		return p, sandbox.PreconditionRequired(f.Path, fmt.Sprintf("the policy requires every change to name the content it replaces, and the patch changes %s (line %d): nothing was changed;", f.Path, f.Line), hintPatchExpect)
@@ -503,7 +505,7 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f *patch.File, max int64
 		}
 		p.dst = dst
 		if dst.Exists {
-			return p, sandbox.Errorf(sandbox.CodeExists, f.MoveTo, "%s exists: the patch moves %s there (line %d)", f.MoveTo, f.Path, f.Line)
+			return p, fserr.Errorf(fserr.CodeExists, f.MoveTo, "%s exists: the patch moves %s there (line %d)", f.MoveTo, f.Path, f.Line)
 		}
 		p.out.MoveTo = dst.Path
 		to = dst.Path
@@ -516,7 +518,7 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f *patch.File, max int64
 
 // hintPatchExpect names patch's precondition: PATH=SHA256 of a file it
 // updates, deletes or moves.
-var hintPatchExpect = sandbox.Hint{Option: "expect-sha256", Text: "pass %s PATH=SHA256 with its current sha256 (read or stat --sha256 gives it)", Else: "read the file first"}
+var hintPatchExpect = fserr.Hint{Option: "expect-sha256", Text: "pass %s PATH=SHA256 with its current sha256 (read or stat --sha256 gives it)", Else: "read the file first"}
 
 // readTarget reads a target's current file, up to max.
 func readTarget(ctx context.Context, w *sandbox.WriteTarget, max int64, maxName string) ([]byte, error) {
@@ -527,10 +529,10 @@ func readTarget(ctx context.Context, w *sandbox.WriteTarget, max int64, maxName 
 	defer f.Close()
 	b, err := readUpTo(textio.WithContext(ctx, f), f.Info.Size, satAdd(max, 1))
 	if err != nil {
-		return nil, sandbox.AsError(err)
+		return nil, fserr.AsError(err)
 	}
 	if int64(len(b)) > max {
-		return nil, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: w.Path,
+		return nil, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: w.Path,
 			Msg: fmt.Sprintf("%s is over %s = %d, so it cannot be rewritten", w.Path, maxName, max)}
 	}
 	return b, nil
@@ -557,7 +559,7 @@ func gitMode(m string) *fs.FileMode {
 }
 
 func tooLargeNew(p, maxName string, max int64) error {
-	return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: p,
+	return &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: p,
 		Msg: fmt.Sprintf("the patched %s would be over %s = %d: nothing was changed", p, maxName, max)}
 }
 
@@ -571,21 +573,21 @@ func patchErr(err error, path string) error {
 	var le *patch.LimitError
 	switch {
 	case errors.As(err, &pe):
-		return sandbox.Errorf(sandbox.CodeUsage, path, "%s", pe.Error())
+		return fserr.Errorf(fserr.CodeUsage, path, "%s", pe.Error())
 	case errors.As(err, &nf):
 		msg := path + ": " + nf.Msg
 		if nf.Closest != "" {
 			msg += "; the closest lines in the file:\n" + nf.Closest
 		}
-		return sandbox.Errorf(sandbox.CodeTextNotFound, path, "%s", msg)
+		return fserr.Errorf(fserr.CodeTextNotFound, path, "%s", msg)
 	case errors.As(err, &am):
 		lines := make([]string, len(am.Lines))
 		for i, l := range am.Lines {
 			lines[i] = fmt.Sprint(l)
 		}
-		return sandbox.Errorf(sandbox.CodeAmbiguous, path, "%s: hunk %d matches at lines %s: add context (or, in a unified diff, line numbers) to place it", path, am.Hunk+1, strings.Join(lines, ", "))
+		return fserr.Errorf(fserr.CodeAmbiguous, path, "%s: hunk %d matches at lines %s: add context (or, in a unified diff, line numbers) to place it", path, am.Hunk+1, strings.Join(lines, ", "))
 	case errors.As(err, &le):
-		return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: path, Msg: path + ": " + le.Msg}
+		return &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: path, Msg: path + ": " + le.Msg}
 	}
 	return err
 }

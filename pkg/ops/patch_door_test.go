@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -33,7 +35,7 @@ func doorSandbox(t *testing.T, files map[string]string, off []string, maxWrite i
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		must(t, os.WriteFile(p, []byte(content), 0o644))
 	}
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Journal.State = t.TempDir()
 	for _, c := range off {
 		p.Commands[c] = false
@@ -89,9 +91,9 @@ func readTree(t *testing.T, dir string) map[string]string {
 
 // wantRefused checks that err is code (with rule, if given) and mentions
 // each of says.
-func wantRefused(t *testing.T, what string, err error, code sandbox.Code, rule sandbox.Rule, says ...string) {
+func wantRefused(t *testing.T, what string, err error, code fserr.Code, rule fserr.Rule, says ...string) {
 	t.Helper()
-	e := sandbox.AsError(err)
+	e := fserr.AsError(err)
 	if e == nil {
 		t.Errorf("%s: succeeded, want %s", what, code)
 		return
@@ -154,7 +156,7 @@ func TestPatchObeysCommandToggles(t *testing.T) {
 				}
 				continue
 			}
-			wantRefused(t, what, err, sandbox.CodeDenied, sandbox.RuleCommand, `"`+c.cmd+`"`, "switched off")
+			wantRefused(t, what, err, fserr.CodeDenied, fserr.RuleCommand, `"`+c.cmd+`"`, "switched off")
 			if !maps.Equal(after, files) {
 				t.Errorf("%s: a refused patch changed the tree: %v", what, after)
 			}
@@ -177,7 +179,7 @@ func TestChangeTextsCappedHoweverTheyArrive(t *testing.T) {
 		t.Helper()
 		sb, dir := doorSandbox(t, files, nil, max)
 		_, err := run(sb)
-		wantRefused(t, what, err, sandbox.CodeTooLarge, sandbox.RuleSizeCap, "max_write_bytes = 256", says)
+		wantRefused(t, what, err, fserr.CodeTooLarge, fserr.RuleSizeCap, "max_write_bytes = 256", says)
 		if after := readTree(t, dir); !maps.Equal(after, files) {
 			t.Errorf("%s: refused, but the tree changed: %v", what, after)
 		}
@@ -263,7 +265,7 @@ func TestExplainPatchActions(t *testing.T) {
 	}
 	// The path is checked as a patch would write it.
 	d, err = Explain(context.Background(), sb, "patch", "../outside.txt")
-	if err != nil || d.Allowed || d.Rule != string(sandbox.RuleRoot) {
+	if err != nil || d.Allowed || d.Rule != string(fserr.RuleRoot) {
 		t.Errorf("explain patch ../outside.txt: %+v %v", d, err)
 	}
 }

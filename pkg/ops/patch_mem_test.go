@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -92,7 +93,7 @@ func TestPatchMemoryBounded(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "f.txt"), file, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Journal.State = t.TempDir()
 	sb, err := sandbox.New(p, "")
 	if err != nil {

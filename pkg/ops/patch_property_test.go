@@ -43,6 +43,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -542,7 +544,7 @@ func envHunks(b *strings.Builder, old, new *ptFile) {
 
 func ptSandbox(t *testing.T, dir string) *sandbox.Sandbox {
 	t.Helper()
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Commands["rm"] = true
 	p.Journal.State = t.TempDir()
 	sb, err := sandbox.New(p, "")
@@ -663,8 +665,8 @@ func runPatchCase(t *testing.T, g *ptGit, seed uint64) (ok bool) {
 			bad, has := corrupt(r, form.forward)
 			if has {
 				_, err := Patch(ctx, sb, PatchOptions{Patch: string(bad)})
-				var se *sandbox.Error
-				if !errors.As(err, &se) || se.Code != sandbox.CodeTextNotFound {
+				var se *fserr.Error
+				if !errors.As(err, &se) || se.Code != fserr.CodeTextNotFound {
 					fail("%s, corrupted hunk: got %v, want text_not_found\npatch:\n%s", form.name, err, bad)
 				} else if d := diffTree(work, c.old); len(d) > 0 {
 					fail("%s, corrupted hunk: the tree changed:\n  %s", form.name, strings.Join(d, "\n  "))

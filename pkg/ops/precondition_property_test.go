@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -20,7 +22,7 @@ import (
 // on, with its own journal state (state shared when given).
 func preSandbox(t *testing.T, dir, state string) *sandbox.Sandbox {
 	t.Helper()
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Journal.State = state
 	p.Write.RequirePrecondition = true
 	p.Commands["rm"] = true
@@ -238,7 +240,7 @@ func (s *preStep) undoForce(ctx context.Context, sb *sandbox.Sandbox) (string, e
 	if err == nil {
 		s.t.Fatalf("step %d: undo --force succeeded under the switch", s.step)
 	}
-	if c := sandbox.AsError(err).Code; c != sandbox.CodePreconditionRequired && c != sandbox.CodeNotFound {
+	if c := fserr.AsError(err).Code; c != fserr.CodePreconditionRequired && c != fserr.CodeNotFound {
 		s.t.Fatalf("step %d: undo --force: %v", s.step, err)
 	}
 	return "undo --force", err
@@ -265,7 +267,7 @@ func (s *preStep) check(label string, err error, after map[string]string) {
 	}
 	if err != nil {
 		// No refusal gives a hash the call did not bring itself.
-		msg := sandbox.AsError(err).Message(nil)
+		msg := fserr.AsError(err).Message(nil)
 		for k, c := range s.before {
 			if h := sha256Hex([]byte(c)); strings.Contains(msg, h) && s.named[k] != h {
 				t.Fatalf("step %d: %s: the refusal gives the hash of %s: %v", step, label, k, err)
@@ -339,7 +341,7 @@ func TestPropertyRacingWritersKeepEveryUpdate(t *testing.T) {
 					}
 				}
 				if err2 != nil {
-					if c := sandbox.AsError(err2).Code; c != sandbox.CodeConflict {
+					if c := fserr.AsError(err2).Code; c != fserr.CodeConflict {
 						t.Errorf("writer %d round %d: %v", w, i, err2)
 					}
 					continue

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -69,7 +71,7 @@ func (a *actor) isRoot(d string) bool { return slices.Contains(a.roots, d) }
 // newActor opens a sandbox on work (and writeRoots) under pol with the
 // commands off switched off.
 func (s *sequence) newActor(name, work string, writeRoots []string, pol refPolicy, off map[string]bool, outer, journal string) *actor {
-	p := sandbox.DefaultPolicy(work)
+	p := policy.DefaultPolicy(work)
 	pol.apply(p)
 	p.WriteRoots = writeRoots
 	p.Paths.DenyHardlinks = s.denyHardlinks
@@ -610,8 +612,8 @@ func (s *sequence) concurrent(steps int) {
 				desc, err := s.increment(a)
 				outcome := "ok"
 				if err != nil {
-					outcome = string(sandbox.AsError(err).Code)
-					if e := sandbox.AsError(err); e.Rule != "" {
+					outcome = string(fserr.AsError(err).Code)
+					if e := fserr.AsError(err); e.Rule != "" {
 						outcome += "/" + string(e.Rule)
 					}
 				}

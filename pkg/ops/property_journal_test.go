@@ -90,6 +90,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -208,18 +210,18 @@ type jStep struct {
 }
 
 // codeOf is err's code ("" for nil).
-func codeOf(err error) sandbox.Code {
+func codeOf(err error) fserr.Code {
 	if err == nil {
 		return ""
 	}
-	return sandbox.AsError(err).Code
+	return fserr.AsError(err).Code
 }
 
 func (st jStep) outcome() string {
 	if st.err == nil {
 		return "ok"
 	}
-	e := sandbox.AsError(st.err)
+	e := fserr.AsError(st.err)
 	if e.Rule != "" {
 		return string(e.Code) + "/" + string(e.Rule)
 	}
@@ -489,7 +491,7 @@ func runTenants(t *testing.T, seed uint64, steps int, outcomes map[string]int) b
 			dirs:  []string{"src", "docs", name + "-dir"}}
 		s.buildTree(a)
 		env := map[string]string{"FSBOX_CONFIG": cfg, "FSBOX_TENANT": name}
-		p, err := sandbox.Load(sandbox.Env{Cwd: work, Home: base, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		p, err := policy.Load(policy.Env{Cwd: work, Home: base, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 		if err != nil {
 			t.Fatalf("tenant %s: %v", name, err)
 		}
@@ -602,7 +604,7 @@ func (s *jseq) checkTenantStep(a *jActor, st jStep) {
 			p := filepath.Join(o.work, pick(s.r, files))
 			if h, err := History(ctx, a.sb, p, 0); err == nil {
 				s.fail("%s: history %s (%s's file) answers %s", a.name, p, o.name, jsonOf(h))
-			} else if sandbox.AsError(err).Code != sandbox.CodeDenied {
+			} else if fserr.AsError(err).Code != fserr.CodeDenied {
 				s.fail("%s: history %s (%s's file): %v, want denied", a.name, p, o.name, err)
 			}
 		}
@@ -765,7 +767,7 @@ func newStrictSeq(t *testing.T, seed uint64, outcomes map[string]int) *strictSeq
 	s.buildStrictTree()
 	b := &jActor{name: "strict", work: s.work, pol: strict, files: strictFiles, dirs: strictDirs}
 	for _, x := range []*jActor{a, b} {
-		p := sandbox.DefaultPolicy(s.work)
+		p := policy.DefaultPolicy(s.work)
 		x.pol.apply(p) // rm on too
 		p.Commands["purge"] = true
 		p.Journal.State = s.state
@@ -868,7 +870,7 @@ func (s *strictSeq) strictStep(a *jActor, label string) {
 	if st.err != nil && (st.op == "undo" || st.op == "purge" || st.op == "history" && !asked) {
 		if w := s.deniedIn(strings.ToLower(st.err.Error())); w != "" {
 			if knownUndoTreeName && st.op == "undo" && undoesTreeMove(st.err, looseBefore) {
-				s.logf("      (known: the refusal names %s, below a directory the change moved)", sandbox.AsError(st.err).Path)
+				s.logf("      (known: the refusal names %s, below a directory the change moved)", fserr.AsError(st.err).Path)
 				s.outcomes["undo KNOWN names a denied path below a moved directory"]++
 			} else {
 				s.fail("the strict policy's %s fails with %q, which names %s", st.desc, st.err, w)
@@ -906,8 +908,8 @@ const knownUndoTreeName = false
 // undoesTreeMove: err is the door's refusal of a rename (of a directory)
 // naming a path below an end of a move some change of loose recorded.
 func undoesTreeMove(err error, loose HistoryResult) bool {
-	e := sandbox.AsError(err)
-	if e.Code != sandbox.CodeDenied || !strings.Contains(e.Msg, "nothing was moved") {
+	e := fserr.AsError(err)
+	if e.Code != fserr.CodeDenied || !strings.Contains(e.Msg, "nothing was moved") {
 		return false
 	}
 	for _, c := range loose.Changes {
@@ -940,8 +942,8 @@ const knownUndoDirNotEmpty = false
 // remove is not empty, and every path it changed lies below that
 // directory.
 func undoLeftDir(st jStep, work string, changed []string) bool {
-	e := sandbox.AsError(st.err)
-	if st.op != "undo" || e.Code != sandbox.CodeConflict || !strings.Contains(e.Msg, "is not empty (or gone): it stays") {
+	e := fserr.AsError(st.err)
+	if st.op != "undo" || e.Code != fserr.CodeConflict || !strings.Contains(e.Msg, "is not empty (or gone): it stays") {
 		return false
 	}
 	for _, p := range changed {
@@ -999,7 +1001,7 @@ func (s *strictSeq) checkStrictUndo(st jStep, looseBefore HistoryResult) {
 		if c.ID != st.id {
 			continue
 		}
-		if p := s.unwritable(c); p != "" && codeOf(st.err) != sandbox.CodeDenied {
+		if p := s.unwritable(c); p != "" && codeOf(st.err) != fserr.CodeDenied {
 			s.fail("the strict policy's %s: %v; the change names %s, which it may not write: want denied (change %s)", st.desc, st.err, p, jsonOf(c))
 		}
 		if st.err == nil && !c.Kept {
@@ -1058,7 +1060,7 @@ func (s *strictSeq) checkStrictPurge(st jStep, looseBefore HistoryResult) {
 // limit.
 func (s *strictSeq) checkStrictHistoryStep(st jStep) {
 	if st.path != "" && s.strict().pol.refused(path.Clean(st.path), false, false) {
-		if codeOf(st.err) != sandbox.CodeDenied {
+		if codeOf(st.err) != fserr.CodeDenied {
 			s.fail("the strict policy's %s: %v, want denied (%s)", st.desc, st.err, jsonOf(st.res))
 		}
 		return
@@ -1255,7 +1257,7 @@ func TestPropertyJournalCrashPlans(t *testing.T) {
 // policy on FSBOX_JCRASH_WORK and exits (3) once the batch's plan is
 // written, before its first swap.
 func journalCrashChild(t *testing.T) {
-	p := sandbox.DefaultPolicy(os.Getenv("FSBOX_JCRASH_WORK"))
+	p := policy.DefaultPolicy(os.Getenv("FSBOX_JCRASH_WORK"))
 	p.Commands["rm"] = true
 	p.Journal.State = os.Getenv("FSBOX_JCRASH_STATE")
 	sb, err := sandbox.New(p, "")
@@ -1343,7 +1345,7 @@ func (s *strictSeq) crashRound(steps int) {
 		}
 		_, err := Write(ctx, s.strict().sb, WriteOptions{Path: it.rel, Content: strings.NewReader("strict over the plan\n")})
 		s.logf("   o. strict: write %s (overlapping the plan) -> %v", it.rel, err)
-		if codeOf(err) != sandbox.CodeConflict {
+		if codeOf(err) != fserr.CodeConflict {
 			s.fail("the strict policy's write of %s, a path of the pending plan: %v, want conflict", it.rel, err)
 			return
 		}
@@ -1351,7 +1353,7 @@ func (s *strictSeq) crashRound(steps int) {
 			sub := path.Join(d, "sub-"+strconv.Itoa(s.r.IntN(100)))
 			_, err := Mkdir(ctx, s.strict().sb, sub)
 			s.logf("   o. strict: mkdir %s (beside the plan) -> %v", sub, err)
-			if err != nil && sandbox.AsError(err).Code != sandbox.CodeExists {
+			if err != nil && fserr.AsError(err).Code != fserr.CodeExists {
 				s.fail("the strict policy's mkdir %s, beside the pending plan's %s: %v, want it to go ahead", sub, it.rel, err)
 				return
 			}

@@ -69,6 +69,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
@@ -163,7 +164,7 @@ func (a answer) String() string {
 
 func answerOf(res any, err error) answer {
 	if err != nil {
-		e := sandbox.AsError(err)
+		e := fserr.AsError(err)
 		return answer{Code: string(e.Code), Rule: string(e.Rule), Set: e.Set, Msg: e.Error()}
 	}
 	b, _ := json.Marshal(res)
@@ -279,7 +280,7 @@ func narrowSequence(t *testing.T, seed uint64, steps int) bool {
 	}
 	s.build()
 	r := s.r
-	p := sandbox.DefaultPolicy(s.w)
+	p := policy.DefaultPolicy(s.w)
 	p.WriteRoots = []string{s.w2}
 	p.Source, p.Link = filepath.Join(base, "p.toml"), filepath.Join(base, "p.toml")
 	p.Journal.State = filepath.Join(base, "state")
@@ -307,9 +308,9 @@ func narrowSequence(t *testing.T, seed uint64, steps int) bool {
 			sdirs = append(sdirs, filepath.Join(s.w, pick(r, narrowDirs)))
 		}
 		reference := r.IntN(2) == 0
-		q, err := sandbox.ServeDirs(p, sdirs, func(int) bool { return reference })
+		q, err := policy.ServeDirs(p, sdirs, func(int) bool { return reference })
 		if err == nil && reference {
-			q, err = sandbox.ForReferenceProfile(q)
+			q, err = policy.ForReferenceProfile(q)
 		}
 		var sb *sandbox.Sandbox
 		if err == nil {
@@ -317,7 +318,7 @@ func narrowSequence(t *testing.T, seed uint64, steps int) bool {
 		}
 		s.log = append(s.log, fmt.Sprintf("serve %q (reference %v): %v", sdirs, reference, err))
 		if err != nil {
-			if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeConfig {
+			if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeConfig {
 				s.fail("serving %q: %v, want served or config", sdirs, err)
 			}
 			kind = 1
@@ -470,7 +471,7 @@ func (s *narrowSeq) checkConfig(orig, narrowed *sandbox.Sandbox) {
 	getenv := func(string) (string, bool) { return "", false }
 	q, err := policy.Load(policy.Env{ConfigFlag: flag, ConfigSet: true, Getenv: getenv, Cwd: filepath.Join(s.base, "cwd"), Home: s.home})
 	s.log = append(s.log, fmt.Sprintf("    config: --config %s: %v", flag, err))
-	if e := sandbox.AsError(err); err == nil || e.Code != sandbox.CodeConfig {
+	if e := fserr.AsError(err); err == nil || e.Code != fserr.CodeConfig {
 		var src string
 		if q != nil {
 			src = fmt.Sprintf(" (loaded %s, workdir %s, read roots %q)", q.Source, q.Workdir, q.ReadRoots)

@@ -116,7 +116,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 func envInt(name string, def int) int {
@@ -160,7 +161,7 @@ type refPolicy struct {
 	Deny, Allow, WriteDeny, DenyRegex, AllowRegex []string
 }
 
-func (p refPolicy) apply(sp *sandbox.Policy) {
+func (p refPolicy) apply(sp *policy.Policy) {
 	sp.Paths.Deny = p.Deny
 	sp.Paths.Allow = p.Allow
 	sp.Paths.WriteDeny = append(sp.Paths.WriteDeny, p.WriteDeny...)
@@ -612,8 +613,8 @@ func (s *sequence) step(a *actor, r *rand.Rand, label string, concurrent bool) {
 	}
 	outcome := "ok"
 	if err != nil {
-		outcome = string(sandbox.AsError(err).Code)
-		if e := sandbox.AsError(err); e.Rule != "" {
+		outcome = string(fserr.AsError(err).Code)
+		if e := fserr.AsError(err); e.Rule != "" {
 			outcome += "/" + string(e.Rule)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -144,12 +145,12 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 	src = io.TeeReader(src, h)
 	res, err := readBody(sb, f, src, o, h)
 	if err != nil {
-		if c := sandbox.AsError(err).Code; c != sandbox.CodeTooLarge && c != sandbox.CodeBinary {
+		if c := fserr.AsError(err).Code; c != fserr.CodeTooLarge && c != fserr.CodeBinary {
 			return ReadResult{}, err
 		}
 	}
 	if _, derr := io.CopyBuffer(io.Discard, src, make([]byte, 64<<10)); derr != nil {
-		return ReadResult{}, sandbox.AsError(derr)
+		return ReadResult{}, fserr.AsError(derr)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if sum == strings.ToLower(o.IfNoneMatch) {
@@ -201,7 +202,7 @@ func readBody(sb *sandbox.Sandbox, f *sandbox.File, src io.Reader, o ReadOptions
 	size := f.Info.Size
 	stream := f.Stream() // standard input: read forward; a pipe's size is known once read
 	if !paging && size > capBytes {
-		return ReadResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
+		return ReadResult{}, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: o.Path,
 			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d: read it in pages with offset and limit", o.Path, size, capName, capBytes)}
 	}
 	res := ReadResult{Path: f.Info.Path, Size: size, Mtime: rfc3339(f.Info.ModTime), Encoding: o.Encoding, Offset: o.Offset}
@@ -218,14 +219,14 @@ func readBody(sb *sandbox.Sandbox, f *sandbox.File, src io.Reader, o ReadOptions
 		// grows meanwhile) and page it in place, without copies.
 		data, err := readUpTo(src, size, satAdd(policyCap, 1))
 		if err != nil {
-			return ReadResult{}, sandbox.AsError(err)
+			return ReadResult{}, fserr.AsError(err)
 		}
 		if stream && int64(len(data)) > capBytes {
-			return ReadResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
+			return ReadResult{}, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: o.Path,
 				Msg: fmt.Sprintf("standard input has more than %s = %d bytes: read it in pages with offset and limit", capName, capBytes)}
 		}
 		if int64(len(data)) > policyCap && !paging {
-			return ReadResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "%s grew past %s = %d while being read", o.Path, capName, policyCap)
+			return ReadResult{}, fserr.Errorf(fserr.CodeTooLarge, o.Path, "%s grew past %s = %d while being read", o.Path, capName, policyCap)
 		}
 		if stream {
 			res.Size = int64(len(data))
@@ -253,7 +254,7 @@ func readBody(sb *sandbox.Sandbox, f *sandbox.File, src io.Reader, o ReadOptions
 			return ReadResult{}, err
 		}
 		if err := r.Err(); err != nil {
-			return ReadResult{}, sandbox.AsError(err)
+			return ReadResult{}, fserr.AsError(err)
 		}
 		res.EOL = textio.EOL(res.Raw)
 	}
@@ -262,7 +263,7 @@ func readBody(sb *sandbox.Sandbox, f *sandbox.File, src io.Reader, o ReadOptions
 		head = head[:textio.SniffLen]
 	}
 	if o.Encoding != "base64" && (textio.IsBinary(head) || textio.IsBinary(res.Raw)) {
-		return ReadResult{}, sandbox.Errorf(sandbox.CodeBinary, o.Path, "%s holds binary data (a NUL byte); read it with encoding base64", o.Path)
+		return ReadResult{}, fserr.Errorf(fserr.CodeBinary, o.Path, "%s holds binary data (a NUL byte); read it with encoding base64", o.Path)
 	}
 	return res, nil
 }
@@ -308,7 +309,7 @@ func (res *ReadResult) page(r *textio.Reader, o ReadOptions, limit int64, capByt
 func (res *ReadResult) finish(o ReadOptions, n int64, cut, eof bool, capBytes int, capName string) error {
 	res.Lines = n
 	if cut && n == 0 {
-		return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
+		return &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: o.Path,
 			Msg: fmt.Sprintf("line %d of %s alone is longer than %s = %d bytes", o.Offset+1, o.Path, capName, capBytes)}
 	}
 	res.EOF = eof

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -32,14 +34,14 @@ var (
 )
 
 // pathArg is the one PATH argument of most operations.
-func pathArg(use spec.Use, help string) spec.Arg {
+func pathArg(use sandbox.Need, help string) spec.Arg {
 	return spec.Arg{Name: "path", Meta: "PATH", Help: help, Use: use, Complete: spec.CompleteFiles}
 }
 
 // stdinArg is the PATH of a filter: "-" (or, on the command line, nothing
 // while stdin is a pipe or a file) reads standard input.
 func stdinArg(help string) spec.Arg {
-	a := pathArg(spec.ReadFile, help+"; - is standard input (the default on the command line when stdin is a pipe or a file)")
+	a := pathArg(sandbox.NeedReadFile, help+"; - is standard input (the default on the command line when stdin is a pipe or a file)")
 	a.Stdin = true
 	return a
 }
@@ -47,10 +49,10 @@ func stdinArg(help string) spec.Arg {
 // Enabled reports whether the policy switches operation name on: its own
 // entry in [commands], or the operation's default when the policy says
 // nothing. An unknown name is never enabled.
-func Enabled(p *sandbox.Policy, name string) bool { return EnabledIn(Registry, p, name) }
+func Enabled(p *policy.Policy, name string) bool { return EnabledIn(Registry, p, name) }
 
 // EnabledIn is Enabled for the operations of reg.
-func EnabledIn(reg *spec.Registry, p *sandbox.Policy, name string) bool {
+func EnabledIn(reg *spec.Registry, p *policy.Policy, name string) bool {
 	op, ok := reg.Lookup(name)
 	if !ok {
 		return false
@@ -63,24 +65,24 @@ func EnabledIn(reg *spec.Registry, p *sandbox.Policy, name string) bool {
 
 // CommandEnabled reports whether the policy lets operation name run: its
 // own switch and those of the operations it needs.
-func CommandEnabled(p *sandbox.Policy, name string) bool { return CheckCommand(p, name) == nil }
+func CommandEnabled(p *policy.Policy, name string) bool { return CheckCommand(p, name) == nil }
 
 // CheckPolicy refuses (config) a policy whose [commands] table names an
 // operation that does not exist.
-func CheckPolicy(p *sandbox.Policy) error { return CheckPolicyIn(Registry, p) }
+func CheckPolicy(p *policy.Policy) error { return CheckPolicyIn(Registry, p) }
 
 // CheckPolicyIn is CheckPolicy for the operations of reg.
-func CheckPolicyIn(reg *spec.Registry, p *sandbox.Policy) error {
+func CheckPolicyIn(reg *spec.Registry, p *policy.Policy) error {
 	for name := range p.Commands {
 		if _, ok := reg.Lookup(name); !ok {
-			return sandbox.Errorf(sandbox.CodeConfig, p.Source, "%s: [commands]: unknown command %q (one of: %s)",
+			return fserr.Errorf(fserr.CodeConfig, p.Source, "%s: [commands]: unknown command %q (one of: %s)",
 				policyName(p), name, strings.Join(reg.Names(), ", "))
 		}
 	}
 	return nil
 }
 
-func policyName(p *sandbox.Policy) string {
+func policyName(p *policy.Policy) string {
 	if p.Source == "" {
 		return "the policy"
 	}
@@ -90,19 +92,19 @@ func policyName(p *sandbox.Policy) string {
 // CheckCommand refuses (denied, rule command) an operation the policy
 // switches off, or one whose Needs are off. It is the check every
 // operation's entry point runs and the one explain reports.
-func CheckCommand(p *sandbox.Policy, name string) error { return CheckCommandIn(Registry, p, name) }
+func CheckCommand(p *policy.Policy, name string) error { return CheckCommandIn(Registry, p, name) }
 
 // CheckCommandIn is CheckCommand for the operations of reg.
-func CheckCommandIn(reg *spec.Registry, p *sandbox.Policy, name string) error {
+func CheckCommandIn(reg *spec.Registry, p *policy.Policy, name string) error {
 	if err := CheckPolicyIn(reg, p); err != nil {
 		return err
 	}
 	off := func(msg string, args ...any) error {
-		return &sandbox.Error{Code: sandbox.CodeDenied, Rule: sandbox.RuleCommand, Msg: fmt.Sprintf(msg, args...)}
+		return &fserr.Error{Code: fserr.CodeDenied, Rule: fserr.RuleCommand, Msg: fmt.Sprintf(msg, args...)}
 	}
 	op, ok := reg.Lookup(name)
 	if !ok {
-		return sandbox.Errorf(sandbox.CodeUsage, "", "unknown command %q (one of: %s)", name, strings.Join(reg.Names(), ", "))
+		return fserr.Errorf(fserr.CodeUsage, "", "unknown command %q (one of: %s)", name, strings.Join(reg.Names(), ", "))
 	}
 	if !EnabledIn(reg, p, name) {
 		return off("the command %q is switched off by the policy", name)

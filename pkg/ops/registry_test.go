@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -23,24 +25,24 @@ func TestLibraryCallersObeyTheSwitches(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "victim.txt"), []byte("keep me\n"), 0o644)
-	sb, err := sandbox.New(sandbox.DefaultPolicy(dir), "")
+	sb, err := sandbox.New(policy.DefaultPolicy(dir), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb.Close()
 	_, err = Remove(ctx, sb, "victim.txt", false)
-	if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeDenied || e.Rule != sandbox.RuleCommand {
+	if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeDenied || e.Rule != fserr.RuleCommand {
 		t.Fatalf("Remove with rm off: %v, want denied (command)", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "victim.txt")); err != nil {
 		t.Fatalf("the file went: %v", err)
 	}
 	d, err := Explain(ctx, sb, "rm", "victim.txt")
-	if err != nil || d.Allowed || d.Rule != string(sandbox.RuleCommand) {
+	if err != nil || d.Allowed || d.Rule != string(fserr.RuleCommand) {
 		t.Errorf("explain rm: %+v, %v; want denied by the same rule", d, err)
 	}
 
-	off := sandbox.DefaultPolicy(dir)
+	off := policy.DefaultPolicy(dir)
 	for _, name := range Registry.Names() {
 		off.Commands[name] = false
 	}
@@ -56,7 +58,7 @@ func TestLibraryCallersObeyTheSwitches(t *testing.T) {
 		in := argsOn(op, "victim.txt")
 		setDeclared(in, map[string]any{"content": "x", "fields": "1", "old": "keep", "new": "k"})
 		_, err := op.Run(ctx, sbOff, in)
-		if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeDenied || e.Rule != sandbox.RuleCommand {
+		if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeDenied || e.Rule != fserr.RuleCommand {
 			t.Errorf("%s with every command off: %v, want denied (command)", op.Name, err)
 		}
 	}
@@ -65,14 +67,14 @@ func TestLibraryCallersObeyTheSwitches(t *testing.T) {
 	}
 	// A policy naming an operation that does not exist is refused at
 	// every entry point, not just by the command line's loader.
-	bad := sandbox.DefaultPolicy(dir)
+	bad := policy.DefaultPolicy(dir)
 	bad.Commands["frobnicate"] = true
 	sbBad, err := sandbox.New(bad, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sbBad.Close()
-	if _, err := Read(ctx, sbBad, ReadOptions{Path: "victim.txt"}); sandbox.AsError(err) == nil || sandbox.AsError(err).Code != sandbox.CodeConfig {
+	if _, err := Read(ctx, sbBad, ReadOptions{Path: "victim.txt"}); fserr.AsError(err) == nil || fserr.AsError(err).Code != fserr.CodeConfig {
 		t.Errorf("read under a policy naming frobnicate: %v, want config", err)
 	}
 }
@@ -80,9 +82,9 @@ func TestLibraryCallersObeyTheSwitches(t *testing.T) {
 // TestNeedsAreEnforced: links runs only while mkdir and write are on too.
 func TestNeedsAreEnforced(t *testing.T) {
 	dir := t.TempDir()
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Commands["write"] = false
-	if err := CheckCommand(p, "links"); sandbox.AsError(err) == nil || sandbox.AsError(err).Rule != sandbox.RuleCommand {
+	if err := CheckCommand(p, "links"); fserr.AsError(err) == nil || fserr.AsError(err).Rule != fserr.RuleCommand {
 		t.Errorf("links with write off: %v", err)
 	}
 	if err := CheckCommand(p, "mkdir"); err != nil {
@@ -198,7 +200,7 @@ func TestCancelStopsSort(t *testing.T) {
 func TestStdinWithoutOne(t *testing.T) {
 	sb, _ := testSandbox(t)
 	_, err := Sort(context.Background(), sb, SortOptions{Path: "-"})
-	if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeNotFound {
+	if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeNotFound {
 		t.Errorf("sort - without a stdin: %v", err)
 	}
 	sb.SetStdin(strings.NewReader("b\na\n"))
@@ -206,7 +208,7 @@ func TestStdinWithoutOne(t *testing.T) {
 	if _, err := Sort(context.Background(), sb, SortOptions{Path: "-", Sink: func(l []byte) error { got = append(got, string(l)); return nil }}); err != nil || strings.Join(got, "") != "a\nb\n" {
 		t.Errorf("sort - with a stdin: %q %v", got, err)
 	}
-	if _, err := Wc(context.Background(), sb, WcOptions{Paths: []string{"-"}}); sandbox.AsError(err) == nil || sandbox.AsError(err).Code != sandbox.CodeUsage {
+	if _, err := Wc(context.Background(), sb, WcOptions{Paths: []string{"-"}}); fserr.AsError(err) == nil || fserr.AsError(err).Code != fserr.CodeUsage {
 		t.Errorf("stdin read twice: %v", err)
 	}
 }
@@ -256,7 +258,7 @@ func TestEveryBindingReadsDeclaredOptions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Journal.State = filepath.Join(t.TempDir(), "state")
 	for _, op := range Registry.Ops() {
 		p.Commands[op.Name] = true

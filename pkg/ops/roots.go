@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -22,15 +23,15 @@ var rootsOp = &spec.Op{
 
 // RootsResult describes the policy in force.
 type RootsResult struct {
-	Workdir    string         `json:"workdir"`
-	WriteRoots []string       `json:"write_roots"` // more writable roots, canonical
-	ReadRoots  []string       `json:"read_roots"`
-	Config     *string        `json:"config"`
-	AuditLog   *string        `json:"audit_log"` // the [audit] log, null without one
-	Commands   []string       `json:"commands"`
-	Disabled   []string       `json:"disabled"`
-	Limits     sandbox.Limits `json:"limits"`
-	Paths      sandbox.Paths  `json:"paths"`
+	Workdir    string        `json:"workdir"`
+	WriteRoots []string      `json:"write_roots"` // more writable roots, canonical
+	ReadRoots  []string      `json:"read_roots"`
+	Config     *string       `json:"config"`
+	AuditLog   *string       `json:"audit_log"` // the [audit] log, null without one
+	Commands   []string      `json:"commands"`
+	Disabled   []string      `json:"disabled"`
+	Limits     policy.Limits `json:"limits"`
+	Paths      policy.Paths  `json:"paths"`
 	// RuleSets are the named built-in rule sets in force (agent_config,
 	// secrets), Preset the policy's preset ("" for none), and
 	// RequirePrecondition whether every change must name what it
@@ -42,7 +43,7 @@ type RootsResult struct {
 	// Guarantees: which platform-dependent defences hold here, and
 	// Require, which of them the policy insists on (fsbox refuses to run
 	// where one of those is missing).
-	Guarantees sandbox.Guarantees    `json:"guarantees"`
+	Guarantees policy.Guarantees     `json:"guarantees"`
 	Require    []string              `json:"require"`
 	Journal    sandbox.JournalStatus `json:"journal"` // where the workdir's journal is, or why there is none
 }
@@ -79,7 +80,7 @@ func Roots(ctx context.Context, sb *sandbox.Sandbox) (RootsResult, error) {
 	}
 	res.RuleSets, res.Preset, res.RequirePrecondition = p.RuleSetsInForce(), p.Preset, p.Write.RequirePrecondition
 	res.Landlock = sb.Landlock()
-	res.Guarantees = sandbox.PlatformGuarantees()
+	res.Guarantees = policy.PlatformGuarantees()
 	res.Require = append([]string{}, p.Sandbox.Require...)
 	res.Journal = sb.Journal()
 	return res, nil

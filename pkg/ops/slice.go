@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -182,11 +183,11 @@ func Slice(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions) (SliceResul
 		}
 	} else {
 		if from, err = offsetOf(start); err != nil {
-			return SliceResult{}, sandbox.AsError(err)
+			return SliceResult{}, fserr.AsError(err)
 		}
 		if o.End != nil {
 			if to, err = offsetOf(*o.End); err != nil {
-				return SliceResult{}, sandbox.AsError(err)
+				return SliceResult{}, fserr.AsError(err)
 			}
 		}
 		if to < from {
@@ -218,7 +219,7 @@ func Slice(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions) (SliceResul
 			break
 		}
 		if err != nil {
-			return SliceResult{}, sandbox.AsError(err)
+			return SliceResult{}, fserr.AsError(err)
 		}
 		var lineNo int64 // known when counting from the start
 		if start >= 0 {
@@ -306,7 +307,7 @@ func sliceStream(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions, f *sa
 			break
 		}
 		if err != nil {
-			return SliceResult{}, sandbox.AsError(err)
+			return SliceResult{}, fserr.AsError(err)
 		}
 		total++
 		if start >= 0 && total <= start {
@@ -318,7 +319,7 @@ func sliceStream(ctx context.Context, sb *sandbox.Sandbox, o SliceOptions, f *sa
 		if int64(len(ring)) < keep {
 			heldBytes += int64(len(line))
 			if heldBytes > MaxHold {
-				return SliceResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "the last %d lines of standard input are over %d bytes, more than slice holds", keep, int64(MaxHold))
+				return SliceResult{}, fserr.Errorf(fserr.CodeTooLarge, o.Path, "the last %d lines of standard input are over %d bytes, more than slice holds", keep, int64(MaxHold))
 			}
 			ring = append(ring, held{append([]byte(nil), line...), n})
 			continue

@@ -9,13 +9,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
 func testSandbox(t testing.TB) (*sandbox.Sandbox, string) {
 	t.Helper()
 	dir := t.TempDir()
-	sb, err := sandbox.New(sandbox.DefaultPolicy(dir), "")
+	sb, err := sandbox.New(policy.DefaultPolicy(dir), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -55,7 +56,7 @@ func SortInput(in *spec.Input) (SortOptions, error) {
 		return o, usageErr("separator must not be empty")
 	}
 	if in.Bool("human-numeric") {
-		return o, sandbox.Errorf(sandbox.CodeUsage, "", "human-numeric sort (GNU's) is not supported:").WithHint(sandbox.Hint{Option: "numeric", Short: true, Text: "%s compares plain numbers"})
+		return o, fserr.Errorf(fserr.CodeUsage, "", "human-numeric sort (GNU's) is not supported:").WithHint(fserr.Hint{Option: "numeric", Short: true, Text: "%s compares plain numbers"})
 	}
 	return o, nil
 }
@@ -121,23 +122,23 @@ func Sort(ctx context.Context, sb *sandbox.Sandbox, o SortOptions) (SortResult, 
 	defer f.Close()
 	limit, limitName := holdLimit(sb.Limits().MaxSortBytes, "max_sort_bytes")
 	if f.Info.Size > limit {
-		return SortResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
+		return SortResult{}, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: o.Path,
 			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d", o.Path, f.Info.Size, limitName, limit)}
 	}
 	data := make([]byte, 0, max(f.Info.Size, 0)+1) // standard input's size is unknown (-1)
 	data, err = readAllInto(io.LimitReader(textio.WithContext(ctx, f), satAdd(limit, 1)), data)
 	if err != nil {
-		return SortResult{}, sandbox.AsError(err)
+		return SortResult{}, fserr.AsError(err)
 	}
 	if int64(len(data)) > limit {
-		return SortResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "%s grew past %s = %d while being read", o.Path, limitName, limit)
+		return SortResult{}, fserr.Errorf(fserr.CodeTooLarge, o.Path, "%s grew past %s = %d while being read", o.Path, limitName, limit)
 	}
 	sorter := newLineSorter(o, key)
 	keyCompare := sorter.keyCompare
 	var each func(yield func([]byte) bool)
 	if general {
 		if len(data) >= 1<<32 {
-			return SortResult{}, sandbox.Errorf(sandbox.CodeTooLarge, o.Path, "%s has %d bytes: sort with several keys, key options or stable holds at most 4 GiB", o.Path, len(data))
+			return SortResult{}, fserr.Errorf(fserr.CodeTooLarge, o.Path, "%s has %d bytes: sort with several keys, key options or stable holds at most 4 GiB", o.Path, len(data))
 		}
 		ks := &keysSorter{o: o, keys: specs}
 		keyCompare = ks.compareKeys

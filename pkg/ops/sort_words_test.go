@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsbox/fsbox/internal/words"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkSortWords(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, "w.txt"), data, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Limits.MaxSortBytes = 1 << 30
 	sb, err := sandbox.New(p, "")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -20,8 +21,8 @@ var statOp = &spec.Op{
 		"Given several paths, stat describes each in argument order in files[] (a list: max_results cuts it, out loud) and reports each path it could not describe (denied, io, ...) in errors[] while it goes on with the rest; " +
 		"the exit status is then the first failing path's class, and only when every path fails does the call fail as a whole, with the first path's error.",
 	Args: []spec.Arg{
-		{Name: "path", Meta: "PATH", Help: "the path to describe (with check: PATH=HEX)", Use: spec.Look, Complete: spec.CompleteFiles, OmitWith: []string{"check-file"}},
-		{Name: "more_paths", Meta: "PATH", Help: "more paths to describe: the result is then {files[], count, truncated, errors[]} (with check: more PATH=HEX)", Use: spec.Look, Many: true, Optional: true, Complete: spec.CompleteFiles},
+		{Name: "path", Meta: "PATH", Help: "the path to describe (with check: PATH=HEX)", Use: sandbox.NeedLook, Complete: spec.CompleteFiles, OmitWith: []string{"check-file"}},
+		{Name: "more_paths", Meta: "PATH", Help: "more paths to describe: the result is then {files[], count, truncated, errors[]} (with check: more PATH=HEX)", Use: sandbox.NeedLook, Many: true, Optional: true, Complete: spec.CompleteFiles},
 	},
 	Options: []spec.Option{
 		{Name: "sha256", Type: spec.Bool, Help: "add the SHA-256 of a regular file's content"},
@@ -206,7 +207,7 @@ func StatFiles(ctx context.Context, sb *sandbox.Sandbox, o StatFilesOptions) (St
 func describe(ctx context.Context, sb *sandbox.Sandbox, path string, hash bool) (StatResult, error) {
 	info, err := sb.Lstat(path)
 	if err != nil {
-		if sandbox.AsError(err).Code == sandbox.CodeNotFound {
+		if fserr.AsError(err).Code == fserr.CodeNotFound {
 			return StatResult{Path: path, Exists: false}, nil
 		}
 		return StatResult{}, err
@@ -225,7 +226,7 @@ func describe(ctx context.Context, sb *sandbox.Sandbox, path string, hash bool) 
 		defer f.Close()
 		h := sha256.New()
 		if _, err := io.Copy(h, textio.WithContext(ctx, f)); err != nil {
-			return StatResult{}, sandbox.AsError(err)
+			return StatResult{}, fserr.AsError(err)
 		}
 		sum := hex.EncodeToString(h.Sum(nil))
 		res.SHA256 = &sum

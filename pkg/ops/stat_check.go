@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -133,7 +134,7 @@ func (c *checkSource) next() (e checkEntry, ok bool, err error) {
 			return e, false, usageErr("check-file %s: line %d is longer than %d bytes: give PATH=HEX, one a line", c.name, c.line+1, maxCheckLine)
 		}
 		if rerr != nil && rerr != io.EOF {
-			return e, false, sandbox.AsError(rerr)
+			return e, false, fserr.AsError(rerr)
 		}
 		if rerr == io.EOF {
 			c.r = nil
@@ -333,10 +334,10 @@ type checkWorker struct {
 func checkFileRead(ctx context.Context, sb *sandbox.Opener, p string, w *checkWorker) checkOutcome {
 	f, err := sb.Open(p)
 	if err != nil {
-		switch sandbox.AsError(err).Code {
-		case sandbox.CodeNotFound:
+		switch fserr.AsError(err).Code {
+		case fserr.CodeNotFound:
 			return checkOutcome{}
-		case sandbox.CodeNotAFile:
+		case fserr.CodeNotAFile:
 			return checkOutcome{exists: true} // a directory: it exists, with no content to hash
 		}
 		return checkOutcome{err: err}
@@ -359,14 +360,14 @@ func checkFileRead(ctx context.Context, sb *sandbox.Opener, p string, w *checkWo
 			break
 		}
 		if rerr != nil {
-			return checkOutcome{err: sandbox.AsError(rerr)}
+			return checkOutcome{err: fserr.AsError(rerr)}
 		}
 	}
 	if err := f.Settled(); err != nil {
 		return checkOutcome{err: err}
 	}
 	if n != f.Info.Size {
-		return checkOutcome{err: sandbox.Errorf(sandbox.CodeConflict, p, "%s changed while it was read (%d bytes when opened, %d read): check it again", p, f.Info.Size, n)}
+		return checkOutcome{err: fserr.Errorf(fserr.CodeConflict, p, "%s changed while it was read (%d bytes when opened, %d read): check it again", p, f.Info.Size, n)}
 	}
 	out := checkOutcome{exists: true, hashed: true}
 	h.Sum(out.sum[:0])

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkStatCheck(b *testing.B) {
 	if len(entries) == 0 {
 		b.Skip("no Go source tree")
 	}
-	sb, err := sandbox.New(sandbox.DefaultPolicy(dir), "")
+	sb, err := sandbox.New(policy.DefaultPolicy(dir), "")
 	if err != nil {
 		b.Fatal(err)
 	}

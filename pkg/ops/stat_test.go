@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -19,7 +21,7 @@ import (
 func TestStatSeveralPaths(t *testing.T) {
 	dir := t.TempDir()
 	tree(t, dir, map[string]string{"a.txt": "four", "secret/k": "key", "l": "-> a.txt"})
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Paths.Deny = []string{"secret"}
 	sb, err := sandbox.New(p, "")
 	if err != nil {
@@ -36,21 +38,21 @@ func TestStatSeveralPaths(t *testing.T) {
 	}
 	cases := []struct {
 		args, want string
-		code       sandbox.Code // of the call, or of Failed()
+		code       fserr.Code // of the call, or of Failed()
 	}{
 		{`{"path": "a.txt"}`, `{"path":"a.txt","exists":true,"type":"file","size":4,"mtime":"M","mode":"0644"}`, ""},
 		{`{"path": "a.txt", "more_paths": []}`, `{"path":"a.txt","exists":true,"type":"file","size":4,"mtime":"M","mode":"0644"}`, ""},
 		{`{"path": "a.txt", "more_paths": ["nope", "l"]}`,
 			`{"files":[{"path":"a.txt","exists":true,"type":"file","size":4,"mtime":"M","mode":"0644"},{"path":"nope","exists":false,"size":0},{"path":"l","exists":true,"type":"symlink","size":5,"mtime":"M","mode":"0777","target":"a.txt"}],"count":3,"truncated":false}`, ""},
 		{`{"path": "secret/k", "more_paths": ["a.txt", "../out"]}`,
-			`{"files":[{"path":"a.txt","exists":true,"type":"file","size":4,"mtime":"M","mode":"0644"}],"count":1,"truncated":false,"errors":[{"path":"secret/k","code":"denied","message":"secret/k is denied by the policy"},{"path":"../out","code":"denied","message":"../out is denied by the policy"}]}`, sandbox.CodeDenied},
-		{`{"path": "secret/k", "more_paths": ["secret"]}`, "", sandbox.CodeDenied},
-		{`{"path": "a.txt", "more_paths": ["x\u0000y"]}`, "", sandbox.CodeUsage},
+			`{"files":[{"path":"a.txt","exists":true,"type":"file","size":4,"mtime":"M","mode":"0644"}],"count":1,"truncated":false,"errors":[{"path":"secret/k","code":"denied","message":"secret/k is denied by the policy"},{"path":"../out","code":"denied","message":"../out is denied by the policy"}]}`, fserr.CodeDenied},
+		{`{"path": "secret/k", "more_paths": ["secret"]}`, "", fserr.CodeDenied},
+		{`{"path": "a.txt", "more_paths": ["x\u0000y"]}`, "", fserr.CodeUsage},
 	}
 	for _, c := range cases {
 		v, err := run(c.args)
 		if c.want == "" {
-			if sandbox.AsError(err).Code != c.code {
+			if fserr.AsError(err).Code != c.code {
 				t.Errorf("%s: error %v, want %s", c.args, err, c.code)
 			}
 			continue
@@ -74,7 +76,7 @@ func TestStatSeveralPaths(t *testing.T) {
 		switch {
 		case c.code == "" && failed != nil:
 			t.Errorf("%s: Failures.First = %v, want none", c.args, failed.First)
-		case c.code != "" && (failed == nil || sandbox.AsError(failed.First).Code != c.code):
+		case c.code != "" && (failed == nil || fserr.AsError(failed.First).Code != c.code):
 			t.Errorf("%s: want Failures.First of code %s", c.args, c.code)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -26,7 +27,7 @@ func capText(sb *sandbox.Sandbox, n int64, path, what, tail string) error {
 }
 
 func overCap(path, what, name string, max int64, tail string) error {
-	return &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: path,
+	return &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: path,
 		Msg: fmt.Sprintf("%s is over %s = %d%s", what, name, max, tail)}
 }
 
@@ -41,7 +42,7 @@ func readText(sb *sandbox.Sandbox, r io.Reader, size int64, path, what, tail str
 		b.Grow(int(size) + 1) // the read that sees EOF needs room
 	}
 	if _, err := io.Copy(&b, io.LimitReader(r, satAdd(max, 1))); err != nil {
-		return "", sandbox.AsError(err)
+		return "", fserr.AsError(err)
 	}
 	if int64(b.Len()) > max {
 		return "", overCap(path, what, name, max, tail)

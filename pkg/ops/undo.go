@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 )
@@ -350,10 +351,10 @@ func Undo(ctx context.Context, sb *sandbox.Sandbox, id string, force bool) (Undo
 			return UndoResult{}, err
 		}
 		if !any {
-			return UndoResult{}, sandbox.Errorf(sandbox.CodeNotFound, "", "the journal holds no change to undo")
+			return UndoResult{}, fserr.Errorf(fserr.CodeNotFound, "", "the journal holds no change to undo")
 		}
 		if !ok {
-			return UndoResult{}, sandbox.Errorf(sandbox.CodeNotFound, "", "every recorded change is already undone: nothing left to undo (to redo, undo an undo by its id)")
+			return UndoResult{}, fserr.Errorf(fserr.CodeNotFound, "", "every recorded change is already undone: nothing left to undo (to redo, undo an undo by its id)")
 		}
 	}
 	if err := mayUndo(sb, c); err != nil {
@@ -362,7 +363,7 @@ func Undo(ctx context.Context, sb *sandbox.Sandbox, id string, force bool) (Undo
 	if force && sb.RequirePrecondition() {
 		// force restores over whatever the paths hold now, content no one
 		// named: after the policy, so a denied change stays denied.
-		return UndoResult{}, sandbox.Errorf(sandbox.CodePreconditionRequired, "", "the policy requires every change to name what it replaces, and undo with force restores over content that changed since: nothing was undone (read the paths again and change them by their sha256)")
+		return UndoResult{}, fserr.Errorf(fserr.CodePreconditionRequired, "", "the policy requires every change to name what it replaces, and undo with force restores over content that changed since: nothing was undone (read the paths again and change them by their sha256)")
 	}
 	return undoChange(ctx, sb, c, force)
 }
@@ -375,7 +376,7 @@ func mayUndo(sb *sandbox.Sandbox, c sandbox.Change) error {
 	// A directory moved back is checked whole, as mv checks it: what lies
 	// below it must be writable at both places.
 	for _, m := range c.Moved {
-		if err := sb.ProbeRename(m.To, m.From); err != nil && sandbox.AsError(err).Code == sandbox.CodeDenied {
+		if err := sb.ProbeRename(m.To, m.From); err != nil && fserr.AsError(err).Code == fserr.CodeDenied {
 			if _, seen := bad[m.To]; !seen {
 				bad[m.To] = err
 			}
@@ -388,19 +389,19 @@ func mayUndo(sb *sandbox.Sandbox, c sandbox.Change) error {
 			if sb.MayRead(p, false) {
 				named = append(named, p)
 			}
-			if first == nil || p < sandbox.AsError(first).Path {
+			if first == nil || p < fserr.AsError(first).Path {
 				first = err
 			}
 		}
 		sort.Strings(named)
-		e := sandbox.AsError(first)
+		e := fserr.AsError(first)
 		if len(named) == 0 {
-			return &sandbox.Error{Code: sandbox.CodeDenied, Rule: e.Rule, Set: e.Set, Msg: fmt.Sprintf("change %s touches a path this policy may not write: nothing was undone", c.ID)}
+			return &fserr.Error{Code: fserr.CodeDenied, Rule: e.Rule, Set: e.Set, Msg: fmt.Sprintf("change %s touches a path this policy may not write: nothing was undone", c.ID)}
 		}
-		return &sandbox.Error{Code: sandbox.CodeDenied, Rule: e.Rule, Set: e.Set, Path: named[0], Msg: fmt.Sprintf("change %s touches %s, which this policy may not write now: nothing was undone", c.ID, strings.Join(named, ", "))}
+		return &fserr.Error{Code: fserr.CodeDenied, Rule: e.Rule, Set: e.Set, Path: named[0], Msg: fmt.Sprintf("change %s touches %s, which this policy may not write now: nothing was undone", c.ID, strings.Join(named, ", "))}
 	}
 	if !c.Kept {
-		return sandbox.Errorf(sandbox.CodeConflict, "", "change %s was recorded without its prior contents (larger than [journal] max_bytes): it cannot be undone", c.ID)
+		return fserr.Errorf(fserr.CodeConflict, "", "change %s was recorded without its prior contents (larger than [journal] max_bytes): it cannot be undone", c.ID)
 	}
 	return nil
 }
@@ -502,7 +503,7 @@ func undoState(sb *sandbox.Sandbox, c sandbox.Change, force bool) ([]*sandbox.Fi
 	}
 	if len(gone) > 0 {
 		sort.Strings(gone)
-		return nil, nil, sandbox.Errorf(sandbox.CodeConflict, gone[0], "change %s cannot be undone: %s, which it moved, no longer exist, so nothing can be moved back; nothing was undone", c.ID, strings.Join(gone, ", "))
+		return nil, nil, fserr.Errorf(fserr.CodeConflict, gone[0], "change %s cannot be undone: %s, which it moved, no longer exist, so nothing can be moved back; nothing was undone", c.ID, strings.Join(gone, ", "))
 	}
 	if d := dirsStay(sb, c); d != "" && !force {
 		moved = append(moved, d)
@@ -510,9 +511,9 @@ func undoState(sb *sandbox.Sandbox, c sandbox.Change, force bool) ([]*sandbox.Fi
 	if len(moved) > 0 && !force {
 		sort.Strings(moved)
 		if sb.RequirePrecondition() {
-			return nil, nil, sandbox.Errorf(sandbox.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there", c.ID, strings.Join(moved, ", "))
+			return nil, nil, fserr.Errorf(fserr.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there", c.ID, strings.Join(moved, ", "))
 		}
-		return nil, nil, sandbox.Errorf(sandbox.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there (force restores anyway)", c.ID, strings.Join(moved, ", "))
+		return nil, nil, fserr.Errorf(fserr.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there (force restores anyway)", c.ID, strings.Join(moved, ", "))
 	}
 	return now, movedTo, nil
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // TestUndoAtTheLargestLimit: with max_write_bytes = 2^63-1 undo restores
@@ -16,7 +16,7 @@ import (
 // wrapped to a negative one, read nothing, and every undo called its kept
 // content "damaged" (issue 26 finding 5).
 func TestUndoAtTheLargestLimit(t *testing.T) {
-	sb, dir := journaled(t, map[string]string{"a.txt": "before\n"}, func(p *sandbox.Policy) {
+	sb, dir := journaled(t, map[string]string{"a.txt": "before\n"}, func(p *policy.Policy) {
 		p.Limits.MaxWriteBytes = math.MaxInt64
 	})
 	ctx := context.Background()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -70,7 +71,7 @@ func TestUndoPlanAndApply(t *testing.T) {
 			files: "restore:a.txt restore:b.txt delete:c.txt"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sb, dir := journaled(t, files, func(p *sandbox.Policy) { p.Commands["rm"] = true })
+			sb, dir := journaled(t, files, func(p *policy.Policy) { p.Commands["rm"] = true })
 			if err := os.Symlink("x.txt", filepath.Join(dir, "d/lx")); err != nil {
 				t.Fatal(err)
 			}

@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
 // journaled is a sandbox over a fresh workdir with files, its journal in
 // a state directory of its own.
-func journaled(t *testing.T, files map[string]string, edit func(p *sandbox.Policy)) (*sandbox.Sandbox, string) {
+func journaled(t *testing.T, files map[string]string, edit func(p *policy.Policy)) (*sandbox.Sandbox, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range files {
@@ -23,7 +25,7 @@ func journaled(t *testing.T, files map[string]string, edit func(p *sandbox.Polic
 			t.Fatal(err)
 		}
 	}
-	p := sandbox.DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Journal.State = t.TempDir()
 	if edit != nil {
 		edit(p)
@@ -70,7 +72,7 @@ func sameTree(t *testing.T, what string, got, want map[string]string) {
 // byte and mode back; an undo is a change, so undoing it redoes.
 func TestUndoRestores(t *testing.T) {
 	ctx := context.Background()
-	sb, dir := journaled(t, map[string]string{"a.txt": "one\r\ntwo\r\n", "b.txt": "bee\n", "sub/c.txt": "sea\n"}, func(p *sandbox.Policy) { p.Commands["rm"] = true })
+	sb, dir := journaled(t, map[string]string{"a.txt": "one\r\ntwo\r\n", "b.txt": "bee\n", "sub/c.txt": "sea\n"}, func(p *policy.Policy) { p.Commands["rm"] = true })
 	os.Chmod(filepath.Join(dir, "a.txt"), 0o600)
 	orig := undoTree(t, dir)
 	steps := []func() error{
@@ -130,7 +132,7 @@ func TestUndoRestores(t *testing.T) {
 			sameTree(t, "after redo and undo", undoTree(t, dir), trees[i])
 		}
 	}
-	if _, err := Undo(ctx, sb, "", false); sandbox.AsError(err).Code != sandbox.CodeNotFound {
+	if _, err := Undo(ctx, sb, "", false); fserr.AsError(err).Code != fserr.CodeNotFound {
 		t.Errorf("undo with everything undone: %v, want not_found", err)
 	}
 	sameTree(t, "all undone", undoTree(t, dir), orig)
@@ -146,7 +148,7 @@ func TestUndoConflict(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("someone else\n"), 0o644)
 	_, err := Undo(ctx, sb, "", false)
-	if e := sandbox.AsError(err); err == nil || e.Code != sandbox.CodeConflict || e.Path != "b.txt" {
+	if e := fserr.AsError(err); err == nil || e.Code != fserr.CodeConflict || e.Path != "b.txt" {
 		t.Fatalf("undo over a changed file: %v, want conflict on b.txt", err)
 	}
 	if got := undoTree(t, dir); got["a.txt"] != "-rw-r--r-- A\n" {
@@ -158,10 +160,10 @@ func TestUndoConflict(t *testing.T) {
 	if got := undoTree(t, dir); got["a.txt"] != "-rw-r--r-- a\n" || got["b.txt"] != "-rw-r--r-- b\n" {
 		t.Errorf("forced undo left %v", got)
 	}
-	if _, err := Undo(ctx, sb, "99", false); sandbox.AsError(err).Code != sandbox.CodeNotFound {
+	if _, err := Undo(ctx, sb, "99", false); fserr.AsError(err).Code != fserr.CodeNotFound {
 		t.Errorf("undo 99: %v, want not_found", err)
 	}
-	if _, err := Undo(ctx, sb, "x", false); sandbox.AsError(err).Code != sandbox.CodeUsage {
+	if _, err := Undo(ctx, sb, "x", false); fserr.AsError(err).Code != fserr.CodeUsage {
 		t.Errorf("undo x: %v, want usage", err)
 	}
 }
@@ -172,12 +174,12 @@ func TestUndoConflict(t *testing.T) {
 // all.
 func TestUndoRulesAndEviction(t *testing.T) {
 	ctx := context.Background()
-	sb, dir := journaled(t, nil, func(p *sandbox.Policy) { p.Journal.MaxBytes = 64 << 10 })
+	sb, dir := journaled(t, nil, func(p *policy.Policy) { p.Journal.MaxBytes = 64 << 10 })
 	if _, err := Write(ctx, sb, WriteOptions{Path: "n.txt", Content: stringsReader("new\n")}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "n.txt"), []byte("edited by hand\n"), 0o644)
-	if _, err := Undo(ctx, sb, "", false); sandbox.AsError(err).Code != sandbox.CodeConflict {
+	if _, err := Undo(ctx, sb, "", false); fserr.AsError(err).Code != fserr.CodeConflict {
 		t.Fatalf("undo of a creation whose file changed: %v, want conflict", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "n.txt")); err != nil {
@@ -194,7 +196,7 @@ func TestUndoRulesAndEviction(t *testing.T) {
 	if h.Count != 1 || h.Changes[0].ID != "4" {
 		t.Errorf("after eviction: %+v, want only change 4", h.Changes)
 	}
-	if _, err := Undo(ctx, sb, "2", false); sandbox.AsError(err).Code != sandbox.CodeNotFound {
+	if _, err := Undo(ctx, sb, "2", false); fserr.AsError(err).Code != fserr.CodeNotFound {
 		t.Errorf("undo of an evicted change: %v", err)
 	}
 	if h, err := History(ctx, sb, "n.txt", 0); err != nil || h.Count != 1 {
@@ -204,7 +206,7 @@ func TestUndoRulesAndEviction(t *testing.T) {
 		t.Errorf("history of other.txt: %+v %v", h, err)
 	}
 	p0 := sb.Policy()
-	if _, err := Purge(ctx, sb); sandbox.AsError(err).Rule != sandbox.RuleCommand {
+	if _, err := Purge(ctx, sb); fserr.AsError(err).Rule != fserr.RuleCommand {
 		t.Errorf("purge under a policy that leaves it off: %v, want denied (rule command)", err)
 	}
 	p0.Commands["purge"] = true
@@ -216,7 +218,7 @@ func TestUndoRulesAndEviction(t *testing.T) {
 	}
 	p := sb.Policy()
 	p.Commands["undo"] = false
-	if _, err := Undo(ctx, sb, "", false); sandbox.AsError(err).Rule != sandbox.RuleCommand {
+	if _, err := Undo(ctx, sb, "", false); fserr.AsError(err).Rule != fserr.RuleCommand {
 		t.Errorf("undo switched off: %v", err)
 	}
 }
@@ -279,7 +281,7 @@ func TestUndoTreeChanges(t *testing.T) {
 		{"mkdir -p", func(sb *sandbox.Sandbox, _ string) error { _, err := Mkdir(ctx, sb, "m/n/o"); return err }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			sb, dir := journaled(t, files, func(p *sandbox.Policy) { p.Commands["rm"] = true })
+			sb, dir := journaled(t, files, func(p *policy.Policy) { p.Commands["rm"] = true })
 			os.Chmod(filepath.Join(dir, "d/e/y.txt"), 0o600)
 			var before map[string]string
 			snap := func() map[string]string {
@@ -366,7 +368,7 @@ func TestUndoOfAMoveWhoseEntryIsGone(t *testing.T) {
 	must("c.toml", "c\n")
 	os.Remove(filepath.Join(dir, "a.txt")) // gone by hand
 	for _, force := range []bool{false, true} {
-		if _, err := Undo(ctx, sb, *u.ChangeID, force); sandbox.AsError(err).Code != sandbox.CodeConflict {
+		if _, err := Undo(ctx, sb, *u.ChangeID, force); fserr.AsError(err).Code != fserr.CodeConflict {
 			t.Errorf("redo (force %v) of a move whose entry is gone: %v, want conflict", force, err)
 		}
 		must("c.toml", "c\n")

@@ -15,7 +15,7 @@ var wcOp = &spec.Op{
 	Pages:   true,
 	Summary: "count lines, words, bytes and characters",
 	Help:    "Counts each file's lines, words (runs of non-space), bytes and UTF-8 characters, as wc -lwmc, with a total. When the deadline stops it, files[] and total are those of the files counted to the end (partial), and next_cursor resumes at the first file not counted; one path cut in its middle fails with timeout.",
-	Args:    []spec.Arg{{Name: "paths", Meta: "PATH", Help: "the files to count; - is standard input (the default on the command line when stdin is a pipe or a file)", Use: spec.ReadFile, Many: true, Stdin: true, Complete: spec.CompleteFiles}},
+	Args:    []spec.Arg{{Name: "paths", Meta: "PATH", Help: "the files to count; - is standard input (the default on the command line when stdin is a pipe or a file)", Use: sandbox.NeedReadFile, Many: true, Stdin: true, Complete: spec.CompleteFiles}},
 	Options: []spec.Option{
 		{Name: "lines", Short: "l", Type: spec.Bool, CLIOnly: true, Help: "the text form prints the line count (JSON always has all four)"},
 		{Name: "words", Short: "w", Type: spec.Bool, CLIOnly: true, Help: "the text form prints the word count"},

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 	"github.com/fsbox/fsbox/pkg/spec"
 	"github.com/fsbox/fsbox/pkg/textio"
@@ -23,7 +24,7 @@ var writeOp = &spec.Op{
 	Summary: "write a file atomically from --content or stdin (parents created)",
 	Help:    "Writes PATH in the workdir atomically: the new content goes to a temporary file that replaces PATH only when complete. Missing parent directories are created; an existing file keeps its mode unless mode is given. Content over max_write_bytes is too_large, whether it is given as content or on stdin.",
 	Args: []spec.Arg{
-		pathArg(spec.Change, "the file to write"),
+		pathArg(sandbox.NeedWrite, "the file to write"),
 		{Name: "stdin", Meta: "-", Help: "read the content from stdin", Optional: true, CLIOnly: true, Complete: spec.CompleteNone},
 	},
 	Options: []spec.Option{
@@ -69,7 +70,7 @@ func writeContent(sb *sandbox.Sandbox, in *spec.Input) (io.Reader, error) {
 	case dash && in.String("stdin") != sandbox.StdinPath:
 		return nil, usageErr("usage: fsbox write PATH [-]: the only operand after PATH is -, to read the content from stdin")
 	case dash && given:
-		return nil, sandbox.Errorf(sandbox.CodeUsage, "", "write takes its content from").WithHint(sandbox.Hint{Option: "content", Text: "%s or from stdin (-), not both"})
+		return nil, fserr.Errorf(fserr.CodeUsage, "", "write takes its content from").WithHint(fserr.Hint{Option: "content", Text: "%s or from stdin (-), not both"})
 	case given:
 		return strings.NewReader(in.String("content")), nil
 	case dash && !sb.HasStdin():
@@ -79,7 +80,7 @@ func writeContent(sb *sandbox.Sandbox, in *spec.Input) (io.Reader, error) {
 	case in.Stdin != nil:
 		return in.Stdin, nil
 	}
-	return nil, sandbox.Errorf(sandbox.CodeUsage, "", "write needs content:").WithHint(sandbox.Hint{Option: "content", Text: "give %[1]s TEXT (%[1]s '' for an empty file) or pipe the content (stdin is not a pipe or a file; - after PATH reads it anyway)"})
+	return nil, fserr.Errorf(fserr.CodeUsage, "", "write needs content:").WithHint(fserr.Hint{Option: "content", Text: "give %[1]s TEXT (%[1]s '' for an empty file) or pipe the content (stdin is not a pipe or a file; - after PATH reads it anyway)"})
 }
 
 // WriteOptions are write's inputs.
@@ -130,7 +131,7 @@ func Write(ctx context.Context, sb *sandbox.Sandbox, o WriteOptions) (WriteResul
 		}
 	}
 	if o.NoClobber && w.Exists {
-		return WriteResult{}, sandbox.Errorf(sandbox.CodeExists, o.Path, "%s exists and no-clobber is set", o.Path)
+		return WriteResult{}, fserr.Errorf(fserr.CodeExists, o.Path, "%s exists and no-clobber is set", o.Path)
 	}
 	// Under [write] require_precondition a write names what it replaces:
 	// the sha256 of the file, or that there is none. Which one the hint
@@ -159,10 +160,10 @@ func Write(ctx context.Context, sb *sandbox.Sandbox, o WriteOptions) (WriteResul
 		hold, holdName := holdLimit(max, "max_write_bytes")
 		data, err := io.ReadAll(io.LimitReader(stopAt(ctx, o.Content), satAdd(hold, 1)))
 		if err != nil {
-			return WriteResult{}, sandbox.AsError(err)
+			return WriteResult{}, fserr.AsError(err)
 		}
 		if int64(len(data)) > hold {
-			return WriteResult{}, &sandbox.Error{Code: sandbox.CodeTooLarge, Rule: sandbox.RuleSizeCap, Path: o.Path,
+			return WriteResult{}, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: o.Path,
 				Msg: fmt.Sprintf("the content is over %s = %d: nothing was written", holdName, hold)}
 		}
 		if err := ctx.Err(); err != nil {

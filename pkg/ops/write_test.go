@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -52,17 +54,17 @@ func TestEditErrors(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "f"), []byte("alpha beta\ngamma\nalpha beta\n"), 0o644)
 	cases := []struct {
 		e    []EditSpec
-		code sandbox.Code
+		code fserr.Code
 		msg  string
 	}{
-		{[]EditSpec{{Old: "alpha beta", New: "x"}}, sandbox.CodeAmbiguous, "at 1:1, 3:1"},
-		{[]EditSpec{{Old: "alpha betx", New: "x"}}, sandbox.CodeTextNotFound, "line 1"},
-		{[]EditSpec{{Old: "", New: "x"}}, sandbox.CodeUsage, "empty"},
-		{[]EditSpec{{Old: "gamma", New: "G"}, {Old: "nope", New: "x"}}, sandbox.CodeTextNotFound, "edit 2"},
+		{[]EditSpec{{Old: "alpha beta", New: "x"}}, fserr.CodeAmbiguous, "at 1:1, 3:1"},
+		{[]EditSpec{{Old: "alpha betx", New: "x"}}, fserr.CodeTextNotFound, "line 1"},
+		{[]EditSpec{{Old: "", New: "x"}}, fserr.CodeUsage, "empty"},
+		{[]EditSpec{{Old: "gamma", New: "G"}, {Old: "nope", New: "x"}}, fserr.CodeTextNotFound, "edit 2"},
 	}
 	for _, c := range cases {
 		_, err := Edit(context.Background(), sb, EditOptions{Path: "f", Edits: c.e})
-		e := sandbox.AsError(err)
+		e := fserr.AsError(err)
 		if e == nil || e.Code != c.code || !strings.Contains(e.Msg, c.msg) {
 			t.Errorf("%+v: got %v, want %s mentioning %q", c.e, err, c.code, c.msg)
 		}
@@ -87,7 +89,7 @@ func TestWriteModesAndLimits(t *testing.T) {
 		t.Errorf("writing through a name must not change the shared inode: %q", b)
 	}
 	big := strings.NewReader(strings.Repeat("x", int(sb.Limits().MaxWriteBytes)+1))
-	if _, err := Write(context.Background(), sb, WriteOptions{Path: "big", Content: big}); sandbox.AsError(err).Code != sandbox.CodeTooLarge {
+	if _, err := Write(context.Background(), sb, WriteOptions{Path: "big", Content: big}); fserr.AsError(err).Code != fserr.CodeTooLarge {
 		t.Errorf("over max_write_bytes: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "big")); err == nil {
@@ -101,7 +103,7 @@ func TestWriteModesAndLimits(t *testing.T) {
 	}
 	outside := t.TempDir()
 	os.Symlink(outside, filepath.Join(dir, "out"))
-	if _, err := Write(context.Background(), sb, WriteOptions{Path: "out/f", Content: strings.NewReader("x")}); sandbox.AsError(err).Code != sandbox.CodeDenied {
+	if _, err := Write(context.Background(), sb, WriteOptions{Path: "out/f", Content: strings.NewReader("x")}); fserr.AsError(err).Code != fserr.CodeDenied {
 		t.Errorf("write through a symlink out of the workdir: %v", err)
 	}
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
@@ -114,7 +116,7 @@ func TestWriteModesAndLimits(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if sandbox.AsError(err).Code != sandbox.CodeDenied {
+		if fserr.AsError(err).Code != fserr.CodeDenied {
 			t.Errorf("append to a FIFO: %v", err)
 		}
 	case <-time.After(3 * time.Second):
@@ -141,7 +143,7 @@ func TestParallelEditsLoseNothing(t *testing.T) {
 					if err == nil {
 						break
 					}
-					if sandbox.AsError(err).Code != sandbox.CodeConflict {
+					if fserr.AsError(err).Code != fserr.CodeConflict {
 						t.Error(err)
 						return
 					}
@@ -193,7 +195,7 @@ func TestParallelAppendsDoNotInterleave(t *testing.T) {
 func TestCrashLeavesOldOrNew(t *testing.T) {
 	if os.Getenv("FSBOX_CRASH_CHILD") != "" {
 		dir := os.Getenv("FSBOX_CRASH_CHILD")
-		p := sandbox.DefaultPolicy(dir)
+		p := policy.DefaultPolicy(dir)
 		p.Limits.MaxWriteBytes = 128 << 20
 		sb, err := sandbox.New(p, "")
 		if err != nil {
@@ -285,7 +287,7 @@ func TestWriteModeIsPermissionBitsOnly(t *testing.T) {
 			for _, app := range []bool{false, true} {
 				mode := m
 				_, err := Write(context.Background(), sb, WriteOptions{Path: name, Content: strings.NewReader("pwn"), Append: app, Mode: &mode})
-				if e := sandbox.AsError(err); e.Code != sandbox.CodeUsage || !strings.Contains(e.Msg, "permission bits only") {
+				if e := fserr.AsError(err); e.Code != fserr.CodeUsage || !strings.Contains(e.Msg, "permission bits only") {
 					t.Errorf("mode %v on %s (append %v): %v, want usage", m, name, app, err)
 				}
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Named rule sets (SPEC §4, [agent]): built-in path rules a policy gets
@@ -181,8 +183,8 @@ func AgentServed(p *Policy) *Policy {
 // ForReferenceProfile is p as the reference MCP profile serves it: that
 // profile never requires preconditions, so the agent preset's
 // require_precondition is dropped, and a policy that sets
-// require_precondition = true itself cannot be served by it (an error to
-// report as config).
+// require_precondition = true itself cannot be served by it (a config
+// error).
 //
 // The directories it serves (Policy.Serve) are served whole: the
 // sandbox refuses one that a deny or write_deny rule matches or holds.
@@ -201,7 +203,7 @@ func ForReferenceProfile(p *Policy) (*Policy, error) {
 		if p.PreconditionLine > 0 {
 			at = fmt.Sprintf("line %d: ", p.PreconditionLine)
 		}
-		return nil, fmt.Errorf("%s[write] require_precondition = true, and the reference profile never requires preconditions (its tools have no way to name what a change replaces): serve this policy with the native profile", at)
+		return nil, fserr.Errorf(fserr.CodeConfig, p.Source, "%s: %s[write] require_precondition = true, and the reference profile never requires preconditions (its tools have no way to name what a change replaces): serve this policy with the native profile", p.Source, at)
 	}
 	q := *p
 	q.Write.RequirePrecondition, q.PreconditionByPreset = false, false

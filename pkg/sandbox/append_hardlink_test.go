@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // TestAppendToSharedInodeChangesNothing: write --append on a file with
@@ -24,7 +25,7 @@ import (
 // outside the workdir.
 func TestAppendToSharedInodeChangesNothing(t *testing.T) {
 	state := t.TempDir()
-	fx := newFixture(t, map[string]string{"outside/target.txt": "OUTSIDE\n", "seed.txt": "seed\n"}, func(p *sandbox.Policy) {
+	fx := newFixture(t, map[string]string{"outside/target.txt": "OUTSIDE\n", "seed.txt": "seed\n"}, func(p *policy.Policy) {
 		p.Journal.State = state
 	})
 	if err := os.Link(fx.abs("outside/target.txt"), fx.abs("hl.txt")); err != nil {
@@ -37,7 +38,7 @@ func TestAppendToSharedInodeChangesNothing(t *testing.T) {
 	}
 	before := journalFiles(t, state)
 	_, err := ops.Write(ctx, fx.sb, ops.WriteOptions{Path: "hl.txt", Append: true, Content: strings.NewReader("PWNED\n")})
-	wantDenied(t, "append to a hard link", err, sandbox.RuleHardlink)
+	wantDenied(t, "append to a hard link", err, fserr.RuleHardlink)
 	fx.mustHave("outside/target.txt", "OUTSIDE\n")
 	fx.mustHave("hl.txt", "OUTSIDE\n")
 	h, err := ops.History(ctx, fx.sb, "", 0)

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // TestAppendFailureRestoresLength: an append that cannot be written whole
@@ -41,7 +43,7 @@ func TestAppendFailureRestoresLength(t *testing.T) {
 	_, err = w.Append([]byte(strings.Repeat("n", 8000)), CommitOptions{})
 	w.Close()
 	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
-	checkErr(t, err, CodeIO, "")
+	checkErr(t, err, fserr.CodeIO, "")
 	got, _ := os.ReadFile(p)
 	if string(got) != strings.Repeat("o", 1000) {
 		t.Fatalf("after a failed append the file has %d bytes, want the old 1000", len(got))

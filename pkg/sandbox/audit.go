@@ -6,6 +6,9 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // AuditLog is the policy's [audit] log: a JSON Lines file outside the
@@ -42,25 +45,25 @@ type AuditPath struct {
 
 // AuditError is the call's error, when it failed.
 type AuditError struct {
-	Code Code   `json:"code"`
-	Rule Rule   `json:"rule,omitempty"`
-	Path string `json:"path,omitempty"`
+	Code fserr.Code `json:"code"`
+	Rule fserr.Rule `json:"rule,omitempty"`
+	Path string     `json:"path,omitempty"`
 }
 
 // OpenAudit opens the policy's audit log for appending (creating it with
 // mode 0600). It returns nil when the policy names none. Any failure is a
 // config error: fsbox never runs unaudited when a log is asked for.
-func OpenAudit(p *Policy) (*AuditLog, error) {
+func OpenAudit(p *policy.Policy) (*AuditLog, error) {
 	if p.Audit.Log == "" {
 		return nil, nil
 	}
 	f, err := os.OpenFile(p.Audit.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE|oNoFollow|syscallNonblock, 0o600)
 	if err != nil {
-		return nil, Errorf(CodeConfig, p.Source, "%s: [audit] log %s cannot be opened for appending: %v", p.Source, p.Audit.Log, unwrapPathErr(err))
+		return nil, fserr.Errorf(fserr.CodeConfig, p.Source, "%s: [audit] log %s cannot be opened for appending: %v", p.Source, p.Audit.Log, unwrapPathErr(err))
 	}
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, Errorf(CodeConfig, p.Source, "%s: [audit] log %s is not a regular file", p.Source, p.Audit.Log)
+		return nil, fserr.Errorf(fserr.CodeConfig, p.Source, "%s: [audit] log %s is not a regular file", p.Source, p.Audit.Log)
 	}
 	return &AuditLog{f: f, path: p.Audit.Log}, nil
 }
@@ -78,7 +81,7 @@ func (a *AuditLog) Append(rec *AuditRecord) error {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
-		return Errorf(CodeIO, a.path, "the audit log %s could not be appended to: %v", a.path, unwrapPathErr(err))
+		return fserr.Errorf(fserr.CodeIO, a.path, "the audit log %s could not be appended to: %v", a.path, unwrapPathErr(err))
 	}
 	return nil
 }

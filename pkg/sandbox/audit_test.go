@@ -13,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // The audit log path is expanded like a root and must stay out of the
@@ -39,10 +42,10 @@ func TestAuditPath(t *testing.T) {
 	} {
 		body := fmt.Sprintf("workdir = %q\n[audit]\nlog = %q\n", ls.work, c.log)
 		mustWrite(t, cfg, body)
-		env := Env{ConfigFlag: cfg, Getenv: c.env.get, Cwd: ls.cwd, Home: ls.home}
-		p, err := Load(env)
+		env := policy.Env{ConfigFlag: cfg, Getenv: c.env.get, Cwd: ls.cwd, Home: ls.home}
+		p, err := policy.Load(env)
 		if c.want == "" {
-			if err == nil || AsError(err).Code != CodeConfig || !strings.Contains(err.Error(), "[audit] log") {
+			if err == nil || fserr.AsError(err).Code != fserr.CodeConfig || !strings.Contains(err.Error(), "[audit] log") {
 				t.Errorf("log = %q: want a config error naming [audit] log, got %v", c.log, err)
 			}
 			continue
@@ -62,7 +65,7 @@ func TestAuditPath(t *testing.T) {
 // JSON object and none is lost.
 func TestAuditConcurrentAppends(t *testing.T) {
 	dir := t.TempDir()
-	p := &Policy{Audit: Audit{Log: filepath.Join(dir, "audit.jsonl")}}
+	p := &policy.Policy{Audit: policy.Audit{Log: filepath.Join(dir, "audit.jsonl")}}
 	const writers, each = 8, 200
 	long := strings.Repeat("x", 8000) // longer than PIPE_BUF: still one write(2)
 	var wg sync.WaitGroup
@@ -120,7 +123,7 @@ func TestAuditAppendFails(t *testing.T) {
 	a := &AuditLog{f: f, path: log}
 	defer a.Close()
 	err = a.Append(&AuditRecord{Command: "read"})
-	if e := AsError(err); err == nil || e.Code != CodeIO || !strings.Contains(e.Msg, "audit log") {
+	if e := fserr.AsError(err); err == nil || e.Code != fserr.CodeIO || !strings.Contains(e.Msg, "audit log") {
 		t.Fatalf("Append on a read-only descriptor: %v, want an io error naming the audit log", err)
 	}
 }
@@ -194,7 +197,7 @@ func TestForCallView(t *testing.T) {
 		readAll(t, f)
 		f.Close()
 	}
-	if _, err := b.Open("/etc/passwd"); err == nil || AsError(err).Code != CodeDenied {
+	if _, err := b.Open("/etc/passwd"); err == nil || fserr.AsError(err).Code != fserr.CodeDenied {
 		t.Fatalf("view opened /etc/passwd: %v", err)
 	}
 	if _, err := b.Open("a/cert.PEM"); err == nil {
@@ -250,11 +253,11 @@ func TestNarrow(t *testing.T) {
 		if f, err := v.Open(p); err == nil {
 			f.Close()
 			t.Errorf("%s opened outside the announced root", p)
-		} else if AsError(err).Code != CodeDenied && AsError(err).Code != CodeNotAFile {
+		} else if fserr.AsError(err).Code != fserr.CodeDenied && fserr.AsError(err).Code != fserr.CodeNotAFile {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	if _, err := v.OpenWriteTarget("new.txt", false); err == nil || AsError(err).Code != CodeDenied {
+	if _, err := v.OpenWriteTarget("new.txt", false); err == nil || fserr.AsError(err).Code != fserr.CodeDenied {
 		t.Errorf("write outside the announced root: %v", err)
 	}
 	if w, err := v.OpenWriteTarget("a/b/new.txt", false); err != nil {
@@ -290,7 +293,7 @@ func TestWalkProgress(t *testing.T) {
 	for i := range 3 * ProgressEvery {
 		mustWrite(t, filepath.Join(dir, fmt.Sprintf("d%d/f%d.txt", i%7, i)), "x")
 	}
-	s, err := New(DefaultPolicy(dir), t.TempDir())
+	s, err := New(policy.DefaultPolicy(dir), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

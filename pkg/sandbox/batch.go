@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Batch is a set of changes to files in the workdir made as one: all of
@@ -72,7 +74,7 @@ func (b *Batch) Put(w *WriteTarget, content []byte, max int64, o CommitOptions) 
 		return err
 	}
 	if int64(len(content)) > max {
-		return &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Path: w.Path,
+		return &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: w.Path,
 			Msg: fmt.Sprintf("the new content of %s is over max_write_bytes = %d: nothing was written", w.Path, max)}
 	}
 	tmp, f, err := w.createTemp()
@@ -122,10 +124,10 @@ func (b *Batch) Delete(w *WriteTarget, o CommitOptions) error {
 		return err
 	}
 	if !w.Exists {
-		return Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
+		return fserr.Errorf(fserr.CodeNotFound, w.Path, "%s does not exist", w.Path)
 	}
 	if w.Info.Type == "dir" {
-		return Errorf(CodeNotAFile, w.Path, "%s is a directory: a batch deletes files only", w.Path)
+		return fserr.Errorf(fserr.CodeNotAFile, w.Path, "%s is a directory: a batch deletes files only", w.Path)
 	}
 	b.items = append(b.items, &batchItem{w: w, tmp: tempName(), del: true, o: o})
 	return nil
@@ -134,14 +136,14 @@ func (b *Batch) Delete(w *WriteTarget, o CommitOptions) error {
 // add refuses a second change to one name, and a finished batch.
 func (b *Batch) add(w *WriteTarget) error {
 	if w.rt.st.kind() != kindPosix {
-		return Errorf(CodeUsage, w.Path, "%s lies in an object root, which makes no batches (one request per key: all or none cannot hold): change its files one at a time", w.Path)
+		return fserr.Errorf(fserr.CodeUsage, w.Path, "%s lies in an object root, which makes no batches (one request per key: all or none cannot hold): change its files one at a time", w.Path)
 	}
 	if b.done {
-		return Errorf(CodeIO, w.Path, "the batch was already committed or aborted")
+		return fserr.Errorf(fserr.CodeIO, w.Path, "the batch was already committed or aborted")
 	}
 	for _, it := range b.items {
 		if it.w.rt == w.rt && it.w.dirRel == w.dirRel && it.w.Name == w.Name {
-			return Errorf(CodeUsage, w.Path, "%s is changed twice in one batch", w.Path)
+			return fserr.Errorf(fserr.CodeUsage, w.Path, "%s is changed twice in one batch", w.Path)
 		}
 	}
 	return nil
@@ -165,7 +167,7 @@ func (b *Batch) Abort() {
 // change's result in staging order (a deletion's is zero).
 func (b *Batch) Commit() ([]ReplaceResult, error) {
 	if b.done {
-		return nil, Errorf(CodeIO, "", "the batch was already committed or aborted")
+		return nil, fserr.Errorf(fserr.CodeIO, "", "the batch was already committed or aborted")
 	}
 	defer b.Abort()
 	ws, err := b.staged()
@@ -318,7 +320,7 @@ func (it *batchItem) swap() error {
 	default:
 		err = renameNoReplace(w, it.tmp)
 		if errors.Is(err, fs.ErrExist) {
-			return Errorf(CodeExists, w.Path, "%s appeared during the call: nothing was changed", w.Path)
+			return fserr.Errorf(fserr.CodeExists, w.Path, "%s appeared during the call: nothing was changed", w.Path)
 		}
 	}
 	if err != nil {

@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // batchTree is a workdir with a.txt, b.txt and sub/c.txt.
@@ -18,7 +21,7 @@ func batchTree(t *testing.T) (*Sandbox, string) {
 	mustWrite(t, filepath.Join(dir, "b.txt"), "b old\n")
 	mustWrite(t, filepath.Join(dir, "sub/c.txt"), "c old\n")
 	os.Chmod(filepath.Join(dir, "b.txt"), 0o600)
-	s, err := New(DefaultPolicy(dir), t.TempDir())
+	s, err := New(policy.DefaultPolicy(dir), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,14 +111,14 @@ func TestBatchAllOrNothing(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		meddle func(dir string)
-		code   Code
+		code   fserr.Code
 	}{
-		{"changed after staging", func(dir string) { os.WriteFile(filepath.Join(dir, "sub/c.txt"), []byte("c other\n"), 0o644) }, CodeConflict},
-		{"new name taken", func(dir string) { os.WriteFile(filepath.Join(dir, "sub/new.txt"), []byte("someone\n"), 0o644) }, CodeExists},
+		{"changed after staging", func(dir string) { os.WriteFile(filepath.Join(dir, "sub/c.txt"), []byte("c other\n"), 0o644) }, fserr.CodeConflict},
+		{"new name taken", func(dir string) { os.WriteFile(filepath.Join(dir, "sub/new.txt"), []byte("someone\n"), 0o644) }, fserr.CodeExists},
 		{"parent moved", func(dir string) {
 			os.Rename(filepath.Join(dir, "sub"), filepath.Join(dir, "sub2"))
 			os.Mkdir(filepath.Join(dir, "sub"), 0o755)
-		}, CodeConflict},
+		}, fserr.CodeConflict},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, dir := batchTree(t)
@@ -124,7 +127,7 @@ func TestBatchAllOrNothing(t *testing.T) {
 			c.meddle(dir)
 			meddled := snapshot(t, dir)
 			_, err := b.Commit()
-			if err == nil || AsError(err).Code != c.code {
+			if err == nil || fserr.AsError(err).Code != c.code {
 				t.Fatalf("commit: %v, want %s", err, c.code)
 			}
 			after := snapshot(t, dir)
@@ -173,7 +176,7 @@ func TestBatchRollback(t *testing.T) {
 		after := snapshot(t, dir)
 		if fail <= 2 {
 			// sub/new.txt is the third change: taken before it runs.
-			if err == nil || AsError(err).Code != CodeExists {
+			if err == nil || fserr.AsError(err).Code != fserr.CodeExists {
 				t.Fatalf("fail after %d: %v", fail, err)
 			}
 			if !mapsEqual(after, before) {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Stage 6, change: the one place that locks and re-checks before anything
@@ -60,7 +62,7 @@ func (rt *root) prepareLock() error {
 		}
 		f, err := rt.r.Open(".")
 		if err != nil {
-			rt.lock.err = &Error{Code: CodeIO, Path: rt.dir, Msg: fmt.Sprintf("cannot lock the writable root %s: %v", rt.dir, unwrapPathErr(err)), Err: err}
+			rt.lock.err = &fserr.Error{Code: fserr.CodeIO, Path: rt.dir, Msg: fmt.Sprintf("cannot lock the writable root %s: %v", rt.dir, unwrapPathErr(err)), Err: err}
 			return
 		}
 		depth := strings.Count(filepath.ToSlash(rt.dir), "/")
@@ -157,7 +159,7 @@ func (s *Sandbox) lockRoots(rts []*root) (func(), error) {
 			if ctx.Err() != nil {
 				return nil, lockWaitErr(ctx, l.f.Name())
 			}
-			return nil, &Error{Code: CodeIO, Path: l.f.Name(), Msg: fmt.Sprintf("cannot lock %s: %v", l.f.Name(), err), Err: err}
+			return nil, &fserr.Error{Code: fserr.CodeIO, Path: l.f.Name(), Msg: fmt.Sprintf("cannot lock %s: %v", l.f.Name(), err), Err: err}
 		}
 		held = append(held, l)
 	}
@@ -215,7 +217,7 @@ func lockFileCtx(ctx context.Context, f *os.File, shared bool) error {
 func lockWaitErr(ctx context.Context, dir string) error {
 	err := ctx.Err()
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Code: CodeTimeout, Path: dir, Err: err,
+		return &fserr.Error{Code: fserr.CodeTimeout, Path: dir, Err: err,
 			Msg: fmt.Sprintf("the call ran out of time waiting for the lock of %s, which another change holds: nothing was changed", dir)}
 	}
 	return err
@@ -324,7 +326,7 @@ func (s *Sandbox) changeRoots(extra []*root, ws []*WriteTarget) ([]*root, error)
 	}
 	for _, rt := range rts {
 		if !rt.writable {
-			return nil, deny(RuleReadOnly, rt.dir, "%s is not a writable root", rt.dir)
+			return nil, fserr.Deny(fserr.RuleReadOnly, rt.dir, "%s is not a writable root", rt.dir)
 		}
 	}
 	return rts, nil
@@ -433,7 +435,7 @@ func (c cond) check(w *WriteTarget) error {
 		if now, err := w.entryNow(); err != nil {
 			return err
 		} else if devIno(now) != *c.entry {
-			return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was %s", w.Path, c.verb)
+			return fserr.Errorf(fserr.CodeConflict, w.Path, "%s was replaced during the call: nothing was %s", w.Path, c.verb)
 		}
 	}
 	return nil
@@ -494,7 +496,7 @@ func (s *Sandbox) callOver(ws []*WriteTarget) error {
 	if len(ws) > 0 {
 		given = ws[0].Path
 	}
-	return &Error{Code: CodeTimeout, Path: given, Err: err,
+	return &fserr.Error{Code: fserr.CodeTimeout, Path: given, Err: err,
 		Msg: "the call ran out of time (the policy's max_call_seconds, or the timeout the call asked for) before its change was made: nothing was changed"}
 }
 
@@ -550,7 +552,7 @@ func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string, make bool) (string
 					if errors.Is(err, fs.ErrExist) {
 						// It did not open as a directory, yet it exists: a
 						// symlink leading nowhere, or a file.
-						return "", deny(RuleSymlink, given, "%s: %s exists but is not a directory (a dangling symlink?): nothing more was created", given, rrel)
+						return "", fserr.Deny(fserr.RuleSymlink, given, "%s: %s exists but is not a directory (a dangling symlink?): nothing more was created", given, rrel)
 					}
 					return "", mkdirAllErr(err, given)
 				}
@@ -564,14 +566,14 @@ func (s *Sandbox) mkdirAllLocked(rt *root, rel, given string, make bool) (string
 				if got, err := realRel(rt, sub, rrel, given); err != nil {
 					return "", err
 				} else if got != rrel {
-					return "", Errorf(CodeConflict, given, "%s: %s was replaced while being created: nothing more was created", given, rrel)
+					return "", fserr.Errorf(fserr.CodeConflict, given, "%s: %s was replaced while being created: nothing more was created", given, rrel)
 				}
 			}
 			return full, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) || dir == "." {
 			if errors.Is(err, syscall.ENOTDIR) || strings.Contains(err.Error(), "not a directory") {
-				return "", Errorf(CodeNotADir, given, "%s: a parent exists and is not a directory", given)
+				return "", fserr.Errorf(fserr.CodeNotADir, given, "%s: a parent exists and is not a directory", given)
 			}
 			return "", mapOpenErr(err, given)
 		}
@@ -591,7 +593,7 @@ func (w *WriteTarget) pinned() error {
 		return ioErr(w.Path, err)
 	}
 	if rel, ok := w.rt.relOf(real); !ok || rel != w.dirRel {
-		return Errorf(CodeConflict, w.Path, "the directory of %s was moved during the call: nothing was changed", w.Path)
+		return fserr.Errorf(fserr.CodeConflict, w.Path, "the directory of %s was moved during the call: nothing was changed", w.Path)
 	}
 	return nil
 }
@@ -637,7 +639,7 @@ func (w *WriteTarget) expect(expect *string) error {
 // Under [write] require_precondition the message leaves the current hash
 // out, so a refused change cannot be retried blind with the hash its
 // refusal gave: the caller reads the file again.
-func (s *Sandbox) Mismatch(given, have, want string) *Error {
+func (s *Sandbox) Mismatch(given, have, want string) *fserr.Error {
 	if have == "" {
 		have = "absent"
 	}
@@ -646,14 +648,14 @@ func (s *Sandbox) Mismatch(given, have, want string) *Error {
 	}
 	if s.RequirePrecondition() {
 		if want == "absent" {
-			return Errorf(CodeConflict, given, "%s exists, and the call expected it absent: read it again", given)
+			return fserr.Errorf(fserr.CodeConflict, given, "%s exists, and the call expected it absent: read it again", given)
 		}
 		if have == "absent" {
-			return Errorf(CodeConflict, given, "%s does not exist, and the call expected its sha256 to be %s", given, want)
+			return fserr.Errorf(fserr.CodeConflict, given, "%s does not exist, and the call expected its sha256 to be %s", given, want)
 		}
-		return Errorf(CodeConflict, given, "%s changed: its sha256 is not %s; read it again", given, want)
+		return fserr.Errorf(fserr.CodeConflict, given, "%s changed: its sha256 is not %s; read it again", given, want)
 	}
-	return Errorf(CodeConflict, given, "%s changed: its sha256 is %s, not %s", given, have, want)
+	return fserr.Errorf(fserr.CodeConflict, given, "%s changed: its sha256 is %s, not %s", given, have, want)
 }
 
 // RequirePrecondition says whether the policy in force requires every
@@ -665,8 +667,8 @@ func (s *Sandbox) RequirePrecondition() bool {
 // PreconditionRequired is the refusal of a change that does not name what
 // it replaces while the policy requires it; hint names the option that
 // would (each face spells it its own way).
-func PreconditionRequired(given, msg string, hint Hint) *Error {
-	return (&Error{Code: CodePreconditionRequired, Path: given, Msg: msg}).WithHint(hint)
+func PreconditionRequired(given, msg string, hint fserr.Hint) *fserr.Error {
+	return (&fserr.Error{Code: fserr.CodePreconditionRequired, Path: given, Msg: msg}).WithHint(hint)
 }
 
 // checkedKey is the identity of the file a change's precondition checked:
@@ -698,7 +700,7 @@ func (w *WriteTarget) swappedOut(name string, o CommitOptions) error {
 		return ioErr(w.Path, err)
 	}
 	if devIno(fi) != key {
-		return Errorf(CodeConflict, w.Path, "%s was replaced by another process during the commit: nothing was changed", w.Path)
+		return fserr.Errorf(fserr.CodeConflict, w.Path, "%s was replaced by another process during the commit: nothing was changed", w.Path)
 	}
 	return nil
 }
@@ -709,7 +711,7 @@ func (w *WriteTarget) unchanged() error {
 	if w.cur == nil {
 		return nil
 	}
-	changed := Errorf(CodeConflict, w.Path, "%s changed since it was read: nothing was written", w.Path)
+	changed := fserr.Errorf(fserr.CodeConflict, w.Path, "%s changed since it was read: nothing was written", w.Path)
 	now, err := w.entryNow()
 	if err != nil || devIno(now) != w.Info.key {
 		return changed
@@ -750,7 +752,7 @@ func (w *WriteTarget) sharedInode() error {
 
 func sharedInode(fi fs.FileInfo, given string) error {
 	if n := nlink(fi); n > 1 {
-		return deny(RuleHardlink, given, "%s has %d hard links: appending would change every other name of the file too (write it whole instead, which replaces only this name)", given, n)
+		return fserr.Deny(fserr.RuleHardlink, given, "%s has %d hard links: appending would change every other name of the file too (write it whole instead, which replaces only this name)", given, n)
 	}
 	return nil
 }

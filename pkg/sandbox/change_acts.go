@@ -1,6 +1,10 @@
 package sandbox
 
-import "io"
+import (
+	"io"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+)
 
 // The acts of a change as the door offers them: what each checks whatever
 // the root (the policy's preconditions, the targets' rules, checked when
@@ -101,7 +105,7 @@ func (s *Sandbox) ProbeRename(from, to string) error {
 // object store): no one request of either makes it.
 func sameKind(src, dst *WriteTarget) error {
 	if src.rt.st.kind() != dst.rt.st.kind() {
-		return Errorf(CodeUsage, dst.Path, "%s and %s lie in roots of two kinds (%s, %s): copy, then remove", src.Path, dst.Path, src.rt.st.kind(), dst.rt.st.kind())
+		return fserr.Errorf(fserr.CodeUsage, dst.Path, "%s and %s lie in roots of two kinds (%s, %s): copy, then remove", src.Path, dst.Path, src.rt.st.kind(), dst.rt.st.kind())
 	}
 	return nil
 }
@@ -121,7 +125,7 @@ func (s *Sandbox) Remove(w *WriteTarget, recursive bool) error {
 // directory only when it is empty (precondition_required otherwise).
 func (s *Sandbox) RemoveExpect(w *WriteTarget, recursive bool, expect *string) error {
 	if !w.Exists {
-		return Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
+		return fserr.Errorf(fserr.CodeNotFound, w.Path, "%s does not exist", w.Path)
 	}
 	return w.rt.st.remove(w, recursive, expect)
 }

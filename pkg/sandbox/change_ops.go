@@ -13,6 +13,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // The acts of stage 6: each runs inside change (change.go).
@@ -120,7 +122,7 @@ func (rp *replacement) stage(r io.Reader, max int64) error {
 		return ioErr(w.Path, err)
 	}
 	if n > max {
-		return &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Path: w.Path,
+		return &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: w.Path,
 			Msg: fmt.Sprintf("the content is over max_write_bytes = %d: nothing was written", max)}
 	}
 	switch {
@@ -182,11 +184,11 @@ func (rp *replacement) commit(tx *Tx) error {
 		if aerr != nil {
 			w.dir.Remove(rp.tmp)
 			rp.placed = true
-			return Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot keep the prior content: %v", j.dir, aerr)
+			return fserr.Errorf(fserr.CodeIO, j.dir, "the change was made, but the journal %s cannot keep the prior content: %v", j.dir, aerr)
 		}
 		rp.stored, kept = n, func() error {
 			if err := objsSynced(); err != nil {
-				return Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot keep the prior content: %v", j.dir, err)
+				return fserr.Errorf(fserr.CodeIO, j.dir, "the change was made, but the journal %s cannot keep the prior content: %v", j.dir, err)
 			}
 			return nil
 		}
@@ -231,7 +233,7 @@ func (rp *replacement) keepBefore(tx *Tx) (adopt bool, err error) {
 // dirGone is the conflict of a staged file gone from the pinned
 // directory: the directory was removed or moved meanwhile.
 func (rp *replacement) dirGone() error {
-	return Errorf(CodeConflict, rp.w.Path, "the directory of %s was removed or moved during the call: nothing was written", rp.w.Path)
+	return fserr.Errorf(fserr.CodeConflict, rp.w.Path, "the directory of %s was removed or moved during the call: nothing was written", rp.w.Path)
 }
 
 // swapIn gives the staged file the name. With adopt the old file is
@@ -253,7 +255,7 @@ func (rp *replacement) swapIn(adopt bool) (bool, error) {
 		case errors.Is(err, errNoExchange):
 			err = w.dir.Rename(tmp, w.Name)
 		case errors.Is(err, fs.ErrNotExist):
-			return false, Errorf(CodeConflict, w.Path, "%s was removed by another process during the commit: nothing was written", w.Path)
+			return false, fserr.Errorf(fserr.CodeConflict, w.Path, "%s was removed by another process during the commit: nothing was written", w.Path)
 		case err == nil:
 			if cerr := w.swappedOut(tmp, o); cerr != nil {
 				exchangeOnly(w, tmp)
@@ -264,7 +266,7 @@ func (rp *replacement) swapIn(adopt bool) (bool, error) {
 	case o.NoReplace:
 		err = renameNoReplace(w, tmp)
 		if errors.Is(err, fs.ErrExist) {
-			return false, Errorf(CodeExists, w.Path, "%s exists: nothing was written", w.Path)
+			return false, fserr.Errorf(fserr.CodeExists, w.Path, "%s exists: nothing was written", w.Path)
 		}
 	default:
 		err = w.dir.Rename(tmp, w.Name)
@@ -396,7 +398,7 @@ func openAppend(w *WriteTarget, o CommitOptions) (*os.File, fs.FileInfo, error) 
 	if key, ok := w.checkedKey(o); ok && devIno(fi) != key {
 		// Not the file the precondition hashed: renamed over the name
 		// since. Nothing was appended to it.
-		return fail(Errorf(CodeConflict, w.Path, "%s was replaced by another process during the commit: nothing was written", w.Path))
+		return fail(fserr.Errorf(fserr.CodeConflict, w.Path, "%s was replaced by another process during the commit: nothing was written", w.Path))
 	}
 	if o.Mode != nil && fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != perm {
 		if err := f.Chmod(perm); err != nil {
@@ -415,7 +417,7 @@ var errLongPath = errors.New("a path in the tree is too long")
 // longPathErr turns errLongPath into too_large for the tree at given.
 func longPathErr(err error, given string) error {
 	if errors.Is(err, errLongPath) {
-		return &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Path: given,
+		return &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: given,
 			Msg: fmt.Sprintf("%s holds a path longer than %d bytes: nothing was changed", given, maxPathLen)}
 	}
 	return err
@@ -432,11 +434,11 @@ func satAdd(a, b int64) int64 {
 
 // HintExpectSHA256 names the option that gives a change its precondition:
 // the sha256 of the file it replaces or removes.
-var HintExpectSHA256 = Hint{Option: "expect-sha256", Text: "pass %s with the file's current sha256 (read or stat --sha256 gives it)", Else: "read the file first"}
+var HintExpectSHA256 = fserr.Hint{Option: "expect-sha256", Text: "pass %s with the file's current sha256 (read or stat --sha256 gives it)", Else: "read the file first"}
 
 // HintExpectAbsent names the option that gives a new file its
 // precondition: that the name is free.
-var HintExpectAbsent = Hint{Option: "expect-absent", Text: "pass %s to create it (nothing is replaced)"}
+var HintExpectAbsent = fserr.Hint{Option: "expect-absent", Text: "pass %s to create it (nothing is replaced)"}
 
 // precondition refuses, under [write] require_precondition, a commit that
 // names nothing it replaces: no expected sha256, no free name, no check
@@ -451,7 +453,7 @@ func (w *WriteTarget) precondition(o CommitOptions) error {
 }
 
 // HintReplace: an existing name is replaced only with force.
-var HintReplace = Hint{Option: "force", Text: "pass %s to replace it", Else: "move or remove it first"}
+var HintReplace = fserr.Hint{Option: "force", Text: "pass %s to replace it", Else: "move or remove it first"}
 
 // moveRules checks that src's entry (fi) and, for a directory, every path
 // below it may be written at its old place and at its new one, dst.
@@ -468,10 +470,10 @@ func (s *Sandbox) moveRules(src, dst *WriteTarget, fi fs.FileInfo) error {
 	}
 	_, err := scanTree(src, devIno(fi), func(sub string, isDir bool) error {
 		if e := s.admitChild(src.rt, srcRel+"/"+sub, isDir, AccessWrite, path.Join(src.Path, sub)); e != nil {
-			return inSet(e, deny(e.Rule, e.Path, "%s; nothing was moved", e.Msg))
+			return inSet(e, fserr.Deny(e.Rule, e.Path, "%s; nothing was moved", e.Msg))
 		}
 		if e := s.admitChild(dst.rt, dstRel+"/"+sub, isDir, AccessWrite, path.Join(dst.Path, sub)); e != nil {
-			return inSet(e, deny(e.Rule, e.Path, "%s (the new place of %s); nothing was moved", e.Msg, path.Join(src.Path, sub)))
+			return inSet(e, fserr.Deny(e.Rule, e.Path, "%s (the new place of %s); nothing was moved", e.Msg, path.Join(src.Path, sub)))
 		}
 		if e := s.checkWrite(dst.rt, dstRel+"/"+sub, path.Join(dst.Path, sub)); e != nil {
 			return e // (a typed nil would not be nil here)
@@ -528,11 +530,11 @@ func renameIn(tx *Tx, src, dst *WriteTarget, force bool, expect *string) error {
 		}
 	}
 	if err := s.renameChecked(src, dst, force && fi.Mode().IsRegular(), force, expect); err != nil {
-		if e, ok := err.(*Error); ok {
+		if e, ok := err.(*fserr.Error); ok {
 			return e
 		}
 		if errors.Is(err, fs.ErrExist) {
-			return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
+			return fserr.Errorf(fserr.CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
 		}
 		return ioErr(dst.Path, err)
 	}
@@ -542,9 +544,9 @@ func renameIn(tx *Tx, src, dst *WriteTarget, force bool, expect *string) error {
 	// and move a stranger straight back.
 	if now, err := dst.entryNow(); err == nil && devIno(now) != key {
 		if rerr := renameAt(dst, src, false); rerr != nil {
-			return Errorf(CodeConflict, dst.Path, "%s was replaced by another process during the call and could not be moved back from %s: %v", src.Path, dst.Path, rerr)
+			return fserr.Errorf(fserr.CodeConflict, dst.Path, "%s was replaced by another process during the call and could not be moved back from %s: %v", src.Path, dst.Path, rerr)
 		}
-		return Errorf(CodeConflict, src.Path, "%s was replaced by another process during the call: it was moved back", src.Path)
+		return fserr.Errorf(fserr.CodeConflict, src.Path, "%s was replaced by another process during the call: it was moved back", src.Path)
 	}
 	dst.dirF.Sync()
 	src.dirF.Sync()
@@ -562,12 +564,12 @@ func (s *Sandbox) renameRules(src, dst *WriteTarget, force bool) (fs.FileInfo, e
 	}
 	if !force {
 		if _, err := dst.dir.Lstat(dst.Name); err == nil {
-			return nil, Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
+			return nil, fserr.Errorf(fserr.CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
 		}
 	}
 	srcRel, dstRel := src.rootRel(), dst.rootRel()
 	if fi.IsDir() && src.rt == dst.rt && (dstRel == srcRel || strings.HasPrefix(dstRel+"/", srcRel+"/")) {
-		return nil, Errorf(CodeUsage, dst.Path, "cannot move %s into itself", src.Path)
+		return nil, fserr.Errorf(fserr.CodeUsage, dst.Path, "cannot move %s into itself", src.Path)
 	}
 	if err := s.moveRules(src, dst, fi); err != nil {
 		return nil, err
@@ -610,16 +612,16 @@ func (s *Sandbox) renameChecked(src, dst *WriteTarget, exchange, force bool, exp
 	case errors.Is(err, errNoExchange):
 		return renameAt(src, dst, force)
 	case errors.Is(err, fs.ErrNotExist):
-		return Errorf(CodeConflict, dst.Path, "%s was removed by another process during the commit: nothing was moved", dst.Path)
+		return fserr.Errorf(fserr.CodeConflict, dst.Path, "%s was removed by another process during the commit: nothing was moved", dst.Path)
 	case err != nil:
 		return err
 	}
 	fi, err := src.dir.Lstat(src.Name)
 	if err != nil || devIno(fi) != *dst.hashed {
 		if berr := exchangeBetween(src, dst); berr != nil {
-			return Errorf(CodeConflict, dst.Path, "%s was replaced by another process during the commit and could not be swapped back from %s: %v", dst.Path, src.Path, berr)
+			return fserr.Errorf(fserr.CodeConflict, dst.Path, "%s was replaced by another process during the commit and could not be swapped back from %s: %v", dst.Path, src.Path, berr)
 		}
-		return Errorf(CodeConflict, dst.Path, "%s was replaced by another process during the commit: nothing was moved", dst.Path)
+		return fserr.Errorf(fserr.CodeConflict, dst.Path, "%s was replaced by another process during the commit: nothing was moved", dst.Path)
 	}
 	if err := unlinkAt(src); err != nil {
 		return ioErr(src.Path, err)
@@ -631,7 +633,7 @@ func (s *Sandbox) renameChecked(src, dst *WriteTarget, exchange, force bool, exp
 func (s *Sandbox) mkdirPosix(p string) (display string, created bool, err error) {
 	w, err := s.openMade(p)
 	if err != nil {
-		if AsError(err).Code != CodeNotFound {
+		if fserr.AsError(err).Code != fserr.CodeNotFound {
 			return "", false, err
 		}
 		// A parent is missing: in one change, the missing parents are
@@ -668,7 +670,7 @@ func (s *Sandbox) mkdirPosix(p string) (display string, created bool, err error)
 // directory (nothing made), exists when it is not.
 func madeExists(w *WriteTarget, p string) (string, bool, error) {
 	if w.Info.Type != "dir" {
-		return "", false, Errorf(CodeExists, p, "%s exists and is not a directory", p)
+		return "", false, fserr.Errorf(fserr.CodeExists, p, "%s exists and is not a directory", p)
 	}
 	return w.Path, false, nil
 }
@@ -719,7 +721,7 @@ func removeEntry(tx *Tx, w *WriteTarget, recursive bool, expect *string) error {
 		return err
 	}
 	if devIno(fi) != w.Info.key {
-		return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
+		return fserr.Errorf(fserr.CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
 	}
 	if err := tx.s.allowAt(w.rt, w.rootRel(), fi.IsDir(), w.Path); err != nil {
 		return err
@@ -755,10 +757,10 @@ func removeEntry(tx *Tx, w *WriteTarget, recursive bool, expect *string) error {
 func removeDirIn(tx *Tx, w *WriteTarget, recursive bool, expect *string) error {
 	s := tx.s
 	if expect != nil {
-		return Errorf(CodeNotAFile, w.Path, "%s is a directory: an expected sha256 names a file's content", w.Path)
+		return fserr.Errorf(fserr.CodeNotAFile, w.Path, "%s is a directory: an expected sha256 names a file's content", w.Path)
 	}
 	if !recursive {
-		return Errorf(CodeNotAFile, w.Path, "%s is a directory:", w.Path).WithHint(Hint{Option: "recursive", Short: true, Text: "pass %s to remove it and everything below", Else: "remove what lies below it first"})
+		return fserr.Errorf(fserr.CodeNotAFile, w.Path, "%s is a directory:", w.Path).WithHint(fserr.Hint{Option: "recursive", Short: true, Text: "pass %s to remove it and everything below", Else: "remove what lies below it first"})
 	}
 	tree, err := scanTree(w, w.Info.key, s.removable(w))
 	if err != nil {
@@ -767,7 +769,7 @@ func removeDirIn(tx *Tx, w *WriteTarget, recursive bool, expect *string) error {
 	if len(tree.kids) > 0 && s.RequirePrecondition() {
 		// Nothing names what lies below: the policy wants every file
 		// removed by its content, one at a time.
-		return Errorf(CodePreconditionRequired, w.Path, "%s is not empty, and the policy requires every removal to name the content it removes: remove its files one at a time, by their sha256, then the empty directory", w.Path)
+		return fserr.Errorf(fserr.CodePreconditionRequired, w.Path, "%s is not empty, and the policy requires every removal to name the content it removes: remove its files one at a time, by their sha256, then the empty directory", w.Path)
 	}
 	// The journal keeps the whole tree first (the directory, then what
 	// lies below, parents before children).
@@ -783,7 +785,7 @@ func removeDirIn(tx *Tx, w *WriteTarget, recursive bool, expect *string) error {
 		return err
 	}
 	if err := removeTree(w, tree); err != nil {
-		if e, ok := err.(*Error); ok {
+		if e, ok := err.(*fserr.Error); ok {
 			return e
 		}
 		return ioErr(w.Path, err)
@@ -802,10 +804,10 @@ func (s *Sandbox) removable(w *WriteTarget) func(sub string, isDir bool) error {
 		if path.Base(sub) == journalMarker {
 			// A journal of fsbox below (ownstate.go): never removed.
 			holder := path.Join(w.Path, path.Dir(sub))
-			return deny(RuleOwnFile, holder, "%s holds a journal of fsbox (it holds %s): fsbox never reads or changes its own state; nothing was removed", holder, journalMarker)
+			return fserr.Deny(fserr.RuleOwnFile, holder, "%s holds a journal of fsbox (it holds %s): fsbox never reads or changes its own state; nothing was removed", holder, journalMarker)
 		}
 		if e := s.admitChild(w.rt, rel+"/"+sub, isDir, AccessWrite, path.Join(w.Path, sub)); e != nil {
-			return inSet(e, deny(e.Rule, e.Path, "%s; nothing was removed", e.Msg))
+			return inSet(e, fserr.Deny(e.Rule, e.Path, "%s; nothing was removed", e.Msg))
 		}
 		if e := s.checkWrite(w.rt, rel+"/"+sub, path.Join(w.Path, sub)); e != nil {
 			return e
@@ -836,7 +838,7 @@ func (s *Sandbox) symlinkPosix(p, target string) (created bool, err error) {
 func symlinkAt(w *WriteTarget, given, target string) (bool, error) {
 	if w.Exists {
 		if w.Info.Type != "symlink" {
-			return false, Errorf(CodeExists, given, "%s exists and is not a symlink", given)
+			return false, fserr.Errorf(fserr.CodeExists, given, "%s exists and is not a symlink", given)
 		}
 		if w.Info.Target == target {
 			return false, nil

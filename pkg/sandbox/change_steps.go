@@ -3,6 +3,8 @@ package sandbox
 import (
 	"io/fs"
 	"path"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // A change of several steps (undo's): one transaction whose steps each
@@ -54,14 +56,14 @@ func (tx *Tx) release() {
 // hold refuses a step in a root the change did not lock.
 func (tx *Tx) hold(rt *root) error {
 	if !rt.writable {
-		return deny(RuleReadOnly, rt.dir, "%s is not a writable root", rt.dir)
+		return fserr.Deny(fserr.RuleReadOnly, rt.dir, "%s is not a writable root", rt.dir)
 	}
 	for _, r := range tx.roots {
 		if r == rt {
 			return nil
 		}
 	}
-	return Errorf(CodeConflict, rt.dir, "%s is a writable root this change did not name: nothing more was changed", rt.dir)
+	return fserr.Errorf(fserr.CodeConflict, rt.dir, "%s is a writable root this change did not name: nothing more was changed", rt.dir)
 }
 
 // quietly runs a step: what the change records is the caller's to say.
@@ -106,7 +108,7 @@ func (tx *Tx) Remove(p string) error {
 	}
 	defer w.Close()
 	if !w.Exists {
-		return Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
+		return fserr.Errorf(fserr.CodeNotFound, w.Path, "%s does not exist", w.Path)
 	}
 	return tx.quietly(func() error { return removeEntry(tx, w, false, nil) })
 }
@@ -171,7 +173,7 @@ func (tx *Tx) batch() *Batch {
 func (tx *Tx) Swap() error {
 	b := tx.batch()
 	if b.done {
-		return Errorf(CodeIO, "", "the change's files were already swapped")
+		return fserr.Errorf(fserr.CodeIO, "", "the change's files were already swapped")
 	}
 	if _, err := b.staged(); err != nil {
 		return err
@@ -242,7 +244,7 @@ func (tx *Tx) mkdirAll(rt *root, rel, given string) error {
 func mkdirIn(tx *Tx, p string) (display string, created bool, err error) {
 	w, err := tx.s.openMade(p)
 	if err != nil {
-		if AsError(err).Code != CodeNotFound {
+		if fserr.AsError(err).Code != fserr.CodeNotFound {
 			return "", false, err
 		}
 		if w, err = tx.mkdirParents(p); err != nil {

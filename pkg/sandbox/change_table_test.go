@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 func sha(s string) *string {
@@ -24,8 +26,8 @@ func sha(s string) *string {
 type changeCase struct {
 	name  string
 	act   func(s *Sandbox) error
-	code  Code // "" = success
-	rule  Rule
+	code  fserr.Code // "" = success
+	rule  fserr.Rule
 	want  map[string]string // rel -> content after the act ("\x00" = absent; "/" = a directory)
 	roots rowRoots
 }
@@ -121,17 +123,17 @@ func changeCases() []changeCase {
 		{"write existing", writeAct("file.txt", "H2", CommitOptions{}), "", "", map[string]string{"file.txt": "H2"}, anyRoot},
 		{"write below new dirs", writeAct("d1/d2/n.txt", "D", CommitOptions{}), "", "", map[string]string{"d1/d2/n.txt": "D"}, anyRoot},
 		{"write expect", writeAct("file.txt", "H2", CommitOptions{Expect: sha("hello")}), "", "", map[string]string{"file.txt": "H2"}, anyRoot},
-		{"write expect mismatch", writeAct("file.txt", "H2", CommitOptions{Expect: sha("nope")}), CodeConflict, "", map[string]string{"file.txt": "hello"}, anyRoot},
-		{"write expect absent", writeAct("file.txt", "H2", CommitOptions{Expect: new(string)}), CodeConflict, "", map[string]string{"file.txt": "hello"}, anyRoot},
+		{"write expect mismatch", writeAct("file.txt", "H2", CommitOptions{Expect: sha("nope")}), fserr.CodeConflict, "", map[string]string{"file.txt": "hello"}, anyRoot},
+		{"write expect absent", writeAct("file.txt", "H2", CommitOptions{Expect: new(string)}), fserr.CodeConflict, "", map[string]string{"file.txt": "hello"}, anyRoot},
 		{"write expect absent new", writeAct("fresh.txt", "F", CommitOptions{Expect: new(string)}), "", "", map[string]string{"fresh.txt": "F"}, anyRoot},
-		{"write no-replace existing", writeAct("file.txt", "H2", CommitOptions{NoReplace: true}), CodeExists, "", map[string]string{"file.txt": "hello"}, anyRoot},
+		{"write no-replace existing", writeAct("file.txt", "H2", CommitOptions{NoReplace: true}), fserr.CodeExists, "", map[string]string{"file.txt": "hello"}, anyRoot},
 		{"write no-replace new", writeAct("only.txt", "O", CommitOptions{NoReplace: true}), "", "", map[string]string{"only.txt": "O"}, anyRoot},
-		{"write denied", writeAct("secrets/x", "X", CommitOptions{}), CodeDenied, RuleDeny, map[string]string{"secrets/x": absent}, anyRoot},
-		{"write write_deny", writeAct("x.lock", "X", CommitOptions{}), CodeDenied, RuleWriteDeny, map[string]string{"x.lock": "l"}, anyRoot},
+		{"write denied", writeAct("secrets/x", "X", CommitOptions{}), fserr.CodeDenied, fserr.RuleDeny, map[string]string{"secrets/x": absent}, anyRoot},
+		{"write write_deny", writeAct("x.lock", "X", CommitOptions{}), fserr.CodeDenied, fserr.RuleWriteDeny, map[string]string{"x.lock": "l"}, anyRoot},
 		{"write read root", func(s *Sandbox) error {
 			return writeAct(filepath.Join(s.ReadRoots()[0], "n.txt"), "X", CommitOptions{})(s)
-		}, CodeDenied, RuleReadOnly, nil, anyRoot},
-		{"write a directory", writeAct("a", "X", CommitOptions{}), CodeNotAFile, "", map[string]string{"a": isDir}, anyRoot},
+		}, fserr.CodeDenied, fserr.RuleReadOnly, nil, anyRoot},
+		{"write a directory", writeAct("a", "X", CommitOptions{}), fserr.CodeNotAFile, "", map[string]string{"a": isDir}, anyRoot},
 		{"write over max", func(s *Sandbox) error {
 			w, err := s.OpenWriteTarget("big.txt", false)
 			if err != nil {
@@ -140,31 +142,31 @@ func changeCases() []changeCase {
 			defer w.Close()
 			_, err = w.Commit(strings.NewReader("0123456789"), 4, CommitOptions{})
 			return err
-		}, CodeTooLarge, RuleSizeCap, map[string]string{"big.txt": absent}, anyRoot},
+		}, fserr.CodeTooLarge, fserr.RuleSizeCap, map[string]string{"big.txt": absent}, anyRoot},
 		{"write mode", writeAct("m.txt", "M", CommitOptions{Mode: &mode}), "", "", map[string]string{"m.txt": "M"}, posixOnly},
 		{"append", appendAct("file.txt", " world", CommitOptions{}), "", "", map[string]string{"file.txt": "hello world"}, anyRoot},
 		{"append new", appendAct("log.txt", "L1", CommitOptions{}), "", "", map[string]string{"log.txt": "L1"}, anyRoot},
-		{"append expect mismatch", appendAct("file.txt", "!", CommitOptions{Expect: sha("nope")}), CodeConflict, "", map[string]string{"file.txt": "hello"}, anyRoot},
+		{"append expect mismatch", appendAct("file.txt", "!", CommitOptions{Expect: sha("nope")}), fserr.CodeConflict, "", map[string]string{"file.txt": "hello"}, anyRoot},
 		{"edit", editAct("file.txt"), "", "", map[string]string{"file.txt": "HELLO"}, anyRoot},
-		{"edit missing", editAct("nope.txt"), CodeNotFound, "", nil, anyRoot},
+		{"edit missing", editAct("nope.txt"), fserr.CodeNotFound, "", nil, anyRoot},
 		{"mkdir", mkdirAct("nd"), "", "", map[string]string{"nd": isDir}, anyRoot},
 		{"mkdir deep", mkdirAct("m1/m2"), "", "", map[string]string{"m1/m2": isDir}, anyRoot},
 		{"mkdir existing", mkdirAct("a"), "", "", map[string]string{"a": isDir, "a/inner.txt": "inner"}, anyRoot},
-		{"mkdir over a file", mkdirAct("file.txt"), CodeExists, "", map[string]string{"file.txt": "hello"}, anyRoot},
-		{"mkdir denied", mkdirAct("secrets/sub"), CodeDenied, RuleDeny, nil, anyRoot},
+		{"mkdir over a file", mkdirAct("file.txt"), fserr.CodeExists, "", map[string]string{"file.txt": "hello"}, anyRoot},
+		{"mkdir denied", mkdirAct("secrets/sub"), fserr.CodeDenied, fserr.RuleDeny, nil, anyRoot},
 		{"rm file", rmAct("a/readme.md", false, nil), "", "", map[string]string{"a/readme.md": absent, "a/inner.txt": "inner"}, anyRoot},
-		{"rm missing", rmAct("nope", false, nil), CodeNotFound, "", nil, anyRoot},
-		{"rm dir without -r", rmAct("a", false, nil), CodeNotAFile, "", map[string]string{"a/inner.txt": "inner"}, anyRoot},
+		{"rm missing", rmAct("nope", false, nil), fserr.CodeNotFound, "", nil, anyRoot},
+		{"rm dir without -r", rmAct("a", false, nil), fserr.CodeNotAFile, "", map[string]string{"a/inner.txt": "inner"}, anyRoot},
 		{"rm -r", rmAct("a/b", true, nil), "", "", map[string]string{"a/b/deep.txt": absent, "a/b": absent, "a/inner.txt": "inner"}, anyRoot},
-		{"rm -r holding a denied path", rmAct("upper", true, nil), CodeDenied, RuleDeny, map[string]string{"upper/.ENV": "E2"}, anyRoot},
+		{"rm -r holding a denied path", rmAct("upper", true, nil), fserr.CodeDenied, fserr.RuleDeny, map[string]string{"upper/.ENV": "E2"}, anyRoot},
 		{"rm expect", rmAct("file.txt", false, sha("hello")), "", "", map[string]string{"file.txt": absent}, anyRoot},
-		{"rm expect mismatch", rmAct("file.txt", false, sha("nope")), CodeConflict, "", map[string]string{"file.txt": "hello"}, anyRoot},
-		{"rm write_deny", rmAct("x.lock", false, nil), CodeDenied, RuleWriteDeny, map[string]string{"x.lock": "l"}, anyRoot},
+		{"rm expect mismatch", rmAct("file.txt", false, sha("nope")), fserr.CodeConflict, "", map[string]string{"file.txt": "hello"}, anyRoot},
+		{"rm write_deny", rmAct("x.lock", false, nil), fserr.CodeDenied, fserr.RuleWriteDeny, map[string]string{"x.lock": "l"}, anyRoot},
 		{"mv", mvAct("file.txt", "moved.txt", false), "", "", map[string]string{"file.txt": absent, "moved.txt": "hello"}, anyRoot},
-		{"mv onto existing", mvAct("a/inner.txt", "..test", false), CodeExists, "", map[string]string{"a/inner.txt": "inner", "..test": "dots"}, anyRoot},
+		{"mv onto existing", mvAct("a/inner.txt", "..test", false), fserr.CodeExists, "", map[string]string{"a/inner.txt": "inner", "..test": "dots"}, anyRoot},
 		{"mv --force", mvAct("a/inner.txt", "..test", true), "", "", map[string]string{"a/inner.txt": absent, "..test": "inner"}, anyRoot},
-		{"mv into denied", mvAct("file.txt", "secrets/f", false), CodeDenied, RuleDeny, map[string]string{"file.txt": "hello"}, anyRoot},
-		{"mv missing", mvAct("nope", "n2", false), CodeNotFound, "", nil, anyRoot},
+		{"mv into denied", mvAct("file.txt", "secrets/f", false), fserr.CodeDenied, fserr.RuleDeny, map[string]string{"file.txt": "hello"}, anyRoot},
+		{"mv missing", mvAct("nope", "n2", false), fserr.CodeNotFound, "", nil, anyRoot},
 		{"mv a directory", mvAct("a/b", "b2", false), "", "", map[string]string{"b2/deep.txt": "deep", "a/b": absent}, posixOnly},
 		{"symlink", func(s *Sandbox) error { _, err := s.Symlink("ln", "file.txt"); return err }, "", "", nil, posixOnly},
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
 )
 
@@ -20,10 +21,10 @@ import (
 func (s *Sandbox) lexicalChecks(t *target) error {
 	clean := path.Clean(t.rel)
 	if clean == ".." || strings.HasPrefix(clean, "../") {
-		return deny(RuleRoot, t.given, "%s climbs out of its root with '..'", t.given)
+		return fserr.Deny(fserr.RuleRoot, t.given, "%s climbs out of its root with '..'", t.given)
 	}
 	if specialFS(t.rt.abs(clean)) {
-		return deny(RuleSpecialFS, t.given, "%s is under /proc, /sys or /dev, which are never readable", t.given)
+		return fserr.Deny(fserr.RuleSpecialFS, t.given, "%s is under /proc, /sys or /dev, which are never readable", t.given)
 	}
 	if err := s.checkPatterns(t.rt, clean, true, AccessRead, t.given); err != nil {
 		return err
@@ -64,10 +65,10 @@ func (s *Sandbox) ownFile(abs string, holds bool) (string, string) {
 	defer s.own.mu.Unlock()
 	for ; s.own.raw < len(s.own.paths); s.own.raw++ {
 		o := &s.own.paths[s.own.raw]
-		o.path = canonical(o.path)
+		o.path = policy.Canonical(o.path)
 	}
 	for _, o := range s.own.paths {
-		if within(abs, o.path) || holds && within(o.path, abs) {
+		if policy.Within(abs, o.path) || holds && policy.Within(o.path, abs) {
 			return o.path, o.what
 		}
 	}
@@ -82,14 +83,14 @@ func (s *Sandbox) ownFile(abs string, holds bool) (string, string) {
 // directories, which stay traversable, relative to the most specific
 // root. The cost is one match per rule, not one per ancestor (see
 // treeGlob, hasEndAssertion).
-func (s *Sandbox) checkPatterns(rt *root, rel string, isDir bool, acc Access, given string) *Error {
+func (s *Sandbox) checkPatterns(rt *root, rel string, isDir bool, acc Access, given string) *fserr.Error {
 	return s.check(rt, rel, isDir, acc, given, true)
 }
 
 // checkLeaf is checkPatterns for a path whose parent directory has already
 // passed checkPatterns (a walk's entries, a tree's members): no regex is
 // tried on the ancestors again.
-func (s *Sandbox) checkLeaf(rt *root, rel string, isDir bool, acc Access, given string) *Error {
+func (s *Sandbox) checkLeaf(rt *root, rel string, isDir bool, acc Access, given string) *fserr.Error {
 	return s.check(rt, rel, isDir, acc, given, false)
 }
 
@@ -102,19 +103,19 @@ func (s *Sandbox) checkLeaf(rt *root, rel string, isDir bool, acc Access, given 
 // directory's ancestors passed already) and refuses /proc, /sys and /dev
 // below a root that holds them. A change's callers add the write rules
 // (checkWrite) with their own wording.
-func (s *Sandbox) admitChild(rt *root, rel string, isDir bool, acc Access, given string) *Error {
+func (s *Sandbox) admitChild(rt *root, rel string, isDir bool, acc Access, given string) *fserr.Error {
 	if e := s.checkLeaf(rt, rel, isDir, acc, given); e != nil {
 		return e
 	}
 	if rt.special && specialFS(rt.abs(rel)) {
-		return deny(RuleSpecialFS, given, "%s leads into /proc, /sys or /dev, which are never readable", given)
+		return fserr.Deny(fserr.RuleSpecialFS, given, "%s leads into /proc, /sys or /dev, which are never readable", given)
 	}
 	return nil
 }
 
-func (s *Sandbox) check(rt *root, rel string, isDir bool, acc Access, given string, ancestors bool) *Error {
+func (s *Sandbox) check(rt *root, rel string, isDir bool, acc Access, given string, ancestors bool) *fserr.Error {
 	if s.within != nil && !underAny(rt.abs(rel), s.within) {
-		return deny(RuleRoot, given, "%s is outside the roots this client announced", given)
+		return fserr.Deny(fserr.RuleRoot, given, "%s is outside the roots this client announced", given)
 	}
 	if rt.state.static != nil {
 		if e := stateByPath(rt, rel, given); e != nil {
@@ -152,7 +153,7 @@ func (s *Sandbox) check(rt *root, rel string, isDir bool, acc Access, given stri
 // writes) to one root-relative form of a path; with ancestors, the regexes
 // with an end assertion are tried on each parent directory too. name,
 // when not nil, is the root's name, which the **/ globs see too.
-func (s *Sandbox) checkDeny(name *nameRules, rel string, acc Access, given string, ancestors bool) *Error {
+func (s *Sandbox) checkDeny(name *nameRules, rel string, acc Access, given string, ancestors bool) *fserr.Error {
 	if rel == "." {
 		if name != nil {
 			return s.denyNamed(name, name.lower, acc, given)
@@ -184,7 +185,7 @@ func (s *Sandbox) checkDeny(name *nameRules, rel string, acc Access, given strin
 
 // denyGlobs matches a lower-cased path against the deny globs and, for
 // writes, the write_deny globs, each as "the path or an ancestor".
-func (s *Sandbox) denyGlobs(lower string, acc Access, given string) *Error {
+func (s *Sandbox) denyGlobs(lower string, acc Access, given string) *fserr.Error {
 	// denyHit and writeDenyHit, inline: this loop runs for every path.
 	for i := range s.deny {
 		if from := s.denyFrom[i]; from != nil {
@@ -222,12 +223,12 @@ func (s *Sandbox) denyHit(i int, lower string) bool {
 	return s.denyMatch[i].match(lower)
 }
 
-func (s *Sandbox) denyErr(i int, given string) *Error {
+func (s *Sandbox) denyErr(i int, given string) *fserr.Error {
 	g := s.deny[i]
 	if from := s.denyFrom[i]; from != nil {
-		return from.deny(RuleDeny, given, "%s matches the deny pattern %q of the built-in rule set %s", given, g, from.set)
+		return from.deny(fserr.RuleDeny, given, "%s matches the deny pattern %q of the built-in rule set %s", given, g, from.set)
 	}
-	return deny(RuleDeny, given, "%s matches the deny pattern %q", given, g)
+	return fserr.Deny(fserr.RuleDeny, given, "%s matches the deny pattern %q", given, g)
 }
 
 // writeDenyHit is denyHit for write_deny glob i.
@@ -238,12 +239,12 @@ func (s *Sandbox) writeDenyHit(i int, lower string) bool {
 	return s.writeDenyMatch[i].match(lower)
 }
 
-func (s *Sandbox) writeDenyErr(i int, given string) *Error {
+func (s *Sandbox) writeDenyErr(i int, given string) *fserr.Error {
 	g := s.writeDeny[i]
 	if from := s.writeDenyFrom[i]; from != nil {
-		return from.deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q of the built-in rule set %s: readable, never written", given, g, from.set)
+		return from.deny(fserr.RuleWriteDeny, given, "%s matches the write_deny pattern %q of the built-in rule set %s: readable, never written", given, g, from.set)
 	}
-	return deny(RuleWriteDeny, given, "%s matches the write_deny pattern %q: readable, never written", given, g)
+	return fserr.Deny(fserr.RuleWriteDeny, given, "%s matches the write_deny pattern %q: readable, never written", given, g)
 }
 
 // setRule is a glob of a named rule set (policy.RuleSets) as the
@@ -297,8 +298,8 @@ func (r *setRule) excepted(name string) bool {
 
 // deny is a denial by the rule set: the rule code stays that of the
 // list (deny, write_deny); Set names the set (explain reports it).
-func (r *setRule) deny(rule Rule, given, format string, args ...any) *Error {
-	e := deny(rule, given, format, args...)
+func (r *setRule) deny(rule fserr.Rule, given, format string, args ...any) *fserr.Error {
+	e := fserr.Deny(rule, given, format, args...)
 	e.Set = r.set
 	return e
 }
@@ -313,12 +314,12 @@ func globOrBelow(g, tree, p string) bool {
 	return ok
 }
 
-func denyRegex(re *regexp.Regexp, given, matched string) *Error {
+func denyRegex(re *regexp.Regexp, given, matched string) *fserr.Error {
 	under := ""
 	if matched != given && !strings.HasSuffix(given, matched) {
 		under = " (through " + matched + ")"
 	}
-	return deny(RuleDeny, given, "%s matches the deny_regex %q%s", given, strings.TrimPrefix(re.String(), "(?i)"), under)
+	return fserr.Deny(fserr.RuleDeny, given, "%s matches the deny_regex %q%s", given, strings.TrimPrefix(re.String(), "(?i)"), under)
 }
 
 // treeGlob turns a glob into one that matches a path below a match of
@@ -358,7 +359,7 @@ func hasEndAssertion(expr string) bool {
 
 // allowAt is checkAllow for rel relative to rt, in the form allow rules
 // see it (allowForm): every check of allow outside check goes through it.
-func (s *Sandbox) allowAt(rt *root, rel string, isDir bool, given string) *Error {
+func (s *Sandbox) allowAt(rt *root, rel string, isDir bool, given string) *fserr.Error {
 	if isDir || (len(s.allow) == 0 && len(s.allowRe) == 0) {
 		return nil
 	}
@@ -384,7 +385,7 @@ func (rt *root) allowForm(rel string) string {
 
 // checkAllow refuses a non-directory that matches no allow rule when the
 // policy has any; rel is in the form allow rules see (allowForm).
-func (s *Sandbox) checkAllow(rel string, isDir bool, given string) *Error {
+func (s *Sandbox) checkAllow(rel string, isDir bool, given string) *fserr.Error {
 	if isDir || (len(s.allow) == 0 && len(s.allowRe) == 0) {
 		return nil
 	}
@@ -398,19 +399,19 @@ func (s *Sandbox) checkAllow(rel string, isDir bool, given string) *Error {
 			return nil
 		}
 	}
-	return deny(RuleAllow, given, "%s matches no allow pattern", given)
+	return fserr.Deny(fserr.RuleAllow, given, "%s matches no allow pattern", given)
 }
 
 // checkWrite applies the rules only writes have: the path lies in a
 // writable root, and it neither is, holds nor lies in one of fsbox's own
 // files (the policy file, its executables and the companion's name, the
 // journal, the audit log) nor lies in one, compared by canonical path.
-func (s *Sandbox) checkWrite(rt *root, rel, given string) *Error {
+func (s *Sandbox) checkWrite(rt *root, rel, given string) *fserr.Error {
 	if !rt.writable {
 		if _, writeRoots, _ := s.rootLists(); len(writeRoots) == 0 {
-			return deny(RuleReadOnly, given, "%s is outside the workdir %s, the only writable directory", given, s.work.dir)
+			return fserr.Deny(fserr.RuleReadOnly, given, "%s is outside the workdir %s, the only writable directory", given, s.work.dir)
 		}
-		return deny(RuleReadOnly, given, "%s is outside every writable root (%s)", given, strings.Join(s.WritableRoots(), ", "))
+		return fserr.Deny(fserr.RuleReadOnly, given, "%s is outside every writable root (%s)", given, strings.Join(s.WritableRoots(), ", "))
 	}
 	return s.checkOwn(rt, rel, given, false)
 }
@@ -419,15 +420,15 @@ func (s *Sandbox) checkWrite(rt *root, rel, given string) *Error {
 // inside one; with holds (an entry moved or removed: mv's source, rm),
 // also to a directory that holds one, so renaming an ancestor cannot
 // carry an own file away.
-func (s *Sandbox) checkOwn(rt *root, rel, given string, holds bool) *Error {
+func (s *Sandbox) checkOwn(rt *root, rel, given string, holds bool) *fserr.Error {
 	own, what := s.ownFile(rt.abs(rel), holds)
 	switch {
 	case own == "":
 		return nil
 	case what == "the active policy file":
-		return deny(RuleConfigFile, given, "%s is or holds the active policy file", given)
+		return fserr.Deny(fserr.RuleConfigFile, given, "%s is or holds the active policy file", given)
 	}
-	return deny(RuleOwnFile, given, "%s is, holds or lies in %s (%s): fsbox never changes its own files", given, what, own)
+	return fserr.Deny(fserr.RuleOwnFile, given, "%s is, holds or lies in %s (%s): fsbox never changes its own files", given, what, own)
 }
 
 // alias returns rel (relative to the root holding this nest) relative to

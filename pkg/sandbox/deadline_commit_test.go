@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -142,9 +144,9 @@ func TestDeadlineBeforeCommit(t *testing.T) {
 			return ops.Mkdir(ctx, sb, "d/e")
 		}},
 	}
-	journal := func(t *testing.T) func(p *sandbox.Policy) {
+	journal := func(t *testing.T) func(p *policy.Policy) {
 		state := t.TempDir()
-		return func(p *sandbox.Policy) { p.Journal.State = state }
+		return func(p *policy.Policy) { p.Journal.State = state }
 	}
 	for _, c := range cmds {
 		t.Run(c.name, func(t *testing.T) {
@@ -161,7 +163,7 @@ func TestDeadlineBeforeCommit(t *testing.T) {
 			}
 			_, err := c.act(ctx, fx.sb)
 			sandbox.Seam = nil
-			if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeTimeout {
+			if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeTimeout {
 				t.Fatalf("%s past its deadline: %v, want timeout", c.name, err)
 			}
 			if !ctx.past.Load() {
@@ -191,7 +193,7 @@ func TestDeadlineBeforeCommit(t *testing.T) {
 		}
 		_, err := ops.Undo(ctx, fx.sb, "", false)
 		sandbox.Seam = nil
-		if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeTimeout {
+		if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeTimeout {
 			t.Fatalf("undo past its deadline: %v, want timeout", err)
 		}
 		if after := listing(t, fx.work); after != before {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
 )
 
@@ -19,7 +20,7 @@ func dotdotOutcome(s *Sandbox, p string) []string {
 	var out []string
 	add := func(door string, what string, err error) {
 		if err != nil {
-			e := AsError(err)
+			e := fserr.AsError(err)
 			what = fmt.Sprintf("%s %s %s", e.Code, e.Rule, e.Msg)
 		}
 		out = append(out, door+": "+what)
@@ -123,7 +124,7 @@ func TestDotDotThroughDeniedIsNoOracle(t *testing.T) {
 		must(t, os.WriteFile(work+"/a.txt", []byte("top"), 0o644))
 		must(t, os.WriteFile(work+"/d/a.txt", []byte("in d"), 0o644))
 		wd.make(t, work+"/secret")
-		p := DefaultPolicy(work)
+		p := policy.DefaultPolicy(work)
 		p.Paths.Deny = []string{"secret", "secret/**"}
 		s, err := New(p, "")
 		if err != nil {
@@ -152,7 +153,7 @@ func TestDotDotThroughDeniedIsNoOracle(t *testing.T) {
 		for k, v := range wd.files {
 			files[k] = v
 		}
-		p := DefaultPolicy(work)
+		p := policy.DefaultPolicy(work)
 		p.Paths.Deny = []string{"secret", "secret/**"}
 		s, err := newSandboxOver(p, "", map[string]objStore{work: newMemObjects(bytesOf(files))})
 		if err != nil {
@@ -196,7 +197,7 @@ func TestDotDotAfterSymlinkIsLexical(t *testing.T) {
 	must(t, os.WriteFile(work+"/a.txt", []byte("top"), 0o644))
 	must(t, os.WriteFile(work+"/d/a.txt", []byte("in d"), 0o644))
 	must(t, os.Symlink("d/sub", work+"/link"))
-	s, err := New(DefaultPolicy(work), "")
+	s, err := New(policy.DefaultPolicy(work), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestDotDotAgentKeysNoOracle(t *testing.T) {
 		if present {
 			must(t, os.WriteFile(home+"/.ssh/id_rsa", []byte("KEY"), 0o600))
 		}
-		p := DefaultPolicy(home)
+		p := policy.DefaultPolicy(home)
 		p.Preset = policy.PresetAgent
 		s, err := New(p, home)
 		if err != nil {

@@ -1,6 +1,10 @@
 package sandbox
 
-import "time"
+import (
+	"time"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+)
 
 // Stat returns the entry's size and modification time, for filters that
 // need them (find --size, --changed-within), without opening it: its
@@ -10,7 +14,7 @@ import "time"
 // check instead, and described as what it leads to.
 func (e *Entry) Stat() (size int64, mtime time.Time, err error) {
 	if e.dir == nil {
-		return 0, time.Time{}, Errorf(CodeIO, e.Path, "%s was released before it was described", e.Path)
+		return 0, time.Time{}, fserr.Errorf(fserr.CodeIO, e.Path, "%s was released before it was described", e.Path)
 	}
 	if e.via {
 		return e.statOpened()

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // deepChain makes top/n/n/... under dir, levels deep, with names of 200
@@ -51,7 +54,7 @@ func deepChain(t *testing.T, dir, top string, levels int) {
 func TestLongPathsAreNotEntered(t *testing.T) {
 	dir := t.TempDir()
 	deepChain(t, dir, "chain", 30) // 30 × 201 bytes
-	p := DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Commands["rm"] = true
 	s, err := New(p, "")
 	if err != nil {
@@ -71,7 +74,7 @@ func TestLongPathsAreNotEntered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if err := s.Remove(w, true); AsError(err).Code != CodeTooLarge {
+	if err := s.Remove(w, true); fserr.AsError(err).Code != fserr.CodeTooLarge {
 		t.Errorf("rm -r of a tree with a path over %d bytes: %v", maxPathLen, err)
 	}
 	if _, err := os.Stat(dir + "/chain/" + strings.Repeat("n", 200)); err != nil {
@@ -110,7 +113,7 @@ func TestNestedRootsShareRules(t *testing.T) {
 				must(t, os.MkdirAll(dir+"/"+f[:strings.LastIndexByte(f, '/')], 0o755))
 				must(t, os.WriteFile(dir+"/"+f, []byte("SECRET "+f+"\n"), 0o644))
 			}
-			p := DefaultPolicy(dir + "/" + tc.work)
+			p := policy.DefaultPolicy(dir + "/" + tc.work)
 			p.ReadRoots = []string{dir + "/" + tc.ro}
 			p.Paths.Deny = []string{tc.deny}
 			s, err := New(p, "")
@@ -120,7 +123,7 @@ func TestNestedRootsShareRules(t *testing.T) {
 			defer s.Close()
 			at := func(sp string) string { return strings.Replace(sp, "@", dir, 1) }
 			for _, sp := range tc.spellings {
-				if f, err := s.Open(at(sp)); err == nil || AsError(err).Code != CodeDenied {
+				if f, err := s.Open(at(sp)); err == nil || fserr.AsError(err).Code != fserr.CodeDenied {
 					if f != nil {
 						f.Close()
 					}
@@ -174,7 +177,7 @@ func TestMkdirThroughDanglingSymlink(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.Mkdir(dir+"/secret", 0o755))
 	must(t, os.Symlink("secret/newdir", dir+"/dl"))
-	p := DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Paths.Deny = []string{"secret/**"}
 	s, err := New(p, "")
 	if err != nil {
@@ -186,10 +189,10 @@ func TestMkdirThroughDanglingSymlink(t *testing.T) {
 		if err == nil {
 			w.Close()
 		}
-		if e := AsError(err); e == nil || e.Code != CodeDenied {
+		if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeDenied {
 			t.Errorf("write target %s: %v, want denied", target, err)
 		}
-		if _, _, err := s.Mkdir(target); AsError(err) == nil || AsError(err).Code != CodeDenied {
+		if _, _, err := s.Mkdir(target); fserr.AsError(err) == nil || fserr.AsError(err).Code != fserr.CodeDenied {
 			t.Errorf("mkdir %s: %v, want denied", target, err)
 		}
 		if ents, _ := os.ReadDir(dir + "/secret"); len(ents) != 0 {
@@ -214,7 +217,7 @@ func TestLeafSymlinkIntoDeniedDir(t *testing.T) {
 	for name, target := range links {
 		must(t, os.Symlink(target, dir+"/"+name))
 	}
-	p := DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Paths.Deny = []string{"secret/**"}
 	s, err := New(p, "")
 	if err != nil {
@@ -223,7 +226,7 @@ func TestLeafSymlinkIntoDeniedDir(t *testing.T) {
 	defer s.Close()
 	denied := func(what string, err error) {
 		t.Helper()
-		if e := AsError(err); e == nil || e.Code != CodeDenied {
+		if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeDenied {
 			t.Errorf("%s: %v, want denied", what, err)
 		}
 	}
@@ -261,7 +264,7 @@ func TestHardlinkEntriesWithDenyHardlinks(t *testing.T) {
 	must(t, os.WriteFile(base+"/victim.txt", []byte("OUTSIDE"), 0o644))
 	must(t, os.Link(base+"/victim.txt", base+"/w/hl.txt"))
 	must(t, os.WriteFile(base+"/w/plain.txt", []byte("P"), 0o644))
-	p := DefaultPolicy(base + "/w")
+	p := policy.DefaultPolicy(base + "/w")
 	p.Paths.DenyHardlinks = true
 	p.Commands["rm"] = true
 	s, err := New(p, "")
@@ -276,7 +279,7 @@ func TestHardlinkEntriesWithDenyHardlinks(t *testing.T) {
 	if err == nil {
 		w.Close()
 	}
-	if e := AsError(err); e == nil || e.Code != CodeDenied || e.Rule != RuleHardlink {
+	if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeDenied || e.Rule != fserr.RuleHardlink {
 		t.Errorf("an entry with two links: %v, want denied (hardlink)", err)
 	}
 	if w, err := s.OpenEntry("plain.txt"); err != nil {
@@ -302,7 +305,7 @@ func TestIgnoreFilesNeverThroughSymlinks(t *testing.T) {
 			must(t, os.WriteFile(dir+"/.env", []byte("hunter2\n"), 0o644))
 			must(t, os.WriteFile(dir+"/hunter2", []byte("x"), 0o644))
 			must(t, os.Symlink(strings.Repeat("../", strings.Count(ign, "/"))+".env", dir+"/"+ign))
-			p := DefaultPolicy(dir)
+			p := policy.DefaultPolicy(dir)
 			p.Paths.Deny = []string{"**/.env"}
 			s, err := New(p, "")
 			if err != nil {
@@ -331,7 +334,7 @@ func TestBigIgnoreFile(t *testing.T) {
 	b.WriteString(strings.Repeat("#", (1<<20)-3-b.Len()) + "\nsrc/**/x1*.go\n")
 	must(t, os.WriteFile(dir+"/.gitignore", []byte(b.String()), 0o644))
 	must(t, os.Mkdir(dir+"/.git", 0o755)) // a repository: its .gitignore applies
-	s, err := New(DefaultPolicy(dir), "")
+	s, err := New(policy.DefaultPolicy(dir), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,23 +355,23 @@ func TestGlobSpellings(t *testing.T) {
 		must(t, os.MkdirAll(dir+"/secrets", 0o755))
 		must(t, os.WriteFile(dir+"/secrets/k.txt", []byte("S"), 0o644))
 		must(t, os.WriteFile(dir+"/docs.txt", []byte("D"), 0o644))
-		p := DefaultPolicy(dir)
+		p := policy.DefaultPolicy(dir)
 		p.Paths.Deny = []string{g}
 		s, err := New(p, "")
 		if err != nil {
 			t.Fatalf("deny %q: %v", g, err)
 		}
-		if f, err := s.Open("secrets/k.txt"); err == nil || AsError(err).Code != CodeDenied {
+		if f, err := s.Open("secrets/k.txt"); err == nil || fserr.AsError(err).Code != fserr.CodeDenied {
 			if f != nil {
 				f.Close()
 			}
 			t.Errorf("deny %q: read secrets/k.txt: %v, want denied", g, err)
 		}
 		s.Close()
-		p = DefaultPolicy(dir)
+		p = policy.DefaultPolicy(dir)
 		p.Paths.WriteDeny = []string{g}
 		s, _ = New(p, "")
-		if w, err := s.OpenWriteTarget("secrets/k.txt", false); err == nil || AsError(err).Code != CodeDenied {
+		if w, err := s.OpenWriteTarget("secrets/k.txt", false); err == nil || fserr.AsError(err).Code != fserr.CodeDenied {
 			if w != nil {
 				w.Close()
 			}
@@ -380,7 +383,7 @@ func TestGlobSpellings(t *testing.T) {
 	must(t, os.MkdirAll(dir+"/docs", 0o755))
 	must(t, os.WriteFile(dir+"/docs/a.txt", []byte("A"), 0o644))
 	must(t, os.WriteFile(dir+"/b.txt", []byte("B"), 0o644))
-	p := DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	p.Paths.Allow = []string{"docs/"}
 	s, err := New(p, "")
 	if err != nil {
@@ -396,9 +399,9 @@ func TestGlobSpellings(t *testing.T) {
 	}
 	s.Close()
 	for _, g := range []string{"../x", "a/../b", "/", "./"} {
-		p := DefaultPolicy(dir)
+		p := policy.DefaultPolicy(dir)
 		p.Paths.Deny = []string{g}
-		if _, err := New(p, ""); err == nil || AsError(err).Code != CodeConfig {
+		if _, err := New(p, ""); err == nil || fserr.AsError(err).Code != fserr.CodeConfig {
 			t.Errorf("deny %q: %v, want config", g, err)
 		}
 	}
@@ -413,8 +416,8 @@ func TestPolicyMustBeARegularFile(t *testing.T) {
 		t.Skip(err)
 	}
 	for _, file := range []string{fifo, "/dev/stdin", "/dev/null"} {
-		_, err := Load(Env{ConfigFlag: file, Cwd: t.TempDir(), Getenv: func(string) (string, bool) { return "", false }})
-		if err == nil || AsError(err).Code != CodeConfig {
+		_, err := policy.Load(policy.Env{ConfigFlag: file, Cwd: t.TempDir(), Getenv: func(string) (string, bool) { return "", false }})
+		if err == nil || fserr.AsError(err).Code != fserr.CodeConfig {
 			t.Errorf("--config %s: %v, want config", file, err)
 		}
 	}

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"fmt"
 	"path"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Need is what an operation needs of a path it is given.
@@ -43,7 +45,7 @@ func (s *Sandbox) Probe(need Need, p string, limit int64, limitName string) (Inf
 		info := f.Info
 		f.Close()
 		if limit > 0 && info.Size > limit {
-			return Info{}, &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Path: p,
+			return Info{}, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: p,
 				Msg: fmt.Sprintf("%s has %d bytes, over %s = %d", p, info.Size, limitName, limit)}
 		}
 		return info, nil
@@ -61,7 +63,7 @@ func (s *Sandbox) Probe(need Need, p string, limit int64, limitName string) (Inf
 		return s.statFollow(p)
 	case NeedLook:
 		info, err := s.Lstat(p)
-		if err != nil && AsError(err).Code == CodeNotFound {
+		if err != nil && fserr.AsError(err).Code == fserr.CodeNotFound {
 			return Info{}, nil
 		}
 		return info, err
@@ -103,7 +105,7 @@ func (s *Sandbox) statFollow(p string) (Info, error) {
 		defer f.Close()
 		return f.Info, nil
 	}
-	if AsError(err).Code != CodeNotAFile {
+	if fserr.AsError(err).Code != fserr.CodeNotAFile {
 		return Info{}, err
 	}
 	d, err := s.OpenDir(p)
@@ -131,7 +133,7 @@ func (s *Sandbox) probeChange(p string, follow, moves bool) (Info, error) {
 		}
 		return w.Info, nil
 	}
-	if AsError(err).Code != CodeNotFound {
+	if fserr.AsError(err).Code != fserr.CodeNotFound {
 		return Info{}, err
 	}
 	t, rerr := s.pin(p, AccessWrite, !follow)

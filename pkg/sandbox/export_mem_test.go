@@ -2,6 +2,8 @@
 
 package sandbox
 
+import "github.com/fsbox/fsbox/pkg/policy"
+
 // Test-only exports for the external tests (package sandbox_test): an
 // object root over memObjects, so the door tables that drive the real
 // commands run on it too.
@@ -20,7 +22,7 @@ func (s *MemStore) Files() map[string][]byte { return s.m.Files() }
 
 // NewWithStores is New with each root whose path is a key of stores an
 // object root over that store.
-func NewWithStores(p *Policy, home string, stores map[string]*MemStore) (*Sandbox, error) {
+func NewWithStores(p *policy.Policy, home string, stores map[string]*MemStore) (*Sandbox, error) {
 	objs := map[string]objStore{}
 	for dir, st := range stores {
 		objs[dir] = st.m

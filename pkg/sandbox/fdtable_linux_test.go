@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // TestDescriptorTable checks the two halves of fdtable.go in a process of
@@ -41,7 +43,7 @@ func TestDescriptorTable(t *testing.T) {
 			}
 		}
 	}
-	s, err := New(DefaultPolicy(dir), "")
+	s, err := New(policy.DefaultPolicy(dir), "")
 	if err != nil {
 		t.Fatal(err)
 	}

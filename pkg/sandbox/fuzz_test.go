@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // fuzzDenied is an oracle independent of checkPatterns for basePolicy's
@@ -86,11 +88,11 @@ func FuzzResolve(f *testing.F) {
 		pth := strings.ReplaceAll(in, "@B", tr.base)
 		check := func(sb *Sandbox, op string, info Info, err error, all bool) {
 			if err != nil {
-				var e *Error
+				var e *fserr.Error
 				if !errors.As(err, &e) {
 					t.Fatalf("%s(%q): error %T %v is not an *Error", op, pth, err, err)
 				}
-				if e.Code == CodeIO {
+				if e.Code == fserr.CodeIO {
 					t.Errorf("%s(%q): io error: %v", op, pth, e)
 				}
 				return

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // noRepoAbove skips a test whose temporary directories lie inside a git
@@ -82,7 +84,7 @@ func TestIgnoreOnlyInRepo(t *testing.T) {
 				}
 				must(t, os.MkdirAll(filepath.Join(base, g), 0o755))
 			}
-			s, err := New(DefaultPolicy(filepath.Join(base, tc.root)), "")
+			s, err := New(policy.DefaultPolicy(filepath.Join(base, tc.root)), "")
 			must(t, err)
 			defer s.Close()
 			var got []string
@@ -117,7 +119,7 @@ func TestExcludeOnlyBesideGitDir(t *testing.T) {
 	mustWrite(t, filepath.Join(dir, ".git", "info", "exclude"), "x.txt\n")
 	mustWrite(t, filepath.Join(dir, "x.txt"), "")
 	mustWrite(t, filepath.Join(dir, "y.txt"), "")
-	s, err := New(DefaultPolicy(dir), "")
+	s, err := New(policy.DefaultPolicy(dir), "")
 	must(t, err)
 	defer s.Close()
 	var got []string
@@ -137,7 +139,7 @@ func TestAllIgnoredKernelTop(t *testing.T) {
 	mustWrite(t, filepath.Join(dir, ".gitignore"), "/*\n!/debian/\n")
 	mustWrite(t, filepath.Join(dir, "init", "Kconfig"), "")
 	mustWrite(t, filepath.Join(dir, "Kconfig"), "")
-	s, err := New(DefaultPolicy(dir), "")
+	s, err := New(policy.DefaultPolicy(dir), "")
 	must(t, err)
 	defer s.Close()
 	var got []string
@@ -164,7 +166,7 @@ func TestGitDirAloneIsNoRule(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	must(t, err)
 	must(t, os.Mkdir(filepath.Join(dir, ".git"), 0o755))
-	s, err := New(DefaultPolicy(dir), "")
+	s, err := New(policy.DefaultPolicy(dir), "")
 	must(t, err)
 	defer s.Close()
 	_, sk, err := walkPaths(s, ".", WalkOptions{MaxDepth: -1, Hidden: true})

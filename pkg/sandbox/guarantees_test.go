@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
 )
 
@@ -14,8 +15,8 @@ import (
 // the default policy requires all four, so a platform without them
 // refuses the default policy and takes one that lowers require.
 func TestPlatformGuarantees(t *testing.T) {
-	g := PlatformGuarantees()
-	all := Guarantees{DescriptorPathCheck: true, DirLock: true, NoFollow: true, NoReplaceRename: true}
+	g := policy.PlatformGuarantees()
+	all := policy.Guarantees{DescriptorPathCheck: true, DirLock: true, NoFollow: true, NoReplaceRename: true}
 	switch runtime.GOOS {
 	case "linux":
 		if _, err := os.Readlink("/proc/self/exe"); err != nil {
@@ -29,12 +30,12 @@ func TestPlatformGuarantees(t *testing.T) {
 			t.Errorf("darwin: %+v, want %+v", g, all)
 		}
 	default:
-		if g != (Guarantees{}) {
+		if g != (policy.Guarantees{}) {
 			t.Errorf("%s: %+v, want none", runtime.GOOS, g)
 		}
 	}
 	dir := t.TempDir()
-	p := DefaultPolicy(dir)
+	p := policy.DefaultPolicy(dir)
 	if strings.Join(p.Sandbox.Require, ",") != strings.Join(policy.GuaranteeNames(), ",") {
 		t.Errorf("the default policy requires %v, want all four", p.Sandbox.Require)
 	}
@@ -44,7 +45,7 @@ func TestPlatformGuarantees(t *testing.T) {
 	}
 	pol := filepath.Join(t.TempDir(), "p.toml")
 	os.WriteFile(pol, []byte("workdir = \""+dir+"\"\n[sandbox]\nrequire = []\n"), 0o644)
-	lp, err := Load(Env{ConfigFlag: pol, ConfigSet: true, Home: dir, Cwd: dir, Getenv: os.LookupEnv})
+	lp, err := policy.Load(policy.Env{ConfigFlag: pol, ConfigSet: true, Home: dir, Cwd: dir, Getenv: os.LookupEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +56,11 @@ func TestPlatformGuarantees(t *testing.T) {
 		t.Errorf("a policy that requires nothing is refused: %v", err)
 	}
 	os.WriteFile(pol, []byte("workdir = \""+dir+"\"\n[sandbox]\nrequire = [\"no_follow\", \"bogus\"]\n"), 0o644)
-	lp, err = Load(Env{ConfigFlag: pol, ConfigSet: true, Home: dir, Cwd: dir, Getenv: os.LookupEnv})
+	lp, err = policy.Load(policy.Env{ConfigFlag: pol, ConfigSet: true, Home: dir, Cwd: dir, Getenv: os.LookupEnv})
 	if err == nil {
 		_, err = New(lp, "")
 	}
-	if err == nil || AsError(err).Code != CodeConfig || !strings.Contains(err.Error(), "bogus") {
+	if err == nil || fserr.AsError(err).Code != fserr.CodeConfig || !strings.Contains(err.Error(), "bogus") {
 		t.Errorf("an unknown guarantee: %v, want a config error naming it", err)
 	}
 }

@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // The journal lives outside every root, in a base directory (the policy's
@@ -166,7 +169,7 @@ func (s *Sandbox) findJournal() error {
 	if dir == "" {
 		state := p.Journal.State
 		if state == "" {
-			state = StateDir(Env{Getenv: os.LookupEnv, Home: s.home})
+			state = policy.StateDir(policy.Env{Getenv: os.LookupEnv, Home: s.home})
 		}
 		if state == "" {
 			s.jn.off = "no state directory: neither $XDG_STATE_HOME nor a home directory is known"
@@ -174,7 +177,7 @@ func (s *Sandbox) findJournal() error {
 		}
 		dir = filepath.Join(state, "journal")
 	}
-	s.jn.base = canonical(dir)
+	s.jn.base = policy.Canonical(dir)
 	return s.journalInside(dir)
 }
 
@@ -183,11 +186,11 @@ func (s *Sandbox) findJournal() error {
 // followed component by component (a symlink on the way into a root, or
 // lying in one, counts).
 func (s *Sandbox) journalInside(d string) error {
-	real := canonical(d)
+	real := policy.Canonical(d)
 	for _, dir := range s.policyRoots() {
-		if within(real, dir) || within(dir, real) || reachesInto(filepath.Clean(d), []string{dir}) != "" {
+		if policy.Within(real, dir) || policy.Within(dir, real) || policy.ReachesInto(filepath.Clean(d), []string{dir}) != "" {
 			if s.policy.Journal.Dir != "" {
-				return Errorf(CodeConfig, s.policy.Source, "%s: [journal] dir %s overlaps the root %s: fsbox's commands could reach its own journal; put it outside every root", s.policy.Source, d, dir)
+				return fserr.Errorf(fserr.CodeConfig, s.policy.Source, "%s: [journal] dir %s overlaps the root %s: fsbox's commands could reach its own journal; put it outside every root", s.policy.Source, d, dir)
 			}
 			s.jn.base = ""
 			s.jn.off = fmt.Sprintf("its default place %s overlaps the root %s; set [journal] dir outside every root", d, dir)
@@ -279,7 +282,7 @@ func (s *Sandbox) openJournalsLocked(make bool) error {
 	explicit := s.policy.Journal.Dir != ""
 	fail := func(err error) error {
 		if explicit {
-			return Errorf(CodeConfig, s.policy.Source, "%s: [journal] dir %s: %v", s.policy.Source, s.jn.base, unwrapPathErr(err))
+			return fserr.Errorf(fserr.CodeConfig, s.policy.Source, "%s: [journal] dir %s: %v", s.policy.Source, s.jn.base, unwrapPathErr(err))
 		}
 		s.jn.off = fmt.Sprintf("its default place %s cannot be used: %v", s.jn.base, unwrapPathErr(err))
 		s.jn.base = ""
@@ -516,7 +519,7 @@ func validName(n string) bool {
 // (nil: absent); a regular file is hashed.
 func (s *Sandbox) EntryState(p string) (*FileState, error) {
 	w, err := s.OpenEntry(p)
-	if e := AsError(err); err != nil && e.Code == CodeNotFound {
+	if e := fserr.AsError(err); err != nil && e.Code == fserr.CodeNotFound {
 		return nil, nil // its directory is gone too
 	}
 	if err != nil {
@@ -566,7 +569,7 @@ func (s *Sandbox) RemoveEmptyDir(w *WriteTarget) error {
 // rmdirAt removes the directory w if it is empty (inside a change).
 func rmdirAt(w *WriteTarget) error {
 	if err := w.dir.Remove(w.Name); err != nil {
-		return Errorf(CodeConflict, w.Path, "%s is not empty (or gone): it stays", w.Path)
+		return fserr.Errorf(fserr.CodeConflict, w.Path, "%s is not empty (or gone): it stays", w.Path)
 	}
 	return w.dirF.Sync()
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Reading the journal: a change list is appended to in id order, so the
@@ -57,7 +59,7 @@ func (j *journal) all() ([]Change, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+		return nil, fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
 	}
 	// Lines are decoded in parallel, in chunks (10,000 changes are a few
 	// MiB of JSON); a torn line (a crash mid-append) is skipped.
@@ -98,12 +100,12 @@ func (j *journal) tail() (*tail, error) {
 		return &tail{j: j}, nil
 	}
 	if err != nil {
-		return nil, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+		return nil, fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+		return nil, fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
 	}
 	return &tail{j: j, f: f, off: fi.Size(), block: tailBlock}, nil
 }
@@ -154,7 +156,7 @@ func (j *journal) readBlock(f *os.File, off, block int64, rest []byte) filled {
 		n := min(off, block)
 		b := make([]byte, n, n+int64(len(rest)))
 		if _, err := f.ReadAt(b, off-n); err != nil {
-			out.err = Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+			out.err = fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
 			return out
 		}
 		out.off -= n
@@ -219,12 +221,12 @@ func (j *journal) find(seq int) (Change, bool, error) {
 		return Change{}, false, nil
 	}
 	if err != nil {
-		return Change{}, false, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+		return Change{}, false, fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return Change{}, false, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+		return Change{}, false, fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
 	}
 	// lo is a line's start at or before the change's, hi past it.
 	lo, hi := int64(0), fi.Size()
@@ -254,7 +256,7 @@ func (j *journal) find(seq int) (Change, bool, error) {
 			return Change{}, false, nil
 		}
 		if err != nil {
-			return Change{}, false, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+			return Change{}, false, fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
 		}
 	}
 }
@@ -303,7 +305,7 @@ func (s *Sandbox) Changes(fn func(Change) bool) error {
 	}
 	js := s.journals()
 	if len(js) == 0 && s.jn.base == "" {
-		return Errorf(CodeConfig, "", "there is no journal: %s", s.jn.off)
+		return fserr.Errorf(fserr.CodeConfig, "", "there is no journal: %s", s.jn.off)
 	}
 	type head struct {
 		t  *tail
@@ -368,11 +370,11 @@ func (s *Sandbox) ChangeByID(id string) (Change, error) {
 		return Change{}, err
 	}
 	if len(s.journals()) == 0 && s.jn.base == "" {
-		return Change{}, Errorf(CodeConfig, "", "there is no journal: %s", s.jn.off)
+		return Change{}, fserr.Errorf(fserr.CodeConfig, "", "there is no journal: %s", s.jn.off)
 	}
 	j, seq, ok := s.parseID(id)
 	if !ok {
-		return Change{}, Errorf(CodeUsage, "", "a change id is a number, or a root's prefix and a number (8f3a2b1c:7), as history shows it; got %q", id)
+		return Change{}, fserr.Errorf(fserr.CodeUsage, "", "a change id is a number, or a root's prefix and a number (8f3a2b1c:7), as history shows it; got %q", id)
 	}
 	if j != nil {
 		c, found, err := j.find(seq)
@@ -383,7 +385,7 @@ func (s *Sandbox) ChangeByID(id string) (Change, error) {
 			return s.shown(c), nil
 		}
 	}
-	return Change{}, Errorf(CodeNotFound, "", "the journal holds no change %s (evicted, purged, or never made)", id)
+	return Change{}, fserr.Errorf(fserr.CodeNotFound, "", "the journal holds no change %s (evicted, purged, or never made)", id)
 }
 
 // parseID splits a change id into its journal (nil: a root of this policy

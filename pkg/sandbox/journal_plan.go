@@ -13,6 +13,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // Plans: what a batch writes before its first swap, so that a crash
@@ -63,7 +66,7 @@ func (s *Sandbox) writePlan(items []*batchItem) (string, []*journal, error) {
 			for _, k := range js[:i] {
 				k.donePlan(name)
 			}
-			return "", nil, Errorf(CodeIO, j.dir, "the journal %s cannot take the change's plan: %v", j.dir, err)
+			return "", nil, fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot take the change's plan: %v", j.dir, err)
 		}
 	}
 	return name, js, nil
@@ -134,17 +137,17 @@ func (s *Sandbox) recover(held []*root, claims []*target) error {
 				continue
 			}
 			if pp.err != nil {
-				return Errorf(CodeIO, j.dir, "the journal's unfinished change %s cannot be read: %v", pp.name, pp.err)
+				return fserr.Errorf(fserr.CodeIO, j.dir, "the journal's unfinished change %s cannot be read: %v", pp.name, pp.err)
 			}
 			if !s.mayFinish(j, pp.plan, held) {
 				if p := s.overlap(j, pp.plan, claims); p != "" {
-					return Errorf(CodeConflict, p, "an interrupted change to %s is pending that this policy may not finish (roots counts it in recovery_pending): the policy that made it finishes it on its next change", p)
+					return fserr.Errorf(fserr.CodeConflict, p, "an interrupted change to %s is pending that this policy may not finish (roots counts it in recovery_pending): the policy that made it finishes it on its next change", p)
 				}
 				continue
 			}
 			for _, it := range pp.plan.Items {
 				if err := s.recoverItem(j, it); err != nil {
-					return Errorf(CodeIO, path.Join(it.Dir, it.Name), "finishing an interrupted change to %s: %v", path.Join(it.Dir, it.Name), err)
+					return fserr.Errorf(fserr.CodeIO, path.Join(it.Dir, it.Name), "finishing an interrupted change to %s: %v", path.Join(it.Dir, it.Name), err)
 				}
 			}
 			done[pp.name] = true
@@ -181,7 +184,7 @@ func (s *Sandbox) overlap(j *journal, pl plan, claims []*target) string {
 		p := filepath.Join(dir, filepath.FromSlash(path.Join(it.Dir, it.Name)))
 		for _, c := range claims {
 			q := c.rt.abs(c.rel)
-			if within(p, q) || within(q, p) {
+			if policy.Within(p, q) || policy.Within(q, p) {
 				return s.shownAbs(p)
 			}
 		}

@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // The journal's [journal] rules (issue 26): identity, the layout before
@@ -47,7 +50,7 @@ func TestRecoveryUnderStricterPolicy(t *testing.T) {
 		return string(b)
 	}
 
-	strict := DefaultPolicy(work)
+	strict := policy.DefaultPolicy(work)
 	strict.Journal.State = state
 	strict.Paths.Deny = []string{"**/*.env"}
 	s, err := New(strict, base)
@@ -67,7 +70,7 @@ func TestRecoveryUnderStricterPolicy(t *testing.T) {
 		_, err = w.Commit(strings.NewReader("mine\n"), 1<<20, CommitOptions{})
 		return err
 	}
-	if err := put(s, "a.txt"); AsError(err).Code != CodeConflict {
+	if err := put(s, "a.txt"); fserr.AsError(err).Code != fserr.CodeConflict {
 		t.Errorf("a change to a.txt, which the pending plan names: %v, want conflict", err)
 	}
 	if err := put(s, "b.txt"); err != nil {
@@ -79,7 +82,7 @@ func TestRecoveryUnderStricterPolicy(t *testing.T) {
 		}
 	}
 
-	loose := DefaultPolicy(work)
+	loose := policy.DefaultPolicy(work)
 	loose.Journal.State = state
 	s2, err := New(loose, base)
 	if err != nil {
@@ -101,7 +104,7 @@ func TestRecoveryUnderStricterPolicy(t *testing.T) {
 
 func strictCrashChild(t *testing.T) {
 	base := os.Getenv("FSBOX_STRICTCRASH_BASE")
-	p := DefaultPolicy(filepath.Join(base, "work"))
+	p := policy.DefaultPolicy(filepath.Join(base, "work"))
 	p.Journal.State = filepath.Join(base, "state")
 	s, err := New(p, base)
 	if err != nil {
@@ -147,8 +150,8 @@ func newJournalFixture(t *testing.T) *journalFixture {
 	return fx
 }
 
-func (fx *journalFixture) open(mod func(*Policy)) *Sandbox {
-	p := DefaultPolicy(fx.work)
+func (fx *journalFixture) open(mod func(*policy.Policy)) *Sandbox {
+	p := policy.DefaultPolicy(fx.work)
 	p.Journal.State = fx.state
 	if mod != nil {
 		mod(p)
@@ -279,7 +282,7 @@ func TestJournalLegacyLayout(t *testing.T) {
 
 	shared := filepath.Join(fx.base, "shared")
 	mustWrite(t, filepath.Join(shared, changesFile), rec)
-	s2 := fx.open(func(p *Policy) { p.Journal.Dir = shared })
+	s2 := fx.open(func(p *policy.Policy) { p.Journal.Dir = shared })
 	if ids := historyIDs(t, s2); len(ids) != 0 {
 		t.Errorf("a shared dir's journal of the old layout was read: %v", ids)
 	}
@@ -320,7 +323,7 @@ func diskUse(t *testing.T, dir string) int64 {
 func TestJournalBound(t *testing.T) {
 	const max = 96 << 10
 	fx := newJournalFixture(t)
-	s := fx.open(func(p *Policy) { p.Journal.MaxBytes = max })
+	s := fx.open(func(p *policy.Policy) { p.Journal.MaxBytes = max })
 	for i := range 40 {
 		b := s.NewBatch()
 		for k := range 40 {

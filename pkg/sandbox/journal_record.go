@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // The journal's records: what each change did, the content it replaced,
@@ -260,7 +262,7 @@ func (s *Sandbox) keepFile(f *os.File, fi fs.FileInfo, given string) (*FileState
 	j := s.jn.cur
 	sum, stored, err := j.saveObject(f, fi.Size())
 	if err != nil {
-		return nil, 0, Errorf(CodeIO, j.dir, "the journal %s cannot keep the prior content of %s: %v", j.dir, given, err)
+		return nil, 0, fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot keep the prior content of %s: %v", j.dir, given, err)
 	}
 	return &FileState{Type: "file", SHA256: sum, Size: fi.Size(), Mode: fmt.Sprintf("%04o", fi.Mode().Perm())}, stored, nil
 }
@@ -347,7 +349,7 @@ func (s *Sandbox) keepTree(w *WriteTarget) ([]PathChange, int64, error) {
 			sum, n, err := j.saveStream(f, size)
 			f.Close()
 			if err != nil {
-				return Errorf(CodeIO, j.dir, "the journal %s cannot keep %s: %v", j.dir, rel, err)
+				return fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot keep %s: %v", j.dir, rel, err)
 			}
 			stored += n
 			out = append(out, PathChange{Path: rel, Before: &FileState{Type: "file", SHA256: sum, Size: size, Mode: fmt.Sprintf("%04o", mode)}})
@@ -371,12 +373,12 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 	}
 	f, err := j.r.OpenFile(changesFile, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return "", Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
+		return "", fserr.Errorf(fserr.CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return "", Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
+		return "", fserr.Errorf(fserr.CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
 	}
 	// The id and the total come from the newest record (under the
 	// change's lock): a crash before this record lands leaves no record
@@ -443,7 +445,7 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 		err = f.Sync()
 	}
 	if err != nil {
-		return "", Errorf(CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
+		return "", fserr.Errorf(fserr.CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
 	}
 	if total = satAdd(total, rec.cost(rec.size)); total > budget {
 		if changes, err := j.all(); err == nil {
@@ -539,12 +541,12 @@ func (j *journal) counters() (next int, total int64, err error) {
 		return j.tally(nil, 0)
 	}
 	if err != nil {
-		return 0, 0, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+		return 0, 0, fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, 0, Errorf(CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
+		return 0, 0, fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
 	}
 	return j.tally(f, fi.Size())
 }
@@ -761,7 +763,7 @@ func (s *Sandbox) Unwritable(c Change) map[string]error {
 		if _, done := out[p]; done {
 			return
 		}
-		if _, err := s.probeChange(p, false, false); err != nil && AsError(err).Code != CodeNotFound {
+		if _, err := s.probeChange(p, false, false); err != nil && fserr.AsError(err).Code != fserr.CodeNotFound {
 			out[p] = err
 		}
 	}
@@ -778,7 +780,7 @@ func (s *Sandbox) Unwritable(c Change) map[string]error {
 // mayWrite: the door would let a change reach p (a shown path) now.
 func (s *Sandbox) mayWrite(p string) bool {
 	_, err := s.probeChange(p, false, false)
-	return err == nil || AsError(err).Code == CodeNotFound
+	return err == nil || fserr.AsError(err).Code == fserr.CodeNotFound
 }
 
 // JournalContent reads the content c kept with this hash (at most max
@@ -786,24 +788,24 @@ func (s *Sandbox) mayWrite(p string) bool {
 func (s *Sandbox) JournalContent(c Change, sum string, max int64) ([]byte, error) {
 	j := c.j
 	if j == nil || len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
-		return nil, Errorf(CodeNotFound, "", "the journal holds no content %q", sum)
+		return nil, fserr.Errorf(fserr.CodeNotFound, "", "the journal holds no content %q", sum)
 	}
 	f, err := j.r.Open(path.Join("objects", sum))
 	if err != nil {
-		return nil, Errorf(CodeNotFound, "", "the journal no longer holds the content %s (evicted?)", sum)
+		return nil, fserr.Errorf(fserr.CodeNotFound, "", "the journal no longer holds the content %s (evicted?)", sum)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, satAdd(max, 1)))
 	if err != nil {
-		return nil, Errorf(CodeIO, "", "reading kept content %s: %v", sum, err)
+		return nil, fserr.Errorf(fserr.CodeIO, "", "reading kept content %s: %v", sum, err)
 	}
 	if int64(len(b)) > max {
-		return nil, &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Msg: fmt.Sprintf("the kept content %s is over max_write_bytes = %d", sum, max)}
+		return nil, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Msg: fmt.Sprintf("the kept content %s is over max_write_bytes = %d", sum, max)}
 	}
 	// What comes back is what was kept, or nothing: a damaged object is
 	// never restored.
 	if got := sha256.Sum256(b); hex.EncodeToString(got[:]) != sum {
-		return nil, Errorf(CodeIO, "", "the kept content %s is damaged in the journal: it cannot be restored", sum)
+		return nil, fserr.Errorf(fserr.CodeIO, "", "the kept content %s is damaged in the journal: it cannot be restored", sum)
 	}
 	return b, nil
 }
@@ -835,7 +837,7 @@ func (s *Sandbox) WorkdirRel(p string) (string, error) {
 		return "", err
 	}
 	if !t.rt.writable {
-		return "", deny(RuleRoot, p, "%s is outside every writable root: only their changes are recorded", p)
+		return "", fserr.Deny(fserr.RuleRoot, p, "%s is outside every writable root: only their changes are recorded", p)
 	}
 	return t.rt.journalPath(path.Clean(t.rel)), nil
 }

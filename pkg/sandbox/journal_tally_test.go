@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // recount is the next id and the total of a journal's changes from a
@@ -36,7 +38,7 @@ func recount(t *testing.T, j *journal) (int, int64) {
 // rising past a purge that drops the newest changes.
 func TestJournalTally(t *testing.T) {
 	fx := newJournalFixture(t)
-	s := fx.open(func(p *Policy) { p.Journal.MaxBytes = 400 << 10 })
+	s := fx.open(func(p *policy.Policy) { p.Journal.MaxBytes = 400 << 10 })
 	j := func() *journal { return s.work.jn }
 	r := rand.New(rand.NewPCG(7, 7))
 	last := 0

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 const crashFiles = 20
@@ -50,7 +53,7 @@ func TestBatchCrashRecovery(t *testing.T) {
 			t.Fatalf("seed %d run %d (crash at %d): child: %v\n%s", seed, i, k, err, out)
 		}
 		t.Setenv("XDG_STATE_HOME", state)
-		s, err := New(DefaultPolicy(work), t.TempDir())
+		s, err := New(policy.DefaultPolicy(work), t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +94,7 @@ func TestBatchCrashRecovery(t *testing.T) {
 func crashChild(t *testing.T) {
 	work := os.Getenv("FSBOX_CRASH_WORK")
 	k, _ := strconv.Atoi(os.Getenv("FSBOX_CRASH_K"))
-	s, err := New(DefaultPolicy(work), os.Getenv("FSBOX_CRASH_TMP"))
+	s, err := New(policy.DefaultPolicy(work), os.Getenv("FSBOX_CRASH_TMP"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,18 +135,18 @@ func TestJournalPlace(t *testing.T) {
 	mustWrite(t, filepath.Join(work, "a.txt"), "a\n")
 	state := filepath.Join(base, "state")
 
-	p := DefaultPolicy(work)
+	p := policy.DefaultPolicy(work)
 	p.Journal.Dir = filepath.Join(work, ".journal")
-	if _, err := New(p, base); err == nil || AsError(err).Code != CodeConfig {
+	if _, err := New(p, base); err == nil || fserr.AsError(err).Code != fserr.CodeConfig {
 		t.Errorf("a journal inside the workdir: %v, want config", err)
 	}
-	p = DefaultPolicy(work)
+	p = policy.DefaultPolicy(work)
 	p.Journal.Dir = base // holds the workdir
-	if _, err := New(p, base); err == nil || AsError(err).Code != CodeConfig {
+	if _, err := New(p, base); err == nil || fserr.AsError(err).Code != fserr.CodeConfig {
 		t.Errorf("a journal holding the workdir: %v, want config", err)
 	}
 
-	p = DefaultPolicy(work)
+	p = policy.DefaultPolicy(work)
 	p.Journal.State = filepath.Join(work, "state") // a workdir of $HOME, say
 	s, err := New(p, base)
 	if err != nil {
@@ -154,7 +157,7 @@ func TestJournalPlace(t *testing.T) {
 	}
 	s.Close()
 
-	p = DefaultPolicy(work)
+	p = policy.DefaultPolicy(work)
 	p.Journal.Enabled = false
 	s, _ = New(p, base)
 	if st := s.Journal(); st.Enabled || !strings.Contains(st.Reason, "enabled = false") {
@@ -162,7 +165,7 @@ func TestJournalPlace(t *testing.T) {
 	}
 	s.Close()
 
-	p = DefaultPolicy(work)
+	p = policy.DefaultPolicy(work)
 	p.Journal.State = state
 	s, err = New(p, base)
 	if err != nil {
@@ -196,7 +199,7 @@ func TestJournalPlace(t *testing.T) {
 	// call's environment.
 	cfg := filepath.Join(base, "cfg", "p.toml")
 	mustWrite(t, cfg, fmt.Sprintf("workdir = %q\n[journal]\nenabled = true\nmax_bytes = 70000\n", work))
-	lp, err := Load(Env{ConfigFlag: cfg, Cwd: work, Home: base, Getenv: fakeEnv{"XDG_STATE_HOME": state}.get})
+	lp, err := policy.Load(policy.Env{ConfigFlag: cfg, Cwd: work, Home: base, Getenv: fakeEnv{"XDG_STATE_HOME": state}.get})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +207,7 @@ func TestJournalPlace(t *testing.T) {
 		t.Errorf("loaded [journal] %+v", lp.Journal)
 	}
 	mustWrite(t, cfg, fmt.Sprintf("workdir = %q\n[journal]\nmax_bytes = 0\n", work))
-	if _, err := Load(Env{ConfigFlag: cfg, Cwd: work, Home: base}); err == nil || !strings.Contains(err.Error(), "max_bytes") {
+	if _, err := policy.Load(policy.Env{ConfigFlag: cfg, Cwd: work, Home: base}); err == nil || !strings.Contains(err.Error(), "max_bytes") {
 		t.Errorf("max_bytes = 0: %v", err)
 	}
 }

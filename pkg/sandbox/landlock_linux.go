@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
@@ -20,7 +21,7 @@ func (s *Sandbox) Restrict() error {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		if mode == "required" {
-			return Errorf(CodeConfig, s.policy.Source, `landlock = "required", but this kernel offers no Landlock`)
+			return fserr.Errorf(fserr.CodeConfig, s.policy.Source, `landlock = "required", but this kernel offers no Landlock`)
 		}
 		s.landlock = LandlockStatus{Mode: mode, Reason: "the kernel offers no Landlock; only the user-space checks guard the roots"}
 		return nil
@@ -62,7 +63,7 @@ func (s *Sandbox) Restrict() error {
 	cfg := landlock.V7.BestEffort()
 	if err := cfg.RestrictPaths(rules...); err != nil {
 		if mode == "required" {
-			return Errorf(CodeConfig, s.policy.Source, "landlock = \"required\", but restricting failed: %v", err)
+			return fserr.Errorf(fserr.CodeConfig, s.policy.Source, "landlock = \"required\", but restricting failed: %v", err)
 		}
 		s.landlock = LandlockStatus{Mode: mode, ABI: abi, Reason: "restricting failed: " + err.Error()}
 		return nil

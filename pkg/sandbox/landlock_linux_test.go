@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
@@ -14,7 +15,7 @@ import (
 // the kernel must refuse what lies outside the roots, and allow the roots.
 func TestLandlockSecondWall(t *testing.T) {
 	if dir := os.Getenv("FSBOX_LANDLOCK_CHILD"); dir != "" {
-		sb, err := New(DefaultPolicy(dir), "")
+		sb, err := New(policy.DefaultPolicy(dir), "")
 		if err != nil {
 			os.Exit(10)
 		}

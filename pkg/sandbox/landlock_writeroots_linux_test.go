@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
@@ -59,7 +60,7 @@ func landlockWriteRootsChild() {
 		os.Stderr.WriteString(strings.TrimSpace(fmt.Sprintf(format, a...)) + "\n")
 		os.Exit(2)
 	}
-	p := DefaultPolicy(filepath.Join(base, "work"))
+	p := policy.DefaultPolicy(filepath.Join(base, "work"))
 	p.WriteRoots = []string{filepath.Join(base, "wr")}
 	p.ReadRoots = []string{filepath.Join(base, "ro")}
 	p.Journal.State = filepath.Join(base, "state")

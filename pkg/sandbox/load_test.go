@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // The policy loader's own tests (TestLoadRefusesWritablePlaces,
@@ -25,12 +27,12 @@ func TestServePolicyWritableOpens(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	builtin := DefaultPolicy(base)
-	file := DefaultPolicy(work)
+	builtin := policy.DefaultPolicy(base)
+	file := policy.DefaultPolicy(work)
 	file.ReadRoots, file.WriteRoots, file.Source = []string{docs}, []string{other}, filepath.Join(base, "p.toml")
 	for _, c := range []struct {
 		name string
-		p    *Policy
+		p    *policy.Policy
 		dirs []string
 	}{
 		{"one directory", builtin, []string{work}},
@@ -39,7 +41,7 @@ func TestServePolicyWritableOpens(t *testing.T) {
 		{"one inside the first: writable with it", builtin, []string{work, work + "/sub", docs}},
 		{"a policy: both in writable roots", file, []string{work + "/sub", other}},
 	} {
-		q, err := ServePolicyWritable(c.p, c.dirs, true)
+		q, err := policy.ServePolicyWritable(c.p, c.dirs, true)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,7 +37,7 @@ func TestLocksByIdentityTakenOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := DefaultPolicy(parent + "/W")
+	p := policy.DefaultPolicy(parent + "/W")
 	p.WriteRoots = []string{deep}
 	p.Journal.Enabled = false
 	s, err := New(p, "")

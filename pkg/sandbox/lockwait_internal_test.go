@@ -7,6 +7,9 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // TestInProcessLockWaitHonoursDeadline: a call of a long-lived server
@@ -14,7 +17,7 @@ import (
 // gives up at its deadline (timeout), holding nothing.
 func TestInProcessLockWaitHonoursDeadline(t *testing.T) {
 	work := t.TempDir()
-	p := DefaultPolicy(work)
+	p := policy.DefaultPolicy(work)
 	p.Journal.Enabled = false
 	s, err := New(p, "")
 	if err != nil {
@@ -39,7 +42,7 @@ func TestInProcessLockWaitHonoursDeadline(t *testing.T) {
 	case <-time.After(lockHangGuard):
 		t.Fatalf("the call still waits past its deadline after %v", lockHangGuard)
 	}
-	if e := AsError(err); e.Code != CodeTimeout {
+	if e := fserr.AsError(err); e.Code != fserr.CodeTimeout {
 		t.Fatalf("lockRoots: %v, want timeout", err)
 	}
 	<-busy.writes

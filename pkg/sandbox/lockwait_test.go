@@ -13,7 +13,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -35,7 +37,7 @@ func TestLockWaitHonoursDeadline(t *testing.T) {
 	if err := os.WriteFile(work+"/a.txt", []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := sandbox.DefaultPolicy(work)
+	p := policy.DefaultPolicy(work)
 	p.Journal.State = t.TempDir()
 	sb, err := sandbox.New(p, "")
 	if err != nil {
@@ -78,7 +80,7 @@ func TestLockWaitHonoursDeadline(t *testing.T) {
 			t.Fatalf("%s still waits for the lock past its deadline after %v", c.name, hangGuard)
 		}
 		cancel()
-		if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeTimeout {
+		if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeTimeout {
 			t.Errorf("%s: %v, want timeout", c.name, err)
 		}
 	}

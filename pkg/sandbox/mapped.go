@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Mapped reading. A search through a large file reads it through windows
@@ -70,7 +72,7 @@ func (f *File) Stamp() (Stamp, error) {
 func (f *File) Unchanged(was Stamp) error {
 	now, err := f.stamp()
 	if err != nil {
-		return AsError(err)
+		return fserr.AsError(err)
 	}
 	if now != was.s && now.size <= was.s.size {
 		return changedWhileRead(f.Info.Path, was.s.size, now.size)
@@ -85,7 +87,7 @@ func (f *File) Unchanged(was Stamp) error {
 func (f *File) UnchangedSinceOpen() error {
 	now, err := f.stamp()
 	if err != nil {
-		return AsError(err)
+		return fserr.AsError(err)
 	}
 	if now.size < f.Info.Size || (now.size == f.Info.Size && now.mtime != f.Info.ModTime.UnixNano()) {
 		return changedWhileRead(f.Info.Path, f.Info.Size, now.size)
@@ -93,8 +95,8 @@ func (f *File) UnchangedSinceOpen() error {
 	return nil
 }
 
-func changedWhileRead(path string, was, now int64) *Error {
-	return Errorf(CodeConflict, path, "%s changed while it was read (size %d, now %d): nothing of it is reported", path, was, now)
+func changedWhileRead(path string, was, now int64) *fserr.Error {
+	return fserr.Errorf(fserr.CodeConflict, path, "%s changed while it was read (size %d, now %d): nothing of it is reported", path, was, now)
 }
 
 // CountRead adds n bytes to what the audit records as read from f: a
@@ -115,7 +117,7 @@ func GuardFaults(path string, fn func() error) (err error) {
 					// The runtime names a fault "invalid memory address or
 					// nil pointer dereference": not a word of that is the
 					// user's business.
-					err = Errorf(CodeConflict, path, "%s shrank while it was read: nothing of it is reported", path)
+					err = fserr.Errorf(fserr.CodeConflict, path, "%s shrank while it was read: nothing of it is reported", path)
 					return
 				}
 			}

@@ -10,12 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 func mappedFile(t *testing.T, size int) (*Sandbox, string, []byte) {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := New(DefaultPolicy(dir), "")
+	s, err := New(policy.DefaultPolicy(dir), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +106,8 @@ func TestMappedTruncatedIsAnError(t *testing.T) {
 		}
 		return nil
 	})
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeConflict {
+	var e *fserr.Error
+	if !errors.As(err, &e) || e.Code != fserr.CodeConflict {
 		t.Fatalf("reading a truncated window: %v (sum %d), want a conflict", err, sum)
 	}
 	// Fails on 6a21fbf: the message carried the runtime's "invalid memory
@@ -112,7 +115,7 @@ func TestMappedTruncatedIsAnError(t *testing.T) {
 	if strings.Contains(e.Msg, "nil pointer") || strings.Contains(e.Msg, "memory address") || !strings.Contains(e.Msg, "shrank") {
 		t.Errorf("message %q: want the file's own words, no runtime fault text", e.Msg)
 	}
-	if err := f.Unchanged(was); err == nil || AsError(err).Code != CodeConflict {
+	if err := f.Unchanged(was); err == nil || fserr.AsError(err).Code != fserr.CodeConflict {
 		t.Errorf("Unchanged after a truncation: %v, want a conflict", err)
 	}
 	// Other panics are not faults: they go on.

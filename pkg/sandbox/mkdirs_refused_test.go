@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // TestRefusedWriteMakesNoParents: a write through a symlink whose target
@@ -25,7 +28,7 @@ func TestRefusedWriteMakesNoParents(t *testing.T) {
 	if err := os.Symlink("docs/docs/c.lock", filepath.Join(work, "vault", "ln")); err != nil {
 		t.Fatal(err)
 	}
-	p := DefaultPolicy(work)
+	p := policy.DefaultPolicy(work)
 	p.Paths.WriteDeny = []string{"**/c.lock"}
 	p.Journal.Enabled = false
 	s, err := New(p, base)
@@ -37,7 +40,7 @@ func TestRefusedWriteMakesNoParents(t *testing.T) {
 	if err == nil {
 		w.Close()
 	}
-	if e := AsError(err); e == nil || e.Rule != RuleWriteDeny {
+	if e := fserr.AsError(err); e == nil || e.Rule != fserr.RuleWriteDeny {
 		t.Fatalf("write through a symlink to a write_deny name: %v, want denied (write_deny)", err)
 	}
 	if _, err := os.Lstat(filepath.Join(work, "vault", "docs")); err == nil {

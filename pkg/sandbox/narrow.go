@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
 )
 
@@ -74,7 +75,7 @@ func nameMayMatch(g, name string) bool {
 
 // denyNamed matches the name-joined path lower (name/rel, lower-cased)
 // against the globs n says can see the name.
-func (s *Sandbox) denyNamed(n *nameRules, lower string, acc Access, given string) *Error {
+func (s *Sandbox) denyNamed(n *nameRules, lower string, acc Access, given string) *fserr.Error {
 	for _, i := range n.deny {
 		if s.denyHit(i, lower) {
 			return throughName(s.denyErr(i, given), n)
@@ -90,7 +91,7 @@ func (s *Sandbox) denyNamed(n *nameRules, lower string, acc Access, given string
 	return nil
 }
 
-func throughName(e *Error, n *nameRules) *Error {
+func throughName(e *fserr.Error, n *nameRules) *fserr.Error {
 	e.Msg += " (a **/ rule sees the root's own name, " + n.lower + ")"
 	return e
 }
@@ -103,7 +104,7 @@ func throughName(e *Error, n *nameRules) *Error {
 // matched where the policy anchors it, and the served directory's own
 // spelling of a path decides nothing. Then the served directories are
 // checked (checkServed).
-func (s *Sandbox) nestRoots(p *Policy) error {
+func (s *Sandbox) nestRoots(p *policy.Policy) error {
 	if p.Serve == nil {
 		for _, r := range s.roots {
 			r.name = s.nameRulesOf(r.dir)
@@ -130,7 +131,7 @@ func (s *Sandbox) nestRoots(p *Policy) error {
 	for _, d := range append(append([]string{p.Workdir}, p.WriteRoots...), p.ReadRoots...) {
 		real, err := filepath.EvalSymlinks(d)
 		if err != nil {
-			return Errorf(CodeConfig, d, "root %s does not exist or cannot be resolved: %v", d, unwrapPathErr(err))
+			return fserr.Errorf(fserr.CodeConfig, d, "root %s does not exist or cannot be resolved: %v", d, unwrapPathErr(err))
 		}
 		dup := false
 		for _, a := range anchors {
@@ -152,7 +153,7 @@ func (s *Sandbox) nestRoots(p *Policy) error {
 			}
 		}
 		if !held {
-			return Errorf(CodeConfig, r.dir, "%s is not inside the policy's roots: directories only narrow a policy", r.dir)
+			return fserr.Errorf(fserr.CodeConfig, r.dir, "%s is not inside the policy's roots: directories only narrow a policy", r.dir)
 		}
 	}
 	return s.checkServed(p)
@@ -162,19 +163,19 @@ func (s *Sandbox) nestRoots(p *Policy) error {
 // matches (it would serve nothing); under the reference profile
 // (Served.Whole), which serves every directory whole, also one that a
 // write_deny rule matches or that a deny or write_deny rule holds.
-func (s *Sandbox) checkServed(p *Policy) error {
+func (s *Sandbox) checkServed(p *policy.Policy) error {
 	for _, r := range s.roots {
 		if e := s.check(r, ".", true, AccessRead, r.dir, true); e != nil {
-			return Errorf(CodeConfig, r.dir, "%s: fsbox mcp serves a directory only as far as the policy allows it (directories narrow the policy, and every rule keeps its anchor), and the policy denies this one", e.Msg)
+			return fserr.Errorf(fserr.CodeConfig, r.dir, "%s: fsbox mcp serves a directory only as far as the policy allows it (directories narrow the policy, and every rule keeps its anchor), and the policy denies this one", e.Msg)
 		}
 		if !p.Serve.Whole {
 			continue
 		}
 		if e := s.check(r, ".", true, AccessWrite, r.dir, true); e != nil {
-			return Errorf(CodeConfig, r.dir, "%s; the reference profile serves every directory writable: serve one the rules leave writable, or use the native profile", e.Msg)
+			return fserr.Errorf(fserr.CodeConfig, r.dir, "%s; the reference profile serves every directory writable: serve one the rules leave writable, or use the native profile", e.Msg)
 		}
 		if list, g := s.holds(r); g != "" {
-			return Errorf(CodeConfig, r.dir, "the %s pattern %q reaches into %s, and the reference profile serves every directory whole (readable and writable, as the reference server does): serve a directory no rule reaches into, or use the native profile", list, g, r.dir)
+			return fserr.Errorf(fserr.CodeConfig, r.dir, "the %s pattern %q reaches into %s, and the reference profile serves every directory whole (readable and writable, as the reference server does): serve a directory no rule reaches into, or use the native profile", list, g, r.dir)
 		}
 	}
 	return nil
@@ -225,14 +226,14 @@ func literalPrefix(g string) string {
 // every writable root of the policy in force, not only those a
 // narrowing (Policy.Serve) serves, since a sandboxed call under the
 // whole policy could have written it.
-func policyFileOutside(p *Policy) error {
+func policyFileOutside(p *policy.Policy) error {
 	if p.Source == "" {
 		return nil
 	}
 	dirs := p.WritableDirs()
 	in := ""
 	for _, d := range dirs {
-		if within(p.Source, d) || within(p.Link, d) {
+		if policy.Within(p.Source, d) || policy.Within(p.Link, d) {
 			in = d
 			break
 		}
@@ -250,7 +251,7 @@ func policyFileOutside(p *Policy) error {
 	if in == dirs[0] {
 		what = "workdir"
 	}
-	return Errorf(CodeConfig, p.Source, "the policy file %s lies inside its own %s %s, where the sandboxed side could rewrite it", p.Source, what, in)
+	return fserr.Errorf(fserr.CodeConfig, p.Source, "the policy file %s lies inside its own %s %s, where the sandboxed side could rewrite it", p.Source, what, in)
 }
 
 // policyRoots are the canonical roots of the policy in force, every one

@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // Narrowing never widens, for the directories fsbox mcp serves: random
@@ -48,7 +51,7 @@ func TestNarrowNeverWidensProperty(t *testing.T) {
 	r := rand.New(rand.NewSource(seed))
 	served, checked := 0, 0
 	for iter := 0; iter < iters; iter++ {
-		p := DefaultPolicy(w)
+		p := policy.DefaultPolicy(w)
 		p.WriteRoots = []string{w2}
 		p.Source, p.Link = filepath.Join(base, "p.toml"), filepath.Join(base, "p.toml")
 		p.Journal.State = filepath.Join(base, "state")
@@ -69,16 +72,16 @@ func TestNarrowNeverWidensProperty(t *testing.T) {
 		if r.Intn(2) == 0 {
 			sdirs = append(sdirs, filepath.Join(w, dirs[r.Intn(len(dirs))]))
 		}
-		q, err := ServeDirs(p, sdirs, func(int) bool { return reference })
+		q, err := policy.ServeDirs(p, sdirs, func(int) bool { return reference })
 		if err == nil && reference {
-			q, err = ForReferenceProfile(q)
+			q, err = policy.ForReferenceProfile(q)
 		}
 		var s *Sandbox
 		if err == nil {
 			s, err = New(q, base)
 		}
 		if err != nil {
-			if e := AsError(err); e == nil || e.Code != CodeConfig {
+			if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeConfig {
 				t.Errorf("serving %q (reference %v): %v, want served or config", sdirs, reference, err)
 			}
 			orig.Close()

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // verdict is what a sandbox answers for reading or writing a path: "" when
@@ -24,7 +27,7 @@ func verdict(s *Sandbox, write bool, p string) string {
 	if err == nil {
 		return ""
 	}
-	e := AsError(err)
+	e := fserr.AsError(err)
 	if e == nil {
 		return err.Error()
 	}
@@ -69,7 +72,7 @@ func TestRootNameRules(t *testing.T) {
 		root := filepath.Join(base, c.name, c.root)
 		file := filepath.Join(root, filepath.FromSlash(c.path))
 		mustWrite(t, file, "x\n")
-		p := DefaultPolicy(root)
+		p := policy.DefaultPolicy(root)
 		p.Paths.Deny, p.Paths.Allow, p.Paths.DenyRegex = c.deny, c.allow, c.denyRegex
 		p.Paths.WriteDeny = append(p.Paths.WriteDeny, c.writeDeny...)
 		p.Journal.State = filepath.Join(base, c.name, "state")
@@ -87,7 +90,7 @@ func TestRootNameRules(t *testing.T) {
 // servedFixture is a workdir W, a write root W2 and a read root R under a
 // policy "file" (Source set; not loaded, so the test chooses where it
 // lies), with files in each.
-func servedFixture(t *testing.T) (base, w, w2, r string, p *Policy) {
+func servedFixture(t *testing.T) (base, w, w2, r string, p *policy.Policy) {
 	t.Helper()
 	base, _ = filepath.EvalSymlinks(t.TempDir())
 	w, w2, r = filepath.Join(base, "W"), filepath.Join(base, "W2"), filepath.Join(base, "R")
@@ -95,7 +98,7 @@ func servedFixture(t *testing.T) (base, w, w2, r string, p *Policy) {
 		"W/secret/key.txt", "W/vendor/v.txt", "W2/x.txt", "R/r.txt", "etc/p.toml"} {
 		mustWrite(t, filepath.Join(base, filepath.FromSlash(f)), "x\n")
 	}
-	p = DefaultPolicy(w)
+	p = policy.DefaultPolicy(w)
 	p.WriteRoots, p.ReadRoots = []string{w2}, []string{r}
 	p.Source, p.Link = filepath.Join(base, "etc", "p.toml"), filepath.Join(base, "etc", "p.toml")
 	p.Journal.State = filepath.Join(base, "state")
@@ -104,14 +107,14 @@ func servedFixture(t *testing.T) (base, w, w2, r string, p *Policy) {
 
 // serve is fsbox mcp's served sandbox for dirs (writable: the first, and
 // every one when all).
-func serve(t *testing.T, p *Policy, all bool, dirs ...string) (*Sandbox, error) {
+func serve(t *testing.T, p *policy.Policy, all bool, dirs ...string) (*Sandbox, error) {
 	t.Helper()
-	q, err := ServeDirs(p, dirs, func(int) bool { return all })
+	q, err := policy.ServeDirs(p, dirs, func(int) bool { return all })
 	if err != nil {
 		return nil, err
 	}
 	if all {
-		if q, err = ForReferenceProfile(q); err != nil {
+		if q, err = policy.ForReferenceProfile(q); err != nil {
 			return nil, err
 		}
 	}
@@ -211,7 +214,7 @@ func TestServedAnchors(t *testing.T) {
 	q.Source = filepath.Join(w2, "p.toml")
 	q.Link = q.Source
 	mustWrite(t, q.Source, "")
-	if _, err := serve(t, &q, false, sub); err == nil || AsError(err).Code != CodeConfig || !strings.Contains(err.Error(), "lies inside its own write root "+w2) {
+	if _, err := serve(t, &q, false, sub); err == nil || fserr.AsError(err).Code != fserr.CodeConfig || !strings.Contains(err.Error(), "lies inside its own write root "+w2) {
 		t.Errorf("a policy file in W2, serving W/sub: %v; want config (its own write root)", err)
 	}
 }
@@ -252,7 +255,7 @@ func TestServedAtStart(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		p := DefaultPolicy(w)
+		p := policy.DefaultPolicy(w)
 		p.Source, p.Link = filepath.Join(base, "p.toml"), filepath.Join(base, "p.toml")
 		p.Journal.State = filepath.Join(base, "state")
 		p.Paths.Deny = c.deny
@@ -261,7 +264,7 @@ func TestServedAtStart(t *testing.T) {
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v; want it served", c.name, err)
-		case c.want != "" && (err == nil || AsError(err).Code != CodeConfig || !strings.Contains(err.Error(), c.want)):
+		case c.want != "" && (err == nil || fserr.AsError(err).Code != fserr.CodeConfig || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: %v; want config naming %s", c.name, err, c.want)
 		}
 	}
@@ -272,13 +275,13 @@ func TestServedAtStart(t *testing.T) {
 	if err := os.MkdirAll(ssh, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	q, err := ServeDirs(DefaultPolicy(base), []string{ssh}, nil)
+	q, err := policy.ServeDirs(policy.DefaultPolicy(base), []string{ssh}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q = AgentServed(q)
+	q = policy.AgentServed(q)
 	q.Journal.State = filepath.Join(base, "state")
-	if s, err := New(q, ""); err == nil || AsError(err).Code != CodeConfig || !strings.Contains(err.Error(), `"**/.ssh/**"`) {
+	if s, err := New(q, ""); err == nil || fserr.AsError(err).Code != fserr.CodeConfig || !strings.Contains(err.Error(), `"**/.ssh/**"`) {
 		if s != nil {
 			s.Close()
 		}

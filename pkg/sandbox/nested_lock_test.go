@@ -27,7 +27,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -40,7 +42,7 @@ type nestedWriter struct {
 	policy string
 }
 
-func nestedSandbox(t *testing.T, p *sandbox.Policy, state, home string) *sandbox.Sandbox {
+func nestedSandbox(t *testing.T, p *policy.Policy, state, home string) *sandbox.Sandbox {
 	t.Helper()
 	p.Journal.State = state
 	sb, err := sandbox.New(p, home)
@@ -69,11 +71,11 @@ func TestNestedPoliciesSerialiseChanges(t *testing.T) {
 	for range perPolicy {
 		// A: the workdir W; B: the workdir W/sub; C: a workdir elsewhere,
 		// with W/sub as a write root.
-		a := sandbox.DefaultPolicy(w)
+		a := policy.DefaultPolicy(w)
 		writers = append(writers, nestedWriter{nestedSandbox(t, a, filepath.Join(base, "stateA"), base), "sub/", "A (workdir W)"})
-		b := sandbox.DefaultPolicy(sub)
+		b := policy.DefaultPolicy(sub)
 		writers = append(writers, nestedWriter{nestedSandbox(t, b, filepath.Join(base, "stateB"), base), "", "B (workdir W/sub)"})
-		c := sandbox.DefaultPolicy(other)
+		c := policy.DefaultPolicy(other)
 		c.WriteRoots = []string{sub}
 		writers = append(writers, nestedWriter{nestedSandbox(t, c, filepath.Join(base, "stateC"), base), sub + "/", "C (write root W/sub)"})
 	}
@@ -103,7 +105,7 @@ func TestNestedPoliciesSerialiseChanges(t *testing.T) {
 				switch {
 				case err == nil:
 					won = append(won, i)
-				case sandbox.AsError(err).Code != sandbox.CodeExists:
+				case fserr.AsError(err).Code != fserr.CodeExists:
 					t.Errorf("round %d, writer %d (%s): %v, want success or exists", r, i, writers[i].policy, err)
 				}
 			}
@@ -149,7 +151,7 @@ func TestNestedPoliciesSerialiseChanges(t *testing.T) {
 					switch {
 					case err == nil:
 						successes[i]++
-					case sandbox.AsError(err).Code == sandbox.CodeConflict:
+					case fserr.AsError(err).Code == fserr.CodeConflict:
 						conflicts[i]++
 					default:
 						t.Errorf("writer %d (%s): %v, want success or conflict", i, wr.policy, err)

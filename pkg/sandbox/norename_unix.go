@@ -5,6 +5,7 @@ package sandbox
 import (
 	"io/fs"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"golang.org/x/sys/unix"
 )
 
@@ -12,7 +13,7 @@ import (
 // rename cannot be moved without the risk of replacing a name that
 // appeared meanwhile, so it is not moved (force takes that risk).
 func errNoReplaceDir(to string) error {
-	return Errorf(CodeConflict, to, "this filesystem has no rename that refuses to replace, and a directory cannot be linked: %s not moved", to).WithHint(Hint{Option: "force", Text: "(%s moves it anyway)"})
+	return fserr.Errorf(fserr.CodeConflict, to, "this filesystem has no rename that refuses to replace, and a directory cannot be linked: %s not moved", to).WithHint(fserr.Hint{Option: "force", Text: "(%s moves it anyway)"})
 }
 
 // linkNoReplace gives from's file the name to only if to is free, where

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"golang.org/x/sys/unix"
 )
 
@@ -48,7 +49,7 @@ func TestLinkNoReplace(t *testing.T) {
 	if err := unix.Mkdirat(dfd, "sub", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := linkNoReplace(dfd, "sub", dfd, "sub2"); err == nil || AsError(err).Code != CodeConflict {
+	if err := linkNoReplace(dfd, "sub", dfd, "sub2"); err == nil || fserr.AsError(err).Code != fserr.CodeConflict {
 		t.Errorf("a directory: %v, want conflict", err)
 	}
 }

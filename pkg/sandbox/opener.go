@@ -4,6 +4,8 @@ import (
 	"path"
 	"strings"
 	"sync"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Opener opens many named files for reading, each as Open would (the
@@ -134,7 +136,7 @@ func (o *Opener) Close() error {
 func (f *File) Settled() error {
 	now, err := f.stamp()
 	if err != nil {
-		return AsError(err)
+		return fserr.AsError(err)
 	}
 	if now.size != f.Info.Size || now.mtime != f.Info.ModTime.UnixNano() {
 		return changedWhileRead(f.Info.Path, f.Info.Size, now.size)

@@ -10,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // TestOpenerMatchesOpen: an Opener answers every path exactly as Open
@@ -30,10 +33,10 @@ func TestOpenerMatchesOpen(t *testing.T) {
 		"a/b/../inner.txt", "./file.txt", "", "a\x00b", filepath.Join(tr.ro, "doc.txt"), filepath.Join(tr.ro, "ro_out"),
 		filepath.Join(tr.ro, "ro_to_work"), filepath.Join(tr.work, "a/inner.txt"), "a/inner.txt/x", "/proc/self/status",
 	}
-	policies := map[string]func(*Policy){
+	policies := map[string]func(*policy.Policy){
 		"base":           nil,
-		"deny_hardlinks": func(p *Policy) { p.Paths.DenyHardlinks = true },
-		"allow":          func(p *Policy) { p.Paths.Allow = []string{"**/*.txt"} },
+		"deny_hardlinks": func(p *policy.Policy) { p.Paths.DenyHardlinks = true },
+		"allow":          func(p *policy.Policy) { p.Paths.Allow = []string{"**/*.txt"} },
 	}
 	for name, mod := range policies {
 		t.Run(name, func(t *testing.T) {
@@ -42,7 +45,7 @@ func TestOpenerMatchesOpen(t *testing.T) {
 			defer o.Close()
 			describe := func(f *File, err error) string {
 				if err != nil {
-					e := AsError(err)
+					e := fserr.AsError(err)
 					return fmt.Sprintf("error %s %s %s %q", e.Code, e.Rule, e.Path, e.Message(nil))
 				}
 				defer f.Close()
@@ -95,7 +98,7 @@ func TestSettled(t *testing.T) {
 		c.change()
 		err = f.Settled()
 		f.Close()
-		if (c.name == "untouched") != (err == nil) || (err != nil && AsError(err).Code != CodeConflict) {
+		if (c.name == "untouched") != (err == nil) || (err != nil && fserr.AsError(err).Code != fserr.CodeConflict) {
 			t.Errorf("%s: Settled = %v", c.name, err)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // One File reused through OpenInto for every walked file reads each one's
@@ -38,8 +40,8 @@ func TestOpenIntoReuse(t *testing.T) {
 		}
 		err := e.OpenInto(&f)
 		if e.Name == "2.txt" {
-			if AsError(err).Rule != RuleSpecialFile {
-				t.Errorf("FIFO swapped in: err = %v, want rule %s", err, RuleSpecialFile)
+			if fserr.AsError(err).Rule != fserr.RuleSpecialFile {
+				t.Errorf("FIFO swapped in: err = %v, want rule %s", err, fserr.RuleSpecialFile)
 			}
 			return nil
 		}

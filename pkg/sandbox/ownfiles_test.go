@@ -23,8 +23,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 func TestOwnFilesNeverChanged(t *testing.T) {
@@ -37,7 +38,7 @@ func TestOwnFilesNeverChanged(t *testing.T) {
 		"free.txt":             "free\n",
 		"free/x.txt":           "x\n",
 	}
-	fx := newFixture(t, files, func(p *sandbox.Policy) {
+	fx := newFixture(t, files, func(p *policy.Policy) {
 		p.Audit.Log = filepath.Join(p.Workdir, "var", "logs", "audit.jsonl")
 		p.Journal.Enabled = false
 	})
@@ -74,10 +75,10 @@ func TestOwnFilesNeverChanged(t *testing.T) {
 		return err
 	}
 
-	own, cfg := sandbox.RuleOwnFile, sandbox.RuleConfigFile
+	own, cfg := fserr.RuleOwnFile, fserr.RuleConfigFile
 	cases := []struct {
 		name string
-		rule sandbox.Rule
+		rule fserr.Rule
 		do   func() error
 	}{
 		// The audit log itself, under every spelling and every command.
@@ -149,7 +150,7 @@ func TestOwnFilesNeverChanged(t *testing.T) {
 // directory and a move of either between the roots are refused.
 func TestOwnFilesInWriteRoot(t *testing.T) {
 	var wr string
-	fx := newFixture(t, map[string]string{"free.txt": "free\n"}, func(p *sandbox.Policy) {
+	fx := newFixture(t, map[string]string{"free.txt": "free\n"}, func(p *policy.Policy) {
 		wr = filepath.Join(filepath.Dir(p.Workdir), "wr")
 		for rel, content := range map[string]string{"tools/bin/fsbox-mcp": "MCP\n", "tools/other": "other\n"} {
 			if err := os.MkdirAll(filepath.Dir(filepath.Join(wr, rel)), 0o755); err != nil {
@@ -165,7 +166,7 @@ func TestOwnFilesInWriteRoot(t *testing.T) {
 	exe := filepath.Join(wr, "tools/bin/fsbox-mcp")
 	fx.sb.Protect("the name fsbox runs its companion by", exe)
 	ctx := context.Background()
-	own := sandbox.RuleOwnFile
+	own := fserr.RuleOwnFile
 	_, err := ops.Write(ctx, fx.sb, ops.WriteOptions{Path: exe, Content: strings.NewReader("PWNED\n")})
 	wantDenied(t, "write the companion", err, own)
 	_, err = ops.Write(ctx, fx.sb, ops.WriteOptions{Path: exe, Append: true, Content: strings.NewReader("PWNED\n")})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
 )
 
@@ -84,7 +85,7 @@ func (s *Sandbox) findState() {
 		if dir == "" {
 			return
 		}
-		c := canonical(dir)
+		c := policy.Canonical(dir)
 		for _, o := range st.places {
 			if o.path == c {
 				return
@@ -109,7 +110,7 @@ func (s *Sandbox) findState() {
 	}
 	state := p.Journal.State
 	if state == "" {
-		state = StateDir(Env{Getenv: os.LookupEnv, Home: s.home})
+		state = policy.StateDir(policy.Env{Getenv: os.LookupEnv, Home: s.home})
 	}
 	if state != "" {
 		add(filepath.Join(state, "journal"), "fsbox's default journal directory", false)
@@ -120,7 +121,7 @@ func (s *Sandbox) findState() {
 	add(p.Audit.Log, "fsbox's audit log", true)
 	cfg := p.ConfigDir
 	if cfg == "" {
-		cfg = policy.ConfigDir(Env{Getenv: os.LookupEnv, Home: s.home})
+		cfg = policy.ConfigDir(policy.Env{Getenv: os.LookupEnv, Home: s.home})
 	}
 	add(cfg, "fsbox's configuration directory", false)
 	s.state = st
@@ -132,7 +133,7 @@ func (s *Sandbox) findState() {
 			switch rel, ok := rt.relOf(pl.path); {
 			case ok:
 				rt.state.static = append(rt.state.static, stateRel{rel: rel, place: pl})
-			case within(rt.dir, pl.path) && !pl.file:
+			case policy.Within(rt.dir, pl.path) && !pl.file:
 				rt.state.static = append(rt.state.static, stateRel{all: true, place: pl})
 			}
 		}
@@ -155,7 +156,7 @@ func (rt *root) stateFd() *os.File {
 
 // stateByPath denies rel (a path in rt) when it lies below one of the
 // state places by path, or is the audit log.
-func stateByPath(rt *root, rel, given string) *Error {
+func stateByPath(rt *root, rel, given string) *fserr.Error {
 	for _, sr := range rt.state.static {
 		switch {
 		case sr.all,
@@ -169,11 +170,11 @@ func stateByPath(rt *root, rel, given string) *Error {
 }
 
 // stateDenial is the refusal of a path in or below the state place pl.
-func stateDenial(given string, pl *statePlace) *Error {
+func stateDenial(given string, pl *statePlace) *fserr.Error {
 	if pl.file {
-		return deny(RuleOwnFile, given, "%s is %s (%s): fsbox never reads or changes its own state", given, pl.what, pl.path)
+		return fserr.Deny(fserr.RuleOwnFile, given, "%s is %s (%s): fsbox never reads or changes its own state", given, pl.what, pl.path)
 	}
-	return deny(RuleOwnFile, given, "%s lies in %s (%s): fsbox never reads or changes its own state", given, pl.what, pl.path)
+	return fserr.Deny(fserr.RuleOwnFile, given, "%s lies in %s (%s): fsbox never reads or changes its own state", given, pl.what, pl.path)
 }
 
 // markedDir is the state place a directory holding the marker is.

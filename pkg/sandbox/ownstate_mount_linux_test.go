@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,7 +59,7 @@ func TestStateBindMount(t *testing.T) {
 		{"config file", filepath.Join(mnt, "cfg", "config.toml"), "fsbox's configuration directory"},
 	} {
 		_, err := s.Open(c.path)
-		if e := AsError(err); err == nil || e.Rule != RuleOwnFile || !strings.Contains(e.Msg, c.what) {
+		if e := fserr.AsError(err); err == nil || e.Rule != fserr.RuleOwnFile || !strings.Contains(e.Msg, c.what) {
 			t.Errorf("%s: read %s: %v, want denied (own_file) naming %q", c.name, c.path, err, c.what)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // TestJournalUnreadableThroughReadRoot is the red team's finding 4 of
@@ -34,7 +36,7 @@ func TestJournalUnreadableThroughReadRoot(t *testing.T) {
 	mustWrite(t, filepath.Join(proj, "notes.md"), "plain notes\n")
 
 	// The user's edit, journal on.
-	p := DefaultPolicy(proj)
+	p := policy.DefaultPolicy(proj)
 	p.Journal.State = state
 	s, err := New(p, home)
 	if err != nil {
@@ -54,7 +56,7 @@ func TestJournalUnreadableThroughReadRoot(t *testing.T) {
 	}
 
 	// The strict policy.
-	strict := DefaultPolicy(proj)
+	strict := policy.DefaultPolicy(proj)
 	strict.ReadRoots = []string{home}
 	strict.Paths.Deny = []string{"**/token.txt"}
 	strict.Journal.State = state

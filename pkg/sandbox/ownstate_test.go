@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // stateFixture: fsbox's state in every place the door keeps out, each
@@ -45,16 +48,16 @@ func newStateFixture(t *testing.T) *stateFixture {
 	mustWrite(t, filepath.Join(fx.logs, "app.log"), "app\n")
 	// The user's edit under the built-in default, and another policy's,
 	// each journal on.
-	p := DefaultPolicy(fx.proj)
+	p := policy.DefaultPolicy(fx.proj)
 	p.Journal.State = fx.state
 	fx.edit(p, "token.txt", "TOKEN-NEW\n")
-	q := DefaultPolicy(filepath.Join(base, "w2"))
+	q := policy.DefaultPolicy(filepath.Join(base, "w2"))
 	q.Journal.Dir = fx.otherJ
 	fx.edit(q, "t2.txt", "J2-NEW\n")
 	return fx
 }
 
-func (fx *stateFixture) edit(p *Policy, name, content string) {
+func (fx *stateFixture) edit(p *policy.Policy, name, content string) {
 	s, err := New(p, fx.home)
 	if err != nil {
 		fx.t.Fatal(err)
@@ -74,7 +77,7 @@ func (fx *stateFixture) edit(p *Policy, name, content string) {
 // base, the audit log in logs/; with deny, token.txt is denied (a policy
 // without deny rules resolves a missing path another way).
 func (fx *stateFixture) reader(deny bool) *Sandbox {
-	p := DefaultPolicy(fx.proj)
+	p := policy.DefaultPolicy(fx.proj)
 	p.ReadRoots = []string{fx.base}
 	if deny {
 		p.Paths.Deny = []string{"**/token.txt"}
@@ -155,8 +158,8 @@ func testStateUnreadable(t *testing.T, deny bool) {
 		t.Run(c.name, func(t *testing.T) {
 			denied := func(op string, err error) {
 				t.Helper()
-				e := AsError(err)
-				if err == nil || e.Code != CodeDenied || e.Rule != RuleOwnFile || !strings.Contains(e.Msg, c.what) {
+				e := fserr.AsError(err)
+				if err == nil || e.Code != fserr.CodeDenied || e.Rule != fserr.RuleOwnFile || !strings.Contains(e.Msg, c.what) {
 					t.Errorf("%s: %v (rule %q), want denied, own_file, naming %q", op, err, e.Rule, c.what)
 				}
 			}
@@ -281,7 +284,7 @@ func testStateUnreadable(t *testing.T, deny bool) {
 // marker itself cannot be removed, nor a tree that holds a journal.
 func TestStateUnwritable(t *testing.T) {
 	fx := newStateFixture(t)
-	p := DefaultPolicy(fx.home)
+	p := policy.DefaultPolicy(fx.home)
 	p.WriteRoots = []string{filepath.Join(fx.base, "other")}
 	p.Journal.State = fx.state
 	p.ConfigDir = fx.cfg
@@ -307,7 +310,7 @@ func TestStateUnwritable(t *testing.T) {
 				if err == nil {
 					w.Close()
 				}
-				if e := AsError(err); err == nil || e.Rule != RuleOwnFile {
+				if e := fserr.AsError(err); err == nil || e.Rule != fserr.RuleOwnFile {
 					t.Errorf("%s %s: %v, want denied (own_file)", op.name, c.path, err)
 				}
 			}
@@ -320,7 +323,7 @@ func TestStateUnwritable(t *testing.T) {
 	}
 	err = s.Remove(w, true)
 	w.Close()
-	if e := AsError(err); err == nil || e.Rule != RuleOwnFile || !strings.Contains(e.Msg, "holds a journal of fsbox") {
+	if e := fserr.AsError(err); err == nil || e.Rule != fserr.RuleOwnFile || !strings.Contains(e.Msg, "holds a journal of fsbox") {
 		t.Errorf("rm -r of a tree holding a journal: %v, want denied (own_file)", err)
 	}
 	if _, err := os.Stat(jf); err != nil {
@@ -341,7 +344,7 @@ func TestJournalMarker(t *testing.T) {
 	}
 	work, jdir := filepath.Join(base, "work"), filepath.Join(base, "j")
 	mustWrite(t, filepath.Join(work, "a.txt"), "a\n")
-	p := DefaultPolicy(work)
+	p := policy.DefaultPolicy(work)
 	p.Journal.Dir = jdir
 	change := func() {
 		s, err := New(p, base)

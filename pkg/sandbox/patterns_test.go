@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // ancestorMatch is the definition checkPatterns implements: the pattern
@@ -61,7 +62,7 @@ func TestRegexAncestors(t *testing.T) {
 			if !hasEndAssertion(e) && got != want {
 				t.Errorf("%q on %q: full match %v, ancestor match %v, but no end assertion was found", e, p, got, want)
 			}
-			s := &Sandbox{denyRe: []*regexp.Regexp{re}, denyReEnd: []bool{hasEndAssertion(e)}, hasPatterns: true, policy: &Policy{}}
+			s := &Sandbox{denyRe: []*regexp.Regexp{re}, denyReEnd: []bool{hasEndAssertion(e)}, hasPatterns: true, policy: &policy.Policy{}}
 			if denied := s.checkPatterns(&root{}, p, true, AccessRead, p) != nil; denied != want {
 				t.Errorf("checkPatterns(%q) with deny_regex %q: denied %v, want %v", p, e, denied, want)
 			}

@@ -132,11 +132,11 @@ func (s *Sandbox) Lstat(p string) (Info, error) {
 	defer dir.close()
 	realParent, err := dir.where(t.rt.abs(path.Clean(parent)))
 	if err != nil {
-		return Info{}, &Error{Code: CodeIO, Path: t.given, Msg: err.Error(), Err: err}
+		return Info{}, &fserr.Error{Code: fserr.CodeIO, Path: t.given, Msg: err.Error(), Err: err}
 	}
 	prel, ok := t.rt.relOf(realParent)
 	if !ok {
-		return Info{}, deny(RuleSymlink, t.given, "%s leads out of its root", t.given)
+		return Info{}, fserr.Deny(fserr.RuleSymlink, t.given, "%s leads out of its root", t.given)
 	}
 	rel := name
 	if prel != "." {
@@ -144,7 +144,7 @@ func (s *Sandbox) Lstat(p string) (Info, error) {
 	}
 	abs := t.rt.abs(rel)
 	if specialFS(abs) {
-		return Info{}, deny(RuleSpecialFS, t.given, "%s leads into /proc, /sys or /dev, which are never readable", t.given)
+		return Info{}, fserr.Deny(fserr.RuleSpecialFS, t.given, "%s leads into /proc, /sys or /dev, which are never readable", t.given)
 	}
 	if err := s.checkPatterns(t.rt, rel, true, AccessRead, t.given); err != nil {
 		return Info{}, err
@@ -289,8 +289,8 @@ func (s *Sandbox) pinTarget(p string, mkdirs makeDirs, follow, moves bool) (*Wri
 	if err != nil {
 		// not_found or not_a_dir must not tell what lies where a deny
 		// rule reaches (through a symlink, say): denied wins.
-		switch AsError(err).Code {
-		case CodeNotFound, CodeNotADir, CodeNotAFile:
+		switch fserr.AsError(err).Code {
+		case fserr.CodeNotFound, fserr.CodeNotADir, fserr.CodeNotAFile:
 			if d := s.deniedAncestor(t.rt, clean, t.given); d != nil {
 				return nil, d
 			}
@@ -305,7 +305,7 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs makeDirs, follow
 		return nil, rootWriteDenial(rt, given)
 	}
 	if depth > 8 {
-		return nil, deny(RuleSymlink, given, "%s: too many levels of symbolic links", given)
+		return nil, fserr.Deny(fserr.RuleSymlink, given, "%s: too many levels of symbolic links", given)
 	}
 	parent, name := path.Dir(rel), path.Base(rel)
 	if mkdirs != nil && parent != "." {
@@ -337,17 +337,17 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs makeDirs, follow
 	}
 	real, err := fdPath(w.dirF, rt.abs(parent))
 	if err != nil {
-		return fail(&Error{Code: CodeIO, Path: given, Msg: err.Error(), Err: err})
+		return fail(&fserr.Error{Code: fserr.CodeIO, Path: given, Msg: err.Error(), Err: err})
 	}
 	var ok bool
 	if w.dirRel, ok = rt.relOf(real); !ok {
-		return fail(deny(RuleSymlink, given, "%s leads out of the workdir", given))
+		return fail(fserr.Deny(fserr.RuleSymlink, given, "%s leads out of the workdir", given))
 	}
 	if pl := s.stateDirOrAbove(rt, w.dirRel); pl != nil {
 		return fail(stateDenial(given, pl))
 	}
 	if specialFS(real) || onSpecialFS(w.dirF) {
-		return fail(deny(RuleSpecialFS, given, "%s lies under /proc, /sys or /dev", given))
+		return fail(fserr.Deny(fserr.RuleSpecialFS, given, "%s lies under /proc, /sys or /dev", given))
 	}
 	realRel := path.Join(w.dirRel, name)
 	if err := s.checkPatterns(rt, realRel, !follow, AccessWrite, given); err != nil {
@@ -372,7 +372,7 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs makeDirs, follow
 			// Renaming or removing one name of an inode shared with
 			// outside is refused like reading or writing it (and as
 			// explain says).
-			return fail(deny(RuleHardlink, given, "%s has %d hard links and deny_hardlinks is on", given, nlink(fi)))
+			return fail(fserr.Deny(fserr.RuleHardlink, given, "%s has %d hard links and deny_hardlinks is on", given, nlink(fi)))
 		}
 		w.Exists = true
 		w.Info = newInfo(name, w.Path, rt.abs(realRel), fi)
@@ -387,14 +387,14 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs makeDirs, follow
 		}
 		next := path.Clean(path.Join(w.dirRel, target))
 		if strings.HasPrefix(target, "/") || next == ".." || strings.HasPrefix(next, "../") {
-			return fail(deny(RuleSymlink, given, "%s is a symlink leading out of the workdir", given))
+			return fail(fserr.Deny(fserr.RuleSymlink, given, "%s is a symlink leading out of the workdir", given))
 		}
 		w.Close()
 		return s.openWriteTarget(t, next, mkdirs, follow, moves, depth+1)
 	case fi.IsDir():
-		return fail(Errorf(CodeNotAFile, given, "%s is a directory, not a file", given))
+		return fail(fserr.Errorf(fserr.CodeNotAFile, given, "%s is a directory, not a file", given))
 	case !fi.Mode().IsRegular():
-		return fail(deny(RuleSpecialFile, given, "%s is a %s; FIFOs, sockets and devices are never opened", given, kindName(fi.Mode())))
+		return fail(fserr.Deny(fserr.RuleSpecialFile, given, "%s is a %s; FIFOs, sockets and devices are never opened", given, kindName(fi.Mode())))
 	}
 	if err := s.allowAt(rt, realRel, false, given); err != nil {
 		return fail(err)
@@ -419,9 +419,9 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs makeDirs, follow
 // rootWriteDenial refuses a change to a writable root itself.
 func rootWriteDenial(rt *root, given string) error {
 	if !rt.work {
-		return deny(RuleRoot, given, "%s is a writable root or above it: it cannot be written or replaced", given)
+		return fserr.Deny(fserr.RuleRoot, given, "%s is a writable root or above it: it cannot be written or replaced", given)
 	}
-	return deny(RuleRoot, given, "%s is the workdir or above it: it cannot be written or replaced", given)
+	return fserr.Deny(fserr.RuleRoot, given, "%s is the workdir or above it: it cannot be written or replaced", given)
 }
 
 // realRel is the real root-relative path of the opened directory sub
@@ -443,7 +443,7 @@ func realRel(rt *root, sub *os.Root, dir, given string) (string, error) {
 func realRelOf(rt *root, real, given string) (string, error) {
 	rrel, ok := rt.relOf(real)
 	if !ok {
-		return "", deny(RuleSymlink, given, "%s leads out of the workdir", given)
+		return "", fserr.Deny(fserr.RuleSymlink, given, "%s leads out of the workdir", given)
 	}
 	return rrel, nil
 }
@@ -481,16 +481,16 @@ func kindCheck(m fs.FileMode, wantDir bool, given string) error {
 	switch {
 	case m.IsRegular():
 		if wantDir {
-			return Errorf(CodeNotADir, given, "%s is not a directory", given)
+			return fserr.Errorf(fserr.CodeNotADir, given, "%s is not a directory", given)
 		}
 		return nil
 	case m.IsDir():
 		if !wantDir {
-			return Errorf(CodeNotAFile, given, "%s is a directory, not a file", given)
+			return fserr.Errorf(fserr.CodeNotAFile, given, "%s is a directory, not a file", given)
 		}
 		return nil
 	}
-	return deny(RuleSpecialFile, given, "%s is a %s; FIFOs, sockets and devices are never opened", given, kindName(m))
+	return fserr.Deny(fserr.RuleSpecialFile, given, "%s is a %s; FIFOs, sockets and devices are never opened", given, kindName(m))
 }
 
 // kindCheckAt is kindCheck for a path about to be opened: when the kind
@@ -498,7 +498,7 @@ func kindCheck(m fs.FileMode, wantDir bool, given string) error {
 // not_a_file/not_a_dir never tell what lies under a denied directory.
 func (s *Sandbox) kindCheckAt(m fs.FileMode, wantDir bool, t *target) error {
 	err := kindCheck(m, wantDir, t.given)
-	if err != nil && AsError(err).Code != CodeDenied {
+	if err != nil && fserr.AsError(err).Code != fserr.CodeDenied {
 		if d := s.deniedAncestor(t.rt, path.Clean(t.rel), t.given); d != nil {
 			return d
 		}
@@ -516,21 +516,21 @@ func (s *Sandbox) checkOpened(h handle, fc facts, t *target, wantDir bool, acc A
 	}
 	real, err := h.where(t.rt.abs(path.Clean(t.rel)))
 	if err != nil {
-		return Info{}, &Error{Code: CodeIO, Path: t.given, Msg: "cannot tell where " + t.given + " leads: " + err.Error(), Err: err}
+		return Info{}, &fserr.Error{Code: fserr.CodeIO, Path: t.given, Msg: "cannot tell where " + t.given + " leads: " + err.Error(), Err: err}
 	}
 	if specialFS(real) || fc.special {
-		return Info{}, deny(RuleSpecialFS, t.given, "%s leads into /proc, /sys or /dev, which are never readable", t.given)
+		return Info{}, fserr.Deny(fserr.RuleSpecialFS, t.given, "%s leads into /proc, /sys or /dev, which are never readable", t.given)
 	}
 	rel, ok := t.rt.relOf(real)
-	if !ok && s.jn.base != "" && within(real, s.jn.base) {
+	if !ok && s.jn.base != "" && policy.Within(real, s.jn.base) {
 		// A change replaced the file between the open and this check, and
 		// the journal took the old one in: nothing escaped, the name
 		// simply holds another file now.
-		return Info{}, Errorf(CodeConflict, t.given, "%s was replaced while it was opened; read it again", t.given)
+		return Info{}, fserr.Errorf(fserr.CodeConflict, t.given, "%s was replaced while it was opened; read it again", t.given)
 	}
 	s.trail.note(t.given, real, true)
 	if !ok {
-		return Info{}, deny(RuleSymlink, t.given, "%s leads out of its root", t.given)
+		return Info{}, fserr.Deny(fserr.RuleSymlink, t.given, "%s leads out of its root", t.given)
 	}
 	if err := s.checkPatterns(t.rt, rel, fc.Mode.IsDir(), acc, t.given); err != nil {
 		return Info{}, err
@@ -541,7 +541,7 @@ func (s *Sandbox) checkOpened(h handle, fc facts, t *target, wantDir bool, acc A
 		}
 	}
 	if !fc.Mode.IsDir() && s.policy.Paths.DenyHardlinks && fc.Nlink > 1 {
-		return Info{}, deny(RuleHardlink, t.given, "%s has %d hard links and deny_hardlinks is on", t.given, fc.Nlink)
+		return Info{}, fserr.Deny(fserr.RuleHardlink, t.given, "%s has %d hard links and deny_hardlinks is on", t.given, fc.Nlink)
 	}
 	if pl := s.stateFile(fc.key); pl != nil && !fc.Mode.IsDir() {
 		return Info{}, stateDenial(t.given, pl)
@@ -556,7 +556,7 @@ func (s *Sandbox) checkOpened(h handle, fc facts, t *target, wantDir bool, acc A
 // an existing one, or not_found/denied becomes an existence oracle.
 func (s *Sandbox) mapErr(err error, t *target) error {
 	e := mapOpenErr(err, t.given)
-	if e.Code == CodeNotFound {
+	if e.Code == fserr.CodeNotFound {
 		if d := s.deniedAncestor(t.rt, path.Clean(t.rel), t.given); d != nil {
 			return d
 		}
@@ -576,7 +576,7 @@ func (s *Sandbox) whereLooked(t *target) string {
 	if err != nil {
 		return ""
 	}
-	if real, err := filepath.EvalSymlinks(cwd); err != nil || within(real, s.work.dir) {
+	if real, err := filepath.EvalSymlinks(cwd); err != nil || policy.Within(real, s.work.dir) {
 		return ""
 	}
 	return fmt.Sprintf(" (looked for %s: a relative path resolves against the workdir %s, and the current directory %s is not under it)",
@@ -589,7 +589,7 @@ func (s *Sandbox) whereLooked(t *target) string {
 // symlink (a dangling one, or one to a file where a directory was
 // wanted), its target is followed the same way. It returns nil when
 // nothing there is denied (or nothing resolves).
-func (s *Sandbox) deniedAncestor(rt *root, rel, given string) *Error {
+func (s *Sandbox) deniedAncestor(rt *root, rel, given string) *fserr.Error {
 	return s.deniedBeyond(rt, rel, given, 0)
 }
 
@@ -597,7 +597,7 @@ func (s *Sandbox) deniedAncestor(rt *root, rel, given string) *Error {
 // ELOOP limit does.
 const maxLinkHops = 40
 
-func (s *Sandbox) deniedBeyond(rt *root, rel, given string, hops int) *Error {
+func (s *Sandbox) deniedBeyond(rt *root, rel, given string, hops int) *fserr.Error {
 	if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
 		return nil
 	}
@@ -626,7 +626,7 @@ func (s *Sandbox) deniedBeyond(rt *root, rel, given string, hops int) *Error {
 			h.close()
 			switch {
 			case err != nil:
-				if e := AsError(err); e.Code == CodeDenied {
+				if e := fserr.AsError(err); e.Code == fserr.CodeDenied {
 					return e
 				}
 				return nil
@@ -638,7 +638,7 @@ func (s *Sandbox) deniedBeyond(rt *root, rel, given string, hops int) *Error {
 				}
 				return s.checkPatterns(rt, path.Join(rrel, rest), true, AccessRead, given)
 			case path.IsAbs(target):
-				return deny(RuleSymlink, given, "%s leads through an absolute symlink", given)
+				return fserr.Deny(fserr.RuleSymlink, given, "%s leads through an absolute symlink", given)
 			}
 			return s.deniedBeyond(rt, path.Join(rrel, target, more), given, hops+1)
 		}
@@ -650,28 +650,28 @@ func (s *Sandbox) deniedBeyond(rt *root, rel, given string, hops int) *Error {
 }
 
 // mapOpenErr turns an error from os.Root into an *Error.
-func mapOpenErr(err error, given string) *Error {
+func mapOpenErr(err error, given string) *fserr.Error {
 	if err == nil {
 		return nil
 	}
-	var e *Error
+	var e *fserr.Error
 	if errors.As(err, &e) {
 		return e
 	}
 	msg := unwrapPathErr(err).Error()
 	switch {
 	case strings.Contains(msg, "path escapes from parent"):
-		return deny(RuleSymlink, given, "%s leads out of its root (through '..' or a symlink)", given)
+		return fserr.Deny(fserr.RuleSymlink, given, "%s leads out of its root (through '..' or a symlink)", given)
 	case errors.Is(err, syscall.ELOOP):
-		return deny(RuleSymlink, given, "%s: too many levels of symbolic links", given)
+		return fserr.Deny(fserr.RuleSymlink, given, "%s: too many levels of symbolic links", given)
 	case errors.Is(err, fs.ErrNotExist):
-		return Errorf(CodeNotFound, given, "%s does not exist", given)
+		return fserr.Errorf(fserr.CodeNotFound, given, "%s does not exist", given)
 	case errors.Is(err, syscall.ENOTDIR), msg == "not a directory": // os.Root.OpenRoot on a file says so without ENOTDIR
-		return Errorf(CodeNotFound, given, "%s does not exist (a parent is not a directory)", given)
+		return fserr.Errorf(fserr.CodeNotFound, given, "%s does not exist (a parent is not a directory)", given)
 	case errors.Is(err, syscall.ENAMETOOLONG):
-		return Errorf(CodeUsage, given, "%s: path too long", given)
+		return fserr.Errorf(fserr.CodeUsage, given, "%s: path too long", given)
 	}
-	return &Error{Code: CodeIO, Path: given, Msg: fmt.Sprintf("%s: %s", given, msg), Err: err}
+	return &fserr.Error{Code: fserr.CodeIO, Path: given, Msg: fmt.Sprintf("%s: %s", given, msg), Err: err}
 }
 
 func unwrapPathErr(err error) error { return fserr.UnwrapPath(err) }
@@ -681,10 +681,10 @@ func unwrapPathErr(err error) error { return fserr.UnwrapPath(err) }
 // allows hard links (an inode shared with a file outside the policy).
 func (s *Sandbox) checkFileDesc(fi fs.FileInfo, given string) error {
 	if !fi.Mode().IsRegular() {
-		return deny(RuleSpecialFile, given, "%s is not a regular file", given)
+		return fserr.Deny(fserr.RuleSpecialFile, given, "%s is not a regular file", given)
 	}
 	if s.policy.Paths.DenyHardlinks && nlink(fi) > 1 {
-		return deny(RuleHardlink, given, "%s has %d hard links and deny_hardlinks is on", given, nlink(fi))
+		return fserr.Deny(fserr.RuleHardlink, given, "%s has %d hard links and deny_hardlinks is on", given, nlink(fi))
 	}
 	return nil
 }
@@ -692,16 +692,16 @@ func (s *Sandbox) checkFileDesc(fi fs.FileInfo, given string) error {
 // noFollowErr maps the failure of an open that refuses symlinks.
 func noFollowErr(err error, given string) error {
 	if errors.Is(err, syscall.ELOOP) {
-		return deny(RuleSymlink, given, "%s became a symlink during the call", given)
+		return fserr.Deny(fserr.RuleSymlink, given, "%s became a symlink during the call", given)
 	}
 	return mapOpenErr(err, given)
 }
 
 // mkdirAllErr maps a failed MkdirAll of a path's parents: EEXIST (or
 // ENOTDIR) means one of them is there but is not a directory.
-func mkdirAllErr(err error, given string) *Error {
+func mkdirAllErr(err error, given string) *fserr.Error {
 	if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTDIR) {
-		return Errorf(CodeNotADir, given, "%s: a parent exists and is not a directory", given)
+		return fserr.Errorf(fserr.CodeNotADir, given, "%s: a parent exists and is not a directory", given)
 	}
 	return mapOpenErr(err, given)
 }
@@ -710,16 +710,16 @@ func ioErr(p string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var e *Error
+	var e *fserr.Error
 	if errors.As(err, &e) {
 		return e
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		// A reader made to stop at the call's deadline (write's stdin).
-		return &Error{Code: CodeTimeout, Path: p, Err: err,
+		return &fserr.Error{Code: fserr.CodeTimeout, Path: p, Err: err,
 			Msg: "the call ran out of time (the policy's max_call_seconds, or the timeout the call asked for) before its input was in: nothing was changed"}
 	}
-	return &Error{Code: CodeIO, Path: p, Msg: fmt.Sprintf("%s: %v", p, unwrapPathErr(err)), Err: err}
+	return &fserr.Error{Code: fserr.CodeIO, Path: p, Msg: fmt.Sprintf("%s: %v", p, unwrapPathErr(err)), Err: err}
 }
 
 // display is how output names a path: relative to the workdir inside it,

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -48,7 +50,7 @@ func TestSeamPreconditionChanged(t *testing.T) {
 		for _, how := range []string{"rename", "in place"} {
 			t.Run(name+" "+how, func(t *testing.T) {
 				seamSweep(t, nil, func(t *testing.T) *seamCase {
-					fx := newFixture(t, map[string]string{"t.txt": "MINE\n", "src.txt": "SRC\n"}, func(p *sandbox.Policy) { p.Write.RequirePrecondition = true })
+					fx := newFixture(t, map[string]string{"t.txt": "MINE\n", "src.txt": "SRC\n"}, func(p *policy.Policy) { p.Write.RequirePrecondition = true })
 					var point, at string // the point firing now; the one the swap came at
 					return &seamCase{fx: fx,
 						swap: func() {
@@ -84,12 +86,12 @@ func TestSeamPreconditionChanged(t *testing.T) {
 								// during the commit can be lost).
 								return
 							}
-							if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeConflict {
+							if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeConflict {
 								t.Errorf("%s with t.txt replaced (%s, at %s) during the call: %v, want conflict", name, how, at, err)
 								return
 							}
 							fx.mustHave("t.txt", "THEIRS\n")
-							if strings.Contains(sandbox.AsError(err).Message(nil), sha256Hex("THEIRS\n")) {
+							if strings.Contains(fserr.AsError(err).Message(nil), sha256Hex("THEIRS\n")) {
 								t.Errorf("%s: the refusal gives the current hash: %v", name, err)
 							}
 						}}

@@ -23,7 +23,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -100,12 +102,12 @@ func noLeak(t *testing.T, what string, res any, err error, secrets ...string) {
 }
 
 // wantCode fails unless err is nil or has one of the codes.
-func wantCode(t *testing.T, what string, err error, codes ...sandbox.Code) {
+func wantCode(t *testing.T, what string, err error, codes ...fserr.Code) {
 	t.Helper()
 	if err == nil {
 		return
 	}
-	e := sandbox.AsError(err)
+	e := fserr.AsError(err)
 	for _, c := range codes {
 		if e.Code == c {
 			return
@@ -137,7 +139,7 @@ func TestSeamRemoveTreeSwapped(t *testing.T) {
 		for k, v := range victim {
 			files[k] = v
 		}
-		fx := newFixture(t, files, func(p *sandbox.Policy) {
+		fx := newFixture(t, files, func(p *policy.Policy) {
 			p.Paths.Deny = []string{"**/.env"}
 			p.Paths.WriteDeny = append(p.Paths.WriteDeny, "**/*.lock")
 		})
@@ -148,7 +150,7 @@ func TestSeamRemoveTreeSwapped(t *testing.T) {
 			},
 			act: func() (any, error) { return ops.Remove(context.Background(), fx.sb, "target", true) },
 			check: func(t *testing.T, res any, err error, swapped bool) {
-				wantCode(t, "rm -r target", err, sandbox.CodeDenied, sandbox.CodeConflict, sandbox.CodeNotFound)
+				wantCode(t, "rm -r target", err, fserr.CodeDenied, fserr.CodeConflict, fserr.CodeNotFound)
 				at := "victim/"
 				if swapped {
 					at = "target/"
@@ -182,7 +184,7 @@ func TestSeamMoveSwapped(t *testing.T) {
 	const secret = "SECRET-MOVED"
 	seamSweep(t, []string{"rename.checked"}, func(t *testing.T) *seamCase {
 		fx := newFixture(t, map[string]string{"proj/a.txt": "a", "incoming/secrets/k.txt": secret},
-			func(p *sandbox.Policy) { p.Paths.Deny = []string{"proj/secrets/**"} })
+			func(p *policy.Policy) { p.Paths.Deny = []string{"proj/secrets/**"} })
 		return &seamCase{fx: fx,
 			swap: func() {
 				must(t, os.Rename(fx.abs("proj"), fx.abs("proj.orig")))
@@ -190,7 +192,7 @@ func TestSeamMoveSwapped(t *testing.T) {
 			},
 			act: func() (any, error) { return ops.Move(context.Background(), fx.sb, "proj", "dest", false) },
 			check: func(t *testing.T, res any, err error, swapped bool) {
-				wantCode(t, "mv proj dest", err, sandbox.CodeDenied, sandbox.CodeConflict, sandbox.CodeNotFound)
+				wantCode(t, "mv proj dest", err, fserr.CodeDenied, fserr.CodeConflict, fserr.CodeNotFound)
 				noLeak(t, "mv proj dest", res, err, secret)
 				if !swapped {
 					if err != nil {
@@ -253,7 +255,7 @@ func TestSeamNoClobberSwapped(t *testing.T) {
 							fx.mustHave("n.txt", "MINE")
 							return
 						}
-						if e := sandbox.AsError(err); e == nil || e.Code != sandbox.CodeExists {
+						if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeExists {
 							t.Errorf("%s with n.txt created concurrently: %v, want exists", cmd, err)
 						}
 						fx.mustHave("n.txt", "THEIRS")
@@ -306,7 +308,7 @@ func TestSeamFollowSwapped(t *testing.T) {
 				}
 				seamSweep(t, points, func(t *testing.T) *seamCase {
 					fx := newFixture(t, map[string]string{"t.txt": "hello orig\n", ".env": envSecret, "outside/o.txt": outSecret},
-						func(p *sandbox.Policy) { p.Paths.Deny = []string{"**/.env"} })
+						func(p *policy.Policy) { p.Paths.Deny = []string{"**/.env"} })
 					must(t, os.Chmod(fx.abs("outside/o.txt"), 0o640))
 					target := to
 					if to == "ABS" {
@@ -334,7 +336,7 @@ func TestSeamFollowSwapped(t *testing.T) {
 								fx.mustHave("t.txt", cmd.after)
 								return
 							}
-							wantCode(t, cmd.name, err, sandbox.CodeDenied, sandbox.CodeConflict)
+							wantCode(t, cmd.name, err, fserr.CodeDenied, fserr.CodeConflict)
 							if err == nil {
 								// Acted on the original object, or replaced
 								// the name itself (the link, never its target).
@@ -394,7 +396,7 @@ func TestConcurrentNoClobberCreators(t *testing.T) {
 					switch {
 					case err == nil:
 						won = append(won, i)
-					case sandbox.AsError(err).Code != sandbox.CodeExists:
+					case fserr.AsError(err).Code != fserr.CodeExists:
 						t.Errorf("round %d, creator %d: %v, want success or exists", r, i, err)
 					}
 				}
@@ -431,7 +433,7 @@ func TestSeamMkdirSwapped(t *testing.T) {
 	for _, cmd := range []string{"write", "mkdir"} {
 		t.Run(cmd, func(t *testing.T) {
 			seamSweep(t, []string{"mkdir.made"}, func(t *testing.T) *seamCase {
-				fx := newFixture(t, map[string]string{"secret/k.txt": "S"}, func(p *sandbox.Policy) {
+				fx := newFixture(t, map[string]string{"secret/k.txt": "S"}, func(p *policy.Policy) {
 					p.Paths.Deny = []string{"secret/**"}
 				})
 				return &seamCase{fx: fx,
@@ -458,7 +460,7 @@ func TestSeamMkdirSwapped(t *testing.T) {
 							t.Errorf("%s without a swap: %v", cmd, err)
 						}
 						if swapped {
-							wantCode(t, cmd, err, sandbox.CodeConflict, sandbox.CodeDenied)
+							wantCode(t, cmd, err, fserr.CodeConflict, fserr.CodeDenied)
 						}
 					}}
 			})

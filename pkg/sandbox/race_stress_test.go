@@ -21,7 +21,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -128,7 +130,7 @@ func TestStressParentFlip(t *testing.T) {
 			outBefore := snapshot(t, filepath.Join(base, "outside"))
 			secBefore := snapshot(t, filepath.Join(work, "secrets"))
 			leaked := 0
-			codes := map[sandbox.Code]int{}
+			codes := map[fserr.Code]int{}
 			var swaps int64
 			for i := range n {
 				sw := sws[i%2]
@@ -212,7 +214,7 @@ func TestStressTargetFlip(t *testing.T) {
 		for _, to := range []string{".env", "../outside/o.txt"} {
 			t.Run(c.name+" -> "+to, func(t *testing.T) {
 				fx := newFixture(t, map[string]string{"t": "inside orig\n", ".env": envSecret, "outside/o.txt": outSecret},
-					func(p *sandbox.Policy) { p.Paths.Deny = []string{"**/.env"} })
+					func(p *policy.Policy) { p.Paths.Deny = []string{"**/.env"} })
 				must(t, os.Chmod(fx.abs("outside/o.txt"), 0o640))
 				// repair puts back one regular t and one symlink, whichever
 				// names they have now (a replace may have taken the link's
@@ -238,7 +240,7 @@ func TestStressTargetFlip(t *testing.T) {
 				repair()
 				sw := sandbox.NewRaceSwapper(fx.work, "t")
 				leaked, swaps := 0, int64(0) // swaps: the total, over every run
-				codes := map[sandbox.Code]int{}
+				codes := map[fserr.Code]int{}
 				for range n {
 					stop := sw.Start()
 					res, err := c.do(fx.sb)
@@ -276,14 +278,14 @@ func TestStressTargetFlip(t *testing.T) {
 func TestStressRemoveSwap(t *testing.T) {
 	n := stressN(t)
 	victim := map[string]string{".git/config": "[core] VICTIM", "x.lock": "VICTIM-LOCK", ".env": "VICTIM-ENV"}
-	fx := newFixture(t, nil, func(p *sandbox.Policy) {
+	fx := newFixture(t, nil, func(p *policy.Policy) {
 		p.Paths.Deny = []string{"**/.env"}
 		p.Paths.WriteDeny = append(p.Paths.WriteDeny, "**/*.lock")
 	})
 	chain := strings.Repeat("d/", 40)
 	lost := 0
 	removed := 0
-	codes := map[sandbox.Code]int{}
+	codes := map[fserr.Code]int{}
 	for i := range n {
 		for _, nm := range []string{"t", "t.alt", "t.hold"} {
 			must(t, os.RemoveAll(fx.abs(nm)))
@@ -330,10 +332,10 @@ func TestStressRemoveSwap(t *testing.T) {
 func TestStressMoveSwap(t *testing.T) {
 	n := stressN(t)
 	const secret = "SECRET-MOVED"
-	fx := newFixture(t, nil, func(p *sandbox.Policy) { p.Paths.Deny = []string{"proj*/secrets/**"} })
+	fx := newFixture(t, nil, func(p *policy.Policy) { p.Paths.Deny = []string{"proj*/secrets/**"} })
 	chain := strings.Repeat("d/", 40)
 	lost := 0
-	codes := map[sandbox.Code]int{}
+	codes := map[fserr.Code]int{}
 	for i := range n {
 		for _, nm := range []string{"proj", "proj.alt", "proj.hold", "dest"} {
 			must(t, os.RemoveAll(fx.abs(nm)))
@@ -364,9 +366,9 @@ func fileExists(p string) bool {
 }
 
 // codeOf is err's code, "ok" for nil.
-func codeOf(err error) sandbox.Code {
+func codeOf(err error) fserr.Code {
 	if err == nil {
 		return "ok"
 	}
-	return sandbox.AsError(err).Code
+	return fserr.AsError(err).Code
 }

@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 const (
@@ -80,7 +83,7 @@ func raceSetup(t *testing.T) (*Sandbox, string, []*raceSwapper) {
 		mustSymlink(t, target, filepath.Join(work, name+".alt"))
 		sws = append(sws, &raceSwapper{work: work, name: name})
 	}
-	p := DefaultPolicy(work)
+	p := policy.DefaultPolicy(work)
 	p.Paths.Deny = []string{"secrets/**"}
 	s, err := New(p, "")
 	if err != nil {
@@ -93,7 +96,7 @@ func raceSetup(t *testing.T) (*Sandbox, string, []*raceSwapper) {
 // raceCheck is called with the swapped name; it returns whether the call
 // succeeded, the error code otherwise, and a non-empty leak description
 // when the sandbox let something through it must not.
-type raceCheck func(s *Sandbox, work, name string) (ok bool, code Code, leak string)
+type raceCheck func(s *Sandbox, work, name string) (ok bool, code fserr.Code, leak string)
 
 func TestSymlinkSwapRace(t *testing.T) {
 	dur := 3 * time.Second
@@ -107,10 +110,10 @@ func TestSymlinkSwapRace(t *testing.T) {
 		name string
 		fn   raceCheck
 	}{
-		{"Open", func(s *Sandbox, work, name string) (bool, Code, string) {
+		{"Open", func(s *Sandbox, work, name string) (bool, fserr.Code, string) {
 			f, err := s.Open(name + "/f")
 			if err != nil {
-				return false, AsError(err).Code, ""
+				return false, fserr.AsError(err).Code, ""
 			}
 			defer f.Close()
 			b, err := io.ReadAll(f)
@@ -122,10 +125,10 @@ func TestSymlinkSwapRace(t *testing.T) {
 			}
 			return true, "", ""
 		}},
-		{"OpenDir", func(s *Sandbox, work, name string) (bool, Code, string) {
+		{"OpenDir", func(s *Sandbox, work, name string) (bool, fserr.Code, string) {
 			d, err := s.OpenDir(name)
 			if err != nil {
-				return false, AsError(err).Code, ""
+				return false, fserr.AsError(err).Code, ""
 			}
 			defer d.Close()
 			if !underWork(work, d.Info.Abs) {
@@ -133,7 +136,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 			}
 			l, err := d.ReadDir()
 			if err != nil {
-				return false, "readdir-" + AsError(err).Code, ""
+				return false, "readdir-" + fserr.AsError(err).Code, ""
 			}
 			for _, e := range l.Entries {
 				if e.Name == "outside_only" || e.Name == "secret_only" || !underWork(work, e.Abs) {
@@ -142,10 +145,10 @@ func TestSymlinkSwapRace(t *testing.T) {
 			}
 			return true, "", ""
 		}},
-		{"Lstat", func(s *Sandbox, work, name string) (bool, Code, string) {
+		{"Lstat", func(s *Sandbox, work, name string) (bool, fserr.Code, string) {
 			info, err := s.Lstat(name + "/f")
 			if err != nil {
-				return false, AsError(err).Code, ""
+				return false, fserr.AsError(err).Code, ""
 			}
 			if info.Size != int64(len(raceInside)) || !underWork(work, info.Abs) {
 				return true, "", "stat size " + info.Abs
@@ -163,7 +166,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 				go sw.run(stop, &wg)
 			}
 			var ok, failed, leaks int
-			codes := map[Code]int{}
+			codes := map[fserr.Code]int{}
 			deadline := time.Now().Add(dur)
 			for i := 0; time.Now().Before(deadline); i++ {
 				name := sws[i%len(sws)].name

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Stage 4, read: files and directories that passed the door.
@@ -231,7 +233,7 @@ func (w *WriteTarget) Current() (*File, error) {
 		return &File{Info: w.Info, s: w.s, obj: &ob}, nil
 	}
 	if w.cur == nil {
-		return nil, Errorf(CodeNotFound, w.Path, "%s does not exist", w.Path)
+		return nil, fserr.Errorf(fserr.CodeNotFound, w.Path, "%s does not exist", w.Path)
 	}
 	atSeam("edit.checked")
 	f := &File{Info: w.Info, s: w.s, borrowed: true, px: posixFile{os: w.cur, fd: -1}}

@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // TestReadOfFileMovedIntoJournal: a read whose file a concurrent change
@@ -19,7 +22,7 @@ func TestReadOfFileMovedIntoJournal(t *testing.T) {
 	}
 	work, state := filepath.Join(base, "work"), filepath.Join(base, "state")
 	mustWrite(t, filepath.Join(work, "c.txt"), "old\n")
-	p := DefaultPolicy(work)
+	p := policy.DefaultPolicy(work)
 	p.Journal.State = state
 	s, err := New(p, base)
 	if err != nil {
@@ -46,7 +49,7 @@ func TestReadOfFileMovedIntoJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = s.checkOpened(&posixFile{os: f, fd: -1}, factsOf(fi), tg, false, AccessRead)
-	if e := AsError(err); e == nil || e.Code != CodeConflict {
+	if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeConflict {
 		t.Fatalf("a file moved into the journal under the read: %v, want conflict", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Stage 1, resolve: a path argument is matched to its root, lexically
@@ -60,15 +62,15 @@ type nest struct {
 func ValidatePath(p string) error {
 	switch {
 	case p == "":
-		return Errorf(CodeUsage, p, "empty path")
+		return fserr.Errorf(fserr.CodeUsage, p, "empty path")
 	case strings.IndexByte(p, 0) >= 0:
-		return Errorf(CodeUsage, p, "path holds a NUL byte")
+		return fserr.Errorf(fserr.CodeUsage, p, "path holds a NUL byte")
 	case len(p) > maxPathLen:
-		return Errorf(CodeUsage, p, "path is longer than %d bytes", maxPathLen)
+		return fserr.Errorf(fserr.CodeUsage, p, "path is longer than %d bytes", maxPathLen)
 	}
 	for _, c := range strings.Split(p, "/") {
 		if len(c) > maxComponentLen {
-			return Errorf(CodeUsage, p, "a path component is longer than %d bytes", maxComponentLen)
+			return fserr.Errorf(fserr.CodeUsage, p, "a path component is longer than %d bytes", maxComponentLen)
 		}
 	}
 	return nil
@@ -99,7 +101,7 @@ func (s *Sandbox) resolveLexical(p string) (*target, error) {
 	given := p
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if s.home == "" {
-			return nil, Errorf(CodeUsage, given, "~ needs a home directory and $HOME is unset")
+			return nil, fserr.Errorf(fserr.CodeUsage, given, "~ needs a home directory and $HOME is unset")
 		}
 		p = s.home + strings.TrimPrefix(p, "~")
 	}
@@ -116,9 +118,9 @@ func (s *Sandbox) resolveLexical(p string) (*target, error) {
 		}
 	}
 	if len(s.policy.WriteRoots) > 0 {
-		return nil, deny(RuleRoot, given, "%s is outside every root", given)
+		return nil, fserr.Deny(fserr.RuleRoot, given, "%s is outside every root", given)
 	}
-	return nil, deny(RuleRoot, given, "%s is outside the workdir and every read root", given)
+	return nil, fserr.Deny(fserr.RuleRoot, given, "%s is outside the workdir and every read root", given)
 }
 
 // splitPath splits on '/', dropping empty and "." components. ".." stays

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // The door's tables run on each kind of root (forEachRoot): a posix tree
@@ -59,7 +61,7 @@ func newMemTree(t testing.TB) (*tree, map[string]objStore) {
 }
 
 // newMemSandbox is newSandbox over newMemTree's stores.
-func newMemSandbox(t testing.TB, tr *tree, objs map[string]objStore, mod func(*Policy)) *Sandbox {
+func newMemSandbox(t testing.TB, tr *tree, objs map[string]objStore, mod func(*policy.Policy)) *Sandbox {
 	t.Helper()
 	p := basePolicy(tr)
 	if mod != nil {
@@ -78,7 +80,7 @@ func newMemSandbox(t testing.TB, tr *tree, objs map[string]objStore, mod func(*P
 
 // forEachRoot runs fn on newTree's sandbox (with mod) and on
 // newMemTree's, as subtests named by the kind of root.
-func forEachRoot(t *testing.T, mod func(*Policy), fn func(t *testing.T, d *doorRoot)) {
+func forEachRoot(t *testing.T, mod func(*policy.Policy), fn func(t *testing.T, d *doorRoot)) {
 	for _, kind := range []string{"posix", "object"} {
 		t.Run(kind, func(t *testing.T) { fn(t, newDoorRoot(t, kind, mod)) })
 	}
@@ -86,7 +88,7 @@ func forEachRoot(t *testing.T, mod func(*Policy), fn func(t *testing.T, d *doorR
 
 // newDoorRoot is newTree's sandbox (kind "posix") or newMemTree's
 // ("object"), with mod.
-func newDoorRoot(t testing.TB, kind string, mod func(*Policy)) *doorRoot {
+func newDoorRoot(t testing.TB, kind string, mod func(*policy.Policy)) *doorRoot {
 	if kind == "posix" {
 		tr := newTree(t, t.TempDir())
 		return &doorRoot{t: t, tr: tr, s: newSandbox(t, tr, mod)}
@@ -106,7 +108,7 @@ type doorRoot struct {
 func (d *doorRoot) posix() bool { return d.objs == nil }
 
 // sandbox is another sandbox over the same tree (or stores).
-func (d *doorRoot) sandbox(mod func(*Policy)) *Sandbox {
+func (d *doorRoot) sandbox(mod func(*policy.Policy)) *Sandbox {
 	if d.posix() {
 		return newSandbox(d.t, d.tr, mod)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // The object root: a root whose storage is an object store (an S3 bucket
@@ -287,7 +289,7 @@ func (f *objFile) ReadAt(p []byte, off int64) (int, error) {
 // as a posix file rewritten under a search is.
 func readErr(key string, err error) error {
 	if errors.Is(err, errPrecondition) || errors.Is(err, fs.ErrNotExist) {
-		return Errorf(CodeConflict, key, "%s changed while it was read: read it again", key)
+		return fserr.Errorf(fserr.CodeConflict, key, "%s changed while it was read: read it again", key)
 	}
 	return err
 }

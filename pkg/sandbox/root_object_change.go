@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // The change side of an object root. A target is pinned by its key (no
@@ -62,7 +64,7 @@ func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs makeDir
 	case err != nil:
 		return nil, mapOpenErr(err, given)
 	case follow && fc.Mode.IsDir():
-		return nil, Errorf(CodeNotAFile, given, "%s is a directory, not a file", given)
+		return nil, fserr.Errorf(fserr.CodeNotAFile, given, "%s is a directory, not a file", given)
 	case follow:
 		if err := s.allowAt(rt, rel, false, given); err != nil {
 			return nil, err
@@ -128,11 +130,11 @@ func (o *objectRoot) condition(ctx context.Context, w *WriteTarget, expect *stri
 func refused(w *WriteTarget, c objCond, err error, verb string) error {
 	switch {
 	case errors.Is(err, errPrecondition) && c.IfAbsent:
-		return Errorf(CodeExists, w.Path, "%s exists: nothing was %s", w.Path, verb)
+		return fserr.Errorf(fserr.CodeExists, w.Path, "%s exists: nothing was %s", w.Path, verb)
 	case errors.Is(err, errPrecondition):
-		return Errorf(CodeConflict, w.Path, "%s was changed by another writer during the commit: nothing was %s", w.Path, verb)
+		return fserr.Errorf(fserr.CodeConflict, w.Path, "%s was changed by another writer during the commit: nothing was %s", w.Path, verb)
 	case errors.Is(err, fs.ErrExist):
-		return Errorf(CodeExists, w.Path, "%s: a file and a directory would share the name: nothing was %s", w.Path, verb)
+		return fserr.Errorf(fserr.CodeExists, w.Path, "%s: a file and a directory would share the name: nothing was %s", w.Path, verb)
 	}
 	return ioErr(w.Path, err)
 }
@@ -140,7 +142,7 @@ func refused(w *WriteTarget, c objCond, err error, verb string) error {
 // noModes refuses a mode on an object root.
 func noModes(w *WriteTarget, o CommitOptions) error {
 	if o.Mode != nil {
-		return Errorf(CodeUsage, w.Path, "%s lies in an object root, whose objects have no modes: nothing was written", w.Path)
+		return fserr.Errorf(fserr.CodeUsage, w.Path, "%s lies in an object root, whose objects have no modes: nothing was written", w.Path)
 	}
 	return nil
 }
@@ -166,9 +168,9 @@ func (o *objectRoot) parentOf(ctx context.Context, s *Sandbox, t *target, parent
 	pf, err := o.stat(ctx, parent)
 	switch {
 	case err == nil && !pf.Mode.IsDir() && mkdirs:
-		return Errorf(CodeNotADir, t.given, "%s: a parent exists and is not a directory", t.given)
+		return fserr.Errorf(fserr.CodeNotADir, t.given, "%s: a parent exists and is not a directory", t.given)
 	case err == nil && !pf.Mode.IsDir():
-		return Errorf(CodeNotFound, t.given, "%s does not exist (a parent is not a directory)", t.given)
+		return fserr.Errorf(fserr.CodeNotFound, t.given, "%s does not exist (a parent is not a directory)", t.given)
 	case err != nil && (!errors.Is(err, fs.ErrNotExist) || !mkdirs):
 		return s.mapErr(err, t)
 	}
@@ -196,7 +198,7 @@ func (o *objectRoot) commit(w *WriteTarget, r io.Reader, max int64, co CommitOpt
 		return ReplaceResult{}, ioErr(w.Path, err)
 	}
 	if int64(len(body)) > max {
-		return ReplaceResult{}, &Error{Code: CodeTooLarge, Rule: RuleSizeCap, Path: w.Path,
+		return ReplaceResult{}, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: w.Path,
 			Msg: fmt.Sprintf("the content is over max_write_bytes = %d: nothing was written", max)}
 	}
 	var sum string
@@ -236,7 +238,7 @@ func (o *objectRoot) appendTo(w *WriteTarget, data []byte, co CommitOptions) (Re
 			err := o.appendOnce(tx, w, data, co.Expect, &res)
 			if !errors.Is(err, errPrecondition) || co.Expect != nil || try == maxAppendTries {
 				if errors.Is(err, errPrecondition) {
-					return Errorf(CodeConflict, w.Path, "%s was changed by another writer during the append: nothing was written", w.Path)
+					return fserr.Errorf(fserr.CodeConflict, w.Path, "%s was changed by another writer during the append: nothing was written", w.Path)
 				}
 				return err
 			}
@@ -302,13 +304,13 @@ func (o *objectRoot) rename(src, dst *WriteTarget, force bool, expect *string) e
 		return err
 	}
 	if !src.Exists {
-		return Errorf(CodeNotFound, src.Path, "%s does not exist", src.Path)
+		return fserr.Errorf(fserr.CodeNotFound, src.Path, "%s does not exist", src.Path)
 	}
 	if !force && dst.Exists {
-		return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
+		return fserr.Errorf(fserr.CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
 	}
 	if force && dst.Info.Type == "dir" {
-		return Errorf(CodeExists, dst.Path, "%s is a directory: a file does not replace it", dst.Path)
+		return fserr.Errorf(fserr.CodeExists, dst.Path, "%s is a directory: a file does not replace it", dst.Path)
 	}
 	_, err := s.change([]*WriteTarget{src, dst}, func(tx *Tx) error { return o.move(tx, src, dst, force, expect) })
 	return err
@@ -334,7 +336,7 @@ func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *str
 	put, err := o.obj.Put(ctx, dst.key(), bytes.NewReader(content), int64(len(content)), sum, c)
 	if err != nil {
 		if errors.Is(err, errPrecondition) && c.IfAbsent {
-			return Errorf(CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
+			return fserr.Errorf(fserr.CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
 		}
 		return refused(dst, c, err, "moved")
 	}
@@ -342,7 +344,7 @@ func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *str
 		// The source changed after it was read: the copy goes.
 		o.obj.Delete(ctx, dst.key(), put.Version)
 		if errors.Is(err, errPrecondition) {
-			return Errorf(CodeConflict, src.Path, "%s was changed by another writer during the call: nothing was moved", src.Path)
+			return fserr.Errorf(fserr.CodeConflict, src.Path, "%s was changed by another writer during the call: nothing was moved", src.Path)
 		}
 		return ioErr(src.Path, err)
 	}
@@ -359,7 +361,7 @@ func (o *objectRoot) pinnedContent(ctx context.Context, w *WriteTarget) ([]byte,
 	body, _, err := o.obj.Get(ctx, w.key(), 0, -1, w.ob.ver)
 	if err != nil {
 		if errors.Is(err, errPrecondition) || errors.Is(err, fs.ErrNotExist) {
-			return nil, Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was moved", w.Path)
+			return nil, fserr.Errorf(fserr.CodeConflict, w.Path, "%s was replaced during the call: nothing was moved", w.Path)
 		}
 		return nil, ioErr(w.Path, err)
 	}
@@ -376,7 +378,7 @@ func (o *objectRoot) pinnedContent(ctx context.Context, w *WriteTarget) ([]byte,
 // at its old place and its new one.
 func (o *objectRoot) probeRename(src, dst *WriteTarget) error {
 	if src.Info.Type == "dir" {
-		return Errorf(CodeUsage, src.Path, "%s is a directory in an object root, which has no rename of directories: copy what lies below, then remove it", src.Path)
+		return fserr.Errorf(fserr.CodeUsage, src.Path, "%s is a directory in an object root, which has no rename of directories: copy what lies below, then remove it", src.Path)
 	}
 	if err := src.s.allowAt(src.rt, src.rootRel(), false, src.Path); err != nil {
 		return err
@@ -413,7 +415,7 @@ func (o *objectRoot) remove(w *WriteTarget, recursive bool, expect *string) erro
 		}
 		if err := o.obj.Delete(s.context(), w.key(), ver); err != nil {
 			if errors.Is(err, errPrecondition) {
-				return Errorf(CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
+				return fserr.Errorf(fserr.CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
 			}
 			return ioErr(w.Path, err)
 		}
@@ -431,10 +433,10 @@ func (o *objectRoot) remove(w *WriteTarget, recursive bool, expect *string) erro
 func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) error {
 	s := w.s
 	if expect != nil {
-		return Errorf(CodeNotAFile, w.Path, "%s is a directory: an expected sha256 names a file's content", w.Path)
+		return fserr.Errorf(fserr.CodeNotAFile, w.Path, "%s is a directory: an expected sha256 names a file's content", w.Path)
 	}
 	if !recursive {
-		return Errorf(CodeNotAFile, w.Path, "%s is a directory:", w.Path).WithHint(Hint{Option: "recursive", Short: true, Text: "pass %s to remove it and everything below", Else: "remove what lies below it first"})
+		return fserr.Errorf(fserr.CodeNotAFile, w.Path, "%s is a directory:", w.Path).WithHint(fserr.Hint{Option: "recursive", Short: true, Text: "pass %s to remove it and everything below", Else: "remove what lies below it first"})
 	}
 	keys, err := o.below(s.context(), w.key())
 	if err != nil {
@@ -456,14 +458,14 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 		}
 	}
 	if len(keys) > 1 && s.RequirePrecondition() {
-		return Errorf(CodePreconditionRequired, w.Path, "%s is not empty, and the policy requires every removal to name the content it removes: remove its files one at a time, by their sha256, then the empty directory", w.Path)
+		return fserr.Errorf(fserr.CodePreconditionRequired, w.Path, "%s is not empty, and the policy requires every removal to name the content it removes: remove its files one at a time, by their sha256, then the empty directory", w.Path)
 	}
 	_, err = s.change([]*WriteTarget{w}, func(tx *Tx) error {
 		tx.at("remove.checked")
 		for i := len(keys) - 1; i >= 0; i-- { // deepest first, the marker last
 			if err := o.obj.Delete(s.context(), keys[i].Key, keys[i].Version); err != nil {
 				if errors.Is(err, errPrecondition) {
-					return Errorf(CodeConflict, w.Path, "%s changed during the call: nothing more was removed", path.Join(w.Path, strings.TrimPrefix(keys[i].Key, w.key()+"/")))
+					return fserr.Errorf(fserr.CodeConflict, w.Path, "%s changed during the call: nothing more was removed", path.Join(w.Path, strings.TrimPrefix(keys[i].Key, w.key()+"/")))
 				}
 				return ioErr(w.Path, err)
 			}
@@ -524,7 +526,7 @@ func (o *objectRoot) mkdir(s *Sandbox, p string) (string, bool, error) {
 		case errors.Is(err, errPrecondition):
 			return nil // made meanwhile
 		case errors.Is(err, fs.ErrExist):
-			return Errorf(CodeExists, p, "%s exists and is not a directory", p)
+			return fserr.Errorf(fserr.CodeExists, p, "%s exists and is not a directory", p)
 		case err != nil:
 			return ioErr(p, err)
 		}
@@ -545,7 +547,7 @@ func (o *objectRoot) symlink(s *Sandbox, p, target string) (bool, error) {
 		return false, err
 	}
 	defer w.Close()
-	return false, Errorf(CodeUsage, p, "%s lies in an object root, which has no symlinks", p)
+	return false, fserr.Errorf(fserr.CodeUsage, p, "%s lies in an object root, which has no symlinks", p)
 }
 
 // prefixChecked is mkdirAllLocked on an object root: a prefix needs no

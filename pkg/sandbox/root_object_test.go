@@ -10,6 +10,9 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // TestObjectConcurrentWriter: on an object root another writer may come
@@ -24,23 +27,23 @@ func TestObjectConcurrentWriter(t *testing.T) {
 		name   string
 		act    func(*Sandbox) error
 		writer func(m *memObjects) // what the other writer does
-		code   Code
+		code   fserr.Code
 		want   map[string]string
 	}{
-		{"write expect", writeAct("file.txt", "OURS", CommitOptions{Expect: sha("hello")}), theirs("file.txt"), CodeConflict, map[string]string{"file.txt": "THEIRS"}},
-		{"edit", editAct("file.txt"), theirs("file.txt"), CodeConflict, map[string]string{"file.txt": "THEIRS"}},
-		{"write no-replace", writeAct("new.txt", "OURS", CommitOptions{NoReplace: true}), theirs("new.txt"), CodeExists, map[string]string{"new.txt": "THEIRS"}},
-		{"write expect absent", writeAct("new.txt", "OURS", CommitOptions{Expect: new(string)}), theirs("new.txt"), CodeExists, map[string]string{"new.txt": "THEIRS"}},
+		{"write expect", writeAct("file.txt", "OURS", CommitOptions{Expect: sha("hello")}), theirs("file.txt"), fserr.CodeConflict, map[string]string{"file.txt": "THEIRS"}},
+		{"edit", editAct("file.txt"), theirs("file.txt"), fserr.CodeConflict, map[string]string{"file.txt": "THEIRS"}},
+		{"write no-replace", writeAct("new.txt", "OURS", CommitOptions{NoReplace: true}), theirs("new.txt"), fserr.CodeExists, map[string]string{"new.txt": "THEIRS"}},
+		{"write expect absent", writeAct("new.txt", "OURS", CommitOptions{Expect: new(string)}), theirs("new.txt"), fserr.CodeExists, map[string]string{"new.txt": "THEIRS"}},
 		{"plain write", writeAct("file.txt", "OURS", CommitOptions{}), theirs("file.txt"), "", map[string]string{"file.txt": "OURS"}},
-		{"rm", rmAct("file.txt", false, nil), theirs("file.txt"), CodeConflict, map[string]string{"file.txt": "THEIRS"}},
-		{"rm expect", rmAct("file.txt", false, sha("hello")), theirs("file.txt"), CodeConflict, map[string]string{"file.txt": "THEIRS"}},
-		{"rm removed meanwhile", rmAct("file.txt", false, nil), gone("file.txt"), CodeConflict, map[string]string{"file.txt": absent}},
-		{"rm -r", rmAct("a/b", true, nil), theirs("a/b/deep.txt"), CodeConflict, map[string]string{"a/b/deep.txt": "THEIRS"}},
+		{"rm", rmAct("file.txt", false, nil), theirs("file.txt"), fserr.CodeConflict, map[string]string{"file.txt": "THEIRS"}},
+		{"rm expect", rmAct("file.txt", false, sha("hello")), theirs("file.txt"), fserr.CodeConflict, map[string]string{"file.txt": "THEIRS"}},
+		{"rm removed meanwhile", rmAct("file.txt", false, nil), gone("file.txt"), fserr.CodeConflict, map[string]string{"file.txt": absent}},
+		{"rm -r", rmAct("a/b", true, nil), theirs("a/b/deep.txt"), fserr.CodeConflict, map[string]string{"a/b/deep.txt": "THEIRS"}},
 		{"append", appendAct("file.txt", " world", CommitOptions{}), theirs("file.txt"), "", map[string]string{"file.txt": "THEIRS world"}},
-		{"append expect", appendAct("file.txt", " world", CommitOptions{Expect: sha("hello")}), theirs("file.txt"), CodeConflict, map[string]string{"file.txt": "THEIRS"}},
-		{"mv source rewritten", mvAct("file.txt", "moved.txt", false), theirs("file.txt"), CodeConflict, map[string]string{"file.txt": "THEIRS", "moved.txt": absent}},
-		{"mv destination made", mvAct("file.txt", "moved.txt", false), theirs("moved.txt"), CodeExists, map[string]string{"file.txt": "hello", "moved.txt": "THEIRS"}},
-		{"mkdir over a file made meanwhile", mkdirAct("nd"), theirs("nd"), CodeExists, map[string]string{"nd": "THEIRS"}},
+		{"append expect", appendAct("file.txt", " world", CommitOptions{Expect: sha("hello")}), theirs("file.txt"), fserr.CodeConflict, map[string]string{"file.txt": "THEIRS"}},
+		{"mv source rewritten", mvAct("file.txt", "moved.txt", false), theirs("file.txt"), fserr.CodeConflict, map[string]string{"file.txt": "THEIRS", "moved.txt": absent}},
+		{"mv destination made", mvAct("file.txt", "moved.txt", false), theirs("moved.txt"), fserr.CodeExists, map[string]string{"file.txt": "hello", "moved.txt": "THEIRS"}},
+		{"mkdir over a file made meanwhile", mkdirAct("nd"), theirs("nd"), fserr.CodeExists, map[string]string{"nd": "THEIRS"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dr := newDoorRoot(t, "object", nil)
@@ -97,10 +100,10 @@ func TestObjectReadPinsVersion(t *testing.T) {
 		t.Fatalf("Settled before any other writer: %v", err)
 	}
 	dr.put("file.txt", "HELLO")
-	if _, err := f.ReadAt(buf, 2); AsError(err).Code != CodeConflict {
+	if _, err := f.ReadAt(buf, 2); fserr.AsError(err).Code != fserr.CodeConflict {
 		t.Errorf("ReadAt after a rewrite: %v, want conflict", err)
 	}
-	if err := f.Settled(); AsError(err).Code != CodeConflict {
+	if err := f.Settled(); fserr.AsError(err).Code != fserr.CodeConflict {
 		t.Errorf("Settled after a rewrite: %v, want conflict", err)
 	}
 }
@@ -219,10 +222,10 @@ func TestObjectRootStateMarker(t *testing.T) {
 	dr.put("j/"+journalMarker, "marker")
 	dr.put("j/sub/k.txt", "SECRET")
 	for _, c := range []pathCase{
-		{"read below", "open", "j/sub/k.txt", CodeDenied, RuleOwnFile, "", "", anyRoot},
-		{"list it", "opendir", "j/sub", CodeDenied, RuleOwnFile, "", "", anyRoot},
-		{"stat below", "lstat", "j/sub/k.txt", CodeDenied, RuleOwnFile, "", "", anyRoot},
-		{"write below", "write", "j/new.txt", CodeDenied, RuleOwnFile, "", "", anyRoot},
+		{"read below", "open", "j/sub/k.txt", fserr.CodeDenied, fserr.RuleOwnFile, "", "", anyRoot},
+		{"list it", "opendir", "j/sub", fserr.CodeDenied, fserr.RuleOwnFile, "", "", anyRoot},
+		{"stat below", "lstat", "j/sub/k.txt", fserr.CodeDenied, fserr.RuleOwnFile, "", "", anyRoot},
+		{"write below", "write", "j/new.txt", fserr.CodeDenied, fserr.RuleOwnFile, "", "", anyRoot},
 	} {
 		runPathCases(t, dr.s, []pathCase{c})
 	}
@@ -244,7 +247,7 @@ func TestObjectRootStateMarker(t *testing.T) {
 // ("a/../x", "a//x", "a/./x"); an object root lists none of them, and a
 // path the door checked never reaches one.
 func TestObjectKeysNoPathNames(t *testing.T) {
-	dr := newDoorRoot(t, "object", func(p *Policy) { p.Paths.Deny = nil })
+	dr := newDoorRoot(t, "object", func(p *policy.Policy) { p.Paths.Deny = nil })
 	m := dr.store()
 	for _, k := range []string{"b/../secrets/key", "b//x", "b/./y", "b/ok.txt"} {
 		m.objs[k] = memObject{data: []byte("K"), ver: "v-" + k}

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Roots by identity: two roots that are, or hold, one directory under two
@@ -63,9 +65,9 @@ func checkRootIdentities(roots []*root) error {
 					continue
 				}
 				if p.path == b.dir {
-					return Errorf(CodeConfig, a.alias, "the roots %s and %s are one directory under two names (a bind mount?): roots may overlap only as their paths show; name the directory by one path", a.dir, b.dir)
+					return fserr.Errorf(fserr.CodeConfig, a.alias, "the roots %s and %s are one directory under two names (a bind mount?): roots may overlap only as their paths show; name the directory by one path", a.dir, b.dir)
 				}
-				return Errorf(CodeConfig, a.alias, "the root %s is the directory %s under another name (a bind mount?), which holds the root %s: roots may overlap only as their paths show; name the directory by one path", a.dir, p.path, b.dir)
+				return fserr.Errorf(fserr.CodeConfig, a.alias, "the root %s is the directory %s under another name (a bind mount?), which holds the root %s: roots may overlap only as their paths show; name the directory by one path", a.dir, p.path, b.dir)
 			}
 		}
 	}

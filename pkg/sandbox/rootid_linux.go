@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
 )
 
@@ -22,7 +23,7 @@ func mountOf(dir string, ms []policy.Mount) *policy.Mount {
 	}
 	var best *policy.Mount
 	for i := range ms {
-		if within(dir, ms[i].Point) && (best == nil || len(ms[i].Point) >= len(best.Point)) {
+		if policy.Within(dir, ms[i].Point) && (best == nil || len(ms[i].Point) >= len(best.Point)) {
 			best = &ms[i]
 		}
 	}
@@ -74,7 +75,7 @@ func mountOverlap(roots []*root) error {
 		}
 		views := []fsView{place[i]}
 		for _, m := range ms {
-			if m.Point != a.dir && within(m.Point, a.dir) {
+			if m.Point != a.dir && policy.Within(m.Point, a.dir) {
 				views = append(views, fsView{m.Dev, m.Root, m.Point})
 			}
 		}
@@ -90,15 +91,15 @@ func mountOverlap(roots []*root) error {
 				if rel, ok := fsRel(pb.fs, v.fs); ok {
 					// b lies in what v shows: at v.at/rel, inside a.
 					if alias := path.Join(v.at, rel); alias != b.dir && sameDir(alias, b.dir) {
-						return Errorf(CodeConfig, a.alias, "the root %s shows the root %s again at %s (a bind mount?): roots may overlap only as their paths show; name the directory by one path", a.dir, b.dir, alias)
+						return fserr.Errorf(fserr.CodeConfig, a.alias, "the root %s shows the root %s again at %s (a bind mount?): roots may overlap only as their paths show; name the directory by one path", a.dir, b.dir, alias)
 					}
 				} else if rel, ok := fsRel(v.fs, pb.fs); ok {
 					// what v shows lies in b, at b/rel.
 					if orig := path.Join(b.dir, rel); orig != v.at && sameDir(orig, v.at) {
 						if v.at == a.dir {
-							return Errorf(CodeConfig, a.alias, "the root %s is the directory %s under another name (a bind mount?), which lies in the root %s: roots may overlap only as their paths show; name the directory by one path", a.dir, orig, b.dir)
+							return fserr.Errorf(fserr.CodeConfig, a.alias, "the root %s is the directory %s under another name (a bind mount?), which lies in the root %s: roots may overlap only as their paths show; name the directory by one path", a.dir, orig, b.dir)
 						}
-						return Errorf(CodeConfig, a.alias, "a mount at %s inside the root %s shows the directory %s, which lies in the root %s (a bind mount?): roots may overlap only as their paths show; name the directory by one path", v.at, a.dir, orig, b.dir)
+						return fserr.Errorf(fserr.CodeConfig, a.alias, "a mount at %s inside the root %s shows the directory %s, which lies in the root %s (a bind mount?): roots may overlap only as their paths show; name the directory by one path", v.at, a.dir, orig, b.dir)
 					}
 				}
 			}

@@ -19,7 +19,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -191,7 +193,7 @@ func TestRootsByIdentity(t *testing.T) {
 				t.Fatal(err)
 			}
 			work, write, read := l.make(t, base)
-			p := sandbox.DefaultPolicy(work)
+			p := policy.DefaultPolicy(work)
 			p.WriteRoots, p.ReadRoots = write, read
 			p.Journal.Enabled = false
 			sb, err := sandbox.New(p, "")
@@ -207,7 +209,7 @@ func TestRootsByIdentity(t *testing.T) {
 				t.Fatalf("New accepted roots that are one directory under two names (workdir %s, write roots %v, read roots %v)", work, write, read)
 			}
 			t.Logf("New: %v", err)
-			if e := sandbox.AsError(err); e.Code != sandbox.CodeConfig || !strings.Contains(e.Msg, "roots may overlap only as their paths show") {
+			if e := fserr.AsError(err); e.Code != fserr.CodeConfig || !strings.Contains(e.Msg, "roots may overlap only as their paths show") {
 				t.Fatalf("New: %v, want config naming the overlap", err)
 			}
 		})
@@ -238,7 +240,7 @@ func TestBindMountedRootsNoDeadlock(t *testing.T) {
 	must(os.MkdirAll(base+"/P/W", 0o755))
 	must(os.WriteFile(base+"/P/W/a.txt", []byte("a"), 0o644))
 	bindMount(t, base+"/P", base+"/mnt/deep/M")
-	p := sandbox.DefaultPolicy(base + "/P/W")
+	p := policy.DefaultPolicy(base + "/P/W")
 	p.WriteRoots = []string{base + "/mnt/deep/M"}
 	p.Journal.Enabled = false
 	sb, err := sandbox.New(p, "")
@@ -249,7 +251,7 @@ func TestBindMountedRootsNoDeadlock(t *testing.T) {
 		_, err := ops.Move(ctx, sb, "a.txt", base+"/mnt/deep/M/b.txt", false)
 		t.Fatalf("New accepted a write root that is the workdir's parent under another name; mv: %v", err)
 	}
-	if e := sandbox.AsError(err); e.Code != sandbox.CodeConfig || !strings.Contains(e.Msg, "is the directory "+base+"/P under another name") {
+	if e := fserr.AsError(err); e.Code != fserr.CodeConfig || !strings.Contains(e.Msg, "is the directory "+base+"/P under another name") {
 		t.Fatalf("New: %v, want config naming %s/P", err, base)
 	}
 	if b, err := os.ReadFile(base + "/P/W/a.txt"); err != nil || string(b) != "a" {

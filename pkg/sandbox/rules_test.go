@@ -17,7 +17,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ops"
+	"github.com/fsbox/fsbox/pkg/policy"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -35,14 +37,14 @@ type fixture struct {
 	mem *sandbox.MemStore
 }
 
-func newFixture(t testing.TB, files map[string]string, pol func(p *sandbox.Policy)) *fixture {
+func newFixture(t testing.TB, files map[string]string, pol func(p *policy.Policy)) *fixture {
 	t.Helper()
 	return newFixtureOn(t, "posix", files, pol)
 }
 
 // newFixtureOn is newFixture on a kind of root: "posix" (a directory) or
 // "object" (the workdir's files in a MemStore; outside/ still on disk).
-func newFixtureOn(t testing.TB, kind string, files map[string]string, pol func(p *sandbox.Policy)) *fixture {
+func newFixtureOn(t testing.TB, kind string, files map[string]string, pol func(p *policy.Policy)) *fixture {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -65,7 +67,7 @@ func newFixtureOn(t testing.TB, kind string, files map[string]string, pol func(p
 		}
 		fx.put(rel, content)
 	}
-	p := sandbox.DefaultPolicy(fx.work)
+	p := policy.DefaultPolicy(fx.work)
 	p.Commands["rm"] = true
 	if pol != nil {
 		pol(p)
@@ -172,17 +174,17 @@ func (fx *fixture) mustNotExist(rel string) {
 }
 
 // wantDenied checks err is denied by rule (any rule when rule is "").
-func wantDenied(t testing.TB, what string, err error, rule sandbox.Rule) {
+func wantDenied(t testing.TB, what string, err error, rule fserr.Rule) {
 	t.Helper()
 	if err == nil {
 		t.Errorf("%s: succeeded, want denied (rule %q)", what, rule)
 		return
 	}
-	e := sandbox.AsError(err)
-	if e.Code != sandbox.CodeDenied || (rule != "" && e.Rule != rule) {
+	e := fserr.AsError(err)
+	if e.Code != fserr.CodeDenied || (rule != "" && e.Rule != rule) {
 		t.Errorf("%s: got %s (code %q, rule %q), want denied, rule %q", what, err, e.Code, e.Rule, rule)
 	}
-	if e.Code != sandbox.CodeDenied {
+	if e.Code != fserr.CodeDenied {
 		t.Errorf("%s: denied must exit 3", what)
 	}
 }
@@ -212,94 +214,94 @@ func TestMoveAncestorKeepsRules(t *testing.T) {
 	cases := []struct {
 		name     string
 		files    map[string]string
-		pol      func(p *sandbox.Policy)
+		pol      func(p *policy.Policy)
 		pre      []string // mkdirs done through fsbox first
 		src, dst string
-		rule     sandbox.Rule
+		rule     fserr.Rule
 		stay     map[string]string // still there, unchanged, afterwards
 		roots    kinds             // posixKind: it moves a directory
 	}{
 		{
 			name:  "anchored deny below the moved dir",
 			files: map[string]string{"data/secrets/k.txt": "SECRET-K", "data/plain.txt": "plain"},
-			pol:   func(p *sandbox.Policy) { p.Paths.Deny = []string{"data/secrets/**"} },
-			src:   "data", dst: "d2", rule: sandbox.RuleDeny,
+			pol:   func(p *policy.Policy) { p.Paths.Deny = []string{"data/secrets/**"} },
+			src:   "data", dst: "d2", rule: fserr.RuleDeny,
 			stay:  map[string]string{"data/secrets/k.txt": "SECRET-K", "data/plain.txt": "plain"},
 			roots: posixKind,
 		},
 		{
 			name:  "one-level deny",
 			files: map[string]string{"private/k.txt": "SECRET-P"},
-			pol:   func(p *sandbox.Policy) { p.Paths.Deny = []string{"private/*"} },
-			src:   "private", dst: "public", rule: sandbox.RuleDeny,
+			pol:   func(p *policy.Policy) { p.Paths.Deny = []string{"private/*"} },
+			src:   "private", dst: "public", rule: fserr.RuleDeny,
 			stay:  map[string]string{"private/k.txt": "SECRET-P"},
 			roots: posixKind,
 		},
 		{
 			name:  "anchored deny_regex",
 			files: map[string]string{"vault/k.txt": "SECRET-V"},
-			pol:   func(p *sandbox.Policy) { p.Paths.DenyRegex = []string{"^vault/"} },
-			src:   "vault", dst: "v2", rule: sandbox.RuleDeny,
+			pol:   func(p *policy.Policy) { p.Paths.DenyRegex = []string{"^vault/"} },
+			src:   "vault", dst: "v2", rule: fserr.RuleDeny,
 			stay:  map[string]string{"vault/k.txt": "SECRET-V"},
 			roots: posixKind,
 		},
 		{
 			name:  "anchored write_deny",
 			files: map[string]string{"app/config/prod.toml": "PROD", "app/main.go": "package main"},
-			pol:   func(p *sandbox.Policy) { p.Paths.WriteDeny = []string{"app/config/**"} },
-			src:   "app", dst: "app2", rule: sandbox.RuleWriteDeny,
+			pol:   func(p *policy.Policy) { p.Paths.WriteDeny = []string{"app/config/**"} },
+			src:   "app", dst: "app2", rule: fserr.RuleWriteDeny,
 			stay:  map[string]string{"app/config/prod.toml": "PROD", "app/main.go": "package main"},
 			roots: posixKind,
 		},
 		{
 			name:  "dir named like an allowed file, into an allowed dir",
 			files: map[string]string{"notes.md/secret.txt": "SECRET-N", "docs/": ""},
-			pol:   func(p *sandbox.Policy) { p.Paths.Allow = []string{"**/*.md", "docs/**"} },
-			src:   "notes.md", dst: "docs/notes.md", rule: sandbox.RuleAllow,
+			pol:   func(p *policy.Policy) { p.Paths.Allow = []string{"**/*.md", "docs/**"} },
+			src:   "notes.md", dst: "docs/notes.md", rule: fserr.RuleAllow,
 			stay:  map[string]string{"notes.md/secret.txt": "SECRET-N"},
 			roots: posixKind,
 		},
 		{
 			name:  "file renamed into an allow pattern",
 			files: map[string]string{"notes.txt": "SECRET-T"},
-			pol:   func(p *sandbox.Policy) { p.Paths.Allow = []string{"**/*.md"} },
-			src:   "notes.txt", dst: "notes.md", rule: sandbox.RuleAllow,
+			pol:   func(p *policy.Policy) { p.Paths.Allow = []string{"**/*.md"} },
+			src:   "notes.txt", dst: "notes.md", rule: fserr.RuleAllow,
 			stay:  map[string]string{"notes.txt": "SECRET-T"},
 			roots: anyKind,
 		},
 		{
 			name:  "mkdir then mv the ancestor under it",
 			files: map[string]string{"data/secrets/k.txt": "SECRET-K"},
-			pol:   func(p *sandbox.Policy) { p.Paths.Deny = []string{"data/secrets/**"} },
+			pol:   func(p *policy.Policy) { p.Paths.Deny = []string{"data/secrets/**"} },
 			pre:   []string{"newdir"},
-			src:   "data", dst: "newdir/data", rule: sandbox.RuleDeny,
+			src:   "data", dst: "newdir/data", rule: fserr.RuleDeny,
 			stay:  map[string]string{"data/secrets/k.txt": "SECRET-K"},
 			roots: posixKind,
 		},
 		{
 			name:  "anchored deny, moved one level down",
 			files: map[string]string{"data/secrets/k.txt": "SECRET-K"},
-			pol:   func(p *sandbox.Policy) { p.Paths.Deny = []string{"data/secrets/**"} },
+			pol:   func(p *policy.Policy) { p.Paths.Deny = []string{"data/secrets/**"} },
 			pre:   []string{"x"},
-			src:   "data/secrets", dst: "x/secrets", rule: sandbox.RuleDeny,
+			src:   "data/secrets", dst: "x/secrets", rule: fserr.RuleDeny,
 			stay:  map[string]string{"data/secrets/k.txt": "SECRET-K"},
 			roots: posixKind,
 		},
 		{
 			name:  "a child refused at its new place",
 			files: map[string]string{"d/secret.txt": "fine-here"},
-			pol:   func(p *sandbox.Policy) { p.Paths.Deny = []string{"out/*/secret.txt"} },
+			pol:   func(p *policy.Policy) { p.Paths.Deny = []string{"out/*/secret.txt"} },
 			pre:   []string{"out"},
-			src:   "d", dst: "out/d", rule: sandbox.RuleDeny,
+			src:   "d", dst: "out/d", rule: fserr.RuleDeny,
 			stay:  map[string]string{"d/secret.txt": "fine-here"},
 			roots: posixKind,
 		},
 		{
 			name:  "a child refused for writing at its new place",
 			files: map[string]string{"d/prod.toml": "P"},
-			pol:   func(p *sandbox.Policy) { p.Paths.WriteDeny = []string{"cfg/*/prod.toml"} },
+			pol:   func(p *policy.Policy) { p.Paths.WriteDeny = []string{"cfg/*/prod.toml"} },
 			pre:   []string{"cfg"},
-			src:   "d", dst: "cfg/d", rule: sandbox.RuleWriteDeny,
+			src:   "d", dst: "cfg/d", rule: fserr.RuleWriteDeny,
 			stay:  map[string]string{"d/prod.toml": "P"},
 			roots: posixKind,
 		},
@@ -307,7 +309,7 @@ func TestMoveAncestorKeepsRules(t *testing.T) {
 			name:  "write_deny .git inside the moved dir",
 			files: map[string]string{"repo/.git/config": "[core]", "repo/main.go": "x"},
 			pol:   nil, // the default: write_deny **/.git/**
-			src:   "repo", dst: "repo2", rule: sandbox.RuleWriteDeny,
+			src:   "repo", dst: "repo2", rule: fserr.RuleWriteDeny,
 			stay:  map[string]string{"repo/.git/config": "[core]", "repo/main.go": "x"},
 			roots: posixKind,
 		},
@@ -341,7 +343,7 @@ func TestMoveAncestorKeepsRules(t *testing.T) {
 // Fails on the pre-fix main (1b30963) (issue 12 item 1).
 func TestMoveAncestorThenRead(t *testing.T) {
 	fx := newFixture(t, map[string]string{"data/secrets/k.txt": "SECRET-K"},
-		func(p *sandbox.Policy) { p.Paths.Deny = []string{"data/secrets/**"} })
+		func(p *policy.Policy) { p.Paths.Deny = []string{"data/secrets/**"} })
 	ops.Move(context.Background(), fx.sb, "data", "d2", false)
 	for _, p := range []string{"d2/secrets/k.txt", "data/secrets/k.txt"} {
 		res, err := ops.Read(context.Background(), fx.sb, ops.ReadOptions{Path: p})
@@ -361,7 +363,7 @@ func TestMoveAncestorThenRead(t *testing.T) {
 // Fails on the pre-fix main (1b30963) (issue 12 item 1).
 func TestWriteDenyAfterMoveRoundTrip(t *testing.T) {
 	fx := newFixture(t, map[string]string{"app/config/prod.toml": "PROD"},
-		func(p *sandbox.Policy) { p.Paths.WriteDeny = []string{"app/config/**"} })
+		func(p *policy.Policy) { p.Paths.WriteDeny = []string{"app/config/**"} })
 	ops.Move(context.Background(), fx.sb, "app", "app2", false)
 	ops.Write(context.Background(), fx.sb, ops.WriteOptions{Path: "app2/config/prod.toml", Content: strings.NewReader("PWNED")})
 	ops.Move(context.Background(), fx.sb, "app2", "app", false)
@@ -376,19 +378,19 @@ func TestRemoveTreeWithRefusedPath(t *testing.T) {
 	cases := []struct {
 		name  string
 		files map[string]string
-		pol   func(p *sandbox.Policy)
-		rule  sandbox.Rule
+		pol   func(p *policy.Policy)
+		rule  fserr.Rule
 	}{
 		{"deny glob", map[string]string{"t/a.txt": "a", "t/s/k.pem": "K"},
-			func(p *sandbox.Policy) { p.Paths.Deny = []string{"**/*.pem"} }, sandbox.RuleDeny},
+			func(p *policy.Policy) { p.Paths.Deny = []string{"**/*.pem"} }, fserr.RuleDeny},
 		{"anchored deny glob", map[string]string{"t/a.txt": "a", "t/secrets/k": "K"},
-			func(p *sandbox.Policy) { p.Paths.Deny = []string{"t/secrets/**"} }, sandbox.RuleDeny},
+			func(p *policy.Policy) { p.Paths.Deny = []string{"t/secrets/**"} }, fserr.RuleDeny},
 		{"deny_regex on a directory", map[string]string{"t/a.txt": "a", "t/.ssh/id_rsa": "K"},
-			func(p *sandbox.Policy) { p.Paths.DenyRegex = []string{`(^|/)\.ssh$`} }, sandbox.RuleDeny},
+			func(p *policy.Policy) { p.Paths.DenyRegex = []string{`(^|/)\.ssh$`} }, fserr.RuleDeny},
 		{"write_deny", map[string]string{"t/a.txt": "a", "t/x.lock": "K"},
-			func(p *sandbox.Policy) { p.Paths.WriteDeny = []string{"**/*.lock"} }, sandbox.RuleWriteDeny},
+			func(p *policy.Policy) { p.Paths.WriteDeny = []string{"**/*.lock"} }, fserr.RuleWriteDeny},
 		{"allow list", map[string]string{"t/a.md": "a", "t/b.txt": "K"},
-			func(p *sandbox.Policy) { p.Paths.Allow = []string{"**/*.md"} }, sandbox.RuleAllow},
+			func(p *policy.Policy) { p.Paths.Allow = []string{"**/*.md"} }, fserr.RuleAllow},
 	}
 	for _, c := range cases {
 		for _, kind := range anyKind.each() {
@@ -418,29 +420,29 @@ func TestRegexRuleCoversDescendants(t *testing.T) {
 func testRegexRuleCoversDescendants(t *testing.T, kind string) {
 	const secret = "SECRET-SSH"
 	fx := newFixtureOn(t, kind, map[string]string{".ssh/id_rsa": secret, ".ssh/sub/known": secret, "ok.txt": "ok"},
-		func(p *sandbox.Policy) { p.Paths.DenyRegex = []string{`(^|/)\.ssh$`} })
+		func(p *policy.Policy) { p.Paths.DenyRegex = []string{`(^|/)\.ssh$`} })
 	sb := fx.sb
 
 	r, err := ops.Read(context.Background(), sb, ops.ReadOptions{Path: ".ssh/id_rsa"})
-	wantDenied(t, "read .ssh/id_rsa", err, sandbox.RuleDeny)
+	wantDenied(t, "read .ssh/id_rsa", err, fserr.RuleDeny)
 	if m := leaks(r, err, secret); m != "" {
 		t.Errorf("read leaked %s", m)
 	}
 	_, err = ops.Read(context.Background(), sb, ops.ReadOptions{Path: ".ssh/sub/known"})
-	wantDenied(t, "read .ssh/sub/known", err, sandbox.RuleDeny)
+	wantDenied(t, "read .ssh/sub/known", err, fserr.RuleDeny)
 	_, err = ops.Stat(context.Background(), sb, ops.StatOptions{Path: ".ssh/id_rsa", SHA256: true})
-	wantDenied(t, "stat .ssh/id_rsa", err, sandbox.RuleDeny)
+	wantDenied(t, "stat .ssh/id_rsa", err, fserr.RuleDeny)
 	_, err = ops.Ls(context.Background(), sb, ops.LsOptions{Path: ".ssh", All: true})
-	wantDenied(t, "ls .ssh", err, sandbox.RuleDeny)
+	wantDenied(t, "ls .ssh", err, fserr.RuleDeny)
 	_, err = ops.Ls(context.Background(), sb, ops.LsOptions{Path: ".ssh/sub", All: true})
-	wantDenied(t, "ls .ssh/sub", err, sandbox.RuleDeny)
+	wantDenied(t, "ls .ssh/sub", err, fserr.RuleDeny)
 
 	g, err := ops.Grep(context.Background(), sb, ops.GrepOptions{Pattern: "SECRET", Paths: []string{".ssh"}, Hidden: true, NoIgnore: true})
 	if m := leaks(g, err, secret, "id_rsa", "known"); m != "" {
 		t.Errorf("grep .ssh showed %q: %+v %v", m, g, err)
 	}
 	if err != nil {
-		wantDenied(t, "grep .ssh", err, sandbox.RuleDeny)
+		wantDenied(t, "grep .ssh", err, fserr.RuleDeny)
 	} else if g.Count != 0 {
 		t.Errorf("grep .ssh found %d matches", g.Count)
 	}
@@ -462,19 +464,19 @@ func testRegexRuleCoversDescendants(t *testing.T, kind string) {
 		t.Errorf("find .ssh listed %v", *f.Paths)
 	}
 	_, err = ops.Copy(context.Background(), sb, ".ssh/id_rsa", "copy.txt", false)
-	wantDenied(t, "cp .ssh/id_rsa copy.txt", err, sandbox.RuleDeny)
+	wantDenied(t, "cp .ssh/id_rsa copy.txt", err, fserr.RuleDeny)
 	fx.mustNotExist("copy.txt")
 
 	_, err = ops.Write(context.Background(), sb, ops.WriteOptions{Path: ".ssh/id_rsa", Content: strings.NewReader("PWNED")})
-	wantDenied(t, "write .ssh/id_rsa", err, sandbox.RuleDeny)
+	wantDenied(t, "write .ssh/id_rsa", err, fserr.RuleDeny)
 	_, err = ops.Write(context.Background(), sb, ops.WriteOptions{Path: ".ssh/authorized_keys", Content: strings.NewReader("PWNED")})
-	wantDenied(t, "write .ssh/authorized_keys", err, sandbox.RuleDeny)
+	wantDenied(t, "write .ssh/authorized_keys", err, fserr.RuleDeny)
 	_, err = ops.Edit(context.Background(), sb, ops.EditOptions{Path: ".ssh/id_rsa", Edits: []ops.EditSpec{{Old: "SECRET", New: "X"}}, DryRun: true})
-	wantDenied(t, "edit .ssh/id_rsa", err, sandbox.RuleDeny)
+	wantDenied(t, "edit .ssh/id_rsa", err, fserr.RuleDeny)
 	_, err = ops.Move(context.Background(), sb, ".ssh/id_rsa", "moved", false)
-	wantDenied(t, "mv .ssh/id_rsa moved", err, sandbox.RuleDeny)
+	wantDenied(t, "mv .ssh/id_rsa moved", err, fserr.RuleDeny)
 	_, err = ops.Remove(context.Background(), sb, ".ssh/id_rsa", false)
-	wantDenied(t, "rm .ssh/id_rsa", err, sandbox.RuleDeny)
+	wantDenied(t, "rm .ssh/id_rsa", err, fserr.RuleDeny)
 	fx.mustHave(".ssh/id_rsa", secret)
 	fx.mustNotExist(".ssh/authorized_keys")
 	fx.mustNotExist("moved")
@@ -494,7 +496,7 @@ func TestNoExistenceOracleUnderDenied(t *testing.T) {
 
 func testNoExistenceOracleUnderDenied(t *testing.T, kind string) {
 	fx := newFixtureOn(t, kind, map[string]string{"secrets/existing": "SECRET-E", "secrets/sub/deep": "SECRET-D"},
-		func(p *sandbox.Policy) { p.Paths.Deny = []string{"secrets/**"} })
+		func(p *policy.Policy) { p.Paths.Deny = []string{"secrets/**"} })
 	dirs := []string{"secrets"}
 	if fx.mem == nil { // the symlink row is posix's
 		if err := os.Symlink("secrets", filepath.Join(fx.work, "link")); err != nil {
@@ -507,16 +509,16 @@ func testNoExistenceOracleUnderDenied(t *testing.T, kind string) {
 		for _, name := range []string{"existing", "missing", "sub/deep", "sub/missing", "nodir/missing"} {
 			p := dir + "/" + name
 			st, err := ops.Stat(context.Background(), sb, ops.StatOptions{Path: p})
-			wantDenied(t, "stat "+p, err, sandbox.RuleDeny)
+			wantDenied(t, "stat "+p, err, fserr.RuleDeny)
 			if err == nil {
 				t.Errorf("stat %s answered exists=%v", p, st.Exists)
 			}
 			_, err = ops.Read(context.Background(), sb, ops.ReadOptions{Path: p})
-			wantDenied(t, "read "+p, err, sandbox.RuleDeny)
+			wantDenied(t, "read "+p, err, fserr.RuleDeny)
 			_, err = ops.Ls(context.Background(), sb, ops.LsOptions{Path: p})
-			wantDenied(t, "ls "+p, err, sandbox.RuleDeny)
+			wantDenied(t, "ls "+p, err, fserr.RuleDeny)
 			_, err = ops.Write(context.Background(), sb, ops.WriteOptions{Path: p, Content: strings.NewReader("x")})
-			wantDenied(t, "write "+p, err, sandbox.RuleDeny)
+			wantDenied(t, "write "+p, err, fserr.RuleDeny)
 		}
 	}
 	fx.mustNotExist("secrets/missing")
@@ -534,7 +536,7 @@ func testNoExistenceOracleUnderDenied(t *testing.T, kind string) {
 func TestHardlinkDeniedForEveryDescriptor(t *testing.T) {
 	const secret = "OUTSIDE-SECRET\n"
 	fx := newFixture(t, map[string]string{"outside/target.txt": secret, "plain.txt": "plain"},
-		func(p *sandbox.Policy) { p.Paths.DenyHardlinks = true })
+		func(p *policy.Policy) { p.Paths.DenyHardlinks = true })
 	out := filepath.Join(fx.outside, "target.txt")
 	if err := os.Chmod(out, 0o640); err != nil {
 		t.Fatal(err)
@@ -590,7 +592,7 @@ func TestHardlinkDeniedForEveryDescriptor(t *testing.T) {
 	}
 	for _, c := range calls {
 		res, err := c.do()
-		wantDenied(t, c.name, err, sandbox.RuleHardlink)
+		wantDenied(t, c.name, err, fserr.RuleHardlink)
 		if m := leaks(res, err, "OUTSIDE-SECRET", right); m != "" {
 			t.Errorf("%s: the answer holds %q (the outside content or its hash)", c.name, m)
 		}
@@ -614,7 +616,7 @@ func TestHardlinkDeniedForEveryDescriptor(t *testing.T) {
 	// Both expect-sha256 answers must be the same: no yes/no oracle.
 	_, e1 := ops.Write(context.Background(), sb, ops.WriteOptions{Path: "hl.txt", ExpectSHA256: right, Content: strings.NewReader("x")})
 	_, e2 := ops.Write(context.Background(), sb, ops.WriteOptions{Path: "hl.txt", ExpectSHA256: wrong, Content: strings.NewReader("x")})
-	if c1, c2 := sandbox.AsError(e1), sandbox.AsError(e2); c1 == nil || c2 == nil || c1.Code != c2.Code || c1.Rule != c2.Rule {
+	if c1, c2 := fserr.AsError(e1), fserr.AsError(e2); c1 == nil || c2 == nil || c1.Code != c2.Code || c1.Rule != c2.Rule {
 		t.Errorf("--expect-sha256 answers differ with the outside hash: %v vs %v", e1, e2)
 	}
 	if fi, _ := os.Stat(out); fi.Mode()&(fs.ModeSetuid|fs.ModePerm) != 0o640 {

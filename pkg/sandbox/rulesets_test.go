@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
 )
 
@@ -38,9 +39,9 @@ func ruleSetTree(t *testing.T) string {
 	return work
 }
 
-func ruleSetSandbox(t *testing.T, work string, mod func(*Policy)) *Sandbox {
+func ruleSetSandbox(t *testing.T, work string, mod func(*policy.Policy)) *Sandbox {
 	t.Helper()
-	p := DefaultPolicy(work)
+	p := policy.DefaultPolicy(work)
 	p.Paths.WriteDeny = nil // the sets alone, as a host config without write_deny has them
 	if mod != nil {
 		mod(p)
@@ -57,25 +58,25 @@ func ruleSetSandbox(t *testing.T, work string, mod func(*Policy)) *Sandbox {
 }
 
 // checkSet asserts err is a denial by rule from the named set ("" : allowed).
-func checkSet(t *testing.T, what string, err error, rule Rule, set string) {
+func checkSet(t *testing.T, what string, err error, rule fserr.Rule, set string) {
 	t.Helper()
 	if set == "" {
 		if err != nil {
-			t.Errorf("%s: %v (rule %s, set %q), want allowed", what, err, AsError(err).Rule, AsError(err).Set)
+			t.Errorf("%s: %v (rule %s, set %q), want allowed", what, err, fserr.AsError(err).Rule, fserr.AsError(err).Set)
 		}
 		return
 	}
-	e := AsError(err)
-	if err == nil || e.Code != CodeDenied || e.Rule != rule || e.Set != set {
+	e := fserr.AsError(err)
+	if err == nil || e.Code != fserr.CodeDenied || e.Rule != rule || e.Set != set {
 		t.Errorf("%s: got %v (rule %q, set %q), want denied by %s of %s", what, err, e.Rule, e.Set, rule, set)
 	}
 }
 
 func TestRuleSetSecrets(t *testing.T) {
 	work := ruleSetTree(t)
-	agent := ruleSetSandbox(t, work, func(p *Policy) { p.Preset = policy.PresetAgent })
+	agent := ruleSetSandbox(t, work, func(p *policy.Policy) { p.Preset = policy.PresetAgent })
 	plain := ruleSetSandbox(t, work, nil)
-	off := ruleSetSandbox(t, work, func(p *Policy) { p.Preset, p.DefaultsOff = policy.PresetAgent, []string{"secrets"} })
+	off := ruleSetSandbox(t, work, func(p *policy.Policy) { p.Preset, p.DefaultsOff = policy.PresetAgent, []string{"secrets"} })
 	for _, c := range []struct {
 		path   string
 		denied bool
@@ -101,7 +102,7 @@ func TestRuleSetSecrets(t *testing.T) {
 		if c.denied {
 			set = "secrets"
 		}
-		checkSet(t, "agent read "+c.path, err, RuleDeny, set)
+		checkSet(t, "agent read "+c.path, err, fserr.RuleDeny, set)
 		_, err = plain.Probe(NeedReadFile, c.path, 0, "")
 		checkSet(t, "no preset read "+c.path, err, "", "")
 		_, err = off.Probe(NeedReadFile, c.path, 0, "")
@@ -109,21 +110,21 @@ func TestRuleSetSecrets(t *testing.T) {
 	}
 	// A denied directory is not listed into, nor are its entries shown.
 	_, err := agent.Probe(NeedReadDir, "home/.ssh", 0, "")
-	checkSet(t, "agent ls home/.ssh", err, RuleDeny, "secrets")
+	checkSet(t, "agent ls home/.ssh", err, fserr.RuleDeny, "secrets")
 	// Writing a new secret is refused too (deny covers writes).
 	_, err = agent.CheckWrite("new/.env")
-	checkSet(t, "agent write new/.env", err, RuleDeny, "secrets")
+	checkSet(t, "agent write new/.env", err, fserr.RuleDeny, "secrets")
 	// Renaming the directory that holds a secret cannot carry it out
 	// from under the rule, nor can a secret be renamed to a plain name.
-	checkSet(t, "agent mv home away", agent.ProbeRename("home", "away"), RuleDeny, "secrets")
-	checkSet(t, "agent mv .env env.txt", agent.ProbeRename(".env", "env.txt"), RuleDeny, "secrets")
-	checkSet(t, "agent mv pem.txt x.pem", agent.ProbeRename("pem.txt", "x.pem"), RuleDeny, "secrets")
+	checkSet(t, "agent mv home away", agent.ProbeRename("home", "away"), fserr.RuleDeny, "secrets")
+	checkSet(t, "agent mv .env env.txt", agent.ProbeRename(".env", "env.txt"), fserr.RuleDeny, "secrets")
+	checkSet(t, "agent mv pem.txt x.pem", agent.ProbeRename("pem.txt", "x.pem"), fserr.RuleDeny, "secrets")
 }
 
 func TestRuleSetAgentConfig(t *testing.T) {
 	work := ruleSetTree(t)
 	s := ruleSetSandbox(t, work, nil)
-	off := ruleSetSandbox(t, work, func(p *Policy) { p.DefaultsOff = []string{"agent_config"} })
+	off := ruleSetSandbox(t, work, func(p *policy.Policy) { p.DefaultsOff = []string{"agent_config"} })
 	for _, c := range []struct {
 		path      string
 		protected bool
@@ -140,7 +141,7 @@ func TestRuleSetAgentConfig(t *testing.T) {
 			set = "agent_config"
 		}
 		_, err := s.CheckWrite(c.path)
-		checkSet(t, "write "+c.path, err, RuleWriteDeny, set)
+		checkSet(t, "write "+c.path, err, fserr.RuleWriteDeny, set)
 		_, err = off.CheckWrite(c.path)
 		checkSet(t, "defaults_off write "+c.path, err, "", "")
 		if _, err := os.Lstat(filepath.Join(work, c.path)); err == nil {
@@ -151,24 +152,24 @@ func TestRuleSetAgentConfig(t *testing.T) {
 	// The directories themselves: neither made, removed nor renamed,
 	// nor the directory holding one renamed (the files move with it).
 	_, err := s.Probe(NeedMake, ".claude", 0, "")
-	checkSet(t, "mkdir .claude", err, RuleWriteDeny, "agent_config")
+	checkSet(t, "mkdir .claude", err, fserr.RuleWriteDeny, "agent_config")
 	_, err = s.Probe(NeedEntry, ".git", 0, "")
-	checkSet(t, "rm .git", err, RuleWriteDeny, "agent_config")
-	checkSet(t, "mv proj elsewhere", s.ProbeRename("proj", "elsewhere"), RuleWriteDeny, "agent_config")
-	checkSet(t, "mv claude x", s.ProbeRename("claude", ".claude/x"), RuleWriteDeny, "agent_config")
+	checkSet(t, "rm .git", err, fserr.RuleWriteDeny, "agent_config")
+	checkSet(t, "mv proj elsewhere", s.ProbeRename("proj", "elsewhere"), fserr.RuleWriteDeny, "agent_config")
+	checkSet(t, "mv claude x", s.ProbeRename("claude", ".claude/x"), fserr.RuleWriteDeny, "agent_config")
 	checkSet(t, "mv AGENTS.md", s.ProbeRename("AGENTS.md", "AGENTS2.md"), "", "")
 }
 
 // A [paths] rule matching the same path is reported as the policy's own.
 func TestRuleSetPathsFirst(t *testing.T) {
 	work := ruleSetTree(t)
-	s := ruleSetSandbox(t, work, func(p *Policy) { p.Paths.WriteDeny = []string{"**/.git/**"} })
+	s := ruleSetSandbox(t, work, func(p *policy.Policy) { p.Paths.WriteDeny = []string{"**/.git/**"} })
 	_, err := s.CheckWrite(".git/config")
-	if e := AsError(err); err == nil || e.Rule != RuleWriteDeny || e.Set != "" {
+	if e := fserr.AsError(err); err == nil || e.Rule != fserr.RuleWriteDeny || e.Set != "" {
 		t.Fatalf("write .git/config: got %v (set %q), want write_deny of [paths]", err, e.Set)
 	}
 	_, err = s.CheckWrite(".claude/x")
-	checkSet(t, "write .claude/x", err, RuleWriteDeny, "agent_config")
+	checkSet(t, "write .claude/x", err, fserr.RuleWriteDeny, "agent_config")
 }
 
 // rm -r of a directory holding a protected one removes nothing; a
@@ -183,7 +184,7 @@ func TestRuleSetTreesAndRoots(t *testing.T) {
 	}
 	err = s.Remove(w, true)
 	w.Close()
-	checkSet(t, "rm -r proj", err, RuleWriteDeny, "agent_config")
+	checkSet(t, "rm -r proj", err, fserr.RuleWriteDeny, "agent_config")
 	if _, err := os.Stat(filepath.Join(work, "proj", ".claude", "agents", "a.md")); err != nil {
 		t.Fatalf("rm -r proj removed something: %v", err)
 	}
@@ -191,7 +192,7 @@ func TestRuleSetTreesAndRoots(t *testing.T) {
 	outer := filepath.Dir(work)
 	inner := filepath.Join(work, "proj")
 	mustWrite(t, filepath.Join(outer, ".env"), "x")
-	p := DefaultPolicy(inner)
+	p := policy.DefaultPolicy(inner)
 	p.Paths.WriteDeny = nil
 	p.Preset = policy.PresetAgent
 	p.ReadRoots = []string{outer}
@@ -202,10 +203,10 @@ func TestRuleSetTreesAndRoots(t *testing.T) {
 	defer n.Close()
 	for _, f := range []string{filepath.Join(outer, ".env"), filepath.Join(work, ".env"), filepath.Join(work, "home", ".ssh", "config")} {
 		_, err := n.Probe(NeedReadFile, f, 0, "")
-		checkSet(t, "read "+f, err, RuleDeny, "secrets")
+		checkSet(t, "read "+f, err, fserr.RuleDeny, "secrets")
 	}
 	// Within the workdir nested in the read root, .claude is protected
 	// relative to the workdir and to the read root.
 	_, err = n.CheckWrite(".claude/agents/b.md")
-	checkSet(t, "write .claude below nested workdir", err, RuleWriteDeny, "agent_config")
+	checkSet(t, "write .claude below nested workdir", err, fserr.RuleWriteDeny, "agent_config")
 }

@@ -15,12 +15,13 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // Sandbox applies one policy to every filesystem access.
 type Sandbox struct {
-	policy    *Policy
+	policy    *policy.Policy
 	work      *root
 	roots     []*root // workdir first, then read roots, most specific first
 	deny      []string
@@ -110,15 +111,15 @@ func (s *Sandbox) Landlock() LandlockStatus {
 
 // New opens the policy's roots. The policy must come from Load or
 // DefaultPolicy. Errors are CodeConfig.
-func New(p *Policy, home string) (*Sandbox, error) { return newSandboxOver(p, home, nil) }
+func New(p *policy.Policy, home string) (*Sandbox, error) { return newSandboxOver(p, home, nil) }
 
 // newSandboxOver is New with some of the policy's roots made of object
 // stores: a root whose path (as configured, cleaned) is a key of objs is
 // an object root over that store (root_object.go), named by that path;
 // the others are directories.
-func newSandboxOver(p *Policy, home string, objs map[string]objStore) (*Sandbox, error) {
+func newSandboxOver(p *policy.Policy, home string, objs map[string]objStore) (*Sandbox, error) {
 	if err := p.Validate(); err != nil {
-		return nil, Errorf(CodeConfig, p.Source, "%v", err)
+		return nil, fserr.Errorf(fserr.CodeConfig, p.Source, "%v", err)
 	}
 	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow, writes: make(chan struct{}, 1), own: &ownFiles{}}
 	open := func(dir string, writable bool) (*root, error) { return openRootAt(dir, writable, objs) }
@@ -139,8 +140,8 @@ func newSandboxOver(p *Policy, home string, objs map[string]objStore) (*Sandbox,
 			return nil, err
 		}
 		for _, o := range s.roots {
-			if within(r.dir, o.dir) || within(o.dir, r.dir) {
-				return nil, Errorf(CodeConfig, d, "write_roots: %s overlaps the writable root %s: writable roots must be disjoint", d, o.dir)
+			if policy.Within(r.dir, o.dir) || policy.Within(o.dir, r.dir) {
+				return nil, fserr.Errorf(fserr.CodeConfig, d, "write_roots: %s overlaps the writable root %s: writable roots must be disjoint", d, o.dir)
 			}
 		}
 		s.roots = append(s.roots, r)
@@ -246,15 +247,15 @@ func openRootAt(dir string, writable bool, objs map[string]objStore) (*root, err
 	}
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return nil, Errorf(CodeConfig, dir, "root %s does not exist or cannot be resolved: %v", dir, unwrapPathErr(err))
+		return nil, fserr.Errorf(fserr.CodeConfig, dir, "root %s does not exist or cannot be resolved: %v", dir, unwrapPathErr(err))
 	}
 	fi, err := os.Stat(real)
 	if err != nil || !fi.IsDir() {
-		return nil, Errorf(CodeConfig, dir, "root %s is not a directory", dir)
+		return nil, fserr.Errorf(fserr.CodeConfig, dir, "root %s is not a directory", dir)
 	}
 	st, err := openPosixStore(real)
 	if err != nil {
-		return nil, Errorf(CodeConfig, dir, "cannot open root %s: %v", dir, unwrapPathErr(err))
+		return nil, fserr.Errorf(fserr.CodeConfig, dir, "cannot open root %s: %v", dir, unwrapPathErr(err))
 	}
 	return &root{dir: real, alias: filepath.Clean(dir), st: st, r: st.r, writable: writable,
 		special: real == "/" || specialFS(real)}, nil
@@ -343,7 +344,7 @@ func (s *Sandbox) Narrow(dirs []string) (v *Sandbox, kept, ignored []string) {
 }
 
 // Policy returns the policy the sandbox enforces.
-func (s *Sandbox) Policy() *Policy { return s.policy }
+func (s *Sandbox) Policy() *policy.Policy { return s.policy }
 
 // Workdir returns the canonical workdir in force (under fsbox mcp DIR...,
 // the first directory served).
@@ -366,4 +367,4 @@ func (s *Sandbox) ReadRoots() []string {
 }
 
 // Limits returns the policy's limits.
-func (s *Sandbox) Limits() Limits { return s.policy.Limits }
+func (s *Sandbox) Limits() policy.Limits { return s.policy.Limits }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
 )
 
@@ -114,8 +115,8 @@ func newTree(t testing.TB, base string) *tree {
 }
 
 // basePolicy is the default policy for tr plus a read root and deny rules.
-func basePolicy(tr *tree) *Policy {
-	p := DefaultPolicy(tr.work)
+func basePolicy(tr *tree) *policy.Policy {
+	p := policy.DefaultPolicy(tr.work)
 	p.ReadRoots = []string{tr.ro}
 	p.Paths.Deny = []string{"secrets/**", "**/.env"}
 	p.Paths.DenyRegex = []string{`\.pem$`}
@@ -123,7 +124,7 @@ func basePolicy(tr *tree) *Policy {
 	return p
 }
 
-func newSandbox(t testing.TB, tr *tree, mod func(*Policy)) *Sandbox {
+func newSandbox(t testing.TB, tr *tree, mod func(*policy.Policy)) *Sandbox {
 	t.Helper()
 	p := basePolicy(tr)
 	if mod != nil {
@@ -138,18 +139,18 @@ func newSandbox(t testing.TB, tr *tree, mod func(*Policy)) *Sandbox {
 }
 
 // checkErr asserts err is an *Error with code and (when rule != "") rule.
-func checkErr(t *testing.T, err error, code Code, rule Rule) {
+func checkErr(t *testing.T, err error, code fserr.Code, rule fserr.Rule) {
 	t.Helper()
 	if code == "" {
 		if err != nil {
-			t.Fatalf("unexpected error: %v (rule %q)", err, AsError(err).Rule)
+			t.Fatalf("unexpected error: %v (rule %q)", err, fserr.AsError(err).Rule)
 		}
 		return
 	}
 	if err == nil {
 		t.Fatalf("succeeded, want %s/%s", code, rule)
 	}
-	var e *Error
+	var e *fserr.Error
 	if !errors.As(err, &e) {
 		t.Fatalf("error %T %v is not an *Error", err, err)
 	}
@@ -171,8 +172,8 @@ type pathCase struct {
 	name    string
 	op      string // open, opendir, lstat, write
 	path    string
-	code    Code // "" = success
-	rule    Rule
+	code    fserr.Code // "" = success
+	rule    fserr.Rule
 	content string // open: expected content; lstat: expected type
 	abs     string // expected Info.Abs, if set
 	roots   rowRoots
@@ -262,56 +263,56 @@ func resolveCases(tr *tree) []pathCase {
 		{"dotdot name", "open", "..test", "", "", "dots", W("..test"), anyRoot},
 
 		// '..' traversal in many spellings.
-		{"dotdot", "open", "../outside/secret.txt", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"dotdot after dir", "open", "a/../../outside/secret.txt", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"dot dotdot", "open", "./../outside/secret.txt", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"slashes dotdot", "open", "//..//outside/secret.txt", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"deep dotdot", "open", "a/b/../../../outside/secret.txt", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"out and back in", "open", "../work/file.txt", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"bare dotdot dir", "opendir", "..", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"dotdot slash dir", "opendir", "../", CodeDenied, RuleRoot, "", "", anyRoot},
+		{"dotdot", "open", "../outside/secret.txt", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"dotdot after dir", "open", "a/../../outside/secret.txt", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"dot dotdot", "open", "./../outside/secret.txt", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"slashes dotdot", "open", "//..//outside/secret.txt", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"deep dotdot", "open", "a/b/../../../outside/secret.txt", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"out and back in", "open", "../work/file.txt", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"bare dotdot dir", "opendir", "..", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"dotdot slash dir", "opendir", "../", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
 		{"dotdot of subdir ok", "opendir", "a/..", "", "", "", tr.work, anyRoot},
-		{"dotdot dotdot dir", "opendir", "a/../..", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"dotdot sibling", "open", "../work_evil/evil.txt", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"read root dotdot", "open", filepath.Join(tr.ro, "../outside/secret.txt"), CodeDenied, RuleRoot, "", "", anyRoot},
-		{"encoded dotdot is a name", "open", "%2e%2e/outside/secret.txt", CodeNotFound, "", "", "", anyRoot},
-		{"backslash is a name", "open", `..\outside\secret.txt`, CodeNotFound, "", "", "", anyRoot},
+		{"dotdot dotdot dir", "opendir", "a/../..", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"dotdot sibling", "open", "../work_evil/evil.txt", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"read root dotdot", "open", filepath.Join(tr.ro, "../outside/secret.txt"), fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"encoded dotdot is a name", "open", "%2e%2e/outside/secret.txt", fserr.CodeNotFound, "", "", "", anyRoot},
+		{"backslash is a name", "open", `..\outside\secret.txt`, fserr.CodeNotFound, "", "", "", anyRoot},
 
 		// Absolute paths outside every root.
-		{"absolute outside", "open", B("outside/secret.txt"), CodeDenied, RuleRoot, "", "", anyRoot},
-		{"absolute root", "opendir", "/", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"absolute etc", "open", "/etc/passwd", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"home outside", "open", "~/outside/secret.txt", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"home itself", "opendir", "~", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"sibling prefix file", "open", B("work_evil/evil.txt"), CodeDenied, RuleRoot, "", "", anyRoot},
-		{"sibling prefix dir", "opendir", B("work_evil"), CodeDenied, RuleRoot, "", "", anyRoot},
-		{"sibling prefix lstat", "lstat", B("work_evil"), CodeDenied, RuleRoot, "", "", anyRoot},
-		{"sibling via dotdot", "open", W("../work_evil/evil.txt"), CodeDenied, RuleRoot, "", "", anyRoot},
-		{"trailing space sibling", "open", B("work /x"), CodeDenied, RuleRoot, "", "", anyRoot},
-		{"quote sibling", "open", B("work'/x"), CodeDenied, RuleRoot, "", "", anyRoot},
+		{"absolute outside", "open", B("outside/secret.txt"), fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"absolute root", "opendir", "/", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"absolute etc", "open", "/etc/passwd", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"home outside", "open", "~/outside/secret.txt", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"home itself", "opendir", "~", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"sibling prefix file", "open", B("work_evil/evil.txt"), fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"sibling prefix dir", "opendir", B("work_evil"), fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"sibling prefix lstat", "lstat", B("work_evil"), fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"sibling via dotdot", "open", W("../work_evil/evil.txt"), fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"trailing space sibling", "open", B("work /x"), fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"quote sibling", "open", B("work'/x"), fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
 
 		// Symlinks leading out.
-		{"symlink file out", "open", "out_file", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"symlink dir out", "open", "out_dir/secret.txt", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"symlink dir out opendir", "opendir", "out_dir", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"symlink dir out deeper", "opendir", "out_dir/sub", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"relative symlink out", "open", "a/esc_link", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"absolute symlink out", "open", "abs_out", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"absolute symlink in", "open", "abs_in", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"absolute symlink in dir", "opendir", "abs_in_dir", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"absolute symlink in dir file", "open", "abs_in_dir/inner.txt", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"dangling", "open", "dangling", CodeNotFound, "", "", "", posixOnly},
-		{"dangling out", "open", "dangling_out", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"chained out", "open", "chain_a", CodeDenied, RuleSymlink, "", "", posixOnly},
+		{"symlink file out", "open", "out_file", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"symlink dir out", "open", "out_dir/secret.txt", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"symlink dir out opendir", "opendir", "out_dir", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"symlink dir out deeper", "opendir", "out_dir/sub", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"relative symlink out", "open", "a/esc_link", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"absolute symlink out", "open", "abs_out", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"absolute symlink in", "open", "abs_in", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"absolute symlink in dir", "opendir", "abs_in_dir", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"absolute symlink in dir file", "open", "abs_in_dir/inner.txt", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"dangling", "open", "dangling", fserr.CodeNotFound, "", "", "", posixOnly},
+		{"dangling out", "open", "dangling_out", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"chained out", "open", "chain_a", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
 		{"chained in", "open", "chain_in_a", "", "", "inner", W("a/inner.txt"), posixOnly},
-		{"sibling via symlink", "open", "evil_link/evil.txt", CodeDenied, RuleSymlink, "", "", posixOnly},
+		{"sibling via symlink", "open", "evil_link/evil.txt", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
 		// '..' is lexical: out_dir/.. is the workdir, never the escaping
 		// symlink's target's parent (c24bc27 walked it and refused).
 		{"dotdot after escaping symlink", "open", "out_dir/../file.txt", "", "", "hello", W("file.txt"), anyRoot},
 		{"dotdot after escaping symlink dir", "opendir", "out_dir/..", "", "", "", tr.work, anyRoot},
-		{"loop", "open", "loop1", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"read root symlink out", "open", filepath.Join(tr.ro, "ro_out"), CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"read root symlink to other root", "open", filepath.Join(tr.ro, "ro_to_work"), CodeDenied, RuleSymlink, "", "", posixOnly},
+		{"loop", "open", "loop1", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"read root symlink out", "open", filepath.Join(tr.ro, "ro_out"), fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"read root symlink to other root", "open", filepath.Join(tr.ro, "ro_to_work"), fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
 
 		// Symlinks staying inside are fine.
 		{"in-root symlink", "open", "in_link", "", "", "inner", W("a/inner.txt"), posixOnly},
@@ -320,74 +321,74 @@ func resolveCases(tr *tree) []pathCase {
 		{"in-root dir symlink file", "open", "in_dir/b/deep.txt", "", "", "deep", W("a/b/deep.txt"), posixOnly},
 
 		// Deny rules on the resolved path.
-		{"deny dir", "open", "secrets/key", CodeDenied, RuleDeny, "", "", anyRoot},
-		{"deny dir listing", "opendir", "secrets", CodeDenied, RuleDeny, "", "", anyRoot},
-		{"deny via symlinked dir", "open", "link_secrets/key", CodeDenied, RuleDeny, "", "", posixOnly},
-		{"deny via symlinked dir listing", "opendir", "link_secrets", CodeDenied, RuleDeny, "", "", posixOnly},
-		{"deny via symlinked dir lstat", "lstat", "link_secrets/key", CodeDenied, RuleDeny, "", "", posixOnly},
-		{"deny file", "open", ".env", CodeDenied, RuleDeny, "", "", anyRoot},
-		{"deny via symlinked file", "open", "notes", CodeDenied, RuleDeny, "", "", posixOnly},
-		{"deny case upper", "open", "upper/.ENV", CodeDenied, RuleDeny, "", "", anyRoot},
-		{"deny case via symlink", "open", "notes_up", CodeDenied, RuleDeny, "", "", posixOnly},
-		{"deny case spelled missing", "open", "./.ENV", CodeDenied, RuleDeny, "", "", anyRoot},
-		{"deny spelled through missing dir", "open", "nodir/../.env", CodeDenied, RuleDeny, "", "", anyRoot},
-		{"deny_regex case-insensitive", "open", "a/cert.PEM", CodeDenied, RuleDeny, "", "", anyRoot},
-		{"deny absolute spelling", "open", W(".env"), CodeDenied, RuleDeny, "", "", anyRoot},
+		{"deny dir", "open", "secrets/key", fserr.CodeDenied, fserr.RuleDeny, "", "", anyRoot},
+		{"deny dir listing", "opendir", "secrets", fserr.CodeDenied, fserr.RuleDeny, "", "", anyRoot},
+		{"deny via symlinked dir", "open", "link_secrets/key", fserr.CodeDenied, fserr.RuleDeny, "", "", posixOnly},
+		{"deny via symlinked dir listing", "opendir", "link_secrets", fserr.CodeDenied, fserr.RuleDeny, "", "", posixOnly},
+		{"deny via symlinked dir lstat", "lstat", "link_secrets/key", fserr.CodeDenied, fserr.RuleDeny, "", "", posixOnly},
+		{"deny file", "open", ".env", fserr.CodeDenied, fserr.RuleDeny, "", "", anyRoot},
+		{"deny via symlinked file", "open", "notes", fserr.CodeDenied, fserr.RuleDeny, "", "", posixOnly},
+		{"deny case upper", "open", "upper/.ENV", fserr.CodeDenied, fserr.RuleDeny, "", "", anyRoot},
+		{"deny case via symlink", "open", "notes_up", fserr.CodeDenied, fserr.RuleDeny, "", "", posixOnly},
+		{"deny case spelled missing", "open", "./.ENV", fserr.CodeDenied, fserr.RuleDeny, "", "", anyRoot},
+		{"deny spelled through missing dir", "open", "nodir/../.env", fserr.CodeDenied, fserr.RuleDeny, "", "", anyRoot},
+		{"deny_regex case-insensitive", "open", "a/cert.PEM", fserr.CodeDenied, fserr.RuleDeny, "", "", anyRoot},
+		{"deny absolute spelling", "open", W(".env"), fserr.CodeDenied, fserr.RuleDeny, "", "", anyRoot},
 
 		// Shapes and kinds.
-		{"NUL", "open", "file.txt\x00x", CodeUsage, "", "", "", anyRoot},
-		{"NUL lstat", "lstat", "\x00", CodeUsage, "", "", "", anyRoot},
-		{"empty", "open", "", CodeUsage, "", "", "", anyRoot},
-		{"path too long", "open", long, CodeUsage, "", "", "", anyRoot},
-		{"component too long", "open", strings.Repeat("c", 256), CodeUsage, "", "", "", anyRoot},
-		{"component 255 ok", "open", strings.Repeat("c", 255), CodeNotFound, "", "", "", anyRoot},
-		{"directory as file", "open", "a", CodeNotAFile, "", "", "", anyRoot},
-		{"file as directory", "opendir", "file.txt", CodeNotADir, "", "", "", anyRoot},
-		{"missing", "open", "nope.txt", CodeNotFound, "", "", "", anyRoot},
-		{"below a file", "open", "file.txt/x", CodeNotFound, "", "", "", anyRoot},
-		{"fifo as dir", "opendir", "fifo", CodeDenied, RuleSpecialFile, "", "", posixOnly},
+		{"NUL", "open", "file.txt\x00x", fserr.CodeUsage, "", "", "", anyRoot},
+		{"NUL lstat", "lstat", "\x00", fserr.CodeUsage, "", "", "", anyRoot},
+		{"empty", "open", "", fserr.CodeUsage, "", "", "", anyRoot},
+		{"path too long", "open", long, fserr.CodeUsage, "", "", "", anyRoot},
+		{"component too long", "open", strings.Repeat("c", 256), fserr.CodeUsage, "", "", "", anyRoot},
+		{"component 255 ok", "open", strings.Repeat("c", 255), fserr.CodeNotFound, "", "", "", anyRoot},
+		{"directory as file", "open", "a", fserr.CodeNotAFile, "", "", "", anyRoot},
+		{"file as directory", "opendir", "file.txt", fserr.CodeNotADir, "", "", "", anyRoot},
+		{"missing", "open", "nope.txt", fserr.CodeNotFound, "", "", "", anyRoot},
+		{"below a file", "open", "file.txt/x", fserr.CodeNotFound, "", "", "", anyRoot},
+		{"fifo as dir", "opendir", "fifo", fserr.CodeDenied, fserr.RuleSpecialFile, "", "", posixOnly},
 
 		// Lstat.
 		{"lstat symlink out", "lstat", "out_file", "", "", "symlink", W("out_file"), posixOnly},
 		{"lstat abs symlink", "lstat", "abs_out", "", "", "symlink", W("abs_out"), posixOnly},
-		{"lstat missing", "lstat", "nope", CodeNotFound, "", "", "", anyRoot},
-		{"lstat missing parent", "lstat", "nodir/nope", CodeNotFound, "", "", "", anyRoot},
-		{"lstat through symlink out", "lstat", "out_dir/secret.txt", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"lstat through abs symlink", "lstat", "abs_in_dir/inner.txt", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"lstat denied", "lstat", ".env", CodeDenied, RuleDeny, "", "", anyRoot},
+		{"lstat missing", "lstat", "nope", fserr.CodeNotFound, "", "", "", anyRoot},
+		{"lstat missing parent", "lstat", "nodir/nope", fserr.CodeNotFound, "", "", "", anyRoot},
+		{"lstat through symlink out", "lstat", "out_dir/secret.txt", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"lstat through abs symlink", "lstat", "abs_in_dir/inner.txt", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"lstat denied", "lstat", ".env", fserr.CodeDenied, fserr.RuleDeny, "", "", anyRoot},
 		{"lstat fifo", "lstat", "fifo", "", "", "other", W("fifo"), posixOnly},
 		{"lstat root", "lstat", ".", "", "", "dir", tr.work, anyRoot},
 		{"lstat dotdot", "lstat", "a/..", "", "", "dir", tr.work, anyRoot},
-		{"lstat outside", "lstat", "../outside", CodeDenied, RuleRoot, "", "", anyRoot},
+		{"lstat outside", "lstat", "../outside", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
 		{"lstat in-root dir symlink", "lstat", "in_dir/inner.txt", "", "", "file", W("a/inner.txt"), posixOnly},
 
 		// Writes.
 		{"write new", "write", "new.txt", "", "", "", W("new.txt"), anyRoot},
 		{"write new deep", "write", "a/new/deeper.txt", "", "", "", W("a/new/deeper.txt"), anyRoot},
 		{"write existing", "write", "file.txt", "", "", "", W("file.txt"), anyRoot},
-		{"write_deny", "write", "x.lock", CodeDenied, RuleWriteDeny, "", "", anyRoot},
-		{"write_deny new", "write", "a/new.lock", CodeDenied, RuleWriteDeny, "", "", anyRoot},
-		{"write_deny case", "write", "a/NEW.LOCK", CodeDenied, RuleWriteDeny, "", "", anyRoot},
-		{"write_deny via symlink", "write", "lock_link", CodeDenied, RuleWriteDeny, "", "", posixOnly},
-		{"write_deny git", "write", ".git/config", CodeDenied, RuleWriteDeny, "", "", anyRoot},
-		{"write_deny git new", "write", ".git/hooks/pre-commit", CodeDenied, RuleWriteDeny, "", "", anyRoot},
-		{"write read root", "write", filepath.Join(tr.ro, "doc.txt"), CodeDenied, RuleReadOnly, "", "", anyRoot},
-		{"write read root new", "write", filepath.Join(tr.ro, "new.txt"), CodeDenied, RuleReadOnly, "", "", anyRoot},
-		{"write outside", "write", B("outside/x"), CodeDenied, RuleRoot, "", "", anyRoot},
-		{"write sibling", "write", B("work_evil/x"), CodeDenied, RuleRoot, "", "", anyRoot},
-		{"write dotdot", "write", "../outside/x", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"write through symlink out", "write", "out_dir/new.txt", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"write symlink out", "write", "out_file", CodeDenied, RuleSymlink, "", "", posixOnly},
-		{"write abs symlink in", "write", "abs_in", CodeDenied, RuleSymlink, "", "", posixOnly},
+		{"write_deny", "write", "x.lock", fserr.CodeDenied, fserr.RuleWriteDeny, "", "", anyRoot},
+		{"write_deny new", "write", "a/new.lock", fserr.CodeDenied, fserr.RuleWriteDeny, "", "", anyRoot},
+		{"write_deny case", "write", "a/NEW.LOCK", fserr.CodeDenied, fserr.RuleWriteDeny, "", "", anyRoot},
+		{"write_deny via symlink", "write", "lock_link", fserr.CodeDenied, fserr.RuleWriteDeny, "", "", posixOnly},
+		{"write_deny git", "write", ".git/config", fserr.CodeDenied, fserr.RuleWriteDeny, "", "", anyRoot},
+		{"write_deny git new", "write", ".git/hooks/pre-commit", fserr.CodeDenied, fserr.RuleWriteDeny, "", "", anyRoot},
+		{"write read root", "write", filepath.Join(tr.ro, "doc.txt"), fserr.CodeDenied, fserr.RuleReadOnly, "", "", anyRoot},
+		{"write read root new", "write", filepath.Join(tr.ro, "new.txt"), fserr.CodeDenied, fserr.RuleReadOnly, "", "", anyRoot},
+		{"write outside", "write", B("outside/x"), fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"write sibling", "write", B("work_evil/x"), fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"write dotdot", "write", "../outside/x", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"write through symlink out", "write", "out_dir/new.txt", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"write symlink out", "write", "out_file", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
+		{"write abs symlink in", "write", "abs_in", fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
 		// A dangling symlink inside the workdir is followed as the real
 		// write follows it (it creates nope): CheckWrite is the write's own
 		// door, so it cannot say otherwise.
 		{"write dangling", "write", "dangling", "", "", "", W("nope"), posixOnly},
-		{"write denied", "write", "notes", CodeDenied, RuleDeny, "", "", posixOnly},
-		{"write denied dir", "write", "link_secrets/new", CodeDenied, RuleDeny, "", "", posixOnly},
-		{"write fifo", "write", "fifo", CodeDenied, RuleSpecialFile, "", "", posixOnly},
-		{"write workdir", "write", ".", CodeDenied, RuleRoot, "", "", anyRoot},
-		{"write NUL", "write", "a\x00", CodeUsage, "", "", "", anyRoot},
+		{"write denied", "write", "notes", fserr.CodeDenied, fserr.RuleDeny, "", "", posixOnly},
+		{"write denied dir", "write", "link_secrets/new", fserr.CodeDenied, fserr.RuleDeny, "", "", posixOnly},
+		{"write fifo", "write", "fifo", fserr.CodeDenied, fserr.RuleSpecialFile, "", "", posixOnly},
+		{"write workdir", "write", ".", fserr.CodeDenied, fserr.RuleRoot, "", "", anyRoot},
+		{"write NUL", "write", "a\x00", fserr.CodeUsage, "", "", "", anyRoot},
 	}
 }
 
@@ -395,16 +396,16 @@ func resolveCases(tr *tree) []pathCase {
 // root; only deny_hardlinks can see it.
 func TestHardlinks(t *testing.T) {
 	tr := newTree(t, t.TempDir())
-	s := newSandbox(t, tr, func(p *Policy) { p.Paths.DenyHardlinks = true })
+	s := newSandbox(t, tr, func(p *policy.Policy) { p.Paths.DenyHardlinks = true })
 	// A hard link inside the root to a denied file: its name is not denied.
 	if err := os.Link(filepath.Join(tr.work, ".env"), filepath.Join(tr.work, "env_alias")); err != nil {
 		t.Fatal(err)
 	}
 	runPathCases(t, s, []pathCase{
-		{"hardlink", "open", "hard_secret", CodeDenied, RuleHardlink, "", "", posixOnly},
-		{"hardlink to denied", "open", "env_alias", CodeDenied, RuleHardlink, "", "", posixOnly},
+		{"hardlink", "open", "hard_secret", fserr.CodeDenied, fserr.RuleHardlink, "", "", posixOnly},
+		{"hardlink to denied", "open", "env_alias", fserr.CodeDenied, fserr.RuleHardlink, "", "", posixOnly},
 		{"hardlink lstat", "lstat", "hard_secret", "", "", "file", "", posixOnly},
-		{"hardlink write", "write", "hard_secret", CodeDenied, RuleHardlink, "", "", posixOnly},
+		{"hardlink write", "write", "hard_secret", fserr.CodeDenied, fserr.RuleHardlink, "", "", posixOnly},
 		{"single link ok", "open", "file.txt", "", "", "hello", "", posixOnly},
 	})
 	// Without the rule the link is an ordinary file (documented limit).
@@ -426,7 +427,7 @@ func TestFIFONeverBlocks(t *testing.T) {
 	tr := newTree(t, t.TempDir())
 	mustSymlink(t, "fifo", filepath.Join(tr.work, "fifo_link"))
 	s := newSandbox(t, tr, nil)
-	explain := func(op, p string, rule Rule) func() error {
+	explain := func(op, p string, rule fserr.Rule) func() error {
 		return func() error {
 			d, err := s.Explain(op, p)
 			if err == nil && (d.Allowed || d.Rule != string(rule)) {
@@ -438,8 +439,8 @@ func TestFIFONeverBlocks(t *testing.T) {
 	type fcase struct {
 		name string
 		call func() error
-		code Code
-		rule Rule
+		code fserr.Code
+		rule fserr.Rule
 	}
 	open := func(p string) func() error {
 		return func() error {
@@ -480,47 +481,47 @@ func TestFIFONeverBlocks(t *testing.T) {
 		}
 	}
 	for _, c := range []fcase{
-		{"open", open("fifo"), CodeDenied, RuleSpecialFile},
-		{"open via symlink", open("fifo_link"), CodeDenied, RuleSpecialFile},
-		{"opendir", openDir("fifo"), CodeDenied, RuleSpecialFile},
-		{"opendir via symlink", openDir("fifo_link"), CodeDenied, RuleSpecialFile},
+		{"open", open("fifo"), fserr.CodeDenied, fserr.RuleSpecialFile},
+		{"open via symlink", open("fifo_link"), fserr.CodeDenied, fserr.RuleSpecialFile},
+		{"opendir", openDir("fifo"), fserr.CodeDenied, fserr.RuleSpecialFile},
+		{"opendir via symlink", openDir("fifo_link"), fserr.CodeDenied, fserr.RuleSpecialFile},
 		{"lstat", lstat("fifo"), "", ""},
-		{"checkwrite", checkWrite("fifo"), CodeDenied, RuleSpecialFile},
-		{"checkwrite via symlink", checkWrite("fifo_link"), CodeDenied, RuleSpecialFile},
-		{"writetarget", writeTarget("fifo", false), CodeDenied, RuleSpecialFile},
-		{"writetarget via symlink", writeTarget("fifo_link", false), CodeDenied, RuleSpecialFile},
+		{"checkwrite", checkWrite("fifo"), fserr.CodeDenied, fserr.RuleSpecialFile},
+		{"checkwrite via symlink", checkWrite("fifo_link"), fserr.CodeDenied, fserr.RuleSpecialFile},
+		{"writetarget", writeTarget("fifo", false), fserr.CodeDenied, fserr.RuleSpecialFile},
+		{"writetarget via symlink", writeTarget("fifo_link", false), fserr.CodeDenied, fserr.RuleSpecialFile},
 		{"entry", entry("fifo"), "", ""},
-		{"explain read", explain("read", "fifo", RuleSpecialFile), "", ""},
-		{"explain ls", explain("ls", "fifo", RuleSpecialFile), "", ""},
-		{"explain grep", explain("grep", "fifo", RuleSpecialFile), "", ""},
-		{"explain write", explain("write", "fifo", RuleSpecialFile), "", ""},
+		{"explain read", explain("read", "fifo", fserr.RuleSpecialFile), "", ""},
+		{"explain ls", explain("ls", "fifo", fserr.RuleSpecialFile), "", ""},
+		{"explain grep", explain("grep", "fifo", fserr.RuleSpecialFile), "", ""},
+		{"explain write", explain("write", "fifo", fserr.RuleSpecialFile), "", ""},
 		// Below the FIFO: it is the parent directory of the path.
-		{"open below", open("fifo/x"), CodeNotFound, ""},
-		{"opendir below", openDir("fifo/x"), CodeNotFound, ""},
-		{"lstat below", lstat("fifo/x"), CodeNotFound, ""},
-		{"lstat below via symlink", lstat("fifo_link/x"), CodeNotFound, ""},
+		{"open below", open("fifo/x"), fserr.CodeNotFound, ""},
+		{"opendir below", openDir("fifo/x"), fserr.CodeNotFound, ""},
+		{"lstat below", lstat("fifo/x"), fserr.CodeNotFound, ""},
+		{"lstat below via symlink", lstat("fifo_link/x"), fserr.CodeNotFound, ""},
 		{"lstat dotdot below", lstat("fifo/.."), "", ""}, // lexical: fifo/.. is the workdir
-		{"checkwrite below", checkWrite("fifo/x"), CodeNotFound, ""},
-		{"checkwrite deep below", checkWrite("fifo/x/y"), CodeNotFound, ""},
-		{"writetarget below", writeTarget("fifo/x", false), CodeNotFound, ""},
-		{"writetarget below mkdirs", writeTarget("fifo/x", true), CodeNotFound, ""},
-		{"entry below", entry("fifo/x"), CodeNotFound, ""},
-		{"mkdir below", func() error { _, _, err := s.Mkdir("fifo/x"); return err }, CodeNotFound, ""},
+		{"checkwrite below", checkWrite("fifo/x"), fserr.CodeNotFound, ""},
+		{"checkwrite deep below", checkWrite("fifo/x/y"), fserr.CodeNotFound, ""},
+		{"writetarget below", writeTarget("fifo/x", false), fserr.CodeNotFound, ""},
+		{"writetarget below mkdirs", writeTarget("fifo/x", true), fserr.CodeNotFound, ""},
+		{"entry below", entry("fifo/x"), fserr.CodeNotFound, ""},
+		{"mkdir below", func() error { _, _, err := s.Mkdir("fifo/x"); return err }, fserr.CodeNotFound, ""},
 		{"walk", func() error {
 			_, err := s.Walk(context.Background(), "fifo", WalkOptions{MaxDepth: -1}, func(e *Entry) error { e.Release(); return nil })
 			return err
-		}, CodeDenied, RuleSpecialFile},
+		}, fserr.CodeDenied, fserr.RuleSpecialFile},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- c.call() }()
 			select {
 			case err := <-done:
-				if c.code == CodeNotFound && err != nil {
+				if c.code == fserr.CodeNotFound && err != nil {
 					// Any quick refusal will do below a FIFO; not_found is
 					// what lstat(2) says (ENOTDIR).
-					switch AsError(err).Code {
-					case CodeNotFound, CodeNotADir, CodeDenied:
+					switch fserr.AsError(err).Code {
+					case fserr.CodeNotFound, fserr.CodeNotADir, fserr.CodeDenied:
 						return
 					}
 				}
@@ -551,29 +552,29 @@ func TestSpecialFS(t *testing.T) {
 	mustSymlink(t, up+"sys/kernel", filepath.Join(tr.outside, "sys_link"))
 	mustSymlink(t, "/proc/self/environ", filepath.Join(tr.outside, "abs_environ"))
 	mustWrite(t, filepath.Join(tr.outside, "plain.txt"), "plain")
-	s := newSandbox(t, tr, func(p *Policy) { p.ReadRoots = []string{"/"} })
+	s := newSandbox(t, tr, func(p *policy.Policy) { p.ReadRoots = []string{"/"} })
 	O := func(rel string) string { return filepath.Join(tr.outside, rel) }
 	runPathCases(t, s, []pathCase{
-		{"environ", "open", "/proc/self/environ", CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"environ dir", "opendir", "/proc/self", CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"proc", "opendir", "/proc", CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"proc lstat", "lstat", "/proc/self/environ", CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"proc double slash", "open", "//proc//self/environ", CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"proc dotdot", "open", "/etc/../proc/self/environ", CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"proc via workdir dotdot", "open", tr.work + "/" + up + "proc/self/environ", CodeDenied, "", "", "", posixOnly},
-		{"sys", "open", "/sys/kernel/uevent_seqnum", CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"sys dir", "opendir", "/sys/kernel", CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"dev null", "open", "/dev/null", CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"dev zero", "open", "/dev/zero", CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"dev dir", "opendir", "/dev", CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"dev write", "write", "/dev/null", CodeDenied, "", "", "", posixOnly},
-		{"symlink to environ", "open", O("environ_link"), CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"symlink to proc self", "open", O("self_link/environ"), CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"symlink to proc self dir", "opendir", O("self_link"), CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"symlink to proc self lstat", "lstat", O("self_link/environ"), CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"symlink to dev", "open", O("dev_link/null"), CodeDenied, "", "", "", posixOnly},
-		{"symlink to sys", "open", O("sys_link/uevent_seqnum"), CodeDenied, RuleSpecialFS, "", "", posixOnly},
-		{"absolute symlink to environ", "open", O("abs_environ"), CodeDenied, RuleSymlink, "", "", posixOnly},
+		{"environ", "open", "/proc/self/environ", fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"environ dir", "opendir", "/proc/self", fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"proc", "opendir", "/proc", fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"proc lstat", "lstat", "/proc/self/environ", fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"proc double slash", "open", "//proc//self/environ", fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"proc dotdot", "open", "/etc/../proc/self/environ", fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"proc via workdir dotdot", "open", tr.work + "/" + up + "proc/self/environ", fserr.CodeDenied, "", "", "", posixOnly},
+		{"sys", "open", "/sys/kernel/uevent_seqnum", fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"sys dir", "opendir", "/sys/kernel", fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"dev null", "open", "/dev/null", fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"dev zero", "open", "/dev/zero", fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"dev dir", "opendir", "/dev", fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"dev write", "write", "/dev/null", fserr.CodeDenied, "", "", "", posixOnly},
+		{"symlink to environ", "open", O("environ_link"), fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"symlink to proc self", "open", O("self_link/environ"), fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"symlink to proc self dir", "opendir", O("self_link"), fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"symlink to proc self lstat", "lstat", O("self_link/environ"), fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"symlink to dev", "open", O("dev_link/null"), fserr.CodeDenied, "", "", "", posixOnly},
+		{"symlink to sys", "open", O("sys_link/uevent_seqnum"), fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+		{"absolute symlink to environ", "open", O("abs_environ"), fserr.CodeDenied, fserr.RuleSymlink, "", "", posixOnly},
 		// The rest of "/" is readable.
 		{"outside via slash root", "open", O("plain.txt"), "", "", "plain", O("plain.txt"), posixOnly},
 		{"workdir still workdir", "open", filepath.Join(tr.work, "file.txt"), "", "", "hello", filepath.Join(tr.work, "file.txt"), posixOnly},
@@ -585,10 +586,10 @@ func TestSpecialFS(t *testing.T) {
 		f.Close()
 		t.Cleanup(func() { os.Remove(f.Name()) })
 		runPathCases(t, s, []pathCase{
-			{"dev shm file", "open", f.Name(), CodeDenied, RuleSpecialFS, "", "", posixOnly},
-			{"dev shm via symlink", "open", O("dev_link/shm/" + filepath.Base(f.Name())), CodeDenied, RuleSpecialFS, "", "", posixOnly},
-			{"dev shm via symlink lstat", "lstat", O("dev_link/shm/" + filepath.Base(f.Name())), CodeDenied, RuleSpecialFS, "", "", posixOnly},
-			{"dev shm via symlink dir", "opendir", O("dev_link/shm"), CodeDenied, RuleSpecialFS, "", "", posixOnly},
+			{"dev shm file", "open", f.Name(), fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+			{"dev shm via symlink", "open", O("dev_link/shm/" + filepath.Base(f.Name())), fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+			{"dev shm via symlink lstat", "lstat", O("dev_link/shm/" + filepath.Base(f.Name())), fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
+			{"dev shm via symlink dir", "opendir", O("dev_link/shm"), fserr.CodeDenied, fserr.RuleSpecialFS, "", "", posixOnly},
 		})
 	}
 	// A listing of "/" hides /proc, /sys and /dev.
@@ -608,7 +609,7 @@ func TestSpecialFS(t *testing.T) {
 // TestAllow: with an allow list only matching files are readable;
 // directories stay listable.
 func TestAllow(t *testing.T) {
-	forEachRoot(t, func(p *Policy) { p.Paths.Allow = []string{"**/*.txt"} }, testAllow)
+	forEachRoot(t, func(p *policy.Policy) { p.Paths.Allow = []string{"**/*.txt"} }, testAllow)
 }
 
 func testAllow(t *testing.T, dr *doorRoot) {
@@ -619,14 +620,14 @@ func testAllow(t *testing.T, dr *doorRoot) {
 	}
 	runPathCases(t, s, []pathCase{
 		{"allowed", "open", "a/inner.txt", "", "", "inner", "", anyRoot},
-		{"not allowed", "open", "a/readme.md", CodeDenied, RuleAllow, "", "", anyRoot},
+		{"not allowed", "open", "a/readme.md", fserr.CodeDenied, fserr.RuleAllow, "", "", anyRoot},
 		{"dir listable", "opendir", "a", "", "", "", "", anyRoot},
 		{"root listable", "opendir", ".", "", "", "", "", anyRoot},
-		{"allow is case-sensitive", "open", "a/UPPER.TXT", CodeDenied, RuleAllow, "", "", anyRoot},
-		{"allow on real path", "open", "lock_link", CodeDenied, RuleAllow, "", "", posixOnly},
-		{"allow on real path, not the spelling", "open", "a/alias.txt", CodeDenied, RuleAllow, "", "", posixOnly},
-		{"deny wins over allow", "open", "secrets/key", CodeDenied, RuleDeny, "", "", anyRoot},
-		{"write not allowed", "write", "new.md", CodeDenied, RuleAllow, "", "", anyRoot},
+		{"allow is case-sensitive", "open", "a/UPPER.TXT", fserr.CodeDenied, fserr.RuleAllow, "", "", anyRoot},
+		{"allow on real path", "open", "lock_link", fserr.CodeDenied, fserr.RuleAllow, "", "", posixOnly},
+		{"allow on real path, not the spelling", "open", "a/alias.txt", fserr.CodeDenied, fserr.RuleAllow, "", "", posixOnly},
+		{"deny wins over allow", "open", "secrets/key", fserr.CodeDenied, fserr.RuleDeny, "", "", anyRoot},
+		{"write not allowed", "write", "new.md", fserr.CodeDenied, fserr.RuleAllow, "", "", anyRoot},
 		{"write allowed", "write", "new.txt", "", "", "", "", anyRoot},
 	})
 	d, err := s.OpenDir("a")
@@ -651,10 +652,10 @@ func testAllow(t *testing.T, dr *doorRoot) {
 		t.Errorf("ReadDir(a) = %s denied %d, want %s denied %d", got, l.Denied, want, denied)
 	}
 	// allow_regex works like allow.
-	s2 := dr.sandbox(func(p *Policy) { p.Paths.AllowRegex = []string{`^a/[^/]*\.md$`} })
+	s2 := dr.sandbox(func(p *policy.Policy) { p.Paths.AllowRegex = []string{`^a/[^/]*\.md$`} })
 	runPathCases(t, s2, []pathCase{
 		{"regex allowed", "open", "a/readme.md", "", "", "md", "", anyRoot},
-		{"regex not allowed", "open", "file.txt", CodeDenied, RuleAllow, "", "", anyRoot},
+		{"regex not allowed", "open", "file.txt", fserr.CodeDenied, fserr.RuleAllow, "", "", anyRoot},
 	})
 }
 
@@ -742,20 +743,20 @@ func testExplain(t *testing.T, dr *doorRoot) {
 	for _, c := range []struct {
 		op, path string
 		allowed  bool
-		rule     Rule
+		rule     fserr.Rule
 		roots    rowRoots
 	}{
-		{"read", "file.txt", true, RuleOK, anyRoot},
-		{"read", "notes", false, RuleDeny, posixOnly},
-		{"read", "out_file", false, RuleSymlink, posixOnly},
-		{"read", "../x", false, RuleRoot, anyRoot},
-		{"read", "fifo", false, RuleSpecialFile, posixOnly},
-		{"ls", "link_secrets", false, RuleDeny, posixOnly},
-		{"ls", "secrets", false, RuleDeny, anyRoot},
-		{"edit", "x.lock", false, RuleWriteDeny, anyRoot},
-		{"edit", filepath.Join(tr.ro, "doc.txt"), false, RuleReadOnly, anyRoot},
-		{"write", "new.txt", true, RuleOK, anyRoot},
-		{"stat", "nope", true, RuleOK, anyRoot},
+		{"read", "file.txt", true, fserr.RuleOK, anyRoot},
+		{"read", "notes", false, fserr.RuleDeny, posixOnly},
+		{"read", "out_file", false, fserr.RuleSymlink, posixOnly},
+		{"read", "../x", false, fserr.RuleRoot, anyRoot},
+		{"read", "fifo", false, fserr.RuleSpecialFile, posixOnly},
+		{"ls", "link_secrets", false, fserr.RuleDeny, posixOnly},
+		{"ls", "secrets", false, fserr.RuleDeny, anyRoot},
+		{"edit", "x.lock", false, fserr.RuleWriteDeny, anyRoot},
+		{"edit", filepath.Join(tr.ro, "doc.txt"), false, fserr.RuleReadOnly, anyRoot},
+		{"write", "new.txt", true, fserr.RuleOK, anyRoot},
+		{"stat", "nope", true, fserr.RuleOK, anyRoot},
 	} {
 		if !c.roots.runs(s) {
 			continue
@@ -770,7 +771,7 @@ func testExplain(t *testing.T, dr *doorRoot) {
 		}
 	}
 	_, err := s.Explain("read", "x\x00")
-	checkErr(t, err, CodeUsage, "")
+	checkErr(t, err, fserr.CodeUsage, "")
 }
 
 // ---- policy loading ----
@@ -802,7 +803,7 @@ func newLoadSetup(t *testing.T) *loadSetup {
 
 // load writes body to file and loads it through FSBOX_CONFIG (when viaEnv)
 // or --config, then builds the sandbox.
-func (ls *loadSetup) load(t *testing.T, file, body string, env fakeEnv, flag string) (*Policy, *Sandbox, error) {
+func (ls *loadSetup) load(t *testing.T, file, body string, env fakeEnv, flag string) (*policy.Policy, *Sandbox, error) {
 	t.Helper()
 	if file != "" {
 		mustWrite(t, file, body)
@@ -810,7 +811,7 @@ func (ls *loadSetup) load(t *testing.T, file, body string, env fakeEnv, flag str
 	if env == nil {
 		env = fakeEnv{}
 	}
-	p, err := Load(Env{ConfigFlag: flag, Getenv: env.get, Cwd: ls.cwd, Home: ls.home})
+	p, err := policy.Load(policy.Env{ConfigFlag: flag, Getenv: env.get, Cwd: ls.cwd, Home: ls.home})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -832,9 +833,9 @@ func TestLoadPolicy(t *testing.T) {
 		body     string
 		env      fakeEnv
 		flag     string
-		code     Code
+		code     fserr.Code
 		msg      []string // substrings of the message
-		validate func(t *testing.T, p *Policy)
+		validate func(t *testing.T, p *policy.Policy)
 	}
 	hostEnv := func(kv ...string) fakeEnv {
 		e := fakeEnv{"FSBOX_CONFIG": cfg}
@@ -845,109 +846,109 @@ func TestLoadPolicy(t *testing.T) {
 	}
 	tenant := "workdir = \"" + ls.base + "/tenants/${FSBOX_TENANT}\"\n"
 	cases := []lcase{
-		{name: "good via env", file: cfg, body: good, env: hostEnv(), validate: func(t *testing.T, p *Policy) {
+		{name: "good via env", file: cfg, body: good, env: hostEnv(), validate: func(t *testing.T, p *policy.Policy) {
 			if p.Workdir != ls.work || len(p.ReadRoots) != 1 || p.ReadRoots[0] != ls.ro {
 				t.Errorf("policy %+v", p)
 			}
 		}},
 		{name: "good via flag", file: cfg, body: good, flag: cfg},
 		{name: "config inside workdir", file: filepath.Join(ls.work, "policy.toml"), body: good,
-			env: fakeEnv{"FSBOX_CONFIG": filepath.Join(ls.work, "policy.toml")}, code: CodeConfig, msg: []string{"workdir"}},
+			env: fakeEnv{"FSBOX_CONFIG": filepath.Join(ls.work, "policy.toml")}, code: fserr.CodeConfig, msg: []string{"workdir"}},
 		{name: "config deep inside workdir via flag", file: filepath.Join(ls.work, "sub", "policy.toml"), body: good,
-			flag: filepath.Join(ls.work, "sub", "policy.toml"), code: CodeConfig},
+			flag: filepath.Join(ls.work, "sub", "policy.toml"), code: fserr.CodeConfig},
 		{name: "config inside cwd via flag", file: filepath.Join(ls.cwd, "policy.toml"), body: good,
-			flag: filepath.Join(ls.cwd, "policy.toml"), code: CodeConfig, msg: []string{"current directory"}},
+			flag: filepath.Join(ls.cwd, "policy.toml"), code: fserr.CodeConfig, msg: []string{"current directory"}},
 		{name: "config inside cwd relative flag", file: filepath.Join(ls.cwd, "policy.toml"), body: good,
-			flag: "policy.toml", code: CodeConfig},
+			flag: "policy.toml", code: fserr.CodeConfig},
 		{name: "config inside cwd allowed when host-fixed", file: filepath.Join(ls.cwd, "policy.toml"), body: good,
 			env: fakeEnv{"FSBOX_CONFIG": filepath.Join(ls.cwd, "policy.toml")}},
-		{name: "env and flag", file: cfg, body: good, env: hostEnv(), flag: cfg, code: CodeUsage},
-		{name: "env empty", env: fakeEnv{"FSBOX_CONFIG": ""}, code: CodeConfig},
-		{name: "env missing file", env: fakeEnv{"FSBOX_CONFIG": filepath.Join(ls.cfgDir, "nope.toml")}, code: CodeConfig},
-		{name: "flag missing file", flag: filepath.Join(ls.cfgDir, "nope.toml"), code: CodeConfig},
-		{name: "unknown key", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "env and flag", file: cfg, body: good, env: hostEnv(), flag: cfg, code: fserr.CodeUsage},
+		{name: "env empty", env: fakeEnv{"FSBOX_CONFIG": ""}, code: fserr.CodeConfig},
+		{name: "env missing file", env: fakeEnv{"FSBOX_CONFIG": filepath.Join(ls.cfgDir, "nope.toml")}, code: fserr.CodeConfig},
+		{name: "flag missing file", flag: filepath.Join(ls.cfgDir, "nope.toml"), code: fserr.CodeConfig},
+		{name: "unknown key", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "\n[paths]\ndeny = []\ndenny = [\"**/.env\"]\n", msg: []string{"line 6", "denny"}},
-		{name: "unknown top-level key", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "unknown top-level key", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: "# c\n" + good + "workdirr = \"x\"\n", msg: []string{"line 4", "workdirr"}},
-		{name: "unknown table", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "unknown table", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "[pathz]\ndeny = []\n", msg: []string{"line 3", "pathz"}},
-		{name: "wrong type workdir", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "wrong type workdir", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: "workdir = 5\n", msg: []string{"line 1"}},
-		{name: "wrong type limit", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "wrong type limit", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "[limits]\nmax_read_bytes = \"big\"\n", msg: []string{"line 4"}},
-		{name: "wrong type deny", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "wrong type deny", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "[paths]\ndeny = \"**/.env\"\n", msg: []string{"line 4"}},
-		{name: "wrong type command", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "wrong type command", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "[commands]\nrm = \"yes\"\n", msg: []string{"line 4"}},
-		{name: "negative limit", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "negative limit", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "[limits]\nmax_results = -1\n", msg: []string{"line 4", "max_results"}},
-		{name: "syntax error", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "syntax error", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "[paths]\ndeny = [\"a\" \"b\"]\n", msg: []string{"line 4"}},
 		// BurntSushi/toml reports an error at a line's end on the next line
 		// ("line 4, column 7" for "[paths" on line 3): only "line" is checked.
-		{name: "syntax error at line end", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "syntax error at line end", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "[paths\n", msg: []string{"line"}},
-		{name: "invalid glob", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "invalid glob", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "[paths]\ndeny = [\"[abc\"]\n", msg: []string{"line 4", "[abc"}},
-		{name: "invalid write_deny glob", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "invalid write_deny glob", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "[paths]\nwrite_deny = [\"a/[\"]\n", msg: []string{"line 4"}},
-		{name: "empty glob", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "empty glob", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "[paths]\nallow = [\"\"]\n"},
-		{name: "invalid regex", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "invalid regex", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "[paths]\ndeny_regex = [\"(\"]\n", msg: []string{"line 4"}},
-		{name: "invalid allow regex", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "invalid allow regex", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "[paths]\nallow_regex = [\"a**\"]\n", msg: []string{"line 4"}},
-		{name: "missing workdir key", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "missing workdir key", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: "read_roots = []\n", msg: []string{"workdir"}},
-		{name: "workdir does not exist", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "workdir does not exist", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: "workdir = \"" + ls.base + "/nope\"\n", msg: []string{"line 1"}},
-		{name: "workdir is a file", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "workdir is a file", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: "workdir = \"" + cfg + "\"\n"},
-		{name: "read root does not exist", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "read root does not exist", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: "workdir = \"" + ls.work + "\"\nread_roots = [\"/nonexistent-fsbox\"]\n", msg: []string{"line 2"}},
-		{name: "relative workdir", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "relative workdir", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: "workdir = \"work\"\n"},
 		{name: "tilde workdir", file: cfg, env: hostEnv(), body: "workdir = \"~/\"\n",
-			validate: func(t *testing.T, p *Policy) {
+			validate: func(t *testing.T, p *policy.Policy) {
 				if p.Workdir != ls.home {
 					t.Errorf("workdir %q, want %q", p.Workdir, ls.home)
 				}
 			}},
 		{name: "var good", file: cfg, env: hostEnv("FSBOX_TENANT", "alice"), body: tenant,
-			validate: func(t *testing.T, p *Policy) {
+			validate: func(t *testing.T, p *policy.Policy) {
 				if want := filepath.Join(ls.base, "tenants", "alice"); p.Workdir != want {
 					t.Errorf("workdir %q, want %q", p.Workdir, want)
 				}
 			}},
 		{name: "var plain dollar", file: cfg, env: hostEnv("FSBOX_TENANT", "alice"),
 			body: "workdir = \"" + ls.base + "/tenants/$FSBOX_TENANT\"\n"},
-		{name: "var unset", file: cfg, env: hostEnv(), body: tenant, code: CodeConfig, msg: []string{"FSBOX_TENANT", "line 1"}},
-		{name: "var empty", file: cfg, env: hostEnv("FSBOX_TENANT", ""), body: tenant, code: CodeConfig},
-		{name: "var slash", file: cfg, env: hostEnv("FSBOX_TENANT", "alice/../.."), body: tenant, code: CodeConfig},
-		{name: "var only slash", file: cfg, env: hostEnv("FSBOX_TENANT", "/"), body: tenant, code: CodeConfig},
-		{name: "var dotdot", file: cfg, env: hostEnv("FSBOX_TENANT", ".."), body: tenant, code: CodeConfig},
-		{name: "var dot", file: cfg, env: hostEnv("FSBOX_TENANT", "."), body: tenant, code: CodeConfig},
-		{name: "var in read root", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "var unset", file: cfg, env: hostEnv(), body: tenant, code: fserr.CodeConfig, msg: []string{"FSBOX_TENANT", "line 1"}},
+		{name: "var empty", file: cfg, env: hostEnv("FSBOX_TENANT", ""), body: tenant, code: fserr.CodeConfig},
+		{name: "var slash", file: cfg, env: hostEnv("FSBOX_TENANT", "alice/../.."), body: tenant, code: fserr.CodeConfig},
+		{name: "var only slash", file: cfg, env: hostEnv("FSBOX_TENANT", "/"), body: tenant, code: fserr.CodeConfig},
+		{name: "var dotdot", file: cfg, env: hostEnv("FSBOX_TENANT", ".."), body: tenant, code: fserr.CodeConfig},
+		{name: "var dot", file: cfg, env: hostEnv("FSBOX_TENANT", "."), body: tenant, code: fserr.CodeConfig},
+		{name: "var in read root", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: "workdir = \"" + ls.work + "\"\nread_roots = [\"" + ls.base + "/tenants/${FSBOX_TENANT}\"]\n", msg: []string{"line 2", "FSBOX_TENANT"}},
 		{name: "top-level deny_hardlinks", file: cfg, env: hostEnv(), body: "deny_hardlinks = true\n" + good,
-			validate: func(t *testing.T, p *Policy) {
+			validate: func(t *testing.T, p *policy.Policy) {
 				if !p.Paths.DenyHardlinks {
 					t.Error("top-level deny_hardlinks = true ignored")
 				}
 			}},
 		{name: "paths deny_hardlinks", file: cfg, env: hostEnv(), body: good + "[paths]\ndeny_hardlinks = true\n",
-			validate: func(t *testing.T, p *Policy) {
+			validate: func(t *testing.T, p *policy.Policy) {
 				if !p.Paths.DenyHardlinks {
 					t.Error("[paths] deny_hardlinks = true ignored")
 				}
 			}},
 		{name: "commands", file: cfg, env: hostEnv(), body: good + "[commands]\nrm = true\nwrite = false\n",
-			validate: func(t *testing.T, p *Policy) {
+			validate: func(t *testing.T, p *policy.Policy) {
 				if !p.Commands["rm"] || p.Commands["write"] || len(p.Commands) != 2 {
 					t.Errorf("commands %v", p.Commands)
 				}
 			}},
-		{name: "landlock bad", file: cfg, env: hostEnv(), code: CodeConfig,
+		{name: "landlock bad", file: cfg, env: hostEnv(), code: fserr.CodeConfig,
 			body: good + "[sandbox]\nlandlock = \"sometimes\"\n"},
 	}
 	for _, c := range cases {
@@ -980,7 +981,7 @@ func TestConfigInWorkdirViaSymlink(t *testing.T) {
 	mustSymlink(t, ls.work, link)
 	cfg := filepath.Join(ls.work, "policy.toml")
 	_, _, err := ls.load(t, cfg, "workdir = \""+link+"\"\n", fakeEnv{"FSBOX_CONFIG": link + "/policy.toml"}, "")
-	checkErr(t, err, CodeConfig, "")
+	checkErr(t, err, fserr.CodeConfig, "")
 }
 
 func TestXDGDiscovery(t *testing.T) {
@@ -989,7 +990,7 @@ func TestXDGDiscovery(t *testing.T) {
 	xdg := filepath.Join(ls.base, "xdg")
 
 	// Nothing found: the built-in default, workdir = cwd.
-	p, err := Load(Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.cwd, Home: ls.home})
+	p, err := policy.Load(policy.Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.cwd, Home: ls.home})
 	checkErr(t, err, "", "")
 	if p.Workdir != ls.cwd || p.Source != "" || len(p.Commands) != 0 {
 		t.Errorf("default policy: %+v", p)
@@ -1001,13 +1002,13 @@ func TestXDGDiscovery(t *testing.T) {
 	// ~/.config/fsbox/config.toml when XDG_CONFIG_HOME is unset.
 	homeCfg := filepath.Join(ls.home, ".config", "fsbox", "config.toml")
 	mustWrite(t, homeCfg, good)
-	p, err = Load(Env{Getenv: fakeEnv{}.get, Cwd: ls.cwd, Home: ls.home})
+	p, err = policy.Load(policy.Env{Getenv: fakeEnv{}.get, Cwd: ls.cwd, Home: ls.home})
 	checkErr(t, err, "", "")
 	if p.Source != homeCfg {
 		t.Errorf("home config: Source %q, want %q", p.Source, homeCfg)
 	}
 	// A relative XDG_CONFIG_HOME is ignored (XDG spec).
-	p, err = Load(Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": "rel"}.get, Cwd: ls.cwd, Home: ls.home})
+	p, err = policy.Load(policy.Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": "rel"}.get, Cwd: ls.cwd, Home: ls.home})
 	checkErr(t, err, "", "")
 	if p.Source != homeCfg {
 		t.Errorf("relative XDG: Source %q, want %q", p.Source, homeCfg)
@@ -1016,7 +1017,7 @@ func TestXDGDiscovery(t *testing.T) {
 	// $XDG_CONFIG_HOME/fsbox/config.toml wins over ~/.config.
 	xdgCfg := filepath.Join(xdg, "fsbox", "config.toml")
 	mustWrite(t, xdgCfg, good)
-	p, err = Load(Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.cwd, Home: ls.home})
+	p, err = policy.Load(policy.Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.cwd, Home: ls.home})
 	checkErr(t, err, "", "")
 	if p.Source != xdgCfg {
 		t.Errorf("XDG config: Source %q, want %q", p.Source, xdgCfg)
@@ -1024,35 +1025,35 @@ func TestXDGDiscovery(t *testing.T) {
 	// --config wins over XDG, FSBOX_CONFIG over everything.
 	other := filepath.Join(ls.cfgDir, "other.toml")
 	mustWrite(t, other, good)
-	p, err = Load(Env{ConfigFlag: other, Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.cwd, Home: ls.home})
+	p, err = policy.Load(policy.Env{ConfigFlag: other, Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.cwd, Home: ls.home})
 	checkErr(t, err, "", "")
 	if p.Source != other {
 		t.Errorf("--config: Source %q, want %q", p.Source, other)
 	}
-	p, err = Load(Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg, "FSBOX_CONFIG": other}.get, Cwd: ls.cwd, Home: ls.home})
+	p, err = policy.Load(policy.Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg, "FSBOX_CONFIG": other}.get, Cwd: ls.cwd, Home: ls.home})
 	checkErr(t, err, "", "")
 	if p.Source != other {
 		t.Errorf("FSBOX_CONFIG: Source %q, want %q", p.Source, other)
 	}
 	// A broken discovered file is an error, not a silent fallback.
 	mustWrite(t, xdgCfg, "denny = 1\n"+good)
-	_, err = Load(Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.cwd, Home: ls.home})
-	checkErr(t, err, CodeConfig, "")
+	_, err = policy.Load(policy.Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.cwd, Home: ls.home})
+	checkErr(t, err, fserr.CodeConfig, "")
 	// A discovered file inside the cwd is refused like any other.
-	_, err = Load(Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.base, Home: ls.home})
-	checkErr(t, err, CodeConfig, "")
+	_, err = policy.Load(policy.Env{Getenv: fakeEnv{"XDG_CONFIG_HOME": xdg}.get, Cwd: ls.base, Home: ls.home})
+	checkErr(t, err, fserr.CodeConfig, "")
 }
 
 func TestDefaultPolicySandbox(t *testing.T) {
 	forEachRoot(t, nil, func(t *testing.T, dr *doorRoot) {
-		p := DefaultPolicy(dr.tr.work)
+		p := policy.DefaultPolicy(dr.tr.work)
 		s, err := newSandboxOver(p, "", dr.objs)
 		checkErr(t, err, "", "")
 		defer s.Close()
 		runPathCases(t, s, []pathCase{
 			{"read .env without deny", "open", ".env", "", "", "E", "", anyRoot},
-			{"git not written", "write", ".git/config", CodeDenied, RuleWriteDeny, "", "", anyRoot},
-			{"home unset", "open", "~/x", CodeUsage, "", "", "", anyRoot},
+			{"git not written", "write", ".git/config", fserr.CodeDenied, fserr.RuleWriteDeny, "", "", anyRoot},
+			{"home unset", "open", "~/x", fserr.CodeUsage, "", "", "", anyRoot},
 			{"write file", "write", "file.txt", "", "", "", "", anyRoot},
 		})
 	})
@@ -1065,14 +1066,14 @@ func TestPolicyHardening(t *testing.T) {
 	// A symlink to a policy, planted where the sandboxed side can write.
 	link := filepath.Join(work, "policy.toml")
 	os.Symlink(real, link)
-	env := Env{Getenv: func(string) (string, bool) { return "", false }, Cwd: outside, ConfigFlag: link}
-	if p, err := Load(env); err == nil {
-		if _, err := New(p, ""); AsError(err).Code != CodeConfig {
+	env := policy.Env{Getenv: func(string) (string, bool) { return "", false }, Cwd: outside, ConfigFlag: link}
+	if p, err := policy.Load(env); err == nil {
+		if _, err := New(p, ""); fserr.AsError(err).Code != fserr.CodeConfig {
 			t.Errorf("a policy reached through a symlink in the workdir: %v", err)
 		}
 	}
 	// Anchored patterns match at the root instead of never.
-	p, err := Load(Env{Getenv: func(string) (string, bool) { return "", false }, Cwd: t.TempDir(), ConfigFlag: real})
+	p, err := policy.Load(policy.Env{Getenv: func(string) (string, bool) { return "", false }, Cwd: t.TempDir(), ConfigFlag: real})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1083,7 +1084,7 @@ func TestPolicyHardening(t *testing.T) {
 	defer sb.Close()
 	os.MkdirAll(filepath.Join(work, "secrets"), 0o755)
 	os.WriteFile(filepath.Join(work, "secrets", "k"), []byte("x"), 0o644)
-	if _, err := sb.Open("secrets/k"); AsError(err).Code != CodeDenied {
+	if _, err := sb.Open("secrets/k"); fserr.AsError(err).Code != fserr.CodeDenied {
 		t.Errorf(`deny "/secrets/**" must match secrets/k: %v`, err)
 	}
 	// A tenant variable may not smuggle in "~".
@@ -1103,9 +1104,9 @@ func FuzzPolicy(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		p := filepath.Join(dir, "p.toml")
 		os.WriteFile(p, []byte(text), 0o644)
-		_, err := Load(Env{ConfigFlag: p, Cwd: t.TempDir(), Getenv: func(string) (string, bool) { return "", false }})
-		if err != nil && AsError(err).Code != CodeConfig {
-			t.Fatalf("%q: a %s error, want config", text, AsError(err).Code)
+		_, err := policy.Load(policy.Env{ConfigFlag: p, Cwd: t.TempDir(), Getenv: func(string) (string, bool) { return "", false }})
+		if err != nil && fserr.AsError(err).Code != fserr.CodeConfig {
+			t.Fatalf("%q: a %s error, want config", text, fserr.AsError(err).Code)
 		}
 	})
 }
@@ -1134,10 +1135,10 @@ func (s *Sandbox) Explain(op, p string) (Decision, error) {
 	}
 	_, err := s.Probe(need, p, limit, "max_read_bytes")
 	if err == nil {
-		return Decision{Allowed: true, Rule: string(RuleOK)}, nil
+		return Decision{Allowed: true, Rule: string(fserr.RuleOK)}, nil
 	}
-	e := AsError(err)
-	if e.Code == CodeUsage {
+	e := fserr.AsError(err)
+	if e.Code == fserr.CodeUsage {
 		return Decision{}, err
 	}
 	d := Decision{Rule: string(e.Rule), Reason: e.Msg}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"os"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // StdinPath is how standard input is named, as an argument and in output.
@@ -23,10 +25,10 @@ func (s *Sandbox) HasStdin() bool { return s.stdin != nil }
 // Without a stdin it is not_found.
 func (s *Sandbox) OpenStdin() (*File, error) {
 	if s.stdin == nil {
-		return nil, Errorf(CodeNotFound, StdinPath, "- names standard input, and this call has none")
+		return nil, fserr.Errorf(fserr.CodeNotFound, StdinPath, "- names standard input, and this call has none")
 	}
 	if s.stdinUsed.Swap(true) {
-		return nil, Errorf(CodeUsage, StdinPath, "standard input (-) can be read once per call")
+		return nil, fserr.Errorf(fserr.CodeUsage, StdinPath, "standard input (-) can be read once per call")
 	}
 	s.trail.note(StdinPath, "", false)
 	size := int64(-1)

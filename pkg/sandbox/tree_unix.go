@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"golang.org/x/sys/unix"
 )
 
@@ -50,7 +51,7 @@ func openDirAt(dirfd int, name string, want [2]uint64) (int, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if err == unix.ELOOP || err == unix.ENOTDIR || err == unix.ENOENT {
-			return -1, Errorf(CodeConflict, name, "%s changed during the call: nothing more was changed", name)
+			return -1, fserr.Errorf(fserr.CodeConflict, name, "%s changed during the call: nothing more was changed", name)
 		}
 		return -1, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -61,14 +62,14 @@ func openDirAt(dirfd int, name string, want [2]uint64) (int, error) {
 	}
 	if [2]uint64{uint64(st.Dev), uint64(st.Ino)} != want {
 		unix.Close(fd)
-		return -1, Errorf(CodeConflict, name, "%s was replaced during the call: nothing more was changed", name)
+		return -1, fserr.Errorf(fserr.CodeConflict, name, "%s was replaced during the call: nothing more was changed", name)
 	}
 	return fd, nil
 }
 
 func scanDir(fd int, n *treeNode, prefix string, depth int, check func(string, bool) error, buf *[]byte) error {
 	if depth > maxTreeDepth {
-		return Errorf(CodeTooLarge, prefix, "the tree is deeper than %d levels: nothing was changed", maxTreeDepth)
+		return fserr.Errorf(fserr.CodeTooLarge, prefix, "the tree is deeper than %d levels: nothing was changed", maxTreeDepth)
 	}
 	names, err := readNames(fd, buf)
 	if err != nil {
@@ -164,7 +165,7 @@ func removeIn(dirfd int, n *treeNode) error {
 			return &fs.PathError{Op: "lstat", Path: n.name, Err: err}
 		}
 		if [2]uint64{uint64(st.Dev), uint64(st.Ino)} != n.key {
-			return Errorf(CodeConflict, n.name, "%s was replaced during the call: it was left in place", n.name)
+			return fserr.Errorf(fserr.CodeConflict, n.name, "%s was replaced during the call: it was left in place", n.name)
 		}
 	}
 	flags := 0
@@ -173,7 +174,7 @@ func removeIn(dirfd int, n *treeNode) error {
 	}
 	if err := unix.Unlinkat(dirfd, n.name, flags); err != nil {
 		if err == unix.ENOTEMPTY || err == unix.EEXIST {
-			return Errorf(CodeConflict, n.name, "%s gained entries during the call: it was left in place", n.name)
+			return fserr.Errorf(fserr.CodeConflict, n.name, "%s gained entries during the call: it was left in place", n.name)
 		}
 		return &fs.PathError{Op: "unlink", Path: n.name, Err: err}
 	}

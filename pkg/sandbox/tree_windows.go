@@ -6,6 +6,8 @@ import (
 	"os"
 	"path"
 	"sort"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // On Windows the tree is checked and removed through os.Root by name: the
@@ -28,7 +30,7 @@ func scanTree(w *WriteTarget, want [2]uint64, check func(sub string, isDir bool)
 
 func scanRoot(r *os.Root, rel, prefix string, depth int, n *treeNode, check func(string, bool) error) error {
 	if depth > maxTreeDepth {
-		return Errorf(CodeTooLarge, prefix, "the tree is deeper than %d levels: nothing was changed", maxTreeDepth)
+		return fserr.Errorf(fserr.CodeTooLarge, prefix, "the tree is deeper than %d levels: nothing was changed", maxTreeDepth)
 	}
 	f, err := r.Open(rel)
 	if err != nil {

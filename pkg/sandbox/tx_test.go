@@ -10,13 +10,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // TestAdmitChild: the one admission of a name below a pinned directory
 // (a listing's entry, a walk's, a tree's member under mv and rm -r).
 func TestAdmitChild(t *testing.T) {
 	fx := newJournalFixture(t)
-	s := fx.open(func(p *Policy) {
+	s := fx.open(func(p *policy.Policy) {
 		p.Paths.Deny = []string{"**/secret", "**/secret/**"}
 		p.Paths.WriteDeny = []string{"**/*.lock"}
 		p.Paths.DenyRegex = []string{`\.pem$`}
@@ -38,18 +41,18 @@ func TestAdmitChild(t *testing.T) {
 		rel   string
 		isDir bool
 		acc   Access
-		rule  Rule // "" = admitted
+		rule  fserr.Rule // "" = admitted
 	}{
 		{"a file", s.work, "a/b.txt", false, AccessRead, ""},
 		{"a directory allow rules do not reach", s.work, "a/b", true, AccessRead, ""},
-		{"a file no allow rule names", s.work, "a/b.go", false, AccessRead, RuleAllow},
-		{"a denied directory", s.work, "a/secret", true, AccessRead, RuleDeny},
-		{"below a denied directory", s.work, "a/secret/x.txt", false, AccessRead, RuleDeny},
-		{"a denied regex", s.work, "a/key.pem", false, AccessRead, RuleDeny},
+		{"a file no allow rule names", s.work, "a/b.go", false, AccessRead, fserr.RuleAllow},
+		{"a denied directory", s.work, "a/secret", true, AccessRead, fserr.RuleDeny},
+		{"below a denied directory", s.work, "a/secret/x.txt", false, AccessRead, fserr.RuleDeny},
+		{"a denied regex", s.work, "a/key.pem", false, AccessRead, fserr.RuleDeny},
 		{"write_deny, read", s.work, "a/x.lock", true, AccessRead, ""},
-		{"write_deny, written", s.work, "a/x.lock", true, AccessWrite, RuleWriteDeny},
-		{"/proc below a root at /", slash, "proc/self", true, AccessRead, RuleSpecialFS},
-		{"/dev below a root at /", slash, "dev/null", true, AccessRead, RuleSpecialFS},
+		{"write_deny, written", s.work, "a/x.lock", true, AccessWrite, fserr.RuleWriteDeny},
+		{"/proc below a root at /", slash, "proc/self", true, AccessRead, fserr.RuleSpecialFS},
+		{"/dev below a root at /", slash, "dev/null", true, AccessRead, fserr.RuleSpecialFS},
 		{"/etc below a root at /", slash, "etc", true, AccessRead, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,7 +62,7 @@ func TestAdmitChild(t *testing.T) {
 				t.Errorf("refused: %v", e)
 			case tc.rule != "" && e == nil:
 				t.Errorf("admitted, want %s", tc.rule)
-			case tc.rule != "" && (e.Code != CodeDenied || e.Rule != tc.rule):
+			case tc.rule != "" && (e.Code != fserr.CodeDenied || e.Rule != tc.rule):
 				t.Errorf("refused %s/%s (%v), want denied/%s", e.Code, e.Rule, e, tc.rule)
 			}
 		})
@@ -80,24 +83,24 @@ func TestTxRecheck(t *testing.T) {
 		name   string
 		c      func(w *WriteTarget) cond
 		meddle func(t *testing.T, work string)
-		code   Code // "" = passes
+		code   fserr.Code // "" = passes
 	}{
 		{"nothing required", func(*WriteTarget) cond { return cond{} }, nil, ""},
 		{"the expected content", func(*WriteTarget) cond { return cond{expect: sum("old\n")} }, nil, ""},
-		{"other content expected", func(*WriteTarget) cond { return cond{expect: sum("other\n")} }, nil, CodeConflict},
-		{"absent expected", func(*WriteTarget) cond { return cond{expect: &absent} }, nil, CodeConflict},
+		{"other content expected", func(*WriteTarget) cond { return cond{expect: sum("other\n")} }, nil, fserr.CodeConflict},
+		{"absent expected", func(*WriteTarget) cond { return cond{expect: &absent} }, nil, fserr.CodeConflict},
 		{"unchanged, and it is", func(*WriteTarget) cond { return cond{unchanged: true} }, nil, ""},
 		{"unchanged, but written in place", func(*WriteTarget) cond { return cond{unchanged: true} }, func(t *testing.T, work string) {
 			must(t, os.WriteFile(filepath.Join(work, "d/f.txt"), []byte("theirs, longer\n"), 0o644))
-		}, CodeConflict},
+		}, fserr.CodeConflict},
 		{"the entry pinned", func(w *WriteTarget) cond { return cond{entry: &w.Info.key, verb: "removed"} }, nil, ""},
 		{"the entry replaced", func(w *WriteTarget) cond { return cond{entry: &w.Info.key, verb: "removed"} }, func(t *testing.T, work string) {
 			must(t, os.WriteFile(filepath.Join(work, "d/other"), []byte("old\n"), 0o644))
 			must(t, os.Rename(filepath.Join(work, "d/other"), filepath.Join(work, "d/f.txt")))
-		}, CodeConflict},
+		}, fserr.CodeConflict},
 		{"the parent moved", func(*WriteTarget) cond { return cond{} }, func(t *testing.T, work string) {
 			must(t, os.Rename(filepath.Join(work, "d"), filepath.Join(work, "e")))
-		}, CodeConflict},
+		}, fserr.CodeConflict},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newJournalFixture(t)
@@ -134,7 +137,7 @@ func TestTxRecheck(t *testing.T) {
 			switch {
 			case tc.code == "" && err != nil:
 				t.Errorf("refused: %v", err)
-			case tc.code != "" && (err == nil || AsError(err).Code != tc.code):
+			case tc.code != "" && (err == nil || fserr.AsError(err).Code != tc.code):
 				t.Errorf("got %v, want %s", err, tc.code)
 			case tc.code != "" && acted:
 				t.Error("the act ran after a failed re-check")
@@ -202,14 +205,14 @@ func TestChangeSteps(t *testing.T) {
 	fx := newJournalFixture(t)
 	other := filepath.Join(fx.base, "other")
 	must(t, os.MkdirAll(other, 0o755))
-	s := fx.open(func(p *Policy) { p.WriteRoots = []string{other} })
+	s := fx.open(func(p *policy.Policy) { p.WriteRoots = []string{other} })
 
 	// A step in a root the change did not name.
 	_, err := s.Change([]string{"a.txt"}, "", func(tx *Tx) error {
 		_, err := tx.Put(filepath.Join(other, "b.txt"), []byte("b\n"), 0o644, nil)
 		return err
 	})
-	if e := AsError(err); e == nil || e.Code != CodeConflict {
+	if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeConflict {
 		t.Errorf("a step outside the roots the change named: %v, want conflict", err)
 	}
 	if _, err := os.Stat(filepath.Join(other, "b.txt")); !errors.Is(err, os.ErrNotExist) {

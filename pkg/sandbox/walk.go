@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/ignore"
 )
 
@@ -153,18 +154,18 @@ func (d *Dir) openChild(name, display string, f *File) error {
 	fc, err := d.h.openChild(name, f)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
-			return deny(RuleSymlink, display, "%s became a symlink", display)
+			return fserr.Deny(fserr.RuleSymlink, display, "%s became a symlink", display)
 		}
 		return mapOpenErr(err, display)
 	}
-	var refuse *Error
+	var refuse *fserr.Error
 	switch {
 	case !fc.Mode.IsRegular():
-		refuse = deny(RuleSpecialFile, display, "%s is not a regular file", display)
+		refuse = fserr.Deny(fserr.RuleSpecialFile, display, "%s is not a regular file", display)
 	case fc.special:
-		refuse = deny(RuleSpecialFS, display, "%s lies on procfs or sysfs", display)
+		refuse = fserr.Deny(fserr.RuleSpecialFS, display, "%s lies on procfs or sysfs", display)
 	case d.s.policy.Paths.DenyHardlinks && fc.Nlink > 1:
-		refuse = deny(RuleHardlink, display, "%s has %d hard links and deny_hardlinks is on", display, fc.Nlink)
+		refuse = fserr.Deny(fserr.RuleHardlink, display, "%s has %d hard links and deny_hardlinks is on", display, fc.Nlink)
 	case d.s.state.fileIDs != nil && d.s.stateFile(fc.key) != nil:
 		refuse = stateDenial(display, d.s.stateFile(fc.key))
 	}
@@ -472,7 +473,7 @@ func (w *walker) openJob(j *dirJob) bool {
 	j.from = nil
 	if err != nil {
 		j.fail = failDenied
-		if !j.via && AsError(err).Code != CodeDenied {
+		if !j.via && fserr.AsError(err).Code != fserr.CodeDenied {
 			j.fail = failError
 		}
 		return false
@@ -797,13 +798,13 @@ func (d *Dir) openChildDir(name, display string) (*Dir, error) {
 	h, fc, err := d.h.openChildDir(name)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR) {
-			return nil, deny(RuleSymlink, display, "%s is no longer a directory", display)
+			return nil, fserr.Deny(fserr.RuleSymlink, display, "%s is no longer a directory", display)
 		}
 		return nil, mapOpenErr(err, display)
 	}
 	if fc.special {
 		h.close()
-		return nil, deny(RuleSpecialFS, display, "%s lies on procfs or sysfs", display)
+		return nil, fserr.Deny(fserr.RuleSpecialFS, display, "%s lies on procfs or sysfs", display)
 	}
 	rel := name
 	if d.rel != "." {
@@ -864,7 +865,7 @@ func (d *Dir) openEntry(name string) (*File, error) {
 	want := d.rt.abs(path.Join(d.rel, name))
 	if real, err := f.handle().where(want); err != nil || real != want {
 		f.Close()
-		return nil, deny(RuleSymlink, name, "%s leads elsewhere through a symlink", name)
+		return nil, fserr.Deny(fserr.RuleSymlink, name, "%s leads elsewhere through a symlink", name)
 	}
 	return f, nil
 }

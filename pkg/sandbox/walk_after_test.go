@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 func TestWalkCompare(t *testing.T) {
@@ -121,7 +123,7 @@ func afterTree(t *testing.T, seed uint64, levels int) string {
 
 func afterSandbox(t *testing.T, work string) *Sandbox {
 	t.Helper()
-	s, err := New(DefaultPolicy(work), "")
+	s, err := New(policy.DefaultPolicy(work), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // bigTree makes a tree of ~400 directories and ~1200 files, with ignore
@@ -79,7 +81,7 @@ func openFDs(t *testing.T) int {
 // leaves no descriptor open behind it.
 func TestParallelWalkMatchesSerial(t *testing.T) {
 	work := bigTree(t)
-	p := DefaultPolicy(work)
+	p := policy.DefaultPolicy(work)
 	p.Paths.Deny = []string{"secrets"}
 	s, err := New(p, "")
 	if err != nil {

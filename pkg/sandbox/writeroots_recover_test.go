@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // TestRecoveryInWriteRootWaitsForItsLock: a batch in a write root R is
@@ -25,7 +27,7 @@ func TestRecoveryInWriteRootWaitsForItsLock(t *testing.T) {
 		return
 	}
 	base, work, wr, state := crashInWriteRoot(t)
-	p := DefaultPolicy(work)
+	p := policy.DefaultPolicy(work)
 	p.WriteRoots = []string{wr}
 	p.Journal.State = state
 	s, err := New(p, base)
@@ -88,7 +90,7 @@ func TestRecoveryInWriteRootWaitsForItsLock(t *testing.T) {
 // its plan is written, before any swap.
 func wrCrashChild(t *testing.T) {
 	base := os.Getenv("FSBOX_WRCRASH_BASE")
-	p := DefaultPolicy(filepath.Join(base, "work"))
+	p := policy.DefaultPolicy(filepath.Join(base, "work"))
 	p.WriteRoots = []string{filepath.Join(base, "wr")}
 	p.Journal.State = filepath.Join(base, "state")
 	s, err := New(p, base)
@@ -123,7 +125,7 @@ func wrCrashChild(t *testing.T) {
 // names R, which is not a writable root of this policy").
 func TestPlanOfAnotherRootLeftAlone(t *testing.T) {
 	base, work, wr, state := crashInWriteRoot(t)
-	p := DefaultPolicy(work) // the same workdir and journal, without the write root
+	p := policy.DefaultPolicy(work) // the same workdir and journal, without the write root
 	p.Journal.State = state
 	s, err := New(p, base)
 	if err != nil {
@@ -143,7 +145,7 @@ func TestPlanOfAnotherRootLeftAlone(t *testing.T) {
 		t.Errorf("%d unfinished plans in the journal, want the one left alone", n)
 	}
 	// The policy that has the root finishes it.
-	p2 := DefaultPolicy(work)
+	p2 := policy.DefaultPolicy(work)
 	p2.WriteRoots = []string{wr}
 	p2.Journal.State = state
 	s2, err := New(p2, base)

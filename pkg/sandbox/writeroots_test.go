@@ -19,6 +19,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 func TestWriteRootsLoad(t *testing.T) {
@@ -117,7 +119,7 @@ func TestWriteRootsLoad(t *testing.T) {
 			}
 			p, s, err := ls.load(t, file, c.body, c.env, file)
 			if c.msg != nil {
-				checkErr(t, err, CodeConfig, "")
+				checkErr(t, err, fserr.CodeConfig, "")
 				if err != nil {
 					for _, m := range c.msg {
 						if !strings.Contains(err.Error(), m) {
@@ -190,7 +192,7 @@ func TestWriteRootsNew(t *testing.T) {
 				if err == nil {
 					s.Close()
 				}
-				checkErr(t, err, CodeConfig, "")
+				checkErr(t, err, fserr.CodeConfig, "")
 				return
 			}
 			if err != nil {

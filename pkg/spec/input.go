@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -138,7 +139,7 @@ func defaultOf[T any](op *Op, name string) T {
 }
 
 func usage(format string, args ...any) error {
-	return sandbox.Errorf(sandbox.CodeUsage, "", format, args...)
+	return fserr.Errorf(fserr.CodeUsage, "", format, args...)
 }
 
 // SetArgs gives the positional arguments their names, in the order the

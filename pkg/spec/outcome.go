@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/fsbox/fsbox/pkg/sandbox"
+	"github.com/fsbox/fsbox/pkg/fserr"
 )
 
 // Result is what an operation's Run returns: a value that encodes as the
@@ -56,7 +56,7 @@ type Failures struct {
 	First error
 	// Shown are the failures the result lists (errors[]), code and
 	// message each; More counts those past them (errors_more).
-	Shown []*sandbox.Error
+	Shown []*fserr.Error
 	More  int64
 }
 

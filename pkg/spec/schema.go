@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
 // Schema is the part of JSON Schema (draft 2020-12) the tools use: what
@@ -98,7 +100,7 @@ func InputSchema(op *Op) *Schema {
 
 func argHelp(a Arg) string {
 	h := a.Help
-	if a.Use != NotPath {
+	if a.Use != sandbox.NeedNone {
 		h += " (" + PathHelp + ")"
 	}
 	return h

@@ -30,20 +30,6 @@ const (
 	Meta        Class = "meta"        // describes fsbox or its policy; touches no file
 )
 
-// Use says what a path argument needs from the sandbox.
-type Use = sandbox.Need
-
-const (
-	NotPath  = sandbox.NeedNone     // not a path
-	ReadFile = sandbox.NeedReadFile // opened as a regular file, for reading
-	ReadDir  = sandbox.NeedReadDir  // opened as a directory, for listing
-	ReadAny  = sandbox.NeedReadAny  // a file or a directory, read (a tree is walked)
-	Look     = sandbox.NeedLook     // described, never opened for its content
-	Change   = sandbox.NeedWrite    // a file created or changed in a writable root
-	Entry    = sandbox.NeedEntry    // an entry itself moved or removed
-	Make     = sandbox.NeedMake     // a directory made, or kept as it is
-)
-
 // Type is the type of an option's or argument's value.
 type Type string
 
@@ -99,8 +85,8 @@ type Arg struct {
 	Name     string // the tool property: "path", "paths", "pattern"
 	Meta     string // how help spells it: "PATH"
 	Help     string
-	Use      Use
-	Type     Type // String (the default) or Int
+	Use      sandbox.Need // what a path argument needs from the sandbox (NeedNone: not a path)
+	Type     Type         // String (the default) or Int
 	Optional bool
 	Many     bool // takes the rest of the arguments (at least one unless Optional)
 	Enum     []string

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/sandbox"
 )
 
@@ -23,7 +24,7 @@ type Embedded struct {
 
 var op = &Op{
 	Name: "demo", Class: Read, Summary: "demo", Examples: []Example{{Cmd: "demo a", Says: "demo"}}, Result: result{},
-	Args: []Arg{{Name: "path", Meta: "PATH", Help: "the file", Use: ReadFile}, {Name: "rest", Meta: "X", Help: "more", Many: true, Optional: true}},
+	Args: []Arg{{Name: "path", Meta: "PATH", Help: "the file", Use: sandbox.NeedReadFile}, {Name: "rest", Meta: "X", Help: "more", Many: true, Optional: true}},
 	Options: []Option{
 		{Name: "count-max", Short: "m", Type: Int, Meta: "N", Min: Int64(1), Max: Int64(9), Help: "a bound"},
 		{Name: "mode", Type: String, Meta: "M", Enum: []string{"a", "b"}, Default: "a", Help: "a mode"},
@@ -32,8 +33,8 @@ var op = &Op{
 	},
 }
 
-func code(err error) sandbox.Code {
-	if e := sandbox.AsError(err); e != nil {
+func code(err error) fserr.Code {
+	if e := fserr.AsError(err); e != nil {
 		return e.Code
 	}
 	return ""
@@ -47,7 +48,7 @@ func TestUsageAndArgs(t *testing.T) {
 	if err := in.SetArgs([]string{"f", "g", "h"}); err != nil || in.String("path") != "f" || strings.Join(in.Strings("rest"), ",") != "g,h" {
 		t.Errorf("SetArgs: %v %q %q", err, in.String("path"), in.Strings("rest"))
 	}
-	if err := NewInput(op).SetArgs(nil); code(err) != sandbox.CodeUsage {
+	if err := NewInput(op).SetArgs(nil); code(err) != fserr.CodeUsage {
 		t.Errorf("no PATH: %v", err)
 	}
 	if in.String("mode") != "a" {
@@ -58,19 +59,19 @@ func TestUsageAndArgs(t *testing.T) {
 func TestFromJSON(t *testing.T) {
 	for _, c := range []struct {
 		in   string
-		code sandbox.Code
+		code fserr.Code
 	}{
 		{`{"path":"f"}`, ""},
 		{`{"path":"f","count_max":3,"mode":"b","tags":["x"],"pairs":[{"k":"v"}]}`, ""},
-		{`{}`, sandbox.CodeUsage},                           // path required
-		{`{"path":"f","count_max":0}`, sandbox.CodeUsage},   // below the minimum
-		{`{"path":"f","count_max":10}`, sandbox.CodeUsage},  // above the maximum
-		{`{"path":"f","count_max":1.5}`, sandbox.CodeUsage}, // not an integer
-		{`{"path":"f","mode":"c"}`, sandbox.CodeUsage},      // not in the enum
-		{`{"path":"f","count-max":3}`, sandbox.CodeUsage},   // the CLI spelling is no property
-		{`{"path":"f","pairs":"[{}]"}`, sandbox.CodeUsage},  // JSON in a string
-		{`{"path":1}`, sandbox.CodeUsage},                   // wrong type
-		{`[1]`, sandbox.CodeUsage},                          // not an object
+		{`{}`, fserr.CodeUsage},                           // path required
+		{`{"path":"f","count_max":0}`, fserr.CodeUsage},   // below the minimum
+		{`{"path":"f","count_max":10}`, fserr.CodeUsage},  // above the maximum
+		{`{"path":"f","count_max":1.5}`, fserr.CodeUsage}, // not an integer
+		{`{"path":"f","mode":"c"}`, fserr.CodeUsage},      // not in the enum
+		{`{"path":"f","count-max":3}`, fserr.CodeUsage},   // the CLI spelling is no property
+		{`{"path":"f","pairs":"[{}]"}`, fserr.CodeUsage},  // JSON in a string
+		{`{"path":1}`, fserr.CodeUsage},                   // wrong type
+		{`[1]`, fserr.CodeUsage},                          // not an object
 	} {
 		_, err := FromJSON(op, json.RawMessage(c.in))
 		if code(err) != c.code {
@@ -125,7 +126,7 @@ func FuzzFromJSON(f *testing.F) {
 	f.Add(`{"count_max":1e400}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		in, err := FromJSON(op, json.RawMessage(s))
-		if err != nil && code(err) != sandbox.CodeUsage {
+		if err != nil && code(err) != fserr.CodeUsage {
 			t.Fatalf("FromJSON(%q): %v, want usage", s, err)
 		}
 		if err == nil && !in.IsSet("path") {
