@@ -87,7 +87,11 @@ func SplitExpect(op string, raw json.RawMessage) (json.RawMessage, error) {
 	case e == "absent":
 		return raw, fserr.Errorf(fserr.CodeUsage, "", `expect "absent" names no file to %s: give the sha256 of the file`, op)
 	default:
-		m["expect_sha256"], _ = json.Marshal(e)
+		if op == "cp" {
+			m["expect_sha256"], _ = json.Marshal([]string{e}) // cp's is repeatable (PATH=HEX with recursive)
+		} else {
+			m["expect_sha256"], _ = json.Marshal(e)
+		}
 		if op == "cp" || op == "mv" {
 			m["force"] = t
 		}

@@ -57,7 +57,7 @@ func TestSplit(t *testing.T) {
 	}{
 		{"write", `{"path":"a","expect":"absent"}`, `{"expect_absent":true,"path":"a"}`, ""},
 		{"write", `{"path":"a","expect":` + sum + `}`, `{"expect_sha256":` + sum + `,"path":"a"}`, ""},
-		{"cp", `{"src":"a","dst":"b","expect":` + sum + `}`, `{"dst":"b","expect_sha256":` + sum + `,"force":true,"src":"a"}`, ""},
+		{"cp", `{"src":"a","dst":"b","expect":` + sum + `}`, `{"dst":"b","expect_sha256":[` + sum + `],"force":true,"src":"a"}`, ""},
 		{"cp", `{"src":"a","dst":"b","expect":"absent"}`, `{"dst":"b","src":"a"}`, ""},
 		{"cp", `{"src":"a","dst":"b","expect":"absent","force":true}`, ``, fserr.CodeUsage},
 		{"edit", `{"path":"a","expect":"absent"}`, ``, fserr.CodeUsage},

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
@@ -46,17 +47,53 @@ var mvOp = &spec.Op{
 
 var cpOp = &spec.Op{
 	Name: "cp", Class: spec.Destructive, Result: CopyResult{}, Idempotent: true,
-	Summary: "copy a readable file into the workdir (atomic)",
-	Help:    "Copies the regular file SRC (anywhere readable) to DST in the workdir, atomically; an existing DST is refused (exists) unless force is given.",
+	Summary: "copy a readable file, or (-r) a tree, into the workdir (atomic)",
+	Help: "Copies the regular file SRC (anywhere readable) to DST in the workdir, atomically; an existing DST is refused (exists) unless force is given. " +
+		"With recursive, SRC may be a directory: its whole tree is copied in one call, all or nothing, as one journal change that undo takes back whole. " +
+		"An existing directory DST means DST/NAME, as GNU cp -r; a DST inside SRC is a usage error. " +
+		"Symlinks are copied as links, never followed, and only when their target, resolved where the copy puts them, stays in that root and is not denied there (else denied, naming the link); " +
+		"FIFOs, sockets and devices, and files with several links under deny_hardlinks, fail the copy; entries the policy does not let the call read are skipped and counted (skipped.denied); " +
+		"a destination entry the policy does not let the call write fails the copy, naming it. Ignore files and hidden names do not apply; exclude leaves entries out; permission bits are kept. " +
+		"The tree is made under a temporary name beside DST and renamed into place: a crash leaves nothing the next change does not remove. " +
+		"With force over an existing DST/NAME directory the copy merges into it, as GNU cp -rf: directories stay, files of the same name are replaced (all or none), others are left alone; " +
+		"under [write] require_precondition each replaced file must be named with expect-sha256 PATH=HEX.",
 	Args: []spec.Arg{
-		{Name: "src", Meta: "SRC", Help: "the file to copy", Use: sandbox.NeedReadFile, Complete: spec.CompleteFiles},
-		{Name: "dst", Meta: "DST", Help: "the copy's path", Use: sandbox.NeedWrite, Complete: spec.CompleteFiles},
+		{Name: "src", Meta: "SRC", Help: "the file (or, with recursive, the directory) to copy", Use: sandbox.NeedReadFile, Complete: spec.CompleteFiles},
+		{Name: "dst", Meta: "DST", Help: "the copy's path (an existing directory: the copy goes in it, as DST/NAME, with recursive)", Use: sandbox.NeedWrite, Complete: spec.CompleteFiles},
 	},
-	Options:  []spec.Option{forceOpt, replaceExpectOpt},
-	Examples: []spec.Example{{Cmd: "cp main.go main.go.orig --format text", Says: "FROM -> TO, as cp -v"}},
-	Text:     "FROM -> TO, as cp -v",
+	Options: []spec.Option{
+		{Name: "recursive", Short: "r", Type: spec.Bool, Help: "copy a directory and everything below it, in one change (all or nothing)"},
+		forceOpt,
+		{Name: "expect-sha256", Type: spec.Strings, Meta: "HEX", Help: "with force: replace DST only while its content has this SHA-256 (checked under the lock, at the moment of the change; refused with conflict otherwise); with recursive, PATH=HEX for each file replaced (repeatable)"},
+		{Name: "exclude", Short: "E", Type: spec.Strings, Meta: "GLOB", Help: "with recursive: leave out entries matching GLOB, as find's exclude (repeatable); an excluded directory is not entered"},
+	},
+	Examples: []spec.Example{
+		{Cmd: "cp main.go main.go.orig --format text", Says: "FROM -> TO, as cp -v"},
+		{Cmd: "cp -r docs docs.bak --format text", Says: "FROM -> TO for the tree's top", After: "mkdir docs"},
+	},
+	Text: "FROM -> TO, as cp -v (for a tree, its top)",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
-		return CopyExpect(ctx, sb, in.String("src"), in.String("dst"), in.Bool("force"), in.String("expect-sha256"))
+		if in.Bool("recursive") {
+			return CopyTree(ctx, sb, in.String("src"), in.String("dst"), CopyTreeOptions{Force: in.Bool("force"), Exclude: in.Strings("exclude"), Expect: in.Strings("expect-sha256")})
+		}
+		if len(in.Strings("exclude")) > 0 {
+			return nil, usagef(in.String("src"), "exclude leaves out entries of a directory: it goes with recursive")
+		}
+		expect := ""
+		switch e := in.Strings("expect-sha256"); len(e) {
+		case 0:
+		case 1:
+			expect = e[0]
+			if p, hex, ok := strings.Cut(expect, "="); ok {
+				if path.Clean(p) != path.Clean(in.String("dst")) {
+					return nil, usagef(p, "expect-sha256 names %s, which the copy does not write", p)
+				}
+				expect = hex
+			}
+		default:
+			return nil, usagef(in.String("dst"), "expect-sha256 is given %d times: a file copy replaces one file", len(e))
+		}
+		return CopyExpect(ctx, sb, in.String("src"), in.String("dst"), in.Bool("force"), expect)
 	},
 }
 
@@ -163,7 +200,14 @@ type CopyResult struct {
 	From   string `json:"from"`
 	To     string `json:"to"`
 	Bytes  int64  `json:"bytes"`
-	SHA256 string `json:"sha256"`
+	SHA256 string `json:"sha256,omitempty"` // a file's (not a tree's)
+	// A tree's (recursive): what it made, the files it replaced (force)
+	// and what it passed over.
+	Files    int          `json:"files,omitempty"`
+	Dirs     int          `json:"dirs,omitempty"`
+	Symlinks int          `json:"symlinks,omitempty"`
+	Replaced int          `json:"replaced,omitempty"`
+	Skipped  *CopySkipped `json:"skipped,omitempty"`
 }
 
 // Copy copies a readable file into the workdir, atomically; an existing

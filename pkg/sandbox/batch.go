@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -70,12 +72,25 @@ func (s *Sandbox) NewBatch() *Batch { return &Batch{s: s, slots: make(chan struc
 // not close it): at most max bytes, with o's mode and checks. It is
 // written and synced now; nothing is visible until Commit.
 func (b *Batch) Put(w *WriteTarget, content []byte, max int64, o CommitOptions) error {
+	if int64(len(content)) > max {
+		if err := b.add(w); err != nil {
+			return err
+		}
+		return overWriteCap(w.Path, max)
+	}
+	return b.PutFrom(w, bytes.NewReader(content), max, o)
+}
+
+func overWriteCap(given string, max int64) error {
+	return &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: given,
+		Msg: fmt.Sprintf("the new content of %s is over max_write_bytes = %d: nothing was written", given, max)}
+}
+
+// PutFrom is Put of what r yields (at most max bytes: more is too_large
+// and the batch should be aborted), streamed to the staged file.
+func (b *Batch) PutFrom(w *WriteTarget, r io.Reader, max int64, o CommitOptions) error {
 	if err := b.add(w); err != nil {
 		return err
-	}
-	if int64(len(content)) > max {
-		return &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: w.Path,
-			Msg: fmt.Sprintf("the new content of %s is over max_write_bytes = %d: nothing was written", w.Path, max)}
 	}
 	tmp, f, err := w.createTemp()
 	if err != nil {
@@ -83,7 +98,13 @@ func (b *Batch) Put(w *WriteTarget, content []byte, max int64, o CommitOptions) 
 	}
 	it := &batchItem{w: w, tmp: tmp, o: o}
 	b.items = append(b.items, it)
-	_, err = f.Write(content)
+	h := sha256.New()
+	var n int64
+	n, err = io.CopyBuffer(io.MultiWriter(f, h), io.LimitReader(r, max+1), make([]byte, 128<<10))
+	if err == nil && n > max {
+		f.Close()
+		return overWriteCap(w.Path, max)
+	}
 	if err == nil {
 		switch {
 		case o.Mode != nil:
@@ -96,8 +117,7 @@ func (b *Batch) Put(w *WriteTarget, content []byte, max int64, o CommitOptions) 
 		f.Close()
 		return ioErr(w.Path, err)
 	}
-	sum := sha256.Sum256(content)
-	it.res = ReplaceResult{Bytes: int64(len(content)), SHA256: hex.EncodeToString(sum[:])}
+	it.res = ReplaceResult{Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}
 	if fi, err := f.Stat(); err == nil {
 		it.mode = fmt.Sprintf("%04o", fi.Mode().Perm())
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"io/fs"
 	"time"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
@@ -24,4 +25,33 @@ func (e *Entry) Stat() (size int64, mtime time.Time, err error) {
 		return 0, time.Time{}, mapOpenErr(err, e.Path)
 	}
 	return fc.Size, fc.ModTime, nil
+}
+
+// Lstat describes the entry as itself (a symlink is not followed) from
+// its directory's handle: type, permission bits, size, links, identity
+// and, for a symlink, its target as stored. An entry reached by
+// following a symlink (-L) is described as what it leads to.
+func (e *Entry) Lstat() (Info, error) {
+	if e.dir == nil {
+		return Info{}, fserr.Errorf(fserr.CodeIO, e.Path, "%s was released before it was described", e.Path)
+	}
+	if e.via {
+		f, err := e.Open()
+		if err != nil {
+			return Info{}, err
+		}
+		defer f.Close()
+		return f.Info, nil
+	}
+	fc, err := e.dir.h.lstat(e.Name)
+	if err != nil {
+		return Info{}, mapOpenErr(err, e.Path)
+	}
+	info := fc.named(e.Name, e.Path, "")
+	if fc.Mode&fs.ModeSymlink != 0 {
+		if info.Target, err = e.dir.h.readlink(e.Name); err != nil {
+			return Info{}, mapOpenErr(err, e.Path)
+		}
+	}
+	return info, nil
 }

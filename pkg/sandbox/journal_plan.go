@@ -32,7 +32,7 @@ type planItem struct {
 	Dir   string `json:"dir"`            // the parent's real path, relative to its root
 	Name  string `json:"name"`           // the target's name in it
 	Tmp   string `json:"tmp"`            // the staged file (put), or the old file's new name (delete)
-	Kind  string `json:"kind"`           // "exchange", "new" or "delete"
+	Kind  string `json:"kind"`           // "exchange", "new", "delete" or "tree" (a tree copy's stage, Tmp)
 	After string `json:"after,omitempty"`
 }
 
@@ -41,7 +41,7 @@ type planItem struct {
 // in each: a policy holding any of those roots sees the plan), and
 // returns its name and the journals holding it.
 func (s *Sandbox) writePlan(items []*batchItem) (string, []*journal, error) {
-	var pl plan
+	var pl []planItem
 	js := []*journal{s.jn.cur}
 	for _, it := range items {
 		kind := "new"
@@ -51,12 +51,23 @@ func (s *Sandbox) writePlan(items []*batchItem) (string, []*journal, error) {
 		case it.w.Exists:
 			kind = "exchange"
 		}
-		pl.Items = append(pl.Items, planItem{Root: it.w.rt.dir, Dir: it.w.dirRel, Name: it.w.Name, Tmp: it.tmp, Kind: kind, After: it.res.SHA256})
-		if j := it.w.rt.jn; j != nil && !slices.Contains(js, j) {
+		pl = append(pl, planItem{Root: it.w.rt.dir, Dir: it.w.dirRel, Name: it.w.Name, Tmp: it.tmp, Kind: kind, After: it.res.SHA256})
+		js = append(js, it.w.rt.jn)
+	}
+	return s.putPlanItems(pl, js)
+}
+
+// putPlanItems writes a plan of items durably in each of the journals js
+// (nil and repeated ones left out) and returns its name and the journals
+// holding it.
+func (s *Sandbox) putPlanItems(items []planItem, all []*journal) (string, []*journal, error) {
+	var js []*journal
+	for _, j := range all {
+		if j != nil && !slices.Contains(js, j) {
 			js = append(js, j)
 		}
 	}
-	b, err := json.Marshal(pl)
+	b, err := json.Marshal(plan{Items: items})
 	if err != nil {
 		return "", nil, err
 	}
@@ -315,6 +326,14 @@ func (s *Sandbox) recoverItem(j *journal, it planItem) error {
 		return hex.EncodeToString(h.Sum(nil))
 	}
 	switch it.Kind {
+	case "tree":
+		// A tree copy's stage: before its rename it is removed whole (the
+		// copy never happened); after it, the name is gone and the copy
+		// is whole.
+		if err := removeStage(sub, it.Tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return dirF.Sync()
 	case "exchange":
 		if have(it.Name) != it.After && have(it.Tmp) == it.After {
 			if err := exchangeAt(w, it.Tmp); err != nil {
