@@ -417,6 +417,7 @@ func (s *Sandbox) mergeTree(tx *Tx, dst *WriteTarget, tc TreeCopy, res *TreeResu
 	}
 	var made []*WriteTarget // directories made, to remove again if the change fails
 	defer func() {
+		tx.release() // the staged files not swapped in are dropped first
 		for i := len(made) - 1; i >= 0; i-- {
 			if err != nil && !tx.noReturn {
 				rmdirAt(made[i])
@@ -463,6 +464,9 @@ func (s *Sandbox) mergeTree(tx *Tx, dst *WriteTarget, tc TreeCopy, res *TreeResu
 		case "file":
 			w, err := tx.target(given, nil)
 			if err != nil {
+				if fserr.AsError(err).Code == fserr.CodeNotAFile {
+					return fserr.Errorf(fserr.CodeExists, given, "%s exists and is not a file: a file cannot replace it (nothing was copied)", given)
+				}
 				return err
 			}
 			var expect *string
