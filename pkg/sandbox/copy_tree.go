@@ -295,6 +295,7 @@ func (s *Sandbox) stageTree(tx *Tx, dst *WriteTarget, tc TreeCopy, res *TreeResu
 		return ioErr(dst.Path, err)
 	}
 	renamed = true
+	tx.at("cp.renamed")
 	tx.Made()
 	tx.note(notes...)
 	tx.beside(func() error { donePlan(); return nil }) // once the record is written

@@ -27,6 +27,11 @@ import (
 //	"batch.planned"   a batch's plan is in the journal, before its first swap
 //	"batch.swapped"   one of a batch's changes was swapped in, before the next
 //	"change.lock"     a change's input is in, before it takes its locks
+//	"cp.checked"      a tree copy holds the locks, before it re-checks its top
+//	"cp.planned"      a tree copy's plan is in the journal, before its stage is made
+//	"cp.copied"       one entry of a tree copy was made in its stage
+//	"cp.staged"       a tree copy's stage is complete (a merge: its files staged), before the rename (the swap)
+//	"cp.renamed"      a tree copy's stage took its name, before the change is recorded
 var Seam func(point string)
 
 func atSeam(point string) {
