@@ -2,7 +2,7 @@
 _fsbox_valued() {
   case "$2" in --config|--format|--fields|--jq|--color|--timeout|--cursor) return 0 ;; esac
   case "$1 $2" in
-    "cp --expect-sha256") return 0 ;;
+    "cp --expect-sha256"|"cp --exclude"|"cp -E") return 0 ;;
     "cut --fields"|"cut -f"|"cut --delimiter"|"cut -d"|"cut --output-delimiter") return 0 ;;
     "edit --old"|"edit --new"|"edit --old-file"|"edit --new-file"|"edit --edits-json"|"edit --expect-count"|"edit --expect-sha256") return 0 ;;
     "find --max-depth"|"find --type"|"find -t"|"find --type-not"|"find -T"|"find --exclude"|"find -E"|"find --size"|"find -S"|"find --changed-within"|"find --changed-before"|"find --limit") return 0 ;;
@@ -50,6 +50,7 @@ _fsbox() {
     esac
     case "$cmd $prev" in
       "cp --expect-sha256") COMPREPLY=(); return ;;
+      "cp --exclude"|"cp -E") COMPREPLY=(); return ;;
       "cut --fields"|"cut -f") COMPREPLY=(); return ;;
       "cut --delimiter"|"cut -d") COMPREPLY=(); return ;;
       "cut --output-delimiter") COMPREPLY=(); return ;;
@@ -117,7 +118,7 @@ _fsbox() {
         *) COMPREPLY=() ;;
       esac ;;
     cp)
-      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--expect-sha256 --force -f --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--exclude --expect-sha256 --force --recursive -E -f -r --help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
         0) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
