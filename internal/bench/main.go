@@ -198,9 +198,10 @@ var datasets = []dataset{
 	{fileLongLine, 256<<20 + int64(len(longLineTail)), genRepeat('a', longLineTail)},
 	{fileSparse, 20 << 30, genSparse},
 
-	{dirMCP, 0, genMCP},     // the MCP rows' workdir (mcp.go)
-	{dirPatch, 0, genPatch}, // the patch row's files and patch (patch.go)
-	{dirPages, 0, genPages}, // the grep-pages rows' tree (pages.go)
+	{dirMCP, 0, genMCP},           // the MCP rows' workdir (mcp.go)
+	{dirPatch, 0, genPatch},       // the patch row's files and patch (patch.go)
+	{dirCopyTree, 0, genCopyTree}, // the cp -r row's tree (cptree.go)
+	{dirPages, 0, genPages},       // the grep-pages rows' tree (pages.go)
 	{dirJournal, 0, genJournalDir},
 	// The prepared journals (journal.go): made by fsbox, so run by -fsbox.
 	{journalHist10k, 0, genJournal(journalHist10k, 10_000)},
@@ -335,6 +336,16 @@ var comparisons = []comparison{
 		fsbox:    []string{"patch", "--patch-file", dirPatch + "/fix.patch"},
 		rival:    []string{"git", "apply", dirPatch + "/fix.patch"},
 		maxRatio: 3,
+	},
+	{
+		// cp -r of a 1,000-file tree, one process, all or nothing, the
+		// journal on, every file and directory synced; the rival syncs
+		// its file system after cp (cptree.go). Target: within 1.5×.
+		name: "cp-r-1000-files", needs: []string{dirCopyTree}, setup: resetCopyTree,
+		fsbox:    []string{"cp", "-r", dirCopyTree + "/src", dirCopyTree + "/dst"},
+		rival:    []string{"sh", "-c", "cp -r " + dirCopyTree + "/src " + dirCopyTree + "/dst && sync -f " + dirCopyTree + "/dst"},
+		requires: []string{"cp", "sync"},
+		maxRatio: 1.5,
 	},
 	{
 		name:  "stat",
