@@ -310,7 +310,19 @@ func RemoveExpect(ctx context.Context, sb *sandbox.Sandbox, p string, recursive 
 // Outcome: whole results, each.
 func (r MkdirResult) Outcome() spec.Outcome  { return spec.Outcome{} }
 func (r MoveResult) Outcome() spec.Outcome   { return spec.Outcome{} }
-func (r CopyResult) Outcome() spec.Outcome   { return spec.Outcome{} }
+
+// Outcome: a tree copy that skipped entries the policy denies says so
+// on stderr in the text form (the copy is whole otherwise).
+func (r CopyResult) Outcome() spec.Outcome {
+	if r.Skipped == nil || r.Skipped.Denied == 0 {
+		return spec.Outcome{}
+	}
+	what := fmt.Sprintf("%d entries", r.Skipped.Denied)
+	if r.Skipped.Denied == 1 {
+		what = "1 entry"
+	}
+	return spec.Outcome{Notes: []string{fmt.Sprintf("%s the policy does not let this call read were not copied (skipped.denied)", what)}}
+}
 func (r RemoveResult) Outcome() spec.Outcome { return spec.Outcome{} }
 
 // Text names the directory, as mkdir -v does.
