@@ -308,8 +308,8 @@ func RemoveExpect(ctx context.Context, sb *sandbox.Sandbox, p string, recursive 
 }
 
 // Outcome: whole results, each.
-func (r MkdirResult) Outcome() spec.Outcome  { return spec.Outcome{} }
-func (r MoveResult) Outcome() spec.Outcome   { return spec.Outcome{} }
+func (r MkdirResult) Outcome() spec.Outcome { return spec.Outcome{} }
+func (r MoveResult) Outcome() spec.Outcome  { return spec.Outcome{} }
 
 // Outcome: a tree copy that skipped entries the policy denies says so
 // on stderr in the text form (the copy is whole otherwise).
