@@ -100,7 +100,7 @@ func (b *Batch) PutFrom(w *WriteTarget, r io.Reader, max int64, o CommitOptions)
 	b.items = append(b.items, it)
 	h := sha256.New()
 	var n int64
-	n, err = io.CopyBuffer(io.MultiWriter(f, h), io.LimitReader(r, max+1), make([]byte, 128<<10))
+	n, err = io.CopyBuffer(io.MultiWriter(f, h), io.LimitReader(r, satAdd(max, 1)), make([]byte, 128<<10))
 	if err == nil && n > max {
 		f.Close()
 		return overWriteCap(w.Path, max)

@@ -322,7 +322,7 @@ func (s *Sandbox) copyFile(sub *os.Root, name, given string, it *TreeItem, open 
 		return 0, "", ioErr(given, err)
 	}
 	h := sha256.New()
-	n, err := io.CopyBuffer(io.MultiWriter(f, h), io.LimitReader(src, max+1), buf)
+	n, err := io.CopyBuffer(io.MultiWriter(f, h), io.LimitReader(src, satAdd(max, 1)), buf)
 	if err == nil && n > max {
 		f.Close()
 		return 0, "", &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: src.Info.Path,
