@@ -169,7 +169,7 @@ func CopyTree(ctx context.Context, sb *sandbox.Sandbox, src, dst string, o CopyT
 		}
 		for p := range expect {
 			if !named[p] {
-				return CopyResult{}, usagef(p, "--expect-sha256 names %s, which the copy does not write", p)
+				return CopyResult{}, usagef(p, "expect-sha256 names %s, which the copy does not write", p)
 			}
 		}
 		if !w.Exists {
@@ -203,12 +203,12 @@ func copyOneFile(ctx context.Context, sb *sandbox.Sandbox, src, dst string, o Co
 		if !ok {
 			hex = p
 		} else if path.Clean(p) != path.Clean(dst) {
-			return CopyResult{}, usagef(p, "--expect-sha256 names %s, which the copy does not write", p)
+			return CopyResult{}, usagef(p, "expect-sha256 names %s, which the copy does not write", p)
 		}
 		expect = hex
 	}
 	if len(o.Exclude) > 0 {
-		return CopyResult{}, usagef(src, "%s is a file: --exclude leaves out entries of a directory copied with -r", src)
+		return CopyResult{}, usagef(src, "%s is a file: exclude leaves out entries of a directory copied with recursive", src)
 	}
 	return CopyExpect(ctx, sb, src, dst, o.Force, expect)
 }
@@ -220,7 +220,7 @@ func treeExpects(sb *sandbox.Sandbox, given []string) (map[string]string, error)
 	for _, g := range given {
 		p, hex, ok := strings.Cut(g, "=")
 		if !ok || p == "" {
-			return nil, usagef("", "with -r, --expect-sha256 names the file it replaces: PATH=HEX, got %q", g)
+			return nil, usagef("", "with recursive, expect-sha256 names the file it replaces: PATH=HEX, got %q", g)
 		}
 		e, err := expectArg(p, hex)
 		if err != nil {
@@ -233,7 +233,7 @@ func treeExpects(sb *sandbox.Sandbox, given []string) (map[string]string, error)
 			}
 		}
 		if _, dup := out[key]; dup {
-			return nil, usagef(p, "--expect-sha256 names %s twice", p)
+			return nil, usagef(p, "expect-sha256 names %s twice", p)
 		}
 		out[key] = *e
 	}
