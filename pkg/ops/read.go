@@ -19,7 +19,7 @@ import (
 )
 
 var readOp = &spec.Op{
-	Name: "read", Class: spec.Read, Result: ReadResult{}, Limit: "max_read_bytes",
+	Name: "read", Class: spec.Read, Result: ReadResult{}, Limit: "max_read_bytes", Pages: true,
 	Summary: "print a file's content, or a page of its lines",
 	Help:    "Prints a text file whole, or LIMIT lines from line OFFSET. A file over max_read_bytes is refused unless read in pages. A UTF-8 BOM and CRLF line ends are reported, not changed.",
 	Args:    []spec.Arg{stdinArg("the file to read")},
@@ -40,6 +40,11 @@ var readOp = &spec.Op{
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		o := ReadInput(in)
 		o.RawOnly = in.Exact && o.Encoding != "base64" // a text form prints the bytes alone
+		pg, err := pagingOf(sb, in)
+		if err != nil {
+			return nil, err
+		}
+		o.Paging = pg
 		r, err := Read(ctx, sb, o)
 		if err == nil && r.Unchanged {
 			return &ReadUnchanged{Path: r.Path, Unchanged: true, SHA256: *r.SHA256}, nil
@@ -52,7 +57,8 @@ var readOp = &spec.Op{
 // builds them here).
 func ReadInput(in *spec.Input) ReadOptions {
 	return ReadOptions{Path: in.String("path"), Offset: in.Int("offset"), Limit: in.Int("limit"),
-		MaxBytes: in.Int("max-bytes"), Encoding: in.String("encoding"), IfNoneMatch: in.String("if-none-match")}
+		MaxBytes: in.Int("max-bytes"), Encoding: in.String("encoding"), IfNoneMatch: in.String("if-none-match"),
+		Paged: in.IsSet("offset") || in.IsSet("limit") || in.IsSet("max-bytes")}
 }
 
 // ReadOptions are read's inputs.
@@ -67,6 +73,16 @@ type ReadOptions struct {
 	// caller holds: a file that still hashes to it is answered Unchanged,
 	// without content, whatever its size or type.
 	IfNoneMatch string
+	// Paged: the caller asked for a page (offset, limit or max-bytes
+	// given, even at their defaults): a page the byte budget ends exits
+	// 0, as a max_read_bytes page does; without it, 9 (truncated).
+	Paged bool
+	// Whole: no max_result_bytes page: the whole selection up to
+	// max_read_bytes, as the reference profile's read tools answer.
+	Whole bool
+	// Paging is the call's cursor (where a page the byte budget cut goes
+	// on) and how the next one is sealed.
+	Paging Paging
 }
 
 // ReadResult is a file's content, or one page of it.
@@ -89,8 +105,17 @@ type ReadResult struct {
 	Lossy      bool    `json:"lossy" schema:"optional"`
 	// Unchanged: the file still hashes to IfNoneMatch (read
 	// --if-none-match); no other field but Path and SHA256 is set.
-	Unchanged  bool `json:"unchanged,omitempty"`
+	Unchanged bool `json:"unchanged,omitempty"`
+	// Restarted: the cursor's file changed since the page before; this
+	// page starts again at the call's own offset.
+	Restarted  bool `json:"restarted,omitempty"`
 	Truncation `schema:"optional"`
+
+	// paged: the caller asked for a page (ReadOptions.Paged).
+	paged bool
+	// skip is how many bytes of its first line the page leaves out (a
+	// cursor resuming inside a line).
+	skip int64
 
 	// Raw is the selected bytes exactly as the file has them (BOM
 	// included), for the text form.
@@ -129,9 +154,13 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 		return ReadResult{}, err
 	}
 	defer f.Close()
+	at, err := readResume(f, o)
+	if err != nil {
+		return ReadResult{}, err
+	}
 	src := io.Reader(textio.WithContext(ctx, f))
 	if o.IfNoneMatch == "" {
-		res, err := readBody(sb, f, src, o, nil)
+		res, err := readPage(sb, f, src, o, at, nil)
 		if err != nil {
 			return ReadResult{}, err
 		}
@@ -143,7 +172,7 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 	// any size is answered in memory that does not grow with it.
 	h := sha256.New()
 	src = io.TeeReader(src, h)
-	res, err := readBody(sb, f, src, o, h)
+	res, err := readPage(sb, f, src, o, at, h)
 	if err != nil {
 		if c := fserr.AsError(err).Code; c != fserr.CodeTooLarge && c != fserr.CodeBinary {
 			return ReadResult{}, err
@@ -279,7 +308,7 @@ func (res *ReadResult) fillContent(o ReadOptions) error {
 		res.Content = base64.StdEncoding.EncodeToString(content)
 		return nil
 	}
-	if o.Offset == 0 && res.BOM {
+	if o.Offset == 0 && res.skip == 0 && res.BOM && bytes.HasPrefix(content, textio.BOM) {
 		content = content[len(textio.BOM):]
 	}
 	if utf8.Valid(content) {
@@ -403,5 +432,20 @@ func (r *ReadUnchanged) Outcome() spec.Outcome {
 	return spec.Outcome{Notes: []string{r.Path + " is unchanged (sha256 " + r.SHA256 + ")"}}
 }
 
-// Outcome: a whole result.
-func (r *ReadResult) Outcome() spec.Outcome { return spec.Outcome{} }
+// Outcome: a page the byte budget cut, when the caller asked for no page,
+// is a cut (exit 9, and the text form's note with the cursor); one the
+// caller asked for exits 0 as a max_read_bytes page does, the text form
+// saying where the rest is in a note. Else a whole result.
+func (r *ReadResult) Outcome() spec.Outcome {
+	if !r.Truncated || r.Limit != "max_result_bytes" {
+		return spec.Outcome{}
+	}
+	if !r.paged {
+		return spec.Outcome{Cut: r.outcomeCut()}
+	}
+	note := "the page ends at max_result_bytes"
+	if r.NextCursor != "" {
+		note += "; the rest: the same command with --cursor " + r.NextCursor
+	}
+	return spec.Outcome{Notes: []string{note}}
+}
