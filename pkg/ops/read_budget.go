@@ -104,16 +104,35 @@ func (res *ReadResult) fitBudget(budget int64, o ReadOptions, at readAt) error {
 	res.Lines, res.EOF = big, false
 	res.NextCursor = o.Paging.next(Cursor{N: big, Skip: big, ID: at.id})
 	res.Raw = nil
-	avail := budget - (res.jsonSize(o) - 2) // for the content's text, quotes and all
-	for try := 0; ; try++ {
+	avail := budget - res.envSize(o) // for the content's text, quotes and all
+	// That envelope is the largest; the page's own is smaller: grow the
+	// page by what is left while it still fits, measured each time.
+	best, bestCut := -1, false
+	for try := 0; try < 8; try++ {
 		p, cutLine := res.cutAt(raw, o, avail)
-		res.setPage(raw, p, cutLine, eof, o, at)
-		over := res.jsonSize(o) - budget
-		if over <= 0 || p <= minPage(o) || try >= 8 {
-			return nil
+		if p == best {
+			break
 		}
-		avail -= over
+		res.setPage(raw, p, cutLine, eof, o, at)
+		size := res.jsonSize(o)
+		if size <= budget || (best < 0 && p <= minPage(o)) {
+			best, bestCut = p, cutLine
+			if size >= budget || p == len(raw) {
+				break
+			}
+			avail = size - res.envSize(o) + (budget - size) // this page's own envelope, and what is left
+			continue
+		}
+		if best >= 0 {
+			break // one byte too many: the page before is the page
+		}
+		avail -= size - budget
 	}
+	if best < 0 {
+		best, bestCut = res.cutAt(raw, o, avail)
+	}
+	res.setPage(raw, best, bestCut, eof, o, at)
+	return nil
 }
 
 // minPage is the least a page gives whatever the budget.
@@ -230,6 +249,11 @@ func (res *ReadResult) setPage(raw []byte, p int, cutLine, eof bool, o ReadOptio
 // from Raw: the envelope encoded, the content's text counted as the
 // encoder writes it.
 func (res *ReadResult) jsonSize(o ReadOptions) int64 {
+	return res.envSize(o) + res.contentSize(o)
+}
+
+// envSize is jsonSize without the content's text (its quotes neither).
+func (res *ReadResult) envSize(o ReadOptions) int64 {
 	content := res.Raw
 	if o.Encoding != "base64" && o.Offset == 0 && res.skip == 0 && res.BOM && bytes.HasPrefix(content, textio.BOM) {
 		content = content[len(textio.BOM):]
@@ -243,9 +267,17 @@ func (res *ReadResult) jsonSize(o ReadOptions) int64 {
 	if enc.Encode(&env) != nil {
 		return 0
 	}
-	n := int64(b.Len()) - 1 - 2 // no newline; the empty content's quotes are counted below
+	return int64(b.Len()) - 1 - 2 // no newline; the empty content's quotes are the content's
+}
+
+// contentSize is the length of the content's JSON text, quotes included.
+func (res *ReadResult) contentSize(o ReadOptions) int64 {
 	if o.Encoding == "base64" {
-		return n + 2 + int64(base64.StdEncoding.EncodedLen(len(res.Raw)))
+		return 2 + int64(base64.StdEncoding.EncodedLen(len(res.Raw)))
 	}
-	return n + jsonBytesLen(content)
+	content := res.Raw
+	if o.Offset == 0 && res.skip == 0 && res.BOM && bytes.HasPrefix(content, textio.BOM) {
+		content = content[len(textio.BOM):]
+	}
+	return jsonBytesLen(content)
 }
