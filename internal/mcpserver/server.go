@@ -73,8 +73,7 @@ type Server struct {
 func New(s *tool.ServeSpec) *Server {
 	srv := &Server{spec: s, work: make(chan struct{}, Workers), roots: newRootSet(s.Sandbox, s.Stderr)}
 	srv.Server = mcp.NewServer(&mcp.Implementation{Name: "fsbox", Title: "fsbox: sandboxed file tools", Version: s.Version}, &mcp.ServerOptions{
-		Instructions: "File tools inside one sandbox: relative paths resolve against the policy's workdir; only the workdir and the other writable directories (list them with the roots tool) may be written. " +
-			"Errors are tool results with isError and {\"error\":{code, message, path, rule}}.",
+		Instructions: instructions(s.Profile),
 		// Only what is used is advertised: tools, whose list never
 		// changes during a session (no listChanged), and no logging (the
 		// server sends no log messages; its notes go to stderr).
@@ -154,7 +153,7 @@ func (srv *Server) addNativeTools() {
 				if terr != nil {
 					return nil, terr
 				}
-				in, err := spec.FromJSON(op, raw)
+				in, err := spec.FromJSON(op, raw, tool.FaceProperties(op)...)
 				if err != nil {
 					return nil, err
 				}
@@ -166,6 +165,18 @@ func (srv *Server) addNativeTools() {
 			})
 		}))
 	}
+}
+
+// instructions are the server's instructions to the model, naming only
+// the profile's own tools: fsbox_roots, or the reference's
+// list_allowed_directories.
+func instructions(profile string) string {
+	list := "fsbox_roots"
+	if profile == "reference" {
+		list = "list_allowed_directories"
+	}
+	return "File tools inside one sandbox: relative paths resolve against the policy's workdir; only the workdir and the other writable directories (list them with " + list + ") may be written. " +
+		"Errors are tool results with isError and {\"error\":{code, message, path, rule}}."
 }
 
 // queued, set by tests only, runs as a call is about to wait for a

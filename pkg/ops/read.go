@@ -194,6 +194,11 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 	return res, res.fillContent(o)
 }
 
+// ReadPagesAdvice ends read's too_large: how to read a file over the
+// cap. A face whose read takes other arguments (the reference profile's
+// head and tail) says its own instead.
+const ReadPagesAdvice = "read it in pages with offset and limit"
+
 // isSHA256Hex reports whether s is a SHA-256 in hex: 64 hex digits.
 func isSHA256Hex(s string) bool {
 	if len(s) != 64 {
@@ -232,7 +237,7 @@ func readBody(sb *sandbox.Sandbox, f *sandbox.File, src io.Reader, o ReadOptions
 	stream := f.Stream() // standard input: read forward; a pipe's size is known once read
 	if !paging && size > capBytes {
 		return ReadResult{}, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: o.Path,
-			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d: read it in pages with offset and limit", o.Path, size, capName, capBytes)}
+			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d: %s", o.Path, size, capName, capBytes, ReadPagesAdvice)}
 	}
 	res := ReadResult{Path: f.Info.Path, Size: size, Mtime: rfc3339(f.Info.ModTime), Encoding: o.Encoding, Offset: o.Offset}
 	if stream {
@@ -252,7 +257,7 @@ func readBody(sb *sandbox.Sandbox, f *sandbox.File, src io.Reader, o ReadOptions
 		}
 		if stream && int64(len(data)) > capBytes {
 			return ReadResult{}, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: o.Path,
-				Msg: fmt.Sprintf("standard input has more than %s = %d bytes: read it in pages with offset and limit", capName, capBytes)}
+				Msg: fmt.Sprintf("standard input has more than %s = %d bytes: %s", capName, capBytes, ReadPagesAdvice)}
 		}
 		if int64(len(data)) > policyCap && !paging {
 			return ReadResult{}, fserr.Errorf(fserr.CodeTooLarge, o.Path, "%s grew past %s = %d while being read", o.Path, capName, policyCap)
