@@ -106,27 +106,29 @@ func (res *ReadResult) fitBudget(budget int64, o ReadOptions, at readAt) error {
 	res.Raw = nil
 	avail := budget - res.envSize(o) // for the content's text, quotes and all
 	// That envelope is the largest; the page's own is smaller: grow the
-	// page by what is left while it still fits, measured each time.
+	// page by what is left while it still fits, measured each time, and
+	// shrink it by what is over when it does not.
 	best, bestCut := -1, false
-	for try := 0; try < 8; try++ {
+	tried := map[int]bool{}
+	for try := 0; try < 16; try++ {
 		p, cutLine := res.cutAt(raw, o, avail)
-		if p == best {
+		if tried[p] {
 			break
 		}
+		tried[p] = true
 		res.setPage(raw, p, cutLine, eof, o, at)
 		size := res.jsonSize(o)
-		if size <= budget || (best < 0 && p <= minPage(o)) {
-			best, bestCut = p, cutLine
-			if size >= budget || p == len(raw) {
-				break
-			}
-			avail = size - res.envSize(o) + (budget - size) // this page's own envelope, and what is left
+		if size > budget && !(best < 0 && p <= minPage(o)) {
+			avail = res.contentSize(o) - (size - budget)
 			continue
 		}
-		if best >= 0 {
-			break // one byte too many: the page before is the page
+		if p > best {
+			best, bestCut = p, cutLine
 		}
-		avail -= size - budget
+		if size >= budget || p == len(raw) {
+			break
+		}
+		avail = res.contentSize(o) + (budget - size)
 	}
 	if best < 0 {
 		best, bestCut = res.cutAt(raw, o, avail)
