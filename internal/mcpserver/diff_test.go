@@ -114,7 +114,7 @@ type diffCall struct {
 	// read_media_file, the one tool whose structuredContent is not its
 	// text ({content: [the media block]}).
 	Structured json.RawMessage `json:"structured"`
-	Media    []struct {
+	Media      []struct {
 		Type     string `json:"type"`
 		MIMEType string `json:"mimeType"`
 		Data     string `json:"data"`

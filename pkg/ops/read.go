@@ -21,8 +21,10 @@ import (
 var readOp = &spec.Op{
 	Name: "read", Class: spec.Read, Result: ReadResult{}, Limit: "max_read_bytes", Pages: true,
 	Summary: "print a file's content, or a page of its lines",
-	Help:    "Prints a text file whole, or LIMIT lines from line OFFSET. A file over max_read_bytes is refused unless read in pages. A UTF-8 BOM and CRLF line ends are reported, not changed.",
-	Args:    []spec.Arg{stdinArg("the file to read")},
+	Help: "Prints a text file whole, or LIMIT lines from line OFFSET. A file over max_read_bytes is refused unless read in pages. " +
+		"A read whose JSON would pass max_result_bytes is a page: it ends at the last whole line that fits (a first line alone over the budget is cut at a UTF-8 boundary, text_truncated; base64 at a multiple of 3 bytes), with truncated, limit max_result_bytes, next_offset and next_cursor, and the same call with that cursor gives the rest; it exits 9 (truncated) unless offset, limit or max-bytes asked for a page. " +
+		"A UTF-8 BOM and CRLF line ends are reported, not changed.",
+	Args: []spec.Arg{stdinArg("the file to read")},
 	Options: []spec.Option{
 		{Name: "offset", Type: spec.Int, Meta: "N", Min: min0, Help: "first line to return, 0-based"},
 		{Name: "limit", Type: spec.Int, Meta: "N", Min: min1, DefaultText: "all", Help: "number of lines to return"},
