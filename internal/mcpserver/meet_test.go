@@ -1,8 +1,11 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestReferenceOwnWords: the reference profile names only its own tools
@@ -92,5 +95,62 @@ func TestUnknownPropertyNearest(t *testing.T) {
 		if !strings.Contains(e.Message, c.want) {
 			t.Errorf("%s {%s}: %s, want %s", c.tool, c.bad, e.Message, c.want)
 		}
+	}
+}
+
+// TestNativeMediaWhole: an image read by the native read tool is one
+// image block of the whole file (up to max_read_bytes), never a page of
+// max_result_bytes: part of an image is no image. A text file over the
+// budget is a page with a cursor, which the tool takes.
+func TestNativeMediaWhole(t *testing.T) {
+	pic := "\x89PNG\r\n\x1a\n" + strings.Repeat("\x00\x01\x02", 2000)
+	text := strings.Repeat("a line of text\n", 200)
+	h := newHarness(t, setup{files: map[string]string{"pic.png": pic, "notes.txt": text},
+		toml: "workdir = \"$WORK\"\n[limits]\nmax_result_bytes = 1024\n"})
+	res, err := h.call("fsbox_read", map[string]any{"path": "pic.png"})
+	if err != nil || res.IsError {
+		t.Fatalf("fsbox_read pic.png: %v %v", err, res)
+	}
+	var got []byte
+	for _, c := range res.Content {
+		if img, ok := c.(*mcp.ImageContent); ok {
+			got = img.Data
+		}
+	}
+	if string(got) != pic {
+		t.Errorf("the image block holds %d bytes, want the file's %d", len(got), len(pic))
+	}
+	var page struct {
+		Content    string `json:"content"`
+		Truncated  bool   `json:"truncated"`
+		Limit      string `json:"limit"`
+		NextCursor string `json:"next_cursor"`
+	}
+	all := ""
+	cursor := ""
+	for i := 0; i < 100; i++ {
+		args := map[string]any{"path": "notes.txt"}
+		if cursor != "" {
+			args["cursor"] = cursor
+		}
+		res, err := h.call("fsbox_read", args)
+		if err != nil || res.IsError {
+			t.Fatalf("fsbox_read notes.txt: %v %v", err, res)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &page); err != nil {
+			t.Fatal(err)
+		}
+		all += page.Content
+		if !page.Truncated {
+			break
+		}
+		if page.Limit != "max_result_bytes" || page.NextCursor == "" || len(b) > 1024 {
+			t.Fatalf("a page of %d bytes: %+v", len(b), page)
+		}
+		cursor = page.NextCursor
+	}
+	if all != text {
+		t.Errorf("the pages give %d bytes, want the file's %d", len(all), len(text))
 	}
 }

@@ -260,19 +260,23 @@ func mediaType(op *spec.Op, in *spec.Input) string {
 }
 
 // readMedia reads an image or audio file whole (as read --encoding
-// base64 does: within max_read_bytes) and answers with an image or audio
-// content block; structuredContent is the read result without the data
-// (content ""), with mime: the bytes are not sent twice.
+// base64 does: within max_read_bytes, never a page of max_result_bytes:
+// part of an image is no image, and the data is a block of its own, not
+// the JSON result) and answers with an image or audio content block;
+// structuredContent is the read result without the data (content ""),
+// with mime: the bytes are not sent twice.
 func readMedia(ctx context.Context, sb *sandbox.Sandbox, op *spec.Op, in *spec.Input, mt string) (any, error) {
 	in.Set("encoding", "base64")
-	v, err := op.Run(ctx, sb, in)
+	o := ops.ReadInput(in)
+	o.Whole = true
+	res, err := ops.Read(ctx, sb, o)
 	if err != nil {
 		return nil, err
 	}
-	r, ok := v.(*ops.ReadResult)
-	if !ok {
-		return v, nil
+	if res.Unchanged {
+		return &ops.ReadUnchanged{Path: res.Path, Unchanged: true, SHA256: *res.SHA256}, nil
 	}
+	r := &res
 	data := append([]byte(nil), r.Raw...)
 	var block mcp.Content = &mcp.ImageContent{Data: data, MIMEType: mt}
 	if strings.HasPrefix(mt, "audio/") {
