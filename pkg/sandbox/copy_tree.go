@@ -529,7 +529,7 @@ func (s *Sandbox) mergeTree(tx *Tx, dst *WriteTarget, tc TreeCopy, res *TreeResu
 			}
 			before = &FileState{Type: "symlink", Target: w.Info.Target}
 		}
-		created, err := symlinkAt(w, given, it.Target)
+		created, err := symlinkAt(tx, w, given, it.Target)
 		w.Close()
 		if err != nil {
 			return err
