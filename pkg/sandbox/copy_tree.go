@@ -456,6 +456,10 @@ func (s *Sandbox) mergeTree(tx *Tx, dst *WriteTarget, tc TreeCopy, res *TreeResu
 				w.Close()
 				return mapOpenErr(err, given)
 			}
+			// Pinned as made (what a failed merge's rmdirAt checks it is).
+			if fi, err := w.dir.Lstat(w.Name); err == nil {
+				w.Exists, w.Info = true, newInfo(w.Name, w.Path, w.rt.abs(w.rootRel()), fi)
+			}
 			made = append(made, w)
 			dirs = append(dirs, it)
 			tx.note(PathChange{Path: w.Rel(), After: &FileState{Type: "dir", Mode: fmt.Sprintf("%04o", it.Mode.Perm())}})
