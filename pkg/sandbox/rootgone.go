@@ -76,14 +76,20 @@ func (rt *root) goneErr(given string) *fserr.Error {
 }
 
 func rootGoneError(dir, given string, st RootState) *fserr.Error {
-	const restart = "the server holds the directory it opened when it started and never opens a root again by its path: restart it to serve"
+	e := rootGoneMsg(dir, given, st)
+	e.Err = fserr.ErrRootGone
+	return e
+}
+
+func rootGoneMsg(dir, given string, st RootState) *fserr.Error {
+	const held = "the server still holds the directory it opened when it started and never opens a root again by its path"
 	switch st {
 	case RootRecreated:
-		return fserr.Errorf(fserr.CodeNotFound, given, "the root %s was removed or replaced after the server started, and a new directory stands at its path; %s the new one", dir, restart)
+		return fserr.Errorf(fserr.CodeNotFound, given, "the root %s was removed and re-created (or replaced) after the server started: %s; restart the server to serve the new one", dir, held)
 	case RootMoved:
-		return fserr.Errorf(fserr.CodeNotFound, given, "the root %s was moved or renamed after the server started, and nothing stands at its path; %s a directory there once it exists again", dir, restart)
+		return fserr.Errorf(fserr.CodeNotFound, given, "the root %s was moved or renamed after the server started, and nothing stands at its path: %s; restart the server once a directory is there again", dir, held)
 	}
-	return fserr.Errorf(fserr.CodeNotFound, given, "the root %s was removed after the server started; %s it once it exists again", dir, restart)
+	return fserr.Errorf(fserr.CodeNotFound, given, "the root %s was removed after the server started: %s; restart the server once it exists again", dir, held)
 }
 
 // orGone is err, unless rt is gone: then the root's not_found. For the
