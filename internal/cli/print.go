@@ -173,25 +173,39 @@ func summary(bw *bufio.Writer, result any) {
 // sayCut is the text form's note on stderr when a limit cut the list (c,
 // nil when none did), once what bw holds is out; none when stdout is
 // gone (a closed pipe).
-func (p *output) sayCut(bw *bufio.Writer, c *spec.Cut) {
+func (p *output) sayCut(bw *bufio.Writer, c *spec.Cut, printed int64) {
 	if c == nil || bw.Flush() != nil {
 		return
 	}
 	what := func(limit string) string {
-		switch limit {
-		case "limit":
+		v := ""
+		if p.limitValue != nil {
+			v = p.limitValue(limit)
+		}
+		switch {
+		case limit == "limit" && v != "":
+			return "--limit " + v
+		case limit == "limit":
 			return "--limit"
-		case "timeout":
+		case limit == "timeout" && v != "":
+			return "deadline (" + v + ": max_call_seconds, --timeout)"
+		case limit == "timeout":
 			return "deadline (max_call_seconds, --timeout)"
+		case v != "":
+			return limit + " limit (" + v + ")"
 		}
 		return limit + " limit"
+	}
+	after := ""
+	if printed >= 0 {
+		after = fmt.Sprintf(" after %d %s", printed, plural(printed, "item", "items"))
 	}
 	if n := len(c.Cuts); n > 1 {
 		// A count's list cut first, then the deadline stopped the
 		// counting (SPEC §2, Counts): the counts are partial.
-		fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the list, then the %s stopped the count: the counts are of the files before the cut\n", what(c.Cuts[0]), what(c.Cuts[n-1]))
+		fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the list%s, then the %s stopped the count: the counts are of the files before the cut\n", what(c.Cuts[0]), after, what(c.Cuts[n-1]))
 	} else {
-		fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the output\n", what(c.Limit))
+		fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the output%s\n", what(c.Limit), after)
 	}
 	if c.NextCursor != "" {
 		// The text form has no field for it: the next page's flag goes
@@ -224,4 +238,31 @@ func (p *output) sayNotes(notes []string) {
 		}
 		fmt.Fprintf(p.errw, "fsbox: %s\n", n)
 	}
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// printedItems is how many items a cut list result r printed: its list's
+// length when it holds its items, else (they were streamed) its count;
+// -1 when it says neither.
+func printedItems(r spec.Result) int64 {
+	if v, ok := spec.Items(r); ok && v.Len() > 0 {
+		return int64(v.Len())
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return -1
+	}
+	var c struct {
+		Count *int64 `json:"count"`
+	}
+	if json.Unmarshal(b, &c) != nil || c.Count == nil {
+		return -1
+	}
+	return *c.Count
 }

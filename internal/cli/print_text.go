@@ -65,7 +65,7 @@ func (t *textPrinter) Done(r spec.Result, o spec.Outcome) error {
 	defer t.p.sayFailures(o.Failures)
 	defer t.p.sayNotes(o.Notes)
 	if t.s != nil {
-		t.p.sayCut(t.s.bw, o.Cut)
+		t.p.sayCut(t.s.bw, o.Cut, cutItems(r, o.Cut))
 		return t.s.end()
 	}
 	tx, ok := r.(spec.Texter)
@@ -82,9 +82,18 @@ func (t *textPrinter) Done(r spec.Result, o spec.Outcome) error {
 	if err := tx.Text(t.writer(bw)); err != nil {
 		return err
 	}
-	t.p.sayCut(bw, cut)
+	t.p.sayCut(bw, cut, cutItems(r, cut))
 	if err := bw.Flush(); err != nil {
 		return err
 	}
 	return done()
+}
+
+// cutItems is how many items a cut result printed (printedItems), asked
+// only when a limit cut it.
+func cutItems(r spec.Result, c *spec.Cut) int64 {
+	if c == nil {
+		return -1
+	}
+	return printedItems(r)
 }

@@ -209,7 +209,7 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 	}
 	expect := strings.ToLower(o.ExpectSHA256)
 	if expect != "" && !isSHA256(expect) {
-		return EditResult{}, usagef(o.Path, "expect-sha256 wants 64 hex digits, got %q", o.ExpectSHA256)
+		return EditResult{}, badSHA256(o.Path, o.ExpectSHA256, "64 hex digits")
 	}
 	w, err := sb.OpenWriteTarget(o.Path, false)
 	if err != nil {

@@ -191,7 +191,7 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 	}
 	for p, sum := range o.Expect {
 		if !isSHA256(strings.ToLower(sum)) {
-			return PatchResult{}, usagef(p, "expect-sha256 %s wants 64 hex digits, got %q", p, sum)
+			return PatchResult{}, badSHA256(p, p+"="+sum, "PATH=HEX, HEX being 64 hex digits")
 		}
 	}
 	max, maxName := holdLimit(sb.Limits().MaxWriteBytes, "max_write_bytes")
