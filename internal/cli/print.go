@@ -173,7 +173,7 @@ func summary(bw *bufio.Writer, result any) {
 // sayCut is the text form's note on stderr when a limit cut the list (c,
 // nil when none did), once what bw holds is out; none when stdout is
 // gone (a closed pipe).
-func (p *output) sayCut(bw *bufio.Writer, c *spec.Cut, printed int64) {
+func (p *output) sayCut(bw *bufio.Writer, c *spec.Cut, lines *lineCounter) {
 	if c == nil || bw.Flush() != nil {
 		return
 	}
@@ -196,10 +196,9 @@ func (p *output) sayCut(bw *bufio.Writer, c *spec.Cut, printed int64) {
 		}
 		return limit + " limit"
 	}
-	after := ""
-	if printed >= 0 {
-		after = fmt.Sprintf(" after %d %s", printed, plural(printed, "item", "items"))
-	}
+	// The text form prints an item a line (a grep match with its
+	// context, a file's content: its lines): what the reader has.
+	after := fmt.Sprintf(" after %d %s", lines.n, plural(lines.n, "line", "lines"))
 	if n := len(c.Cuts); n > 1 {
 		// A count's list cut first, then the deadline stopped the
 		// counting (SPEC §2, Counts): the counts are partial.
@@ -245,24 +244,4 @@ func plural(n int64, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// printedItems is how many items a cut list result r printed: its list's
-// length when it holds its items, else (they were streamed) its count;
-// -1 when it says neither.
-func printedItems(r spec.Result) int64 {
-	if v, ok := spec.Items(r); ok && v.Len() > 0 {
-		return int64(v.Len())
-	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return -1
-	}
-	var c struct {
-		Count *int64 `json:"count"`
-	}
-	if json.Unmarshal(b, &c) != nil || c.Count == nil {
-		return -1
-	}
-	return *c.Count
 }
