@@ -68,10 +68,10 @@ import (
 )
 
 // refDiffMinSame is how many of testdata/calls.json's calls must give the
-// same answer on both servers: at least 70 of 74, every other one a row
+// same answer on both servers: at least 77 of 81, every other one a row
 // of README's difference table where fsbox is safer or more exact
 // (refDiffExpected).
-const refDiffMinSame = 70
+const refDiffMinSame = 77
 
 // refDiffExpected are the calls (1-based, as numbered in the log's table)
 // whose answers are known to differ, each with the reason; "gap" marks a
@@ -110,7 +110,11 @@ type diffCall struct {
 	IsError  bool   `json:"isError"`
 	Text     string `json:"text"`
 	RPCError string `json:"rpcError"`
-	Media    []struct {
+	// Structured is the call's structuredContent: compared for
+	// read_media_file, the one tool whose structuredContent is not its
+	// text ({content: [the media block]}).
+	Structured json.RawMessage `json:"structured"`
+	Media      []struct {
 		Type     string `json:"type"`
 		MIMEType string `json:"mimeType"`
 		Data     string `json:"data"`
@@ -217,6 +221,7 @@ func writeDiffFixture(t *testing.T, d1, d2 string) {
 		"project/.git/config":        "[core]\n\trepositoryformatversion = 0\n",
 		"notes/todo.md":              "# TODO\n\n- [ ] write tests\n- [ ] ship\n",
 		"notes/archive/old.txt":      "old notes\n",
+		"notes/big.txt":              bigNotes(),
 	}
 	root := filepath.Dir(d1)
 	if filepath.Dir(d2) != root {
@@ -251,6 +256,18 @@ func writeDiffFixture(t *testing.T, d1, d2 string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// bigNotes is a text file of about 100 KB: over the agent preset's
+// max_result_bytes (64 KiB), under max_read_bytes (1 MiB), so the
+// reference profile's read tools must give it whole, as the reference
+// does.
+func bigNotes() string {
+	var b strings.Builder
+	for i := 0; b.Len() < 100_000; i++ {
+		fmt.Fprintf(&b, "note %05d: \"quoted\", a tab\tand a backslash \\ — é\n", i)
+	}
+	return b.String()
 }
 
 // runDiffClient runs client.mjs with calls against argv, in dir with env.
@@ -301,6 +318,13 @@ func (s diffSide) normalize(name string, c diffCall, reorder bool) string {
 	for _, m := range c.Media {
 		sum := sha256.Sum256([]byte(m.Data))
 		fmt.Fprintf(&b, "\n[%s %s %d base64 bytes sha256:%s %s]", m.Type, m.MIMEType, len(m.Data), hex.EncodeToString(sum[:8]), m.URI)
+	}
+	if name == "read_media_file" && !c.failed() {
+		var v any // re-encoded: keys in one order whatever each server wrote
+		if json.Unmarshal(c.Structured, &v) == nil {
+			sc, _ := json.Marshal(v)
+			fmt.Fprintf(&b, "\n[structuredContent %s]", sc)
+		}
 	}
 	out := b.String()
 	if name == "read_multiple_files" {

@@ -52,14 +52,15 @@ func TestToolCursor(t *testing.T) {
 }
 
 // TestToolsTakeCursor: the list tools, and only they, take a cursor (wc:
-// its files, which the deadline cuts).
+// its files, which the deadline cuts; read: its lines, which
+// max_result_bytes cuts).
 func TestToolsTakeCursor(t *testing.T) {
 	h := newHarness(t, setup{})
 	res, err := h.cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages := map[string]bool{"find": true, "grep": true, "ls": true, "history": true, "slice": true, "sort": true, "cut": true, "stat": true, "wc": true}
+	pages := map[string]bool{"find": true, "grep": true, "ls": true, "history": true, "slice": true, "sort": true, "cut": true, "stat": true, "wc": true, "read": true}
 	for _, tool := range res.Tools {
 		schema := fmt.Sprint(tool.InputSchema)
 		name := strings.TrimPrefix(tool.Name, "fsbox_")

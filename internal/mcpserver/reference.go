@@ -149,8 +149,9 @@ func (srv *Server) addReferenceTools() {
 		tool := &mcp.Tool{Name: t.name, Title: t.title, Description: t.desc, InputSchema: schema,
 			Annotations: &mcp.ToolAnnotations{Title: t.title, ReadOnlyHint: readOnly, DestructiveHint: &destructive,
 				IdempotentHint: readOnly || op.Idempotent, OpenWorldHint: &openWorld}}
-		if !t.media {
-			tool.OutputSchema = textOutput
+		tool.OutputSchema = textOutput
+		if t.media {
+			tool.OutputSchema = mediaOutput
 		}
 		srv.AddTool(tool, withReply(srv.refHandler(t, op)))
 	}
@@ -233,6 +234,48 @@ func refInput(name string, args map[string]any) (*spec.Op, *spec.Input, error) {
 	}
 	return op, in, nil
 }
+
+// readWhole runs read with args as the reference's read tools answer: the
+// whole selection up to max_read_bytes, never a page of max_result_bytes
+// (a host that swaps servers must not get silently shorter files).
+// A file over the cap is too_large with advice in the profile's own
+// words (advice: what the calling tool offers; "" for nothing).
+func readWhole(ctx context.Context, sb *sandbox.Sandbox, args map[string]any, advice string) (*ops.ReadResult, error) {
+	_, in, err := refInput("read", args)
+	if err != nil {
+		return nil, err
+	}
+	o := ops.ReadInput(in)
+	o.Whole = true
+	r, err := ops.Read(ctx, sb, o)
+	if err != nil {
+		return nil, refAdvice(err, advice)
+	}
+	return &r, nil
+}
+
+// refAdvice is err with read's advice on a file over the cap (pages with
+// offset and limit, arguments the reference's tools lack) replaced by
+// advice in the profile's words, or left out.
+func refAdvice(err error, advice string) error {
+	e := fserr.AsError(err)
+	msg, ok := strings.CutSuffix(e.Msg, ": "+ops.ReadPagesAdvice)
+	if e.Code != fserr.CodeTooLarge || !ok {
+		return err
+	}
+	if advice != "" {
+		msg += ": " + advice
+	}
+	c := *e
+	c.Msg = msg
+	return &c
+}
+
+// The reference tools' advice for a file over max_read_bytes.
+const (
+	headTailAdvice = "read a part of it with head or tail"
+	textToolAdvice = "read a part of it with read_text_file's head or tail"
+)
 
 // sliceLines runs slice with args, each line sent to sink as the file
 // has it.
@@ -329,17 +372,21 @@ func refReadText(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, e
 	if err != nil {
 		return refOut{}, err
 	}
+	// As the reference tests them (JavaScript's truthiness): a head or
+	// tail of 0 is one not given, so {head: 0} reads the whole file, and
+	// {head: 0, tail: 5} is tail 5.
+	if head != nil && *head == 0 {
+		head = nil
+	}
+	if tail != nil && *tail == 0 {
+		tail = nil
+	}
 	switch {
 	case head != nil && tail != nil:
 		return refOut{}, fserr.Errorf(fserr.CodeUsage, p, "give head or tail, not both")
 	case tail != nil:
 		var b strings.Builder
 		start := -*tail
-		if *tail == 0 {
-			end := int64(0)
-			err := sliceLines(ctx, sb, map[string]any{"path": p, "end": end}, func([]byte) error { return nil })
-			return refOut{}, err
-		}
 		err := sliceLines(ctx, sb, map[string]any{"path": p, "start": start}, func(l []byte) error { b.Write(l); return nil })
 		if err != nil {
 			return refOut{}, err
@@ -348,22 +395,22 @@ func refReadText(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, e
 	}
 	args := map[string]any{"path": p}
 	if head != nil {
-		args["limit"] = max(*head, 1) // 0 still checks the file; nothing is returned
+		args["limit"] = *head
 	}
-	v, err := runOp(ctx, sb, "read", args)
+	r, err := readWhole(ctx, sb, args, headTailAdvice)
 	if err != nil {
 		return refOut{}, err
-	}
-	r := v.(*ops.ReadResult)
-	if head != nil && *head == 0 {
-		return refOut{text: ""}, nil
 	}
 	out := refOut{text: r.Content}
 	if r.BOM {
 		out.text = "\uFEFF" + out.text // kept, as a UTF-8 reader that does not strip it gives it
 	}
 	if r.Truncated {
-		out.note = fmt.Sprintf("[fsbox: cut at %s; read the rest with head/tail or fsbox read]", r.Limit)
+		at := r.Limit
+		if r.Limit == "max_read_bytes" {
+			at = fmt.Sprintf("max_read_bytes = %d bytes", sb.Limits().MaxReadBytes)
+		}
+		out.note = fmt.Sprintf("[fsbox: the text stops at %s, after %d lines; read the rest with tail]", at, r.Lines)
 	}
 	return out, nil
 }
@@ -389,27 +436,45 @@ func refReadMedia(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, 
 	if err != nil {
 		return refOut{}, err
 	}
-	v, err := runOp(ctx, sb, "read", map[string]any{"path": p, "encoding": "base64"})
+	r, err := readWhole(ctx, sb, map[string]any{"path": p, "encoding": "base64"}, "")
 	if err != nil {
 		return refOut{}, err
 	}
-	r := v.(*ops.ReadResult)
 	mt, ok := mimeTypes[strings.ToLower(filepath.Ext(p))]
 	if !ok {
 		mt = "application/octet-stream"
 	}
 	data := append([]byte(nil), r.Raw...)
+	// structuredContent is the reference's: {content: [the block]}, the
+	// block as the content holds it (base64 data).
 	var c mcp.Content
+	var item map[string]any
 	switch {
 	case strings.HasPrefix(mt, "image/"):
 		c = &mcp.ImageContent{Data: data, MIMEType: mt}
+		item = map[string]any{"type": "image", "data": r.Content, "mimeType": mt}
 	case strings.HasPrefix(mt, "audio/"):
 		c = &mcp.AudioContent{Data: data, MIMEType: mt}
+		item = map[string]any{"type": "audio", "data": r.Content, "mimeType": mt}
 	default:
-		c = &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: fileURI(sb, r.Path), MIMEType: mt, Blob: data}}
+		uri := fileURI(sb, r.Path)
+		c = &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: uri, MIMEType: mt, Blob: data}}
+		item = map[string]any{"type": "resource", "resource": map[string]any{"uri": uri, "mimeType": mt, "blob": r.Content}}
 	}
-	return refOut{content: []mcp.Content{c}, structured: map[string]any{"path": r.Path, "mimeType": mt, "size": r.Size}}, nil
+	return refOut{content: []mcp.Content{c}, structured: map[string]any{"content": []any{item}}}, nil
 }
+
+// mediaOutput is read_media_file's output schema, as the reference
+// declares it.
+var mediaOutput = map[string]any{"type": "object", "required": []string{"content"}, "properties": map[string]any{
+	"content": map[string]any{"type": "array", "items": map[string]any{"anyOf": []any{
+		map[string]any{"type": "object", "required": []string{"type", "data", "mimeType"}, "properties": map[string]any{
+			"type": map[string]any{"type": "string", "enum": []string{"image", "audio"}}, "data": strProp, "mimeType": strProp}},
+		map[string]any{"type": "object", "required": []string{"type", "resource"}, "properties": map[string]any{
+			"type": map[string]any{"type": "string", "const": "resource"},
+			"resource": map[string]any{"type": "object", "required": []string{"uri", "blob"}, "properties": map[string]any{
+				"uri": strProp, "mimeType": strProp, "blob": strProp}}}},
+	}}}}}
 
 // absPath is a displayed path made absolute (a workdir path is shown
 // relative to the workdir).
@@ -440,12 +505,11 @@ func refReadMultiple(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOu
 		if err := ctx.Err(); err != nil {
 			return refOut{}, err
 		}
-		v, err := runOp(ctx, sb, "read", map[string]any{"path": p})
+		r, err := readWhole(ctx, sb, map[string]any{"path": p}, textToolAdvice)
 		if err != nil {
 			parts[i] = fmt.Sprintf("%s: Error - %s", p, fserr.AsError(err).Error())
 			continue
 		}
-		r := v.(*ops.ReadResult)
 		parts[i] = p + ":\n" + r.Content + "\n"
 	}
 	return refOut{text: strings.Join(parts, "\n---\n")}, nil

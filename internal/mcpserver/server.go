@@ -73,8 +73,7 @@ type Server struct {
 func New(s *tool.ServeSpec) *Server {
 	srv := &Server{spec: s, work: make(chan struct{}, Workers), roots: newRootSet(s.Sandbox, s.Stderr)}
 	srv.Server = mcp.NewServer(&mcp.Implementation{Name: "fsbox", Title: "fsbox: sandboxed file tools", Version: s.Version}, &mcp.ServerOptions{
-		Instructions: "File tools inside one sandbox: relative paths resolve against the policy's workdir; only the workdir and the other writable directories (list them with the roots tool) may be written. " +
-			"Errors are tool results with isError and {\"error\":{code, message, path, rule}}.",
+		Instructions: instructions(s.Profile),
 		// Only what is used is advertised: tools, whose list never
 		// changes during a session (no listChanged), and no logging (the
 		// server sends no log messages; its notes go to stderr).
@@ -154,7 +153,7 @@ func (srv *Server) addNativeTools() {
 				if terr != nil {
 					return nil, terr
 				}
-				in, err := spec.FromJSON(op, raw)
+				in, err := spec.FromJSON(op, raw, tool.FaceProperties(op)...)
 				if err != nil {
 					return nil, err
 				}
@@ -166,6 +165,18 @@ func (srv *Server) addNativeTools() {
 			})
 		}))
 	}
+}
+
+// instructions are the server's instructions to the model, naming only
+// the profile's own tools: fsbox_roots, or the reference's
+// list_allowed_directories.
+func instructions(profile string) string {
+	list := "fsbox_roots"
+	if profile == "reference" {
+		list = "list_allowed_directories"
+	}
+	return "File tools inside one sandbox: relative paths resolve against the policy's workdir; only the workdir and the other writable directories (list them with " + list + ") may be written. " +
+		"Errors are tool results with isError and {\"error\":{code, message, path, rule}}."
 }
 
 // queued, set by tests only, runs as a call is about to wait for a
@@ -249,19 +260,23 @@ func mediaType(op *spec.Op, in *spec.Input) string {
 }
 
 // readMedia reads an image or audio file whole (as read --encoding
-// base64 does: within max_read_bytes) and answers with an image or audio
-// content block; structuredContent is the read result without the data
-// (content ""), with mime: the bytes are not sent twice.
+// base64 does: within max_read_bytes, never a page of max_result_bytes:
+// part of an image is no image, and the data is a block of its own, not
+// the JSON result) and answers with an image or audio content block;
+// structuredContent is the read result without the data (content ""),
+// with mime: the bytes are not sent twice.
 func readMedia(ctx context.Context, sb *sandbox.Sandbox, op *spec.Op, in *spec.Input, mt string) (any, error) {
 	in.Set("encoding", "base64")
-	v, err := op.Run(ctx, sb, in)
+	o := ops.ReadInput(in)
+	o.Whole = true
+	res, err := ops.Read(ctx, sb, o)
 	if err != nil {
 		return nil, err
 	}
-	r, ok := v.(*ops.ReadResult)
-	if !ok {
-		return v, nil
+	if res.Unchanged {
+		return &ops.ReadUnchanged{Path: res.Path, Unchanged: true, SHA256: *res.SHA256}, nil
 	}
+	r := &res
 	data := append([]byte(nil), r.Raw...)
 	var block mcp.Content = &mcp.ImageContent{Data: data, MIMEType: mt}
 	if strings.HasPrefix(mt, "audio/") {

@@ -98,6 +98,21 @@ const TimeoutProperty = "timeout"
 // (spec.Op.Pages): the command line's global --cursor.
 const CursorProperty = "cursor"
 
+// FaceProperties are the properties op's tool takes besides the
+// operation's own, which a call's arguments give up before spec.FromJSON
+// reads the rest (SplitTimeout, SplitCursor, SplitExpect): FromJSON names
+// the nearest of all of them for one it does not know.
+func FaceProperties(op *spec.Op) []string {
+	names := []string{TimeoutProperty}
+	if op.Pages {
+		names = append(names, CursorProperty)
+	}
+	if TakesExpect(op.Name) {
+		names = append(names, ExpectProperty)
+	}
+	return names
+}
+
 // SplitCursor takes a tool call's cursor out of its arguments, as
 // SplitTimeout takes its timeout: the arguments without it and the cursor
 // ("" when not given).

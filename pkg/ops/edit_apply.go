@@ -75,6 +75,17 @@ func (mc matchCtx) label(i int) string {
 	return fmt.Sprintf("edit %d: ", mc.base+i+1)
 }
 
+// replaceAllHint is ambiguous's other way out, in the words of the face
+// (the command line's --all, a tool's "all": true; in a list of edits,
+// that edit's "all"); a face without it (the reference profile's
+// edit_file) says only to add context.
+func (mc matchCtx) replaceAllHint() fserr.Hint {
+	if mc.total > 1 {
+		return fserr.Hint{Option: "edits", Text: `(or replace every occurrence: "all": true in that edit of %s)`}
+	}
+	return fserr.Hint{Option: "all", Text: "(or replace every occurrence: %s)"}
+}
+
 // where names the text the edits are matched against: "" for the
 // original, " as edit 1 left it" with sequential.
 func (mc matchCtx) where() string {
@@ -183,8 +194,8 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 			case e.ExpectCount != nil && total != *e.ExpectCount && total > 0:
 				return nil, countErr(path, which, where, total, *e.ExpectCount, " when each line's leading and trailing blanks are ignored, at lines "+windowLines(ws, total))
 			case total > 1 && !e.All:
-				return nil, fserr.Errorf(fserr.CodeAmbiguous, path, "%sthe old text is not in %s%s as it is, and occurs %d times when each line's leading and trailing blanks are ignored, at lines %s: include more of the surrounding lines in the old text to make it unique, or replace every occurrence (all)",
-					which, path, where, total, windowLines(ws, total))
+				return nil, fserr.Errorf(fserr.CodeAmbiguous, path, "%sthe old text is not in %s%s as it is, and occurs %d times when each line's leading and trailing blanks are ignored, at lines %s: include more of the surrounding lines in the old text to make it unique",
+					which, path, where, total, windowLines(ws, total)).WithHint(mc.replaceAllHint())
 			case total > 0:
 				for _, w := range ws {
 					lr := &resolved{idx: i, old: data[w.start:w.end], new: reindent(data, w, e.Old, e.New), count: 1, loose: true}
@@ -210,8 +221,8 @@ func resolveIn(data []byte, specs []EditSpec, path string, mc matchCtx) (*editSe
 			}
 			return nil, fserr.Errorf(fserr.CodeTextNotFound, path, "%sthe old text is not in %s%s%s%s%s", which, path, where, also, hint, closest(data, e.Old))
 		case r.count > 1 && !e.All:
-			return nil, fserr.Errorf(fserr.CodeAmbiguous, path, "%sthe old text occurs %d times in %s%s, at %s (line:column): add context to make it unique, or replace every occurrence (all)",
-				which, r.count, path, where, firstLines(data, r.old, r.count))
+			return nil, fserr.Errorf(fserr.CodeAmbiguous, path, "%sthe old text occurs %d times in %s%s, at %s (line:column): add context to make it unique",
+				which, r.count, path, where, firstLines(data, r.old, r.count)).WithHint(mc.replaceAllHint())
 		}
 	}
 	if len(loose) > 0 {

@@ -19,10 +19,12 @@ import (
 )
 
 var readOp = &spec.Op{
-	Name: "read", Class: spec.Read, Result: ReadResult{}, Limit: "max_read_bytes",
+	Name: "read", Class: spec.Read, Result: ReadResult{}, Limit: "max_read_bytes", Pages: true,
 	Summary: "print a file's content, or a page of its lines",
-	Help:    "Prints a text file whole, or LIMIT lines from line OFFSET. A file over max_read_bytes is refused unless read in pages. A UTF-8 BOM and CRLF line ends are reported, not changed.",
-	Args:    []spec.Arg{stdinArg("the file to read")},
+	Help: "Prints a text file whole, or LIMIT lines from line OFFSET. A file over max_read_bytes is refused unless read in pages. " +
+		"A read whose JSON would pass max_result_bytes is a page: it ends at the last whole line that fits (a first line alone over the budget is cut at a UTF-8 boundary, text_truncated; base64 at a multiple of 3 bytes), with truncated, limit max_result_bytes, next_offset and next_cursor, and the same call with that cursor gives the rest; it exits 9 (truncated) unless offset, limit or max-bytes asked for a page. " +
+		"A UTF-8 BOM and CRLF line ends are reported, not changed.",
+	Args: []spec.Arg{stdinArg("the file to read")},
 	Options: []spec.Option{
 		{Name: "offset", Type: spec.Int, Meta: "N", Min: min0, Help: "first line to return, 0-based"},
 		{Name: "limit", Type: spec.Int, Meta: "N", Min: min1, DefaultText: "all", Help: "number of lines to return"},
@@ -40,6 +42,11 @@ var readOp = &spec.Op{
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
 		o := ReadInput(in)
 		o.RawOnly = in.Exact && o.Encoding != "base64" // a text form prints the bytes alone
+		pg, err := pagingOf(sb, in)
+		if err != nil {
+			return nil, err
+		}
+		o.Paging = pg
 		r, err := Read(ctx, sb, o)
 		if err == nil && r.Unchanged {
 			return &ReadUnchanged{Path: r.Path, Unchanged: true, SHA256: *r.SHA256}, nil
@@ -52,7 +59,8 @@ var readOp = &spec.Op{
 // builds them here).
 func ReadInput(in *spec.Input) ReadOptions {
 	return ReadOptions{Path: in.String("path"), Offset: in.Int("offset"), Limit: in.Int("limit"),
-		MaxBytes: in.Int("max-bytes"), Encoding: in.String("encoding"), IfNoneMatch: in.String("if-none-match")}
+		MaxBytes: in.Int("max-bytes"), Encoding: in.String("encoding"), IfNoneMatch: in.String("if-none-match"),
+		Paged: in.IsSet("offset") || in.IsSet("limit") || in.IsSet("max-bytes")}
 }
 
 // ReadOptions are read's inputs.
@@ -67,6 +75,16 @@ type ReadOptions struct {
 	// caller holds: a file that still hashes to it is answered Unchanged,
 	// without content, whatever its size or type.
 	IfNoneMatch string
+	// Paged: the caller asked for a page (offset, limit or max-bytes
+	// given, even at their defaults): a page the byte budget ends exits
+	// 0, as a max_read_bytes page does; without it, 9 (truncated).
+	Paged bool
+	// Whole: no max_result_bytes page: the whole selection up to
+	// max_read_bytes, as the reference profile's read tools answer.
+	Whole bool
+	// Paging is the call's cursor (where a page the byte budget cut goes
+	// on) and how the next one is sealed.
+	Paging Paging
 }
 
 // ReadResult is a file's content, or one page of it.
@@ -89,8 +107,17 @@ type ReadResult struct {
 	Lossy      bool    `json:"lossy" schema:"optional"`
 	// Unchanged: the file still hashes to IfNoneMatch (read
 	// --if-none-match); no other field but Path and SHA256 is set.
-	Unchanged  bool `json:"unchanged,omitempty"`
+	Unchanged bool `json:"unchanged,omitempty"`
+	// Restarted: the cursor's file changed since the page before; this
+	// page starts again at the call's own offset.
+	Restarted  bool `json:"restarted,omitempty"`
 	Truncation `schema:"optional"`
+
+	// paged: the caller asked for a page (ReadOptions.Paged).
+	paged bool
+	// skip is how many bytes of its first line the page leaves out (a
+	// cursor resuming inside a line).
+	skip int64
 
 	// Raw is the selected bytes exactly as the file has them (BOM
 	// included), for the text form.
@@ -129,9 +156,13 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 		return ReadResult{}, err
 	}
 	defer f.Close()
+	at, err := readResume(f, o)
+	if err != nil {
+		return ReadResult{}, err
+	}
 	src := io.Reader(textio.WithContext(ctx, f))
 	if o.IfNoneMatch == "" {
-		res, err := readBody(sb, f, src, o, nil)
+		res, err := readPage(sb, f, src, o, at, nil)
 		if err != nil {
 			return ReadResult{}, err
 		}
@@ -143,7 +174,7 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 	// any size is answered in memory that does not grow with it.
 	h := sha256.New()
 	src = io.TeeReader(src, h)
-	res, err := readBody(sb, f, src, o, h)
+	res, err := readPage(sb, f, src, o, at, h)
 	if err != nil {
 		if c := fserr.AsError(err).Code; c != fserr.CodeTooLarge && c != fserr.CodeBinary {
 			return ReadResult{}, err
@@ -164,6 +195,11 @@ func Read(ctx context.Context, sb *sandbox.Sandbox, o ReadOptions) (ReadResult, 
 	}
 	return res, res.fillContent(o)
 }
+
+// ReadPagesAdvice ends read's too_large: how to read a file over the
+// cap. A face whose read takes other arguments (the reference profile's
+// head and tail) says its own instead.
+const ReadPagesAdvice = "read it in pages with offset and limit"
 
 // isSHA256Hex reports whether s is a SHA-256 in hex: 64 hex digits.
 func isSHA256Hex(s string) bool {
@@ -203,7 +239,7 @@ func readBody(sb *sandbox.Sandbox, f *sandbox.File, src io.Reader, o ReadOptions
 	stream := f.Stream() // standard input: read forward; a pipe's size is known once read
 	if !paging && size > capBytes {
 		return ReadResult{}, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: o.Path,
-			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d: read it in pages with offset and limit", o.Path, size, capName, capBytes)}
+			Msg: fmt.Sprintf("%s has %d bytes, over %s = %d: %s", o.Path, size, capName, capBytes, ReadPagesAdvice)}
 	}
 	res := ReadResult{Path: f.Info.Path, Size: size, Mtime: rfc3339(f.Info.ModTime), Encoding: o.Encoding, Offset: o.Offset}
 	if stream {
@@ -223,7 +259,7 @@ func readBody(sb *sandbox.Sandbox, f *sandbox.File, src io.Reader, o ReadOptions
 		}
 		if stream && int64(len(data)) > capBytes {
 			return ReadResult{}, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Path: o.Path,
-				Msg: fmt.Sprintf("standard input has more than %s = %d bytes: read it in pages with offset and limit", capName, capBytes)}
+				Msg: fmt.Sprintf("standard input has more than %s = %d bytes: %s", capName, capBytes, ReadPagesAdvice)}
 		}
 		if int64(len(data)) > policyCap && !paging {
 			return ReadResult{}, fserr.Errorf(fserr.CodeTooLarge, o.Path, "%s grew past %s = %d while being read", o.Path, capName, policyCap)
@@ -279,7 +315,7 @@ func (res *ReadResult) fillContent(o ReadOptions) error {
 		res.Content = base64.StdEncoding.EncodeToString(content)
 		return nil
 	}
-	if o.Offset == 0 && res.BOM {
+	if o.Offset == 0 && res.skip == 0 && res.BOM && bytes.HasPrefix(content, textio.BOM) {
 		content = content[len(textio.BOM):]
 	}
 	if utf8.Valid(content) {
@@ -403,5 +439,20 @@ func (r *ReadUnchanged) Outcome() spec.Outcome {
 	return spec.Outcome{Notes: []string{r.Path + " is unchanged (sha256 " + r.SHA256 + ")"}}
 }
 
-// Outcome: a whole result.
-func (r *ReadResult) Outcome() spec.Outcome { return spec.Outcome{} }
+// Outcome: a page the byte budget cut, when the caller asked for no page,
+// is a cut (exit 9, and the text form's note with the cursor); one the
+// caller asked for exits 0 as a max_read_bytes page does, the text form
+// saying where the rest is in a note. Else a whole result.
+func (r *ReadResult) Outcome() spec.Outcome {
+	if !r.Truncated || r.Limit != "max_result_bytes" {
+		return spec.Outcome{}
+	}
+	if !r.paged {
+		return spec.Outcome{Cut: r.outcomeCut()}
+	}
+	note := "the page ends at max_result_bytes"
+	if r.NextCursor != "" {
+		note += "; the rest: the same command with --cursor " + r.NextCursor
+	}
+	return spec.Outcome{Notes: []string{note}}
+}

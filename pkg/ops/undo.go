@@ -406,17 +406,39 @@ func mayUndo(sb *sandbox.Sandbox, c sandbox.Change) error {
 	return nil
 }
 
-// undoChange takes c back: a plan (what each step restores, every path
-// checked through the door), then its apply, one change.
+// undoChange takes c back: one change of every path c names, inside
+// which a plan (what each step restores, every path checked through the
+// door) is made under the change's locks, so no other change of fsbox
+// comes between the plan and its apply; then the apply.
 func undoChange(ctx context.Context, sb *sandbox.Sandbox, c sandbox.Change, force bool) (UndoResult, error) {
-	p, err := planUndo(sb, c, force)
-	if err == nil {
-		err = ctx.Err()
+	res := UndoResult{Undid: c.ID, Files: []UndoneFile{}}
+	id, err := sb.Change(undoPaths(c), c.ID, func(tx *sandbox.Tx) error {
+		p, err := planUndo(sb, c, force)
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			return err
+		}
+		return p.apply(sb, tx, &res)
+	})
+	if id != "" {
+		res.ChangeID = changeID(id)
 	}
-	if err != nil {
-		return UndoResult{Undid: c.ID, Files: []UndoneFile{}}, err
+	return res, err
+}
+
+// undoPaths is every path an undo of c may name: its paths and both
+// ends of its renames (the change's locks and claims).
+func undoPaths(c sandbox.Change) []string {
+	var paths []string
+	for _, pc := range c.Paths {
+		paths = append(paths, pc.Path)
 	}
-	return p.apply(sb)
+	for _, m := range c.Moved {
+		paths = append(paths, m.From, m.To)
+	}
+	return paths
 }
 
 // undoPlan is what taking a change back does, decided before anything
@@ -431,23 +453,23 @@ func undoChange(ctx context.Context, sb *sandbox.Sandbox, c sandbox.Change, forc
 type undoPlan struct {
 	c     sandbox.Change
 	force bool
-	paths []string // every path a step names: the change's locks
 	// first runs before the files swap (mkdir, unlink, and the renames
 	// when the change renamed last); files are staged, then swapped in
 	// at once; then runs after (the renames when the change renamed
 	// first, symlink, rmdir).
 	first, files, then []undoStep
-	// record is what the undo's record names besides its files, and
-	// moves its renames (movesFirst: they come before its files).
-	record     []sandbox.PathChange
-	moves      []sandbox.Move
+	// movesFirst: the undo's renames come before its files (its record
+	// says so).
 	movesFirst bool
 }
 
 // undoStep is one step of an undo: its action (as UndoneFile names it),
 // the path it restores and, by action, where the entry is now (move),
 // the kept content's hash and the mode (restore), what the path must
-// hold now (restore, delete; nil with force) and a symlink's target.
+// hold now (restore, delete; nil with force), a symlink's target (the
+// one made; for unlink, the one the path must still hold) and what the
+// undo's record notes once the step is done (the files' swap notes
+// theirs).
 type undoStep struct {
 	action string
 	path   string
@@ -456,6 +478,7 @@ type undoStep struct {
 	mode   fs.FileMode
 	expect *string
 	target string
+	rec    *sandbox.PathChange
 }
 
 // planUndo plans taking c back, or says why it cannot be: a rename whose
@@ -467,12 +490,6 @@ func planUndo(sb *sandbox.Sandbox, c sandbox.Change, force bool) (*undoPlan, err
 		return nil, err
 	}
 	p := &undoPlan{c: c, force: force, movesFirst: !c.MovesFirst}
-	for _, pc := range c.Paths {
-		p.paths = append(p.paths, pc.Path)
-	}
-	for _, m := range c.Moved {
-		p.paths = append(p.paths, m.From, m.To)
-	}
 	order := parentsFirst(c.Paths)
 	p.planFirst(order, now)
 	if err := p.planFiles(now, movedTo); err != nil {
@@ -569,14 +586,14 @@ func (p *undoPlan) planFirst(order []int, now []*sandbox.FileState) {
 	c := p.c
 	for _, i := range order {
 		if pc := c.Paths[i]; isType(pc.Before, "dir") && now[i] == nil {
-			p.first = append(p.first, undoStep{action: "mkdir", path: pc.Path})
-			p.record = append(p.record, sandbox.PathChange{Path: pc.Path, After: &sandbox.FileState{Type: "dir"}})
+			p.first = append(p.first, undoStep{action: "mkdir", path: pc.Path,
+				rec: &sandbox.PathChange{Path: pc.Path, After: &sandbox.FileState{Type: "dir"}}})
 		}
 	}
 	for i, pc := range c.Paths {
 		if pc.Before == nil && isType(pc.After, "symlink") && sameState(now[i], pc.After) {
-			p.first = append(p.first, undoStep{action: "unlink", path: pc.Path})
-			p.record = append(p.record, sandbox.PathChange{Path: pc.Path, Before: pc.After})
+			p.first = append(p.first, undoStep{action: "unlink", path: pc.Path, target: pc.After.Target,
+				rec: &sandbox.PathChange{Path: pc.Path, Before: pc.After}})
 		}
 	}
 	if !c.MovesFirst {
@@ -585,13 +602,12 @@ func (p *undoPlan) planFirst(order []int, now []*sandbox.FileState) {
 }
 
 // movesBack is c's renames reversed, newest first, each never over
-// anything; they join the record.
+// anything; each joins the record once it is done.
 func (p *undoPlan) movesBack() []undoStep {
 	var out []undoStep
 	for i := len(p.c.Moved) - 1; i >= 0; i-- {
 		m := p.c.Moved[i]
 		out = append(out, undoStep{action: "move", path: m.From, from: m.To})
-		p.moves = append(p.moves, sandbox.Move{From: m.To, To: m.From})
 	}
 	return out
 }
@@ -635,47 +651,65 @@ func (p *undoPlan) planThen(order []int) {
 	}
 	for _, pc := range c.Paths {
 		if isType(pc.Before, "symlink") {
-			p.then = append(p.then, undoStep{action: "symlink", path: pc.Path, target: pc.Before.Target})
-			p.record = append(p.record, sandbox.PathChange{Path: pc.Path, After: pc.Before})
+			p.then = append(p.then, undoStep{action: "symlink", path: pc.Path, target: pc.Before.Target,
+				rec: &sandbox.PathChange{Path: pc.Path, After: pc.Before}})
 		}
 	}
 	for x := len(order) - 1; x >= 0; x-- {
 		if pc := c.Paths[order[x]]; pc.Before == nil && isType(pc.After, "dir") {
-			p.then = append(p.then, undoStep{action: "rmdir", path: pc.Path})
-			p.record = append(p.record, sandbox.PathChange{Path: pc.Path, Before: pc.After})
+			p.then = append(p.then, undoStep{action: "rmdir", path: pc.Path,
+				rec: &sandbox.PathChange{Path: pc.Path, Before: pc.After}})
 		}
 	}
 }
 
-// apply runs the plan as one change, recorded once, in the journal of
-// the change it takes back: the steps before the files, the files
-// swapped in all or none, the rest. From the swap on the undo is made:
-// a later step that fails leaves it recorded.
-func (p *undoPlan) apply(sb *sandbox.Sandbox) (UndoResult, error) {
-	res := UndoResult{Undid: p.c.ID, Files: []UndoneFile{}}
-	id, err := sb.Change(p.paths, p.c.ID, func(tx *sandbox.Tx) error {
-		for _, st := range append(p.first[:len(p.first):len(p.first)], p.files...) {
-			if err := p.run(sb, tx, st, &res); err != nil {
-				return err
-			}
-		}
-		if err := tx.Swap(); err != nil {
+// apply runs the plan inside the undo's change tx (recorded once, in
+// the journal of the change it takes back): the steps before the files,
+// the files swapped in all or none, the rest. Each step that changes the
+// tree is noted as it is done and marks the undo made, so a later step
+// that fails (an outside writer refused by a re-check) leaves in the
+// record exactly what was done.
+func (p *undoPlan) apply(sb *sandbox.Sandbox, tx *sandbox.Tx, res *UndoResult) error {
+	for _, st := range p.first {
+		if err := p.step(sb, tx, st, res); err != nil {
 			return err
 		}
-		tx.Note(p.record...)
-		tx.Moves(p.movesFirst, p.moves...)
-		tx.Made()
-		for _, st := range p.then {
-			if err := p.run(sb, tx, st, &res); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if id != "" {
-		res.ChangeID = changeID(id)
 	}
-	return res, err
+	for _, st := range p.files {
+		if err := p.run(sb, tx, st, res); err != nil {
+			return err
+		}
+	}
+	if err := tx.Swap(); err != nil {
+		return err
+	}
+	tx.Made()
+	for _, st := range p.then {
+		if err := p.step(sb, tx, st, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// step runs one step that acts at once (not a file the swap commits),
+// then notes it and marks the undo made.
+func (p *undoPlan) step(sb *sandbox.Sandbox, tx *sandbox.Tx, st undoStep, res *UndoResult) error {
+	n := len(res.Files)
+	if err := p.run(sb, tx, st, res); err != nil {
+		return err
+	}
+	if len(res.Files) == n {
+		return nil // nothing done (an rmdir left, with force)
+	}
+	if st.rec != nil {
+		tx.Note(*st.rec)
+	}
+	if st.action == "move" {
+		tx.Moves(p.movesFirst, sandbox.Move{From: st.from, To: st.path})
+	}
+	tx.Made()
+	return nil
 }
 
 // run runs one step inside the undo's change and lists it in res.
@@ -686,7 +720,7 @@ func (p *undoPlan) run(sb *sandbox.Sandbox, tx *sandbox.Tx, st undoStep, res *Un
 	case "mkdir":
 		err = tx.Mkdir(st.path)
 	case "unlink":
-		err = tx.Remove(st.path)
+		err = tx.RemoveLink(st.path, st.target)
 	case "move":
 		err = tx.Move(st.from, st.path)
 	case "restore":
@@ -699,7 +733,10 @@ func (p *undoPlan) run(sb *sandbox.Sandbox, tx *sandbox.Tx, st undoStep, res *Un
 	case "symlink":
 		err = tx.Symlink(st.path, st.target)
 	case "rmdir":
-		err = tx.RemoveEmptyDir(st.path, p.force)
+		var removed bool
+		if removed, err = tx.RemoveEmptyDir(st.path, p.force); err == nil && !removed {
+			return nil
+		}
 	}
 	if err != nil {
 		return err

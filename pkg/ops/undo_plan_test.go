@@ -104,7 +104,8 @@ func TestUndoPlanAndApply(t *testing.T) {
 			}
 			defer func() { sandbox.Seam = nil }()
 			n := len(changeIDs(t, sb))
-			r, err := p.apply(sb)
+			var r UndoResult
+			id, err := sb.Change(undoPaths(c), c.ID, func(tx *sandbox.Tx) error { return p.apply(sb, tx, &r) })
 			sandbox.Seam = nil
 			if err != nil {
 				t.Fatalf("apply: %v", err)
@@ -115,7 +116,7 @@ func TestUndoPlanAndApply(t *testing.T) {
 			if ids := changeIDs(t, sb); len(ids) != n+1 {
 				t.Errorf("%d records after the undo, want %d", len(ids), n+1)
 			}
-			u, err := sb.ChangeByID(*r.ChangeID)
+			u, err := sb.ChangeByID(id)
 			if err != nil || u.Undoes != c.ID {
 				t.Errorf("the undo's record: %+v, %v; want it to undo %s", u, err, c.ID)
 			}

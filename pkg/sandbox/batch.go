@@ -241,10 +241,7 @@ func (b *Batch) commitIn(tx *Tx) ([]ReplaceResult, error) {
 		return nil, err
 	}
 	b.done = true
-	out, err := b.settle()
-	if err != nil {
-		return out, err
-	}
+	// Swapped in: recorded, whatever the syncs that follow say.
 	for _, it := range b.items {
 		pc := PathChange{Path: it.w.Rel(), Before: it.before}
 		if !it.del {
@@ -253,7 +250,8 @@ func (b *Batch) commitIn(tx *Tx) ([]ReplaceResult, error) {
 		tx.note(pc)
 	}
 	tx.stored(stored)
-	return out, nil
+	tx.Made()
+	return b.settle()
 }
 
 // swapAll swaps every staged change in, in order; when one fails, those

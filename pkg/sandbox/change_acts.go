@@ -144,9 +144,10 @@ func (s *Sandbox) Symlink(p, target string) (created bool, err error) {
 }
 
 // changerOf is the changer of the root p names, as spelled (the act pins
-// p itself, and answers for a p that names none).
+// p itself, and answers for a p that names none): never another root's,
+// so an act runs on the store its target lies in.
 func (s *Sandbox) changerOf(p string) changer {
-	if t, err := s.resolveLexical(p); err == nil && t.rt.st.kind() != kindPosix {
+	if t, err := s.resolveLexical(p); err == nil {
 		return t.rt.st
 	}
 	return s.work.st

@@ -826,16 +826,17 @@ func (s *Sandbox) symlinkPosix(p, target string) (created bool, err error) {
 	if err := s.allowAt(w.rt, w.rootRel(), false, p); err != nil {
 		return false, err
 	}
-	_, err = s.change([]*WriteTarget{w}, func(*Tx) error {
-		created, err = symlinkAt(w, p, target)
+	_, err = s.change([]*WriteTarget{w}, func(tx *Tx) error {
+		created, err = symlinkAt(tx, w, p, target)
 		return err
 	})
 	return created, err
 }
 
-// symlinkAt makes w's name a symlink to target (inside a change),
-// replacing a symlink there; false when it already is that symlink.
-func symlinkAt(w *WriteTarget, given, target string) (bool, error) {
+// symlinkAt makes w's name a symlink to target (inside the change tx),
+// replacing a symlink there, the one pinned (re-checked by identity
+// first); false when it already is that symlink.
+func symlinkAt(tx *Tx, w *WriteTarget, given, target string) (bool, error) {
 	if w.Exists {
 		if w.Info.Type != "symlink" {
 			return false, fserr.Errorf(fserr.CodeExists, given, "%s exists and is not a symlink", given)
@@ -843,7 +844,11 @@ func symlinkAt(w *WriteTarget, given, target string) (bool, error) {
 		if w.Info.Target == target {
 			return false, nil
 		}
-		if err := w.dir.Remove(w.Name); err != nil {
+		tx.require(w, cond{entry: &w.Info.key, verb: "replaced"})
+		if err := tx.recheck("symlink.checked", w); err != nil {
+			return false, err
+		}
+		if err := unlinkAt(w); err != nil {
 			return false, ioErr(given, err)
 		}
 	}

@@ -53,10 +53,15 @@ func (tx *Tx) release() {
 	}
 }
 
-// hold refuses a step in a root the change did not lock.
+// hold refuses a step in a root the change did not lock, or in an
+// object root (the steps act through descriptors; the object root's
+// acts are its changer's).
 func (tx *Tx) hold(rt *root) error {
 	if !rt.writable {
 		return fserr.Deny(fserr.RuleReadOnly, rt.dir, "%s is not a writable root", rt.dir)
+	}
+	if rt.st.kind() != kindPosix {
+		return fserr.Errorf(fserr.CodeUsage, rt.dir, "%s is an object root, where a change of several steps (undo) is not supported yet: nothing was changed", rt.dir)
 	}
 	for _, r := range tx.roots {
 		if r == rt {
@@ -99,16 +104,18 @@ func (tx *Tx) Mkdir(p string) error {
 	})
 }
 
-// Remove removes the entry p itself (a symlink, a file; a directory only
-// when empty), as Sandbox.Remove without recursive.
-func (tx *Tx) Remove(p string) error {
+// RemoveLink removes p, which must be the symlink to target that it
+// was when the caller looked (pinned under the change's locks, then
+// re-checked by identity at the removal): anything else there, a file
+// an outside writer put in its place included, is a conflict and stays.
+func (tx *Tx) RemoveLink(p, target string) error {
 	w, err := tx.entry(p)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	if !w.Exists {
-		return fserr.Errorf(fserr.CodeNotFound, w.Path, "%s does not exist", w.Path)
+	if !w.Exists || w.Info.Type != "symlink" || w.Info.Target != target {
+		return fserr.Errorf(fserr.CodeConflict, w.Path, "%s is no longer the symlink to %s that the change made: it stays", w.Path, target)
 	}
 	return tx.quietly(func() error { return removeEntry(tx, w, false, nil) })
 }
@@ -192,26 +199,30 @@ func (tx *Tx) Symlink(p, target string) error {
 	if err := tx.s.allowAt(w.rt, w.rootRel(), false, p); err != nil {
 		return err
 	}
-	_, err = symlinkAt(w, p, target)
+	_, err = symlinkAt(tx, w, p, target)
 	return err
 }
 
 // pinMade pins p for an entry made (openMade) inside the change.
 func (tx *Tx) pinMade(p string) (*WriteTarget, error) { return tx.inside(tx.s.openMade(p)) }
 
-// RemoveEmptyDir removes the directory p if it is empty. One that is
-// not (or is gone) stays: conflict, or, with leave, no error (undo with
-// force).
-func (tx *Tx) RemoveEmptyDir(p string, leave bool) error {
+// RemoveEmptyDir removes the directory p if it is empty, and says
+// whether it did. One that is not empty, is gone or is no longer a
+// directory (or not the one pinned) stays: conflict, or, with leave, no
+// error (undo with force).
+func (tx *Tx) RemoveEmptyDir(p string, leave bool) (bool, error) {
 	w, err := tx.entry(p)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer w.Close()
-	if err := rmdirAt(w); err != nil && !leave {
-		return err
+	if err := rmdirAt(w); err != nil {
+		if leave {
+			return false, nil
+		}
+		return false, err
 	}
-	return nil
+	return true, nil
 }
 
 // Note adds paths to what the change records.
@@ -281,6 +292,9 @@ func (tx *Tx) mkdirParents(p string) (*WriteTarget, error) {
 	}
 	for _, d := range made {
 		tx.note(PathChange{Path: t.rt.journalPath(d), After: &FileState{Type: "dir"}})
+	}
+	if len(made) > 0 {
+		tx.Made() // the parents stay, recorded, whatever follows
 	}
 	return s.openMade(p)
 }

@@ -568,7 +568,13 @@ func (s *Sandbox) RemoveEmptyDir(w *WriteTarget) error {
 
 // rmdirAt removes the directory w if it is empty (inside a change).
 func rmdirAt(w *WriteTarget) error {
-	if err := w.dir.Remove(w.Name); err != nil {
+	if !w.Exists || w.Info.Type != "dir" {
+		return fserr.Errorf(fserr.CodeConflict, w.Path, "%s is not a directory (or gone): it stays", w.Path)
+	}
+	if fi, err := w.entryNow(); err != nil || devIno(fi) != w.Info.key {
+		return fserr.Errorf(fserr.CodeConflict, w.Path, "%s was replaced during the call: it stays", w.Path)
+	}
+	if err := rmdirEntryAt(w); err != nil {
 		return fserr.Errorf(fserr.CodeConflict, w.Path, "%s is not empty (or gone): it stays", w.Path)
 	}
 	return w.dirF.Sync()

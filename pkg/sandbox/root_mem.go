@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,14 +124,6 @@ func next(s string, i int) int {
 		return -1
 	}
 	return i + 1 + j
-}
-
-func cleanRel(p string) string {
-	parts := strings.Split(p, "/")
-	if slices.Contains(parts, "") || slices.Contains(parts, ".") || slices.Contains(parts, "..") {
-		return ""
-	}
-	return p
 }
 
 func (m *memObjects) store(key string, data []byte) object {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -119,8 +120,17 @@ func (o *objectRoot) stat(ctx context.Context, name string) (facts, error) {
 	if err != nil {
 		return facts{}, err
 	}
-	if len(objs)+len(prefixes) > 0 {
-		return dirFacts(), nil
+	// A directory is a key below name/ (a store's answer outside that
+	// prefix is not believed).
+	for _, ob := range objs {
+		if strings.HasPrefix(ob.Key, name+"/") {
+			return dirFacts(), nil
+		}
+	}
+	for _, p := range prefixes {
+		if strings.HasPrefix(p, name+"/") {
+			return dirFacts(), nil
+		}
 	}
 	return facts{}, objPathErr("stat", name, fs.ErrNotExist)
 }
@@ -196,19 +206,29 @@ func (d *objDir) list(_ *listScratch, out []dirent) ([]dirent, error) {
 		}
 		// A key may spell what no path names ("a//b", "a/../b"): such an
 		// entry is not listed (the directory's own marker, "", neither).
+		// A store that answers keys outside the prefix, or at or
+		// before after, is not believed: such keys are dropped, and a
+		// page that brings nothing new ends the listing.
+		was := after
 		for _, ob := range objs {
+			if !strings.HasPrefix(ob.Key, pre) || ob.Key <= was {
+				continue
+			}
 			if name := ob.Key[len(pre):]; validName(name) {
 				out = append(out, dirent{name: name})
 			}
 			after = max(after, ob.Key)
 		}
 		for _, p := range prefixes {
+			if !strings.HasPrefix(p, pre) || p <= was {
+				continue
+			}
 			if name := strings.TrimSuffix(p[len(pre):], "/"); validName(name) {
 				out = append(out, dirent{name: name, typ: fs.ModeDir})
 			}
 			after = max(after, p)
 		}
-		if len(objs)+len(prefixes) < 1000 {
+		if len(objs)+len(prefixes) < 1000 || after == was {
 			return out, nil
 		}
 	}
@@ -314,3 +334,14 @@ func (f *objFile) close() error {
 
 // String names the root for messages.
 func (o *objectRoot) String() string { return fmt.Sprintf("%s root %s", o.kind(), o.dir) }
+
+// cleanRel is p when it is a clean relative path (no empty, "." or ".."
+// component), else "": the keys an object root reaches are exactly the
+// paths the door checked.
+func cleanRel(p string) string {
+	parts := strings.Split(p, "/")
+	if slices.Contains(parts, "") || slices.Contains(parts, ".") || slices.Contains(parts, "..") {
+		return ""
+	}
+	return p
+}

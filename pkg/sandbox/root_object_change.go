@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
 )
@@ -377,6 +378,11 @@ func (o *objectRoot) pinnedContent(ctx context.Context, w *WriteTarget) ([]byte,
 // (no rename of directories here), which the allow rules let be written
 // at its old place and its new one.
 func (o *objectRoot) probeRename(src, dst *WriteTarget) error {
+	if dst.rt != src.rt {
+		// Every request of the move goes to one store: the key written
+		// must be the destination's, in the destination's store.
+		return fserr.Errorf(fserr.CodeUsage, dst.Path, "%s and %s lie in different roots, and a move between roots of an object store is not supported: copy, then remove", src.Path, dst.Path)
+	}
 	if src.Info.Type == "dir" {
 		return fserr.Errorf(fserr.CodeUsage, src.Path, "%s is a directory in an object root, which has no rename of directories: copy what lies below, then remove it", src.Path)
 	}
@@ -443,11 +449,18 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 		return ioErr(w.Path, err)
 	}
 	check := s.removable(w)
+	files := 0
 	for _, k := range keys {
 		sub := strings.TrimPrefix(k.Key, w.key()+"/")
 		if sub == "" {
 			continue // the directory's own marker
 		}
+		if cleanRel(strings.TrimSuffix(sub, "/")) != strings.TrimSuffix(sub, "/") || !utf8.ValidString(sub) {
+			// A key no path spells ("d//x", "d/../x"): never removed
+			// by a path that did not name it.
+			return fserr.Errorf(fserr.CodeConflict, w.Path, "%s holds a key no path names (%q): nothing was removed", w.Path, sub)
+		}
+		files++
 		for _, d := range parentsOf(sub) {
 			if err := check(d, true); err != nil {
 				return err
@@ -457,7 +470,7 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 			return err
 		}
 	}
-	if len(keys) > 1 && s.RequirePrecondition() {
+	if files > 0 && s.RequirePrecondition() {
 		return fserr.Errorf(fserr.CodePreconditionRequired, w.Path, "%s is not empty, and the policy requires every removal to name the content it removes: remove its files one at a time, by their sha256, then the empty directory", w.Path)
 	}
 	_, err = s.change([]*WriteTarget{w}, func(tx *Tx) error {
@@ -485,11 +498,16 @@ func (o *objectRoot) below(ctx context.Context, key string) ([]object, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, objs...)
-		if len(objs) < 1000 {
+		was := after
+		for _, ob := range objs {
+			if strings.HasPrefix(ob.Key, key+"/") && ob.Key > was {
+				out = append(out, ob)
+				after = max(after, ob.Key)
+			}
+		}
+		if len(objs) < 1000 || after == was {
 			return out, nil
 		}
-		after = objs[len(objs)-1].Key
 	}
 }
 

@@ -186,6 +186,12 @@ func unlinkAt(w *WriteTarget) error {
 	return unix.Unlinkat(int(w.dirF.Fd()), w.Name, 0)
 }
 
+// rmdirEntryAt removes the entry of dir if it is an empty directory
+// (never a file that took its name).
+func rmdirEntryAt(w *WriteTarget) error {
+	return unix.Unlinkat(int(w.dirF.Fd()), w.Name, unix.AT_REMOVEDIR)
+}
+
 // openNoFollow opens name inside dir with one openat that refuses a
 // symlink as the last component (os.Root follows one that stays inside).
 func openNoFollow(w *WriteTarget, name string, flags int, perm uint32) (*os.File, error) {

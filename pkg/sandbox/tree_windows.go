@@ -66,6 +66,13 @@ func removeTree(w *WriteTarget, top *treeNode) error { return w.dir.RemoveAll(to
 
 func unlinkAt(w *WriteTarget) error { return w.dir.Remove(w.Name) }
 
+func rmdirEntryAt(w *WriteTarget) error {
+	if fi, err := w.dir.Lstat(w.Name); err != nil || !fi.IsDir() {
+		return fs.ErrInvalid
+	}
+	return w.dir.Remove(w.Name)
+}
+
 func openNoFollow(w *WriteTarget, name string, flags int, perm uint32) (*os.File, error) {
 	if fi, err := w.dir.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("is a symlink")}

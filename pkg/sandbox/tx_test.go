@@ -255,3 +255,65 @@ func TestChangeSteps(t *testing.T) {
 		t.Errorf("%d records, want 1: %v", len(ids), ids)
 	}
 }
+
+// TestStepsLeaveWhatTookTheName: an undo's steps act only on what the
+// name still holds: a file where the change's symlink was, a file where
+// its directory was, and a file swapped in over a symlink being
+// replaced each stay, as a conflict, and nothing is recorded.
+func TestStepsLeaveWhatTookTheName(t *testing.T) {
+	fx := newJournalFixture(t)
+	s := fx.open(nil)
+	// A file renamed over the name: made while the old entry lives, so
+	// it never reuses the old entry's inode number.
+	precious := func(name string) string {
+		p := filepath.Join(fx.work, name)
+		must(t, os.WriteFile(p+".new", []byte("PRECIOUS\n"), 0o644))
+		must(t, os.Rename(p+".new", p))
+		return p
+	}
+	survives := func(what string, err error, p string) {
+		t.Helper()
+		if e := fserr.AsError(err); err == nil || e.Code != fserr.CodeConflict {
+			t.Errorf("%s: %v, want conflict", what, err)
+		}
+		if b, err := os.ReadFile(p); err != nil || string(b) != "PRECIOUS\n" {
+			t.Errorf("%s: %s holds %q (%v), want it kept", what, p, b, err)
+		}
+	}
+	n := len(historyIDs(t, s))
+
+	p := precious("lx")
+	_, err := s.Change([]string{"lx"}, "", func(tx *Tx) error { return tx.RemoveLink("lx", "x.txt") })
+	survives("RemoveLink over a file", err, p)
+
+	must(t, os.Symlink("y.txt", filepath.Join(fx.work, "ly")))
+	_, err = s.Change([]string{"ly"}, "", func(tx *Tx) error { return tx.RemoveLink("ly", "x.txt") })
+	if e := fserr.AsError(err); err == nil || e.Code != fserr.CodeConflict {
+		t.Errorf("RemoveLink of a symlink to another target: %v, want conflict", err)
+	}
+	if target, err := os.Readlink(filepath.Join(fx.work, "ly")); err != nil || target != "y.txt" {
+		t.Errorf("the other symlink: %q, %v; want it kept", target, err)
+	}
+
+	p = precious("d")
+	_, err = s.Change([]string{"d"}, "", func(tx *Tx) error {
+		_, err := tx.RemoveEmptyDir("d", false)
+		return err
+	})
+	survives("RemoveEmptyDir over a file", err, p)
+
+	// A symlink replaced by another: a file swapped in at the re-check.
+	must(t, os.Symlink("a", filepath.Join(fx.work, "lz")))
+	Seam = func(point string) {
+		if point == "symlink.checked" {
+			precious("lz")
+		}
+	}
+	_, err = s.Symlink("lz", "b")
+	Seam = nil
+	survives("Symlink over a file swapped in", err, filepath.Join(fx.work, "lz"))
+
+	if ids := historyIDs(t, s); len(ids) != n {
+		t.Errorf("%d records, want %d: a step that changed nothing recorded something", len(ids), n)
+	}
+}

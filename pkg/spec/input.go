@@ -282,7 +282,11 @@ func (in *Input) Check() error {
 // FromJSON builds an input from a tool call's arguments: snake_case
 // properties, typed as InputSchema says. Unknown properties, wrong types
 // and missing required ones are usage errors.
-func FromJSON(op *Op, raw json.RawMessage) (*Input, error) {
+//
+// also are the properties the face's tool takes besides the operation's
+// own (timeout, cursor, expect), split off before: an unknown property
+// is named with the nearest of all of them (UnknownProperty).
+func FromJSON(op *Op, raw json.RawMessage, also ...string) (*Input, error) {
 	in := NewInput(op)
 	var m map[string]json.RawMessage
 	if len(raw) > 0 && string(raw) != "null" {
@@ -317,7 +321,11 @@ func FromJSON(op *Op, raw json.RawMessage) (*Input, error) {
 	for _, k := range keys {
 		set, ok := known[k]
 		if !ok {
-			return nil, usage("%s has no property %q", op.Name, k)
+			names := slices.Clone(also)
+			for name := range known {
+				names = append(names, name)
+			}
+			return nil, UnknownProperty(op.Name, k, names)
 		}
 		if err := set(m[k]); err != nil {
 			return nil, err
@@ -329,6 +337,18 @@ func FromJSON(op *Op, raw json.RawMessage) (*Input, error) {
 		}
 	}
 	return in, in.Check()
+}
+
+// UnknownProperty is the usage error of a property the tool of op does
+// not take, naming the nearest one it does (spec.Nearest, as the command
+// line names the nearest flag): "grep has no property \"path\"; did you
+// mean \"paths\"?".
+func UnknownProperty(op, bad string, names []string) error {
+	sort.Strings(names) // the same suggestion whatever order they came in
+	if best := Nearest(bad, names); best != "" && len(bad) > 1 {
+		return usage("%s has no property %q; did you mean %q?", op, bad, best)
+	}
+	return usage("%s has no property %q (its tool's inputSchema lists its properties)", op, bad)
 }
 
 func (in *Input) setJSON(name string, t Type, raw json.RawMessage) error {
