@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -71,6 +72,9 @@ type call struct {
 	argv           []string
 	getenv         func(string) (string, bool)
 	stdout, stderr io.Writer
+	// deadline is the call's time budget (max_call_seconds, or a lower
+	// --timeout): 0 when the call has none.
+	deadline time.Duration
 }
 
 // state is shared by the app's hooks during one Run.
@@ -341,6 +345,9 @@ func (st *state) action(op *spec.Op, c *ucli.Context) error {
 		policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Extras.Serve, execMCP: st.c.ExecMCP,
 		argv: st.argv, getenv: st.c.Getenv, stdout: st.stdout, stderr: st.c.Stderr}
 	x.out.cx, x.out.change, x.out.live = jqcx, !op.ReadOnly(), live || x.out.tty
+	if !op.NoPolicy && st.policy != nil {
+		x.deadline = st.policy.Limits.CallTimeout(st.timeout)
+	}
 	if !op.NoPolicy {
 		sb, err := st.open(op)
 		if err != nil {
@@ -444,6 +451,7 @@ func (st *state) open(op *spec.Op) (*sandbox.Sandbox, error) {
 // result is printed whole. The result's outcome is the call's end.
 func runOp(x *call) error {
 	x.in.Exact = x.out.exact()
+	x.out.limitValue = x.limitValue
 	pr := x.out.printerFor(x.op, x.op.StreamsWith(x.in))
 	x.in.Sink = pr.Sink()
 	r, err := x.op.Run(x.cx, x.sb, x.in)
@@ -458,6 +466,31 @@ func runOp(x *call) error {
 		return err
 	}
 	return exitOf(o)
+}
+
+// limitValue is the value of the limit that cut the call's list, as the
+// text form's note says it: the policy's max_results or
+// max_result_bytes, the call's --limit, the call's deadline.
+func (x *call) limitValue(limit string) string {
+	if x.sb == nil {
+		return ""
+	}
+	l := x.sb.Limits()
+	switch limit {
+	case "max_results":
+		return fmt.Sprintf("%d", l.MaxResults)
+	case "max_result_bytes":
+		return fmt.Sprintf("%d bytes", l.MaxResultBytes)
+	case "limit":
+		if x.in != nil && x.in.IsSet("limit") {
+			return fmt.Sprintf("%d", x.in.Int("limit"))
+		}
+	case "timeout":
+		if x.deadline > 0 {
+			return x.deadline.String()
+		}
+	}
+	return ""
 }
 
 // pagingOps names the commands that take a cursor.

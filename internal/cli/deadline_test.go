@@ -67,7 +67,7 @@ func TestDeadlineCutsWalks(t *testing.T) {
 		}
 		out, errb, code = fx.run(ops.Registry, append([]string{"--timeout", "0.3", "--format", "text"}, tc.args...)...)
 		note, hint, _ := strings.Cut(errb, "\n")
-		if code != 9 || !strings.HasPrefix(out, "a.txt") || note != "fsbox: truncated: the deadline (max_call_seconds, --timeout) cut the output" ||
+		if code != 9 || !strings.HasPrefix(out, "a.txt") || note != "fsbox: truncated: the deadline (300ms: max_call_seconds, --timeout) cut the output after 1 line" ||
 			(tc.args[0] != "grep" && !strings.HasPrefix(hint, "fsbox:   the rest: the same command with --cursor ")) {
 			t.Errorf("%s --format text: exit %d, stdout %q, stderr %q; want exit 9, a.txt, the cut's note", tc.args, code, out, errb)
 		}

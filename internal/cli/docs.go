@@ -38,7 +38,7 @@ func ManPage(reg *spec.Registry, name string) (string, error) {
 		}
 		b.WriteString(manNotes)
 		b.WriteString(".SS The [commands] table\nEach command's default in the built-in policy:\n.nf\n" + roffEscape(CommandsTOML(reg)) + ".fi\n")
-		writeManExit(&b)
+		writeManExit(&b, true)
 		return roffSafe(b.String()), nil
 	}
 	op, ok := reg.Lookup(name)
@@ -87,7 +87,7 @@ func ManPage(reg *spec.Registry, name string) (string, error) {
 	for _, e := range op.Examples {
 		writeManExample(&b, e)
 	}
-	writeManExit(&b)
+	writeManExit(&b, op.NoMatch)
 	b.WriteString(".SH SEE ALSO\n\\fBfsbox\\fR(1)\n")
 	return roffSafe(b.String()), nil
 }
@@ -102,9 +102,9 @@ func writeManExample(b *strings.Builder, e spec.Example) {
 	fmt.Fprintf(b, ".TP\n.B fsbox %s\n%s\n", roffEscape(e.Cmd), roffEscape(upperFirst(e.Says)+"."))
 }
 
-func writeManExit(b *strings.Builder) {
+func writeManExit(b *strings.Builder, noMatch bool) {
 	b.WriteString(".SH EXIT STATUS\n")
-	for _, l := range tool.ExitLines() {
+	for _, l := range tool.ExitLinesOf(noMatch) {
 		status, says, _ := strings.Cut(l, ": ")
 		fmt.Fprintf(b, ".TP\n.B %s\n%s\n", roffEscape(status), roffEscape(upperFirst(says)+"."))
 	}

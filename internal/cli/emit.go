@@ -43,6 +43,10 @@ type output struct {
 	// terminal): a streaming command's output is passed on whenever its
 	// search waits (spec.Sink.Idle), not only when 64 KiB are held.
 	live bool
+	// limitValue says the value of a limit that cut a list, for the text
+	// form's note ("" when it cannot tell): the policy's, the call's
+	// --limit, the deadline.
+	limitValue func(limit string) string
 }
 
 // typeColors are the colours of entry types for ls and find.

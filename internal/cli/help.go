@@ -125,7 +125,7 @@ func commandHelp(op *spec.Op) string {
 		fmt.Fprintf(&b, "  --format text: %s\n", op.Text)
 	}
 	b.WriteString("\nExit status:\n")
-	for _, l := range tool.ExitLines() {
+	for _, l := range tool.ExitLinesOf(op.NoMatch) {
 		b.WriteString("  " + l + "\n")
 	}
 	fmt.Fprintf(&b, "\nSee fsbox man %s for the manual page.\n", op.Name)

@@ -173,25 +173,38 @@ func summary(bw *bufio.Writer, result any) {
 // sayCut is the text form's note on stderr when a limit cut the list (c,
 // nil when none did), once what bw holds is out; none when stdout is
 // gone (a closed pipe).
-func (p *output) sayCut(bw *bufio.Writer, c *spec.Cut) {
+func (p *output) sayCut(bw *bufio.Writer, c *spec.Cut, lines *lineCounter) {
 	if c == nil || bw.Flush() != nil {
 		return
 	}
 	what := func(limit string) string {
-		switch limit {
-		case "limit":
+		v := ""
+		if p.limitValue != nil {
+			v = p.limitValue(limit)
+		}
+		switch {
+		case limit == "limit" && v != "":
+			return "--limit " + v
+		case limit == "limit":
 			return "--limit"
-		case "timeout":
+		case limit == "timeout" && v != "":
+			return "deadline (" + v + ": max_call_seconds, --timeout)"
+		case limit == "timeout":
 			return "deadline (max_call_seconds, --timeout)"
+		case v != "":
+			return limit + " limit (" + v + ")"
 		}
 		return limit + " limit"
 	}
+	// The text form prints an item a line (a grep match with its
+	// context, a file's content: its lines): what the reader has.
+	after := fmt.Sprintf(" after %d %s", lines.n, plural(lines.n, "line", "lines"))
 	if n := len(c.Cuts); n > 1 {
 		// A count's list cut first, then the deadline stopped the
 		// counting (SPEC §2, Counts): the counts are partial.
-		fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the list, then the %s stopped the count: the counts are of the files before the cut\n", what(c.Cuts[0]), what(c.Cuts[n-1]))
+		fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the list%s, then the %s stopped the count: the counts are of the files before the cut\n", what(c.Cuts[0]), after, what(c.Cuts[n-1]))
 	} else {
-		fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the output\n", what(c.Limit))
+		fmt.Fprintf(p.errw, "fsbox: truncated: the %s cut the output%s\n", what(c.Limit), after)
 	}
 	if c.NextCursor != "" {
 		// The text form has no field for it: the next page's flag goes
@@ -224,4 +237,11 @@ func (p *output) sayNotes(notes []string) {
 		}
 		fmt.Fprintf(p.errw, "fsbox: %s\n", n)
 	}
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

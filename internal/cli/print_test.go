@@ -116,7 +116,12 @@ func TestExitOf(t *testing.T) {
 // cut's note, then the notes, then each failing path and how many more.
 func TestTextPrinterStderr(t *testing.T) {
 	var out, errw bytes.Buffer
-	p := &output{w: &out, errw: &errw, format: formatText}
+	p := &output{w: &out, errw: &errw, format: formatText, limitValue: func(limit string) string {
+		if limit == "max_results" {
+			return "1"
+		}
+		return ""
+	}}
 	grep, _ := ops.Registry.Lookup("grep")
 	pr := p.printerFor(grep, true)
 	pr.Sink().Text.WriteString("a.txt:1:x\n")
@@ -126,7 +131,7 @@ func TestTextPrinterStderr(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := strings.Join([]string{
-		"fsbox: truncated: the max_results limit cut the output",
+		"fsbox: truncated: the max_results limit (1) cut the output after 1 line",
 		"fsbox:   the rest: the same command with --cursor C",
 		"fsbox: binary file b matches",
 		"fsbox: not_found: nope does not exist",

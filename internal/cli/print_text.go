@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 
 	"github.com/fsbox/fsbox/pkg/spec"
@@ -21,6 +22,9 @@ type textPrinter struct {
 	// is its stream: what it prints whole (--type-list) is another's.
 	paints bool
 	s      *stream // set while items stream
+	// lines counts the lines the text form wrote, for the note of a cut
+	// ("after N lines").
+	lines lineCounter
 }
 
 func newTextPrinter(p *output, op *spec.Op, streams bool) *textPrinter {
@@ -34,10 +38,27 @@ func newTextPrinter(p *output, op *spec.Op, streams bool) *textPrinter {
 // out is where the text form goes: past the terminal escaper when it is
 // painted, else through it.
 func (t *textPrinter) out() (io.Writer, func() error) {
+	var w io.Writer
+	var done func() error
 	if t.paints {
-		return t.p.jsonOut()
+		w, done = t.p.jsonOut()
+	} else {
+		w, done = t.p.textOut()
 	}
-	return t.p.textOut()
+	t.lines.w = w
+	return &t.lines, done
+}
+
+// lineCounter passes writes on to w and counts the newlines in them.
+type lineCounter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *lineCounter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(bytes.Count(b[:n], []byte{'\n'}))
+	return n, err
 }
 
 // writer is the text form's writer over bw.
@@ -65,7 +86,7 @@ func (t *textPrinter) Done(r spec.Result, o spec.Outcome) error {
 	defer t.p.sayFailures(o.Failures)
 	defer t.p.sayNotes(o.Notes)
 	if t.s != nil {
-		t.p.sayCut(t.s.bw, o.Cut)
+		t.p.sayCut(t.s.bw, o.Cut, &t.lines)
 		return t.s.end()
 	}
 	tx, ok := r.(spec.Texter)
@@ -82,7 +103,7 @@ func (t *textPrinter) Done(r spec.Result, o spec.Outcome) error {
 	if err := tx.Text(t.writer(bw)); err != nil {
 		return err
 	}
-	t.p.sayCut(bw, cut)
+	t.p.sayCut(bw, cut, &t.lines)
 	if err := bw.Flush(); err != nil {
 		return err
 	}

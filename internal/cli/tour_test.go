@@ -21,7 +21,9 @@ var updateTour = flag.Bool("update-tour", false, "rewrite the outputs of README.
 // that this gives both binaries (fsbox and fsbox-mcp) and that fsbox mcp
 // and fsbox-mcp serve from there, then runs every command of the tour,
 // in order, in a copy of testdata/demo with the built-in policy and that
-// DIR on the PATH, and compares what it prints with what the README shows.
+// DIR on the PATH, and compares what it prints with what the README shows;
+// every other console block of the README (stat --check's example) runs
+// the same way, each in a fresh copy.
 func TestReadmeTour(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds fsbox and fsbox-mcp")
@@ -37,12 +39,26 @@ func TestReadmeTour(t *testing.T) {
 	}
 	text := string(data)
 	tour := strings.Index(text, "## A tour")
-	open := strings.Index(text[tour:], "```console\n")
-	if tour < 0 || open < 0 {
+	if tour < 0 || !strings.Contains(text[tour:], "```console\n") {
 		t.Fatal("README.md has no tour block")
 	}
-	start := tour + open + len("```console\n")
-	end := start + strings.Index(text[start:], "```\n")
+	// Every console block of the README runs, the tour's and the
+	// examples further down (stat --check's), each in a fresh copy.
+	type block struct{ start, end int }
+	var blocks []block
+	for at := 0; ; {
+		open := strings.Index(text[at:], "```console\n")
+		if open < 0 {
+			break
+		}
+		start := at + open + len("```console\n")
+		end := start + strings.Index(text[start:], "```\n")
+		if end < start {
+			t.Fatal("a console block of README.md does not end")
+		}
+		blocks = append(blocks, block{start, end})
+		at = end
+	}
 
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -72,12 +88,16 @@ func TestReadmeTour(t *testing.T) {
 		t.Fatalf("go install ./cmd/... gave %q, want %q", installed, want)
 	}
 	demo := filepath.Join(base, "tour", "demo")
-	copyTree(t, filepath.Join("..", "..", "testdata", "demo"), demo)
-	// The demo is a git repository, as a project is (git cannot keep a
-	// .git in the tree): its .gitignore applies only in one.
-	if err := os.Mkdir(filepath.Join(demo, ".git"), 0o755); err != nil {
-		t.Fatal(err)
+	fresh := func() {
+		os.RemoveAll(demo)
+		copyTree(t, filepath.Join("..", "..", "testdata", "demo"), demo)
+		// The demo is a git repository, as a project is (git cannot keep a
+		// .git in the tree): its .gitignore applies only in one.
+		if err := os.Mkdir(filepath.Join(demo, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
+	fresh()
 	os.WriteFile(filepath.Join(base, "tour", "secret.txt"), []byte("secret\n"), 0o644)
 	home := filepath.Join(base, "home")
 	os.MkdirAll(home, 0o755)
@@ -94,31 +114,41 @@ func TestReadmeTour(t *testing.T) {
 		}
 	}
 
-	var got strings.Builder
-	for _, entry := range strings.Split(strings.TrimSuffix(text[start:end], "\n"), "\n\n") {
-		cmdLine, _, _ := strings.Cut(entry, "\n")
-		cmdText, ok := strings.CutPrefix(cmdLine, "$ ")
-		if !ok {
-			t.Fatalf("a tour entry does not start with '$ ': %q", entry)
+	// Each block's output as it runs now; the README rewritten from the
+	// last block up, so the offsets before stay good.
+	updated, same := text, true
+	for i := len(blocks) - 1; i >= 0; i-- {
+		bl := blocks[i]
+		fresh()
+		var got strings.Builder
+		for _, entry := range strings.Split(strings.TrimSuffix(text[bl.start:bl.end], "\n"), "\n\n") {
+			cmdLine, _, _ := strings.Cut(entry, "\n")
+			cmdText, ok := strings.CutPrefix(cmdLine, "$ ")
+			if !ok {
+				t.Fatalf("a README console entry does not start with '$ ': %q", entry)
+			}
+			c := exec.Command(sh, "-c", cmdText)
+			c.Dir, c.Env = demo, env
+			out, _ := c.CombinedOutput() // the exit status is part of what the tour shows
+			if got.Len() > 0 {
+				got.WriteString("\n")
+			}
+			got.WriteString(cmdLine + "\n" + string(out))
 		}
-		c := exec.Command(sh, "-c", cmdText)
-		c.Dir, c.Env = demo, env
-		out, _ := c.CombinedOutput() // the exit status is part of what the tour shows
-		if got.Len() > 0 {
-			got.WriteString("\n")
+		if text[bl.start:bl.end] == got.String() {
+			continue
 		}
-		got.WriteString(cmdLine + "\n" + string(out))
+		same = false
+		updated = updated[:bl.start] + got.String() + updated[bl.end:]
+		if !*updateTour {
+			t.Errorf("README.md's console block at byte %d prints something else now (go test ./internal/cli -run TestReadmeTour -update-tour rewrites it):\n%s", bl.start, got.String())
+		}
 	}
-	if text[start:end] == got.String() {
-		return
-	}
-	if *updateTour {
-		if err := os.WriteFile(readme, []byte(text[:start]+got.String()+text[end:]), 0o644); err != nil {
+	if !same && *updateTour {
+		if err := os.WriteFile(readme, []byte(updated), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return
 	}
-	t.Errorf("README.md's tour prints something else now (go test ./internal/cli -run TestReadmeTour -update-tour rewrites it):\n%s", got.String())
 }
 
 func copyTree(t *testing.T, from, to string) {

@@ -1004,5 +1004,9 @@ func refAllowed(ctx context.Context, sb *sandbox.Sandbox, _ refArgs) (refOut, er
 	}
 	r := v.(ops.RootsResult)
 	dirs := reachableOf(ctx, append(append([]string{r.Workdir}, r.WriteRoots...), r.ReadRoots...)) // what the client's roots leave
-	return refOut{text: "Allowed directories:\n" + strings.Join(dirs, "\n")}, nil
+	text := "Allowed directories:\n" + strings.Join(dirs, "\n")
+	for _, g := range r.GoneRoots {
+		text += fmt.Sprintf("\n\nGone: %s (%s since the server started; restart the server to serve it again)", g.Root, g.State)
+	}
+	return refOut{text: text}, nil
 }

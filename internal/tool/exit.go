@@ -47,9 +47,16 @@ func ExitCode(c fserr.Code) int {
 }
 
 // ExitLines renders the table, one status a line.
-func ExitLines() []string {
+func ExitLines() []string { return ExitLinesOf(true) }
+
+// ExitLinesOf renders the table for one command: exit 1 (no match) only
+// when it can find nothing (spec.Op.NoMatch).
+func ExitLinesOf(noMatch bool) []string {
 	var out []string
 	for _, e := range exitClasses {
+		if e.status == 1 && !noMatch {
+			continue
+		}
 		var codes []string
 		for _, c := range e.codes {
 			codes = append(codes, string(c))

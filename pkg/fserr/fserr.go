@@ -205,6 +205,18 @@ func AsError(err error) *Error {
 	return &Error{Code: CodeIO, Msg: err.Error(), Err: err}
 }
 
+// ErrRootGone is inside the not_found of an access below a root that
+// was removed, moved or replaced after the sandbox opened it: nothing
+// below that root can be told to exist or not (see Absent).
+var ErrRootGone = errors.New("the root is gone")
+
+// Absent reports whether err says the path does not exist: not_found,
+// and not because its root is gone (ErrRootGone), where a command that
+// reports a missing path as a result (stat's exists: false) must fail.
+func Absent(err error) bool {
+	return err != nil && AsError(err).Code == CodeNotFound && !errors.Is(err, ErrRootGone)
+}
+
 // TimeoutMsg is what a call that ran out of time says.
 const TimeoutMsg = "the call ran out of time (the policy's max_call_seconds, or the timeout the call asked for) before it could give a result"
 

@@ -15,7 +15,7 @@ import (
 var editOp = &spec.Op{
 	Name: "edit", Class: spec.Destructive, Result: EditResult{},
 	Summary: "replace exact text in a file (atomic; CRLF, BOM and mode kept)",
-	Help:    "Replaces OLD with NEW in PATH. OLD must occur exactly once unless all is given; several edits are matched against the original text, must not overlap, and apply together or not at all (with sequential, each is matched against the text the ones before it left). An empty list of edits changes nothing. The result shows the unified diff; with a list of edits, sequential or loose-indent it also says, per edit, how and where it matched. An old or new text over max_write_bytes is too_large, however it is given.",
+	Help:    "Replaces OLD with NEW in PATH. OLD must occur exactly once unless all is given; several edits are matched against the original text, must not overlap, and apply together or not at all (with sequential, each is matched against the text the ones before it left). An edit whose result is the file's content unchanged (new the same as old, or an empty list of edits) writes nothing and records nothing in the journal, after the precondition (expect-sha256) is checked: the result says changed: false, and undo afterwards takes back the change before it. The result shows the unified diff; with a list of edits, sequential or loose-indent it also says, per edit, how and where it matched. An old or new text over max_write_bytes is too_large, however it is given.",
 	Args:    []spec.Arg{pathArg(sandbox.NeedWrite, "the file to edit")},
 	Options: []spec.Option{
 		{Name: "old", Type: spec.String, Meta: "TEXT", Help: "the exact text to replace"},
@@ -136,12 +136,17 @@ type EditOptions struct {
 
 // EditResult describes the change.
 type EditResult struct {
-	Path         string  `json:"path"`
-	Replacements int     `json:"replacements"`
-	Diff         string  `json:"diff" fsbox:"big"`
-	SHA256       string  `json:"sha256"` // of the new content (the current one with --dry-run... see DryRun)
-	DryRun       bool    `json:"dry_run"`
-	ChangeID     *string `json:"change_id"` // the journal's id of the change; null with --dry-run or without a journal
+	Path         string `json:"path"`
+	Replacements int    `json:"replacements"`
+	Diff         string `json:"diff" fsbox:"big"`
+	SHA256       string `json:"sha256"` // of the new content (the current one with --dry-run... see DryRun)
+	DryRun       bool   `json:"dry_run"`
+	// Changed: the edit changes a byte of the file (with a dry run,
+	// would). An edit whose result is the content it read (old and new
+	// the same, an empty list) writes nothing and records nothing in the
+	// journal: undo then takes back the change before it.
+	Changed  bool    `json:"changed"`
+	ChangeID *string `json:"change_id"` // the journal's id of the change; null with --dry-run, without a journal, or when nothing changed
 	// Edits says how and where each edit matched, when the edits came as
 	// a list or sequential or loose-indent was given (left out
 	// otherwise, and for an empty list).
@@ -204,7 +209,7 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 	}
 	expect := strings.ToLower(o.ExpectSHA256)
 	if expect != "" && !isSHA256(expect) {
-		return EditResult{}, usagef(o.Path, "expect-sha256 wants 64 hex digits, got %q", o.ExpectSHA256)
+		return EditResult{}, badSHA256(o.Path, o.ExpectSHA256, "64 hex digits")
 	}
 	w, err := sb.OpenWriteTarget(o.Path, false)
 	if err != nil {
@@ -277,7 +282,10 @@ func Edit(ctx context.Context, sb *sandbox.Sandbox, o EditOptions) (EditResult, 
 	from, to := diffLabels(w.Path)
 	res.Diff = renderDiff(from, to, old, cur, set)
 	res.SHA256 = sha256Hex(cur)
-	if o.DryRun {
+	res.Changed = !bytes.Equal(old, cur)
+	if o.DryRun || !res.Changed {
+		// Nothing to write: the precondition was checked above, against
+		// the content read, which is the content the file keeps.
 		return res, nil
 	}
 	// The deadline is checked before the commit, and not again: a change

@@ -151,7 +151,7 @@ func expectArg(given, expect string) (*string, error) {
 	}
 	e := strings.ToLower(expect)
 	if !isSHA256(e) {
-		return nil, usagef(given, "expect-sha256 wants 64 hex digits, got %q", expect)
+		return nil, badSHA256(given, expect, "64 hex digits")
 	}
 	return &e, nil
 }

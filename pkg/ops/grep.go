@@ -18,10 +18,11 @@ var grepOp = &spec.Op{
 	Name: "grep", Class: spec.Read, Result: GrepResult{},
 	Streams: true,
 	Pages:   true,
+	NoMatch: true,
 	Summary: "search files and trees for an RE2 pattern, honouring .gitignore",
 	Help:    "Searches each PATH (the workdir when none is given) for lines matching PATTERN, an RE2 regular expression. Directories are walked in path order, honouring .ignore everywhere and, inside a git repository (a .git in the tree, or above its root), .gitignore and .git/info/exclude, and leaving out hidden names; a file named on the command line is always searched, whatever its type or ignore rules. Binary files (a NUL byte) are skipped and counted in a walk; a binary file named on the command line is searched, its matching lines given without text (grep's \"binary file matches\"). No line is skipped however long: one past 256 KiB in a file is searched through a mapping (a literal passes it in one read), one past 16 MiB on a stream as it passes and given cut. A file of 32 MiB or more is searched through bounded windows mapped from the page cache, on every core; a file written over or truncated while it is read is a per-path conflict (one already being written when grep opens it can go unseen). \\w, \\d and \\s are Unicode classes, as rg's, and -w's word characters are \\w's; \\b, \\B and the POSIX classes ([[:word:]]) stay ASCII.",
 	Args: []spec.Arg{
-		{Name: "pattern", Meta: "PATTERN", Help: "an RE2 regular expression (a literal string with fixed_strings)", OmitWith: []string{"regexp", "file", "type-list"}},
+		{Name: "pattern", Meta: "PATTERN", Help: "an RE2 regular expression (a literal string with -F/--fixed-strings)", OmitWith: []string{"regexp", "file", "type-list"}},
 		{Name: "paths", Meta: "PATH", Help: "files or directories to search; - is standard input (the default on the command line when stdin is a pipe or a file, else the workdir)", Use: sandbox.NeedReadAny, Many: true, Optional: true, Stdin: true, Complete: spec.CompleteFiles},
 	},
 	Options: []spec.Option{

@@ -204,6 +204,14 @@ func itemCap(sb *sandbox.Sandbox, limit int64) (int64, string) {
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
+// badSHA256 is the usage error of an expect-sha256 value that is not 64
+// hex digits (form says what the option takes: "64 hex digits",
+// "PATH=64 hex digits"), the option named as the face spells it.
+func badSHA256(path, got, form string) error {
+	return fserr.Errorf(fserr.CodeUsage, path, "%q is not a SHA-256.", got).WithHint(fserr.Hint{
+		Option: "expect-sha256", Text: "%s wants " + form + " (read or stat --sha256 gives them).", Else: "A SHA-256 is 64 hex digits."})
+}
+
 func usagef(path, format string, args ...any) error {
 	return fserr.Errorf(fserr.CodeUsage, path, format, args...)
 }

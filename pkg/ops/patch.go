@@ -23,7 +23,7 @@ var patchOp = &spec.Op{
 	Summary: "apply a multi-file patch all or nothing (the *** Begin Patch envelope, or a unified diff)",
 	Help: "Applies a patch to files in the workdir as one change: every file lands, or none does. The patch is the envelope agents emit (*** Begin Patch ... *** End Patch, with Add File, Update File with an optional Move to, Delete File, @@ hunks with optional anchor text, *** End of File) or a unified diff as diff -u and git diff write it (several files, new and deleted files, renames, no-newline markers); the format is detected. " +
 		"The patch text is capped by max_write_bytes however it arrives (argument, file, stdin, tool argument): over it, too_large. Besides patch, each change needs its command switched on: an update edit, an add write, a delete rm, a rename mv (and edit too when it also changes the content or the mode); a change whose command is off is denied (rule command), and explain patch PATH lists them. " +
-		"Every path is checked as write checks it (deny and write_deny on old and new names); every hunk is applied in memory first, matched exactly, else ignoring trailing whitespace, else line endings, never re-indented; a hunk that matches nowhere is text_not_found with the closest lines, one that matches in several places is placed by its line numbers or anchors, else ambiguous. Then all files are swapped in under the workdir's lock, each re-checked to be what was read (conflict otherwise, and nothing changes). Line endings, BOM, final newline and mode are kept.",
+		"Every path is checked as write checks it (deny and write_deny on old and new names); every hunk is applied in memory first, matched exactly, else ignoring trailing whitespace, else line endings, never re-indented; a hunk that matches nowhere is text_not_found with the closest lines, one that matches in several places is placed by its line numbers or anchors, else ambiguous. Then all files are swapped in under the workdir's lock, each re-checked to be what was read (conflict otherwise, and nothing changes). Line endings, BOM, final newline and mode are kept. A file whose hunks give back its content is not written, and a patch that changes no byte (and no mode) records nothing in the journal, after every precondition is checked: the result says changed: false.",
 	Args: []spec.Arg{{Name: "stdin", Meta: "-", Help: "read the patch from stdin", Optional: true, CLIOnly: true, Complete: spec.CompleteNone}},
 	Options: []spec.Option{
 		{Name: "patch", Type: spec.String, Meta: "TEXT", Help: "the patch text; on the command line, --patch-file or stdin when left out"},
@@ -107,9 +107,14 @@ type PatchOptions struct {
 
 // PatchResult describes what a patch did (or would do, with DryRun).
 type PatchResult struct {
-	Files    []PatchFile `json:"files" fsbox:"list"`
-	DryRun   bool        `json:"dry_run"`
-	ChangeID *string     `json:"change_id"` // the journal's id of the change; null while no journal records it
+	Files  []PatchFile `json:"files" fsbox:"list"`
+	DryRun bool        `json:"dry_run"`
+	// Changed: the patch changes a byte (or a mode) of some file (with a
+	// dry run, would). A file the patch leaves as it was (its hunks give
+	// back its content) is not written; a patch that changes nothing
+	// writes and records nothing, and says changed: false.
+	Changed  bool    `json:"changed"`
+	ChangeID *string `json:"change_id"` // the journal's id of the change; null while no journal records it, or when nothing changed
 }
 
 // Outcome: a whole result.
@@ -146,6 +151,7 @@ type planned struct {
 	content []byte
 	expect  *string
 	mode    *fs.FileMode // git's new mode, where the patch gives one
+	same    bool         // an update in place whose content and mode stay as they are
 }
 
 // Patch applies a multi-file patch all or nothing: it refuses a patch
@@ -185,7 +191,7 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 	}
 	for p, sum := range o.Expect {
 		if !isSHA256(strings.ToLower(sum)) {
-			return PatchResult{}, usagef(p, "expect-sha256 %s wants 64 hex digits, got %q", p, sum)
+			return PatchResult{}, badSHA256(p, p+"="+sum, "PATH=HEX, HEX being 64 hex digits")
 		}
 	}
 	max, maxName := holdLimit(sb.Limits().MaxWriteBytes, "max_write_bytes")
@@ -266,8 +272,11 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 	res := PatchResult{Files: []PatchFile{}, DryRun: o.DryRun}
 	for _, p := range plan {
 		res.Files = append(res.Files, p.out)
+		res.Changed = res.Changed || !p.same
 	}
-	if o.DryRun {
+	if o.DryRun || !res.Changed {
+		// Nothing to write: every precondition was checked above,
+		// against the content read, which is what each file keeps.
 		return res, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -281,6 +290,9 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 		case "add":
 			err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{NoReplace: true, Mode: p.mode})
 		case "update":
+			if p.same {
+				continue
+			}
 			err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{Unchanged: true, Expect: p.expect, Mode: p.mode})
 		case "move":
 			mode := p.mode
@@ -494,6 +506,7 @@ func planFile(ctx context.Context, sb *sandbox.Sandbox, f *patch.File, max int64
 	}
 	p.out.Replacements = r.Replacements
 	p.out.Matched = r.Matched
+	p.same = f.MoveTo == "" && p.mode == nil && bytes.Equal(old, r.Content)
 	after := sha256Hex(r.Content)
 	p.out.SHA256After = &after
 	to := src.Path

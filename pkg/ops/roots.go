@@ -13,9 +13,9 @@ import (
 var rootsOp = &spec.Op{
 	Name: "roots", Class: spec.Meta, Result: RootsResult{}, Journal: true,
 	Summary:  "show the policy in force: workdir, read roots, commands, limits",
-	Help:     "Prints the policy this call runs under: the writable workdir, the read roots, where the policy came from, the commands it switches on and off, its limits and path rules, the named rule sets in force (rule_sets), its preset and whether changes must name what they replace (require_precondition), whether Landlock holds, and which of the platform's guarantees hold (descriptor_path_check, dir_lock, no_follow, no_replace_rename) and which the policy requires ([sandbox] require, all four by default: fsbox refuses to run, with config, where a required one is missing).",
+	Help:     "Prints the policy this call runs under: the writable workdir, the read roots, where the policy came from, the commands it switches on and off, its limits and path rules, the named rule sets in force (rule_sets), the roots removed, moved or re-created since a long-running server opened them (gone_roots: every access below one is not_found until the server restarts), its preset and whether changes must name what they replace (require_precondition), whether Landlock holds, and which of the platform's guarantees hold (descriptor_path_check, dir_lock, no_follow, no_replace_rename) and which the policy requires ([sandbox] require, all four by default: fsbox refuses to run, with config, where a required one is missing).",
 	Examples: []spec.Example{{Cmd: "roots --format text", Says: "the workdir, read roots and commands, one per line"}},
-	Text:     "tab-separated lines: workdir, read_root (one per root), config, audit_log, commands, rule_sets, preset, require_precondition, landlock, guarantees, require, journal",
+	Text:     "tab-separated lines: workdir, gone_root (a root removed since the server started), read_root (one per root), config, audit_log, commands, rule_sets, preset, require_precondition, landlock, guarantees, require, journal",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, _ *spec.Input) (spec.Result, error) {
 		return Roots(ctx, sb)
 	},
@@ -46,6 +46,11 @@ type RootsResult struct {
 	Guarantees policy.Guarantees     `json:"guarantees"`
 	Require    []string              `json:"require"`
 	Journal    sandbox.JournalStatus `json:"journal"` // where the workdir's journal is, or why there is none
+	// GoneRoots are the roots removed, moved or replaced since the
+	// sandbox opened them (a long-running server): every access below
+	// one is not_found until the server is restarted. Left out while
+	// every root is there.
+	GoneRoots []sandbox.GoneRoot `json:"gone_roots,omitempty"`
 }
 
 // Roots reports the workdir, read roots, policy source, limits, and which
@@ -83,6 +88,7 @@ func Roots(ctx context.Context, sb *sandbox.Sandbox) (RootsResult, error) {
 	res.Guarantees = policy.PlatformGuarantees()
 	res.Require = append([]string{}, p.Sandbox.Require...)
 	res.Journal = sb.Journal()
+	res.GoneRoots = sb.GoneRoots()
 	return res, nil
 }
 
@@ -94,6 +100,9 @@ func (r RootsResult) Outcome() spec.Outcome { return spec.Outcome{} }
 func (r RootsResult) Text(w spec.TextWriter) error {
 	name := w.Name
 	fmt.Fprintf(w, "workdir\t%s\n", name(r.Workdir))
+	for _, g := range r.GoneRoots {
+		fmt.Fprintf(w, "gone_root\t%s\t%s since the server started: restart it\n", name(g.Root), g.State)
+	}
 	for _, d := range r.WriteRoots {
 		fmt.Fprintf(w, "write_root\t%s\n", name(d))
 	}

@@ -207,7 +207,7 @@ func StatFiles(ctx context.Context, sb *sandbox.Sandbox, o StatFilesOptions) (St
 func describe(ctx context.Context, sb *sandbox.Sandbox, path string, hash bool) (StatResult, error) {
 	info, err := sb.Lstat(path)
 	if err != nil {
-		if fserr.AsError(err).Code == fserr.CodeNotFound {
+		if fserr.Absent(err) {
 			return StatResult{Path: path, Exists: false}, nil
 		}
 		return StatResult{}, err

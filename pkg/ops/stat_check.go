@@ -334,10 +334,10 @@ type checkWorker struct {
 func checkFileRead(ctx context.Context, sb *sandbox.Opener, p string, w *checkWorker) checkOutcome {
 	f, err := sb.Open(p)
 	if err != nil {
-		switch fserr.AsError(err).Code {
-		case fserr.CodeNotFound:
+		switch {
+		case fserr.Absent(err):
 			return checkOutcome{}
-		case fserr.CodeNotAFile:
+		case fserr.AsError(err).Code == fserr.CodeNotAFile:
 			return checkOutcome{exists: true} // a directory: it exists, with no content to hash
 		}
 		return checkOutcome{err: err}

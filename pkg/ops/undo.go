@@ -527,10 +527,11 @@ func undoState(sb *sandbox.Sandbox, c sandbox.Change, force bool) ([]*sandbox.Fi
 	}
 	if len(moved) > 0 && !force {
 		sort.Strings(moved)
+		e := fserr.Errorf(fserr.CodeConflict, moved[0], "change %s cannot be undone: %s changed after it (what is there now is not what change %s wrote), and undo would overwrite that; nothing was undone.", c.ID, strings.Join(moved, ", "), c.ID)
 		if sb.RequirePrecondition() {
-			return nil, nil, fserr.Errorf(fserr.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there", c.ID, strings.Join(moved, ", "))
+			return nil, nil, e
 		}
-		return nil, nil, fserr.Errorf(fserr.CodeConflict, moved[0], "change %s cannot be undone: %s no longer hold what it left there (force restores anyway)", c.ID, strings.Join(moved, ", "))
+		return nil, nil, e.WithHint(fserr.Hint{Option: "force", Text: "Pass %s to restore it anyway."})
 	}
 	return now, movedTo, nil
 }

@@ -116,7 +116,7 @@ func Write(ctx context.Context, sb *sandbox.Sandbox, o WriteOptions) (WriteResul
 	}
 	expect := strings.ToLower(o.ExpectSHA256)
 	if expect != "" && !isSHA256(expect) {
-		return WriteResult{}, usagef(o.Path, "expect-sha256 wants 64 hex digits, got %q", o.ExpectSHA256)
+		return WriteResult{}, badSHA256(o.Path, o.ExpectSHA256, "64 hex digits")
 	}
 	w, err := sb.OpenWriteTarget(o.Path, true)
 	if err != nil {

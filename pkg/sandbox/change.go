@@ -593,7 +593,7 @@ func (w *WriteTarget) pinned() error {
 		return ioErr(w.Path, err)
 	}
 	if rel, ok := w.rt.relOf(real); !ok || rel != w.dirRel {
-		return fserr.Errorf(fserr.CodeConflict, w.Path, "the directory of %s was moved during the call: nothing was changed", w.Path)
+		return w.rt.orGone(fserr.Errorf(fserr.CodeConflict, w.Path, "the directory of %s was moved during the call: nothing was changed", w.Path), w.Path)
 	}
 	return nil
 }

@@ -633,7 +633,7 @@ func (s *Sandbox) renameChecked(src, dst *WriteTarget, exchange, force bool, exp
 func (s *Sandbox) mkdirPosix(p string) (display string, created bool, err error) {
 	w, err := s.openMade(p)
 	if err != nil {
-		if fserr.AsError(err).Code != fserr.CodeNotFound {
+		if !fserr.Absent(err) {
 			return "", false, err
 		}
 		// A parent is missing: in one change, the missing parents are

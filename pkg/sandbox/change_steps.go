@@ -255,7 +255,7 @@ func (tx *Tx) mkdirAll(rt *root, rel, given string) error {
 func mkdirIn(tx *Tx, p string) (display string, created bool, err error) {
 	w, err := tx.s.openMade(p)
 	if err != nil {
-		if fserr.AsError(err).Code != fserr.CodeNotFound {
+		if !fserr.Absent(err) {
 			return "", false, err
 		}
 		if w, err = tx.mkdirParents(p); err != nil {

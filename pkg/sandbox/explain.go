@@ -63,7 +63,7 @@ func (s *Sandbox) Probe(need Need, p string, limit int64, limitName string) (Inf
 		return s.statFollow(p)
 	case NeedLook:
 		info, err := s.Lstat(p)
-		if err != nil && fserr.AsError(err).Code == fserr.CodeNotFound {
+		if fserr.Absent(err) {
 			return Info{}, nil
 		}
 		return info, err
@@ -133,7 +133,7 @@ func (s *Sandbox) probeChange(p string, follow, moves bool) (Info, error) {
 		}
 		return w.Info, nil
 	}
-	if fserr.AsError(err).Code != fserr.CodeNotFound {
+	if !fserr.Absent(err) {
 		return Info{}, err
 	}
 	t, rerr := s.pin(p, AccessWrite, !follow)

@@ -519,7 +519,7 @@ func validName(n string) bool {
 // (nil: absent); a regular file is hashed.
 func (s *Sandbox) EntryState(p string) (*FileState, error) {
 	w, err := s.OpenEntry(p)
-	if e := fserr.AsError(err); err != nil && e.Code == fserr.CodeNotFound {
+	if fserr.Absent(err) {
 		return nil, nil // its directory is gone too
 	}
 	if err != nil {

@@ -763,7 +763,7 @@ func (s *Sandbox) Unwritable(c Change) map[string]error {
 		if _, done := out[p]; done {
 			return
 		}
-		if _, err := s.probeChange(p, false, false); err != nil && fserr.AsError(err).Code != fserr.CodeNotFound {
+		if _, err := s.probeChange(p, false, false); err != nil && !fserr.Absent(err) {
 			out[p] = err
 		}
 	}
@@ -780,7 +780,7 @@ func (s *Sandbox) Unwritable(c Change) map[string]error {
 // mayWrite: the door would let a change reach p (a shown path) now.
 func (s *Sandbox) mayWrite(p string) bool {
 	_, err := s.probeChange(p, false, false)
-	return err == nil || fserr.AsError(err).Code == fserr.CodeNotFound
+	return err == nil || fserr.Absent(err)
 }
 
 // JournalContent reads the content c kept with this hash (at most max

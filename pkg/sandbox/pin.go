@@ -136,7 +136,7 @@ func (s *Sandbox) Lstat(p string) (Info, error) {
 	}
 	prel, ok := t.rt.relOf(realParent)
 	if !ok {
-		return Info{}, fserr.Deny(fserr.RuleSymlink, t.given, "%s leads out of its root", t.given)
+		return Info{}, t.rt.orGone(fserr.Deny(fserr.RuleSymlink, t.given, "%s leads out of its root", t.given), t.given)
 	}
 	rel := name
 	if prel != "." {
@@ -341,7 +341,7 @@ func (s *Sandbox) openWriteTarget(t *target, rel string, mkdirs makeDirs, follow
 	}
 	var ok bool
 	if w.dirRel, ok = rt.relOf(real); !ok {
-		return fail(fserr.Deny(fserr.RuleSymlink, given, "%s leads out of the workdir", given))
+		return fail(rt.orGone(fserr.Deny(fserr.RuleSymlink, given, "%s leads out of the workdir", given), given))
 	}
 	if pl := s.stateDirOrAbove(rt, w.dirRel); pl != nil {
 		return fail(stateDenial(given, pl))
@@ -443,7 +443,7 @@ func realRel(rt *root, sub *os.Root, dir, given string) (string, error) {
 func realRelOf(rt *root, real, given string) (string, error) {
 	rrel, ok := rt.relOf(real)
 	if !ok {
-		return "", fserr.Deny(fserr.RuleSymlink, given, "%s leads out of the workdir", given)
+		return "", rt.orGone(fserr.Deny(fserr.RuleSymlink, given, "%s leads out of the workdir", given), given)
 	}
 	return rrel, nil
 }
@@ -530,7 +530,7 @@ func (s *Sandbox) checkOpened(h handle, fc facts, t *target, wantDir bool, acc A
 	}
 	s.trail.note(t.given, real, true)
 	if !ok {
-		return Info{}, fserr.Deny(fserr.RuleSymlink, t.given, "%s leads out of its root", t.given)
+		return Info{}, t.rt.orGone(fserr.Deny(fserr.RuleSymlink, t.given, "%s leads out of its root", t.given), t.given)
 	}
 	if err := s.checkPatterns(t.rt, rel, fc.Mode.IsDir(), acc, t.given); err != nil {
 		return Info{}, err
@@ -556,6 +556,11 @@ func (s *Sandbox) checkOpened(h handle, fc facts, t *target, wantDir bool, acc A
 // an existing one, or not_found/denied becomes an existence oracle.
 func (s *Sandbox) mapErr(err error, t *target) error {
 	e := mapOpenErr(err, t.given)
+	if e.Code == fserr.CodeNotFound || e.Rule == fserr.RuleSymlink {
+		if g := t.rt.goneErr(t.given); g != nil {
+			return g
+		}
+	}
 	if e.Code == fserr.CodeNotFound {
 		if d := s.deniedAncestor(t.rt, path.Clean(t.rel), t.given); d != nil {
 			return d

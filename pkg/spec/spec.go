@@ -152,6 +152,10 @@ type Op struct {
 	// cursor (--cursor, a tool's cursor) to resume after the cut (SPEC
 	// §2, Continuation).
 	Pages bool
+	// NoMatch: the operation finds things, and a call that finds nothing
+	// exits 1 (grep); its help and man page list exit 1, the others' do
+	// not.
+	NoMatch bool
 	// NoTool: a documentation command for people, not a tool for agents.
 	NoTool bool
 	// NoPolicy: runs without a policy (documentation output).
