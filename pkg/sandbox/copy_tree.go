@@ -23,9 +23,10 @@ import (
 // anything. Before the stage is made, a plan naming it goes to the
 // journal (kind "tree"): a crash (SIGKILL) before the rename leaves a
 // half-made stage that the next change's recovery removes, so the next
-// call finds no copy at all; after the rename the copy is whole. Every
-// file is synced before the rename and every directory of the stage
-// before it too; the parent after it.
+// call finds no copy at all; after the rename the copy is whole. The
+// stage is durable before the rename (Linux: one syncfs of its file
+// system; elsewhere an fsync of every file and directory); the parent
+// is synced after it.
 //
 // A merge into an existing tree (force) is one change of the files it
 // writes (a batch: each staged beside its target, swapped in all or none
@@ -277,12 +278,17 @@ func (s *Sandbox) stageTree(tx *Tx, dst *WriteTarget, tc TreeCopy, res *TreeResu
 		if name == "" {
 			name = "."
 		}
-		if err := syncDirIn(sub, name); err != nil {
-			return ioErr(it.shown(dst), err)
+		if !syncWhole {
+			if err := syncDirIn(sub, name); err != nil {
+				return ioErr(it.shown(dst), err)
+			}
 		}
 		if err := sub.Chmod(name, it.Mode.Perm()); err != nil {
 			return ioErr(it.shown(dst), err)
 		}
+	}
+	if err := syncTree(sub); err != nil {
+		return ioErr(dst.Path, err)
 	}
 	tx.at("cp.staged")
 	if err := s.callOver([]*WriteTarget{dst}); err != nil {
@@ -385,7 +391,10 @@ func (sy *syncer) add(f *os.File, given string) {
 	go func() {
 		defer sy.wg.Done()
 		defer func() { <-sy.slots }()
-		err := f.Sync()
+		var err error
+		if !syncWhole {
+			err = f.Sync()
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
