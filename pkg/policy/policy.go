@@ -54,6 +54,8 @@ type Policy struct {
 	Sandbox       SandboxPolicy `toml:"sandbox" json:"sandbox"`
 	Audit         Audit         `toml:"audit" json:"audit"`
 	Journal       Journal       `toml:"journal" json:"journal"`
+	// Store is [store]: how the s3:// roots are reached (store.go).
+	Store Store `toml:"store" json:"store"`
 
 	// Source is the policy file's canonical path, "" for the built-in default.
 	Source string `toml:"-" json:"-"`

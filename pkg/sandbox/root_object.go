@@ -32,7 +32,7 @@ import (
 // re-check is the request itself, with no lock.
 
 // object is what an object store says of one key.
-type object struct {
+type Object struct {
 	Key     string
 	Size    int64
 	MTime   time.Time
@@ -40,38 +40,38 @@ type object struct {
 }
 
 // objCond is the condition of a change request: at most one is set.
-type objCond struct {
+type ObjectCond struct {
 	IfAbsent  bool   // the key must not exist (S3 If-None-Match: *)
 	IfVersion string // the key must hold this version (S3 If-Match)
 }
 
 // errPrecondition is a conditional request the store refused: another
 // writer changed the key since it was pinned.
-var errPrecondition = errors.New("the object changed since it was read (precondition failed)")
+var ErrPrecondition = errors.New("the object changed since it was read (precondition failed)")
 
 // objStore is an object store's five requests. Absent keys are
 // fs.ErrNotExist.
-type objStore interface {
-	Head(ctx context.Context, key string) (object, error)
+type ObjectStore interface {
+	Head(ctx context.Context, key string) (Object, error)
 	// List lists the keys below prefix, in key order, after the key
 	// after: with delim "/", the keys one level down and the prefixes
 	// ("dir/") that group the deeper ones. At most max of both (0: no
 	// limit).
-	List(ctx context.Context, prefix, delim, after string, max int) ([]object, []string, error)
+	List(ctx context.Context, prefix, delim, after string, max int) ([]Object, []string, error)
 	// Get reads n bytes of key from off (n < 0: to the end), of version
 	// ifVersion when set (errPrecondition when it is no longer there).
-	Get(ctx context.Context, key string, off, n int64, ifVersion string) (io.ReadCloser, object, error)
-	Put(ctx context.Context, key string, body io.ReadSeeker, size int64, sum [32]byte, c objCond) (object, error)
+	Get(ctx context.Context, key string, off, n int64, ifVersion string) (io.ReadCloser, Object, error)
+	Put(ctx context.Context, key string, body io.ReadSeeker, size int64, sum [32]byte, c ObjectCond) (Object, error)
 	Delete(ctx context.Context, key, ifVersion string) error
 }
 
 // objectRoot is the door's store over an object store.
 type objectRoot struct {
 	dir string // the root's absolute name, as the policy writes it
-	obj objStore
+	obj ObjectStore
 }
 
-func newObjectRoot(dir string, obj objStore) *objectRoot {
+func newObjectRoot(dir string, obj ObjectStore) *objectRoot {
 	return &objectRoot{dir: dir, obj: obj}
 }
 
@@ -92,7 +92,7 @@ func objPathErr(op, key string, err error) error {
 }
 
 // fileFacts are the facts of an object.
-func fileFacts(ob object) facts {
+func fileFacts(ob Object) facts {
 	return facts{Info: Info{Type: "file", Size: ob.Size, Mode: 0o644, ModTime: ob.MTime.UTC(), ATime: ob.MTime.UTC(),
 		Nlink: 1, ver: ob.Version}}
 }
@@ -308,7 +308,7 @@ func (f *objFile) ReadAt(p []byte, off int64) (int, error) {
 // readErr is a read of a version another writer replaced: a conflict,
 // as a posix file rewritten under a search is.
 func readErr(key string, err error) error {
-	if errors.Is(err, errPrecondition) || errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, ErrPrecondition) || errors.Is(err, fs.ErrNotExist) {
 		return fserr.Errorf(fserr.CodeConflict, key, "%s changed while it was read: read it again", key)
 	}
 	return err

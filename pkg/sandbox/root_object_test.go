@@ -112,8 +112,8 @@ func TestObjectReadPinsVersion(t *testing.T) {
 func TestMemObjects(t *testing.T) {
 	ctx := context.Background()
 	m := newMemObjects(bytesOf(map[string]string{"a/x": "1", "a/y/z": "2", "b": "3", "e/": ""}))
-	head := func(key string) (object, error) { return m.Head(ctx, key) }
-	put := func(key, body string, c objCond) error {
+	head := func(key string) (Object, error) { return m.Head(ctx, key) }
+	put := func(key, body string, c ObjectCond) error {
 		_, err := m.Put(ctx, key, strings.NewReader(body), int64(len(body)), sha256.Sum256([]byte(body)), c)
 		return err
 	}
@@ -135,28 +135,28 @@ func TestMemObjects(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"put IfAbsent on an existing key", put("b", "4", objCond{IfAbsent: true})},
-		{"put IfVersion of another version", put("b", "4", objCond{IfVersion: "v0"})},
+		{"put IfAbsent on an existing key", put("b", "4", ObjectCond{IfAbsent: true})},
+		{"put IfVersion of another version", put("b", "4", ObjectCond{IfVersion: "v0"})},
 		{"delete IfVersion of another version", m.Delete(ctx, "a/x", "v0")},
 	} {
-		if !errors.Is(c.err, errPrecondition) {
+		if !errors.Is(c.err, ErrPrecondition) {
 			t.Errorf("%s: %v, want precondition failed", c.name, c.err)
 		}
 	}
-	if err := put("a/x/under", "5", objCond{}); !errors.Is(err, fs.ErrExist) {
+	if err := put("a/x/under", "5", ObjectCond{}); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("a key below a file: %v, want exist", err)
 	}
-	if err := put("a", "5", objCond{}); !errors.Is(err, fs.ErrExist) {
+	if err := put("a", "5", ObjectCond{}); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("a file over a prefix: %v, want exist", err)
 	}
-	if err := put("b", "4", objCond{IfVersion: mustHead(t, m, "b").Version}); err != nil {
+	if err := put("b", "4", ObjectCond{IfVersion: mustHead(t, m, "b").Version}); err != nil {
 		t.Errorf("put IfVersion of the version there: %v", err)
 	}
 	body, _, err := m.Get(ctx, "a/y/z", -1, -1, "")
 	if b, _ := io.ReadAll(body); err != nil || string(b) != "2" {
 		t.Errorf("Get a suffix: %q %v", b, err)
 	}
-	if _, _, err := m.Get(ctx, "b", 0, -1, x.Version); !errors.Is(err, errPrecondition) {
+	if _, _, err := m.Get(ctx, "b", 0, -1, x.Version); !errors.Is(err, ErrPrecondition) {
 		t.Errorf("Get of a version no longer there: %v, want precondition failed", err)
 	}
 	if m.requests["Put"] == 0 || m.requests["Get"] == 0 {
@@ -164,7 +164,7 @@ func TestMemObjects(t *testing.T) {
 	}
 }
 
-func mustHead(t *testing.T, m *memObjects, key string) object {
+func mustHead(t *testing.T, m *memObjects, key string) Object {
 	t.Helper()
 	o, err := m.Head(context.Background(), key)
 	if err != nil {

@@ -117,7 +117,7 @@ func New(p *policy.Policy, home string) (*Sandbox, error) { return newSandboxOve
 // stores: a root whose path (as configured, cleaned) is a key of objs is
 // an object root over that store (root_object.go), named by that path;
 // the others are directories.
-func newSandboxOver(p *policy.Policy, home string, objs map[string]objStore) (*Sandbox, error) {
+func newSandboxOver(p *policy.Policy, home string, objs map[string]ObjectStore) (*Sandbox, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fserr.Errorf(fserr.CodeConfig, p.Source, "%v", err)
 	}
@@ -240,7 +240,7 @@ func newSandboxOver(p *policy.Policy, home string, objs map[string]objStore) (*S
 
 // openRootAt opens the root configured as dir: an object root over
 // objs[dir] when there is one, else the directory.
-func openRootAt(dir string, writable bool, objs map[string]objStore) (*root, error) {
+func openRootAt(dir string, writable bool, objs map[string]ObjectStore) (*root, error) {
 	if obj := objs[filepath.Clean(dir)]; obj != nil {
 		name := filepath.Clean(dir)
 		return &root{dir: name, alias: name, st: newObjectRoot(name, obj), writable: writable}, nil
