@@ -17,7 +17,10 @@ import (
 type Code string
 
 const (
-	CodeUsage        Code = "usage"
+	CodeUsage Code = "usage"
+	// CodeUnsupported: the call can never succeed on that kind of root
+	// (an object root has no modes, no directory rename). Exit class 2.
+	CodeUnsupported  Code = "unsupported"
 	CodeDenied       Code = "denied"
 	CodeNotFound     Code = "not_found"
 	CodeNotAFile     Code = "not_a_file"

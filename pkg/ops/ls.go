@@ -118,7 +118,7 @@ func Ls(ctx context.Context, sb *sandbox.Sandbox, o LsOptions) (LsResult, error)
 		after = &e.Name
 	}
 	if cut {
-		cutByDeadline(&res.Truncation)
+		cutByDeadline(ctx, &res.Truncation)
 		res.NextCursor = next()
 	}
 	res.Count = len(res.Entries)

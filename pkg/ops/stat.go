@@ -171,14 +171,14 @@ func StatFiles(ctx context.Context, sb *sandbox.Sandbox, o StatFilesOptions) (St
 			break
 		}
 		if timedOut(ctx, ctx.Err()) {
-			cutByDeadline(&res.Truncation) // the paths before are described
+			cutByDeadline(ctx, &res.Truncation) // the paths before are described
 			res.NextCursor = next()
 			break
 		}
 		r, err := describe(ctx, sb, p, o.SHA256)
 		if err != nil {
 			if timedOut(ctx, err) {
-				cutByDeadline(&res.Truncation) // caught hashing it: left out
+				cutByDeadline(ctx, &res.Truncation) // caught hashing it: left out
 				res.NextCursor = next()
 				break
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -162,7 +163,7 @@ func (p *Policy) AllRoots() []string {
 
 // checkStore validates [store] where a root is an object root.
 func (p *Policy) checkStore() error {
-	if p.Store.Concurrency < 0 || p.Store.Concurrency > 1024 {
+	if p.Store.Concurrency < 1 || p.Store.Concurrency > 1024 {
 		return fmt.Errorf("[store] concurrency must be between 1 and 1024, got %d", p.Store.Concurrency)
 	}
 	if p.Store.MaxRequests < 0 {
@@ -198,4 +199,30 @@ func CheckEndpoint(ep string) error {
 		return nil
 	}
 	return fmt.Errorf("[store] endpoint %q must be https:// (plain http only on loopback)", ep)
+}
+
+// expandObjectRoot expands the ${VAR}s of an object root's URL, each
+// value a safe key component (TenantValue), and returns the URL in its
+// canonical form.
+func expandObjectRoot(s string, getenv func(string) (string, bool)) (string, error) {
+	var bad error
+	s = os.Expand(s, func(name string) string {
+		v, ok := getenv(name)
+		switch {
+		case bad != nil:
+		case !ok || v == "":
+			bad = fmt.Errorf("environment variable %s is unset or empty", name)
+		default:
+			bad = TenantValue(name, v)
+		}
+		return v
+	})
+	if bad != nil {
+		return "", bad
+	}
+	u, err := ParseObjectURL(s)
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
 }

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"io"
+	"sync"
 	"sync/atomic"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
@@ -52,4 +54,158 @@ func openObjectStore(cfg policy.Store, url string) (ObjectStore, error) {
 			"%s is an object root, and this binary has no object-store client: run the call with fsbox-s3 (fsbox hands such a policy over to the fsbox-s3 beside it)", url)
 	}
 	return (*open)(context.Background(), cfg, u)
+}
+
+// The request cap ([store] max_requests). Every request an object root
+// makes counts against the call whose context it carries; the request
+// past the cap is not made, and the call's context is done from then on,
+// as if its deadline had passed: walks and searches give what they found
+// (limit "max_requests", MaxRequestsCut), a command that cannot give a
+// part fails. Its error is ErrMaxRequests, which is also
+// context.DeadlineExceeded, so every deadline path takes it.
+
+// ErrMaxRequests is a call's context error once it reached the cap.
+var ErrMaxRequests error = maxRequestsErr{}
+
+type maxRequestsErr struct{}
+
+func (maxRequestsErr) Error() string {
+	return "the call reached [store] max_requests, the most requests one call may make to an object store"
+}
+func (maxRequestsErr) Is(target error) bool { return target == context.DeadlineExceeded }
+func (maxRequestsErr) Timeout() bool        { return true }
+func (maxRequestsErr) Temporary() bool      { return true }
+
+// capCtx is a call's context under a request cap: done when its parent
+// is, or when the cap is reached.
+type capCtx struct {
+	context.Context
+	max  int64
+	n    atomic.Int64
+	once sync.Once
+	done chan struct{}
+	hit  atomic.Bool
+	stop func() bool // the parent's AfterFunc
+}
+
+type capKey struct{}
+
+// WithRequestCap returns ctx under a cap of max requests to object
+// stores (0: ctx itself, no cap).
+func WithRequestCap(ctx context.Context, max int64) context.Context {
+	if max <= 0 {
+		return ctx
+	}
+	c := &capCtx{Context: ctx, max: max, done: make(chan struct{})}
+	c.stop = context.AfterFunc(ctx, func() { c.once.Do(func() { close(c.done) }) })
+	return c
+}
+
+func (c *capCtx) Done() <-chan struct{} { return c.done }
+
+func (c *capCtx) Err() error {
+	if c.hit.Load() {
+		return ErrMaxRequests
+	}
+	return c.Context.Err()
+}
+
+func (c *capCtx) Value(key any) any {
+	if key == (capKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// take counts one request; past the cap it is refused, and the context
+// is done.
+func (c *capCtx) take() error {
+	if c.n.Add(1) > c.max {
+		if !c.hit.Swap(true) {
+			c.once.Do(func() { close(c.done) })
+		}
+		return ErrMaxRequests
+	}
+	return nil
+}
+
+// MaxRequestsCut reports whether ctx's call was stopped by its request
+// cap (not by its deadline or its caller).
+func MaxRequestsCut(ctx context.Context) bool {
+	c, _ := ctx.Value(capKey{}).(*capCtx)
+	return c != nil && c.hit.Load()
+}
+
+// Requests is how many requests ctx's call made to object stores (under
+// a cap; 0 without one).
+func Requests(ctx context.Context) int64 {
+	if c, _ := ctx.Value(capKey{}).(*capCtx); c != nil {
+		return min(c.n.Load(), c.max)
+	}
+	return 0
+}
+
+// takeRequest counts a request against ctx's cap, if it has one.
+func takeRequest(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if c, _ := ctx.Value(capKey{}).(*capCtx); c != nil {
+		return c.take()
+	}
+	return nil
+}
+
+// countedStore is an object store whose every request counts against the
+// call's cap.
+type countedStore struct{ ObjectStore }
+
+func counted(s ObjectStore) ObjectStore {
+	if _, ok := s.(countedStore); ok {
+		return s
+	}
+	return countedStore{s}
+}
+
+func (c countedStore) Head(ctx context.Context, key string) (Object, error) {
+	if err := takeRequest(ctx); err != nil {
+		return Object{}, err
+	}
+	return c.ObjectStore.Head(ctx, key)
+}
+
+func (c countedStore) List(ctx context.Context, prefix, delim, after string, max int) ([]Object, []string, error) {
+	if err := takeRequest(ctx); err != nil {
+		return nil, nil, err
+	}
+	return c.ObjectStore.List(ctx, prefix, delim, after, max)
+}
+
+func (c countedStore) Get(ctx context.Context, key string, off, n int64, ifVersion string) (io.ReadCloser, Object, error) {
+	if err := takeRequest(ctx); err != nil {
+		return nil, Object{}, err
+	}
+	return c.ObjectStore.Get(ctx, key, off, n, ifVersion)
+}
+
+func (c countedStore) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, sum [32]byte, cond ObjectCond) (Object, error) {
+	if err := takeRequest(ctx); err != nil {
+		return Object{}, err
+	}
+	return c.ObjectStore.Put(ctx, key, body, size, sum, cond)
+}
+
+func (c countedStore) Delete(ctx context.Context, key, ifVersion string) error {
+	if err := takeRequest(ctx); err != nil {
+		return err
+	}
+	return c.ObjectStore.Delete(ctx, key, ifVersion)
+}
+
+// Files passes the store's files on (ObjectFiler).
+func (c countedStore) Files() []string {
+	if f, ok := c.ObjectStore.(ObjectFiler); ok {
+		return f.Files()
+	}
+	return nil
 }

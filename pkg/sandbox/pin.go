@@ -740,6 +740,9 @@ func displayPath(rt *root, rel string) string {
 	if rel == "." {
 		return rt.dir
 	}
+	if rt.url {
+		return rt.abs(rel)
+	}
 	return path.Join(filepath.ToSlash(rt.dir), rel)
 }
 
@@ -756,6 +759,9 @@ func (rt *root) journalPath(rel string) string {
 func (rt *root) abs(rel string) string {
 	if rel == "." {
 		return rt.dir
+	}
+	if rt.url { // s3://BUCKET[/PREFIX]: a key is joined with '/', never cleaned as a path (which would fold "//")
+		return rt.dir + "/" + rel
 	}
 	return filepath.Join(rt.dir, filepath.FromSlash(rel))
 }

@@ -34,6 +34,9 @@ import (
 // prefix needs no making); follow: a file target (a directory there is
 // not_a_file).
 func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs makeDirs, follow, moves bool) (*WriteTarget, error) {
+	if err := o.refuseChange(t.given); err != nil {
+		return nil, err
+	}
 	rt, given := t.rt, t.given
 	if rel == "." || path.Base(rel) == ".." {
 		return nil, rootWriteDenial(rt, given)
@@ -528,6 +531,9 @@ func parentsOf(sub string) []string {
 // mkdir makes the directory p: its marker, put on condition that the
 // name is free (a prefix needs no parents made).
 func (o *objectRoot) mkdir(s *Sandbox, p string) (string, bool, error) {
+	if err := o.refuseChange(p); err != nil {
+		return "", false, err
+	}
 	w, err := s.pinTarget(p, s.mkdirAll, false, false)
 	if err != nil {
 		return "", false, err
@@ -560,6 +566,9 @@ func (o *objectRoot) mkdir(s *Sandbox, p string) (string, bool, error) {
 
 // symlink is refused: an object root has no links.
 func (o *objectRoot) symlink(s *Sandbox, p, target string) (bool, error) {
+	if err := o.refuseChange(p); err != nil {
+		return false, err
+	}
 	w, err := s.openMade(p)
 	if err != nil {
 		return false, err
