@@ -137,7 +137,7 @@ func TestObjectURLRoots(t *testing.T) {
 		{"s3://bkt/abc/other.md", "", "", fserr.CodeDenied},
 		{"s3://bkt/top.txt", "", "", fserr.CodeDenied},
 		{"s3://bkt/ab/missing.md", "", "", fserr.CodeNotFound},
-		{"/s3:/bkt/ab/notes.md", "", "", fserr.CodeDenied}, // an absolute path is never a URL
+		{"/s3:/bkt/ab/notes.md", "", "", fserr.CodeDenied},  // an absolute path is never a URL
 		{"s3:/bkt/ab/notes.md", "", "", fserr.CodeNotFound}, // a relative path: ./s3:/bkt/… in the workdir
 	} {
 		got, shown, err := readURL(t, s, c.path)
