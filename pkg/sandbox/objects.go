@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"io"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -208,4 +210,100 @@ func (c countedStore) Files() []string {
 		return f.Files()
 	}
 	return nil
+}
+
+// RootKind describes one root in force, for roots: what it is made of and
+// what guards it.
+type RootKind struct {
+	Root     string `json:"root"` // the canonical path, or the s3:// URL
+	Kind     string `json:"kind"` // "posix" or "s3"
+	Writable bool   `json:"writable"`
+	// SecondWall is what holds the root if fsbox's own checks failed:
+	// "landlock" where the kernel wall is up, else "none" (an object
+	// root has none: the host scopes fsbox's credentials to its prefix).
+	SecondWall string `json:"second_wall"`
+	// Guarantees are what the root gives a call: on an object root,
+	// every request under the root's prefix with its slash
+	// (prefix_scoped), each file read as one version (versioned_reads),
+	// the request cap (request_cap); changes are not supported yet.
+	Guarantees []string `json:"guarantees"`
+}
+
+// RootKinds describes the roots in force: the workdir first, then the
+// write roots and the read roots, in configuration order.
+func (s *Sandbox) RootKinds() []RootKind {
+	var out []RootKind
+	add := func(dir string) {
+		for _, r := range s.roots {
+			if r.dir != dir {
+				continue
+			}
+			k := RootKind{Root: r.dir, Kind: "posix", Writable: r.writable, SecondWall: "none", Guarantees: []string{}}
+			switch {
+			case r.url:
+				k.Kind = "s3"
+				k.Guarantees = []string{"prefix_scoped", "versioned_reads", "request_cap"}
+			case s.landlock.Enforced:
+				k.SecondWall = "landlock"
+			}
+			out = append(out, k)
+			return
+		}
+	}
+	for _, d := range s.WritableRoots() {
+		add(d)
+	}
+	for _, d := range s.ReadRoots() {
+		add(d)
+	}
+	return out
+}
+
+// objectFiles are the files the object roots' clients read (ObjectFiler),
+// each once.
+func (s *Sandbox) objectFiles() []string {
+	var out []string
+	for _, r := range s.roots {
+		o, ok := r.st.(*objectRoot)
+		if !ok || !r.url {
+			continue
+		}
+		if f, ok := o.obj.(ObjectFiler); ok {
+			for _, p := range f.Files() {
+				if p != "" && !slices.Contains(out, p) {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Parallelism is how many reads a walk or search of the paths should have
+// in flight: on an object root each read is a request that mostly waits
+// on the network, so [store] concurrency of them; elsewhere one per core.
+// No paths: the workdir.
+func (s *Sandbox) Parallelism(paths ...string) int {
+	n := runtime.GOMAXPROCS(0)
+	if !s.hasURLRoot() {
+		return n
+	}
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	for _, p := range paths {
+		if t, err := s.resolveLexical(p); err == nil && t.rt.url {
+			n = max(n, s.policy.Store.Concurrency)
+		}
+	}
+	return n
+}
+
+func (s *Sandbox) hasURLRoot() bool {
+	for _, r := range s.roots {
+		if r.url {
+			return true
+		}
+	}
+	return false
 }

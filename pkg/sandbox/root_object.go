@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -156,7 +157,7 @@ func (o *objectRoot) openFile(ctx context.Context, name string, f *File) (facts,
 	if err != nil {
 		return facts{}, err
 	}
-	f.obj = &objFile{root: o, ctx: ctx, key: name, ver: fc.ver, size: fc.Size}
+	f.obj = &objFile{root: o, ctx: ctx, key: name, ver: fc.ver, size: fc.Size, mtime: fc.ModTime}
 	return fc, nil
 }
 
@@ -180,6 +181,20 @@ type objDir struct {
 	root *objectRoot
 	ctx  context.Context
 	key  string // "." for the root
+	// listed are the entries the last list found, by name: an object's
+	// facts (its version among them: a file opened from here is pinned
+	// to the version listed) or a prefix's (a zero Object). A walk opens
+	// and describes what it listed without a request per entry.
+	mu     sync.Mutex
+	listed map[string]Object
+}
+
+// fromList is what the last listing said of the entry name.
+func (d *objDir) fromList(name string) (Object, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ob, ok := d.listed[name]
+	return ob, ok
 }
 
 // child is the key of the entry name (a relative path below d whose
@@ -211,6 +226,12 @@ func (d *objDir) close() error                 { return nil }
 
 func (d *objDir) list(_ *listScratch, out []dirent) ([]dirent, error) {
 	out = out[:0]
+	listed := map[string]Object{}
+	defer func() {
+		d.mu.Lock()
+		d.listed = listed
+		d.mu.Unlock()
+	}()
 	pre, after := d.prefix(), ""
 	for {
 		objs, prefixes, err := d.root.obj.List(d.ctx, pre, "/", after, 1000)
@@ -229,6 +250,7 @@ func (d *objDir) list(_ *listScratch, out []dirent) ([]dirent, error) {
 			}
 			if name := ob.Key[len(pre):]; validName(name) {
 				out = append(out, dirent{name: name})
+				listed[name] = ob
 			}
 			after = max(after, ob.Key)
 		}
@@ -238,6 +260,7 @@ func (d *objDir) list(_ *listScratch, out []dirent) ([]dirent, error) {
 			}
 			if name := strings.TrimSuffix(p[len(pre):], "/"); validName(name) {
 				out = append(out, dirent{name: name, typ: fs.ModeDir})
+				listed[name] = Object{}
 			}
 			after = max(after, p)
 		}
@@ -247,13 +270,27 @@ func (d *objDir) list(_ *listScratch, out []dirent) ([]dirent, error) {
 	}
 }
 
-func (d *objDir) lstat(name string) (facts, error) { return d.root.stat(d.ctx, d.child(name)) }
+func (d *objDir) lstat(name string) (facts, error) {
+	if ob, ok := d.fromList(name); ok {
+		if ob.Version == "" && ob.Key == "" {
+			return dirFacts(), nil
+		}
+		return fileFacts(ob), nil
+	}
+	return d.root.stat(d.ctx, d.child(name))
+}
 
 func (d *objDir) readlink(name string) (string, error) {
 	return "", objPathErr("readlink", d.child(name), fs.ErrInvalid) // no links
 }
 
 func (d *objDir) openChild(name string, f *File) (facts, error) {
+	if ob, ok := d.fromList(name); ok && ob.Key != "" {
+		// The version listed: every read asks for it, so a file
+		// rewritten since the listing is a conflict, never a mix.
+		f.obj = &objFile{root: d.root, ctx: d.ctx, key: d.child(name), ver: ob.Version, size: ob.Size, mtime: ob.MTime}
+		return fileFacts(ob), nil
+	}
 	return d.root.openFile(d.ctx, d.child(name), f)
 }
 
@@ -268,13 +305,14 @@ func (d *objDir) openDir(name string) (dirHandle, facts, error) { return d.openC
 // objFile is an object's version, pinned: every read asks for it, and
 // fails (conflict) once another writer has replaced it.
 type objFile struct {
-	root *objectRoot
-	ctx  context.Context
-	key  string
-	ver  string // "" for a directory opened as a file: nothing to read
-	size int64
-	off  int64         // Read's offset
-	body io.ReadCloser // Read's open body, from off
+	root  *objectRoot
+	ctx   context.Context
+	key   string
+	ver   string // "" for a directory opened as a file: nothing to read
+	size  int64
+	mtime time.Time
+	off   int64         // Read's offset
+	body  io.ReadCloser // Read's open body, from off
 }
 
 func (f *objFile) where(string) (string, error) { return f.root.abs(f.key), nil }
@@ -327,14 +365,11 @@ func readErr(key string, err error) error {
 	return err
 }
 
-// stamp is the object as the store holds it now: its size, time and
-// version, which a rewrite changes whatever its size.
+// stamp is the version pinned: every read of f asks the store for it
+// (If-Match), so a rewrite shows as a conflict on the read itself, and
+// no request is needed to tell.
 func (f *objFile) stamp() (fileStamp, error) {
-	ob, err := f.root.obj.Head(f.ctx, f.key)
-	if err != nil {
-		return fileStamp{}, objPathErr("head", f.key, err)
-	}
-	return fileStamp{size: ob.Size, mtime: ob.MTime.UnixNano(), ver: ob.Version}, nil
+	return fileStamp{size: f.size, mtime: f.mtime.UnixNano(), ver: f.ver}, nil
 }
 
 func (f *objFile) close() error {

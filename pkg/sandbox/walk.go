@@ -306,6 +306,9 @@ func (s *Sandbox) Walk(ctx context.Context, start string, o WalkOptions, fn func
 	if n == 0 && runtime.GOMAXPROCS(0) > 1 {
 		n = runtime.GOMAXPROCS(0)
 	}
+	if d.rt.url && n >= 0 {
+		n = max(n, s.policy.Store.Concurrency) // a listing is a request: [store] concurrency in flight
+	}
 	if n > 0 && !o.writeCheck {
 		w.sched = startSched(w, n)
 	}
