@@ -214,6 +214,12 @@ func describe(ctx context.Context, sb *sandbox.Sandbox, path string, hash bool) 
 	}
 	res := StatResult{Path: info.Path, Exists: true, Type: info.Type, Size: info.Size,
 		Mtime: rfc3339(info.ModTime), Mode: modeString(info.Mode)}
+	if info.OnObjectRoot() { // no modes; a directory (a prefix) has no time
+		res.Mode = ""
+		if info.Type == "dir" {
+			res.Mtime = ""
+		}
+	}
 	if info.Type == "symlink" {
 		t := info.Target
 		res.Target = &t

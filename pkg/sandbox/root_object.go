@@ -108,12 +108,12 @@ func objPathErr(op, key string, err error) error {
 // fileFacts are the facts of an object.
 func fileFacts(ob Object) facts {
 	return facts{Info: Info{Type: "file", Size: ob.Size, Mode: 0o644, ModTime: ob.MTime.UTC(), ATime: ob.MTime.UTC(),
-		Nlink: 1, ver: ob.Version}}
+		Nlink: 1, ver: ob.Version, object: true}}
 }
 
 // dirFacts are the facts of a prefix.
 func dirFacts() facts {
-	return facts{Info: Info{Type: "dir", Mode: fs.ModeDir | 0o755, Nlink: 1}}
+	return facts{Info: Info{Type: "dir", Mode: fs.ModeDir | 0o755, Nlink: 1, object: true}}
 }
 
 // stat describes a key: an object, else a prefix (a directory), else
