@@ -46,8 +46,8 @@ type LsOptions struct {
 
 // LsEntry is one directory entry; a symlink is shown as itself.
 type LsEntry struct {
-	Name   string  `json:"name"`
-	Type   string  `json:"type"`
+	Name string `json:"name"`
+	Type string `json:"type"`
 	// Size, Mtime and Mode are left out where the root has none: an
 	// object root's directory has no size or mtime, and nothing there
 	// has a mode.

@@ -157,7 +157,7 @@ func (o *objectRoot) openFile(ctx context.Context, name string, f *File) (facts,
 	if err != nil {
 		return facts{}, err
 	}
-	f.obj = &objFile{root: o, ctx: ctx, key: name, ver: fc.ver, size: fc.Size, mtime: fc.ModTime}
+	f.obj = &objFile{root: o, ctx: ctx, key: name, ver: fc.ver, dir: fc.Mode.IsDir(), size: fc.Size, mtime: fc.ModTime}
 	return fc, nil
 }
 
@@ -305,10 +305,14 @@ func (d *objDir) openDir(name string) (dirHandle, facts, error) { return d.openC
 // objFile is an object's version, pinned: every read asks for it, and
 // fails (conflict) once another writer has replaced it.
 type objFile struct {
-	root  *objectRoot
-	ctx   context.Context
-	key   string
-	ver   string // "" for a directory opened as a file: nothing to read
+	root *objectRoot
+	ctx  context.Context
+	key  string
+	// ver is the version every read asks for; "" where the store gave
+	// none (versitygw for a file it did not write itself): such an
+	// object is read unconditioned, as the store holds it at each read.
+	ver   string
+	dir   bool // a directory opened as a file: nothing to read
 	size  int64
 	mtime time.Time
 	off   int64         // Read's offset
@@ -319,7 +323,7 @@ func (f *objFile) where(string) (string, error) { return f.root.abs(f.key), nil 
 func (f *objFile) birth() int64                 { return 0 }
 
 func (f *objFile) Read(p []byte) (int, error) {
-	if f.ver == "" {
+	if f.dir {
 		return 0, objPathErr("read", f.key, syscall.EISDIR)
 	}
 	if f.body == nil {
@@ -338,7 +342,7 @@ func (f *objFile) Read(p []byte) (int, error) {
 }
 
 func (f *objFile) ReadAt(p []byte, off int64) (int, error) {
-	if f.ver == "" {
+	if f.dir {
 		return 0, objPathErr("read", f.key, syscall.EISDIR)
 	}
 	if off >= f.size {
