@@ -125,7 +125,7 @@ func newClient(ctx context.Context, cfg policy.Store, u policy.ObjectURL, o opti
 		// not lazily at the first handshake, after Landlock.
 		pool, err := x509.SystemCertPool()
 		if err != nil {
-			return nil, fserr.Errorf(fserr.CodeConfig, u.String(), "%s: the system certificates could not be loaded: %v", u, err)
+			return nil, fserr.Errorf(fserr.CodeConfig, u.String(), "the system certificates could not be loaded: %v", err)
 		}
 		httpClient = awshttp.NewBuildableClient().
 			WithDialerOptions(func(d *net.Dialer) { d.Timeout = 10 * time.Second }).
@@ -165,7 +165,7 @@ func newClient(ctx context.Context, cfg policy.Store, u policy.ObjectURL, o opti
 	}
 	acfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return nil, fserr.Errorf(fserr.CodeConfig, u.String(), "%s: the AWS configuration could not be loaded: %v", u, err)
+		return nil, fserr.Errorf(fserr.CodeConfig, u.String(), "the AWS configuration could not be loaded: %v", err)
 	}
 	if acfg.Region == "" {
 		acfg.Region = DefaultRegion
@@ -192,16 +192,16 @@ const noCredentials = "no AWS credentials were found: set AWS_ACCESS_KEY_ID and 
 // anonymous too.
 func checkCredentials(ctx context.Context, acfg aws.Config, u policy.ObjectURL) error {
 	if acfg.Credentials == nil {
-		return fserr.Errorf(fserr.CodeConfig, u.String(), "%s: %s", u, noCredentials)
+		return fserr.Errorf(fserr.CodeConfig, u.String(), "%s", noCredentials)
 	}
 	cctx, cancel := context.WithTimeout(ctx, credsTimeout)
 	defer cancel()
 	creds, err := acfg.Credentials.Retrieve(cctx)
 	if err != nil {
-		return fserr.Errorf(fserr.CodeConfig, u.String(), "%s: %s (%s)", u, noCredentials, firstLine(err.Error()))
+		return fserr.Errorf(fserr.CodeConfig, u.String(), "%s (%s)", noCredentials, firstLine(err.Error()))
 	}
 	if creds.AccessKeyID == "" || creds.Source == "AnonymousCredentials" {
-		return fserr.Errorf(fserr.CodeConfig, u.String(), "%s: %s", u, noCredentials)
+		return fserr.Errorf(fserr.CodeConfig, u.String(), "%s", noCredentials)
 	}
 	return nil
 }
