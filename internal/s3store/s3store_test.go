@@ -566,3 +566,24 @@ func fileExists(f string) bool {
 	_, err := os.Stat(f)
 	return err == nil
 }
+
+// Without [store] endpoint the SDK's is used, AWS_ENDPOINT_URL_S3
+// honoured.
+func TestEndpointFromTheEnvironment(t *testing.T) {
+	awsEnv(t)
+	t.Setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:9123")
+	rec := &recorder{answer: func(*http.Request) answer {
+		return answer{status: 200, header: map[string]string{"Content-Length": "0"}}
+	}}
+	u := policy.ObjectURL{Bucket: "bkt", Prefix: "t"}
+	c, err := newClient(context.Background(), policy.Store{PathStyle: true}, u, options{httpClient: &http.Client{Transport: rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newStore(c, u).Head(context.Background(), "k"); err != nil {
+		t.Fatal(err)
+	}
+	if r := rec.last(t); r.URL.Host != "127.0.0.1:9123" || r.URL.Path != "/bkt/t/k" {
+		t.Fatalf("request to %s", r.URL)
+	}
+}
