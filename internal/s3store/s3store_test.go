@@ -587,3 +587,22 @@ func TestEndpointFromTheEnvironment(t *testing.T) {
 		t.Fatalf("request to %s", r.URL)
 	}
 }
+
+// A retried PUT sends the whole body again.
+func TestPutRetrySendsTheBodyAgain(t *testing.T) {
+	var n int
+	s, rec := newTestStore(t, "t", func(*http.Request) answer {
+		n++
+		if n == 1 {
+			return answer{status: 503, body: errXML("SlowDown")}
+		}
+		return answer{status: 200, header: map[string]string{"ETag": `"e"`}}
+	})
+	data := []byte("the body, twice")
+	if _, err := s.Put(context.Background(), "k", bytes.NewReader(data), int64(len(data)), sha256.Sum256(data), sandbox.ObjectCond{}); err != nil {
+		t.Fatal(err)
+	}
+	if rec.count() != 2 || string(rec.bodies[0]) != string(data) || string(rec.bodies[1]) != string(data) {
+		t.Fatalf("%d requests, bodies %q", rec.count(), rec.bodies)
+	}
+}
