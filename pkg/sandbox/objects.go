@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"io"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -306,4 +307,14 @@ func (s *Sandbox) hasURLRoot() bool {
 		}
 	}
 	return false
+}
+
+// cleanRoot is a configured root as a root's alias spells it: a path
+// cleaned, an s3:// URL as it is (ExpandRoot made it canonical; cleaning
+// it as a path would fold its "//").
+func cleanRoot(d string) string {
+	if policy.IsObjectURL(d) {
+		return d
+	}
+	return filepath.Clean(d)
 }

@@ -92,7 +92,7 @@ func (s *Sandbox) WritableRoots() []string {
 	_, writeRoots, _ := s.rootLists()
 	for _, d := range writeRoots {
 		for _, r := range s.roots {
-			if r.alias == filepath.Clean(d) && r.writable {
+			if r.alias == cleanRoot(d) && r.writable {
 				out = append(out, r.dir)
 				break
 			}
@@ -369,7 +369,7 @@ func (s *Sandbox) ReadRoots() []string {
 	_, _, readRoots := s.rootLists()
 	for _, d := range readRoots {
 		for _, r := range s.roots {
-			if r.alias == filepath.Clean(d) && !r.writable {
+			if r.alias == cleanRoot(d) && !r.writable {
 				out = append(out, r.dir)
 				break
 			}
