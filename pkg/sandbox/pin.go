@@ -586,8 +586,8 @@ func (s *Sandbox) mapErr(err error, t *target) error {
 // for when the current directory lies outside the workdir: "fsbox grep
 // TODO server.go" from elsewhere looks in the workdir, not here.
 func (s *Sandbox) whereLooked(t *target) string {
-	if filepath.IsAbs(t.given) || strings.HasPrefix(t.given, "~") {
-		return ""
+	if filepath.IsAbs(t.given) || strings.HasPrefix(t.given, "~") || s.work.url {
+		return "" // an object workdir: no current directory could have been meant
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
