@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"errors"
 	"io"
 	"sort"
@@ -56,8 +58,8 @@ func (b bucketStore) Delete(ctx context.Context, key, ifVersion string) error {
 }
 
 // useBuckets makes s3:// roots open over buckets (name -> keys), for the
-// test, and returns the opened roots' stores by URL.
-func useBuckets(t *testing.T, buckets map[string]map[string]string) {
+// test, and returns the buckets' stores by name.
+func useBuckets(t *testing.T, buckets map[string]map[string]string) map[string]*memObjects {
 	t.Helper()
 	mems := map[string]*memObjects{}
 	for name, files := range buckets {
@@ -82,6 +84,7 @@ func useBuckets(t *testing.T, buckets map[string]map[string]string) {
 			objectOpener.Store(prev)
 		}
 	})
+	return mems
 }
 
 func urlSandbox(t *testing.T, mod func(*policy.Policy)) *Sandbox {
@@ -212,4 +215,57 @@ func code(err error) fserr.Code {
 		return e.Code
 	}
 	return ""
+}
+
+// TestObjectURLWalkRequests: a walk of an object root lists the subtree
+// flat (one request for a thousand keys), opens and describes what it
+// listed without a request per file or directory, and reads each file
+// with one request.
+func TestObjectURLWalkRequests(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 30; i++ {
+		files[fmt.Sprintf("t/d%d/e%d/f%d.txt", i%5, i%3, i)] = "x"
+	}
+	files["t/empty/"] = ""
+	mems := useBuckets(t, map[string]map[string]string{"bkt": files})
+	// A key that spells what no path names (the fake refuses to hold
+	// one, S3 does not): never walked.
+	mems["bkt"].objs["t/a//b"] = memObject{data: []byte("x"), ver: "odd"}
+	s, err := New(policy.DefaultPolicy("s3://bkt/t"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got []string
+	if _, err := s.Walk(context.Background(), ".", WalkOptions{MaxDepth: -1}, func(e *Entry) error {
+		got = append(got, e.Path)
+		if e.Type == "file" {
+			f, err := e.Open()
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if _, err := io.ReadAll(f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	dirs, fileN := 0, 0
+	for _, p := range got {
+		if strings.HasSuffix(p, ".txt") {
+			fileN++
+		} else {
+			dirs++
+		}
+	}
+	if fileN != 30 || !slices.Contains(got, "empty") || slices.Contains(got, "a") {
+		t.Errorf("walked %d files, %d directories: %v", fileN, dirs, got)
+	}
+	req := mems["bkt"].requests
+	if req["List"] != 1 || req["Head"] > 2 || req["Get"] != 30 {
+		t.Errorf("requests %v: want 1 List (flat), at most 2 Head (the journal marker, in the root and the walk's start), 30 Get", req)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -129,6 +130,11 @@ func (o *objectRoot) stat(ctx context.Context, name string) (facts, error) {
 		return fileFacts(ob), nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return facts{}, err
+	case path.Base(name) == journalMarker:
+		// The journal's marker is a file or nothing: the door asks
+		// for it in every directory it opens, so no listing is spent
+		// on asking whether it is a directory.
+		return facts{}, objPathErr("stat", name, fs.ErrNotExist)
 	}
 	objs, prefixes, err := o.obj.List(ctx, name+"/", "/", "", 1)
 	if err != nil {
@@ -187,6 +193,9 @@ type objDir struct {
 	// and describes what it listed without a request per entry.
 	mu     sync.Mutex
 	listed map[string]Object
+	// tree, when set, is a flat listing of a whole subtree this
+	// directory lies in (listTree): its listing comes from there.
+	tree *objTree
 }
 
 // fromList is what the last listing said of the entry name.
@@ -232,6 +241,15 @@ func (d *objDir) list(_ *listScratch, out []dirent) ([]dirent, error) {
 		d.listed = listed
 		d.mu.Unlock()
 	}()
+	if d.tree != nil {
+		if ents, ok := d.tree.dirs[d.key]; ok {
+			for _, e := range ents {
+				out = append(out, e.dirent)
+				listed[e.name] = e.ob
+			}
+			return out, nil
+		}
+	}
 	pre, after := d.prefix(), ""
 	for {
 		objs, prefixes, err := d.root.obj.List(d.ctx, pre, "/", after, 1000)
@@ -295,6 +313,13 @@ func (d *objDir) openChild(name string, f *File) (facts, error) {
 }
 
 func (d *objDir) openChildDir(name string) (dirHandle, facts, error) {
+	if ob, ok := d.fromList(name); ok && ob.Key == "" {
+		// A prefix the listing showed: a directory, no request needed
+		// to say so (and its own listing comes from the tree, when d
+		// has one).
+		sub := &objDir{root: d.root, ctx: d.ctx, key: d.child(name), tree: d.tree}
+		return sub, dirFacts(), nil
+	}
 	return d.root.openDir(d.ctx, d.child(name))
 }
 
@@ -396,4 +421,90 @@ func cleanRel(p string) string {
 		return ""
 	}
 	return p
+}
+
+// objTree is a flat listing of a subtree: every key below a prefix, in a
+// few requests (a thousand keys each) instead of one or more per
+// directory. A walk asks for it at its start (listTree); the directories
+// below then list from it.
+type objTree struct {
+	dirs map[string][]treeEntry // by directory key ("." for the root)
+}
+
+type treeEntry struct {
+	dirent
+	ob Object // a file's facts; zero for a directory
+}
+
+// maxTreeKeys is the most keys a flat listing holds: a larger subtree is
+// listed a directory at a time, as it is walked (the pages fetched are
+// then the price of having tried: at most maxTreeKeys/1000 requests).
+const maxTreeKeys = 20000
+
+// listTree lists the whole subtree below d flat (SPEC §4: a walk is a flat
+// LIST of the prefix), for the directories the walk will open below it.
+// It is a hint: when the subtree holds more than maxTreeKeys keys, or a
+// request fails, nothing changes and the walk lists each directory.
+func (d *objDir) listTree() {
+	pre, after := d.prefix(), ""
+	t := &objTree{dirs: map[string][]treeEntry{d.key: nil}}
+	seen := map[string]bool{} // directories already entered in their parent
+	n := 0
+	for {
+		objs, _, err := d.root.obj.List(d.ctx, pre, "", after, 1000)
+		if err != nil {
+			return
+		}
+		was := after
+		for _, ob := range objs {
+			if !strings.HasPrefix(ob.Key, pre) || ob.Key <= was {
+				continue
+			}
+			after = max(after, ob.Key)
+			t.add(d.key, ob.Key[len(pre):], ob, seen)
+		}
+		if n += len(objs); n > maxTreeKeys {
+			return
+		}
+		if len(objs) < 1000 || after == was {
+			break
+		}
+	}
+	d.mu.Lock()
+	d.tree = t
+	d.mu.Unlock()
+}
+
+// add enters the key rel (below the tree's root, top) and every
+// directory on its way. A key that spells what no path names ("a//b",
+// "./x") is not entered, as list drops it; a marker ("dir/") enters its
+// directory only.
+func (t *objTree) add(top, rel string, ob Object, seen map[string]bool) {
+	marker := strings.HasSuffix(rel, "/")
+	parts := strings.Split(strings.TrimSuffix(rel, "/"), "/")
+	for _, c := range parts {
+		if !validName(c) {
+			return
+		}
+	}
+	dir := top
+	for i, c := range parts {
+		last := i == len(parts)-1
+		if last && !marker {
+			t.dirs[dir] = append(t.dirs[dir], treeEntry{dirent: dirent{name: c}, ob: ob})
+			return
+		}
+		sub := c
+		if dir != "." {
+			sub = dir + "/" + c
+		}
+		if !seen[sub] {
+			seen[sub] = true
+			t.dirs[dir] = append(t.dirs[dir], treeEntry{dirent: dirent{name: c, typ: fs.ModeDir}})
+			if _, ok := t.dirs[sub]; !ok {
+				t.dirs[sub] = nil
+			}
+		}
+		dir = sub
+	}
 }

@@ -293,6 +293,9 @@ func (s *Sandbox) Walk(ctx context.Context, start string, o WalkOptions, fn func
 	if err != nil {
 		return WalkSkipped{}, err
 	}
+	if tl, ok := d.h.(treeLister); ok && o.MaxDepth != 0 && o.MaxDepth != 1 {
+		tl.listTree() // an object root: the subtree in a few flat listings
+	}
 	w := &walker{cx: ctx, s: s, o: o, fn: fn}
 	root := &dirJob{dir: d, list: true}
 	if !o.NoIgnore {
