@@ -694,9 +694,6 @@ func Run(ctx context.Context, c Call) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			err := fserr.Errorf(fserr.CodeIO, "", "internal error: %v", r)
-			if os.Getenv("FSBOX_DEBUG_PANIC") != "" {
-				os.Stderr.Write(debug.Stack())
-			}
 			if out.closed.Load() {
 				code = st.audit(command, err, tool.ExitClosedPipe)
 				return

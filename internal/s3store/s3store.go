@@ -215,14 +215,34 @@ func firstLine(s string) string {
 	return s
 }
 
-// afterFiles are the files the client reads after Open: a web identity
-// token (read again at each refresh of the credentials), and name
-// resolution's files.
+// afterFiles are the files of the client's (SPEC §4: Landlock's read set
+// gains exactly those, and the door denies them): the shared AWS config
+// and credentials files and the system certificates, read in Open
+// before Landlock (and by a credential refresh that reads them again); a
+// web identity token (read again at each refresh); and name resolution's
+// files.
 func afterFiles(acfg aws.Config) []string {
 	var out []string
 	add := func(f string) {
 		if f != "" && !slices.Contains(out, f) {
 			out = append(out, f)
+		}
+	}
+	for _, f := range []struct{ env, def string }{
+		{"AWS_CONFIG_FILE", config.DefaultSharedConfigFilename()},
+		{"AWS_SHARED_CREDENTIALS_FILE", config.DefaultSharedCredentialsFilename()},
+	} {
+		if v := os.Getenv(f.env); v != "" {
+			add(v)
+		} else {
+			add(f.def)
+		}
+	}
+	add(os.Getenv("SSL_CERT_FILE"))
+	for _, f := range certFiles {
+		if _, err := os.Stat(f); err == nil {
+			add(f) // the one Go's certificate pool loads (the first there)
+			break
 		}
 	}
 	add(os.Getenv("AWS_WEB_IDENTITY_TOKEN_FILE"))
@@ -240,6 +260,17 @@ func afterFiles(acfg aws.Config) []string {
 		}
 	}
 	return out
+}
+
+// certFiles are where the system's certificate bundle lies on Linux, in
+// the order Go's crypto/x509 looks.
+var certFiles = []string{
+	"/etc/ssl/certs/ca-certificates.crt",
+	"/etc/pki/tls/certs/ca-bundle.crt",
+	"/etc/ssl/ca-bundle.pem",
+	"/etc/pki/tls/cacert.pem",
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+	"/etc/ssl/cert.pem",
 }
 
 // store is one object root's view of a client: its bucket and prefix.
