@@ -544,9 +544,18 @@ func TestOpenSharesOneClient(t *testing.T) {
 
 func TestFiles(t *testing.T) {
 	t.Setenv("AWS_WEB_IDENTITY_TOKEN_FILE", "/run/token")
+	t.Setenv("AWS_CONFIG_FILE", "/aws/config")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/aws/credentials")
+	t.Setenv("SSL_CERT_FILE", "/ca.pem")
 	acfg := aws.Config{ConfigSources: []any{config.SharedConfig{WebIdentityTokenFile: "/profile/token"}}}
 	files := afterFiles(acfg)
-	want := map[string]bool{"/run/token": true, "/profile/token": true}
+	want := map[string]bool{"/run/token": true, "/profile/token": true, "/aws/config": true, "/aws/credentials": true, "/ca.pem": true}
+	for _, f := range certFiles {
+		if fileExists(f) {
+			want[f] = true
+			break
+		}
+	}
 	for _, f := range nameFiles {
 		if fileExists(f) {
 			want[f] = true
