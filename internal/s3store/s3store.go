@@ -179,6 +179,14 @@ func newClient(ctx context.Context, cfg policy.Store, u policy.ObjectURL, o opti
 		}
 		so.UsePathStyle = cfg.PathStyle
 	})
+	// The endpoint in force, wherever it came from ([store] endpoint,
+	// AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the shared config): https://
+	// except on loopback.
+	if ep := s3c.Options().BaseEndpoint; ep != nil {
+		if err := policy.CheckEndpoint(*ep); err != nil {
+			return nil, fserr.Errorf(fserr.CodeConfig, u.String(), "%v", err)
+		}
+	}
 	return &client{s3: s3c, files: afterFiles(acfg)}, nil
 }
 

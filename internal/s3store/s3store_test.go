@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -613,5 +614,30 @@ func TestPutRetrySendsTheBodyAgain(t *testing.T) {
 	}
 	if rec.count() != 2 || string(rec.bodies[0]) != string(data) || string(rec.bodies[1]) != string(data) {
 		t.Fatalf("%d requests, bodies %q", rec.count(), rec.bodies)
+	}
+}
+
+// TestEndpointFromEnvironment: an endpoint from the environment is held
+// to the policy's rule: https:// except on loopback (config).
+func TestEndpointFromEnvironment(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "k")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "s")
+	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
+	t.Setenv("AWS_CA_BUNDLE", "")
+	for _, c := range []struct {
+		ep string
+		ok bool
+	}{{"http://s3.example.invalid:9000", false}, {"http://127.0.0.1:9000", true}, {"https://s3.example.invalid", true}} {
+		t.Setenv("AWS_ENDPOINT_URL_S3", c.ep)
+		_, err := Open(context.Background(), policy.Store{Region: "us-east-1", Concurrency: 1}, policy.ObjectURL{Bucket: "bkt-" + strconv.Itoa(len(c.ep))})
+		if got := err == nil; got != c.ok {
+			t.Errorf("AWS_ENDPOINT_URL_S3=%s: %v, want ok %v", c.ep, err, c.ok)
+		}
+		if err != nil {
+			if e := fserr.AsError(err); e == nil || e.Code != fserr.CodeConfig {
+				t.Errorf("AWS_ENDPOINT_URL_S3=%s: %v, want config", c.ep, err)
+			}
+		}
 	}
 }
