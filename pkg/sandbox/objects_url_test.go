@@ -2,10 +2,10 @@ package sandbox
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
