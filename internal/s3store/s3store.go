@@ -12,9 +12,11 @@ package s3store
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -360,7 +362,7 @@ func (s *store) Head(ctx context.Context, key string) (sandbox.Object, error) {
 }
 
 func (s *store) head(ctx context.Context, key, full, ifVersion string) (sandbox.Object, error) {
-	in := &s3.HeadObjectInput{Bucket: &s.bucket, Key: &full}
+	in := &s3.HeadObjectInput{Bucket: &s.bucket, Key: &full, ChecksumMode: types.ChecksumModeEnabled}
 	if ifVersion != "" {
 		in.IfMatch = &ifVersion
 	}
@@ -369,7 +371,21 @@ func (s *store) head(ctx context.Context, key, full, ifVersion string) (sandbox.
 		return sandbox.Object{}, s.mapErr(ctx, "head", key, full, ifVersion != "", err)
 	}
 	return sandbox.Object{Key: key, Size: aws.ToInt64(out.ContentLength), MTime: aws.ToTime(out.LastModified),
-		Version: etag(out.ETag)}, nil
+		Version: etag(out.ETag), SHA256: fullSHA256(out.ChecksumSHA256, out.ChecksumType)}, nil
+}
+
+// fullSHA256 is a HEAD's sha256 checksum as hex when it is of the whole
+// object (a multipart upload's is a checksum of checksums, "...-N"), else
+// "".
+func fullSHA256(b64 *string, typ types.ChecksumType) string {
+	if b64 == nil || typ == types.ChecksumTypeComposite || strings.Contains(*b64, "-") {
+		return ""
+	}
+	sum, err := base64.StdEncoding.DecodeString(*b64)
+	if err != nil || len(sum) != sha256.Size {
+		return ""
+	}
+	return hex.EncodeToString(sum)
 }
 
 func (s *store) List(ctx context.Context, prefix, delim, after string, max int) ([]sandbox.Object, []string, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -100,6 +101,11 @@ func TestS3StoreEveryMethod(t *testing.T) {
 	}
 	if h.Size != 11 || h.Version != v1.Version || h.Key != "docs/a.txt" {
 		t.Fatalf("head %+v, put %+v", h, v1)
+	}
+	// The sha256 sent with the PUT, which the server verified, comes
+	// back with HEAD: stat --sha256 needs no read.
+	if sum := sha256.Sum256([]byte("hello world")); h.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("head's sha256 %q, want the content's", h.SHA256)
 	}
 	objs, _, err := s.List(ctx, "docs/", "/", "", 0)
 	if err != nil {

@@ -224,7 +224,10 @@ func describe(ctx context.Context, sb *sandbox.Sandbox, path string, hash bool) 
 		t := info.Target
 		res.Target = &t
 	}
-	if hash && info.Type == "file" {
+	if hash && info.Type == "file" && info.StoreSHA256() != "" {
+		sum := info.StoreSHA256() // the object store's, verified when it was written: no read
+		res.SHA256 = &sum
+	} else if hash && info.Type == "file" {
 		f, err := sb.Open(path)
 		if err != nil {
 			return StatResult{}, err

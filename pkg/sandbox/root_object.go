@@ -39,6 +39,9 @@ type Object struct {
 	Size    int64
 	MTime   time.Time
 	Version string // an ETag or version id: changes whenever the content does
+	// SHA256 is the content's sha256 (hex) as the store verified it when
+	// the object was written, "" where it keeps none.
+	SHA256 string
 }
 
 // objCond is the condition of a change request: at most one is set.
@@ -109,7 +112,7 @@ func objPathErr(op, key string, err error) error {
 // fileFacts are the facts of an object.
 func fileFacts(ob Object) facts {
 	return facts{Info: Info{Type: "file", Size: ob.Size, Mode: 0o644, ModTime: ob.MTime.UTC(), ATime: ob.MTime.UTC(),
-		Nlink: 1, ver: ob.Version, object: true}}
+		Nlink: 1, ver: ob.Version, object: true, storeSum: ob.SHA256}}
 }
 
 // dirFacts are the facts of a prefix.
