@@ -59,6 +59,7 @@ type Server struct {
 	secret   string
 	caFile   string // TLS: the CA that signed the server's certificate
 	client   *s3.Client
+	logFile  string // the server's stdout and stderr: one line a request
 }
 
 type settings struct {
@@ -127,6 +128,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		logFile := filepath.Join(work, fmt.Sprintf("versitygw-%d.log", try))
 		if s.start(t, bin, append(args, "--port", fmt.Sprintf("127.0.0.1:%d", port), "posix", s.dir), logFile) {
 			s.client = s.newClient()
+			s.logFile = logFile
 			return s
 		}
 		b, _ := os.ReadFile(logFile)
@@ -249,6 +251,26 @@ func (s *Server) newClient() *s3.Client {
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	})
+}
+
+// Requests is the server's request log so far, one line a request as
+// versitygw prints it ("TIME | vgw | STATUS | DURATION | ADDR | METHOD |
+// PATH | - | QUERY"), oldest first; the readiness probes of Start are
+// among them. A test takes len(Requests) before a call and looks at the
+// lines after it to see which requests the call made.
+func (s *Server) Requests(t testing.TB) []string {
+	t.Helper()
+	b, err := os.ReadFile(s.logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "| vgw |") {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	return lines
 }
 
 // Client is an S3 client of the server with its root keys.
