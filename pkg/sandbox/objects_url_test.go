@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
@@ -185,6 +186,57 @@ func TestObjectURLRequestCap(t *testing.T) {
 	case <-ctx.Done():
 	default:
 		t.Error("the capped context is not done")
+	}
+}
+
+// A context derived from a capped one is done the moment the cap is
+// reached (its Err set before the refused request returns), as a
+// derived context of a deadline's is: a walk must not end in between
+// and take its cut directories for errors.
+func TestRequestCapDerivedAtOnce(t *testing.T) {
+	for i := 0; i < 200; i++ {
+		ctx := WithRequestCap(context.Background(), 1)
+		child, cancel := context.WithCancel(ctx)
+		ran := make(chan struct{})
+		context.AfterFunc(ctx, func() { close(ran) })
+		if err := takeRequest(child); err != nil {
+			t.Fatal(err)
+		}
+		if err := child.Err(); err != nil {
+			t.Fatalf("done before the cap: %v", err)
+		}
+		if err := takeRequest(child); !errors.Is(err, ErrMaxRequests) {
+			t.Fatalf("past the cap: %v", err)
+		}
+		if err := child.Err(); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("the derived context's Err right after the cap: %v", err)
+		}
+		select {
+		case <-ran:
+		case <-time.After(5 * time.Second):
+			t.Fatal("context.AfterFunc on the capped context never ran")
+		}
+		cancel()
+	}
+	// A derived context of one already done is done at once too, and
+	// cancelling it first unregisters it.
+	ctx := WithRequestCap(context.Background(), 1)
+	takeRequest(ctx)
+	takeRequest(ctx)
+	child, cancel := context.WithCancel(ctx)
+	defer cancel()
+	select {
+	case <-child.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a context derived from a done capped one is not done")
+	}
+	ctx2 := WithRequestCap(context.Background(), 1)
+	c2, cancel2 := context.WithCancel(ctx2)
+	cancel2()
+	takeRequest(ctx2)
+	takeRequest(ctx2)
+	if !errors.Is(c2.Err(), context.Canceled) {
+		t.Fatalf("a cancelled child: %v", c2.Err())
 	}
 }
 
