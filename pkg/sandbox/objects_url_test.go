@@ -265,3 +265,33 @@ func code(err error) fserr.Code {
 	}
 	return ""
 }
+
+// listRefused is a store whose every listing is refused, as refused
+// credentials or a missing bucket are.
+type listRefused struct{ ObjectStore }
+
+func (listRefused) List(context.Context, string, string, string, int) ([]Object, []string, error) {
+	return nil, nil, fserr.Errorf(fserr.CodeIO, "s3://bkt/ab/", "s3://bkt/ab/: list refused (request id X)")
+}
+
+// A walk whose start, on an object root, cannot be listed fails with the
+// listing's error: an empty result would pass it off as an empty
+// directory.
+func TestObjectURLWalkStartRefused(t *testing.T) {
+	useBuckets(t, map[string]map[string]string{"bkt": {"ab/notes.md": "x"}})
+	prev := objectOpener.Load()
+	UseObjectStores(func(ctx context.Context, st policy.Store, u policy.ObjectURL) (ObjectStore, error) {
+		s, err := (*prev)(ctx, st, u)
+		return listRefused{s}, err
+	})
+	s, err := New(policy.DefaultPolicy("s3://bkt/ab"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n := 0
+	_, err = s.Walk(context.Background(), ".", WalkOptions{}, func(e *Entry) error { n++; e.Release(); return nil })
+	if fe := fserr.AsError(err); fe == nil || fe.Code != fserr.CodeIO || !strings.Contains(fe.Msg, "request id") || n != 0 {
+		t.Fatalf("a walk of a start that cannot be listed: %v (%d entries)", err, n)
+	}
+}
