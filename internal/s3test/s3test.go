@@ -34,6 +34,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -253,9 +254,11 @@ func (s *Server) newClient() *s3.Client {
 	})
 }
 
-// Requests is the server's request log so far, one line a request as
-// versitygw prints it ("TIME | vgw | STATUS | DURATION | ADDR | METHOD |
-// PATH | - | QUERY"), oldest first; the readiness probes of Start are
+// Requests is the server's request log so far, one request a line as
+// "STATUS | METHOD | PATH | QUERY" (versitygw prints "TIME | vgw |
+// STATUS | DURATION | ADDR | METHOD | PATH | - | QUERY", and lines of
+// requests served at once can interleave, so a request is found by its
+// tail wherever it sits), oldest first; Start's readiness probes are
 // among them. A test takes len(Requests) before a call and looks at the
 // lines after it to see which requests the call made.
 func (s *Server) Requests(t testing.TB) []string {
@@ -265,13 +268,15 @@ func (s *Server) Requests(t testing.TB) []string {
 		t.Fatal(err)
 	}
 	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, "| vgw |") {
-			lines = append(lines, strings.TrimSpace(l))
-		}
+	for _, m := range requestLine.FindAllStringSubmatch(string(b), -1) {
+		lines = append(lines, m[1]+" | "+m[2]+" | "+m[3]+" | "+strings.TrimSpace(m[4]))
 	}
 	return lines
 }
+
+// requestLine is the tail of a line of versitygw's log: status,
+// duration, address, method, path, "-", query.
+var requestLine = regexp.MustCompile(`(?m)(\d{3}) \|\s+[^|\s]+ \| [^|\s]+ \| ([A-Z]+) \| ([^|\s]+) \| - \|([^\n]*)$`)
 
 // Client is an S3 client of the server with its root keys.
 func (s *Server) Client() *s3.Client { return s.client }
