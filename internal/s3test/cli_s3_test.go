@@ -51,8 +51,8 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts ...s3test.Option) *fixture {
 	t.Helper()
+	s := s3test.Start(t, opts...) // first: without a server the test skips before any build
 	bin := testbin.Dir(t)
-	s := s3test.Start(t, opts...)
 	s.Bucket(t, bkt)
 	dir := t.TempDir()
 	f := &fixture{s: s, bin: bin, dir: dir, home: filepath.Join(dir, "home")}
