@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -307,6 +308,11 @@ func (s *store) Files() []string { return slices.Clone(s.c.files) }
 // take it for another or not at all. A key may end in one '/' (a
 // directory marker); a listing's prefix or start may be "" (the root).
 func (s *store) full(rel string, emptyOK bool) (string, error) {
+	return s.fullUpTo(rel, emptyOK, MaxKeyBytes)
+}
+
+// fullUpTo is full with a limit of its own on the key's length.
+func (s *store) fullUpTo(rel string, emptyOK bool, maxBytes int) (string, error) {
 	full := s.prefix + rel
 	bad := func(why string) error {
 		return fserr.Errorf(fserr.CodeUsage, rel, "the key %q is refused before any request: %s", rel, why)
@@ -322,8 +328,8 @@ func (s *store) full(rel string, emptyOK bool) (string, error) {
 		return "", bad("it is not valid UTF-8")
 	case strings.IndexByte(full, 0) >= 0:
 		return "", bad("it holds a NUL byte")
-	case len(full) > MaxKeyBytes:
-		return "", bad(fmt.Sprintf("with the root's prefix it is %d bytes, over S3's %d", len(full), MaxKeyBytes))
+	case len(full) > maxBytes:
+		return "", bad(fmt.Sprintf("with the root's prefix it is %d bytes, over S3's %d", len(full), maxBytes))
 	}
 	for _, c := range strings.Split(strings.TrimSuffix(full, "/"), "/") {
 		if c == "" || c == "." || c == ".." {
@@ -389,9 +395,15 @@ func fullSHA256(b64 *string, typ types.ChecksumType) string {
 }
 
 func (s *store) List(ctx context.Context, prefix, delim, after string, max int) ([]sandbox.Object, []string, error) {
-	fullPrefix, err := s.full(prefix, true)
+	fullPrefix, err := s.fullUpTo(prefix, true, math.MaxInt)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(fullPrefix) > MaxKeyBytes {
+		// No key is longer than S3's longest, so none starts with this
+		// prefix: the answer is known without a request (the probe of
+		// KEY/, a directory, after a HEAD of a key of 1,024 bytes).
+		return nil, nil, nil
 	}
 	fullAfter := ""
 	if after != "" {

@@ -34,6 +34,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -59,6 +60,7 @@ type Server struct {
 	secret   string
 	caFile   string // TLS: the CA that signed the server's certificate
 	client   *s3.Client
+	logFile  string // the server's stdout and stderr: one line a request
 }
 
 type settings struct {
@@ -127,6 +129,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		logFile := filepath.Join(work, fmt.Sprintf("versitygw-%d.log", try))
 		if s.start(t, bin, append(args, "--port", fmt.Sprintf("127.0.0.1:%d", port), "posix", s.dir), logFile) {
 			s.client = s.newClient()
+			s.logFile = logFile
 			return s
 		}
 		b, _ := os.ReadFile(logFile)
@@ -250,6 +253,30 @@ func (s *Server) newClient() *s3.Client {
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	})
 }
+
+// Requests is the server's request log so far, one request a line as
+// "STATUS | METHOD | PATH | QUERY" (versitygw prints "TIME | vgw |
+// STATUS | DURATION | ADDR | METHOD | PATH | - | QUERY", and lines of
+// requests served at once can interleave, so a request is found by its
+// tail wherever it sits), oldest first; Start's readiness probes are
+// among them. A test takes len(Requests) before a call and looks at the
+// lines after it to see which requests the call made.
+func (s *Server) Requests(t testing.TB) []string {
+	t.Helper()
+	b, err := os.ReadFile(s.logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, m := range requestLine.FindAllStringSubmatch(string(b), -1) {
+		lines = append(lines, m[1]+" | "+m[2]+" | "+m[3]+" | "+strings.TrimSpace(m[4]))
+	}
+	return lines
+}
+
+// requestLine is the tail of a line of versitygw's log: status,
+// duration, address, method, path, "-", query.
+var requestLine = regexp.MustCompile(`(?m)(\d{3}) \|\s+[^|\s]+ \| [^|\s]+ \| ([A-Z]+) \| ([^|\s]+) \| - \|([^\n]*)$`)
 
 // Client is an S3 client of the server with its root keys.
 func (s *Server) Client() *s3.Client { return s.client }

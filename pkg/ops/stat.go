@@ -135,7 +135,13 @@ func Stat(ctx context.Context, sb *sandbox.Sandbox, o StatOptions) (StatResult, 
 	if err := begin(ctx, sb, "stat"); err != nil {
 		return StatResult{}, err
 	}
-	return describe(ctx, sb, o.Path, o.SHA256)
+	r, err := describe(ctx, sb, o.Path, o.SHA256)
+	if err != nil && timedOut(ctx, err) {
+		// One path cut by the deadline or [store] max_requests is
+		// timeout, as read's is (the store's error says which), not io.
+		return StatResult{}, &fserr.Error{Code: fserr.CodeTimeout, Path: o.Path, Msg: fserr.TimeoutMsg, Err: err}
+	}
+	return r, err
 }
 
 // StatFiles describes each of several paths, in argument order: a path

@@ -89,6 +89,15 @@ type capCtx struct {
 	done chan struct{}
 	hit  atomic.Bool
 	stop func() bool // the parent's AfterFunc
+
+	// The functions of AfterFunc: a context derived from this one
+	// (WithCancel, WithTimeout) registers its cancel here, so it is done
+	// as soon as the cap is reached, not a moment later (without it the
+	// context package watches Done from a goroutine of its own, and a
+	// walk could end in between, its cut directories taken for errors).
+	mu     sync.Mutex
+	after  map[*int]func()
+	closed bool
 }
 
 type capKey struct{}
@@ -100,8 +109,48 @@ func WithRequestCap(ctx context.Context, max int64) context.Context {
 		return ctx
 	}
 	c := &capCtx{Context: ctx, max: max, done: make(chan struct{})}
-	c.stop = context.AfterFunc(ctx, func() { c.once.Do(func() { close(c.done) }) })
+	c.stop = context.AfterFunc(ctx, c.close)
 	return c
+}
+
+// close makes c done (once), then runs every function AfterFunc holds.
+func (c *capCtx) close() {
+	c.once.Do(func() {
+		close(c.done)
+		c.mu.Lock()
+		fs := c.after
+		c.after, c.closed = nil, true
+		c.mu.Unlock()
+		for _, f := range fs {
+			f()
+		}
+	})
+}
+
+// AfterFunc runs f (in its own goroutine) once c is done, as
+// context.AfterFunc does; the context package calls it to tie a derived
+// context's cancel to c, and then runs f at once when c is done, so
+// the derived context's Err is set before the request refused returns.
+func (c *capCtx) AfterFunc(f func()) (stop func() bool) {
+	k := new(int)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		go f()
+		return func() bool { return false }
+	}
+	if c.after == nil {
+		c.after = map[*int]func(){}
+	}
+	c.after[k] = f
+	c.mu.Unlock()
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, ok := c.after[k]
+		delete(c.after, k)
+		return ok
+	}
 }
 
 func (c *capCtx) Done() <-chan struct{} { return c.done }
@@ -125,7 +174,7 @@ func (c *capCtx) Value(key any) any {
 func (c *capCtx) take() error {
 	if c.n.Add(1) > c.max {
 		if !c.hit.Swap(true) {
-			c.once.Do(func() { close(c.done) })
+			c.close()
 		}
 		return ErrMaxRequests
 	}

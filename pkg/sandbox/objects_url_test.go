@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
@@ -191,6 +192,57 @@ func TestObjectURLRequestCap(t *testing.T) {
 	}
 }
 
+// A context derived from a capped one is done the moment the cap is
+// reached (its Err set before the refused request returns), as a
+// derived context of a deadline's is: a walk must not end in between
+// and take its cut directories for errors.
+func TestRequestCapDerivedAtOnce(t *testing.T) {
+	for i := 0; i < 200; i++ {
+		ctx := WithRequestCap(context.Background(), 1)
+		child, cancel := context.WithCancel(ctx)
+		ran := make(chan struct{})
+		context.AfterFunc(ctx, func() { close(ran) })
+		if err := takeRequest(child); err != nil {
+			t.Fatal(err)
+		}
+		if err := child.Err(); err != nil {
+			t.Fatalf("done before the cap: %v", err)
+		}
+		if err := takeRequest(child); !errors.Is(err, ErrMaxRequests) {
+			t.Fatalf("past the cap: %v", err)
+		}
+		if err := child.Err(); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("the derived context's Err right after the cap: %v", err)
+		}
+		select {
+		case <-ran:
+		case <-time.After(5 * time.Second):
+			t.Fatal("context.AfterFunc on the capped context never ran")
+		}
+		cancel()
+	}
+	// A derived context of one already done is done at once too, and
+	// cancelling it first unregisters it.
+	ctx := WithRequestCap(context.Background(), 1)
+	takeRequest(ctx)
+	takeRequest(ctx)
+	child, cancel := context.WithCancel(ctx)
+	defer cancel()
+	select {
+	case <-child.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a context derived from a done capped one is not done")
+	}
+	ctx2 := WithRequestCap(context.Background(), 1)
+	c2, cancel2 := context.WithCancel(ctx2)
+	cancel2()
+	takeRequest(ctx2)
+	takeRequest(ctx2)
+	if !errors.Is(c2.Err(), context.Canceled) {
+		t.Fatalf("a cancelled child: %v", c2.Err())
+	}
+}
+
 // TestObjectURLNoChanges: until the changing side lands, a change on an
 // object root is unsupported and changes nothing.
 func TestObjectURLNoChanges(t *testing.T) {
@@ -267,5 +319,35 @@ func TestObjectURLWalkRequests(t *testing.T) {
 	req := mems["bkt"].requests
 	if req["List"] != 1 || req["Head"] > 2 || req["Get"] != 30 {
 		t.Errorf("requests %v: want 1 List (flat), at most 2 Head (the journal marker, in the root and the walk's start), 30 Get", req)
+	}
+}
+
+// listRefused is a store whose every listing is refused, as refused
+// credentials or a missing bucket are.
+type listRefused struct{ ObjectStore }
+
+func (listRefused) List(context.Context, string, string, string, int) ([]Object, []string, error) {
+	return nil, nil, fserr.Errorf(fserr.CodeIO, "s3://bkt/ab/", "s3://bkt/ab/: list refused (request id X)")
+}
+
+// A walk whose start, on an object root, cannot be listed fails with the
+// listing's error: an empty result would pass it off as an empty
+// directory.
+func TestObjectURLWalkStartRefused(t *testing.T) {
+	useBuckets(t, map[string]map[string]string{"bkt": {"ab/notes.md": "x"}})
+	prev := objectOpener.Load()
+	UseObjectStores(func(ctx context.Context, st policy.Store, u policy.ObjectURL) (ObjectStore, error) {
+		s, err := (*prev)(ctx, st, u)
+		return listRefused{s}, err
+	})
+	s, err := New(policy.DefaultPolicy("s3://bkt/ab"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n := 0
+	_, err = s.Walk(context.Background(), ".", WalkOptions{}, func(e *Entry) error { n++; e.Release(); return nil })
+	if fe := fserr.AsError(err); fe == nil || fe.Code != fserr.CodeIO || !strings.Contains(fe.Msg, "request id") || n != 0 {
+		t.Fatalf("a walk of a start that cannot be listed: %v (%d entries)", err, n)
 	}
 }

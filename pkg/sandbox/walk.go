@@ -322,6 +322,13 @@ func (s *Sandbox) Walk(ctx context.Context, start string, o WalkOptions, fn func
 	if err == nil {
 		err = ctx.Err() // a cancel seen while preparing left entries out
 	}
+	if err == nil && root.listErr != nil && d.rt.url {
+		// The start of a walk on an object root could not be listed
+		// (refused credentials, no such bucket, a server error): the
+		// walk has seen nothing, and an empty result would pass that
+		// off as an empty directory.
+		err = root.listErr
+	}
 	if w.sched != nil {
 		w.sched.stop()
 	}
@@ -523,6 +530,7 @@ func (w *walker) listJob(j *dirJob, ctx *walkCtx) (listing, bool) {
 	ctx.ents = ents // kept for the next directory
 	if err != nil {
 		j.skipped.Errors++
+		j.listErr = err
 		return listing{}, false
 	}
 	slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
