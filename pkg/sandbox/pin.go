@@ -71,6 +71,11 @@ func (s *Sandbox) OpenDir(p string) (*Dir, error) {
 	if err := s.kindCheckAt(pre.Mode, true, t); err != nil {
 		return nil, err
 	}
+	if o, ok := t.rt.st.(*objectRoot); ok {
+		// A prefix has nothing to open: the stat just made is the
+		// open's (openDir would ask the store the same again).
+		return s.adoptDir(o.dirAt(s.context(), t.rel), pre, t, true)
+	}
 	h, fc, err := t.rt.st.openDir(s.context(), t.rel)
 	if err != nil {
 		return nil, s.mapErr(err, t)
