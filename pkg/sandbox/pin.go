@@ -104,7 +104,14 @@ func (s *Sandbox) adoptDir(h dirHandle, fc facts, t *target, state bool) (*Dir, 
 		if pl := s.stateAbove(t.rt, rel); pl != nil {
 			return fail(stateDenial(t.given, pl))
 		}
-		d.state = s.stateOfOpenDir(h, info.key, info.Abs)
+		if rel == "." && t.rt.st.kind() != kindPosix {
+			// An object root's own marker is looked at once
+			// (stateOfRoot), not at every open of the root: two
+			// requests a call.
+			d.state, _ = s.stateOfRoot(t.rt)
+		} else {
+			d.state = s.stateOfOpenDir(h, info.key, info.Abs)
+		}
 	}
 	d.refs.Store(1)
 	return d, nil
