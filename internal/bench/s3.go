@@ -106,6 +106,11 @@ type s3Env struct {
 // s3Setup starts and seeds the server and builds s3raw; skipped says why
 // the rows cannot run ("" when they can).
 func s3Setup(cfg config, dir string) (e *s3Env, skipped string, err error) {
+	if abs, err := filepath.Abs(cfg.fsbox); err == nil {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(abs), "fsbox-s3")); err != nil {
+			return nil, "no fsbox-s3 beside -fsbox (make build does not build it: go build -o DIR/fsbox-s3 ./cmd/fsbox-s3): s3 rows skipped", nil
+		}
+	}
 	if s3test.Binary() == "" {
 		return nil, "versitygw not found (FSBOX_VERSITYGW, or versitygw on PATH; make s3server builds one): s3 rows skipped", nil
 	}
