@@ -94,12 +94,7 @@ func Binary() string {
 // Start starts versitygw for the test t, stopped at t's cleanup.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	var set settings
-	for _, o := range opts {
-		o(&set)
-	}
-	bin := Binary()
-	if bin == "" {
+	if Binary() == "" {
 		msg := "versitygw not found: make s3server (FSBOX_VERSITYGW=...)"
 		if v := os.Getenv("FSBOX_VERSITYGW"); v != "" {
 			msg += fmt.Sprintf("; FSBOX_VERSITYGW=%s is not there", v)
@@ -109,13 +104,61 @@ func Start(t testing.TB, opts ...Option) *Server {
 		}
 		t.Skip(msg)
 	}
-	s := &Server{dir: t.TempDir(), access: randHex(10), secret: randHex(20)}
-	work := t.TempDir()
+	s, stop, err := launch(t.TempDir(), t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			if b, err := os.ReadFile(s.logFile); err == nil {
+				t.Logf("versitygw's log (%s):\n%s", s.endpoint, tail(string(b), 4000))
+			}
+		}
+	})
+	return s
+}
+
+// ErrNoBinary is Launch's error when there is no versitygw (Binary).
+var ErrNoBinary = errors.New("versitygw not found: make s3server (FSBOX_VERSITYGW=...)")
+
+// Launch starts versitygw outside a test (a benchmark's server): its
+// posix directory is DIR/data and its log and certificates lie in
+// DIR/work (both made). stop stops it; the directories stay. Without a
+// versitygw (Binary) the error is ErrNoBinary.
+func Launch(dir string, opts ...Option) (s *Server, stop func(), err error) {
+	if Binary() == "" {
+		return nil, nil, ErrNoBinary
+	}
+	data, work := filepath.Join(dir, "data"), filepath.Join(dir, "work")
+	for _, d := range []string{data, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, nil, err
+		}
+	}
+	return launch(data, work, opts)
+}
+
+// LogFile is the server's log.
+func (s *Server) LogFile() string { return s.logFile }
+
+// launch starts versitygw over the posix directory data, its log and
+// certificates in work.
+func launch(data, work string, opts []Option) (*Server, func(), error) {
+	var set settings
+	for _, o := range opts {
+		o(&set)
+	}
+	bin := Binary()
+	s := &Server{dir: data, access: randHex(10), secret: randHex(20)}
 	var args []string
 	host := "127.0.0.1"
 	scheme := "http"
 	if set.tls {
-		certFile, keyFile, caFile := makeCerts(t, work)
+		certFile, keyFile, caFile, err := makeCerts(work)
+		if err != nil {
+			return nil, nil, err
+		}
 		s.caFile = caFile
 		args = append(args, "--cert", certFile, "--key", keyFile)
 		host, scheme = "localhost", "https"
@@ -124,39 +167,44 @@ func Start(t testing.TB, opts ...Option) *Server {
 	// bind: then the server exits, and another port is tried.
 	var lastLog string
 	for try := 0; try < 3; try++ {
-		port := freePort(t)
-		s.endpoint = fmt.Sprintf("%s://%s:%d", scheme, host, port)
-		logFile := filepath.Join(work, fmt.Sprintf("versitygw-%d.log", try))
-		if s.start(t, bin, append(args, "--port", fmt.Sprintf("127.0.0.1:%d", port), "posix", s.dir), logFile) {
-			s.client = s.newClient()
-			s.logFile = logFile
-			return s
+		port, err := freePort()
+		if err != nil {
+			return nil, nil, err
 		}
-		b, _ := os.ReadFile(logFile)
+		s.endpoint = fmt.Sprintf("%s://%s:%d", scheme, host, port)
+		s.logFile = filepath.Join(work, fmt.Sprintf("versitygw-%d.log", try))
+		stop, err := s.start(bin, append(args, "--port", fmt.Sprintf("127.0.0.1:%d", port), "posix", s.dir))
+		if err != nil {
+			return nil, nil, err
+		}
+		if stop != nil {
+			s.client = s.newClient()
+			return s, stop, nil
+		}
+		b, _ := os.ReadFile(s.logFile)
 		lastLog = string(b)
 	}
-	t.Fatalf("versitygw did not start:\n%s", lastLog)
-	return nil
+	return nil, nil, fmt.Errorf("versitygw did not start:\n%s", lastLog)
 }
 
-// start runs the server and waits until it answers (true), or until it
-// exits (false); it fails t when it neither answers nor exits in time.
-func (s *Server) start(t testing.TB, bin string, args []string, logFile string) bool {
-	t.Helper()
-	log, err := os.Create(logFile)
+// start runs the server and waits until it answers (its stop function),
+// or until it exits (nil, nil); an error when it neither answers nor
+// exits in time.
+func (s *Server) start(bin string, args []string) (func(), error) {
+	log, err := os.Create(s.logFile)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer log.Close()
 	cmd := exec.Command(bin, args...)
 	// Only what the server needs: the host's VGW_* and AWS settings
 	// never reach it.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Dir(logFile),
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Dir(s.logFile),
 		"ROOT_ACCESS_KEY=" + s.access, "ROOT_SECRET_KEY=" + s.secret}
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Dir = filepath.Dir(logFile)
+	cmd.Dir = filepath.Dir(s.logFile)
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start versitygw: %v", err)
+		return nil, fmt.Errorf("start versitygw: %v", err)
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
@@ -179,28 +227,19 @@ func (s *Server) start(t testing.TB, bin string, args []string, logFile string) 
 	for i := 0; i < 200; i++ {
 		select {
 		case <-exited:
-			return false
+			return nil, nil
 		default:
 		}
 		resp, err := hc.Get(s.endpoint + "/")
 		if err == nil {
 			resp.Body.Close()
-			t.Cleanup(func() {
-				stop()
-				if t.Failed() {
-					if b, err := os.ReadFile(logFile); err == nil {
-						t.Logf("versitygw's log (%s):\n%s", s.endpoint, tail(string(b), 4000))
-					}
-				}
-			})
-			return true
+			return stop, nil
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
 	stop()
-	b, _ := os.ReadFile(logFile)
-	t.Fatalf("versitygw did not answer on %s within 200 tries:\n%s", s.endpoint, tail(string(b), 4000))
-	return false
+	b, _ := os.ReadFile(s.logFile)
+	return nil, fmt.Errorf("versitygw did not answer on %s within 200 tries:\n%s", s.endpoint, tail(string(b), 4000))
 }
 
 func tail(s string, n int) string {
@@ -210,14 +249,13 @@ func tail(s string, n int) string {
 	return s
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
+func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func randHex(n int) string {
@@ -367,11 +405,10 @@ func IsNotFound(err error) bool {
 
 // makeCerts writes a CA and a certificate for localhost it signs (ECDSA
 // P-256) into dir.
-func makeCerts(t testing.TB, dir string) (certFile, keyFile, caFile string) {
-	t.Helper()
+func makeCerts(dir string) (certFile, keyFile, caFile string, err error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		return "", "", "", err
 	}
 	now := time.Now()
 	ca := &x509.Certificate{
@@ -385,15 +422,15 @@ func makeCerts(t testing.TB, dir string) (certFile, keyFile, caFile string) {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return "", "", "", err
 	}
 	caCert, err := x509.ParseCertificate(caDER)
 	if err != nil {
-		t.Fatal(err)
+		return "", "", "", err
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		return "", "", "", err
 	}
 	leaf := &x509.Certificate{
 		SerialNumber: big.NewInt(2),
@@ -406,18 +443,19 @@ func makeCerts(t testing.TB, dir string) (certFile, keyFile, caFile string) {
 	}
 	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return "", "", "", err
 	}
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
-		t.Fatal(err)
+		return "", "", "", err
 	}
 	write := func(name, typ string, der []byte) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
+		if e := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); e != nil && err == nil {
+			err = e
 		}
 		return p
 	}
-	return write("cert.pem", "CERTIFICATE", leafDER), write("key.pem", "PRIVATE KEY", keyDER), write("ca.pem", "CERTIFICATE", caDER)
+	certFile, keyFile, caFile = write("cert.pem", "CERTIFICATE", leafDER), write("key.pem", "PRIVATE KEY", keyDER), write("ca.pem", "CERTIFICATE", caDER)
+	return certFile, keyFile, caFile, err
 }

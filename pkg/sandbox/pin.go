@@ -71,6 +71,11 @@ func (s *Sandbox) OpenDir(p string) (*Dir, error) {
 	if err := s.kindCheckAt(pre.Mode, true, t); err != nil {
 		return nil, err
 	}
+	if o, ok := t.rt.st.(*objectRoot); ok {
+		// A prefix has nothing to open: the stat just made is the
+		// open's (openDir would ask the store the same again).
+		return s.adoptDir(o.dirAt(s.context(), t.rel), pre, t, true)
+	}
 	h, fc, err := t.rt.st.openDir(s.context(), t.rel)
 	if err != nil {
 		return nil, s.mapErr(err, t)
@@ -99,7 +104,14 @@ func (s *Sandbox) adoptDir(h dirHandle, fc facts, t *target, state bool) (*Dir, 
 		if pl := s.stateAbove(t.rt, rel); pl != nil {
 			return fail(stateDenial(t.given, pl))
 		}
-		d.state = s.stateOfOpenDir(h, info.key, info.Abs)
+		if rel == "." && t.rt.st.kind() != kindPosix {
+			// An object root's own marker is looked at once
+			// (stateOfRoot), not at every open of the root: two
+			// requests a call.
+			d.state, _ = s.stateOfRoot(t.rt)
+		} else {
+			d.state = s.stateOfOpenDir(h, info.key, info.Abs)
+		}
 	}
 	d.refs.Store(1)
 	return d, nil

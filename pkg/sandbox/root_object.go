@@ -178,11 +178,17 @@ func (o *objectRoot) openDir(ctx context.Context, name string) (dirHandle, facts
 	if !fc.Mode.IsDir() {
 		return nil, facts{}, objPathErr("open", name, syscall.ENOTDIR)
 	}
+	return o.dirAt(ctx, name), fc, nil
+}
+
+// dirAt is the prefix name, which a stat has just found to be a
+// directory, opened without asking the store again.
+func (o *objectRoot) dirAt(ctx context.Context, name string) *objDir {
 	key := name
 	if key == "" {
 		key = "."
 	}
-	return &objDir{root: o, ctx: ctx, key: key}, fc, nil
+	return &objDir{root: o, ctx: ctx, key: key}
 }
 
 // objDir is a prefix, opened: its entries are listed and opened by key.

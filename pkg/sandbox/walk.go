@@ -368,10 +368,23 @@ func (w *walker) ancestorIgnores(d *Dir, base *ignore.Stack) *ignore.Stack {
 // ignore.Outside), its .gitignore and (beside a .git directory)
 // .git/info/exclude, lowest precedence first.
 func (w *walker) pushIgnores(st *ignore.Stack, d *Dir, names map[string]fs.FileMode, sk *WalkSkipped) *ignore.Stack {
+	// Without the listing, each name is looked up once (.git is asked
+	// after twice): on an object root a lookup is two requests.
+	var looked map[string]fs.FileMode // a name's type; missing: fs.ModeIrregular
 	has := func(n string, want fs.FileMode) bool {
 		if names == nil {
-			fc, err := d.h.lstat(n)
-			return err == nil && fc.Mode.Type() == want
+			m, ok := looked[n]
+			if !ok {
+				m = fs.ModeIrregular
+				if fc, err := d.h.lstat(n); err == nil {
+					m = fc.Mode.Type()
+				}
+				if looked == nil {
+					looked = map[string]fs.FileMode{}
+				}
+				looked[n] = m
+			}
+			return m == want
 		}
 		m, ok := names[n]
 		return ok && m == want
