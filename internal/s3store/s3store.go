@@ -652,7 +652,10 @@ func (s *store) mapErr(ctx context.Context, op, key, full string, conditional bo
 	case st == http.StatusPreconditionFailed,
 		conditional && (st == http.StatusConflict || st == http.StatusNotFound):
 		return &fs.PathError{Op: op, Path: key, Err: sandbox.ErrPrecondition}
-	case st == http.StatusNotFound:
+	case st == http.StatusNotFound && (code == "" || code == "NoSuchKey" || code == "NotFound"):
+		// A missing key (a HEAD's answer has no body: NotFound). A 404
+		// that names something else (versitygw's XAdminUserNotFound for
+		// an unknown access key) is no answer about the key: io below.
 		return &fs.PathError{Op: op, Path: key, Err: fs.ErrNotExist}
 	}
 	where := s.url + full

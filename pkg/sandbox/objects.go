@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
@@ -366,4 +368,28 @@ func cleanRoot(d string) string {
 		return d
 	}
 	return filepath.Clean(d)
+}
+
+// maxKeyBytes is the longest key an object store takes, the root's
+// prefix included.
+const maxKeyBytes = 1024
+
+// checkKey refuses, before any request, a path on an object root (s3://)
+// whose key S3 would not take as the path checked: invalid UTF-8, or
+// longer than 1,024 bytes with the root's prefix (SPEC §4: usage). A
+// path that climbs out of its root is left to the door, which denies
+// it. nil for every other root.
+func (rt *root) checkKey(t *target) error {
+	if !rt.url || t.rel == "." || t.rel == ".." || strings.HasPrefix(t.rel, "../") {
+		return nil
+	}
+	key := strings.TrimPrefix(rt.abs(t.rel), policy.S3Scheme)
+	_, key, _ = strings.Cut(key, "/") // the bucket is not part of the key
+	switch {
+	case !utf8.ValidString(t.rel):
+		return fserr.Errorf(fserr.CodeUsage, t.given, "%s is not valid UTF-8, which no key of an object store may hold", t.given)
+	case len(key) > maxKeyBytes:
+		return fserr.Errorf(fserr.CodeUsage, t.given, "%s makes a key of %d bytes (with the root's prefix), over the %d an object store takes", t.given, len(key), maxKeyBytes)
+	}
+	return nil
 }

@@ -141,8 +141,12 @@ func TestObjectURLRoots(t *testing.T) {
 		{"s3://bkt/abc/other.md", "", "", fserr.CodeDenied},
 		{"s3://bkt/top.txt", "", "", fserr.CodeDenied},
 		{"s3://bkt/ab/missing.md", "", "", fserr.CodeNotFound},
-		{"/s3:/bkt/ab/notes.md", "", "", fserr.CodeDenied},  // an absolute path is never a URL
-		{"s3:/bkt/ab/notes.md", "", "", fserr.CodeNotFound}, // a relative path: ./s3:/bkt/… in the workdir
+		{"/s3:/bkt/ab/notes.md", "", "", fserr.CodeDenied},            // an absolute path is never a URL
+		{"s3:/bkt/ab/notes.md", "", "", fserr.CodeNotFound},           // a relative path: ./s3:/bkt/… in the workdir
+		{strings.Repeat("d/", 510) + "ab", "", "", fserr.CodeUsage},   // ab/ + 1,022 bytes = 1,025: over the key limit, whatever exists
+		{strings.Repeat("d/", 510) + "a", "", "", fserr.CodeNotFound}, // 1,024 bytes: a key, not there
+		{`missing/\xff`, "", "", fserr.CodeNotFound},                  // the four characters \xff: valid UTF-8
+		{"missing/" + string([]byte{0xff}), "", "", fserr.CodeUsage},  // a byte that is no UTF-8
 	} {
 		got, shown, err := readURL(t, s, c.path)
 		if c.code != "" {

@@ -111,7 +111,8 @@ func (s *Sandbox) resolveLexical(p string) (*target, error) {
 	}
 	url := policy.IsObjectURL(p) // always a URL: a local directory named s3: is ./s3:
 	if !url && !strings.HasPrefix(p, "/") {
-		return &target{given: given, rt: s.work, rel: path.Clean(relJoin(splitPath(p)))}, nil
+		t := &target{given: given, rt: s.work, rel: path.Clean(relJoin(splitPath(p)))}
+		return t, s.work.checkKey(t)
 	}
 	parts := splitPath(p)
 	for _, r := range s.roots {
@@ -121,7 +122,8 @@ func (s *Sandbox) resolveLexical(p string) (*target, error) {
 		for _, base := range []string{r.dir, r.alias} {
 			bp := splitPath(base)
 			if len(bp) <= len(parts) && equalParts(bp, parts[:len(bp)]) {
-				return &target{given: given, rt: r, rel: path.Clean(relJoin(parts[len(bp):]))}, nil
+				t := &target{given: given, rt: r, rel: path.Clean(relJoin(parts[len(bp):]))}
+				return t, r.checkKey(t)
 			}
 		}
 	}
