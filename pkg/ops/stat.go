@@ -139,7 +139,7 @@ func Stat(ctx context.Context, sb *sandbox.Sandbox, o StatOptions) (StatResult, 
 	if err != nil && timedOut(ctx, err) {
 		// One path cut by the deadline or [store] max_requests is
 		// timeout, as read's is (the store's error says which), not io.
-		return StatResult{}, &fserr.Error{Code: fserr.CodeTimeout, Path: o.Path, Msg: fserr.TimeoutMsg, Err: err}
+		return StatResult{}, fserr.Timeout(o.Path, err)
 	}
 	return r, err
 }

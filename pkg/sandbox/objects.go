@@ -78,6 +78,7 @@ func (maxRequestsErr) Error() string {
 	return "the call reached [store] max_requests, the most requests one call may make to an object store"
 }
 func (maxRequestsErr) Is(target error) bool { return target == context.DeadlineExceeded }
+func (maxRequestsErr) MaxRequests() bool    { return true } // fserr.Timeout says so
 func (maxRequestsErr) Timeout() bool        { return true }
 func (maxRequestsErr) Temporary() bool      { return true }
 
