@@ -162,13 +162,37 @@ func (o *objectRoot) stat(ctx context.Context, name string) (facts, error) {
 // opened as one, with nothing to read, and refused by the door as
 // posix's is).
 func (o *objectRoot) openFile(ctx context.Context, name string, f *File) (facts, error) {
-	fc, err := o.stat(ctx, name)
-	if err != nil {
-		return facts{}, err
+	if name == "." || name == "" {
+		f.obj = &objFile{root: o, ctx: ctx, key: name, dir: true}
+		return dirFacts(), nil
 	}
-	f.obj = &objFile{root: o, ctx: ctx, key: name, ver: fc.ver, dir: fc.Mode.IsDir(), size: fc.Size, mtime: fc.ModTime}
-	return fc, nil
+	// One request opens a file: a GET of its first openWindow bytes,
+	// which says its version, size and time as a HEAD would, and holds
+	// what most reads want; the rest is asked for by that version.
+	body, ob, err := o.obj.Get(ctx, name, 0, openWindow, "")
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return facts{}, err
+		}
+		fc, err := o.stat(ctx, name) // a directory, or nothing
+		if err != nil {
+			return facts{}, err
+		}
+		f.obj = &objFile{root: o, ctx: ctx, key: name, dir: true}
+		return fc, nil
+	}
+	head, err := io.ReadAll(io.LimitReader(body, openWindow))
+	body.Close()
+	if err != nil {
+		return facts{}, readErr(name, err)
+	}
+	f.obj = &objFile{root: o, ctx: ctx, key: name, ver: ob.Version, size: ob.Size, mtime: ob.MTime, head: head}
+	return fileFacts(ob), nil
 }
+
+// openWindow is how much of a file its open reads: a file this small is
+// read with the one request that opens it.
+const openWindow = 64 << 10
 
 func (o *objectRoot) openDir(ctx context.Context, name string) (dirHandle, facts, error) {
 	fc, err := o.stat(ctx, name)
@@ -348,6 +372,9 @@ type objFile struct {
 	ver   string
 	dir   bool // a directory opened as a file: nothing to read
 	size  int64
+	// head is the start of the content, read with the open (at most
+	// openWindow bytes; all of a small file).
+	head  []byte
 	mtime time.Time
 	off   int64         // Read's offset
 	body  io.ReadCloser // Read's open body, from off
@@ -359,6 +386,11 @@ func (f *objFile) birth() int64                 { return 0 }
 func (f *objFile) Read(p []byte) (int, error) {
 	if f.dir {
 		return 0, objPathErr("read", f.key, syscall.EISDIR)
+	}
+	if f.body == nil && f.off < int64(len(f.head)) {
+		n := copy(p, f.head[f.off:])
+		f.off += int64(n)
+		return n, nil
 	}
 	if f.body == nil {
 		if f.off >= f.size {
@@ -381,6 +413,13 @@ func (f *objFile) ReadAt(p []byte, off int64) (int, error) {
 	}
 	if off >= f.size {
 		return 0, io.EOF
+	}
+	if held := int64(len(f.head)); off+int64(len(p)) <= held || held == f.size {
+		n := copy(p, f.head[off:]) // what the open read: the same version
+		if n < len(p) {
+			return n, io.EOF
+		}
+		return n, nil
 	}
 	body, _, err := f.root.obj.Get(f.ctx, f.key, off, int64(len(p)), f.ver)
 	if err != nil {
