@@ -369,9 +369,9 @@ type objFile struct {
 	// ver is the version every read asks for; "" where the store gave
 	// none (versitygw for a file it did not write itself): such an
 	// object is read unconditioned, as the store holds it at each read.
-	ver   string
-	dir   bool // a directory opened as a file: nothing to read
-	size  int64
+	ver  string
+	dir  bool // a directory opened as a file: nothing to read
+	size int64
 	// head is the start of the content, read with the open (at most
 	// openWindow bytes; all of a small file).
 	head  []byte
