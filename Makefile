@@ -196,9 +196,11 @@ BENCHDATA ?= /tmp/fsbox-bench
 # ripgrep's kernel pattern set against rg. The bench never fetches it.
 KERNEL ?=
 KERNELFLAG = $(if $(KERNEL),-kernel $(KERNEL))
-bench: build
+# The s3-* rows (object roots on versitygw, against a raw-SDK program)
+# use the server make s3server builds.
+bench: build s3server
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
-	$(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA) -shell $(KERNELFLAG)
+	FSBOX_VERSITYGW="$(S3SERVER)" $(GO) run ./internal/bench -fsbox $(BIN) -data $(BENCHDATA) -shell $(KERNELFLAG)
 
 # The kernel rows alone, median of 5 interleaved runs a side.
 bench-kernel: build
