@@ -35,6 +35,11 @@ func TestLeanExecsMCP(t *testing.T) {
 	if d := deps("."); strings.Contains(d, sdk) || !strings.Contains(d, gojq) {
 		t.Errorf("cmd/fsbox: want gojq linked and the MCP SDK not (every call would pay its package init)")
 	}
+	// Nor the AWS SDK (internal/s3store): the binary that serves object
+	// roots (fsbox-s3) registers it (sandbox.UseObjectStores).
+	if d := deps("."); strings.Contains(d, "github.com/aws/") {
+		t.Errorf("cmd/fsbox links the AWS SDK (every call would pay its package init)")
+	}
 	if d := deps("../fsbox-mcp"); !strings.Contains(d, sdk) {
 		t.Errorf("cmd/fsbox-mcp does not link the MCP SDK")
 	}

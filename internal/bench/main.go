@@ -259,6 +259,10 @@ type comparison struct {
 	setup func(dir string) error
 	// viaShell: both sides run as sh -c 'CMD | cat >/dev/null' (-shell).
 	viaShell bool
+	// bin, when set, is the binary beside fsbox (and beside the
+	// baseline) that runs in its place, with the same arguments: the s3
+	// rows' fsbox-s3.
+	bin string
 	// rivalPolicy, when set with rival ["fsbox", ...], makes the rival
 	// this same fsbox under another policy: a row that measures what a
 	// policy setting costs (the journal).
@@ -268,6 +272,8 @@ type comparison struct {
 // policy is a policy file for the rows that need one: text is what follows
 // its workdir line (the data directory). It is written beside the data
 // directory as DATA.NAME.toml (see writePolicy).
+// A text that starts with "workdir =" is the whole policy (the s3 rows',
+// whose workdir is a bucket).
 type policy struct{ name, text string }
 
 // bigLimits raises the limits that would cut the output: max_results and
@@ -706,6 +712,8 @@ type config struct {
 	baseline string
 	// baselineOnly: with baseline, run no rivals.
 	baselineOnly bool
+	// s3raw: the s3 rows' rival binary; "" to build it (s3.go).
+	s3raw string
 }
 
 func main() {
@@ -725,6 +733,7 @@ func main() {
 	maxRSS := flag.Int64("max-rss", procStatusKiB("/proc/meminfo", "MemTotal:")>>11, "kill a run whose RSS passes this many MiB (default: half the memory); 0 for no limit")
 	flag.StringVar(&cfg.baseline, "baseline", "", "also time every row that runs fsbox with this binary (an earlier build, its fsbox-mcp, or an older build's fsbox-full, beside it) in place of -fsbox, interleaved run for run, and report current/baseline with a REGRESSION verdict past max(5 %, 0.2 ms)")
 	flag.BoolVar(&cfg.baselineOnly, "baseline-only", false, "with -baseline, run no rivals (rg, GNU tools, the MCP peer): fsbox and the baseline only (default true when -baseline is given)")
+	flag.StringVar(&cfg.s3raw, "s3raw", "", "the s3-* rows' rival, a build of internal/bench/s3raw (default: built into DATA.s3raw)")
 	list := flag.Bool("list", false, "list the comparisons and exit")
 	flag.Parse()
 	baselineOnlySet := false
@@ -746,6 +755,9 @@ func main() {
 		for _, n := range mcpRowNames {
 			fsboxCmd, peer := mcpListing(n)
 			fmt.Printf("%-16s %s\n%-16s vs %s\n", n, fsboxCmd, "", peer)
+		}
+		for _, n := range s3Names() {
+			fmt.Printf("%-16s fsbox on s3://%s/%s (versitygw) vs the raw SDK (s3.go)\n", n, s3Bucket, s3Tenant)
 		}
 		for _, n := range pagesRowNames {
 			fmt.Printf("%-16s fsbox grep -n %s %s, paged by max_result_bytes = %d (pages.go)\n", n, pagesNeedle, dirPages, pagesBudget)
@@ -828,6 +840,24 @@ func run(cfg config) int {
 		fatalf(2, "-data: %v", err)
 	}
 
+	// The s3 rows (s3.go): a server started and seeded now.
+	var s3e *s3Env
+	var s3Skipped string
+	if s3Wanted(cfg) {
+		var err error
+		if s3e, s3Skipped, err = s3Setup(cfg, dir); err != nil {
+			fatalf(2, "s3 rows: %v", err)
+		}
+		if s3e != nil {
+			defer s3e.stop()
+			comparisons = append(comparisons, s3Rows(s3e)...)
+		}
+	}
+	var s3MCP []string
+	if s3e != nil {
+		s3MCP = s3MCPSelected(cfg)
+	}
+
 	var selected []comparison
 	need := map[string]bool{}
 	for _, c := range comparisons {
@@ -867,7 +897,7 @@ func run(cfg config) int {
 	if len(pagesRows) > 0 {
 		need[dirPages] = true
 	}
-	if len(selected) == 0 && len(mcpRows) == 0 && len(pagesRows) == 0 {
+	if len(selected) == 0 && len(mcpRows) == 0 && len(pagesRows) == 0 && len(s3MCP) == 0 && s3Skipped == "" {
 		fatalf(2, "-only %q matches no comparison (see -list)", cfg.only)
 	}
 	// The default policy's journal (the write and edit rows) lives beside
@@ -960,6 +990,23 @@ func run(cfg config) int {
 				progress("   %s: error: %s", r.Name, r.Error)
 			}
 			rep.Results = append(rep.Results, r)
+		}
+	}
+
+	if len(s3MCP) > 0 {
+		for _, r := range benchS3MCP(cfg, dir, fsbox, fsboxEnv, s3e, s3MCP) {
+			if r.Error != "" {
+				progress("   %s: error: %s", r.Name, r.Error)
+			}
+			rep.Results = append(rep.Results, r)
+		}
+	}
+	if s3Skipped != "" {
+		progress("%s", s3Skipped)
+		for _, n := range s3Names() {
+			if cfg.only == nil || cfg.only.MatchString(n) {
+				rep.Results = append(rep.Results, result{Name: n, Skipped: s3Skipped})
+			}
 		}
 	}
 
@@ -1371,14 +1418,23 @@ func measure(cfg config, c comparison, dir, fsbox string, fsboxEnv []string, dev
 	if c.policy != (policy{}) {
 		args = append([]string{"--config", writePolicy(dir, c.policy)}, args...)
 	}
-	fp := proc{path: fsbox, argv: append([]string{fsbox}, args...), dir: dir, env: append(slices.Clone(fsboxEnv), c.env...), stdin: c.stdin, pipe: c.pipe, setup: c.setup}
+	fpath := fsbox
+	if c.bin != "" {
+		fpath = filepath.Join(filepath.Dir(fsbox), c.bin)
+		res.FsboxArgv[0] = c.bin
+	}
+	fp := proc{path: fpath, argv: append([]string{fpath}, args...), dir: dir, env: append(slices.Clone(fsboxEnv), c.env...), stdin: c.stdin, pipe: c.pipe, setup: c.setup}
 	procs := []proc{fp}
 	// bi and ri are the baseline's and the rival's places in procs; -1
 	// for none.
 	bi, ri := -1, -1
 	if cfg.baseline != "" {
 		bp := fp
-		bp.path, bp.argv = cfg.baseline, append([]string{cfg.baseline}, args...)
+		bpath := cfg.baseline
+		if c.bin != "" {
+			bpath = filepath.Join(filepath.Dir(bpath), c.bin)
+		}
+		bp.path, bp.argv = bpath, append([]string{bpath}, args...)
 		bi, procs = len(procs), append(procs, bp)
 	}
 	switch {
@@ -2353,6 +2409,9 @@ func lineOffset(name string, n int64) func(dir string) (int64, error) {
 func writePolicy(dir string, pol policy) string {
 	p := dir + "." + pol.name + ".toml"
 	text := fmt.Sprintf("workdir = %q\n", dir) + strings.ReplaceAll(pol.text, "JOURNAL_DIR", journalBase(dir, pol.name))
+	if strings.HasPrefix(pol.text, "workdir =") {
+		text = pol.text
+	}
 	if b, err := os.ReadFile(p); err != nil || string(b) != text {
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			fatalf(2, "writing %s: %v", p, err)

@@ -48,6 +48,10 @@ type Call struct {
 	// fsbox-mcp beside this binary in this process's place (only the
 	// binary's entry asks).
 	ExecMCP bool
+	// ExecS3: a call whose policy names an object root, in a binary that
+	// cannot open one, runs the fsbox-s3 beside this binary in this
+	// process's place (only a binary's entry asks).
+	ExecS3 bool
 }
 
 // call is what a command's run function gets.
@@ -69,6 +73,7 @@ type call struct {
 	audit          *sandbox.AuditLog
 	serve          Serve
 	execMCP        bool
+	execS3         bool
 	argv           []string
 	getenv         func(string) (string, bool)
 	stdout, stderr io.Writer
@@ -334,6 +339,9 @@ func (st *state) action(op *spec.Op, c *ucli.Context) error {
 		// (but mcp, whose server outlives any one call, runs without it).
 		dl, cancel := context.WithDeadline(cx, st.start.Add(st.policy.Limits.CallTimeout(st.timeout)))
 		defer cancel()
+		if st.policy.HasObjectRoot() { // [store] max_requests ends the call as its deadline does
+			dl = sandbox.WithRequestCap(dl, st.policy.Store.MaxRequests)
+		}
 		jqcx = dl
 		if op.Run != nil {
 			cx = dl
@@ -342,7 +350,7 @@ func (st *state) action(op *spec.Op, c *ucli.Context) error {
 	cx, live, stop := st.watch(op, cx)
 	defer stop()
 	x := &call{cx: cx, op: op, in: in, stdin: st.c.Stdin, args: args, out: st.output(c), reg: st.reg,
-		policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Extras.Serve, execMCP: st.c.ExecMCP,
+		policy: st.policy, policyErr: st.policyErr, landlock: st.c.Landlock, audit: st.auditLog, serve: st.c.Extras.Serve, execMCP: st.c.ExecMCP, execS3: st.c.ExecS3,
 		argv: st.argv, getenv: st.c.Getenv, stdout: st.stdout, stderr: st.c.Stderr}
 	x.out.cx, x.out.change, x.out.live = jqcx, !op.ReadOnly(), live || x.out.tty
 	if !op.NoPolicy && st.policy != nil {
@@ -412,6 +420,9 @@ func (st *state) watch(op *spec.Op, cx context.Context) (_ context.Context, live
 func (st *state) open(op *spec.Op) (*sandbox.Sandbox, error) {
 	if st.policyErr != nil {
 		return nil, st.policyErr
+	}
+	if err := needsS3(st.policy, st.c.ExecS3, st.argv); err != nil {
+		return nil, err
 	}
 	home, _ := os.UserHomeDir()
 	sb, err := sandbox.New(st.policy, home)
@@ -649,7 +660,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func MainWith(args []string, stdin io.Reader, stdout, stderr io.Writer, x Extras) int {
 	debug.SetGCPercent(400)
 	signal.Ignore(syscall.SIGPIPE)
-	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, ExecMCP: true, Extras: x})
+	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, ExecMCP: true, ExecS3: true, Extras: x})
 }
 
 // MainMCP is Main for fsbox-mcp, the binary with the MCP server
@@ -658,7 +669,7 @@ func MainWith(args []string, stdin io.Reader, stdout, stderr io.Writer, x Extras
 // the default pace.
 func MainMCP(args []string, stdin io.Reader, stdout, stderr io.Writer, x Extras) int {
 	signal.Ignore(syscall.SIGPIPE)
-	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, Extras: x})
+	return Run(context.Background(), Call{Args: args, Stdin: stdin, Stdout: stdout, Stderr: stderr, Landlock: true, ExecS3: true, Extras: x})
 }
 
 // Run runs one fsbox call and returns its exit code. It is reentrant: it

@@ -69,6 +69,9 @@ func runMCP(x *call) error {
 	if x.serve == nil {
 		return x.needsMCP(p)
 	}
+	if err := needsS3(p, x.execS3, x.argv); err != nil {
+		return err
+	}
 	home, _ := os.UserHomeDir()
 	sb, err := sandbox.New(p, home)
 	if err != nil {
@@ -145,19 +148,45 @@ func servedPolicy(x *call) (*policy.Policy, error) {
 // written it, and the descriptor checked is the one run (package
 // companion).
 func execMCP(argv []string, writable []string) error {
-	const what = "fsbox mcp"
-	err := companion.Exec(MCPBinary, writable, argv, os.Environ())
+	return execCompanion("fsbox mcp", MCPBinary, argv, writable)
+}
+
+// execCompanion replaces this process with the companion name (MCPBinary,
+// S3Binary) beside the running binary, as execMCP says; what names the
+// call that needs it, for the errors.
+func execCompanion(what, name string, argv []string, writable []string) error {
+	err := companion.Exec(name, writable, argv, os.Environ())
 	var missing *companion.MissingError
 	var inRoot *companion.WritableError
 	switch {
 	case errors.As(err, &missing):
-		return fserr.Errorf(fserr.CodeConfig, missing.Path, "%s runs %s, which is not installed beside fsbox (%v): make install puts both there, as does go install github.com/fsbox/fsbox/cmd/...", what, MCPBinary, missing)
+		return fserr.Errorf(fserr.CodeConfig, missing.Path, "%s runs %s, which is not installed beside fsbox (%v): make install puts it there, as does go install github.com/fsbox/fsbox/cmd/...", what, name, missing)
 	case errors.As(err, &inRoot):
-		return fserr.Errorf(fserr.CodeDenied, inRoot.Path, "%s runs %s, which lies in the writable root %s, where a sandboxed call could have written it: fsbox never runs it from there; install fsbox outside every writable root", what, MCPBinary, inRoot.Root)
+		return fserr.Errorf(fserr.CodeDenied, inRoot.Path, "%s runs %s, which lies in the writable root %s, where a sandboxed call could have written it: fsbox never runs it from there; install fsbox outside every writable root", what, name, inRoot.Root)
 	case err != nil:
-		return fserr.Errorf(fserr.CodeIO, "", "running %s: %v", MCPBinary, err)
+		return fserr.Errorf(fserr.CodeIO, "", "running %s: %v", name, err)
 	}
 	return nil
+}
+
+// S3Binary is the name of the binary that serves object roots, beside
+// fsbox: fsbox with the S3 client linked in (cmd/fsbox-s3), which fsbox
+// itself does not link, so that no local call pays the client's start.
+const S3Binary = companion.S3
+
+// needsS3 hands a call whose policy p names an object root over to
+// fsbox-s3, when this binary cannot open one (sandbox.ObjectStoresLinked):
+// in the binary's entry (Call.ExecMCP) it replaces the process, as
+// execMCP does; a library caller gets a config error. nil: this binary
+// serves object roots itself, or p names none.
+func needsS3(p *policy.Policy, entry bool, argv []string) error {
+	if p == nil || !p.HasObjectRoot() || sandbox.ObjectStoresLinked() {
+		return nil
+	}
+	if !entry {
+		return fserr.Errorf(fserr.CodeConfig, "", "the policy names an object root (s3://), which %s serves, and this program cannot run it", S3Binary)
+	}
+	return execCompanion("a policy with an s3:// root", S3Binary, argv, p.WritableDirs())
 }
 
 // needsMCP is the answer of `fsbox mcp` in a binary without the server:

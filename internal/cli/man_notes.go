@@ -326,6 +326,26 @@ find \-L lists a symlink dangling inside its root as a symlink.
 find \-l describes each entry by one fstatat in the directory the walk holds (a symlink as
 itself unless \-L follows it); an entry gone before it is described is left out and counted in
 skipped.errors.
+.SH OBJECT ROOTS
+A root may be an S3 bucket prefix: workdir, write_roots and read_roots accept
+s3://BUCKET/PREFIX (with ${VAR} as for paths: a tenant is a prefix), reached through the [store]
+table (endpoint, https:// except on loopback; region; path_style; profile; concurrency, 16;
+max_requests, 0 = no cap, the agent preset 10000). Credentials come only from the AWS
+environment (variables, profile, web identity, instance role), never from the policy. An s3://
+argument is always a URL and prints back as one. A path becomes the key PREFIX/ plus the cleaned
+relative path, sent verbatim; an empty, . or .. component, invalid UTF\-8, NUL or a key over
+1,024 bytes is usage before any request, and a tenant value that is not a safe key component is
+config. Rules, rule sets, toggles, limits, cursors, the deadline, explain and audit hold as on a
+directory, on the key relative to its root. A file is read as one version (its ETag): a file
+replaced meanwhile is conflict. Walks list the subtree flat and read concurrency files at a time,
+in the same order as on a disk. A call stops after max_requests requests (truncated, limit
+max_requests, exit 9). There are no symlinks, hard links, special files or modes (no mode in ls
+and stat; a directory has no size or mtime; an empty directory is a DIR/ marker); .gitignore
+applies only inside a git repository, so on a bucket only .ignore does. Changing commands on an
+object root are unsupported (exit 2) in this release. roots gives each root's kind and
+second_wall: on a bucket none, so scope fsbox's credentials to the tenant's prefix (an IAM
+session policy; README shows one). fsbox and fsbox\-mcp do not link the S3 client: a call whose
+policy names an s3:// root runs the fsbox\-s3 beside them (checked as fsbox\-mcp is).
 .SH SEE ALSO
 README.md in the fsbox source for the full contract.
 `

@@ -149,12 +149,13 @@ func quietEnd(o spec.Outcome) error {
 	return exitOf(o)
 }
 
-// policyCut: the limit that cut a list is the policy's (max_results) or
-// the call's deadline (timeout: max_call_seconds, or --timeout, which
-// only lowers it, so exits as the policy's would), not the caller's own
-// cut (--limit, -m); a read page at max_read_bytes is no cut of a list.
+// policyCut: the limit that cut a list is the policy's (max_results,
+// [store] max_requests) or the call's deadline (timeout: max_call_seconds,
+// or --timeout, which only lowers it, so exits as the policy's would), not
+// the caller's own cut (--limit, -m); a read page at max_read_bytes is no
+// cut of a list.
 func policyCut(limit string) bool {
-	return limit == "max_results" || limit == "timeout" || limit == "max_result_bytes"
+	return limit == "max_results" || limit == "timeout" || limit == "max_result_bytes" || limit == "max_requests"
 }
 
 // printed is the outcome of a call whose result is printed and already

@@ -84,7 +84,7 @@ func TestReadmeTour(t *testing.T) {
 	for _, e := range entries {
 		installed = append(installed, strings.TrimSuffix(e.Name(), ".exe"))
 	}
-	if want := []string{"fsbox", MCPBinary}; !slices.Equal(installed, want) {
+	if want := []string{"fsbox", MCPBinary, S3Binary}; !slices.Equal(installed, want) {
 		t.Fatalf("go install ./cmd/... gave %q, want %q", installed, want)
 	}
 	demo := filepath.Join(base, "tour", "demo")

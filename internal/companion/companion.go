@@ -39,8 +39,13 @@ import (
 // not it exists, so that it cannot be planted.
 const MCP = "fsbox-mcp"
 
-// Names are the companion's lookup names.
-var Names = []string{MCP}
+// S3 is the name of the companion that serves object roots (fsbox with
+// the S3 client linked in): fsbox and fsbox-mcp hand a call whose policy
+// names an s3:// root over to it.
+const S3 = "fsbox-s3"
+
+// Names are the companions' lookup names.
+var Names = []string{MCP, S3}
 
 // Lean is the name of the fsbox binary, which a companion has beside it.
 const Lean = "fsbox"

@@ -27,7 +27,7 @@ func TestSelf(t *testing.T) {
 }
 
 func TestOwnPaths(t *testing.T) {
-	if got, want := Lookups("/opt/bin/fsbox"), []string{"/opt/bin/fsbox-mcp"}; !slices.Equal(got, want) {
+	if got, want := Lookups("/opt/bin/fsbox"), []string{"/opt/bin/fsbox-mcp", "/opt/bin/fsbox-s3"}; !slices.Equal(got, want) {
 		t.Errorf("Lookups = %q, want %q", got, want)
 	}
 	if got, want := Executables("/opt/bin/fsbox-mcp"), []string{"/opt/bin/fsbox-mcp", "/opt/bin/fsbox"}; !slices.Equal(got, want) {

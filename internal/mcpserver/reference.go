@@ -777,7 +777,7 @@ func refListSizes(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, 
 	}
 	ents := r.Entries
 	if by == "size" {
-		sort.SliceStable(ents, func(i, j int) bool { return ents[i].Size > ents[j].Size })
+		sort.SliceStable(ents, func(i, j int) bool { return ents[i].Bytes() > ents[j].Bytes() })
 	} else {
 		// By name as the reference sorts (JavaScript's localeCompare):
 		// the Unicode collation of English, case and accents second.
@@ -793,8 +793,8 @@ func refListSizes(ctx context.Context, sb *sandbox.Sandbox, a refArgs) (refOut, 
 			dirs++
 		} else {
 			files++
-			total += e.Size
-			size = fmt.Sprintf("%10s", humanSize(e.Size))
+			total += e.Bytes()
+			size = fmt.Sprintf("%10s", humanSize(e.Bytes()))
 		}
 		lines = append(lines, kindTag(e.Type)+" "+padRight(e.Name, 30)+" "+size)
 	}

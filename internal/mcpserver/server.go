@@ -198,6 +198,9 @@ func (srv *Server) call(ctx context.Context, req *mcp.CallToolRequest, op *spec.
 	fn = reach.confine(op, fn)
 	dctx, cancel := context.WithDeadline(ctx, start.Add(sb.Limits().CallTimeout(timeout)))
 	defer cancel()
+	if p := sb.Policy(); p.HasObjectRoot() { // [store] max_requests ends the call as its deadline does
+		dctx = sandbox.WithRequestCap(dctx, p.Store.MaxRequests)
+	}
 	if queued != nil {
 		queued()
 	}

@@ -30,7 +30,7 @@ import (
 const Env = "FSBOX_TEST_BIN"
 
 // Names are the binaries a directory from Dir holds.
-var Names = []string{"fsbox", "fsbox-mcp"}
+var Names = []string{"fsbox", "fsbox-mcp", "fsbox-s3"}
 
 var (
 	once     sync.Once

@@ -18,7 +18,7 @@ var exitClasses = []struct {
 }{
 	{0, nil, "success"},
 	{1, []fserr.Code{fserr.CodeNoMatch}, "grep found nothing (its result is still printed)"},
-	{2, []fserr.Code{fserr.CodeUsage}, "a malformed command line"},
+	{2, []fserr.Code{fserr.CodeUsage, fserr.CodeUnsupported}, "a malformed command line; unsupported: the call can never succeed on that kind of root"},
 	{3, []fserr.Code{fserr.CodeDenied}, "the policy refused"},
 	{4, []fserr.Code{fserr.CodeNotFound, fserr.CodeNotAFile, fserr.CodeNotADir}, "the path is missing or of the wrong type"},
 	{5, []fserr.Code{fserr.CodeConflict, fserr.CodeExists, fserr.CodeTextNotFound, fserr.CodeAmbiguous, fserr.CodePreconditionRequired}, "the content is not what the call expected"},

@@ -17,7 +17,10 @@ import (
 type Code string
 
 const (
-	CodeUsage        Code = "usage"
+	CodeUsage Code = "usage"
+	// CodeUnsupported: the call can never succeed on that kind of root
+	// (an object root has no modes, no directory rename). Exit class 2.
+	CodeUnsupported  Code = "unsupported"
 	CodeDenied       Code = "denied"
 	CodeNotFound     Code = "not_found"
 	CodeNotAFile     Code = "not_a_file"
@@ -200,10 +203,26 @@ func AsError(err error) *Error {
 		return e
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Code: CodeTimeout, Msg: TimeoutMsg, Err: err}
+		return Timeout("", err)
 	}
 	return &Error{Code: CodeIO, Msg: err.Error(), Err: err}
 }
+
+// Timeout is the timeout error of a call that could not give a result
+// before its deadline, or before its request cap ([store]
+// max_requests, whose error says MaxRequests), which ends a call as its
+// deadline does.
+func Timeout(path string, err error) *Error {
+	msg := TimeoutMsg
+	var c interface{ MaxRequests() bool }
+	if errors.As(err, &c) && c.MaxRequests() {
+		msg = MaxRequestsMsg
+	}
+	return &Error{Code: CodeTimeout, Path: path, Msg: msg, Err: err}
+}
+
+// MaxRequestsMsg is what a call stopped by its request cap says.
+const MaxRequestsMsg = "the call reached [store] max_requests, the most requests one call may make to an object store, before it could give a result"
 
 // ErrRootGone is inside the not_found of an access below a root that
 // was removed, moved or replaced after the sandbox opened it: nothing

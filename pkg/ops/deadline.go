@@ -19,11 +19,27 @@ func timedOut(ctx context.Context, err error) bool {
 	return err != nil && errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded)
 }
 
-// cutByDeadline marks t as cut by the deadline, unless a limit cut it
-// first (the call stopped there: the deadline cut nothing).
-func cutByDeadline(t *Truncation) {
+// maxRequestsLimit is the limit a result names when the call's request
+// cap ([store] max_requests) stopped it, which ends a call as its
+// deadline does (sandbox.WithRequestCap).
+const maxRequestsLimit = "max_requests"
+
+// deadlineLimit is the limit that ended ctx's call: its deadline, or its
+// request cap.
+func deadlineLimit(ctx context.Context) string {
+	if sandbox.MaxRequestsCut(ctx) {
+		return maxRequestsLimit
+	}
+	return timeoutLimit
+}
+
+// cutByDeadline marks t as cut by the deadline (or the request cap),
+// unless a limit cut it first (the call stopped there: the deadline cut
+// nothing).
+func cutByDeadline(ctx context.Context, t *Truncation) {
 	if !t.Truncated {
-		t.Truncated, t.Limit, t.Cuts = true, timeoutLimit, []string{timeoutLimit}
+		l := deadlineLimit(ctx)
+		t.Truncated, t.Limit, t.Cuts = true, l, []string{l}
 	}
 }
 
@@ -32,14 +48,14 @@ func cutByDeadline(t *Truncation) {
 // max_result_bytes while the counting went on): limit is timeout
 // whatever cut came first, and Cuts names every cut in order (SPEC §2,
 // Counts).
-func stoppedByDeadline(t *Truncation) {
+func stoppedByDeadline(ctx context.Context, t *Truncation) {
 	if !t.Truncated {
-		cutByDeadline(t)
+		cutByDeadline(ctx, t)
 		return
 	}
-	if t.Limit != timeoutLimit {
-		t.Cuts = []string{t.Limit, timeoutLimit}
-		t.Limit = timeoutLimit
+	if l := deadlineLimit(ctx); t.Limit != l {
+		t.Cuts = []string{t.Limit, l}
+		t.Limit = l
 	}
 }
 

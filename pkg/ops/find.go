@@ -437,7 +437,7 @@ func Find(ctx context.Context, sb *sandbox.Sandbox, o FindOptions) (FindResult, 
 	case sinkErr != nil:
 		return FindResult{}, sinkErr
 	case timedOut(ctx, err):
-		cutByDeadline(&res.Truncation) // what the walk found by the deadline
+		cutByDeadline(ctx, &res.Truncation) // what the walk found by the deadline
 		res.NextCursor = o.next(Cursor{Key: after})
 	case err != nil && !errors.Is(err, errStop):
 		return FindResult{}, err

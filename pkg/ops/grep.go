@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"math"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -392,10 +391,11 @@ func Grep(ctx context.Context, sb *sandbox.Sandbox, o GrepOptions) (GrepResult, 
 	g.order = make(chan *grepJob, 64)
 	// Jobs go round: every fresh byte costs a page fault, so a job and its
 	// slices are used again once their results are reported.
-	g.free = make(chan *grepJob, cap(g.jobs)+cap(g.order)+runtime.GOMAXPROCS(0)+1)
+	workers := g.sb.Parallelism(o.Paths...) // one per core; [store] concurrency on an object root
+	g.free = make(chan *grepJob, cap(g.jobs)+cap(g.order)+workers+1)
 	go g.walk()
 	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

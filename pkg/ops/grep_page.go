@@ -402,17 +402,17 @@ func (g *grepRun) cutByDeadline(res *GrepResult) {
 		// falls back to the files before the list's cut, where the next
 		// page starts, so that the pages' counts add up to the total and
 		// their lists to the whole list.
-		stoppedByDeadline(&res.Truncation)
+		stoppedByDeadline(g.ctx, &res.Truncation)
 		res.Count, res.FilesSearched, res.FilesMatched = g.atCut.count, g.atCut.searched, g.atCut.matched
 		res.Partial = true
 	case res.Truncated:
 		// A limit cut the list and stopped the search: the deadline cut nothing.
 	case g.counting():
-		cutByDeadline(&res.Truncation)
+		cutByDeadline(g.ctx, &res.Truncation)
 		res.NextCursor = g.nextCursor()
 		res.Partial = true
 	default:
-		cutByDeadline(&res.Truncation)
+		cutByDeadline(g.ctx, &res.Truncation)
 		res.NextCursor = g.nextCursor()
 	}
 }

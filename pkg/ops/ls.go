@@ -46,11 +46,14 @@ type LsOptions struct {
 
 // LsEntry is one directory entry; a symlink is shown as itself.
 type LsEntry struct {
-	Name   string  `json:"name"`
-	Type   string  `json:"type"`
-	Size   int64   `json:"size"`
-	Mtime  string  `json:"mtime"`
-	Mode   string  `json:"mode"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Size, Mtime and Mode are left out where the root has none: an
+	// object root's directory has no size or mtime, and nothing there
+	// has a mode.
+	Size   *int64  `json:"size,omitempty"`
+	Mtime  string  `json:"mtime,omitempty"`
+	Mode   string  `json:"mode,omitempty"`
 	Target *string `json:"target,omitempty"`
 }
 
@@ -105,7 +108,13 @@ func Ls(ctx context.Context, sb *sandbox.Sandbox, o LsOptions) (LsResult, error)
 			res.Skipped.Hidden++
 			continue
 		}
-		ent := LsEntry{Name: e.Name, Type: e.Type, Size: e.Size, Mtime: rfc3339(e.ModTime), Mode: modeString(e.Mode)}
+		ent := LsEntry{Name: e.Name, Type: e.Type, Size: &e.Size, Mtime: rfc3339(e.ModTime), Mode: modeString(e.Mode)}
+		if e.OnObjectRoot() {
+			ent.Mode = ""
+			if e.Type == "dir" {
+				ent.Size, ent.Mtime = nil, ""
+			}
+		}
 		if e.Type == "symlink" {
 			t := e.Target
 			ent.Target = &t
@@ -118,7 +127,7 @@ func Ls(ctx context.Context, sb *sandbox.Sandbox, o LsOptions) (LsResult, error)
 		after = &e.Name
 	}
 	if cut {
-		cutByDeadline(&res.Truncation)
+		cutByDeadline(ctx, &res.Truncation)
 		res.NextCursor = next()
 	}
 	res.Count = len(res.Entries)
@@ -134,4 +143,12 @@ func (r LsResult) Text(w spec.TextWriter) error {
 		}
 	}
 	return nil
+}
+
+// Bytes is the entry's size, 0 where it has none.
+func (e LsEntry) Bytes() int64 {
+	if e.Size == nil {
+		return 0
+	}
+	return *e.Size
 }

@@ -51,6 +51,9 @@ type RootsResult struct {
 	// one is not_found until the server is restarted. Left out while
 	// every root is there.
 	GoneRoots []sandbox.GoneRoot `json:"gone_roots,omitempty"`
+	// Roots says of each root what it is made of (kind posix or s3) and
+	// what holds it besides fsbox's checks (second_wall).
+	Roots []sandbox.RootKind `json:"roots"`
 }
 
 // Roots reports the workdir, read roots, policy source, limits, and which
@@ -89,6 +92,7 @@ func Roots(ctx context.Context, sb *sandbox.Sandbox) (RootsResult, error) {
 	res.Require = append([]string{}, p.Sandbox.Require...)
 	res.Journal = sb.Journal()
 	res.GoneRoots = sb.GoneRoots()
+	res.Roots = sb.RootKinds()
 	return res, nil
 }
 
@@ -130,6 +134,11 @@ func (r RootsResult) Text(w spec.TextWriter) error {
 	fmt.Fprintf(w, "guarantees\tdescriptor_path_check=%v dir_lock=%v no_follow=%v no_replace_rename=%v\n",
 		g.DescriptorPathCheck, g.DirLock, g.NoFollow, g.NoReplaceRename)
 	fmt.Fprintf(w, "require\t%s\n", strings.Join(r.Require, " "))
+	for _, k := range r.Roots {
+		if k.Kind != "posix" { // a line only for a root that is not a directory
+			fmt.Fprintf(w, "root_kind\t%s\t%s\tsecond_wall=%s\n", name(k.Root), k.Kind, k.SecondWall)
+		}
+	}
 	if !r.Journal.Enabled {
 		_, err := fmt.Fprintf(w, "journal\toff: %s\n", r.Journal.Reason)
 		return err

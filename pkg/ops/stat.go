@@ -135,7 +135,13 @@ func Stat(ctx context.Context, sb *sandbox.Sandbox, o StatOptions) (StatResult, 
 	if err := begin(ctx, sb, "stat"); err != nil {
 		return StatResult{}, err
 	}
-	return describe(ctx, sb, o.Path, o.SHA256)
+	r, err := describe(ctx, sb, o.Path, o.SHA256)
+	if err != nil && timedOut(ctx, err) {
+		// One path cut by the deadline or [store] max_requests is
+		// timeout, as read's is (the store's error says which), not io.
+		return StatResult{}, fserr.Timeout(o.Path, err)
+	}
+	return r, err
 }
 
 // StatFiles describes each of several paths, in argument order: a path
@@ -171,14 +177,14 @@ func StatFiles(ctx context.Context, sb *sandbox.Sandbox, o StatFilesOptions) (St
 			break
 		}
 		if timedOut(ctx, ctx.Err()) {
-			cutByDeadline(&res.Truncation) // the paths before are described
+			cutByDeadline(ctx, &res.Truncation) // the paths before are described
 			res.NextCursor = next()
 			break
 		}
 		r, err := describe(ctx, sb, p, o.SHA256)
 		if err != nil {
 			if timedOut(ctx, err) {
-				cutByDeadline(&res.Truncation) // caught hashing it: left out
+				cutByDeadline(ctx, &res.Truncation) // caught hashing it: left out
 				res.NextCursor = next()
 				break
 			}
@@ -214,11 +220,20 @@ func describe(ctx context.Context, sb *sandbox.Sandbox, path string, hash bool) 
 	}
 	res := StatResult{Path: info.Path, Exists: true, Type: info.Type, Size: info.Size,
 		Mtime: rfc3339(info.ModTime), Mode: modeString(info.Mode)}
+	if info.OnObjectRoot() { // no modes; a directory (a prefix) has no time
+		res.Mode = ""
+		if info.Type == "dir" {
+			res.Mtime = ""
+		}
+	}
 	if info.Type == "symlink" {
 		t := info.Target
 		res.Target = &t
 	}
-	if hash && info.Type == "file" {
+	if hash && info.Type == "file" && info.StoreSHA256() != "" {
+		sum := info.StoreSHA256() // the object store's, verified when it was written: no read
+		res.SHA256 = &sum
+	} else if hash && info.Type == "file" {
 		f, err := sb.Open(path)
 		if err != nil {
 			return StatResult{}, err

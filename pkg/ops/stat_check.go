@@ -237,7 +237,7 @@ func StatCheck(ctx context.Context, sb *sandbox.Sandbox, o CheckOptions) (CheckR
 			if !out.done || (out.err != nil && timedOut(ctx, out.err)) {
 				// The deadline came before this entry was answered: the
 				// entries before it stand.
-				cutByDeadline(&res.Truncation)
+				cutByDeadline(ctx, &res.Truncation)
 				res.NextCursor = next()
 				done = true
 				break

@@ -281,7 +281,7 @@ func HistoryPage(ctx context.Context, sb *sandbox.Sandbox, path string, limit in
 		}
 		if !res.Truncated {
 			var t Truncation
-			cutByDeadline(&t) // the newest changes, read by the deadline
+			cutByDeadline(ctx, &t) // the newest changes, read by the deadline
 			res.Truncated, res.Limit, res.Cuts = t.Truncated, t.Limit, t.Cuts
 			res.NextCursor = pg.next(pos.cursor())
 		}

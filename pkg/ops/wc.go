@@ -98,7 +98,7 @@ func Wc(ctx context.Context, sb *sandbox.Sandbox, o WcOptions) (WcResult, error)
 		// The paths before are counted; the one the deadline caught is
 		// not: the next page starts at it.
 		var t Truncation
-		cutByDeadline(&t)
+		cutByDeadline(ctx, &t)
 		res.Truncated, res.Limit, res.Cuts, res.Partial = t.Truncated, t.Limit, t.Cuts, true
 		res.NextCursor = o.next(Cursor{Arg: base + int64(i)})
 	}

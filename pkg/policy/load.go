@@ -466,6 +466,9 @@ func (n hardLinked) Error() string {
 
 // isDir reports why dir, a configured root, cannot serve as one.
 func isDir(dir string) error {
+	if IsObjectURL(dir) {
+		return nil // an object root is not checked at load: an empty prefix is an empty directory
+	}
 	fi, err := os.Stat(dir)
 	switch {
 	case err != nil:
@@ -505,6 +508,9 @@ func keyLine(data string, k toml.Key) int {
 // canonical returns the absolute, symlink-free form of p, or its cleaned
 // absolute form when it cannot be resolved.
 func Canonical(p string) string {
+	if IsObjectURL(p) { // an object root: its URL, as ExpandRoot made it canonical
+		return p
+	}
 	if abs, err := filepath.Abs(p); err == nil {
 		p = abs
 	}

@@ -54,6 +54,8 @@ type Policy struct {
 	Sandbox       SandboxPolicy `toml:"sandbox" json:"sandbox"`
 	Audit         Audit         `toml:"audit" json:"audit"`
 	Journal       Journal       `toml:"journal" json:"journal"`
+	// Store is [store]: how the s3:// roots are reached (store.go).
+	Store Store `toml:"store" json:"store"`
 
 	// Source is the policy file's canonical path, "" for the built-in default.
 	Source string `toml:"-" json:"-"`
@@ -241,7 +243,8 @@ var DefaultLimits = Limits{
 
 // newPolicy returns a policy holding every default a file may override.
 func newPolicy() *Policy {
-	return &Policy{Limits: DefaultLimits, Sandbox: SandboxPolicy{Landlock: "best-effort", Require: slices.Clone(guaranteeNames)}, Commands: map[string]bool{}, Journal: DefaultJournal}
+	return &Policy{Limits: DefaultLimits, Sandbox: SandboxPolicy{Landlock: "best-effort", Require: slices.Clone(guaranteeNames)}, Commands: map[string]bool{}, Journal: DefaultJournal,
+		Store: Store{Concurrency: DefaultStoreConcurrency}}
 }
 
 // DefaultPolicy is the built-in policy: workdir = cwd, no extra read roots,
@@ -269,6 +272,9 @@ func (p *Policy) WritableDirs() []string {
 // expandRoot turns a configured root into an absolute path: ~ and
 // environment variables are expanded, and the result must be absolute.
 func ExpandRoot(s, home string, getenv func(string) (string, bool)) (string, error) {
+	if IsObjectURL(s) {
+		return expandObjectRoot(s, getenv)
+	}
 	var bad error
 	s = os.Expand(s, func(name string) string {
 		v, ok := getenv(name)
@@ -298,6 +304,9 @@ func ExpandRoot(s, home string, getenv func(string) (string, bool)) (string, err
 // validate checks everything that does not need the filesystem.
 func (p *Policy) Validate() error {
 	if err := p.checkNamed(); err != nil {
+		return err
+	}
+	if err := p.checkStore(); err != nil {
 		return err
 	}
 	if p.Journal.MaxBytes < MinJournalBytes {

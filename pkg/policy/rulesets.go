@@ -165,6 +165,9 @@ func (p *Policy) ApplyPreset(defined func(key ...string) bool) {
 			*l.v = l.agent
 		}
 	}
+	if !defined("store", "max_requests") {
+		p.Store.MaxRequests = AgentMaxRequests
+	}
 	if !defined("write", "require_precondition") {
 		p.Write.RequirePrecondition = true
 		p.PreconditionByPreset = true

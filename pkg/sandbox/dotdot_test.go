@@ -155,7 +155,7 @@ func TestDotDotThroughDeniedIsNoOracle(t *testing.T) {
 		}
 		p := policy.DefaultPolicy(work)
 		p.Paths.Deny = []string{"secret", "secret/**"}
-		s, err := newSandboxOver(p, "", map[string]objStore{work: newMemObjects(bytesOf(files))})
+		s, err := newSandboxOver(p, "", map[string]ObjectStore{work: newMemObjects(bytesOf(files))})
 		if err != nil {
 			t.Fatal(err)
 		}

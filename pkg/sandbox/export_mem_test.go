@@ -23,7 +23,7 @@ func (s *MemStore) Files() map[string][]byte { return s.m.Files() }
 // NewWithStores is New with each root whose path is a key of stores an
 // object root over that store.
 func NewWithStores(p *policy.Policy, home string, stores map[string]*MemStore) (*Sandbox, error) {
-	objs := map[string]objStore{}
+	objs := map[string]ObjectStore{}
 	for dir, st := range stores {
 		objs[dir] = st.m
 	}

@@ -129,6 +129,9 @@ func (s *Sandbox) Journal() JournalStatus {
 	st := JournalStatus{Enabled: true, Dir: s.jn.base, Roots: []JournalRoot{}, Ignored: []JournalIssue{}}
 	s.useJournal()
 	for _, rt := range s.writable() {
+		if rt.url {
+			continue // an object root changes nothing yet: no journal of its own
+		}
 		name := rt.journalName()
 		if rt.jn != nil {
 			name = filepath.Base(rt.jn.dir)
@@ -202,6 +205,10 @@ func (s *Sandbox) journalInside(d string) error {
 
 // rootIdentity is rt's identity now.
 func (rt *root) identity() (identity, error) {
+	if rt.r == nil { // an object root: its name is all there is
+		sum := sha256.Sum256([]byte(rt.dir))
+		return identity{Root: rt.dir, PathSHA256: hex.EncodeToString(sum[:])}, nil
+	}
 	f, err := rt.r.Open(".")
 	if err != nil {
 		return identity{}, err

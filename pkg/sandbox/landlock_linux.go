@@ -29,7 +29,7 @@ func (s *Sandbox) Restrict() error {
 	var rules []landlock.Rule
 	var ro []string
 	for _, r := range s.roots {
-		if !r.writable {
+		if !r.writable && !r.url {
 			ro = append(ro, r.dir)
 		}
 	}
@@ -37,9 +37,15 @@ func (s *Sandbox) Restrict() error {
 		rules = append(rules, landlock.RODirs(ro...))
 	}
 	for _, r := range s.roots {
-		if r.writable {
+		if r.writable && !r.url {
 			rules = append(rules, landlock.RWDirs(r.dir).WithRefer())
 		}
+	}
+	// An object root's client reads a few files after the wall is up
+	// (name resolution's, a web identity token): exactly those, read-only,
+	// and each also denied through the door (findState).
+	if files := s.objectFiles(); len(files) > 0 {
+		rules = append(rules, landlock.ROFiles(files...).IgnoreIfMissing())
 	}
 	// The journal must be reachable after the wall goes up: made now
 	// (unless the calls only read).

@@ -124,6 +124,9 @@ func (s *Sandbox) findState() {
 		cfg = policy.ConfigDir(policy.Env{Getenv: os.LookupEnv, Home: s.home})
 	}
 	add(cfg, "fsbox's configuration directory", false)
+	for _, f := range s.objectFiles() {
+		add(f, "a file the object store's client reads (credentials, certificates, name resolution)", true)
+	}
 	s.state = st
 	for _, rt := range s.roots {
 		// Held from the start, as the roots are: the descriptor chain

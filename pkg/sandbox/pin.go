@@ -71,6 +71,11 @@ func (s *Sandbox) OpenDir(p string) (*Dir, error) {
 	if err := s.kindCheckAt(pre.Mode, true, t); err != nil {
 		return nil, err
 	}
+	if o, ok := t.rt.st.(*objectRoot); ok {
+		// A prefix has nothing to open: the stat just made is the
+		// open's (openDir would ask the store the same again).
+		return s.adoptDir(o.dirAt(s.context(), t.rel), pre, t, true)
+	}
 	h, fc, err := t.rt.st.openDir(s.context(), t.rel)
 	if err != nil {
 		return nil, s.mapErr(err, t)
@@ -99,7 +104,14 @@ func (s *Sandbox) adoptDir(h dirHandle, fc facts, t *target, state bool) (*Dir, 
 		if pl := s.stateAbove(t.rt, rel); pl != nil {
 			return fail(stateDenial(t.given, pl))
 		}
-		d.state = s.stateOfOpenDir(h, info.key, info.Abs)
+		if rel == "." && t.rt.st.kind() != kindPosix {
+			// An object root's own marker is looked at once
+			// (stateOfRoot), not at every open of the root: two
+			// requests a call.
+			d.state, _ = s.stateOfRoot(t.rt)
+		} else {
+			d.state = s.stateOfOpenDir(h, info.key, info.Abs)
+		}
 	}
 	d.refs.Store(1)
 	return d, nil
@@ -173,18 +185,30 @@ func (s *Sandbox) Lstat(p string) (Info, error) {
 // Special files are refused before they are opened (opening a device can
 // have effects of its own), and the descriptor is checked again after.
 func (s *Sandbox) openTarget(t *target) (*File, error) {
-	pre, err := t.rt.st.stat(s.context(), t.rel)
-	if err != nil {
-		return nil, s.mapErr(err, t)
-	}
-	if err := s.kindCheckAt(pre.Mode, false, t); err != nil {
-		return nil, err
+	// An object is opened by asking for it (a HEAD, which has no effect
+	// of its own): its kind is checked on the facts opened, a request
+	// fewer.
+	posix := t.rt.st.kind() == kindPosix
+	if posix {
+		pre, err := t.rt.st.stat(s.context(), t.rel)
+		if err != nil {
+			return nil, s.mapErr(err, t)
+		}
+		if err := s.kindCheckAt(pre.Mode, false, t); err != nil {
+			return nil, err
+		}
 	}
 	atSeam("open.checked")
 	f := &File{s: s}
 	fc, err := t.rt.st.openFile(s.context(), t.rel, f)
 	if err != nil {
 		return nil, s.mapErr(err, t)
+	}
+	if !posix {
+		if err := s.kindCheckAt(fc.Mode, false, t); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	info, err := s.checkOpened(f.handle(), fc, t, false, AccessRead)
 	if err == nil {
@@ -574,8 +598,8 @@ func (s *Sandbox) mapErr(err error, t *target) error {
 // for when the current directory lies outside the workdir: "fsbox grep
 // TODO server.go" from elsewhere looks in the workdir, not here.
 func (s *Sandbox) whereLooked(t *target) string {
-	if filepath.IsAbs(t.given) || strings.HasPrefix(t.given, "~") {
-		return ""
+	if filepath.IsAbs(t.given) || strings.HasPrefix(t.given, "~") || s.work.url {
+		return "" // an object workdir: no current directory could have been meant
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -740,6 +764,9 @@ func displayPath(rt *root, rel string) string {
 	if rel == "." {
 		return rt.dir
 	}
+	if rt.url {
+		return rt.abs(rel)
+	}
 	return path.Join(filepath.ToSlash(rt.dir), rel)
 }
 
@@ -756,6 +783,9 @@ func (rt *root) journalPath(rel string) string {
 func (rt *root) abs(rel string) string {
 	if rel == "." {
 		return rt.dir
+	}
+	if rt.url { // s3://BUCKET[/PREFIX]: a key is joined with '/', never cleaned as a path (which would fold "//")
+		return rt.dir + "/" + rel
 	}
 	return filepath.Join(rt.dir, filepath.FromSlash(rel))
 }

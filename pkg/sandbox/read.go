@@ -33,7 +33,23 @@ type Info struct {
 	// change conditioned on this Info asks the store for. "" on a posix
 	// root, whose identity is key.
 	ver string
+	// object: the facts are an object root's, where there are no modes
+	// and a directory (a prefix) has no size or time of its own.
+	object bool
+	// storeSum is the sha256 (hex) an object store verified when the
+	// object was written, "" where there is none.
+	storeSum string
 }
+
+// StoreSHA256 is the content's sha256 (hex) as the object store verified
+// it when the object was written: known without reading it. "" where
+// there is none (every posix file, an object written without one).
+func (i Info) StoreSHA256() string { return i.storeSum }
+
+// OnObjectRoot reports whether i describes an object root's file or
+// directory: output then leaves out its mode, and a directory's size and
+// mtime, which an object store does not have.
+func (i Info) OnObjectRoot() bool { return i.object }
 
 // Key is the file's device and inode (zero where the platform gives
 // none): with its size and mtime, what says a file is the one seen before.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // Stage 1, resolve: a path argument is matched to its root, lexically
@@ -30,6 +31,9 @@ type root struct {
 	lock     rootLock // change's lock of this location (writable roots)
 	jn       *journal // its journal, once opened (writable roots)
 	special  bool     // /proc, /sys or /dev may lie below dir
+	// url: dir is an object root's URL (s3://BUCKET[/PREFIX]), which only
+	// an s3:// argument reaches (an absolute path never does).
+	url bool
 	// nests are the other roots that overlap this one (a read root
 	// holding the workdir, or lying inside it): a path below both is
 	// checked relative to each, so which root its spelling picks never
@@ -105,15 +109,21 @@ func (s *Sandbox) resolveLexical(p string) (*target, error) {
 		}
 		p = s.home + strings.TrimPrefix(p, "~")
 	}
-	if !strings.HasPrefix(p, "/") {
-		return &target{given: given, rt: s.work, rel: path.Clean(relJoin(splitPath(p)))}, nil
+	url := policy.IsObjectURL(p) // always a URL: a local directory named s3: is ./s3:
+	if !url && !strings.HasPrefix(p, "/") {
+		t := &target{given: given, rt: s.work, rel: path.Clean(relJoin(splitPath(p)))}
+		return t, s.work.checkKey(t)
 	}
 	parts := splitPath(p)
 	for _, r := range s.roots {
+		if r.url != url {
+			continue
+		}
 		for _, base := range []string{r.dir, r.alias} {
 			bp := splitPath(base)
 			if len(bp) <= len(parts) && equalParts(bp, parts[:len(bp)]) {
-				return &target{given: given, rt: r, rel: path.Clean(relJoin(parts[len(bp):]))}, nil
+				t := &target{given: given, rt: r, rel: path.Clean(relJoin(parts[len(bp):]))}
+				return t, r.checkKey(t)
 			}
 		}
 	}

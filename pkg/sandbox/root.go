@@ -121,6 +121,14 @@ type dirHandle interface {
 	close() error
 }
 
+// treeLister is a directory that can list its whole subtree at once (an
+// object root's prefix, by flat listings), which a walk asks for before
+// it starts: a hint, after which the directories below list from what
+// it found.
+type treeLister interface {
+	listTree()
+}
+
 // fileHandle is a pinned file, open for reading: a posix root's
 // descriptor, an object root's version.
 type fileHandle interface {

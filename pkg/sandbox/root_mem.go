@@ -126,36 +126,36 @@ func next(s string, i int) int {
 	return i + 1 + j
 }
 
-func (m *memObjects) store(key string, data []byte) object {
+func (m *memObjects) store(key string, data []byte) Object {
 	m.seq++
 	o := memObject{data: data, ver: "v" + strconv.FormatUint(m.seq, 10), mtime: m.now()}
 	m.objs[key] = o
-	return o.object(key)
+	return o.Object(key)
 }
 
-func (o memObject) object(key string) object {
-	return object{Key: key, Size: int64(len(o.data)), MTime: o.mtime, Version: o.ver}
+func (o memObject) Object(key string) Object {
+	return Object{Key: key, Size: int64(len(o.data)), MTime: o.mtime, Version: o.ver}
 }
 
 func (m *memObjects) count(req string) { m.requests[req]++ }
 
 func notExist(key string) error { return &fs.PathError{Op: "head", Path: key, Err: fs.ErrNotExist} }
 
-func (m *memObjects) Head(ctx context.Context, key string) (object, error) {
+func (m *memObjects) Head(ctx context.Context, key string) (Object, error) {
 	if err := ctx.Err(); err != nil {
-		return object{}, err
+		return Object{}, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.count("Head")
 	o, ok := m.objs[key]
 	if !ok {
-		return object{}, notExist(key)
+		return Object{}, notExist(key)
 	}
-	return o.object(key), nil
+	return o.Object(key), nil
 }
 
-func (m *memObjects) List(ctx context.Context, prefix, delim, after string, limit int) ([]object, []string, error) {
+func (m *memObjects) List(ctx context.Context, prefix, delim, after string, limit int) ([]Object, []string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -169,7 +169,7 @@ func (m *memObjects) List(ctx context.Context, prefix, delim, after string, limi
 		}
 	}
 	sort.Strings(keys)
-	var objs []object
+	var objs []Object
 	var prefixes []string
 	for _, k := range keys {
 		if limit > 0 && len(objs)+len(prefixes) >= limit {
@@ -185,15 +185,15 @@ func (m *memObjects) List(ctx context.Context, prefix, delim, after string, limi
 			continue
 		}
 		if k > after {
-			objs = append(objs, m.objs[k].object(k))
+			objs = append(objs, m.objs[k].Object(k))
 		}
 	}
 	return objs, prefixes, nil
 }
 
-func (m *memObjects) Get(ctx context.Context, key string, off, n int64, ifVersion string) (io.ReadCloser, object, error) {
+func (m *memObjects) Get(ctx context.Context, key string, off, n int64, ifVersion string) (io.ReadCloser, Object, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, object{}, err
+		return nil, Object{}, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -201,9 +201,9 @@ func (m *memObjects) Get(ctx context.Context, key string, off, n int64, ifVersio
 	o, ok := m.objs[key]
 	switch {
 	case !ok:
-		return nil, object{}, notExist(key)
+		return nil, Object{}, notExist(key)
 	case ifVersion != "" && o.ver != ifVersion:
-		return nil, object{}, errPrecondition
+		return nil, Object{}, ErrPrecondition
 	}
 	size := int64(len(o.data))
 	if off < 0 { // a suffix: the last -off bytes
@@ -214,23 +214,23 @@ func (m *memObjects) Get(ctx context.Context, key string, off, n int64, ifVersio
 	if n >= 0 {
 		end = min(size, off+n)
 	}
-	return io.NopCloser(bytes.NewReader(o.data[off:end])), o.object(key), nil
+	return io.NopCloser(bytes.NewReader(o.data[off:end])), o.Object(key), nil
 }
 
-func (m *memObjects) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, sum [32]byte, c objCond) (object, error) {
+func (m *memObjects) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, sum [32]byte, c ObjectCond) (Object, error) {
 	m.beforeChange("put", key)
 	if err := ctx.Err(); err != nil {
-		return object{}, err
+		return Object{}, err
 	}
 	data, err := io.ReadAll(io.LimitReader(body, size+1))
 	if err != nil {
-		return object{}, err
+		return Object{}, err
 	}
 	if int64(len(data)) != size {
-		return object{}, fmt.Errorf("memObjects: put %s: body is %d bytes, not %d", key, len(data), size)
+		return Object{}, fmt.Errorf("memObjects: put %s: body is %d bytes, not %d", key, len(data), size)
 	}
 	if sha256.Sum256(data) != sum {
-		return object{}, fmt.Errorf("memObjects: put %s: the body's sha256 is not the one sent", key)
+		return Object{}, fmt.Errorf("memObjects: put %s: the body's sha256 is not the one sent", key)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -238,10 +238,10 @@ func (m *memObjects) Put(ctx context.Context, key string, body io.ReadSeeker, si
 	cur, exists := m.objs[key]
 	switch {
 	case c.IfAbsent && exists, c.IfVersion != "" && (!exists || cur.ver != c.IfVersion):
-		return object{}, errPrecondition
+		return Object{}, ErrPrecondition
 	}
 	if err := m.check(key); err != nil {
-		return object{}, &fs.PathError{Op: "put", Path: key, Err: fs.ErrExist}
+		return Object{}, &fs.PathError{Op: "put", Path: key, Err: fs.ErrExist}
 	}
 	return m.store(key, data), nil
 }
@@ -257,7 +257,7 @@ func (m *memObjects) Delete(ctx context.Context, key, ifVersion string) error {
 	cur, exists := m.objs[key]
 	switch {
 	case ifVersion != "" && (!exists || cur.ver != ifVersion):
-		return errPrecondition
+		return ErrPrecondition
 	case !exists:
 		return nil // as S3: deleting what is not there succeeds
 	}

@@ -42,7 +42,7 @@ func bytesOf(files map[string]string) map[string][]byte {
 // object roots: their paths lie below a real temporary base (the home,
 // where the outside and the sibling directories are real), and nothing
 // is on disk at them.
-func newMemTree(t testing.TB) (*tree, map[string]objStore) {
+func newMemTree(t testing.TB) (*tree, map[string]ObjectStore) {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -53,7 +53,7 @@ func newMemTree(t testing.TB) (*tree, map[string]objStore) {
 	mustWrite(t, filepath.Join(tr.evil, "evil.txt"), "EVIL")
 	mustWrite(t, filepath.Join(tr.outside, "secret.txt"), outsideSecret)
 	mustWrite(t, filepath.Join(tr.outside, "sub", "more.txt"), outsideSecret)
-	objs := map[string]objStore{
+	objs := map[string]ObjectStore{
 		tr.work: newMemObjects(bytesOf(memTreeFiles)),
 		tr.ro:   newMemObjects(bytesOf(map[string]string{"doc.txt": "doc"})),
 	}
@@ -61,7 +61,7 @@ func newMemTree(t testing.TB) (*tree, map[string]objStore) {
 }
 
 // newMemSandbox is newSandbox over newMemTree's stores.
-func newMemSandbox(t testing.TB, tr *tree, objs map[string]objStore, mod func(*policy.Policy)) *Sandbox {
+func newMemSandbox(t testing.TB, tr *tree, objs map[string]ObjectStore, mod func(*policy.Policy)) *Sandbox {
 	t.Helper()
 	p := basePolicy(tr)
 	if mod != nil {
@@ -101,8 +101,8 @@ func newDoorRoot(t testing.TB, kind string, mod func(*policy.Policy)) *doorRoot 
 type doorRoot struct {
 	t    testing.TB
 	tr   *tree
-	s    *Sandbox            // over tr, with forEachRoot's mod
-	objs map[string]objStore // nil: a posix tree
+	s    *Sandbox               // over tr, with forEachRoot's mod
+	objs map[string]ObjectStore // nil: a posix tree
 }
 
 func (d *doorRoot) posix() bool { return d.objs == nil }

@@ -34,6 +34,9 @@ import (
 // prefix needs no making); follow: a file target (a directory there is
 // not_a_file).
 func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs makeDirs, follow, moves bool) (*WriteTarget, error) {
+	if err := o.refuseChange(t.given); err != nil {
+		return nil, err
+	}
 	rt, given := t.rt, t.given
 	if rel == "." || path.Base(rel) == ".." {
 		return nil, rootWriteDenial(rt, given)
@@ -103,36 +106,36 @@ func (o *objectRoot) now(ctx context.Context, w *WriteTarget) (ver, sum string, 
 // version found to hash to it now (absent: the name free); unchanged,
 // the version pinned; noReplace, the name free; else nothing (a plain
 // write replaces whatever is there).
-func (o *objectRoot) condition(ctx context.Context, w *WriteTarget, expect *string, unchanged, noReplace bool) (objCond, error) {
+func (o *objectRoot) condition(ctx context.Context, w *WriteTarget, expect *string, unchanged, noReplace bool) (ObjectCond, error) {
 	switch {
 	case expect != nil:
 		ver, have, _, err := o.now(ctx, w)
 		if err != nil {
-			return objCond{}, err
+			return ObjectCond{}, err
 		}
 		if have != *expect {
-			return objCond{}, w.s.Mismatch(w.Path, have, *expect)
+			return ObjectCond{}, w.s.Mismatch(w.Path, have, *expect)
 		}
 		if ver == "" || noReplace {
-			return objCond{IfAbsent: true}, nil
+			return ObjectCond{IfAbsent: true}, nil
 		}
-		return objCond{IfVersion: ver}, nil
+		return ObjectCond{IfVersion: ver}, nil
 	case noReplace:
-		return objCond{IfAbsent: true}, nil
+		return ObjectCond{IfAbsent: true}, nil
 	case unchanged && w.ob != nil:
-		return objCond{IfVersion: w.ob.ver}, nil
+		return ObjectCond{IfVersion: w.ob.ver}, nil
 	case unchanged:
-		return objCond{IfAbsent: true}, nil
+		return ObjectCond{IfAbsent: true}, nil
 	}
-	return objCond{}, nil
+	return ObjectCond{}, nil
 }
 
 // refused is the error of a request the store refused on its condition.
-func refused(w *WriteTarget, c objCond, err error, verb string) error {
+func refused(w *WriteTarget, c ObjectCond, err error, verb string) error {
 	switch {
-	case errors.Is(err, errPrecondition) && c.IfAbsent:
+	case errors.Is(err, ErrPrecondition) && c.IfAbsent:
 		return fserr.Errorf(fserr.CodeExists, w.Path, "%s exists: nothing was %s", w.Path, verb)
-	case errors.Is(err, errPrecondition):
+	case errors.Is(err, ErrPrecondition):
 		return fserr.Errorf(fserr.CodeConflict, w.Path, "%s was changed by another writer during the commit: nothing was %s", w.Path, verb)
 	case errors.Is(err, fs.ErrExist):
 		return fserr.Errorf(fserr.CodeExists, w.Path, "%s: a file and a directory would share the name: nothing was %s", w.Path, verb)
@@ -149,7 +152,7 @@ func noModes(w *WriteTarget, o CommitOptions) error {
 }
 
 // put commits body as key's content on condition c, and notes it.
-func (o *objectRoot) put(tx *Tx, w *WriteTarget, body []byte, c objCond, verb string) (string, error) {
+func (o *objectRoot) put(tx *Tx, w *WriteTarget, body []byte, c ObjectCond, verb string) (string, error) {
 	sum := sha256.Sum256(body)
 	if _, err := o.obj.Put(tx.s.context(), w.key(), bytes.NewReader(body), int64(len(body)), sum, c); err != nil {
 		return "", refused(w, c, err, verb)
@@ -237,8 +240,8 @@ func (o *objectRoot) appendTo(w *WriteTarget, data []byte, co CommitOptions) (Re
 		tx.at("append.checked")
 		for try := 1; ; try++ {
 			err := o.appendOnce(tx, w, data, co.Expect, &res)
-			if !errors.Is(err, errPrecondition) || co.Expect != nil || try == maxAppendTries {
-				if errors.Is(err, errPrecondition) {
+			if !errors.Is(err, ErrPrecondition) || co.Expect != nil || try == maxAppendTries {
+				if errors.Is(err, ErrPrecondition) {
 					return fserr.Errorf(fserr.CodeConflict, w.Path, "%s was changed by another writer during the append: nothing was written", w.Path)
 				}
 				return err
@@ -256,7 +259,7 @@ func (o *objectRoot) appendOnce(tx *Tx, w *WriteTarget, data []byte, expect *str
 	ctx := tx.s.context()
 	body, ob, err := o.obj.Get(ctx, w.key(), 0, -1, "")
 	var old []byte
-	c := objCond{IfAbsent: true}
+	c := ObjectCond{IfAbsent: true}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -267,7 +270,7 @@ func (o *objectRoot) appendOnce(tx *Tx, w *WriteTarget, data []byte, expect *str
 		if err != nil {
 			return ioErr(w.Path, err)
 		}
-		c = objCond{IfVersion: ob.Version}
+		c = ObjectCond{IfVersion: ob.Version}
 	}
 	if expect != nil {
 		have := ""
@@ -282,7 +285,7 @@ func (o *objectRoot) appendOnce(tx *Tx, w *WriteTarget, data []byte, expect *str
 	whole := append(old, data...)
 	sum := sha256.Sum256(whole)
 	if _, err := o.obj.Put(ctx, w.key(), bytes.NewReader(whole), int64(len(whole)), sum, c); err != nil {
-		if errors.Is(err, errPrecondition) {
+		if errors.Is(err, ErrPrecondition) {
 			return err // read again (or, with expect, a conflict)
 		}
 		return refused(w, c, err, "written")
@@ -326,7 +329,7 @@ func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *str
 	if err != nil {
 		return err
 	}
-	c := objCond{IfAbsent: !force}
+	c := ObjectCond{IfAbsent: !force}
 	if force {
 		if c, err = o.condition(ctx, dst, expect, false, false); err != nil {
 			return err
@@ -336,7 +339,7 @@ func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *str
 	sum := sha256.Sum256(content)
 	put, err := o.obj.Put(ctx, dst.key(), bytes.NewReader(content), int64(len(content)), sum, c)
 	if err != nil {
-		if errors.Is(err, errPrecondition) && c.IfAbsent {
+		if errors.Is(err, ErrPrecondition) && c.IfAbsent {
 			return fserr.Errorf(fserr.CodeExists, dst.Path, "%s exists:", dst.Path).WithHint(HintReplace)
 		}
 		return refused(dst, c, err, "moved")
@@ -344,7 +347,7 @@ func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *str
 	if err := o.obj.Delete(ctx, src.key(), src.ob.ver); err != nil {
 		// The source changed after it was read: the copy goes.
 		o.obj.Delete(ctx, dst.key(), put.Version)
-		if errors.Is(err, errPrecondition) {
+		if errors.Is(err, ErrPrecondition) {
 			return fserr.Errorf(fserr.CodeConflict, src.Path, "%s was changed by another writer during the call: nothing was moved", src.Path)
 		}
 		return ioErr(src.Path, err)
@@ -361,7 +364,7 @@ func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *str
 func (o *objectRoot) pinnedContent(ctx context.Context, w *WriteTarget) ([]byte, error) {
 	body, _, err := o.obj.Get(ctx, w.key(), 0, -1, w.ob.ver)
 	if err != nil {
-		if errors.Is(err, errPrecondition) || errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, ErrPrecondition) || errors.Is(err, fs.ErrNotExist) {
 			return nil, fserr.Errorf(fserr.CodeConflict, w.Path, "%s was replaced during the call: nothing was moved", w.Path)
 		}
 		return nil, ioErr(w.Path, err)
@@ -420,7 +423,7 @@ func (o *objectRoot) remove(w *WriteTarget, recursive bool, expect *string) erro
 			ver = now
 		}
 		if err := o.obj.Delete(s.context(), w.key(), ver); err != nil {
-			if errors.Is(err, errPrecondition) {
+			if errors.Is(err, ErrPrecondition) {
 				return fserr.Errorf(fserr.CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
 			}
 			return ioErr(w.Path, err)
@@ -477,7 +480,7 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 		tx.at("remove.checked")
 		for i := len(keys) - 1; i >= 0; i-- { // deepest first, the marker last
 			if err := o.obj.Delete(s.context(), keys[i].Key, keys[i].Version); err != nil {
-				if errors.Is(err, errPrecondition) {
+				if errors.Is(err, ErrPrecondition) {
 					return fserr.Errorf(fserr.CodeConflict, w.Path, "%s changed during the call: nothing more was removed", path.Join(w.Path, strings.TrimPrefix(keys[i].Key, w.key()+"/")))
 				}
 				return ioErr(w.Path, err)
@@ -490,8 +493,8 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 }
 
 // below lists every key at or below the prefix key/, in key order.
-func (o *objectRoot) below(ctx context.Context, key string) ([]object, error) {
-	var out []object
+func (o *objectRoot) below(ctx context.Context, key string) ([]Object, error) {
+	var out []Object
 	after := ""
 	for {
 		objs, _, err := o.obj.List(ctx, key+"/", "", after, 1000)
@@ -528,6 +531,9 @@ func parentsOf(sub string) []string {
 // mkdir makes the directory p: its marker, put on condition that the
 // name is free (a prefix needs no parents made).
 func (o *objectRoot) mkdir(s *Sandbox, p string) (string, bool, error) {
+	if err := o.refuseChange(p); err != nil {
+		return "", false, err
+	}
 	w, err := s.pinTarget(p, s.mkdirAll, false, false)
 	if err != nil {
 		return "", false, err
@@ -538,10 +544,10 @@ func (o *objectRoot) mkdir(s *Sandbox, p string) (string, bool, error) {
 	}
 	created := false
 	_, err = s.change([]*WriteTarget{w}, func(tx *Tx) error {
-		c := objCond{IfAbsent: true}
+		c := ObjectCond{IfAbsent: true}
 		_, err := o.obj.Put(s.context(), w.key()+"/", bytes.NewReader(nil), 0, sha256.Sum256(nil), c)
 		switch {
-		case errors.Is(err, errPrecondition):
+		case errors.Is(err, ErrPrecondition):
 			return nil // made meanwhile
 		case errors.Is(err, fs.ErrExist):
 			return fserr.Errorf(fserr.CodeExists, p, "%s exists and is not a directory", p)
@@ -560,6 +566,9 @@ func (o *objectRoot) mkdir(s *Sandbox, p string) (string, bool, error) {
 
 // symlink is refused: an object root has no links.
 func (o *objectRoot) symlink(s *Sandbox, p, target string) (bool, error) {
+	if err := o.refuseChange(p); err != nil {
+		return false, err
+	}
 	w, err := s.openMade(p)
 	if err != nil {
 		return false, err

@@ -79,9 +79,9 @@ func TestObjectRemoveTreeNamesEveryKey(t *testing.T) {
 // asked for, and pages that ignore after (the same page every time).
 type hostileList struct{ *memObjects }
 
-func (h hostileList) List(ctx context.Context, prefix, delim, _ string, limit int) ([]object, []string, error) {
+func (h hostileList) List(ctx context.Context, prefix, delim, _ string, limit int) ([]Object, []string, error) {
 	objs, prefixes, err := h.memObjects.List(ctx, prefix, delim, "", limit)
-	return append(objs, object{Key: "z"}), prefixes, err
+	return append(objs, Object{Key: "z"}), prefixes, err
 }
 
 // TestObjectListingHostileStore: a listing of keys outside the prefix,

@@ -92,7 +92,7 @@ func (s *Sandbox) WritableRoots() []string {
 	_, writeRoots, _ := s.rootLists()
 	for _, d := range writeRoots {
 		for _, r := range s.roots {
-			if r.alias == filepath.Clean(d) && r.writable {
+			if r.alias == cleanRoot(d) && r.writable {
 				out = append(out, r.dir)
 				break
 			}
@@ -117,12 +117,12 @@ func New(p *policy.Policy, home string) (*Sandbox, error) { return newSandboxOve
 // stores: a root whose path (as configured, cleaned) is a key of objs is
 // an object root over that store (root_object.go), named by that path;
 // the others are directories.
-func newSandboxOver(p *policy.Policy, home string, objs map[string]objStore) (*Sandbox, error) {
+func newSandboxOver(p *policy.Policy, home string, objs map[string]ObjectStore) (*Sandbox, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fserr.Errorf(fserr.CodeConfig, p.Source, "%v", err)
 	}
 	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow, writes: make(chan struct{}, 1), own: &ownFiles{}}
-	open := func(dir string, writable bool) (*root, error) { return openRootAt(dir, writable, objs) }
+	open := func(dir string, writable bool) (*root, error) { return openRootAt(dir, writable, objs, p.Store) }
 	// Under fsbox mcp DIR... (Policy.Serve) the sandbox opens the
 	// directories served, and nothing else of the policy's roots: they
 	// bound what is reached (and Landlock walls them in), while every
@@ -240,7 +240,19 @@ func newSandboxOver(p *policy.Policy, home string, objs map[string]objStore) (*S
 
 // openRootAt opens the root configured as dir: an object root over
 // objs[dir] when there is one, else the directory.
-func openRootAt(dir string, writable bool, objs map[string]objStore) (*root, error) {
+func openRootAt(dir string, writable bool, objs map[string]ObjectStore, cfg policy.Store) (*root, error) {
+	if policy.IsObjectURL(dir) {
+		obj := objs[dir]
+		if obj == nil {
+			var err error
+			if obj, err = openObjectStore(cfg, dir); err != nil {
+				return nil, err
+			}
+		}
+		st := newObjectRoot(dir, counted(obj))
+		st.readOnly = true // until object roots change (issue 44)
+		return &root{dir: dir, alias: dir, url: true, st: st, writable: writable}, nil
+	}
 	if obj := objs[filepath.Clean(dir)]; obj != nil {
 		name := filepath.Clean(dir)
 		return &root{dir: name, alias: name, st: newObjectRoot(name, obj), writable: writable}, nil
@@ -357,7 +369,7 @@ func (s *Sandbox) ReadRoots() []string {
 	_, _, readRoots := s.rootLists()
 	for _, d := range readRoots {
 		for _, r := range s.roots {
-			if r.alias == filepath.Clean(d) && !r.writable {
+			if r.alias == cleanRoot(d) && !r.writable {
 				out = append(out, r.dir)
 				break
 			}

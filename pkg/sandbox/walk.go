@@ -293,6 +293,9 @@ func (s *Sandbox) Walk(ctx context.Context, start string, o WalkOptions, fn func
 	if err != nil {
 		return WalkSkipped{}, err
 	}
+	if tl, ok := d.h.(treeLister); ok && o.MaxDepth != 0 && o.MaxDepth != 1 {
+		tl.listTree() // an object root: the subtree in a few flat listings
+	}
 	w := &walker{cx: ctx, s: s, o: o, fn: fn}
 	root := &dirJob{dir: d, list: true}
 	if !o.NoIgnore {
@@ -306,6 +309,9 @@ func (s *Sandbox) Walk(ctx context.Context, start string, o WalkOptions, fn func
 	if n == 0 && runtime.GOMAXPROCS(0) > 1 {
 		n = runtime.GOMAXPROCS(0)
 	}
+	if d.rt.url && n >= 0 {
+		n = max(n, s.policy.Store.Concurrency) // a listing is a request: [store] concurrency in flight
+	}
 	if n > 0 && !o.writeCheck {
 		w.sched = startSched(w, n)
 	}
@@ -315,6 +321,13 @@ func (s *Sandbox) Walk(ctx context.Context, start string, o WalkOptions, fn func
 	err = w.emit(root)
 	if err == nil {
 		err = ctx.Err() // a cancel seen while preparing left entries out
+	}
+	if err == nil && root.listErr != nil && d.rt.url {
+		// The start of a walk on an object root could not be listed
+		// (refused credentials, no such bucket, a server error): the
+		// walk has seen nothing, and an empty result would pass that
+		// off as an empty directory.
+		err = root.listErr
 	}
 	if w.sched != nil {
 		w.sched.stop()
@@ -355,10 +368,23 @@ func (w *walker) ancestorIgnores(d *Dir, base *ignore.Stack) *ignore.Stack {
 // ignore.Outside), its .gitignore and (beside a .git directory)
 // .git/info/exclude, lowest precedence first.
 func (w *walker) pushIgnores(st *ignore.Stack, d *Dir, names map[string]fs.FileMode, sk *WalkSkipped) *ignore.Stack {
+	// Without the listing, each name is looked up once (.git is asked
+	// after twice): on an object root a lookup is two requests.
+	var looked map[string]fs.FileMode // a name's type; missing: fs.ModeIrregular
 	has := func(n string, want fs.FileMode) bool {
 		if names == nil {
-			fc, err := d.h.lstat(n)
-			return err == nil && fc.Mode.Type() == want
+			m, ok := looked[n]
+			if !ok {
+				m = fs.ModeIrregular
+				if fc, err := d.h.lstat(n); err == nil {
+					m = fc.Mode.Type()
+				}
+				if looked == nil {
+					looked = map[string]fs.FileMode{}
+				}
+				looked[n] = m
+			}
+			return m == want
 		}
 		m, ok := names[n]
 		return ok && m == want
@@ -517,6 +543,7 @@ func (w *walker) listJob(j *dirJob, ctx *walkCtx) (listing, bool) {
 	ctx.ents = ents // kept for the next directory
 	if err != nil {
 		j.skipped.Errors++
+		j.listErr = err
 		return listing{}, false
 	}
 	slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })

@@ -57,6 +57,7 @@ type dirJob struct {
 	items   []walkItem
 	skipped WalkSkipped
 	denied  []string // paths to tell onDenied, in order
+	listErr error    // why its listing failed (counted in skipped.Errors)
 }
 
 type walkItem struct {
