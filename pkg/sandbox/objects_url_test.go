@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -355,5 +357,46 @@ func TestObjectURLWalkStartRefused(t *testing.T) {
 	_, err = s.Walk(context.Background(), ".", WalkOptions{}, func(e *Entry) error { n++; e.Release(); return nil })
 	if fe := fserr.AsError(err); fe == nil || fe.Code != fserr.CodeIO || !strings.Contains(fe.Msg, "request id") || n != 0 {
 		t.Fatalf("a walk of a start that cannot be listed: %v (%d entries)", err, n)
+	}
+}
+
+// TestObjectURLMixedRoots: a policy with a local workdir and an object
+// read root reaches both, each through its own kind of path, and keeps
+// each root's rules to its own root.
+func TestObjectURLMixedRoots(t *testing.T) {
+	useBuckets(t, map[string]map[string]string{"bkt": {"shared/doc.txt": "shared doc", "shared/secrets/k": "no"}})
+	work, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "local.txt"), []byte("local"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := policy.DefaultPolicy(work)
+	p.ReadRoots = []string{"s3://bkt/shared"}
+	p.Paths.Deny = []string{"secrets/**"}
+	s, err := New(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		path, want string
+		code       fserr.Code
+	}{
+		{"local.txt", "local", ""},
+		{filepath.Join(work, "local.txt"), "local", ""},
+		{"s3://bkt/shared/doc.txt", "shared doc", ""},
+		{"s3://bkt/shared/secrets/k", "", fserr.CodeDenied},
+		{"s3://bkt/other", "", fserr.CodeDenied},
+	} {
+		got, _, err := readURL(t, s, c.path)
+		if code(err) != c.code || c.code == "" && got != c.want {
+			t.Errorf("%s: %q %v, want %q %s", c.path, got, err, c.want, c.code)
+		}
+	}
+	kinds := s.RootKinds()
+	if len(kinds) != 2 || kinds[0].Kind != "posix" || kinds[1].Kind != "s3" || kinds[1].Root != "s3://bkt/shared" || kinds[1].Writable {
+		t.Errorf("RootKinds = %+v", kinds)
 	}
 }
