@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -262,6 +263,12 @@ func afterFiles(acfg aws.Config) []string {
 			add(f.def)
 		}
 	}
+	// The SSO token cache (a directory of bearer tokens the SSO
+	// provider reads and refreshes) and a container credentials token.
+	if home, err := os.UserHomeDir(); err == nil {
+		add(filepath.Join(home, ".aws", "sso", "cache"))
+	}
+	add(os.Getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"))
 	add(os.Getenv("SSL_CERT_FILE"))
 	for _, f := range certFiles {
 		if _, err := os.Stat(f); err == nil {
@@ -420,8 +427,12 @@ func (s *store) List(ctx context.Context, prefix, delim, after string, max int) 
 	}
 	fullAfter := ""
 	if after != "" {
-		if fullAfter, err = s.full(after, false); err != nil {
-			return nil, nil, err
+		// after is where the last page ended: a key the store gave,
+		// whatever its components spell ("d//x" is a key a listing may
+		// hold and the door never names), so it is checked as bytes.
+		fullAfter = s.prefix + after
+		if !utf8.ValidString(fullAfter) || strings.IndexByte(fullAfter, 0) >= 0 || len(fullAfter) > MaxKeyBytes {
+			return nil, nil, fserr.Errorf(fserr.CodeUsage, after, "a listing cannot continue after %q: not a key S3 takes", after)
 		}
 	}
 	in := &s3.ListObjectsV2Input{Bucket: &s.bucket}
@@ -492,6 +503,12 @@ func (s *store) List(ctx context.Context, prefix, delim, after string, max int) 
 		}
 		in.ContinuationToken = &token
 		in.StartAfter = nil
+		// Every further page is a request of the call's, counted against
+		// its cap ([store] max_requests) as the first was: an endpoint
+		// that never ends a listing cannot run past it.
+		if err := sandbox.TakeRequest(ctx); err != nil {
+			return nil, nil, err
+		}
 	}
 }
 

@@ -12,11 +12,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -159,12 +161,16 @@ func TestBadKeysMakeNoRequest(t *testing.T) {
 		} else if _, _, err := s.List(ctx, k, "/", "", 0); code(err) != fserr.CodeUsage {
 			t.Errorf("List(%q) = %v, want usage", k, err)
 		}
-		if _, _, err := s.List(ctx, "", "/", k, 0); code(err) != fserr.CodeUsage {
+		// after is where a listing's last page ended: a key the store
+		// gave, whatever its components spell, so only what S3 cannot
+		// take as a key (invalid UTF-8, NUL, too long) is refused.
+		bytesBad := !utf8.ValidString(k) || strings.IndexByte(k, 0) >= 0 || len("ten/"+k) > MaxKeyBytes
+		if _, _, err := s.List(ctx, "", "/", k, 0); bytesBad && code(err) != fserr.CodeUsage {
 			t.Errorf("List after %q = %v, want usage", k, err)
 		}
 	}
-	if n := rec.count(); n != 0 {
-		t.Fatalf("%d requests were made for refused keys", n)
+	if n, want := rec.count(), 7; n != want { // the listings after the seven keys that are odd paths but keys
+		t.Fatalf("%d requests were made for refused keys, want %d", n, want)
 	}
 	// The longest key that fits is sent.
 	rec.answer = func(*http.Request) answer {
@@ -556,7 +562,9 @@ func TestFiles(t *testing.T) {
 	t.Setenv("SSL_CERT_FILE", "/ca.pem")
 	acfg := aws.Config{ConfigSources: []any{config.SharedConfig{WebIdentityTokenFile: "/profile/token"}}}
 	files := afterFiles(acfg)
-	want := map[string]bool{"/run/token": true, "/profile/token": true, "/aws/config": true, "/aws/credentials": true, "/ca.pem": true}
+	home, _ := os.UserHomeDir()
+	want := map[string]bool{"/run/token": true, "/profile/token": true, "/aws/config": true, "/aws/credentials": true, "/ca.pem": true,
+		filepath.Join(home, ".aws", "sso", "cache"): true}
 	for _, f := range certFiles {
 		if fileExists(f) {
 			want[f] = true
@@ -645,5 +653,29 @@ func TestEndpointFromEnvironment(t *testing.T) {
 				t.Errorf("AWS_ENDPOINT_URL_S3=%s: %v, want config", c.ep, err)
 			}
 		}
+	}
+}
+
+// TestEndlessListingCapped: an endpoint that never ends a listing (always
+// truncated, a new token each page, nothing under the prefix) cannot run
+// a call past its request cap: every page is a request of the call's.
+func TestEndlessListingCapped(t *testing.T) {
+	n := 0
+	s, rec := newTestStore(t, "ten", func(*http.Request) answer {
+		n++
+		return answer{status: 200, body: fmt.Sprintf(`<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>tok%d</NextContinuationToken><Contents><Key>other/k%d</Key></Contents></ListBucketResult>`, n, n)}
+	})
+	ctx := sandbox.WithRequestCap(context.Background(), 5)
+	// The first request is counted by the door (its counted store); here
+	// the store is called directly, so it is taken by hand.
+	if err := sandbox.TakeRequest(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := s.List(ctx, "", "/", "", 0)
+	if !errors.Is(err, sandbox.ErrMaxRequests) {
+		t.Fatalf("an endless listing under a cap of 5: %v", err)
+	}
+	if got := rec.count(); got > 5 {
+		t.Fatalf("%d requests under a cap of 5", got)
 	}
 }

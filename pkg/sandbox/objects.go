@@ -200,6 +200,13 @@ func Requests(ctx context.Context) int64 {
 	return 0
 }
 
+// TakeRequest counts one more request of ctx's call against its cap
+// ([store] max_requests), if it has one: an ObjectStore calls it for each
+// request past the first that one of its methods makes (a listing's next
+// page). Past the cap it is ErrMaxRequests and the request must not be
+// made.
+func TakeRequest(ctx context.Context) error { return takeRequest(ctx) }
+
 // takeRequest counts a request against ctx's cap, if it has one.
 func takeRequest(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {

@@ -400,3 +400,28 @@ func TestObjectURLMixedRoots(t *testing.T) {
 		t.Errorf("RootKinds = %+v", kinds)
 	}
 }
+
+// TestObjectURLNameTwice: a store may hold an object a beside keys a/…
+// (S3 does; a file system cannot): a listing and a walk give the name
+// once, as the object, never as both a file and a directory.
+func TestObjectURLNameTwice(t *testing.T) {
+	mems := useBuckets(t, map[string]map[string]string{"bkt": {"t/a": "file", "t/b.txt": "b"}})
+	mems["bkt"].objs["t/a/x"] = memObject{data: []byte("below"), ver: "v-odd"}
+	s, err := New(policy.DefaultPolicy("s3://bkt/t"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, depth := range []int{1, -1} { // a directory's listing, and the flat tree
+		var got []string
+		if _, err := s.Walk(context.Background(), ".", WalkOptions{MaxDepth: depth}, func(e *Entry) error {
+			got = append(got, e.Path+":"+e.Type)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, " ") != "a:file b.txt:file" {
+			t.Errorf("depth %d: walked %v, want a once, as the object", depth, got)
+		}
+	}
+}

@@ -125,7 +125,8 @@ func (s *Sandbox) findState() {
 	}
 	add(cfg, "fsbox's configuration directory", false)
 	for _, f := range s.objectFiles() {
-		add(f, "a file the object store's client reads (credentials, certificates, name resolution)", true)
+		fi, err := os.Stat(f)
+		add(f, "a file the object store's client reads (credentials, certificates, name resolution)", err != nil || !fi.IsDir())
 	}
 	s.state = st
 	for _, rt := range s.roots {

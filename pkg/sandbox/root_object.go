@@ -310,6 +310,13 @@ func (d *objDir) list(_ *listScratch, out []dirent) ([]dirent, error) {
 				continue
 			}
 			if name := strings.TrimSuffix(p[len(pre):], "/"); validName(name) {
+				if _, dup := listed[name]; dup {
+					// An object a beside the keys a/…: one entry (the
+					// object's), as a name is one thing; the keys below
+					// are reached by their paths.
+					after = max(after, p)
+					continue
+				}
 				out = append(out, dirent{name: name, typ: fs.ModeDir})
 				listed[name] = Object{}
 			}
@@ -400,7 +407,8 @@ func (f *objFile) Read(p []byte) (int, error) {
 		if err != nil {
 			return 0, readErr(f.key, err)
 		}
-		f.body = body
+		// Never more than the object holds, whatever the store sends.
+		f.body = readCloser{io.LimitReader(body, f.size-f.off), body}
 	}
 	n, err := f.body.Read(p)
 	f.off += int64(n)
@@ -471,6 +479,12 @@ func cleanRel(p string) string {
 	return p
 }
 
+// readCloser reads from Reader and closes Closer.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
 // objTree is a flat listing of a subtree: every key below a prefix, in a
 // few requests (a thousand keys each) instead of one or more per
 // directory. A walk asks for it at its start (listTree); the directories
@@ -538,13 +552,19 @@ func (t *objTree) add(top, rel string, ob Object, seen map[string]bool) {
 	dir := top
 	for i, c := range parts {
 		last := i == len(parts)-1
-		if last && !marker {
-			t.dirs[dir] = append(t.dirs[dir], treeEntry{dirent: dirent{name: c}, ob: ob})
-			return
-		}
 		sub := c
 		if dir != "." {
 			sub = dir + "/" + c
+		}
+		if last && !marker {
+			if !seen[sub] { // a name is one thing: the first listed (keys come in order)
+				seen[sub] = true
+				t.dirs[dir] = append(t.dirs[dir], treeEntry{dirent: dirent{name: c}, ob: ob})
+			}
+			return
+		}
+		if _, isDir := t.dirs[sub]; seen[sub] && !isDir {
+			return // below an object of the same name: not walked
 		}
 		if !seen[sub] {
 			seen[sub] = true
