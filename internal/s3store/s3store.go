@@ -271,7 +271,7 @@ func afterFiles(acfg aws.Config) []string {
 	add(os.Getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"))
 	add(os.Getenv("SSL_CERT_FILE"))
 	for _, f := range certFiles {
-		if _, err := os.Stat(f); err == nil {
+		if _, err := os.Stat(f); err == nil { // the system's bundle, the client's own file, never a root's (before Landlock)
 			add(f) // the one Go's certificate pool loads (the first there)
 			break
 		}
@@ -286,7 +286,7 @@ func afterFiles(acfg aws.Config) []string {
 		}
 	}
 	for _, f := range nameFiles {
-		if _, err := os.Stat(f); err == nil {
+		if _, err := os.Stat(f); err == nil { // name resolution's own files, fixed here, never a root's (before Landlock)
 			add(f)
 		}
 	}

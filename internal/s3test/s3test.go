@@ -14,6 +14,11 @@
 // an extended attribute that only its own PUT writes), so a version-pinned
 // read of one is not possible: use Put for an object whose version
 // matters.
+//
+// Only tests and the bench import this package. Its file access (the
+// server's binary, directory, log and certificates) is the harness's,
+// outside every policy: it never runs inside fsbox, so it does not go
+// through pkg/sandbox.
 package s3test
 
 import (
@@ -79,7 +84,7 @@ func TLS() Option { return func(s *settings) { s.tls = true } }
 // PATH; "" when there is none.
 func Binary() string {
 	if b := os.Getenv("FSBOX_VERSITYGW"); b != "" {
-		if _, err := os.Stat(b); err == nil {
+		if _, err := os.Stat(b); err == nil { // the test harness's server binary: tests only, outside any policy
 			return b
 		}
 		return ""
@@ -111,7 +116,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	t.Cleanup(func() {
 		stop()
 		if t.Failed() {
-			if b, err := os.ReadFile(s.logFile); err == nil {
+			if b, err := os.ReadFile(s.logFile); err == nil { // the harness's own server log (tests only)
 				t.Logf("versitygw's log (%s):\n%s", s.endpoint, tail(string(b), 4000))
 			}
 		}

@@ -43,6 +43,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
 
+	"github.com/fsbox/fsbox/internal/cli"
+	"github.com/fsbox/fsbox/internal/jq"
+	"github.com/fsbox/fsbox/internal/mcpserver"
 	"github.com/fsbox/fsbox/internal/testbin"
 )
 
@@ -334,3 +337,31 @@ var canMountNS = sync.OnceValue(func() bool {
 	}
 	return exec.Command("unshare", "-rm", "true").Run() == nil
 })
+
+// Commands are the programs a golden run installs in $PATH: the test
+// binary as "fsbox" and as "fsbox-NAME" for every command (never as a
+// bare NAME, which would shadow testscript's own verbs such as grep), for
+// testscript.Main. The binary runs fsbox with the MCP server built in, as
+// fsbox-mcp has it, and --jq, as fsbox has it (TestLeanExecsMCP checks
+// that fsbox hands `fsbox mcp` over to fsbox-mcp).
+//
+// testscript gives every command a pipe as stdin (empty unless the script
+// said `stdin FILE`), and fsbox reads a pipe when a filter names no path
+// (ripgrep's rule). So fsbox gets /dev/null, as an exec tool gives it,
+// unless the script sets FSBOX_TEST_STDIN=1 to hand it the pipe.
+func Commands() map[string]func() {
+	run := func() {
+		stdin := os.Stdin
+		if os.Getenv("FSBOX_TEST_STDIN") == "" {
+			if null, err := os.Open(os.DevNull); err == nil {
+				stdin = null
+			}
+		}
+		os.Exit(cli.MainMCP(os.Args, stdin, os.Stdout, os.Stderr, cli.Extras{Serve: mcpserver.Serve, JQ: jq.Compile}))
+	}
+	cmds := map[string]func(){"fsbox": run}
+	for _, name := range cli.CommandNames() {
+		cmds["fsbox-"+name] = run
+	}
+	return cmds
+}
