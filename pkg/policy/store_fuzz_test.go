@@ -44,3 +44,16 @@ func FuzzObjectURL(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckEndpoint: https:// anywhere, plain http only on loopback.
+func TestCheckEndpoint(t *testing.T) {
+	for ep, ok := range map[string]bool{
+		"https://s3.example.com": true, "http://127.0.0.1:9000": true, "http://[::1]:9000": true,
+		"http://localhost:7070": true, "http://s3.example.com": false, "http://10.0.0.1": false,
+		"ftp://127.0.0.1": false, "s3.example.com": false, "http://127.0.0.1.example.com": false,
+	} {
+		if got := CheckEndpoint(ep) == nil; got != ok {
+			t.Errorf("CheckEndpoint(%q) ok = %v, want %v", ep, got, ok)
+		}
+	}
+}
