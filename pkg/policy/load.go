@@ -366,6 +366,9 @@ func loadFile(file string, env Env, user bool) (*Policy, error) {
 	if md.IsDefined("write", "require_precondition") {
 		p.PreconditionLine = keyLine(string(data), toml.Key{"write", "require_precondition"})
 	}
+	if err := CheckTenantJournal(p.Journal.Dir, append([]string{p.Workdir}, p.WriteRoots...)); err != nil {
+		return nil, cfgErr("%s%v", atLine("journal", "dir"), err)
+	}
 	if p.Workdir, err = ExpandRoot(p.Workdir, env.Home, env.Getenv); err != nil {
 		return nil, cfgErr("%sworkdir: %v", atLine("workdir"), err)
 	}

@@ -312,8 +312,8 @@ func (p *Policy) Validate() error {
 	if p.Journal.MaxBytes < MinJournalBytes {
 		return fmt.Errorf("[journal] max_bytes must be at least %d (64 KiB: a journal's own files take 28 KiB of it), got %d", MinJournalBytes, p.Journal.MaxBytes)
 	}
-	if p.Journal.Dir != "" && !filepath.IsAbs(p.Journal.Dir) {
-		return fmt.Errorf("[journal] dir must be an absolute path, got %q", p.Journal.Dir)
+	if p.Journal.Dir != "" && !filepath.IsAbs(p.Journal.Dir) && !IsObjectURL(p.Journal.Dir) {
+		return fmt.Errorf("[journal] dir must be an absolute path or an s3:// URL, got %q", p.Journal.Dir)
 	}
 	for _, lim := range []struct {
 		name string

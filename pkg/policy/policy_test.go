@@ -50,8 +50,8 @@ func TestValidate(t *testing.T) {
 		{"journal max_bytes negative", func(p *Policy) { p.Journal.MaxBytes = -1 }, []string{"[journal] max_bytes", "got -1"}},
 		{"journal max_bytes the least", func(p *Policy) { p.Journal.MaxBytes = MinJournalBytes }, nil},
 		{"journal off still bounded", func(p *Policy) { p.Journal.Enabled, p.Journal.MaxBytes = false, 1 }, []string{"[journal] max_bytes"}},
-		{"journal dir relative", func(p *Policy) { p.Journal.Dir = "state/j" }, []string{`[journal] dir must be an absolute path, got "state/j"`}},
-		{"journal dir ~ (unexpanded)", func(p *Policy) { p.Journal.Dir = "~/j" }, []string{`[journal] dir must be an absolute path, got "~/j"`}},
+		{"journal dir relative", func(p *Policy) { p.Journal.Dir = "state/j" }, []string{`[journal] dir must be an absolute path or an s3:// URL, got "state/j"`}},
+		{"journal dir ~ (unexpanded)", func(p *Policy) { p.Journal.Dir = "~/j" }, []string{`[journal] dir must be an absolute path or an s3:// URL, got "~/j"`}},
 		{"journal dir absolute", func(p *Policy) { p.Journal.Dir = "/var/j" }, nil},
 		// [sandbox] landlock.
 		{"landlock empty", func(p *Policy) { p.Sandbox.Landlock = "" },

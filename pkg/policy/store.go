@@ -174,14 +174,103 @@ func (p *Policy) checkStore() error {
 			return err
 		}
 	}
+	var urls []ObjectURL
 	for _, r := range p.AllRoots() {
 		if IsObjectURL(r) {
-			if _, err := ParseObjectURL(r); err != nil {
+			u, err := ParseObjectURL(r)
+			if err != nil {
 				return fmt.Errorf("root %v", err)
+			}
+			urls = append(urls, u)
+		}
+	}
+	return p.checkObjectJournal(urls)
+}
+
+// MaxObjectBytes is the largest object one PUT makes (S3's limit): fsbox
+// writes each object with one request, never in parts.
+const MaxObjectBytes = 5 << 30
+
+// WritableObjectRoots are the writable roots that are object roots.
+func (p *Policy) WritableObjectRoots() []string {
+	var out []string
+	for _, r := range append([]string{p.Workdir}, p.WriteRoots...) {
+		if IsObjectURL(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// checkObjectJournal: a writable object root needs the journal in the
+// store (an s3:// [journal] dir, outside every object root: neither in
+// one nor holding one), and writes no object larger than one PUT takes.
+// A journal dir in the store with no writable object root is refused
+// too: it would hold nothing.
+func (p *Policy) checkObjectJournal(roots []ObjectURL) error {
+	w := p.WritableObjectRoots()
+	if len(w) > 0 && p.Limits.MaxWriteBytes > MaxObjectBytes {
+		return fmt.Errorf("[limits] max_write_bytes = %d is over 5 GiB, the largest object one PUT writes, and %s is a writable object root (fsbox writes each object whole, never in parts)", p.Limits.MaxWriteBytes, w[0])
+	}
+	if !IsObjectURL(p.Journal.Dir) {
+		if len(w) > 0 && p.Journal.Enabled {
+			return fmt.Errorf("%s is a writable object root, and its journal must be in the store: set [journal] dir to an s3:// URL outside every root (naming the roots' ${VAR}s, one journal per tenant), or [journal] enabled = false", w[0])
+		}
+		return nil
+	}
+	j, err := ParseObjectURL(p.Journal.Dir)
+	if err != nil {
+		return fmt.Errorf("[journal] dir %v", err)
+	}
+	if len(w) == 0 {
+		return fmt.Errorf("[journal] dir %s is in an object store, and no writable root is: a local journal needs a local directory", p.Journal.Dir)
+	}
+	for _, r := range roots {
+		if r.Bucket == j.Bucket && (prefixWithin(j.Prefix, r.Prefix) || prefixWithin(r.Prefix, j.Prefix)) {
+			return fmt.Errorf("[journal] dir %s overlaps the root %s: fsbox's commands could reach its own journal; put it outside every root", p.Journal.Dir, r)
+		}
+	}
+	return nil
+}
+
+// prefixWithin: the keys below prefix in lie below dir too ("" holds
+// every key).
+func prefixWithin(in, dir string) bool {
+	return dir == "" || in == dir || strings.HasPrefix(in, dir+"/")
+}
+
+// CheckTenantJournal: a journal in the store names every ${VAR} the
+// writable object roots name (raw, before expansion), so that each tenant
+// a variable tells apart has a journal of its own.
+func CheckTenantJournal(rawJournal string, rawRoots []string) error {
+	if !IsObjectURL(rawJournal) {
+		return nil
+	}
+	have := map[string]bool{}
+	for _, v := range varsOf(rawJournal) {
+		have[v] = true
+	}
+	for _, r := range rawRoots {
+		if !IsObjectURL(r) {
+			continue
+		}
+		for _, v := range varsOf(r) {
+			if !have[v] {
+				return fmt.Errorf("[journal] dir %s does not name ${%s}, which the writable root %s names: tenants told apart by it would share one journal", rawJournal, v, r)
 			}
 		}
 	}
 	return nil
+}
+
+// varsOf is the names of the ${VAR}s (and $VARs) in s.
+func varsOf(s string) []string {
+	var out []string
+	os.Expand(s, func(name string) string {
+		out = append(out, name)
+		return ""
+	})
+	return out
 }
 
 // CheckEndpoint refuses an endpoint that is not https:// unless it is on

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
@@ -47,6 +49,10 @@ type journal struct {
 	// unkept (under the change's lock): a prior content of the running
 	// change was too large for max_bytes and was not kept.
 	unkept bool
+	// ob, for the journal of an object root, is its prefix in the store
+	// (journal_object.go); r is nil then.
+	ob ObjectStore
+	js *journalState
 }
 
 // identity is what ties a journal to its root.
@@ -79,6 +85,14 @@ type journalState struct {
 	// cur is the journal the running change records in (set by change,
 	// under the sandbox's write mutex).
 	cur *journal
+	// objBase is [journal] dir when it is an s3:// URL: the object roots'
+	// journals live there (the local roots' in the default place);
+	// objStore is its store, once opened.
+	objBase  string
+	objStore ObjectStore
+	// ctx is the context of the latest call that used the journals: a
+	// journal in the store makes its requests in it.
+	ctx atomic.Pointer[context.Context]
 }
 
 type journalMode int
@@ -123,14 +137,24 @@ type JournalIssue struct {
 // Journal reports where the journals are, or why there are none: it
 // looks (never makes) before Landlock for a call that only reads.
 func (s *Sandbox) Journal() JournalStatus {
-	if s.jn.base == "" {
+	if s.jn.base == "" && s.jn.objBase == "" {
 		return JournalStatus{Reason: s.jn.off, Roots: []JournalRoot{}, Ignored: []JournalIssue{}}
 	}
-	st := JournalStatus{Enabled: true, Dir: s.jn.base, Roots: []JournalRoot{}, Ignored: []JournalIssue{}}
+	dir := s.jn.base
+	if s.localJournalDir() == "" && s.jn.objBase != "" {
+		dir = s.jn.objBase // the one the policy names
+	}
+	st := JournalStatus{Enabled: true, Dir: dir, Roots: []JournalRoot{}, Ignored: []JournalIssue{}}
 	s.useJournal()
 	for _, rt := range s.writable() {
-		if rt.url {
-			continue // an object root changes nothing yet: no journal of its own
+		if rt.st.kind() == kindObject {
+			if s.jn.objBase != "" {
+				st.Roots = append(st.Roots, JournalRoot{Root: rt.dir, Dir: strings.TrimSuffix(s.jn.objBase, "/") + "/" + rt.journalName(), IDPrefix: s.tagOf(rt)})
+			}
+			continue
+		}
+		if s.jn.base == "" {
+			continue
 		}
 		name := rt.journalName()
 		if rt.jn != nil {
@@ -169,6 +193,11 @@ func (s *Sandbox) findJournal() error {
 		return nil
 	}
 	dir := p.Journal.Dir
+	if policy.IsObjectURL(dir) {
+		// The object roots' journals are in the store; the local roots'
+		// in the default place.
+		s.jn.objBase, dir = dir, ""
+	}
 	if dir == "" {
 		state := p.Journal.State
 		if state == "" {
@@ -192,7 +221,7 @@ func (s *Sandbox) journalInside(d string) error {
 	real := policy.Canonical(d)
 	for _, dir := range s.policyRoots() {
 		if policy.Within(real, dir) || policy.Within(dir, real) || policy.ReachesInto(filepath.Clean(d), []string{dir}) != "" {
-			if s.policy.Journal.Dir != "" {
+			if s.localJournalDir() != "" {
 				return fserr.Errorf(fserr.CodeConfig, s.policy.Source, "%s: [journal] dir %s overlaps the root %s: fsbox's commands could reach its own journal; put it outside every root", s.policy.Source, d, dir)
 			}
 			s.jn.base = ""
@@ -201,6 +230,14 @@ func (s *Sandbox) journalInside(d string) error {
 		}
 	}
 	return nil
+}
+
+// localJournalDir is [journal] dir when it names a local directory.
+func (s *Sandbox) localJournalDir() string {
+	if policy.IsObjectURL(s.policy.Journal.Dir) {
+		return ""
+	}
+	return s.policy.Journal.Dir
 }
 
 // rootIdentity is rt's identity now.
@@ -273,10 +310,21 @@ func (s *Sandbox) ReadsJournal() { s.jn.mode = journalRead }
 // views of one sandbox share them), making them unless the sandbox only
 // reads.
 func (s *Sandbox) useJournal() error {
+	ctx := s.context()
+	s.jn.ctx.Store(&ctx)
 	s.jn.mu.Lock()
 	defer s.jn.mu.Unlock()
-	if s.jn.opened || s.jn.base == "" || s.jn.mode == journalNone {
+	if s.jn.opened || (s.jn.base == "" && s.jn.objBase == "") || s.jn.mode == journalNone {
 		return nil
+	}
+	if s.jn.objBase != "" {
+		if err := s.openObjectJournals(s.jn.mode == journalFull); err != nil {
+			return err
+		}
+		if s.jn.base == "" {
+			s.jn.opened = true
+			return nil
+		}
 	}
 	return s.openJournalsLocked(s.jn.mode == journalFull)
 }
@@ -286,7 +334,7 @@ func (s *Sandbox) useJournal() error {
 // Landlock and before the first change. A default place that cannot be
 // made turns the journal off; an explicit one is a config error.
 func (s *Sandbox) openJournalsLocked(make bool) error {
-	explicit := s.policy.Journal.Dir != ""
+	explicit := s.localJournalDir() != ""
 	fail := func(err error) error {
 		if explicit {
 			return fserr.Errorf(fserr.CodeConfig, s.policy.Source, "%s: [journal] dir %s: %v", s.policy.Source, s.jn.base, unwrapPathErr(err))
@@ -409,7 +457,7 @@ func (s *Sandbox) journalAt(rt *root, dir string, want *identity) (*journal, err
 			return nil, nil
 		}
 	}
-	return &journal{rt: rt, dir: dir, r: r, tag: s.tagOf(rt), max: s.policy.Journal.MaxBytes}, nil
+	return &journal{rt: rt, dir: dir, r: r, tag: s.tagOf(rt), max: s.policy.Journal.MaxBytes, js: s.jn}, nil
 }
 
 // makeJournalDir makes a root's journal whole or not at all: in a
@@ -511,7 +559,9 @@ func (s *Sandbox) closeJournals() {
 	}
 	for _, rt := range s.roots {
 		if rt.jn != nil {
-			rt.jn.r.Close()
+			if rt.jn.r != nil {
+				rt.jn.r.Close()
+			}
 			rt.jn = nil
 		}
 	}

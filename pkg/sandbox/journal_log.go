@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
+	"github.com/fsbox/fsbox/pkg/policy"
 )
 
 // Reading the journal: a change list is appended to in id order, so the
@@ -54,6 +55,9 @@ func (c Change) line() []byte {
 
 // all reads every recorded change, oldest first.
 func (j *journal) all() ([]Change, error) {
+	if j.ob != nil {
+		return j.objAll()
+	}
 	b, err := j.r.ReadFile(changesFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -95,6 +99,13 @@ type filled struct {
 const tailBlock = 64 << 10
 
 func (j *journal) tail() (*tail, error) {
+	if j.ob != nil {
+		all, err := j.objAll()
+		if err != nil {
+			return nil, err
+		}
+		return &tail{j: j, ready: all}, nil
+	}
 	f, err := j.r.Open(changesFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &tail{j: j}, nil
@@ -216,6 +227,9 @@ func (t *tail) close() {
 // find is the change whose id in j is seq, found by bisection over the
 // list's bytes (ids rise along it).
 func (j *journal) find(seq int) (Change, bool, error) {
+	if j.ob != nil {
+		return j.objFind(seq)
+	}
 	f, err := j.r.Open(changesFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Change{}, false, nil
@@ -438,8 +452,8 @@ func (s *Sandbox) shown(c Change) Change {
 // workdir.
 func (s *Sandbox) storedPath(j *journal, p string) string {
 	abs := p
-	if !path.IsAbs(p) {
-		abs = path.Join(filepath.ToSlash(s.work.dir), p)
+	if !absName(p) {
+		abs = joinName(filepath.ToSlash(s.work.dir), p)
 	}
 	if rel, ok := relBelow(abs, filepath.ToSlash(j.rt.dir)); ok {
 		return rel
@@ -449,10 +463,25 @@ func (s *Sandbox) storedPath(j *journal, p string) string {
 
 // shownPath is a path j recorded, as shown.
 func (s *Sandbox) shownPath(j *journal, p string) string {
-	if path.IsAbs(p) {
+	if absName(p) {
 		return s.shownAbs(p)
 	}
-	return s.shownAbs(path.Join(filepath.ToSlash(j.rt.dir), p))
+	return s.shownAbs(joinName(filepath.ToSlash(j.rt.dir), p))
+}
+
+// absName: p names its root itself (an absolute path, or an s3:// URL).
+func absName(p string) bool { return path.IsAbs(p) || policy.IsObjectURL(p) }
+
+// joinName joins a relative path to a root's name: an s3:// URL with
+// '/', never cleaned (which would fold its "//").
+func joinName(dir, rel string) string {
+	if policy.IsObjectURL(dir) {
+		if rel == "." || rel == "" {
+			return dir
+		}
+		return strings.TrimSuffix(dir, "/") + "/" + rel
+	}
+	return path.Join(dir, rel)
 }
 
 // shownAbs is an absolute path as shown: relative below the workdir.

@@ -86,6 +86,9 @@ func (s *Sandbox) putPlanItems(items []planItem, all []*journal) (string, []*jou
 // putPlan writes one copy of a plan (synced, renamed into place, the
 // directory synced).
 func (j *journal) putPlan(name string, b []byte) error {
+	if j.ob != nil {
+		return j.objPutPlan(name, b)
+	}
 	if err := j.r.MkdirAll("pending", 0o700); err != nil {
 		return err
 	}
@@ -113,6 +116,12 @@ func (j *journal) putPlan(name string, b []byte) error {
 
 // donePlan drops a plan whose batch finished (or was rolled back).
 func (j *journal) donePlan(name string) {
+	if j.ob != nil {
+		if name != "" {
+			j.objDonePlan(name)
+		}
+		return
+	}
 	if name != "" {
 		j.r.Remove(name)
 		j.syncDir("pending")
@@ -227,6 +236,9 @@ type pendingPlan struct {
 // pendingPlans reads the journal's unfinished changes (clean: a plan
 // never finished writing is removed, its batch never started).
 func (j *journal) pendingPlans(clean bool) []pendingPlan {
+	if j.ob != nil {
+		return j.objPlans()
+	}
 	d, err := j.r.Open("pending")
 	if err != nil {
 		return nil

@@ -371,6 +371,9 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 	if j == nil || len(c.Paths)+len(c.Moved) == 0 {
 		return "", nil
 	}
+	if j.ob != nil {
+		return s.recordInStore(j, c)
+	}
 	f, err := j.r.OpenFile(changesFile, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return "", fserr.Errorf(fserr.CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
@@ -387,49 +390,9 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	held := total
-	rec := Change{Held: &held, ID: strconv.Itoa(next), Time: timeNow().UTC().Format(time.RFC3339Nano), Command: s.command(), Paths: []PathChange{}, Moved: c.Moved,
-		MovesFirst: c.MovesFirst, Bytes: c.Bytes, Kept: !j.unkept}
-	if c.Undoes != "" {
-		if uj, seq, ok := s.parseID(c.Undoes); ok && uj == j {
-			rec.Undoes = strconv.Itoa(seq)
-		}
-	}
-	for _, pc := range c.Paths {
-		pc.Path = s.storedPath(j, pc.Path)
-		rec.Paths = append(rec.Paths, pc)
-	}
-	rec.Moved = nil
-	for _, m := range c.Moved {
-		rec.Moved = append(rec.Moved, Move{From: s.storedPath(j, m.From), To: s.storedPath(j, m.To)})
-	}
-	line, err := json.Marshal(rec)
+	rec, line, budget, err := s.newRecord(j, c, next, total)
 	if err != nil {
 		return "", err
-	}
-	// The plans under way count only near the bound (reading them costs a
-	// directory listing).
-	budget := s.policy.Journal.MaxBytes - journalFixed
-	if satAdd(total, rec.cost(int64(len(line))+1)) > budget-64<<10 {
-		budget = j.budget(s.policy.Journal.MaxBytes)
-	}
-	if rec.Kept && rec.cost(int64(len(line))+1) > budget {
-		rec.Kept = false
-	}
-	if !rec.Kept {
-		// Too large to keep: its prior contents go (those no other change
-		// refers to), and so does its claim on them.
-		j.dropObjects(rec)
-		rec.Bytes = 0
-		if line, err = json.Marshal(rec); err != nil {
-			return "", err
-		}
-		if rec.cost(int64(len(line))+1) > budget {
-			rec.Omitted, rec.Paths, rec.Moved = len(rec.Paths)+len(rec.Moved), []PathChange{}, nil
-			if line, err = json.Marshal(rec); err != nil {
-				return "", err
-			}
-		}
 	}
 	rec.size = int64(len(line)) + 1
 	// A line torn by a crash mid-append is ended first, so it does not
@@ -456,6 +419,59 @@ func (s *Sandbox) recordChange(c Change) (string, error) {
 	return j.tag + rec.ID, nil
 }
 
+// newRecord is c's record as the journal j stores it (id next, the
+// records before it holding total), its line, and the budget it was
+// weighed against: kept whole when it fits in [journal] max_bytes, else
+// without its prior contents (kept false), and without its paths when
+// even that does not fit.
+func (s *Sandbox) newRecord(j *journal, c Change, next int, total int64) (Change, []byte, int64, error) {
+	held := total
+	rec := Change{Held: &held, ID: strconv.Itoa(next), Time: timeNow().UTC().Format(time.RFC3339Nano), Command: s.command(), Paths: []PathChange{}, Moved: c.Moved,
+		MovesFirst: c.MovesFirst, Bytes: c.Bytes, Kept: !j.unkept}
+	if c.Undoes != "" {
+		if uj, seq, ok := s.parseID(c.Undoes); ok && uj == j {
+			rec.Undoes = strconv.Itoa(seq)
+		}
+	}
+	for _, pc := range c.Paths {
+		pc.Path = s.storedPath(j, pc.Path)
+		rec.Paths = append(rec.Paths, pc)
+	}
+	rec.Moved = nil
+	for _, m := range c.Moved {
+		rec.Moved = append(rec.Moved, Move{From: s.storedPath(j, m.From), To: s.storedPath(j, m.To)})
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return Change{}, nil, 0, err
+	}
+	// The plans under way count only near the bound (reading them costs a
+	// directory listing).
+	budget := s.policy.Journal.MaxBytes - journalFixed
+	if satAdd(total, rec.cost(int64(len(line))+1)) > budget-64<<10 {
+		budget = j.budget(s.policy.Journal.MaxBytes)
+	}
+	if rec.Kept && rec.cost(int64(len(line))+1) > budget {
+		rec.Kept = false
+	}
+	if !rec.Kept {
+		// Too large to keep: its prior contents go (those no other change
+		// refers to), and so does its claim on them.
+		j.dropObjects(rec)
+		rec.Bytes = 0
+		if line, err = json.Marshal(rec); err != nil {
+			return Change{}, nil, 0, err
+		}
+		if rec.cost(int64(len(line))+1) > budget {
+			rec.Omitted, rec.Paths, rec.Moved = len(rec.Paths)+len(rec.Moved), []PathChange{}, nil
+			if line, err = json.Marshal(rec); err != nil {
+				return Change{}, nil, 0, err
+			}
+		}
+	}
+	return rec, line, budget, nil
+}
+
 // journalFixed is what a journal holds besides its changes: its
 // directory, identity.json, the marker, pending/, objects/,
 // changes.jsonl and the counter file, at 4 KiB each.
@@ -465,6 +481,9 @@ const journalFixed = 7 * 4096
 // part and the plans under way (each its size plus 4 KiB).
 func (j *journal) budget(max int64) int64 {
 	b := max - journalFixed
+	if j.ob != nil {
+		return b - j.objPendingBytes()
+	}
 	if d, err := j.r.Open("pending"); err == nil {
 		names, _ := d.Readdirnames(-1)
 		d.Close()
@@ -528,7 +547,7 @@ func (j *journal) dropObjects(c Change) {
 	}
 	for _, sum := range mine {
 		if !used[sum] {
-			j.r.Remove(path.Join("objects", sum))
+			j.removeObject(sum)
 		}
 	}
 }
@@ -536,6 +555,10 @@ func (j *journal) dropObjects(c Change) {
 // counters is the next change id and the bytes the recorded changes
 // hold (cost): tally over the change list.
 func (j *journal) counters() (next int, total int64, err error) {
+	if j.ob != nil {
+		next, total, _, err = j.objCounters()
+		return next, total, err
+	}
 	f, err := j.r.Open(changesFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return j.tally(nil, 0)
@@ -625,6 +648,10 @@ func (j *journal) keepCounters(next int, total int64) {
 // setCounters writes the counter file (atomically; losing it only costs
 // a rebuild).
 func (j *journal) setCounters(next int, total int64) {
+	if j.ob != nil {
+		j.objSetCounters(next, total, ObjectCond{})
+		return
+	}
 	tmp := tempName()
 	if j.r.WriteFile(tmp, fmt.Appendf(nil, "%d %d\n", next, total), 0o600) == nil && j.r.Rename(tmp, countersFile) == nil {
 		return
@@ -660,6 +687,10 @@ func (j *journal) evict(changes []Change, budget int64) int64 {
 // rewrite replaces the change list with keep and removes the objects it
 // no longer refers to.
 func (j *journal) rewrite(keep []Change) {
+	if j.ob != nil {
+		j.objRewrite(keep)
+		return
+	}
 	var b bytes.Buffer
 	used := map[string]bool{}
 	var held int64
@@ -790,17 +821,9 @@ func (s *Sandbox) JournalContent(c Change, sum string, max int64) ([]byte, error
 	if j == nil || len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
 		return nil, fserr.Errorf(fserr.CodeNotFound, "", "the journal holds no content %q", sum)
 	}
-	f, err := j.r.Open(path.Join("objects", sum))
+	b, err := j.content(sum, max)
 	if err != nil {
-		return nil, fserr.Errorf(fserr.CodeNotFound, "", "the journal no longer holds the content %s (evicted?)", sum)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, satAdd(max, 1)))
-	if err != nil {
-		return nil, fserr.Errorf(fserr.CodeIO, "", "reading kept content %s: %v", sum, err)
-	}
-	if int64(len(b)) > max {
-		return nil, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Msg: fmt.Sprintf("the kept content %s is over max_write_bytes = %d", sum, max)}
+		return nil, err
 	}
 	// What comes back is what was kept, or nothing: a damaged object is
 	// never restored.
@@ -840,4 +863,33 @@ func (s *Sandbox) WorkdirRel(p string) (string, error) {
 		return "", fserr.Deny(fserr.RuleRoot, p, "%s is outside every writable root: only their changes are recorded", p)
 	}
 	return t.rt.journalPath(path.Clean(t.rel)), nil
+}
+
+// content reads the prior content sum kept in j (at most max bytes).
+func (j *journal) content(sum string, max int64) ([]byte, error) {
+	if j.ob != nil {
+		return j.objContent(sum, max)
+	}
+	f, err := j.r.Open(path.Join("objects", sum))
+	if err != nil {
+		return nil, fserr.Errorf(fserr.CodeNotFound, "", "the journal no longer holds the content %s (evicted?)", sum)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, satAdd(max, 1)))
+	if err != nil {
+		return nil, fserr.Errorf(fserr.CodeIO, "", "reading kept content %s: %v", sum, err)
+	}
+	if int64(len(b)) > max {
+		return nil, &fserr.Error{Code: fserr.CodeTooLarge, Rule: fserr.RuleSizeCap, Msg: fmt.Sprintf("the kept content %s is over max_write_bytes = %d", sum, max)}
+	}
+	return b, nil
+}
+
+// removeObject drops the prior content sum from j.
+func (j *journal) removeObject(sum string) {
+	if j.ob != nil {
+		j.ob.Delete(j.ctx(), objObjects+sum, "")
+		return
+	}
+	j.r.Remove(path.Join("objects", sum))
 }

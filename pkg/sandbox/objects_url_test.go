@@ -98,7 +98,7 @@ func urlSandbox(t *testing.T, mod func(*policy.Policy)) *Sandbox {
 		"ab/notes.md": "tenant ab", "ab/sub/deep.txt": "deep", "ab/secrets/k": "no",
 		"abc/other.md": "tenant abc", "shared/doc.txt": "shared doc", "top.txt": "bucket top",
 	}})
-	p := policy.DefaultPolicy("s3://bkt/ab")
+	p := bucketPolicy("s3://bkt/ab")
 	p.ReadRoots = []string{"s3://bkt/shared"}
 	p.Paths.Deny = []string{"secrets/**"}
 	if mod != nil {
@@ -251,23 +251,56 @@ func TestRequestCapDerivedAtOnce(t *testing.T) {
 	}
 }
 
-// TestObjectURLNoChanges: until the changing side lands, a change on an
-// object root is unsupported and changes nothing.
-func TestObjectURLNoChanges(t *testing.T) {
+// TestObjectURLChanges: a change on an object root is made, recorded
+// in the journal in the store (outside the root, behind its marker) and
+// shown by history.
+func TestObjectURLChanges(t *testing.T) {
 	s := urlSandbox(t, nil)
 	w, err := s.OpenWriteTarget("new.txt", false)
-	if err == nil {
-		_, err = w.Commit(strings.NewReader("x"), 10, CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if code(err) != fserr.CodeUnsupported {
-		t.Fatalf("write on an object root: %v, want unsupported", err)
+	res, err := w.Commit(strings.NewReader("x"), 10, CommitOptions{})
+	w.Close()
+	if err != nil {
+		t.Fatalf("write on an object root: %v", err)
 	}
-	if _, _, err := s.Mkdir("d"); code(err) != fserr.CodeUnsupported {
-		t.Fatalf("mkdir on an object root: %v, want unsupported", err)
+	if res.ChangeID == "" {
+		t.Fatalf("the write was not recorded: %+v", res)
 	}
-	if _, _, err := readURL(t, s, "new.txt"); code(err) != fserr.CodeNotFound {
-		t.Errorf("new.txt after the refused write: %v", err)
+	if got, _, err := readURL(t, s, "new.txt"); err != nil || got != "x" {
+		t.Fatalf("new.txt after the write: %q %v", got, err)
 	}
+	if _, _, err := s.Mkdir("d"); err != nil {
+		t.Fatalf("mkdir on an object root: %v", err)
+	}
+	var ids []string
+	if err := s.Changes(func(c Change) bool { ids = append(ids, c.ID+" "+c.Paths[0].Path); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"2 d", "1 new.txt"}; !slices.Equal(ids, want) {
+		t.Fatalf("history: %q, want %q", ids, want)
+	}
+	// The journal is not reachable through the door, even by a policy
+	// whose root holds it.
+	p := policy.DefaultPolicy("s3://bkt")
+	p.Journal.Enabled = false
+	other, err := New(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, _, err := readURL(t, other, "s3://bkt/jn/"+journalMarker); code(err) != fserr.CodeDenied {
+		t.Fatalf("the journal's marker read through a root holding it: %v, want denied", err)
+	}
+}
+
+// bucketPolicy is the default policy over the object root work, with
+// its journal in the store at s3://bkt/jn.
+func bucketPolicy(work string) *policy.Policy {
+	p := policy.DefaultPolicy(work)
+	p.Journal.Dir = "s3://bkt/jn"
+	return p
 }
 
 func code(err error) fserr.Code {
@@ -291,7 +324,7 @@ func TestObjectURLWalkRequests(t *testing.T) {
 	// A key that spells what no path names (the fake refuses to hold
 	// one, S3 does not): never walked.
 	mems["bkt"].objs["t/a//b"] = memObject{data: []byte("x"), ver: "odd"}
-	s, err := New(policy.DefaultPolicy("s3://bkt/t"), "")
+	s, err := New(bucketPolicy("s3://bkt/t"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +381,7 @@ func TestObjectURLWalkStartRefused(t *testing.T) {
 		s, err := (*prev)(ctx, st, u)
 		return listRefused{s}, err
 	})
-	s, err := New(policy.DefaultPolicy("s3://bkt/ab"), "")
+	s, err := New(bucketPolicy("s3://bkt/ab"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +440,7 @@ func TestObjectURLMixedRoots(t *testing.T) {
 func TestObjectURLNameTwice(t *testing.T) {
 	mems := useBuckets(t, map[string]map[string]string{"bkt": {"t/a": "file", "t/b.txt": "b"}})
 	mems["bkt"].objs["t/a/x"] = memObject{data: []byte("below"), ver: "v-odd"}
-	s, err := New(policy.DefaultPolicy("s3://bkt/t"), "")
+	s, err := New(bucketPolicy("s3://bkt/t"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

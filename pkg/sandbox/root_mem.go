@@ -273,3 +273,28 @@ func (m *memObjects) beforeChange(op, key string) {
 		fn(op, key)
 	}
 }
+
+// Copy copies within this store only (another is errCannotCopy).
+func (m *memObjects) Copy(ctx context.Context, key string, src ObjectStore, srcKey, ifVersion string) (Object, error) {
+	if src != ObjectStore(m) {
+		return Object{}, errCannotCopy
+	}
+	m.beforeChange("copy", key)
+	if err := ctx.Err(); err != nil {
+		return Object{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.count("Copy")
+	o, ok := m.objs[srcKey]
+	switch {
+	case !ok:
+		return Object{}, notExist(srcKey)
+	case ifVersion != "" && o.ver != ifVersion:
+		return Object{}, ErrPrecondition
+	}
+	if err := m.check(key); err != nil {
+		return Object{}, &fs.PathError{Op: "copy", Path: key, Err: fs.ErrExist}
+	}
+	return m.store(key, bytes.Clone(o.data)), nil
+}

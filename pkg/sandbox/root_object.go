@@ -379,6 +379,7 @@ type objFile struct {
 	ver  string
 	dir  bool // a directory opened as a file: nothing to read
 	size int64
+	sum  string // the content's sha256 as the store verified it, "" where it keeps none
 	// head is the start of the content, read with the open (at most
 	// openWindow bytes; all of a small file).
 	head  []byte

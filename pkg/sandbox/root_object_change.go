@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -76,7 +77,7 @@ func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs makeDir
 	}
 	w.Exists, w.Info = true, fc.named(name, w.Path, rt.abs(rel))
 	if fc.Mode.IsRegular() {
-		w.ob = &objFile{root: o, ctx: ctx, key: rel, ver: fc.ver, size: fc.Size}
+		w.ob = &objFile{root: o, ctx: ctx, key: rel, ver: fc.ver, size: fc.Size, sum: fc.storeSum}
 	}
 	return w, nil
 }
@@ -102,32 +103,57 @@ func (o *objectRoot) now(ctx context.Context, w *WriteTarget) (ver, sum string, 
 	return ob.Version, hex.EncodeToString(h.Sum(nil)), ob.Size, nil
 }
 
-// condition is what a commit to w asks of the store: with expect, the
-// version found to hash to it now (absent: the name free); unchanged,
-// the version pinned; noReplace, the name free; else nothing (a plain
-// write replaces whatever is there).
-func (o *objectRoot) condition(ctx context.Context, w *WriteTarget, expect *string, unchanged, noReplace bool) (ObjectCond, error) {
+// condition is what a commit to w asks of the store, and the version it
+// replaces (nil: none): with expect, the version found to hash to it now
+// (absent: the name free); noReplace, the name free; else the version
+// pinned (absent: the name free). A plain write (none of the three) is
+// conditioned too, so that the journal keeps exactly what it replaces:
+// its commit pins again when another writer came first (commitPlain).
+func (o *objectRoot) condition(ctx context.Context, w *WriteTarget, expect *string, noReplace bool) (ObjectCond, *Object, error) {
 	switch {
 	case expect != nil:
-		ver, have, _, err := o.now(ctx, w)
+		ver, have, size, err := o.now(ctx, w)
 		if err != nil {
-			return ObjectCond{}, err
+			return ObjectCond{}, nil, err
 		}
 		if have != *expect {
-			return ObjectCond{}, w.s.Mismatch(w.Path, have, *expect)
+			return ObjectCond{}, nil, w.s.Mismatch(w.Path, have, *expect)
 		}
 		if ver == "" || noReplace {
-			return ObjectCond{IfAbsent: true}, nil
+			return ObjectCond{IfAbsent: true}, nil, nil
 		}
-		return ObjectCond{IfVersion: ver}, nil
-	case noReplace:
-		return ObjectCond{IfAbsent: true}, nil
-	case unchanged && w.ob != nil:
-		return ObjectCond{IfVersion: w.ob.ver}, nil
-	case unchanged:
-		return ObjectCond{IfAbsent: true}, nil
+		return ObjectCond{IfVersion: ver}, &Object{Key: w.key(), Version: ver, Size: size, SHA256: have}, nil
+	case noReplace || w.ob == nil:
+		return ObjectCond{IfAbsent: true}, nil, nil
 	}
-	return ObjectCond{}, nil
+	return ObjectCond{IfVersion: w.ob.ver}, &Object{Key: w.key(), Version: w.ob.ver, Size: w.ob.size, SHA256: w.ob.sum}, nil
+}
+
+// pinAgain is what w's key holds now (nil: nothing), for a plain write
+// whose condition another writer broke.
+func (o *objectRoot) pinAgain(ctx context.Context, w *WriteTarget) (ObjectCond, *Object, error) {
+	ob, err := o.obj.Head(ctx, w.key())
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return ObjectCond{IfAbsent: true}, nil, nil
+	case err != nil:
+		return ObjectCond{}, nil, ioErr(w.Path, err)
+	}
+	return ObjectCond{IfVersion: ob.Version}, &ob, nil
+}
+
+// keep keeps the version prior of w's key in the journal (nil: nothing
+// to keep) and returns the state the change records as before.
+func (o *objectRoot) keep(tx *Tx, w *WriteTarget, prior *Object) (*FileState, error) {
+	if prior == nil {
+		return nil, nil
+	}
+	st, n, err := tx.s.keepVersion(o, w.key(), *prior, w.Path)
+	if err != nil {
+		return nil, err
+	}
+	tx.stored(n)
+	return st, nil
 }
 
 // refused is the error of a request the store refused on its condition.
@@ -151,15 +177,21 @@ func noModes(w *WriteTarget, o CommitOptions) error {
 	return nil
 }
 
-// put commits body as key's content on condition c, and notes it.
-func (o *objectRoot) put(tx *Tx, w *WriteTarget, body []byte, c ObjectCond, verb string) (string, error) {
+// put commits body as key's content on condition c, after keeping the
+// version it replaces (prior), and notes it; a refused condition is
+// ErrPrecondition, unmapped.
+func (o *objectRoot) put(tx *Tx, w *WriteTarget, body []byte, c ObjectCond, prior *Object) (string, error) {
+	before, err := o.keep(tx, w, prior)
+	if err != nil {
+		return "", err
+	}
 	sum := sha256.Sum256(body)
 	if _, err := o.obj.Put(tx.s.context(), w.key(), bytes.NewReader(body), int64(len(body)), sum, c); err != nil {
-		return "", refused(w, c, err, verb)
+		return "", err
 	}
 	tx.s.trail.bytesWritten.Add(int64(len(body)))
 	hexSum := hex.EncodeToString(sum[:])
-	tx.note(PathChange{Path: w.Rel(), Before: w.objState(), After: &FileState{Type: "file", SHA256: hexSum, Size: int64(len(body)), Mode: "0644"}})
+	tx.note(PathChange{Path: w.Rel(), Before: before, After: &FileState{Type: "file", SHA256: hexSum, Size: int64(len(body)), Mode: "0644"}})
 	return hexSum, nil
 }
 
@@ -181,18 +213,6 @@ func (o *objectRoot) parentOf(ctx context.Context, s *Sandbox, t *target, parent
 	return nil
 }
 
-// objState is what the target held when it was pinned, as the journal
-// names it (nil: nothing).
-func (w *WriteTarget) objState() *FileState {
-	switch {
-	case !w.Exists:
-		return nil
-	case w.Info.Type == "dir":
-		return &FileState{Type: "dir"}
-	}
-	return &FileState{Type: "file", Size: w.Info.Size, Mode: "0644"}
-}
-
 func (o *objectRoot) commit(w *WriteTarget, r io.Reader, max int64, co CommitOptions) (ReplaceResult, error) {
 	if err := noModes(w, co); err != nil {
 		return ReplaceResult{}, err
@@ -206,15 +226,29 @@ func (o *objectRoot) commit(w *WriteTarget, r io.Reader, max int64, co CommitOpt
 			Msg: fmt.Sprintf("the content is over max_write_bytes = %d: nothing was written", max)}
 	}
 	var sum string
+	plain := co.Expect == nil && !co.Unchanged && !co.NoReplace
 	id, err := w.s.change([]*WriteTarget{w}, func(tx *Tx) error {
 		tx.at("replace.checked")
-		c, err := o.condition(tx.s.context(), w, co.Expect, co.Unchanged, co.NoReplace)
+		ctx := tx.s.context()
+		c, prior, err := o.condition(ctx, w, co.Expect, co.NoReplace)
 		if err != nil {
 			return err
 		}
 		tx.at("replace.locked")
-		sum, err = o.put(tx, w, body, c, "written")
-		return err
+		for try := 1; ; try++ {
+			sum, err = o.put(tx, w, body, c, prior)
+			if !plain || !errors.Is(err, ErrPrecondition) || try == maxAppendTries {
+				if err != nil && !isFsErr(err) {
+					return refused(w, c, err, "written")
+				}
+				return err
+			}
+			// Another writer came first: a plain write replaces what
+			// is there now, kept as it is.
+			if c, prior, err = o.pinAgain(ctx, w); err != nil {
+				return err
+			}
+		}
 	})
 	if err != nil {
 		return ReplaceResult{}, err
@@ -282,6 +316,15 @@ func (o *objectRoot) appendOnce(tx *Tx, w *WriteTarget, data []byte, expect *str
 			return w.s.Mismatch(w.Path, have, *expect)
 		}
 	}
+	var prior *Object
+	if c.IfVersion != "" {
+		s := sha256.Sum256(old)
+		prior = &Object{Key: w.key(), Version: ob.Version, Size: int64(len(old)), SHA256: hex.EncodeToString(s[:])}
+	}
+	before, err := o.keep(tx, w, prior)
+	if err != nil {
+		return err
+	}
 	whole := append(old, data...)
 	sum := sha256.Sum256(whole)
 	if _, err := o.obj.Put(ctx, w.key(), bytes.NewReader(whole), int64(len(whole)), sum, c); err != nil {
@@ -292,7 +335,7 @@ func (o *objectRoot) appendOnce(tx *Tx, w *WriteTarget, data []byte, expect *str
 	}
 	tx.s.trail.bytesWritten.Add(int64(len(data)))
 	*res = ReplaceResult{Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
-	tx.note(PathChange{Path: w.Rel(), Before: w.objState(), After: &FileState{Type: "file", SHA256: res.SHA256, Size: int64(len(whole)), Mode: "0644"}})
+	tx.note(PathChange{Path: w.Rel(), Before: before, After: &FileState{Type: "file", SHA256: res.SHA256, Size: int64(len(whole)), Mode: "0644"}})
 	return nil
 }
 
@@ -329,13 +372,18 @@ func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *str
 	if err != nil {
 		return err
 	}
-	c := ObjectCond{IfAbsent: !force}
+	c := ObjectCond{IfAbsent: true}
+	var prior *Object
 	if force {
-		if c, err = o.condition(ctx, dst, expect, false, false); err != nil {
+		if c, prior, err = o.condition(ctx, dst, expect, false); err != nil {
 			return err
 		}
 	}
 	tx.at("rename.locked")
+	before, err := o.keep(tx, dst, prior)
+	if err != nil {
+		return err
+	}
 	sum := sha256.Sum256(content)
 	put, err := o.obj.Put(ctx, dst.key(), bytes.NewReader(content), int64(len(content)), sum, c)
 	if err != nil {
@@ -352,8 +400,8 @@ func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *str
 		}
 		return ioErr(src.Path, err)
 	}
-	if force && dst.Exists {
-		tx.note(PathChange{Path: dst.Rel(), Before: dst.objState()})
+	if before != nil {
+		tx.note(PathChange{Path: dst.Rel(), Before: before})
 	}
 	tx.moved(Move{From: src.Rel(), To: dst.Rel()})
 	return nil
@@ -411,24 +459,28 @@ func (o *objectRoot) remove(w *WriteTarget, recursive bool, expect *string) erro
 	}
 	_, err := s.change([]*WriteTarget{w}, func(tx *Tx) error {
 		tx.at("remove.checked")
-		ver := w.ob.ver
+		prior := &Object{Key: w.key(), Version: w.ob.ver, Size: w.ob.size, SHA256: w.ob.sum}
 		if expect != nil {
-			now, have, _, err := o.now(s.context(), w)
+			now, have, size, err := o.now(s.context(), w)
 			if err != nil {
 				return err
 			}
 			if have != *expect {
 				return s.Mismatch(w.Path, have, *expect)
 			}
-			ver = now
+			prior = &Object{Key: w.key(), Version: now, Size: size, SHA256: have}
 		}
-		if err := o.obj.Delete(s.context(), w.key(), ver); err != nil {
+		before, err := o.keep(tx, w, prior)
+		if err != nil {
+			return err
+		}
+		if err := o.obj.Delete(s.context(), w.key(), prior.Version); err != nil {
 			if errors.Is(err, ErrPrecondition) {
 				return fserr.Errorf(fserr.CodeConflict, w.Path, "%s was replaced during the call: nothing was removed", w.Path)
 			}
 			return ioErr(w.Path, err)
 		}
-		tx.note(PathChange{Path: w.Rel(), Before: w.objState()})
+		tx.note(PathChange{Path: w.Rel(), Before: before})
 		return nil
 	})
 	return err
@@ -478,6 +530,30 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 	}
 	_, err = s.change([]*WriteTarget{w}, func(tx *Tx) error {
 		tx.at("remove.checked")
+		// Every file is kept first (each copy conditioned on the version
+		// checked), then the keys go, deepest first, the marker last;
+		// the record names each file and each marker removed, parents
+		// first, so undo puts back exactly what was there.
+		recs := []PathChange{{Path: w.Rel(), Before: &FileState{Type: "dir"}}}
+		for _, k := range keys {
+			sub := strings.TrimPrefix(k.Key, w.key()+"/")
+			if sub == "" {
+				continue
+			}
+			rel := path.Join(w.Rel(), strings.TrimSuffix(sub, "/"))
+			if strings.HasSuffix(sub, "/") {
+				recs = append(recs, PathChange{Path: rel, Before: &FileState{Type: "dir"}})
+				continue
+			}
+			before, n, err := s.keepVersion(o, k.Key, k, rel)
+			if err != nil {
+				return err
+			}
+			tx.stored(n)
+			recs = append(recs, PathChange{Path: rel, Before: before})
+		}
+		slices.SortStableFunc(recs, func(a, b PathChange) int { return strings.Compare(a.Path, b.Path) })
+		tx.note(recs...)
 		for i := len(keys) - 1; i >= 0; i-- { // deepest first, the marker last
 			if err := o.obj.Delete(s.context(), keys[i].Key, keys[i].Version); err != nil {
 				if errors.Is(err, ErrPrecondition) {
@@ -485,8 +561,8 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 				}
 				return ioErr(w.Path, err)
 			}
+			tx.Made()
 		}
-		tx.note(PathChange{Path: w.Rel(), Before: &FileState{Type: "dir"}})
 		return nil
 	})
 	return err
@@ -588,4 +664,11 @@ func (s *Sandbox) prefixChecked(rt *root, rel, given string) (string, error) {
 		return "", err
 	}
 	return rel, nil
+}
+
+// isFsErr: err is already one of fsbox's errors (a refusal of the door
+// or the journal), not a store's answer to map.
+func isFsErr(err error) bool {
+	var fe *fserr.Error
+	return errors.As(err, &fe)
 }

@@ -55,6 +55,7 @@ type Sandbox struct {
 	stdinUsed   atomic.Bool
 	view        bool                   // made by ForCall: Close leaves the roots open
 	jn          *journalState          // the workdir's journal, shared by views
+	objs        map[string]ObjectStore // the stores given for roots (tests), by name
 	cmd         atomic.Pointer[string] // the operation this sandbox runs for (SetCommand)
 	// progress, when set (SetProgress), hears a walk's running count of
 	// entries.
@@ -121,7 +122,7 @@ func newSandboxOver(p *policy.Policy, home string, objs map[string]ObjectStore) 
 	if err := p.Validate(); err != nil {
 		return nil, fserr.Errorf(fserr.CodeConfig, p.Source, "%v", err)
 	}
-	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow, writes: make(chan struct{}, 1), own: &ownFiles{}}
+	s := &Sandbox{policy: p, home: home, allow: p.Paths.Allow, writes: make(chan struct{}, 1), own: &ownFiles{}, objs: objs}
 	open := func(dir string, writable bool) (*root, error) { return openRootAt(dir, writable, objs, p.Store) }
 	// Under fsbox mcp DIR... (Policy.Serve) the sandbox opens the
 	// directories served, and nothing else of the policy's roots: they
@@ -250,7 +251,6 @@ func openRootAt(dir string, writable bool, objs map[string]ObjectStore, cfg poli
 			}
 		}
 		st := newObjectRoot(dir, counted(obj))
-		st.readOnly = true // until object roots change (issue 44)
 		return &root{dir: dir, alias: dir, url: true, st: st, writable: writable}, nil
 	}
 	if obj := objs[filepath.Clean(dir)]; obj != nil {
@@ -307,7 +307,7 @@ func (s *Sandbox) ForCall() *Sandbox {
 		policy: s.policy, work: s.work, roots: s.roots, deny: s.deny, allow: s.allow, writeDeny: s.writeDeny,
 		denyMatch: s.denyMatch, writeDenyMatch: s.writeDenyMatch, denyFrom: s.denyFrom, writeDenyFrom: s.writeDenyFrom, denyReEnd: s.denyReEnd, denyRe: s.denyRe, allowRe: s.allowRe,
 		home: s.home, hasPatterns: s.hasPatterns, landlock: s.landlock, writes: s.writes, view: true, within: s.within, anchors: s.anchors,
-		jn: s.jn, own: s.own, state: s.state,
+		jn: s.jn, own: s.own, state: s.state, objs: s.objs,
 	}
 	return v
 }
