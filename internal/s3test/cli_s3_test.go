@@ -2,9 +2,10 @@ package s3test_test
 
 // End-to-end tests of the real binaries (fsbox, fsbox-s3, fsbox-mcp) on a
 // real S3 server (versitygw, internal/s3test): tenancy, keys refused
-// before any request, the read side of every command, the changing
-// commands' unsupported, [store] max_requests, TLS after Landlock,
-// credentials, and the handover from the lean binaries to fsbox-s3.
+// before any request, the read side of every command, [store]
+// max_requests, TLS after Landlock, credentials, and the handover from
+// the lean binaries to fsbox-s3. The changing commands are in
+// cli_s3_change_test.go.
 //
 // Each call runs fsbox as a child with a clean environment: PATH, a HOME
 // of the test's own (XDG_* under it), the server's AWS environment
@@ -115,18 +116,34 @@ func (f *fixture) seed(t *testing.T) {
 }
 
 // policy writes a policy (workdir s3://bkt/${FSBOX_TENANT}, read root
-// s3://bkt/shared, [store] reaching the server) and returns its path:
-// top goes before [store] (tables of its own), store into [store].
+// s3://bkt/shared, the journal in s3://bkt/journal/${FSBOX_TENANT},
+// [store] reaching the server) and returns its path: top goes before
+// [store] (tables of its own), store into [store]. A top with a
+// [journal] table of its own replaces the journal's (a writable object
+// root needs one in the store, else the policy is config).
 func (f *fixture) policy(t *testing.T, top, store string) string {
 	t.Helper()
 	return f.policyAt(t, f.s.Endpoint(), top, store)
 }
 
+// journalTable is the journal policy's default: in the bucket, outside
+// every root, one per tenant.
+const journalTable = "[journal]\ndir = \"s3://" + bkt + "/journal/${FSBOX_TENANT}\"\n"
+
 func (f *fixture) policyAt(t *testing.T, endpoint, top, store string) string {
 	t.Helper()
+	if !strings.Contains(top, "[journal]") {
+		top += "\n" + journalTable
+	}
+	return f.policyText(t, fmt.Sprintf("workdir = \"s3://%s/${FSBOX_TENANT}\"\nread_roots = [\"s3://%s/shared\"]\n%s\n[store]\nendpoint = %q\npath_style = true\nregion = \"us-east-1\"\n%s\n",
+		bkt, bkt, top, endpoint, store))
+}
+
+// policyText writes text as a policy outside every root and returns its
+// path.
+func (f *fixture) policyText(t *testing.T, text string) string {
+	t.Helper()
 	f.n++
-	text := fmt.Sprintf("workdir = \"s3://%s/${FSBOX_TENANT}\"\nread_roots = [\"s3://%s/shared\"]\n%s\n[store]\nendpoint = %q\npath_style = true\nregion = \"us-east-1\"\n%s\n",
-		bkt, bkt, top, endpoint, store)
 	p := filepath.Join(f.dir, fmt.Sprintf("policy-%d.toml", f.n))
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -956,42 +973,6 @@ func keysOf(t *testing.T, s *s3test.Server) []string {
 	return out
 }
 
-// TestS3CLIUnsupported: the changing commands on an object root are
-// unsupported (exit 2) and change nothing.
-func TestS3CLIUnsupported(t *testing.T) {
-	f := newFixture(t)
-	cfg := f.policy(t, "[commands]\nrm = true\npurge = true", "")
-	before := keysOf(t, f.s)
-	for _, args := range [][]string{
-		{"write", "new.txt", "--content", "hi"},
-		{"write", "x", "--content", "hi"},
-		{"write", "--append", "x", "--content", "hi"},
-		{"write", "--no-clobber", "s3://bkt/ab/new.txt", "--content", "hi"},
-		{"edit", "x", "--old", "hello", "--new", "bye"},
-		{"mkdir", "d2"},
-		{"mkdir", "src/new/deeper"},
-		{"mv", "x", "y"},
-		{"mv", "--force", "x", "lines.txt"},
-		{"cp", "x", "y"},
-		{"cp", "-r", "src", "src2"},
-		{"cp", "s3://bkt/shared/s.txt", "z"},
-		{"rm", "x"},
-		{"rm", "-r", "src"},
-		{"patch", "--patch", "*** Begin Patch\n*** Add File: q.txt\n+hi\n*** End Patch\n"},
-		{"patch", "--patch", "*** Begin Patch\n*** Update File: x\n@@\n-hello ab/x\n+bye\n*** End Patch\n"},
-	} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			r := f.run(t, cfg, "ab", args...)
-			e := r.fail(t, 2, "unsupported")
-			if !strings.Contains(e.Message, "nothing was changed") {
-				t.Errorf("the message does not say nothing changed: %s", r)
-			}
-		})
-	}
-	eq(t, "the bucket after the refused changes", keysOf(t, f.s), before)
-	eq(t, "x", f.run(t, cfg, "ab", "read", "x").ok(t)["content"], "hello ab/x\n")
-}
-
 // TestS3CLIMaxRequests: [store] max_requests cuts a walk or a search
 // (exit 9, truncated, limit max_requests); a single-file command that
 // reaches it fails with a stable code, never a panic or a hang.
@@ -1302,9 +1283,14 @@ func TestS3CLIHandover(t *testing.T) {
 		if e, _ := m["error"].(map[string]any); !isErr || e["code"] != "usage" {
 			t.Errorf("fsbox_read of a key with NUL: %v", m)
 		}
+		// A change through the companion: the object written, the
+		// journal in the bucket (TestS3CLIChanges has the rest).
 		m, isErr = call("fsbox_write", map[string]any{"path": "new.txt", "content": "x"})
-		if e, _ := m["error"].(map[string]any); !isErr || e["code"] != "unsupported" {
+		if isErr || m["created"] != true || m["sha256"] != sha("x") {
 			t.Errorf("fsbox_write: %v", m)
+		}
+		if got := getObject(t, f.s, "ab/new.txt"); got != "x" {
+			t.Errorf("ab/new.txt after fsbox_write holds %q", got)
 		}
 	})
 }
