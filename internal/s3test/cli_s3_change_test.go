@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -21,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,6 +156,7 @@ const (
 	bugCpModes    = `cp of a file into an object root is refused: usage "lies in an object root, whose objects have no modes" (cp passes the source's mode, noModes refuses it)`
 	bugModeUsage  = "write --mode on an object root answers usage, not unsupported (SPEC §4 row write: --mode unsupported)"
 	bugMvDirUsage = "mv of a directory on an object root answers usage, not unsupported (SPEC §4 row cp/mv)"
+	bugUndoFD     = "undo of a single-object change (write, edit, mv) on an object root fails io \"PATH: bad file descriptor\" (exit 7), neither undoing nor refusing as unsupported"
 	bugMvKinds    = "mv between an object root and a local root answers usage (exit 2), not io (exit 7) (SPEC §4: mv between kinds is io)"
 )
 
@@ -907,4 +910,371 @@ func TestS3CLIOutsideWriter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitingFor skips t while r is the refusal of a change object roots do
+// not make yet (undo, patch, cp -r and purge are being built: issue 44);
+// once they land the tests run as they are.
+func waitingFor(t *testing.T, r result, what string) {
+	t.Helper()
+	e, ok := r.errOf()
+	if ok && (strings.Contains(e.Message, "not supported yet") || strings.Contains(e.Message, "makes no batches") || strings.Contains(e.Message, "takes no tree copy")) {
+		t.Skipf("waiting for %s on object roots (issue 44): %s", what, e.Message)
+	}
+	if ok && what == "undo" && e.Code == "io" && strings.Contains(e.Message, "bad file descriptor") {
+		t.Skip("BUG: " + bugUndoFD + ": " + r.stderr)
+	}
+}
+
+// binarySeed holds every byte value, CR LF and a NUL: undo must give it
+// back byte for byte.
+func binarySeed() string {
+	var b strings.Builder
+	b.WriteString("first\r\nsecond\n\x00")
+	for i := range 256 {
+		b.WriteByte(byte(255 - i))
+	}
+	return b.String()
+}
+
+// TestS3CLIUndo: undo restores a change's prior state byte for byte
+// (content, and absence: a key the change created is deleted), as one
+// commit; a multi-file undo is all or none when a writer outside fsbox
+// gets in its way, and the outside update survives.
+func TestS3CLIUndo(t *testing.T) {
+	f := newFixture(t)
+	px := newProxy(t, f.s.Endpoint())
+	cfg := f.policyAt(t, px.srv.URL, "[commands]\nrm = true", "")
+	tree := func() map[string]string {
+		m := changeSeed()
+		m["bin"] = binarySeed()
+		m["d/m/"] = ""
+		m["d/e/bin"] = binarySeed()[3:]
+		return m
+	}
+	for i, tc := range []struct {
+		name   string
+		change []string
+		// mid, when set, runs between the change and the undo (an
+		// outside writer); undo then must be conflict.
+		mid func(t *testing.T, tenant string)
+	}{
+		{"write over", []string{"write", "bin", "--content", "text now\n"}, nil},
+		{"write new", []string{"write", "new.txt", "--content", "new\n"}, nil},
+		{"write deep new", []string{"write", "n/e/w.txt", "--content", "new\n"}, nil},
+		{"append", []string{"write", "--append", "bin", "--content", "more"}, nil},
+		{"edit", []string{"edit", "x", "--old", "hello", "--new", "bye"}, nil},
+		{"mkdir", []string{"mkdir", "p/q"}, nil},
+		{"mv", []string{"mv", "bin", "moved"}, nil},
+		{"mv force", []string{"mv", "--force", "bin", "x"}, nil},
+		{"rm", []string{"rm", "bin"}, nil},
+		{"rm -r", []string{"rm", "-r", "d"}, nil},
+		{"rm -r empty dir", []string{"rm", "-r", "dir"}, nil},
+		{"write over, then an outside write", []string{"write", "bin", "--content", "text now\n"}, func(t *testing.T, tenant string) {
+			f.s.Put(t, bkt, tenant+"/bin", []byte("outside\n"))
+		}},
+		{"write new, then an outside write", []string{"write", "new.txt", "--content", "new\n"}, func(t *testing.T, tenant string) {
+			f.s.Put(t, bkt, tenant+"/new.txt", []byte("outside\n"))
+		}},
+		{"rm, then an outside create", []string{"rm", "bin"}, func(t *testing.T, tenant string) {
+			f.s.Put(t, bkt, tenant+"/bin", []byte("outside\n"))
+		}},
+		{"rm -r, then an outside create", []string{"rm", "-r", "d"}, func(t *testing.T, tenant string) {
+			f.s.Put(t, bkt, tenant+"/d/e/z", []byte("outside\n"))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tenant := fmt.Sprintf("u%02d", i)
+			f.seedTenant(t, tenant, tree())
+			before := objectsUnder(t, f.s, tenant)
+			id := f.run(t, cfg, tenant, tc.change...).ok(t)["change_id"]
+			changed := objectsUnder(t, f.s, tenant)
+			if reflect.DeepEqual(changed, before) {
+				t.Fatalf("%v changed nothing", tc.change)
+			}
+			if tc.mid != nil {
+				tc.mid(t, tenant)
+				changed = objectsUnder(t, f.s, tenant)
+			}
+			r := f.run(t, cfg, tenant, "undo")
+			waitingFor(t, r, "undo")
+			if tc.mid != nil {
+				r.fail(t, 5, "conflict")
+				eq(t, "the objects after a refused undo", objectsUnder(t, f.s, tenant), changed)
+				eq(t, "history after a refused undo", len(f.history(t, cfg, tenant)), 1)
+				return
+			}
+			m := r.ok(t)
+			eq(t, "undid", fmt.Sprint(m["undid"]), fmt.Sprint(id))
+			eq(t, "the objects after undo", objectsUnder(t, f.s, tenant), before)
+			h := f.history(t, cfg, tenant)
+			if len(h) != 2 || h[0]["command"] != "undo" || fmt.Sprint(h[0]["undoes"]) != fmt.Sprint(id) {
+				t.Errorf("history after undo: %v", h)
+			}
+			// Undo of the undo: the change again.
+			f.run(t, cfg, tenant, "undo").ok(t)
+			eq(t, "the objects after undoing the undo", objectsUnder(t, f.s, tenant), changed)
+		})
+	}
+
+	// undo ID of an older change, a newer one on other keys standing.
+	t.Run("undo ID", func(t *testing.T) {
+		const tenant = "uid"
+		f.seedTenant(t, tenant, tree())
+		id := f.run(t, cfg, tenant, "write", "x", "--content", "first\n").ok(t)["change_id"]
+		f.run(t, cfg, tenant, "write", "d/y", "--content", "second\n").ok(t)
+		r := f.run(t, cfg, tenant, "undo", fmt.Sprint(id))
+		waitingFor(t, r, "undo")
+		r.ok(t)
+		eq(t, "x", getObject(t, f.s, tenant+"/x"), "hello\n")
+		eq(t, "d/y", getObject(t, f.s, tenant+"/d/y"), "second\n")
+	})
+
+	// A multi-file undo (of rm -r: three keys back) where an outside
+	// writer creates the last key just before fsbox's PUT of it: conflict,
+	// the keys it had restored are removed again, the outside object
+	// stays.
+	t.Run("multi-file undo, an outside writer injected", func(t *testing.T) {
+		const tenant = "umf"
+		f.seedTenant(t, tenant, map[string]string{"t/a": "a\n", "t/b": "b\n", "t/c": "c\n", "keep": "k\n"})
+		f.run(t, cfg, tenant, "rm", "-r", "t").ok(t)
+		afterRm := objectsUnder(t, f.s, tenant)
+		var fired atomic.Bool
+		px.setHook(func(method, path string) {
+			if method == "PUT" && path == "/"+bkt+"/"+tenant+"/t/c" && !fired.Swap(true) {
+				body := "outside\n"
+				f.s.Client().PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bkt), Key: aws.String(tenant + "/t/c"),
+					Body: strings.NewReader(body), ContentLength: aws.Int64(int64(len(body)))})
+			}
+		})
+		r := f.run(t, cfg, tenant, "undo")
+		px.setHook(nil)
+		waitingFor(t, r, "undo")
+		if !fired.Load() {
+			t.Fatalf("undo made no PUT of t/c: %s", r)
+		}
+		r.fail(t, 5, "conflict")
+		afterRm["t/c"] = "outside\n"
+		eq(t, "the objects after the refused undo", objectsUnder(t, f.s, tenant), afterRm)
+		eq(t, "history after the refused undo", len(f.history(t, cfg, tenant)), 1)
+	})
+}
+
+// TestS3CLIPatch: a patch of several files on an object root commits all
+// of them as one change; with a writer outside fsbox injected before its
+// last PUT it is all or none (the files it had changed are rolled back)
+// and the outside update survives.
+func TestS3CLIPatch(t *testing.T) {
+	f := newFixture(t)
+	px := newProxy(t, f.s.Endpoint())
+	cfg := f.policyAt(t, px.srv.URL, "[commands]\nrm = true", "")
+	seed := map[string]string{"a.txt": "a1\na2\n", "b.txt": "b1\nb2\n", "c.txt": "c1\nc2\n", "gone.txt": "bye\n", "from.txt": "f\n"}
+	const three = "*** Begin Patch\n" +
+		"*** Update File: a.txt\n@@\n-a1\n+A1\n" +
+		"*** Update File: b.txt\n@@\n-b2\n+B2\n" +
+		"*** Update File: c.txt\n@@\n-c1\n+C1\n" +
+		"*** End Patch\n"
+	patched := map[string]string{"a.txt": "A1\na2\n", "b.txt": "b1\nB2\n", "c.txt": "C1\nc2\n", "gone.txt": "bye\n", "from.txt": "f\n"}
+
+	t.Run("three files", func(t *testing.T) {
+		const tenant = "p1"
+		f.seedTenant(t, tenant, seed)
+		r := f.run(t, cfg, tenant, "patch", "--patch", three)
+		waitingFor(t, r, "patch")
+		m := r.ok(t)
+		eq(t, "files", len(objs(t, m["files"])), 3)
+		eq(t, "the objects after the patch", objectsUnder(t, f.s, tenant), patched)
+		h := f.history(t, cfg, tenant)
+		if len(h) != 1 || h[0]["command"] != "patch" {
+			t.Fatalf("history: %v", h)
+		}
+		eq(t, "history's paths", histTokens(t, h[0]), []string{
+			"a.txt " + s8(seed["a.txt"]) + ">" + s8(patched["a.txt"]),
+			"b.txt " + s8(seed["b.txt"]) + ">" + s8(patched["b.txt"]),
+			"c.txt " + s8(seed["c.txt"]) + ">" + s8(patched["c.txt"]),
+		})
+		// And undo gives every file back.
+		r = f.run(t, cfg, tenant, "undo")
+		waitingFor(t, r, "undo")
+		r.ok(t)
+		eq(t, "the objects after undo", objectsUnder(t, f.s, tenant), seed)
+	})
+
+	t.Run("add, delete, move", func(t *testing.T) {
+		const tenant = "p2"
+		f.seedTenant(t, tenant, seed)
+		r := f.run(t, cfg, tenant, "patch", "--patch", "*** Begin Patch\n"+
+			"*** Add File: new/n.txt\n+n\n"+
+			"*** Delete File: gone.txt\n"+
+			"*** Update File: from.txt\n*** Move to: to.txt\n@@\n-f\n+t\n"+
+			"*** End Patch\n")
+		waitingFor(t, r, "patch")
+		r.ok(t)
+		want := map[string]string{"a.txt": "a1\na2\n", "b.txt": "b1\nb2\n", "c.txt": "c1\nc2\n", "new/n.txt": "n\n", "to.txt": "t\n"}
+		eq(t, "the objects after the patch", objectsUnder(t, f.s, tenant), want)
+	})
+
+	t.Run("expect-sha256 mismatch", func(t *testing.T) {
+		const tenant = "p3"
+		f.seedTenant(t, tenant, seed)
+		r := f.run(t, cfg, tenant, "patch", "--expect-sha256", "c.txt="+sha("other"), "--patch", three)
+		waitingFor(t, r, "patch")
+		r.fail(t, 5, "conflict")
+		eq(t, "the objects after a refused patch", objectsUnder(t, f.s, tenant), seed)
+		eq(t, "history", len(f.history(t, cfg, tenant)), 0)
+	})
+
+	for _, at := range []string{"a.txt", "c.txt"} {
+		t.Run("an outside writer before the PUT of "+at, func(t *testing.T) {
+			tenant := "p4" + at[:1]
+			f.seedTenant(t, tenant, seed)
+			var fired atomic.Bool
+			px.setHook(func(method, path string) {
+				if method == "PUT" && path == "/"+bkt+"/"+tenant+"/"+at && !fired.Swap(true) {
+					body := "outside\n"
+					f.s.Client().PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bkt), Key: aws.String(tenant + "/" + at),
+						Body: strings.NewReader(body), ContentLength: aws.Int64(int64(len(body)))})
+				}
+			})
+			r := f.run(t, cfg, tenant, "patch", "--patch", three)
+			px.setHook(nil)
+			waitingFor(t, r, "patch")
+			if !fired.Load() {
+				t.Fatalf("the patch made no PUT of %s: %s", at, r)
+			}
+			r.fail(t, 5, "conflict")
+			want := maps.Clone(seed)
+			want[at] = "outside\n"
+			eq(t, "the objects after the refused patch (all or none)", objectsUnder(t, f.s, tenant), want)
+			eq(t, "history", len(f.history(t, cfg, tenant)), 0)
+		})
+	}
+}
+
+// TestS3CLICpRecursive: cp -r on an object root copies a tree as one
+// change (all or none), within the bucket and between kinds.
+func TestS3CLICpRecursive(t *testing.T) {
+	f := newFixture(t)
+	px := newProxy(t, f.s.Endpoint())
+	local := t.TempDir()
+	cfg := f.policyAt(t, px.srv.URL, fmt.Sprintf("write_roots = [%q]\n[commands]\nrm = true", local), "")
+	t.Run("within the bucket", func(t *testing.T) {
+		const tenant = "r1"
+		f.seedTenant(t, tenant, changeSeed())
+		r := f.run(t, cfg, tenant, "cp", "-r", "d", "d2")
+		waitingFor(t, r, "cp -r")
+		r.ok(t)
+		want := changeSeed()
+		want["d2/y"], want["d2/e/z"] = "why\n", "zed\n"
+		eq(t, "the objects after cp -r", objectsUnder(t, f.s, tenant), want)
+		h := f.history(t, cfg, tenant)
+		if len(h) != 1 || h[0]["command"] != "cp" {
+			t.Errorf("history: %v", h)
+		}
+	})
+	t.Run("into an existing directory", func(t *testing.T) {
+		const tenant = "r2"
+		f.seedTenant(t, tenant, changeSeed())
+		r := f.run(t, cfg, tenant, "cp", "-r", "d", "dir")
+		waitingFor(t, r, "cp -r")
+		r.ok(t)
+		want := changeSeed()
+		want["dir/d/y"], want["dir/d/e/z"] = "why\n", "zed\n"
+		got := objectsUnder(t, f.s, tenant)
+		delete(got, "dir/") // the marker may stay or go: the directory has entries now
+		delete(want, "dir/")
+		eq(t, "the objects after cp -r", got, want)
+	})
+	t.Run("into itself", func(t *testing.T) {
+		const tenant = "r3"
+		f.seedTenant(t, tenant, changeSeed())
+		r := f.run(t, cfg, tenant, "cp", "-r", "d", "d/e/in")
+		waitingFor(t, r, "cp -r")
+		r.fail(t, 2, "usage")
+		eq(t, "the objects", objectsUnder(t, f.s, tenant), changeSeed())
+	})
+	t.Run("from a local root", func(t *testing.T) {
+		const tenant = "r4"
+		for k, v := range map[string]string{"l/a": "la\n", "l/s/b": "lb\n"} {
+			os.MkdirAll(filepath.Join(local, filepath.Dir(k)), 0o755)
+			os.WriteFile(filepath.Join(local, k), []byte(v), 0o644)
+		}
+		r := f.run(t, cfg, tenant, "cp", "-r", filepath.Join(local, "l"), "l")
+		waitingFor(t, r, "cp -r")
+		r.ok(t)
+		eq(t, "the objects", objectsUnder(t, f.s, tenant), map[string]string{"l/a": "la\n", "l/s/b": "lb\n"})
+	})
+	t.Run("to a local root", func(t *testing.T) {
+		const tenant = "r5"
+		f.seedTenant(t, tenant, changeSeed())
+		r := f.run(t, cfg, tenant, "cp", "-r", "d", filepath.Join(local, "fromb"))
+		waitingFor(t, r, "cp -r")
+		r.ok(t)
+		for k, v := range map[string]string{"y": "why\n", "e/z": "zed\n"} {
+			b, err := os.ReadFile(filepath.Join(local, "fromb", k))
+			if err != nil || string(b) != v {
+				t.Errorf("%s: %q %v", k, b, err)
+			}
+		}
+	})
+	t.Run("an outside writer injected", func(t *testing.T) {
+		const tenant = "r6"
+		f.seedTenant(t, tenant, changeSeed())
+		var fired atomic.Bool
+		// The last key in path order: d2/y.
+		px.setHook(func(method, path string) {
+			if method == "PUT" && path == "/"+bkt+"/"+tenant+"/d2/y" && !fired.Swap(true) {
+				body := "outside\n"
+				f.s.Client().PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bkt), Key: aws.String(tenant + "/d2/y"),
+					Body: strings.NewReader(body), ContentLength: aws.Int64(int64(len(body)))})
+			}
+		})
+		r := f.run(t, cfg, tenant, "cp", "-r", "d", "d2")
+		px.setHook(nil)
+		waitingFor(t, r, "cp -r")
+		if !fired.Load() {
+			t.Fatalf("cp -r made no PUT of d2/y: %s", r)
+		}
+		if r.code != 5 {
+			t.Fatalf("cp -r over an outside create: want exit 5 (exists or conflict): %s", r)
+		}
+		want := changeSeed()
+		want["d2/y"] = "outside\n"
+		eq(t, "the objects after the refused cp -r (all or none)", objectsUnder(t, f.s, tenant), want)
+		eq(t, "history", len(f.history(t, cfg, tenant)), 0)
+	})
+}
+
+// TestS3CLIPurge: purge (off unless turned on) empties the tenant's
+// journal of the changes it may write: history is empty after, the prior
+// versions' copies are gone, and the tenant's objects stay.
+func TestS3CLIPurge(t *testing.T) {
+	f := newFixture(t)
+	off := f.policy(t, "", "")
+	cfg := f.policy(t, "[commands]\npurge = true", "")
+	const tenant = "pg"
+	f.seedTenant(t, tenant, changeSeed())
+	f.run(t, cfg, tenant, "write", "x", "--content", "one\n").ok(t)
+	f.run(t, cfg, tenant, "write", "x", "--content", "two\n").ok(t)
+	f.run(t, cfg, "other", "write", "o", "--content", "other\n").ok(t)
+	objsBefore := objectsUnder(t, f.s, tenant)
+	otherJournal := objectsUnder(t, f.s, "journal/other")
+
+	f.run(t, off, tenant, "purge").fail(t, 3, "denied")
+	eq(t, "history after a refused purge", len(f.history(t, cfg, tenant)), 2)
+
+	r := f.run(t, cfg, tenant, "purge")
+	waitingFor(t, r, "purge")
+	r.ok(t)
+	eq(t, "history after purge", len(f.history(t, cfg, tenant)), 0)
+	eq(t, "the objects after purge", objectsUnder(t, f.s, tenant), objsBefore)
+	for k, v := range objectsUnder(t, f.s, "journal/"+tenant) {
+		if v == "hello\n" || v == "one\n" {
+			t.Errorf("a prior version is still in the journal after purge: %s", k)
+		}
+	}
+	eq(t, "another tenant's journal after purge", objectsUnder(t, f.s, "journal/other"), otherJournal)
+	// The journal still works.
+	f.run(t, cfg, tenant, "write", "x", "--content", "three\n").ok(t)
+	eq(t, "history after a change", len(f.history(t, cfg, tenant)), 1)
 }
