@@ -88,6 +88,29 @@ func objectsUnder(t *testing.T, s *s3test.Server, prefix string) map[string]stri
 	return out
 }
 
+// inPrefixesDecoded is inPrefixes with a listing's prefix= decoded (a
+// prefix of several components has its slashes escaped).
+func inPrefixesDecoded(q request, prefixes ...string) bool {
+	if q.path == "/"+bkt {
+		for _, kv := range strings.Split(q.query, "&") {
+			if v, ok := strings.CutPrefix(kv, "prefix="); ok {
+				v, err := url.QueryUnescape(v)
+				if err != nil {
+					return false
+				}
+				for _, p := range prefixes {
+					if strings.HasPrefix(v, p+"/") {
+						return true
+					}
+				}
+				return false
+			}
+		}
+		return false
+	}
+	return inPrefixes(q, prefixes...)
+}
+
 // changeSeed is each change case's tenant before the call: two files, a
 // tree and an empty directory (a marker).
 func changeSeed() map[string]string {
@@ -268,6 +291,8 @@ func TestS3CLIChanges(t *testing.T) {
 		{name: "write over a directory", args: []string{"write", "d", "--content", "no"}, exit: 4, code: "not_a_file"},
 		{name: "write in a read root", args: []string{"write", "s3://bkt/shared/w.txt", "--content", "no"}, exit: 3, code: "denied"},
 		{name: "write in another tenant", args: []string{"write", "../abc/w.txt", "--content", "no"}, exit: 3, code: "denied"},
+		{name: "write in a sibling prefix", args: []string{"write", "s3://bkt/TENANTx/w.txt", "--content", "no"}, exit: 3, code: "denied"},
+		{name: "write the root itself", args: []string{"write", "s3://bkt/TENANT", "--content", "no"}, exit: 3, code: "denied"},
 		{name: "write in the journal", args: []string{"write", "s3://bkt/journal/TENANT/w.txt", "--content", "no"}, exit: 3, code: "denied"},
 
 		{name: "edit", args: []string{"edit", "x", "--old", "hello", "--new", "bye"},
@@ -388,7 +413,15 @@ func TestS3CLIChanges(t *testing.T) {
 			for j, a := range tc.args {
 				args[j] = strings.ReplaceAll(a, "TENANT", tenant)
 			}
+			mark := f.mark(t)
 			r := f.run(t, cfg, tenant, args...)
+			// Every request stays in the tenant's prefix, its journal's
+			// and the read root's.
+			for _, q := range f.requestsSince(t, mark) {
+				if !inPrefixesDecoded(q, tenant, "journal/"+tenant, "shared") {
+					t.Errorf("a request outside the tenant: %s", q)
+				}
+			}
 			want := changeSeed()
 			if tc.exit != 0 {
 				r.fail(t, tc.exit, tc.code)
@@ -403,13 +436,17 @@ func TestS3CLIChanges(t *testing.T) {
 			}
 			eq(t, "the tenant's objects after the call", objectsUnder(t, f.s, tenant), want)
 
-			hist := f.history(t, cfg, tenant)
 			if tc.cmd == "" {
-				if len(hist) != 0 {
-					t.Errorf("a call that changed nothing is in history: %v", hist)
+				// No change recorded (the journal's change records, read
+				// with the SDK: no history call per refusal).
+				for k := range objectsUnder(t, f.s, "journal/"+tenant) {
+					if strings.Contains(k, "/changes/") {
+						t.Errorf("a call that changed nothing recorded a change: %s", k)
+					}
 				}
 				return
 			}
+			hist := f.history(t, cfg, tenant)
 			if len(hist) != 1 {
 				t.Fatalf("history lists %d changes, want 1: %v", len(hist), hist)
 			}
