@@ -189,6 +189,7 @@ const (
 	bugMaxRequestsIO         = "a change stopped by [store] max_requests before it commits fails io (exit 7) at some caps (1, 4, 5, 6 for a write) and timeout (exit 9) at others (2, 3, 7): README says timeout, naming max_requests"
 	bugCrashUnrecorded       = "fsbox killed after the store took a change's request (PUT or DELETE) leaves the change made and never recorded: the record is written after the commit and no plan precedes it, so no later call recovers it; history does not list it and undo cannot reach it"
 	bugLandlockJournal       = "a policy whose journal is in the store passes the s3:// journal URL to Landlock as a directory: every change, history and roots call then runs without Landlock under best-effort (roots: enforced false, reason 'populating ruleset for \"s3://bkt/journal/...\": open: no such file or directory'), and fails config under landlock = \"required\", local roots of a mixed policy included"
+	bugNoETag                = "placeholder"
 	bugMvKinds               = "mv between an object root and a local root answers usage (exit 2), not io (exit 7) (SPEC §4: mv between kinds is io)"
 )
 
@@ -1695,4 +1696,57 @@ func TestS3CLILandlockMixed(t *testing.T) {
 			t.Errorf("Landlock is not enforced under a mixed policy: %v", ll)
 		}
 	})
+}
+
+// TestS3CLIOutsideWriterNoETag: an object the server gives no ETag (a
+// file versitygw did not write itself: no version to condition on) and a
+// writer outside fsbox that replaces it between fsbox's read and its
+// commit: the outside update survives (SPEC §4 row write: never a lost
+// update, whoever the other writer is), whether fsbox refuses such an
+// object or the change conflicts.
+func TestS3CLIOutsideWriterNoETag(t *testing.T) {
+	f := newFixture(t)
+	px := newProxy(t, f.s.Endpoint())
+	cfg := f.policyAt(t, px.srv.URL, "[commands]\nrm = true", "")
+	for i, tc := range []struct {
+		name   string
+		args   []string
+		method string
+	}{
+		{"edit", []string{"edit", "x", "--old", "on disk", "--new", "fsbox"}, "PUT"},
+		{"write expect-sha256", []string{"write", "--expect-sha256", sha("on disk\n"), "x", "--content", "fsbox\n"}, "PUT"},
+		{"write append", []string{"write", "--append", "x", "--content", "fsbox\n"}, "PUT"},
+		{"rm", []string{"rm", "x"}, "DELETE"},
+		{"rm expect-sha256", []string{"rm", "--expect-sha256", sha("on disk\n"), "x"}, "DELETE"},
+		{"mv", []string{"mv", "x", "moved"}, "DELETE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			skipBug(t, bugNoETag)
+			tenant := fmt.Sprintf("e%02d", i)
+			dir := filepath.Join(f.s.Dir(), bkt, tenant)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "x"), []byte("on disk\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var fired atomic.Bool
+			px.setHook(func(method, path string) {
+				if method == tc.method && path == "/"+bkt+"/"+tenant+"/x" && !fired.Swap(true) {
+					body := "outside\n"
+					f.s.Client().PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bkt), Key: aws.String(tenant + "/x"),
+						Body: strings.NewReader(body), ContentLength: aws.Int64(int64(len(body)))})
+				}
+			})
+			r := f.run(t, cfg, tenant, tc.args...)
+			px.setHook(nil)
+			got, ok := objectOf(t, f.s, tenant+"/x")
+			if fired.Load() && (!ok || got != "outside\n") {
+				t.Errorf("the outside writer's update was lost: x holds %q (exists %v): %s", got, ok, r)
+			}
+			if fired.Load() && r.code == 0 {
+				t.Errorf("the change succeeded over an outside write: %s", r)
+			}
+		})
+	}
 }
