@@ -547,16 +547,31 @@ func TestS3CLIJournalUnreachable(t *testing.T) {
 	f.run(t, cfg, "jr", "write", "x", "--content", "now\n").ok(t)
 	f.run(t, cfg, "jr", "write", "n.txt", "--content", "n\n").ok(t)
 	jkeys := objectsUnder(t, f.s, "journal/jr")
-	var keys []string
-	sawMarker, sawPrior := false, false
-	for k, v := range jkeys {
-		keys = append(keys, k)
-		sawMarker = sawMarker || strings.HasSuffix(k, "FSBOX-JOURNAL.TAG")
-		sawPrior = sawPrior || v == "secret prior\n"
+	// The keys tried: the base's marker, a change record, a prior
+	// version's copy (one of each kind keeps the test short).
+	var keys, all []string
+	kinds := map[string]bool{}
+	for k := range jkeys {
+		all = append(all, k)
 	}
-	sort.Strings(keys)
-	if !sawMarker || !sawPrior {
-		t.Fatalf("the journal holds no marker or no prior version: %v", keys)
+	sort.Strings(all)
+	for _, k := range all {
+		kind := ""
+		switch {
+		case k == "FSBOX-JOURNAL.TAG":
+			kind = "marker"
+		case strings.Contains(k, "/changes/"):
+			kind = "change"
+		case strings.Contains(k, "/objects/") && jkeys[k] == "secret prior\n":
+			kind = "prior"
+		}
+		if kind != "" && !kinds[kind] {
+			kinds[kind] = true
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) != 3 {
+		t.Fatalf("the journal holds no marker, change record or prior version: %v", all)
 	}
 	before := keysOf(t, f.s)
 
@@ -591,7 +606,7 @@ func TestS3CLIJournalUnreachable(t *testing.T) {
 			if r.code != 0 && r.code != 1 {
 				t.Errorf("%v: %s", args, r)
 			}
-			for _, k := range keys {
+			for _, k := range all {
 				if base := filepath.Base(k); strings.Contains(r.stdout, base) && base != "jr" {
 					t.Errorf("%v names the journal's %s: %s", args, k, r)
 				}
@@ -661,12 +676,14 @@ func TestS3CLIJournalUnreachable(t *testing.T) {
 			{"holding a read root", pol(wd, "s3://bkt/journal/shared", "[journal]\ndir = \"s3://bkt/journal/${FSBOX_TENANT}\""), "shared"},
 			{"not per tenant", pol(wd, shared, "[journal]\ndir = \"s3://bkt/journal\""), "ab"},
 			{"a tenant whose root is the journal's parent", cfg, "journal"},
+			{"over 5 GiB a write", pol(wd, shared, journalTable+"[limits]\nmax_write_bytes = 5368709121"), "ab"},
+			{"in the store with no writable object root", f.policyText(t, fmt.Sprintf("workdir = %q\nread_roots = [\"s3://bkt/shared\"]\n%s[store]\nendpoint = %q\npath_style = true\nregion = \"us-east-1\"\n", t.TempDir(), journalTable, f.s.Endpoint())), "ab"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				mark := f.mark(t)
 				for _, args := range [][]string{{"roots"}, {"write", "z.txt", "--content", "z"}, {"read", "x"}} {
 					e := f.run(t, tc.cfg, tc.tenant, args...).fail(t, 8, "config")
-					if !strings.Contains(e.Message, "journal") {
+					if !strings.Contains(e.Message, "journal") && !strings.Contains(e.Message, "max_write_bytes") {
 						t.Errorf("%v: the error does not name the journal: %s", args, e.Message)
 					}
 				}
