@@ -534,10 +534,13 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 		// checked), then the keys go, deepest first, the marker last;
 		// the record names each file and each marker removed, parents
 		// first, so undo puts back exactly what was there.
-		recs := []PathChange{{Path: w.Rel(), Before: &FileState{Type: "dir"}}}
+		var recs []PathChange
 		for _, k := range keys {
 			sub := strings.TrimPrefix(k.Key, w.key()+"/")
 			if sub == "" {
+				// Its own marker: the directory existed as itself (a
+				// prefix alone comes back with its files).
+				recs = append(recs, PathChange{Path: w.Rel(), Before: &FileState{Type: "dir"}})
 				continue
 			}
 			rel := path.Join(w.Rel(), strings.TrimSuffix(sub, "/"))
@@ -620,24 +623,51 @@ func (o *objectRoot) mkdir(s *Sandbox, p string) (string, bool, error) {
 	}
 	created := false
 	_, err = s.change([]*WriteTarget{w}, func(tx *Tx) error {
-		c := ObjectCond{IfAbsent: true}
-		_, err := o.obj.Put(s.context(), w.key()+"/", bytes.NewReader(nil), 0, sha256.Sum256(nil), c)
-		switch {
-		case errors.Is(err, ErrPrecondition):
-			return nil // made meanwhile
-		case errors.Is(err, fs.ErrExist):
-			return fserr.Errorf(fserr.CodeExists, p, "%s exists and is not a directory", p)
-		case err != nil:
-			return ioErr(p, err)
-		}
-		created = true
-		tx.note(PathChange{Path: w.Rel(), After: &FileState{Type: "dir"}})
-		return nil
+		created, err = o.marker(tx, w, p)
+		return err
 	})
 	if err != nil {
 		return "", false, err
 	}
 	return w.Path, created, nil
+}
+
+// marker makes the directory w: its marker, put on condition that the
+// name is free (made meanwhile: not made by this call), noted.
+func (o *objectRoot) marker(tx *Tx, w *WriteTarget, p string) (bool, error) {
+	_, err := o.obj.Put(tx.s.context(), w.key()+"/", bytes.NewReader(nil), 0, sha256.Sum256(nil), ObjectCond{IfAbsent: true})
+	switch {
+	case errors.Is(err, ErrPrecondition):
+		return false, nil
+	case errors.Is(err, fs.ErrExist):
+		return false, fserr.Errorf(fserr.CodeExists, p, "%s exists and is not a directory", p)
+	case err != nil:
+		return false, ioErr(p, err)
+	}
+	tx.note(PathChange{Path: w.Rel(), After: &FileState{Type: "dir"}})
+	return true, nil
+}
+
+// rmdirAt removes the empty directory w: its marker, while no key lies
+// below it (one that does is a conflict, and stays).
+func (o *objectRoot) rmdirAt(w *WriteTarget) error {
+	if !w.Exists || w.Info.Type != "dir" {
+		return fserr.Errorf(fserr.CodeConflict, w.Path, "%s is not a directory (or gone): it stays", w.Path)
+	}
+	ctx := w.s.context()
+	obs, _, err := o.obj.List(ctx, w.key()+"/", "", "", 2)
+	if err != nil {
+		return ioErr(w.Path, err)
+	}
+	for _, ob := range obs {
+		if ob.Key != w.key()+"/" {
+			return fserr.Errorf(fserr.CodeConflict, w.Path, "%s is not empty (or gone): it stays", w.Path)
+		}
+		if err := o.obj.Delete(ctx, ob.Key, ob.Version); err != nil {
+			return fserr.Errorf(fserr.CodeConflict, w.Path, "%s changed during the call: it stays", w.Path)
+		}
+	}
+	return nil
 }
 
 // symlink is refused: an object root has no links.
