@@ -172,7 +172,7 @@ func refused(w *WriteTarget, c ObjectCond, err error, verb string) error {
 // noModes refuses a mode on an object root.
 func noModes(w *WriteTarget, o CommitOptions) error {
 	if o.Mode != nil {
-		return fserr.Errorf(fserr.CodeUsage, w.Path, "%s lies in an object root, whose objects have no modes: nothing was written", w.Path)
+		return fserr.Errorf(fserr.CodeUnsupported, w.Path, "%s lies in an object root, whose objects have no modes: nothing was written", w.Path)
 	}
 	return nil
 }
@@ -432,10 +432,10 @@ func (o *objectRoot) probeRename(src, dst *WriteTarget) error {
 	if dst.rt != src.rt {
 		// Every request of the move goes to one store: the key written
 		// must be the destination's, in the destination's store.
-		return fserr.Errorf(fserr.CodeUsage, dst.Path, "%s and %s lie in different roots, and a move between roots of an object store is not supported: copy, then remove", src.Path, dst.Path)
+		return fserr.Errorf(fserr.CodeUnsupported, dst.Path, "%s and %s lie in different roots, and a move between roots of an object store is not supported: copy, then remove", src.Path, dst.Path)
 	}
 	if src.Info.Type == "dir" {
-		return fserr.Errorf(fserr.CodeUsage, src.Path, "%s is a directory in an object root, which has no rename of directories: copy what lies below, then remove it", src.Path)
+		return fserr.Errorf(fserr.CodeUnsupported, src.Path, "%s is a directory in an object root, which has no rename of directories: copy what lies below, then remove it", src.Path)
 	}
 	if err := src.s.allowAt(src.rt, src.rootRel(), false, src.Path); err != nil {
 		return err
@@ -565,6 +565,13 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 				return ioErr(w.Path, err)
 			}
 			tx.Made()
+		}
+		// What another writer made below meanwhile was never checked:
+		// it stays, and the caller reports it.
+		if left, err := o.below(s.context(), w.key()); err == nil {
+			for _, k := range left {
+				w.Survived = append(w.Survived, path.Join(w.Path, strings.TrimSuffix(strings.TrimPrefix(k.Key, w.key()+"/"), "/")))
+			}
 		}
 		return nil
 	})
