@@ -32,7 +32,7 @@ var storeOp = &spec.Op{
 	JSONNote: "exit 0 whenever the check ran, whatever the probes found: ok says whether all passed",
 	Text:     "one line per probe: ok or FAIL, its name and what the server answered, tab-separated; then outside (reaches or contained) and scratch (removed or left), in the same form",
 	Run: func(ctx context.Context, sb *sandbox.Sandbox, in *spec.Input) (spec.Result, error) {
-		return StoreCheck(ctx, sb, in.String("action"), in.String("url"))
+		return storeCheck(ctx, sb, in.String("action"), in.String("url"), in.IsSet("url"))
 	},
 }
 
@@ -44,11 +44,20 @@ type StoreCheckResult struct {
 // StoreCheck runs store's action (check) on the object root url names ("":
 // the first writable object root).
 func StoreCheck(ctx context.Context, sb *sandbox.Sandbox, action, url string) (*StoreCheckResult, error) {
+	return storeCheck(ctx, sb, action, url, url != "")
+}
+
+// storeCheck is StoreCheck; given: a URL argument was given (an empty one
+// is usage, as an empty path is).
+func storeCheck(ctx context.Context, sb *sandbox.Sandbox, action, url string, given bool) (*StoreCheckResult, error) {
 	if err := begin(ctx, sb, "store"); err != nil {
 		return nil, err
 	}
 	if action != "check" {
 		return nil, usagef(action, "store %q: the only action is check (fsbox store check [s3://BUCKET/PREFIX])", action)
+	}
+	if given && url == "" {
+		return nil, usagef(url, "store check: an empty URL (give an s3:// URL in a writable object root, or none for the first)")
 	}
 	rep, err := sb.StoreCheck(ctx, url)
 	if err != nil {
