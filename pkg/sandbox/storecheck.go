@@ -114,33 +114,11 @@ func (s *Sandbox) StoreCheck(ctx context.Context, given string) (StoreReport, er
 	if !ok {
 		return StoreReport{}, fserr.Errorf(fserr.CodeUnsupported, given, "%s: %v", rt.dir, errNoProber)
 	}
-	name, err := scratchName()
+	scratch, err := s.freshScratch(ctx, rt, o.obj, rel, prober.ProbeKeys())
 	if err != nil {
-		return StoreReport{}, fserr.Errorf(fserr.CodeIO, given, "no random scratch name: %v", err)
-	}
-	scratch := name
-	if rel != "." {
-		scratch = rel + "/" + name
+		return StoreReport{}, err
 	}
 	url := rt.abs(scratch) + "/"
-	// The door's rules on the scratch and on every key the probes
-	// write, as a write of it would meet them.
-	for _, k := range append([]string{""}, prober.ProbeKeys()...) {
-		p, isDir := scratch, true
-		if k != "" {
-			p, isDir = scratch+"/"+k, false
-		}
-		shown := rt.abs(p)
-		if isDir {
-			shown += "/"
-		}
-		if e := s.checkPatterns(rt, p, isDir, AccessWrite, shown); e != nil {
-			return StoreReport{}, scratchDenied(e, url)
-		}
-		if e := s.checkWrite(rt, p, shown); e != nil {
-			return StoreReport{}, scratchDenied(e, url)
-		}
-	}
 	rep := StoreReport{Root: rt.dir, Scratch: url, Probes: []ProbeResult{}}
 	probes, perr := prober.ProbeStore(ctx, scratch+"/")
 	rep.Probes = append(rep.Probes, probes...)
@@ -149,10 +127,7 @@ func (s *Sandbox) StoreCheck(ctx context.Context, given string) (StoreReport, er
 		rep.Left[i] = rt.abs(k)
 	}
 	if perr != nil {
-		e := fserr.AsError(perr)
-		if e.Code == fserr.CodeTimeout || errors.Is(perr, context.DeadlineExceeded) || errors.Is(perr, context.Canceled) {
-			e = fserr.Timeout(url, perr)
-		}
+		e := storeErr(perr, url)
 		if !rep.Removed {
 			e = &fserr.Error{Code: e.Code, Rule: e.Rule, Path: e.Path, Err: e.Err,
 				Msg: fmt.Sprintf("%s; and the scratch prefix %s could not be removed (%s): remove it by hand", e.Message(nil), url, rep.Cleanup)}
@@ -169,6 +144,11 @@ func (s *Sandbox) StoreCheck(ctx context.Context, given string) (StoreReport, er
 		}
 	}
 	rep.Outside = prober.ProbeOutside(ctx, roots)
+	if err := ctx.Err(); err != nil {
+		// The outside requests' answers are the deadline's, not the
+		// store's: no report (the scratch is removed already).
+		return StoreReport{}, storeErr(err, url)
+	}
 	if rep.Outside.Requests == nil {
 		rep.Outside.Requests = []OutsideRequest{}
 	}
@@ -203,7 +183,7 @@ func (s *Sandbox) storeCheckRoot(given string) (*root, string, error) {
 		return nil, "", fserr.Deny(fserr.RuleRoot, given,
 			"%s is no s3:// URL: store check probes only inside a writable object root of the policy in force", given)
 	}
-	t, err := s.resolveLexical(given)
+	t, err := s.resolve(given) // noted for the audit record, as every path argument is
 	if err != nil {
 		return nil, "", err
 	}
@@ -226,6 +206,65 @@ func scratchDenied(e *fserr.Error, url string) error {
 	c.Msg = fmt.Sprintf("store check would write under %s, and the policy denies it: %s", url, e.Message(nil))
 	return &c
 }
+
+// storeErr is err as store check gives it: the call's deadline or
+// request cap as timeout naming where it stopped.
+func storeErr(err error, where string) *fserr.Error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fserr.Timeout(where, err)
+	}
+	return fserr.AsError(err)
+}
+
+// maxScratchTries bounds the names tried for a fresh scratch prefix.
+const maxScratchTries = 3
+
+// freshScratch is the scratch prefix below rel (root-relative, "." for
+// the root): a random name that the door's rules let a write make, with
+// every key the probes write (keys, relative to it), as they would meet
+// a write of it (denied otherwise, before any request); and under which
+// the store lists nothing, so that the removal after the probes removes
+// nothing but what they wrote.
+func (s *Sandbox) freshScratch(ctx context.Context, rt *root, obj ObjectStore, rel string, keys []string) (string, error) {
+	for range maxScratchTries {
+		name, err := newScratchName()
+		if err != nil {
+			return "", fserr.Errorf(fserr.CodeIO, rt.dir, "no random scratch name: %v", err)
+		}
+		scratch := name
+		if rel != "." {
+			scratch = rel + "/" + name
+		}
+		url := rt.abs(scratch) + "/"
+		for _, k := range append([]string{""}, keys...) {
+			p, isDir := scratch, true
+			if k != "" {
+				p, isDir = scratch+"/"+k, false
+			}
+			shown := rt.abs(p)
+			if isDir {
+				shown += "/"
+			}
+			if e := s.checkPatterns(rt, p, isDir, AccessWrite, shown); e != nil {
+				return "", scratchDenied(e, url)
+			}
+			if e := s.checkWrite(rt, p, shown); e != nil {
+				return "", scratchDenied(e, url)
+			}
+		}
+		objs, prefixes, err := obj.List(ctx, scratch+"/", "/", "", 1)
+		if err != nil {
+			return "", storeErr(err, url)
+		}
+		if len(objs) == 0 && len(prefixes) == 0 {
+			return scratch, nil
+		}
+	}
+	return "", fserr.Errorf(fserr.CodeConflict, rt.dir, "%d random scratch prefixes in a row already hold keys in %s: nothing was probed", maxScratchTries, rt.dir)
+}
+
+// newScratchName makes a scratch prefix's name (a test's seam).
+var newScratchName = scratchName
 
 // scratchName is a fresh random scratch prefix's name.
 func scratchName() (string, error) {

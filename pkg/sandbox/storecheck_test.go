@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
 	"github.com/fsbox/fsbox/pkg/policy"
@@ -29,6 +30,8 @@ type fakeProber struct {
 	outside  *[][]policy.ObjectURL
 	fail     error // ProbeStore's error, after writing its keys
 	noDelete bool  // Delete fails: the scratch cannot be removed
+	// onOutside runs when ProbeOutside is called.
+	onOutside func()
 }
 
 func (f fakeProber) ProbeKeys() []string { return []string{"k1", "d/k2"} }
@@ -54,6 +57,9 @@ func (f fakeProber) ProbeOutside(ctx context.Context, roots []policy.ObjectURL) 
 	f.mu.Lock()
 	*f.outside = append(*f.outside, roots)
 	f.mu.Unlock()
+	if f.onOutside != nil {
+		f.onOutside()
+	}
 	return Outside{Reaches: true, Detail: "fake", Requests: []OutsideRequest{{Request: "list_buckets", Reaches: true, Answer: "success"}}}
 }
 
@@ -269,5 +275,62 @@ func TestStoreCheckNoProber(t *testing.T) {
 	s := urlSandbox(t, nil)
 	if _, err := s.StoreCheck(context.Background(), ""); code(err) != fserr.CodeUnsupported {
 		t.Errorf("%v, want unsupported", err)
+	}
+}
+
+// TestStoreCheckFreshScratch: a scratch name under which the store
+// already lists a key is not used (its keys would be removed after), the
+// next fresh one is; after maxScratchTries taken ones, nothing is probed.
+func TestStoreCheckFreshScratch(t *testing.T) {
+	ctx := context.Background()
+	names := []string{StoreScratchPrefix + "taken", StoreScratchPrefix + "free"}
+	prev := newScratchName
+	t.Cleanup(func() { newScratchName = prev })
+	i := 0
+	newScratchName = func() (string, error) { n := names[min(i, len(names)-1)]; i++; return n, nil }
+
+	fx := newProbeFixture(t, nil, nil)
+	body := []byte("someone's")
+	if _, err := fx.bkt.Put(ctx, "ab/"+StoreScratchPrefix+"taken/theirs", bytes.NewReader(body), int64(len(body)), sha256.Sum256(body), ObjectCond{}); err != nil {
+		t.Fatal(err)
+	}
+	before := fx.keys()
+	rep, err := fx.s.StoreCheck(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fx.calls) != 1 || fx.calls[0] != StoreScratchPrefix+"free/" || rep.Scratch != "s3://bkt/ab/"+StoreScratchPrefix+"free/" {
+		t.Errorf("probed %v (report %q), want the free name", fx.calls, rep.Scratch)
+	}
+	if got := fx.keys(); !slices.Equal(got, before) {
+		t.Errorf("the bucket after the check: %v, want %v (the taken prefix's key kept)", got, before)
+	}
+
+	names = names[:1] // every name taken
+	i = 0
+	if _, err := fx.s.StoreCheck(ctx, ""); code(err) != fserr.CodeConflict || len(fx.calls) != 1 {
+		t.Errorf("every name taken: %v (probes %v), want conflict and no probe", err, fx.calls)
+	}
+	if got := fx.keys(); !slices.Equal(got, before) {
+		t.Errorf("the bucket: %v, want %v", got, before)
+	}
+}
+
+// TestStoreCheckDeadlineOutside: a call whose deadline passes while it
+// asks outside the roots gives no report (the answers would be the
+// deadline's): timeout, with the scratch removed.
+func TestStoreCheckDeadlineOutside(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	fx := newProbeFixture(t, nil, func(f *fakeProber) { f.onOutside = func() { <-ctx.Done() } })
+	before := fx.keys()
+	if _, err := fx.s.StoreCheck(ctx, ""); code(err) != fserr.CodeTimeout {
+		t.Errorf("deadline during the outside requests: %v, want timeout", err)
+	}
+	if len(fx.calls) != 1 || len(fx.outside) != 1 {
+		t.Errorf("probes %v, outside %v", fx.calls, fx.outside)
+	}
+	if got := fx.keys(); !slices.Equal(got, before) {
+		t.Errorf("the bucket: %v, want %v", got, before)
 	}
 }
