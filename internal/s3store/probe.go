@@ -110,8 +110,10 @@ func (s *store) ProbeStore(ctx context.Context, scratch string) ([]sandbox.Probe
 	if !strings.HasSuffix(scratch, "/") {
 		return nil, fmt.Errorf("a scratch prefix ends in '/', not %q", scratch)
 	}
-	if _, err := s.full(scratch, false); err != nil {
-		return nil, err
+	for _, k := range append([]string{""}, s.ProbeKeys()...) {
+		if _, err := s.full(scratch+k, false); err != nil { // refused before any request: too long, say
+			return nil, err
+		}
 	}
 	p := &prober{s: s, scratch: scratch}
 	runs := []func(context.Context) sandbox.ProbeResult{

@@ -1,7 +1,10 @@
 package s3test_test
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -100,6 +103,18 @@ func TestS3CLIStoreCheck(t *testing.T) {
 		t.Errorf("text: stderr does not name the failed probe: %s", r)
 	}
 	eq(t, "the bucket after the check", keysOf(t, f.s), before)
+
+	// The audit record names the URL and the command.
+	logFile := filepath.Join(f.dir, "audit.jsonl")
+	audited := f.policy(t, "[commands]\nstore = true\n[audit]\nlog = "+strconv.Quote(logFile), "")
+	f.run(t, audited, "ab", "store", "check", "s3://bkt/ab/sub").ok(t)
+	rec, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rec), `"command":"store"`) || !strings.Contains(string(rec), `"arg":"s3://bkt/ab/sub"`) {
+		t.Errorf("the audit record: %s", rec)
+	}
 
 	// The help's examples that need a bucket run here.
 	for _, op := range ops.Registry.Ops() {
