@@ -1,12 +1,19 @@
 package s3test_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsbox/fsbox/internal/s3store"
 	"github.com/fsbox/fsbox/pkg/ops"
@@ -126,6 +133,32 @@ func TestS3CLIStoreCheck(t *testing.T) {
 			}
 		}
 	}
+
+	// The MCP tool (fsbox-mcp, handed over to fsbox-s3 mcp).
+	t.Run("mcp", func(t *testing.T) {
+		c := exec.Command(filepath.Join(f.bin, "fsbox-mcp"))
+		c.Env, c.Dir = f.env(on, ptr("ab")), f.home
+		var stderr bytes.Buffer
+		c.Stderr = &stderr
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fsbox_store", Arguments: map[string]any{"action": "check"}})
+		if err != nil {
+			t.Fatalf("fsbox_store: %v\nstderr: %s", err, stderr.String())
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		if res.IsError || m["removed"] != true || len(objs(t, m["probes"])) != len(s3store.ProbeNames) {
+			t.Errorf("fsbox_store check: isError %v: %s", res.IsError, b)
+		}
+	})
+	eq(t, "the bucket after the MCP check", keysOf(t, f.s), before)
 
 	// Refusals: no request, nothing written.
 	off := f.policy(t, "", "")
