@@ -107,7 +107,7 @@ _fsbox() {
     COMPREPLY=(); return
   fi
   if [ -z "$cmd" ]; then
-    COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch purge read rm roots slice sort stat tools undo wc write --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") )
+    COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch purge read rm roots slice sort stat store tools undo wc write --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") )
     return
   fi
   case "$cmd" in
@@ -139,7 +139,7 @@ _fsbox() {
     explain)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
-        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch purge read rm roots slice sort stat tools undo wc write" -- "$cur") ) ;;
+        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch purge read rm roots slice sort stat store tools undo wc write" -- "$cur") ) ;;
         1) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
@@ -178,7 +178,7 @@ _fsbox() {
     man)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
-        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch purge read rm roots slice sort stat tools undo wc write" -- "$cur") ) ;;
+        0) COMPREPLY=( $(compgen -W "completion cp cut edit explain find grep history links ls man mcp mkdir mv patch purge read rm roots slice sort stat store tools undo wc write" -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
     mcp)
@@ -248,6 +248,13 @@ _fsbox() {
         *) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
         *) COMPREPLY=() ;;
       esac ;;
+    store)
+      if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
+      case $npos in
+        0) COMPREPLY=( $(compgen -W "check" -- "$cur") ) ;;
+        1) COMPREPLY=() ;;
+        *) COMPREPLY=() ;;
+      esac ;;
     tools)
       if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "--help --config --format --pretty --fields --jq --color --timeout --cursor --version --help" -- "$cur") ); return; fi
       case $npos in
@@ -296,6 +303,7 @@ complete -o filenames -F _fsbox fsbox-roots
 complete -o filenames -F _fsbox fsbox-slice
 complete -o filenames -F _fsbox fsbox-sort
 complete -o filenames -F _fsbox fsbox-stat
+complete -o filenames -F _fsbox fsbox-store
 complete -o filenames -F _fsbox fsbox-tools
 complete -o filenames -F _fsbox fsbox-undo
 complete -o filenames -F _fsbox fsbox-wc

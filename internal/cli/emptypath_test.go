@@ -20,7 +20,7 @@ func TestEmptyPathIsUsage(t *testing.T) {
 	}
 	t.Chdir(dir)
 	policy := filepath.Join(t.TempDir(), "policy.toml")
-	if err := os.WriteFile(policy, []byte("workdir = \""+dir+"\"\n[commands]\nrm = true\n[sandbox]\nlandlock = \"off\"\n"), 0o644); err != nil {
+	if err := os.WriteFile(policy, []byte("workdir = \""+dir+"\"\n[commands]\nrm = true\nstore = true\n[sandbox]\nlandlock = \"off\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("FSBOX_CONFIG", policy)
@@ -46,6 +46,7 @@ func TestEmptyPathIsUsage(t *testing.T) {
 		"mcp":     {{"mcp", ""}, {"mcp", ".", ""}},
 		"patch":   {{"patch", "--patch-file", ""}},
 		"history": {{"history", ""}},
+		"store":   {{"store", "check", ""}, {"store", ""}},
 	}
 	// Commands that take no path argument at all.
 	noPath := []string{"roots", "tools", "completion", "man", "undo", "purge"}

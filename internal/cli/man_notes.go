@@ -95,7 +95,7 @@ removed through fsbox.
 .SH POLICY
 The policy comes from $FSBOX_CONFIG, else --config, else $XDG_CONFIG_HOME/fsbox/config.toml
 (or ~/.config/fsbox/config.toml), else the built-in default: the current directory is the workdir,
-no other roots, every command but rm and purge on.
+no other roots, every command but rm, purge and store on.
 links creates a directory and files, so it is denied (rule command) unless links, mkdir and write
 are all switched on.
 Unknown keys, bad globs or regexes and missing roots are config errors naming the line.
@@ -344,7 +344,12 @@ and stat; a directory has no size or mtime; an empty directory is a DIR/ marker)
 applies only inside a git repository, so on a bucket only .ignore does. Changing commands on an
 object root are unsupported (exit 2) in this release. roots gives each root's kind and
 second_wall: on a bucket none, so scope fsbox's credentials to the tenant's prefix (an IAM
-session policy; README shows one). fsbox and fsbox\-mcp do not link the S3 client: a call whose
+session policy; README shows one).
+fsbox store check [URL] (off unless [commands] store = true) probes the server of a writable
+object root under a fresh random prefix inside it, removes the prefix after, says whether the
+credentials reach outside the policy's roots, and exits 0 whenever the check ran: read ok, or each
+probe's ok (fsbox\-store(1) names the probes).
+fsbox and fsbox\-mcp do not link the S3 client: a call whose
 policy names an s3:// root runs the fsbox\-s3 beside them (checked as fsbox\-mcp is).
 .SH SEE ALSO
 README.md in the fsbox source for the full contract.

@@ -271,6 +271,9 @@ type RemoveResult struct {
 	Path    string `json:"path"`
 	Removed bool   `json:"removed"`
 	Type    string `json:"type"`
+	// Survived: on an object root, what another writer made below the
+	// directory during rm -r (never checked, so never removed).
+	Survived []string `json:"survived,omitempty"`
 }
 
 // Remove deletes a file, a symlink (never its target) or, with recursive,
@@ -304,7 +307,7 @@ func RemoveExpect(ctx context.Context, sb *sandbox.Sandbox, p string, recursive 
 	if err := sb.RemoveExpect(w, recursive, want); err != nil {
 		return RemoveResult{}, err
 	}
-	return RemoveResult{Path: w.Path, Removed: true, Type: w.Info.Type}, nil
+	return RemoveResult{Path: w.Path, Removed: true, Type: w.Info.Type, Survived: w.Survived}, nil
 }
 
 // Outcome: whole results, each.

@@ -24,7 +24,7 @@ var Registry *spec.Registry
 func init() {
 	Registry = spec.NewRegistry(
 		rootsOp, explainOp, readOp, lsOp, statOp, grepOp, wcOp, sliceOp, sortOp, cutOp, findOp,
-		writeOp, editOp, patchOp, historyOp, purgeOp, undoOp, mkdirOp, mvOp, cpOp, rmOp, linksOp, toolsOp, completionOp, manOp, mcpOp,
+		writeOp, editOp, patchOp, historyOp, purgeOp, undoOp, mkdirOp, mvOp, cpOp, rmOp, linksOp, storeOp, toolsOp, completionOp, manOp, mcpOp,
 	)
 }
 

@@ -62,7 +62,8 @@ type batchItem struct {
 	mode    string     // the staged file's permission bits (octal), for the journal
 	before  *FileState // what the name held, as the journal kept it
 	swapped bool
-	exchang bool // swapped by exchange: the old file is at tmp
+	exchang bool     // swapped by exchange: the old file is at tmp
+	ob      *objItem // an object target's (batch_object.go); nil on a posix root
 }
 
 // NewBatch starts an empty batch.
@@ -91,6 +92,9 @@ func overWriteCap(given string, max int64) error {
 func (b *Batch) PutFrom(w *WriteTarget, r io.Reader, max int64, o CommitOptions) error {
 	if err := b.add(w); err != nil {
 		return err
+	}
+	if w.rt.st.kind() == kindObject {
+		return b.putObjectItem(w, r, max, o)
 	}
 	tmp, f, err := w.createTemp()
 	if err != nil {
@@ -149,14 +153,18 @@ func (b *Batch) Delete(w *WriteTarget, o CommitOptions) error {
 	if w.Info.Type == "dir" {
 		return fserr.Errorf(fserr.CodeNotAFile, w.Path, "%s is a directory: a batch deletes files only", w.Path)
 	}
-	b.items = append(b.items, &batchItem{w: w, tmp: tempName(), del: true, o: o})
+	it := &batchItem{w: w, tmp: tempName(), del: true, o: o}
+	if w.rt.st.kind() == kindObject {
+		it.tmp, it.ob = "", &objItem{}
+	}
+	b.items = append(b.items, it)
 	return nil
 }
 
 // add refuses a second change to one name, and a finished batch.
 func (b *Batch) add(w *WriteTarget) error {
-	if w.rt.st.kind() != kindPosix {
-		return fserr.Errorf(fserr.CodeUsage, w.Path, "%s lies in an object root, which makes no batches (one request per key: all or none cannot hold): change its files one at a time", w.Path)
+	if len(b.items) > 0 && b.items[0].w.rt.st.kind() != w.rt.st.kind() {
+		return fserr.Errorf(fserr.CodeUnsupported, w.Path, "%s and %s lie in roots of two kinds (%s, %s), and one change of several files is made in roots of one kind: nothing was changed", b.items[0].w.Path, w.Path, b.items[0].w.rt.st.kind(), w.rt.st.kind())
 	}
 	if b.done {
 		return fserr.Errorf(fserr.CodeIO, w.Path, "the batch was already committed or aborted")
@@ -177,7 +185,7 @@ func (b *Batch) Abort() {
 	b.done = true
 	b.syncs.Wait()
 	for _, it := range b.items {
-		if !it.del {
+		if !it.del && it.ob == nil {
 			it.w.dir.Remove(it.tmp)
 		}
 	}
@@ -226,6 +234,9 @@ func (b *Batch) staged() ([]*WriteTarget, error) {
 // forward), every file swapped in (or, when one fails, every one done
 // swapped back), then the old files dropped and the directories synced.
 func (b *Batch) commitIn(tx *Tx) ([]ReplaceResult, error) {
+	if len(b.items) > 0 && b.items[0].ob != nil {
+		return b.commitObjects(tx)
+	}
 	ws := make([]*WriteTarget, len(b.items))
 	for i, it := range b.items {
 		ws[i] = it.w

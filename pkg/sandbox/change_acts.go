@@ -105,7 +105,7 @@ func (s *Sandbox) ProbeRename(from, to string) error {
 // object store): no one request of either makes it.
 func sameKind(src, dst *WriteTarget) error {
 	if src.rt.st.kind() != dst.rt.st.kind() {
-		return fserr.Errorf(fserr.CodeUsage, dst.Path, "%s and %s lie in roots of two kinds (%s, %s): copy, then remove", src.Path, dst.Path, src.rt.st.kind(), dst.rt.st.kind())
+		return fserr.Errorf(fserr.CodeIO, dst.Path, "%s and %s lie in roots of two kinds (%s, %s), between which no request moves anything: copy, then remove", src.Path, dst.Path, src.rt.st.kind(), dst.rt.st.kind())
 	}
 	return nil
 }

@@ -678,6 +678,9 @@ func madeExists(w *WriteTarget, p string) (string, bool, error) {
 // mkdirAt makes the directory w names (inside a change) and notes it;
 // created is false when it appeared meanwhile.
 func mkdirAt(tx *Tx, w *WriteTarget, given string) (created bool, err error) {
+	if o, ok := w.rt.st.(*objectRoot); ok {
+		return o.marker(tx, w, given)
+	}
 	if err := w.dir.Mkdir(w.Name, 0o777); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return false, nil
@@ -693,6 +696,9 @@ func mkdirAt(tx *Tx, w *WriteTarget, given string) (created bool, err error) {
 // outermost first (lexically: the journal's record of what mkdir -p made).
 func missingDirs(rt *root, rel string) []string {
 	var out []string
+	if rt.r == nil {
+		return nil // an object root: a prefix is never made
+	}
 	for d := path.Clean(rel); d != "." && d != "/" && d != ""; d = path.Dir(d) {
 		if _, err := rt.r.Lstat(d); err == nil {
 			break

@@ -60,9 +60,6 @@ func (tx *Tx) hold(rt *root) error {
 	if !rt.writable {
 		return fserr.Deny(fserr.RuleReadOnly, rt.dir, "%s is not a writable root", rt.dir)
 	}
-	if rt.st.kind() != kindPosix {
-		return fserr.Errorf(fserr.CodeUsage, rt.dir, "%s is an object root, where a change of several steps (undo) is not supported yet: nothing was changed", rt.dir)
-	}
 	for _, r := range tx.roots {
 		if r == rt {
 			return nil
@@ -133,6 +130,15 @@ func (tx *Tx) Move(from, to string) error {
 		return err
 	}
 	defer dst.Close()
+	if o, ok := src.rt.st.(*objectRoot); ok {
+		if !src.Exists {
+			return fserr.Errorf(fserr.CodeNotFound, src.Path, "%s does not exist", src.Path)
+		}
+		if err := o.probeRename(src, dst); err != nil {
+			return err
+		}
+		return tx.quietly(func() error { return o.move(tx, src, dst, false, nil) })
+	}
 	return tx.quietly(func() error { return renameIn(tx, src, dst, false, nil) })
 }
 
@@ -146,7 +152,11 @@ func (tx *Tx) Put(p string, content []byte, mode fs.FileMode, expect *string) (s
 		return "", err
 	}
 	max := tx.s.Limits().MaxWriteBytes
-	return w.Path, tx.batch().Put(w, content, max, CommitOptions{Expect: expect, Mode: &mode})
+	o := CommitOptions{Expect: expect, Mode: &mode}
+	if w.rt.st.kind() == kindObject {
+		o.Mode = nil // an object has no mode (the journal records 0644)
+	}
+	return w.Path, tx.batch().Put(w, content, max, o)
 }
 
 // Delete stages the removal of the file p, under the same condition.

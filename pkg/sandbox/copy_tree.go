@@ -80,12 +80,12 @@ func (it *TreeItem) shown(dst *WriteTarget) string {
 // its target resolved there stays in the destination's root and passes
 // the rules there. The first refusal names the entry.
 func (s *Sandbox) CheckTree(dst *WriteTarget, items []TreeItem) error {
-	if dst.rt.st.kind() != kindPosix {
-		return fserr.Errorf(fserr.CodeUsage, dst.Path, "%s lies in an object root, which takes no tree copy (one request per key: all or none cannot hold): copy its files one at a time", dst.Path)
-	}
 	rt, top := dst.rt, dst.rootRel()
 	for i := range items {
 		it := &items[i]
+		if it.Type == "symlink" && rt.st.kind() == kindObject {
+			return fserr.Errorf(fserr.CodeUnsupported, it.shown(dst), "%s is a symlink, and %s lies in an object root, which has none: nothing was copied", it.Src, it.shown(dst))
+		}
 		rel := path.Join(top, it.Rel)
 		given := it.shown(dst)
 		isDir := it.Type == "dir"
@@ -167,6 +167,9 @@ func (w *WriteTarget) Abs() string { return w.rt.abs(w.rootRel()) }
 func (s *Sandbox) CopyTree(dst *WriteTarget, tc TreeCopy) (TreeResult, error) {
 	var res TreeResult
 	id, err := s.change([]*WriteTarget{dst}, func(tx *Tx) error {
+		if dst.rt.st.kind() == kindObject {
+			return s.copyTreeObjects(tx, dst, tc, &res)
+		}
 		if tc.Merge {
 			return s.mergeTree(tx, dst, tc, &res)
 		}
@@ -551,6 +554,86 @@ func (s *Sandbox) mergeTree(tx *Tx, dst *WriteTarget, tc TreeCopy, res *TreeResu
 			tx.note(PathChange{Path: w.Rel(), Before: before, After: &FileState{Type: "symlink", Target: it.Target}})
 		}
 		res.Symlinks++
+	}
+	return nil
+}
+
+// copyTreeObjects is a tree copy into an object root: one batch of its
+// files (each new key put only while the name is free, each replaced one
+// conditioned on the version checked; all or none), then a marker for
+// each directory with nothing below it.
+func (s *Sandbox) copyTreeObjects(tx *Tx, dst *WriteTarget, tc TreeCopy, res *TreeResult) error {
+	if !tc.Merge && dst.Exists {
+		return fserr.Errorf(fserr.CodeExists, dst.Path, "%s appeared during the call: nothing was copied", dst.Path)
+	}
+	defer tx.release()
+	max := s.Limits().MaxWriteBytes
+	below := map[string]bool{} // directories something lies in
+	for _, it := range tc.Items {
+		if it.Rel != "" {
+			below[path.Dir(it.Rel)] = true
+		}
+	}
+	for i := range tc.Items {
+		it := &tc.Items[i]
+		if it.Type == "dir" {
+			res.Dirs++
+			continue
+		}
+		if it.Type != "file" {
+			return fserr.Errorf(fserr.CodeUnsupported, it.shown(dst), "%s is a %s, and an object root holds files only: nothing was copied", it.shown(dst), it.Type)
+		}
+		given := it.shown(dst)
+		w, err := tx.target(given, tx.mkdirAll)
+		if err != nil {
+			return err
+		}
+		src, err := tc.Open(it)
+		if err != nil {
+			return err
+		}
+		o := CommitOptions{NoReplace: !tc.Merge}
+		if sum, ok := tc.Expect[given]; ok {
+			o.Expect = &sum
+		}
+		if w.Exists {
+			res.Replaced++
+		}
+		err = tx.batch().PutFrom(w, src, max, o)
+		src.Close()
+		if err != nil {
+			return err
+		}
+		res.Files++
+	}
+	if len(tx.batch().items) > 0 {
+		if err := tx.Swap(); err != nil {
+			return err
+		}
+		for _, it := range tx.batch().items {
+			res.Bytes += it.res.Bytes
+		}
+	}
+	for i := range tc.Items {
+		it := &tc.Items[i]
+		rel := it.Rel
+		if rel == "" {
+			rel = "."
+		}
+		if it.Type != "dir" || below[rel] {
+			continue
+		}
+		w, err := tx.s.openMade(it.shown(dst))
+		if err != nil {
+			return err
+		}
+		if !w.Exists {
+			if _, err := mkdirAt(tx, w, w.Path); err != nil {
+				w.Close()
+				return err
+			}
+		}
+		w.Close()
 	}
 	return nil
 }

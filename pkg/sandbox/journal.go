@@ -596,6 +596,13 @@ func (s *Sandbox) EntryState(p string) (*FileState, error) {
 		}
 		return &FileState{Type: "symlink", Target: target}, nil
 	case "file":
+		if o, ok := w.rt.st.(*objectRoot); ok {
+			ver, sum, size, err := o.now(s.context(), w)
+			if err != nil || ver == "" && sum == "" {
+				return nil, err
+			}
+			return &FileState{Type: "file", SHA256: sum, Size: size, Mode: "0644"}, nil
+		}
 		f, err := openNoFollow(w, w.Name, openReadFlags, 0)
 		if err != nil {
 			return nil, noFollowErr(err, w.Path)
@@ -625,6 +632,9 @@ func (s *Sandbox) RemoveEmptyDir(w *WriteTarget) error {
 
 // rmdirAt removes the directory w if it is empty (inside a change).
 func rmdirAt(w *WriteTarget) error {
+	if o, ok := w.rt.st.(*objectRoot); ok {
+		return o.rmdirAt(w)
+	}
 	if !w.Exists || w.Info.Type != "dir" {
 		return fserr.Errorf(fserr.CodeConflict, w.Path, "%s is not a directory (or gone): it stays", w.Path)
 	}

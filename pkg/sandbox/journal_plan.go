@@ -34,6 +34,9 @@ type planItem struct {
 	Tmp   string `json:"tmp"`            // the staged file (put), or the old file's new name (delete)
 	Kind  string `json:"kind"`           // "exchange", "new", "delete" or "tree" (a tree copy's stage, Tmp)
 	After string `json:"after,omitempty"`
+	// Before (kind "object") is the sha256 of what the key held, as the
+	// journal kept it ("" when it held nothing).
+	Before string `json:"before,omitempty"`
 }
 
 // writePlan records a batch's plan durably, in the journal the change
@@ -301,6 +304,13 @@ func (s *Sandbox) planRoots() []*root {
 
 // recoverItem carries one planned change of j forward.
 func (s *Sandbox) recoverItem(j *journal, it planItem) error {
+	if it.Kind == "object" {
+		rt := s.planRoot(j, it)
+		if rt == nil {
+			return fmt.Errorf("the plan names %s, which is not a writable root of this policy", it.Root)
+		}
+		return s.recoverObject(j, rt, it)
+	}
 	if !validName(it.Name) || !validName(it.Tmp) || !strings.HasPrefix(it.Tmp, tempPrefix) || path.IsAbs(it.Dir) || strings.HasPrefix(path.Clean(it.Dir), "..") {
 		return errors.New("the plan names a path outside the workdir")
 	}

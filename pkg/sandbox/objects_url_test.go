@@ -94,7 +94,14 @@ func useBuckets(t *testing.T, buckets map[string]map[string]string) map[string]*
 
 func urlSandbox(t *testing.T, mod func(*policy.Policy)) *Sandbox {
 	t.Helper()
-	useBuckets(t, map[string]map[string]string{"bkt": {
+	s, _ := urlSandboxMem(t, mod)
+	return s
+}
+
+// urlSandboxMem is urlSandbox and the buckets' stores.
+func urlSandboxMem(t *testing.T, mod func(*policy.Policy)) (*Sandbox, map[string]*memObjects) {
+	t.Helper()
+	mems := useBuckets(t, map[string]map[string]string{"bkt": {
 		"ab/notes.md": "tenant ab", "ab/sub/deep.txt": "deep", "ab/secrets/k": "no",
 		"abc/other.md": "tenant abc", "shared/doc.txt": "shared doc", "top.txt": "bucket top",
 	}})
@@ -109,7 +116,7 @@ func urlSandbox(t *testing.T, mod func(*policy.Policy)) *Sandbox {
 		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s
+	return s, mems
 }
 
 func readURL(t *testing.T, s *Sandbox, p string) (string, string, error) {

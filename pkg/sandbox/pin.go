@@ -253,6 +253,10 @@ type WriteTarget struct {
 	// hashed is the identity (device, inode) of the file expect last
 	// hashed under the write lock: what a change may replace.
 	hashed *[2]uint64
+	// Survived, after rm -r of a directory in an object root, are the
+	// keys below it that another writer made during the call: never
+	// checked, so never removed.
+	Survived []string
 }
 
 // OpenWriteTarget resolves p for writing: it must lie in the workdir,

@@ -172,7 +172,7 @@ func refused(w *WriteTarget, c ObjectCond, err error, verb string) error {
 // noModes refuses a mode on an object root.
 func noModes(w *WriteTarget, o CommitOptions) error {
 	if o.Mode != nil {
-		return fserr.Errorf(fserr.CodeUsage, w.Path, "%s lies in an object root, whose objects have no modes: nothing was written", w.Path)
+		return fserr.Errorf(fserr.CodeUnsupported, w.Path, "%s lies in an object root, whose objects have no modes: nothing was written", w.Path)
 	}
 	return nil
 }
@@ -432,10 +432,10 @@ func (o *objectRoot) probeRename(src, dst *WriteTarget) error {
 	if dst.rt != src.rt {
 		// Every request of the move goes to one store: the key written
 		// must be the destination's, in the destination's store.
-		return fserr.Errorf(fserr.CodeUsage, dst.Path, "%s and %s lie in different roots, and a move between roots of an object store is not supported: copy, then remove", src.Path, dst.Path)
+		return fserr.Errorf(fserr.CodeUnsupported, dst.Path, "%s and %s lie in different roots, and a move between roots of an object store is not supported: copy, then remove", src.Path, dst.Path)
 	}
 	if src.Info.Type == "dir" {
-		return fserr.Errorf(fserr.CodeUsage, src.Path, "%s is a directory in an object root, which has no rename of directories: copy what lies below, then remove it", src.Path)
+		return fserr.Errorf(fserr.CodeUnsupported, src.Path, "%s is a directory in an object root, which has no rename of directories: copy what lies below, then remove it", src.Path)
 	}
 	if err := src.s.allowAt(src.rt, src.rootRel(), false, src.Path); err != nil {
 		return err
@@ -534,10 +534,13 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 		// checked), then the keys go, deepest first, the marker last;
 		// the record names each file and each marker removed, parents
 		// first, so undo puts back exactly what was there.
-		recs := []PathChange{{Path: w.Rel(), Before: &FileState{Type: "dir"}}}
+		var recs []PathChange
 		for _, k := range keys {
 			sub := strings.TrimPrefix(k.Key, w.key()+"/")
 			if sub == "" {
+				// Its own marker: the directory existed as itself (a
+				// prefix alone comes back with its files).
+				recs = append(recs, PathChange{Path: w.Rel(), Before: &FileState{Type: "dir"}})
 				continue
 			}
 			rel := path.Join(w.Rel(), strings.TrimSuffix(sub, "/"))
@@ -562,6 +565,13 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 				return ioErr(w.Path, err)
 			}
 			tx.Made()
+		}
+		// What another writer made below meanwhile was never checked:
+		// it stays, and the caller reports it.
+		if left, err := o.below(s.context(), w.key()); err == nil {
+			for _, k := range left {
+				w.Survived = append(w.Survived, path.Join(w.Path, strings.TrimSuffix(strings.TrimPrefix(k.Key, w.key()+"/"), "/")))
+			}
 		}
 		return nil
 	})
@@ -620,24 +630,51 @@ func (o *objectRoot) mkdir(s *Sandbox, p string) (string, bool, error) {
 	}
 	created := false
 	_, err = s.change([]*WriteTarget{w}, func(tx *Tx) error {
-		c := ObjectCond{IfAbsent: true}
-		_, err := o.obj.Put(s.context(), w.key()+"/", bytes.NewReader(nil), 0, sha256.Sum256(nil), c)
-		switch {
-		case errors.Is(err, ErrPrecondition):
-			return nil // made meanwhile
-		case errors.Is(err, fs.ErrExist):
-			return fserr.Errorf(fserr.CodeExists, p, "%s exists and is not a directory", p)
-		case err != nil:
-			return ioErr(p, err)
-		}
-		created = true
-		tx.note(PathChange{Path: w.Rel(), After: &FileState{Type: "dir"}})
-		return nil
+		created, err = o.marker(tx, w, p)
+		return err
 	})
 	if err != nil {
 		return "", false, err
 	}
 	return w.Path, created, nil
+}
+
+// marker makes the directory w: its marker, put on condition that the
+// name is free (made meanwhile: not made by this call), noted.
+func (o *objectRoot) marker(tx *Tx, w *WriteTarget, p string) (bool, error) {
+	_, err := o.obj.Put(tx.s.context(), w.key()+"/", bytes.NewReader(nil), 0, sha256.Sum256(nil), ObjectCond{IfAbsent: true})
+	switch {
+	case errors.Is(err, ErrPrecondition):
+		return false, nil
+	case errors.Is(err, fs.ErrExist):
+		return false, fserr.Errorf(fserr.CodeExists, p, "%s exists and is not a directory", p)
+	case err != nil:
+		return false, ioErr(p, err)
+	}
+	tx.note(PathChange{Path: w.Rel(), After: &FileState{Type: "dir"}})
+	return true, nil
+}
+
+// rmdirAt removes the empty directory w: its marker, while no key lies
+// below it (one that does is a conflict, and stays).
+func (o *objectRoot) rmdirAt(w *WriteTarget) error {
+	if !w.Exists || w.Info.Type != "dir" {
+		return fserr.Errorf(fserr.CodeConflict, w.Path, "%s is not a directory (or gone): it stays", w.Path)
+	}
+	ctx := w.s.context()
+	obs, _, err := o.obj.List(ctx, w.key()+"/", "", "", 2)
+	if err != nil {
+		return ioErr(w.Path, err)
+	}
+	for _, ob := range obs {
+		if ob.Key != w.key()+"/" {
+			return fserr.Errorf(fserr.CodeConflict, w.Path, "%s is not empty (or gone): it stays", w.Path)
+		}
+		if err := o.obj.Delete(ctx, ob.Key, ob.Version); err != nil {
+			return fserr.Errorf(fserr.CodeConflict, w.Path, "%s changed during the call: it stays", w.Path)
+		}
+	}
+	return nil
 }
 
 // symlink is refused: an object root has no links.

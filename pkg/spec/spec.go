@@ -111,6 +111,10 @@ type Example struct {
 	// Serves: the example starts a server and does not return, so the
 	// test that runs every example leaves it out.
 	Serves bool
+	// Bucket: the example needs a writable object root (s3://), which
+	// the local fixture of the test that runs every example has not: it
+	// leaves it out (the object-store tests run it on a bucket).
+	Bucket bool
 	// After, when set, is a command (without "fsbox ") the example
 	// follows: the test runs it first, in the same workdir (undo needs a
 	// change to take back).
