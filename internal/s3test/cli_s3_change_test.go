@@ -1783,3 +1783,42 @@ func TestS3CLIOutsideWriterNoETag(t *testing.T) {
 		})
 	}
 }
+
+// TestS3CLITwoObjectRoots: a policy with two writable object roots: a
+// change in either is journaled (history lists both, undo takes back the
+// newest); mv between them is unsupported (SPEC §4: no directory rename,
+// no move across roots of a store) and changes nothing; cp between them
+// works.
+func TestS3CLITwoObjectRoots(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.policy(t, "write_roots = [\"s3://bkt/w2/${FSBOX_TENANT}\"]\n[commands]\nrm = true", "")
+	const tenant = "tw"
+	f.seedTenant(t, tenant, map[string]string{"x": "hello\n"})
+	f.run(t, cfg, tenant, "write", "s3://bkt/w2/tw/y", "--content", "y\n").ok(t)
+	eq(t, "w2/tw/y", getObject(t, f.s, "w2/tw/y"), "y\n")
+	f.run(t, cfg, tenant, "write", "x", "--content", "x2\n").ok(t)
+	h := f.history(t, cfg, tenant)
+	if len(h) != 2 {
+		t.Fatalf("history: %v", h)
+	}
+	eq(t, "the newest change", histTokens(t, h[0]), []string{"x " + s8("hello\n") + ">" + s8("x2\n")})
+	eq(t, "the older change", histTokens(t, h[1]), []string{"s3://bkt/w2/tw/y ->" + s8("y\n")})
+
+	r := f.run(t, cfg, tenant, "mv", "x", "s3://bkt/w2/tw/x")
+	r.fail(t, 2, "unsupported")
+	eq(t, "x after a refused mv", getObject(t, f.s, "tw/x"), "x2\n")
+	if _, ok := objectOf(t, f.s, "w2/tw/x"); ok {
+		t.Errorf("a refused mv made its destination")
+	}
+	t.Run("cp between them", func(t *testing.T) {
+		skipBug(t, bugCpModes)
+		f.run(t, cfg, tenant, "cp", "x", "s3://bkt/w2/tw/x").ok(t)
+		eq(t, "w2/tw/x", getObject(t, f.s, "w2/tw/x"), "x2\n")
+	})
+	t.Run("undo in the second root", func(t *testing.T) {
+		f.run(t, cfg, tenant, "undo", fmt.Sprint(h[1]["change_id"])).ok(t)
+		if _, ok := objectOf(t, f.s, "w2/tw/y"); ok {
+			t.Errorf("undo of a create left the object")
+		}
+	})
+}
