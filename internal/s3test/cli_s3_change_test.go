@@ -1822,3 +1822,104 @@ func TestS3CLITwoObjectRoots(t *testing.T) {
 		}
 	})
 }
+
+// crashAt runs fsbox args as tenant through the proxy and kills it
+// (SIGKILL) at its request method on key (below the tenant): after the
+// store took it (after) or before (then the request never reaches the
+// store).
+func crashAt(t *testing.T, f *fixture, px *proxy, cfg, tenant string, args []string, method, key string, after bool) {
+	t.Helper()
+	reached, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	stop := func(m, path string) {
+		if m == method && path == "/"+bkt+"/"+tenant+"/"+key {
+			hit := false
+			once.Do(func() { close(reached); <-release; hit = true })
+			if hit && !after {
+				panic(http.ErrAbortHandler)
+			}
+		}
+	}
+	if after {
+		px.setAfter(stop)
+	} else {
+		px.setHook(stop)
+	}
+	defer px.setHook(nil)
+	defer px.setAfter(nil)
+	c := exec.Command(filepath.Join(f.bin, "fsbox"), args...)
+	c.Dir, c.Env = f.home, f.env(cfg, ptr(tenant))
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- c.Wait() }()
+	select {
+	case <-reached:
+	case err := <-waited:
+		t.Fatalf("fsbox %v ended before its %s of %s (%v): %s", args, method, key, err, out.String())
+	}
+	c.Process.Kill()
+	<-waited
+	close(release)
+}
+
+// TestS3CLICrashBatch: fsbox killed in the middle of a batch (patch,
+// cp -r, a multi-file undo) after the store took some of its requests:
+// the next change on the root takes the batch back (SPEC §4: all files or
+// none once recovery runs), history does not list it, and that next
+// change is made.
+func TestS3CLICrashBatch(t *testing.T) {
+	f := newFixture(t)
+	px := newProxy(t, f.s.Endpoint())
+	cfg := f.policyAt(t, px.srv.URL, "[commands]\nrm = true", "")
+	seed := map[string]string{"a.txt": "a1\n", "b.txt": "b1\n", "c.txt": "c1\n", "t/a": "ta\n", "t/b": "tb\n", "t/c": "tc\n"}
+	const three = "*** Begin Patch\n" +
+		"*** Update File: a.txt\n@@\n-a1\n+A1\n" +
+		"*** Update File: b.txt\n@@\n-b1\n+B1\n" +
+		"*** Update File: c.txt\n@@\n-c1\n+C1\n" +
+		"*** End Patch\n"
+	for i, tc := range []struct {
+		name        string
+		setup       []string // a change made before (its result stays)
+		args        []string
+		method, key string
+		// outside: a key an outside writer writes between the crash and
+		// the recovery (its update must survive the recovery).
+		outside string
+	}{
+		{"patch, after the second PUT", nil, []string{"patch", "--patch", three}, "PUT", "b.txt", ""},
+		{"cp -r, after the second PUT", nil, []string{"cp", "-r", "t", "t2"}, "PUT", "t2/b", ""},
+		{"undo of rm -r, after the second PUT", []string{"rm", "-r", "t"}, []string{"undo"}, "PUT", "t/b", ""},
+		{"patch, then an outside write before recovery", nil, []string{"patch", "--patch", three}, "PUT", "b.txt", "a.txt"},
+		{"cp -r, then an outside write before recovery", nil, []string{"cp", "-r", "t", "t2"}, "PUT", "t2/b", "t2/a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tenant := fmt.Sprintf("b%02d", i)
+			f.seedTenant(t, tenant, seed)
+			if tc.setup != nil {
+				f.run(t, cfg, tenant, tc.setup...).ok(t)
+			}
+			before := objectsUnder(t, f.s, tenant)
+			hist := len(f.history(t, cfg, tenant))
+			crashAt(t, f, px, cfg, tenant, tc.args, tc.method, tc.key, true)
+			if mid := objectsUnder(t, f.s, tenant); reflect.DeepEqual(mid, before) {
+				t.Fatalf("the crash came before any change: %v", mid)
+			}
+			want := maps.Clone(before)
+			if tc.outside != "" {
+				f.s.Put(t, bkt, tenant+"/"+tc.outside, []byte("outside\n"))
+				want[tc.outside] = "outside\n"
+			}
+			f.run(t, cfg, tenant, "write", "after-crash", "--content", "ok\n").ok(t)
+			want["after-crash"] = "ok\n"
+			eq(t, "the objects after recovery (none of the batch)", objectsUnder(t, f.s, tenant), want)
+			h := f.history(t, cfg, tenant)
+			if len(h) != hist+1 || h[0]["command"] != "write" {
+				t.Errorf("history after recovery: %v", h)
+			}
+		})
+	}
+}
