@@ -1924,3 +1924,48 @@ func TestS3CLICrashBatch(t *testing.T) {
 		})
 	}
 }
+
+// TestS3CLICreateRace: fsbox processes racing to create one key with
+// write --no-clobber (If-None-Match: *): exactly one wins, the others
+// are exists (exit 5), the object holds the winner's content and history
+// lists the one change.
+func TestS3CLICreateRace(t *testing.T) {
+	const n = 6
+	f := newFixture(t)
+	cfg := f.policy(t, "", "")
+	const tenant = "race"
+	env := f.env(cfg, ptr(tenant))
+	bin := filepath.Join(f.bin, "fsbox")
+	rs := make([]result, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rs[i], errs[i] = runQuiet(bin, f.home, env, "write", "--no-clobber", "race.txt", "--content", fmt.Sprintf("writer %d\n", i))
+		}()
+	}
+	wg.Wait()
+	winner := -1
+	for i, r := range rs {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if r.code == 0 {
+			if winner >= 0 {
+				t.Errorf("two writers created race.txt: %d and %d", winner, i)
+			}
+			winner = i
+			continue
+		}
+		if e, ok := r.errOf(); !ok || r.code != 5 || e.Code != "exists" {
+			t.Errorf("a losing writer: want exists (exit 5): %s", r)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no writer created race.txt")
+	}
+	eq(t, "race.txt", getObject(t, f.s, tenant+"/race.txt"), fmt.Sprintf("writer %d\n", winner))
+	eq(t, "changes in history", len(f.history(t, cfg, tenant)), 1)
+}
