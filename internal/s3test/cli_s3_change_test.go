@@ -5,8 +5,14 @@ package s3test_test
 // server: each change's result, the bucket's keys and contents after it
 // (read with the test's own SDK client, never through fsbox), history
 // listing it, the refusals SPEC names, the journal in the bucket out of
-// every root's reach, and no lost update between fsbox and a writer
-// outside it.
+// every root's reach, no lost update between fsbox and a writer outside
+// it (a proxy between fsbox and the server lets a test act between two
+// of fsbox's requests, or kill fsbox there), undo, patch, cp -r, purge,
+// crashes and deadlines mid-change.
+//
+// A case that finds a product bug skips naming it (skipBug, the bug*
+// constants); FSBOX_S3_BUGS=1 runs them all, to show each bug or that it
+// is fixed.
 
 import (
 	"bytes"
@@ -693,9 +699,7 @@ func TestS3CLIJournalUnreachable(t *testing.T) {
 	})
 }
 
-// counterWorker is one fsbox process loop of TestS3CLINoLostUpdate:
-// read, then edit conditioned on the sum read, until it has acked
-// increments or spent its tries.
+// countRun is what one incrementer of TestS3CLINoLostUpdate did.
 type countRun struct {
 	acked, conflicts, tries int
 	err                     error
@@ -923,8 +927,9 @@ func (p *proxy) setAfter(a func(method, path string)) {
 // nothing else changed, history records nothing. A plain write or an
 // append, which name no version, commit over (or after) the outside
 // content, and the journal keeps that content as the change's prior
-// version. rm -r, which is no batch, may remove the rest, but never the
-// changed object, and reports it.
+// version. rm -r, which is no batch, may remove the rest (history lists
+// what it removed), but never the changed object; an object created
+// below meanwhile survives and is reported.
 func TestS3CLIOutsideWriter(t *testing.T) {
 	f := newFixture(t)
 	px := newProxy(t, f.s.Endpoint())
@@ -1035,17 +1040,6 @@ func TestS3CLIOutsideWriter(t *testing.T) {
 	}
 }
 
-// waitingFor skips t while r is the refusal of a change object roots do
-// not make yet (undo, patch, cp -r and purge are being built: issue 44);
-// once they land the tests run as they are.
-func waitingFor(t *testing.T, r result, what string) {
-	t.Helper()
-	e, ok := r.errOf()
-	if ok && (strings.Contains(e.Message, "not supported yet") || strings.Contains(e.Message, "makes no batches") || strings.Contains(e.Message, "takes no tree copy")) {
-		t.Skipf("waiting for %s on object roots (issue 44): %s", what, e.Message)
-	}
-}
-
 // binarySeed holds every byte value, CR LF and a NUL: undo must give it
 // back byte for byte.
 func binarySeed() string {
@@ -1120,7 +1114,6 @@ func TestS3CLIUndo(t *testing.T) {
 				skipBug(t, bugUndoRmRMarker)
 			}
 			r := f.run(t, cfg, tenant, "undo")
-			waitingFor(t, r, "undo")
 			if tc.mid != nil {
 				r.fail(t, 5, "conflict")
 				eq(t, "the objects after a refused undo", objectsUnder(t, f.s, tenant), changed)
@@ -1153,7 +1146,6 @@ func TestS3CLIUndo(t *testing.T) {
 		id := f.run(t, cfg, tenant, "write", "x", "--content", "first\n").ok(t)["change_id"]
 		f.run(t, cfg, tenant, "write", "d/y", "--content", "second\n").ok(t)
 		r := f.run(t, cfg, tenant, "undo", fmt.Sprint(id))
-		waitingFor(t, r, "undo")
 		r.ok(t)
 		eq(t, "x", getObject(t, f.s, tenant+"/x"), "hello\n")
 		eq(t, "d/y", getObject(t, f.s, tenant+"/d/y"), "second\n")
@@ -1178,7 +1170,6 @@ func TestS3CLIUndo(t *testing.T) {
 		})
 		r := f.run(t, cfg, tenant, "undo")
 		px.setHook(nil)
-		waitingFor(t, r, "undo")
 		if !fired.Load() {
 			t.Fatalf("undo made no PUT of t/c: %s", r)
 		}
@@ -1213,7 +1204,6 @@ func TestS3CLIPatch(t *testing.T) {
 		const tenant = "p1"
 		f.seedTenant(t, tenant, seed)
 		r := f.run(t, cfg, tenant, "patch", "--patch", three)
-		waitingFor(t, r, "patch")
 		m := r.ok(t)
 		eq(t, "files", len(objs(t, m["files"])), 3)
 		eq(t, "the objects after the patch", objectsUnder(t, f.s, tenant), patched)
@@ -1228,7 +1218,6 @@ func TestS3CLIPatch(t *testing.T) {
 		})
 		// And undo gives every file back.
 		r = f.run(t, cfg, tenant, "undo")
-		waitingFor(t, r, "undo")
 		r.ok(t)
 		eq(t, "the objects after undo", objectsUnder(t, f.s, tenant), seed)
 	})
@@ -1242,7 +1231,6 @@ func TestS3CLIPatch(t *testing.T) {
 			"*** Delete File: gone.txt\n"+
 			"*** Update File: from.txt\n*** Move to: to.txt\n@@\n-f\n+t\n"+
 			"*** End Patch\n")
-		waitingFor(t, r, "patch")
 		r.ok(t)
 		want := map[string]string{"a.txt": "a1\na2\n", "b.txt": "b1\nb2\n", "c.txt": "c1\nc2\n", "new/n.txt": "n\n", "to.txt": "t\n"}
 		eq(t, "the objects after the patch", objectsUnder(t, f.s, tenant), want)
@@ -1252,7 +1240,6 @@ func TestS3CLIPatch(t *testing.T) {
 		const tenant = "p3"
 		f.seedTenant(t, tenant, seed)
 		r := f.run(t, cfg, tenant, "patch", "--expect-sha256", "c.txt="+sha("other"), "--patch", three)
-		waitingFor(t, r, "patch")
 		r.fail(t, 5, "conflict")
 		eq(t, "the objects after a refused patch", objectsUnder(t, f.s, tenant), seed)
 		eq(t, "history", len(f.history(t, cfg, tenant)), 0)
@@ -1272,7 +1259,6 @@ func TestS3CLIPatch(t *testing.T) {
 			})
 			r := f.run(t, cfg, tenant, "patch", "--patch", three)
 			px.setHook(nil)
-			waitingFor(t, r, "patch")
 			if !fired.Load() {
 				t.Fatalf("the patch made no PUT of %s: %s", at, r)
 			}
@@ -1296,7 +1282,6 @@ func TestS3CLICpRecursive(t *testing.T) {
 		const tenant = "r1"
 		f.seedTenant(t, tenant, changeSeed())
 		r := f.run(t, cfg, tenant, "cp", "-r", "d", "d2")
-		waitingFor(t, r, "cp -r")
 		r.ok(t)
 		want := changeSeed()
 		want["d2/y"], want["d2/e/z"] = "why\n", "zed\n"
@@ -1310,7 +1295,6 @@ func TestS3CLICpRecursive(t *testing.T) {
 		const tenant = "r2"
 		f.seedTenant(t, tenant, changeSeed())
 		r := f.run(t, cfg, tenant, "cp", "-r", "d", "dir")
-		waitingFor(t, r, "cp -r")
 		r.ok(t)
 		want := changeSeed()
 		want["dir/d/y"], want["dir/d/e/z"] = "why\n", "zed\n"
@@ -1323,7 +1307,6 @@ func TestS3CLICpRecursive(t *testing.T) {
 		const tenant = "r3"
 		f.seedTenant(t, tenant, changeSeed())
 		r := f.run(t, cfg, tenant, "cp", "-r", "d", "d/e/in")
-		waitingFor(t, r, "cp -r")
 		r.fail(t, 2, "usage")
 		eq(t, "the objects", objectsUnder(t, f.s, tenant), changeSeed())
 	})
@@ -1334,7 +1317,6 @@ func TestS3CLICpRecursive(t *testing.T) {
 			os.WriteFile(filepath.Join(local, k), []byte(v), 0o644)
 		}
 		r := f.run(t, cfg, tenant, "cp", "-r", filepath.Join(local, "l"), "l")
-		waitingFor(t, r, "cp -r")
 		r.ok(t)
 		eq(t, "the objects", objectsUnder(t, f.s, tenant), map[string]string{"l/a": "la\n", "l/s/b": "lb\n"})
 	})
@@ -1342,7 +1324,6 @@ func TestS3CLICpRecursive(t *testing.T) {
 		const tenant = "r5"
 		f.seedTenant(t, tenant, changeSeed())
 		r := f.run(t, cfg, tenant, "cp", "-r", "d", filepath.Join(local, "fromb"))
-		waitingFor(t, r, "cp -r")
 		r.ok(t)
 		for k, v := range map[string]string{"y": "why\n", "e/z": "zed\n"} {
 			b, err := os.ReadFile(filepath.Join(local, "fromb", k))
@@ -1365,7 +1346,6 @@ func TestS3CLICpRecursive(t *testing.T) {
 		})
 		r := f.run(t, cfg, tenant, "cp", "-r", "d", "d2")
 		px.setHook(nil)
-		waitingFor(t, r, "cp -r")
 		if !fired.Load() {
 			t.Fatalf("cp -r made no PUT of d2/y: %s", r)
 		}
@@ -1405,7 +1385,6 @@ func TestS3CLIPurge(t *testing.T) {
 	eq(t, "history after a refused purge", len(f.history(t, cfg, tenant)), 2)
 
 	r := f.run(t, cfg, tenant, "purge")
-	waitingFor(t, r, "purge")
 	r.ok(t)
 	eq(t, "history after purge", len(f.history(t, cfg, tenant)), 0)
 	eq(t, "the objects after purge", objectsUnder(t, f.s, tenant), objsBefore)
@@ -1530,44 +1509,7 @@ func TestS3CLICrash(t *testing.T) {
 			}
 			tenant := fmt.Sprintf("k%02d", i)
 			f.seedTenant(t, tenant, changeSeed())
-			reached, release := make(chan struct{}), make(chan struct{})
-			var once sync.Once
-			stop := func(method, path string) {
-				if method == tc.method && path == "/"+bkt+"/"+tenant+"/"+tc.at {
-					hit := false
-					once.Do(func() { close(reached); <-release; hit = true })
-					if hit && !tc.after {
-						// Never forwarded: the request dies with fsbox.
-						panic(http.ErrAbortHandler)
-					}
-				}
-			}
-			if tc.after {
-				px.setAfter(stop)
-			} else {
-				px.setHook(stop)
-			}
-			c := exec.Command(filepath.Join(f.bin, "fsbox"), tc.args...)
-			c.Dir, c.Env = f.home, f.env(cfg, ptr(tenant))
-			var out bytes.Buffer
-			c.Stdout, c.Stderr = &out, &out
-			if err := c.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waited := make(chan error, 1)
-			go func() { waited <- c.Wait() }()
-			select {
-			case <-reached:
-			case err := <-waited:
-				px.setHook(nil)
-				px.setAfter(nil)
-				t.Fatalf("fsbox %v ended before its %s of %s (%v): %s", tc.args, tc.method, tc.at, err, out.String())
-			}
-			c.Process.Kill()
-			<-waited
-			close(release)
-			px.setHook(nil)
-			px.setAfter(nil)
+			crashAt(t, f, px, cfg, tenant, tc.args, tc.method, tc.at, tc.after)
 
 			// The calls after the crash.
 			r := f.run(t, cfg, tenant, "roots")
