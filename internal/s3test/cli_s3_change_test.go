@@ -873,6 +873,19 @@ type proxy struct {
 	// after, when set, runs once the server has answered a request,
 	// before the answer goes back to fsbox.
 	after func(method, path string)
+	// tenants: hooks of one tenant's requests each (tenant -> hook), for
+	// subtests that run in parallel.
+	tenants sync.Map
+}
+
+// setTenantHook sets the hook of the requests on the keys below tenant/
+// (nil: none).
+func (p *proxy) setTenantHook(tenant string, h func(method, path string)) {
+	if h == nil {
+		p.tenants.Delete(tenant)
+		return
+	}
+	p.tenants.Store(tenant, h)
 }
 
 func newProxy(t *testing.T, endpoint string) *proxy {
@@ -889,6 +902,12 @@ func newProxy(t *testing.T, endpoint string) *proxy {
 		p.mu.Unlock()
 		if h != nil {
 			h(r.Method, r.URL.Path)
+		}
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/"+bkt+"/"); ok {
+			tenant, _, _ := strings.Cut(rest, "/")
+			if th, ok := p.tenants.Load(tenant); ok {
+				th.(func(method, path string))(r.Method, r.URL.Path)
+			}
 		}
 		if a == nil {
 			rp.ServeHTTP(w, r)
@@ -1098,6 +1117,7 @@ func TestS3CLIUndo(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a tenant each; they run after the subtests below
 			tenant := fmt.Sprintf("u%02d", i)
 			f.seedTenant(t, tenant, tree())
 			before := objectsUnder(t, f.s, tenant)
@@ -1933,11 +1953,12 @@ func TestS3CLIDeadline(t *testing.T) {
 		{"patch", []string{"patch", "--patch", "*** Begin Patch\n*** Update File: x\n@@\n-hello\n+bye\n*** Update File: d/y\n@@\n-why\n+because\n*** End Patch\n"}, "PUT", "x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each waits out its deadline
 			tenant := fmt.Sprintf("t%02d", i)
 			f.seedTenant(t, tenant, changeSeed())
 			exited := make(chan struct{})
 			var held atomic.Bool
-			px.setHook(func(method, path string) {
+			px.setTenantHook(tenant, func(method, path string) {
 				if method == tc.method && path == "/"+bkt+"/"+tenant+"/"+tc.key && !held.Swap(true) {
 					<-exited
 					panic(http.ErrAbortHandler)
@@ -1945,7 +1966,7 @@ func TestS3CLIDeadline(t *testing.T) {
 			})
 			r := f.run(t, cfg, tenant, append([]string{"--timeout", "1"}, tc.args...)...)
 			close(exited)
-			px.setHook(nil)
+			px.setTenantHook(tenant, nil)
 			if !held.Load() {
 				t.Fatalf("no %s of %s: %s", tc.method, tc.key, r)
 			}
