@@ -12,6 +12,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
 )
@@ -67,7 +68,6 @@ func (b *Batch) commitObjects(tx *Tx) ([]ReplaceResult, error) {
 		return strings.Compare(x.w.rt.abs(x.w.rootRel()), y.w.rt.abs(y.w.rootRel()))
 	})
 	tx.at("batch.checked")
-	var stored int64
 	for _, it := range items {
 		o := it.w.rt.st.(*objectRoot)
 		c, prior, err := o.condition(ctx, it.w, it.o.Expect, false)
@@ -78,18 +78,35 @@ func (b *Batch) commitObjects(tx *Tx) ([]ReplaceResult, error) {
 		if it.del && prior == nil {
 			return nil, fserr.Errorf(fserr.CodeConflict, it.w.Path, "%s is gone: nothing was changed", it.w.Path)
 		}
-		if prior == nil {
+	}
+	// What each key holds is kept, [store] concurrency copies at once.
+	stored := make([]int64, len(items))
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, s.policy.Store.Concurrency)
+	for i, it := range items {
+		if it.ob.prior == nil {
 			continue
 		}
-		before, n, err := s.keepVersion(o, it.w.key(), *prior, it.w.Path)
-		if err != nil {
-			return nil, err
-		}
-		it.before, stored = before, stored+n
-		if j := tx.journal(); j == nil || j.unkept {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			it.before, stored[i], errs[i] = s.keepVersion(it.w.rt.st.(*objectRoot), it.w.key(), *it.ob.prior, it.w.Path)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, firstErr(errs)
+	}
+	var total int64
+	for i, it := range items {
+		total += stored[i]
+		if j := tx.journal(); it.ob.prior != nil && (j == nil || j.unkept) {
 			// Nothing to take a rollback from: the prior content is
 			// read now.
-			if it.ob.old, err = o.versionBytes(ctx, it.w, prior.Version); err != nil {
+			var err error
+			if it.ob.old, err = it.w.rt.st.(*objectRoot).versionBytes(ctx, it.w, it.ob.prior.Version); err != nil {
 				return nil, err
 			}
 		}
@@ -124,7 +141,7 @@ func (b *Batch) commitObjects(tx *Tx) ([]ReplaceResult, error) {
 		tx.note(pc)
 		s.trail.bytesWritten.Add(it.res.Bytes)
 	}
-	tx.stored(stored)
+	tx.stored(total)
 	tx.Made()
 	out := make([]ReplaceResult, len(b.items))
 	for i, it := range b.items {
@@ -295,4 +312,14 @@ func (j *journal) verified(sum string, max int64) ([]byte, error) {
 		return nil, fserr.Errorf(fserr.CodeIO, "", "the kept content %s is damaged in the journal: it cannot be restored", sum)
 	}
 	return b, nil
+}
+
+// firstErr is the first error of errs.
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

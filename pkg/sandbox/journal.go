@@ -58,6 +58,7 @@ type journal struct {
 	// seen is what the running change read of the journal in the store
 	// (beginObjectJournals): its plans and counters.
 	seen *seenState
+	mu   sync.Mutex // guards unkept while a batch keeps versions at once
 }
 
 // identity is what ties a journal to its root.

@@ -466,7 +466,9 @@ func (s *Sandbox) keepVersion(o *objectRoot, key string, ob Object, given string
 	// request that would ask first.
 	name := objObjects + st.SHA256
 	if !j.fits(st.Size) {
+		j.mu.Lock()
 		j.unkept = true
+		j.mu.Unlock()
 		return st, 0, nil
 	}
 	if _, err := copyObject(ctx, j.ob, name, o.obj, key, ob.Version, satAdd(st.Size, 0)); err != nil {
