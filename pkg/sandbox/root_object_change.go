@@ -409,8 +409,11 @@ func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *str
 		return refused(dst, c, err, "moved")
 	}
 	if err := o.obj.Delete(ctx, src.key(), src.ob.ver); err != nil {
-		// The source changed after it was read: the copy goes.
-		o.obj.Delete(ctx, dst.key(), put.Version)
+		// The source changed after it was read (or the call ended): the
+		// copy goes, whatever stopped the call.
+		rctx, cancel := uncapped(ctx)
+		o.obj.Delete(rctx, dst.key(), put.Version)
+		cancel()
 		if errors.Is(err, ErrPrecondition) {
 			return fserr.Errorf(fserr.CodeConflict, src.Path, "%s was changed by another writer during the call: nothing was moved", src.Path)
 		}
