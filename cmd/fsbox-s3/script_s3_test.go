@@ -93,9 +93,14 @@ func TestS3Script(t *testing.T) {
 		if err := local(env); err != nil {
 			return err
 		}
+		// The workdir's bucket, and its journal's (a writable object
+		// root keeps its journal in the store, outside every root).
 		bucket := fmt.Sprintf("script-%d", n.Add(1))
-		if _, err := srv.Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
-			return fmt.Errorf("create bucket %s: %v", bucket, err)
+		jbucket := bucket + "-j"
+		for _, b := range []string{bucket, jbucket} {
+			if _, err := srv.Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &b}); err != nil {
+				return fmt.Errorf("create bucket %s: %v", b, err)
+			}
 		}
 		work, served := filepath.Join(env.WorkDir, "work"), filepath.Join(srv.Dir(), bucket)
 		ents, err := os.ReadDir(work)
@@ -124,12 +129,17 @@ func TestS3Script(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(cfg, []byte(fmt.Sprintf("workdir = %q\n", url)+store), 0o644); err != nil {
+		jdir := fmt.Sprintf("dir = %q", "s3://"+jbucket)
+		if err := os.WriteFile(cfg, []byte(fmt.Sprintf("workdir = %q\n", url)+store+"\n[journal]\n"+jdir+"\n"), 0o644); err != nil {
 			return err
 		}
 		env.Vars = append(env.Vars, srv.Env()...)
 		if err := rewrite(filepath.Join(env.WorkDir, "policy"), func(s string) string {
-			return strings.ReplaceAll(s, `"$WORK/work"`, strconv.Quote(url)) + store
+			if !strings.Contains(s, `"$WORK/work"`) {
+				return s + store
+			}
+			s = strings.ReplaceAll(s, `"$WORK/work"`, strconv.Quote(url))
+			return withJournal(s, jdir) + store
 		}); err != nil {
 			return err
 		}
@@ -153,6 +163,29 @@ func TestS3Script(t *testing.T) {
 	}
 	testscript.Run(t, p)
 }
+
+// withJournal sets the policy's [journal] dir to jdir (a line dir =
+// "s3://..."): in its [journal] table when it has one (replacing a dir
+// there), else in a table added at its end.
+func withJournal(s, jdir string) string {
+	loc := journalTable.FindStringIndex(s)
+	if loc == nil {
+		return s + "\n[journal]\n" + jdir + "\n"
+	}
+	head, body := s[:loc[1]], s[loc[1]:]
+	end := len(body)
+	if i := nextTable.FindStringIndex(body); i != nil {
+		end = i[0]
+	}
+	table := journalDir.ReplaceAllString(body[:end], "")
+	return head + jdir + "\n" + table + body[end:]
+}
+
+var (
+	journalTable = regexp.MustCompile(`(?m)^\[journal\][ \t]*\n`)
+	nextTable    = regexp.MustCompile(`(?m)^\[`)
+	journalDir   = regexp.MustCompile(`(?m)^dir[ \t]*=.*\n`)
+)
 
 // rewrite replaces every file below dir with what edit makes of it.
 func rewrite(dir string, edit func(string) string) error {
