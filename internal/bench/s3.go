@@ -22,6 +22,15 @@ package main
 //	s3-read-4KiB   read it whole              vs GetObject
 //	s3-ls-100      ls ls100                   vs ListObjectsV2 with delimiter '/'
 //	s3-grep-1000   grep over grep1000         vs ListObjectsV2 then 1,000 GetObjects, 16 at a time
+//	s3-edit        edit edit.txt, journaled   vs GET, CopyObject of the prior version to a
+//	                                             journal key (source If-Match), PUT If-Match,
+//	                                             the record PUT If-None-Match (issue 44)
+//	s3-patch-3     patch of p/a.txt, p/b.txt, vs the same for 3 objects, with a plan PUT
+//	               p/c.txt                       before the changes and DELETEd after
+//
+// The two changing rows put their objects back (untimed, through the SDK,
+// with their sha256) before every run of either side; fsbox's journal is
+// s3://bench/jn/t1, the rival's jn-raw/t1/.
 //
 // (fsbox execs fsbox-s3, the binary with the SDK: that exec is part of
 // its cost) and the same four with fsbox-s3 called directly, NAME-direct.
@@ -38,6 +47,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -65,15 +76,24 @@ const (
 	s3LsN      = 100
 	s3GrepN    = 1000
 	s3GrepCall = 40 // timed MCP grep calls (each does 1,001 requests)
+	s3EditFile = "edit.txt"
+	s3Old      = "counter: A"
+	s3New      = "counter: B"
 )
 
+// s3PatchFiles are the 3-file patch row's objects (below the tenant).
+var s3PatchFiles = []string{"p/a.txt", "p/b.txt", "p/c.txt"}
+
+// s3ChangeBody is what the changing rows' objects hold before each run.
+const s3ChangeBody = s3Old + "\n" + "the rest of the file stays as it is\n"
+
 // s3CLIRows are the whole-process rows' names (each also NAME-direct).
-var s3CLIRows = []string{"s3-stat", "s3-read-4KiB", "s3-ls-100", "s3-grep-1000"}
+var s3CLIRows = []string{"s3-stat", "s3-read-4KiB", "s3-ls-100", "s3-grep-1000", "s3-edit", "s3-patch-3"}
 
 // s3MCPRows are the per-call MCP rows.
 var s3MCPRows = []string{"s3-mcp-stat", "s3-mcp-read-4KiB", "s3-mcp-ls-100", "s3-mcp-grep-1000", "s3-mcp-floor"}
 
-var s3Targets = map[string]float64{"stat": 1.2, "read-4KiB": 1.2, "ls-100": 1.2, "grep-1000": 1.5}
+var s3Targets = map[string]float64{"stat": 1.2, "read-4KiB": 1.2, "ls-100": 1.2, "grep-1000": 1.5, "edit": 1.3, "patch-3": 1.3}
 
 // s3Names is every s3 row's name.
 func s3Names() []string {
@@ -136,8 +156,8 @@ func s3Setup(cfg config, dir string) (e *s3Env, skipped string, err error) {
 		return nil, "", fmt.Errorf("versitygw: %v", err)
 	}
 	e = &s3Env{srv: srv, stop: stop, env: srv.Env(), raw: raw}
-	e.policy = policy{name: "s3", text: fmt.Sprintf("workdir = \"s3://%s/%s\"\n\n[store]\nendpoint = %q\npath_style = true\nregion = %q\n",
-		s3Bucket, s3Tenant, srv.Endpoint(), s3test.Region)}
+	e.policy = policy{name: "s3", text: fmt.Sprintf("workdir = \"s3://%s/%s\"\n\n[journal]\ndir = \"s3://%s/jn/%s\"\n\n[store]\nendpoint = %q\npath_style = true\nregion = %q\n",
+		s3Bucket, s3Tenant, s3Bucket, s3Tenant, srv.Endpoint(), s3test.Region)}
 	progress("versitygw on %s: seeding s3://%s/%s/ (1 + %d + %d objects)", srv.Endpoint(), s3Bucket, s3Tenant, s3LsN, s3GrepN)
 	if err := s3Seed(srv.Client()); err != nil {
 		stop()
@@ -214,11 +234,19 @@ func s3Rows(e *s3Env) []comparison {
 		{"read-4KiB", []string{"read", "--format", "text", s3File}, []string{"read", p + s3File}},
 		{"ls-100", []string{"ls", s3LsDir}, []string{"ls", p + s3LsDir + "/"}},
 		{"grep-1000", []string{"grep", "--format", "text", s3Needle, s3GrepDir}, []string{"grep", s3Needle, p + s3GrepDir + "/"}},
+		{"edit", []string{"edit", s3EditFile, "--old", s3Old, "--new", s3New}, []string{"edit", p + s3EditFile, s3Old, s3New, "jn-raw/" + p}},
+		{"patch-3", []string{"patch", "--patch", s3Patch()}, append([]string{"patch", s3Old, s3New, "jn-raw/" + p}, prefixed(p, s3PatchFiles)...)},
 	}
 	var cs []comparison
 	for _, r := range rows {
 		c := comparison{name: "s3-" + r.name, fsbox: r.fsbox, rival: append(append([]string{}, rawArgs...), r.raw...),
 			env: e.env, policy: e.policy, maxRatio: s3Targets[r.name]}
+		switch r.name {
+		case "edit":
+			c.setup = func(string) error { return s3Reset(e.srv.Client(), []string{p + s3EditFile}) }
+		case "patch-3":
+			c.setup = func(string) error { return s3Reset(e.srv.Client(), prefixed(p, s3PatchFiles)) }
+		}
 		d := c
 		d.name, d.bin = c.name+"-direct", "fsbox-s3"
 		cs = append(cs, c, d)
@@ -356,4 +384,38 @@ func s3MCPSelected(cfg config) []string {
 		}
 	}
 	return names
+}
+
+// s3Patch is the 3-file patch row's patch.
+func s3Patch() string {
+	var b strings.Builder
+	b.WriteString("*** Begin Patch\n")
+	for _, f := range s3PatchFiles {
+		fmt.Fprintf(&b, "*** Update File: %s\n@@\n-%s\n+%s\n", f, s3Old, s3New)
+	}
+	b.WriteString("*** End Patch\n")
+	return b.String()
+}
+
+func prefixed(p string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = p + n
+	}
+	return out
+}
+
+// s3Reset puts the changing rows' objects back as they were, each with
+// its sha256 (as fsbox writes objects).
+func s3Reset(c *s3.Client, keys []string) error {
+	ctx := context.Background()
+	body := []byte(s3ChangeBody)
+	sum := sha256.Sum256(body)
+	for _, k := range keys {
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(s3Bucket), Key: aws.String(k), Body: bytes.NewReader(body),
+			ContentLength: aws.Int64(int64(len(body))), ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum[:]))}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

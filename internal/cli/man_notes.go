@@ -341,8 +341,24 @@ replaced meanwhile is conflict. Walks list the subtree flat and read concurrency
 in the same order as on a disk. A call stops after max_requests requests (truncated, limit
 max_requests, exit 9). There are no symlinks, hard links, special files or modes (no mode in ls
 and stat; a directory has no size or mtime; an empty directory is a DIR/ marker); .gitignore
-applies only inside a git repository, so on a bucket only .ignore does. Changing commands on an
-object root are unsupported (exit 2) in this release. roots gives each root's kind and
+applies only inside a git repository, so on a bucket only .ignore does.
+Every change on an object root is a conditional request on what was checked (If\-Match of the
+version pinned or found to hash as \-\-expect\-sha256 asked; If\-None\-Match: * for a new name),
+each PUT carrying the content's sha256: no writer's update is lost, inside fsbox or outside. A
+refused condition is conflict (exists for a name taken). mkdir puts a DIR/ marker; cp and mv read
+the pinned source and PUT it (never a server\-side copy), mv then deletes the source If\-Match and
+is not atomic; rm \-r removes exactly the keys it checked and reports as survived those made
+meanwhile. \-\-mode and a directory mv are unsupported (exit 2); mv between a bucket and a local
+root is io; cp between them works. max_write_bytes over 5 GiB with a writable object root is
+config (one PUT per object). A writable object root needs [journal] dir to be an s3:// URL
+outside every root naming the roots' ${VAR}s (one journal per tenant); prior versions are copied
+in the store, conditioned on their version; history, undo and purge work as locally. patch, a
+multi\-file undo and cp \-r into a bucket check every target, keep each prior version, write their
+plan, then make one conditional request per key in path order, taking back those made, newest
+first, when one is refused (conflict): never a lost update, all files or none once the call
+returns, not isolated (a reader may see a mix during the commit); a crash leaves the plan, and the
+next change on the root takes the batch back, restoring only journal copies whose sha256 is the
+plan's. roots gives each root's kind and
 second_wall: on a bucket none, so scope fsbox's credentials to the tenant's prefix (an IAM
 session policy; README shows one).
 fsbox store check [URL] (off unless [commands] store = true) probes the server of a writable

@@ -254,8 +254,10 @@ func CopyExpect(ctx context.Context, sb *sandbox.Sandbox, src, dst string, force
 			return CopyResult{}, err
 		}
 	}
-	mode := f.Info.Mode.Perm()
-	co.Mode = &mode
+	if w.HasModes() { // (an object has none: the copy keeps no mode there)
+		mode := f.Info.Mode.Perm()
+		co.Mode = &mode
+	}
 	if err := ctx.Err(); err != nil {
 		return CopyResult{}, err // the deadline, before the commit only (SPEC §5)
 	}

@@ -12,6 +12,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
 )
@@ -67,7 +68,6 @@ func (b *Batch) commitObjects(tx *Tx) ([]ReplaceResult, error) {
 		return strings.Compare(x.w.rt.abs(x.w.rootRel()), y.w.rt.abs(y.w.rootRel()))
 	})
 	tx.at("batch.checked")
-	var stored int64
 	for _, it := range items {
 		o := it.w.rt.st.(*objectRoot)
 		c, prior, err := o.condition(ctx, it.w, it.o.Expect, false)
@@ -78,28 +78,51 @@ func (b *Batch) commitObjects(tx *Tx) ([]ReplaceResult, error) {
 		if it.del && prior == nil {
 			return nil, fserr.Errorf(fserr.CodeConflict, it.w.Path, "%s is gone: nothing was changed", it.w.Path)
 		}
-		if prior == nil {
+	}
+	// What each key holds is kept, [store] concurrency copies at once.
+	stored := make([]int64, len(items))
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, s.policy.Store.Concurrency)
+	for i, it := range items {
+		if it.ob.prior == nil {
 			continue
 		}
-		before, n, err := s.keepVersion(o, it.w.key(), *prior, it.w.Path)
-		if err != nil {
-			return nil, err
-		}
-		it.before, stored = before, stored+n
-		if j := tx.journal(); j == nil || j.unkept {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			it.before, stored[i], errs[i] = s.keepVersion(it.w.rt.st.(*objectRoot), it.w.key(), *it.ob.prior, it.w.Path)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, firstErr(errs)
+	}
+	var total int64
+	for i, it := range items {
+		total += stored[i]
+		if j := tx.journal(); it.ob.prior != nil && (j == nil || j.unkept) {
 			// Nothing to take a rollback from: the prior content is
 			// read now.
-			if it.ob.old, err = o.versionBytes(ctx, it.w, prior.Version); err != nil {
+			var err error
+			if it.ob.old, err = it.w.rt.st.(*objectRoot).versionBytes(ctx, it.w, it.ob.prior.Version); err != nil {
 				return nil, err
 			}
 		}
 	}
+	// The plan stays when a rollback could not take everything back: the
+	// next change on the root finishes it.
+	keepPlan := false
 	if tx.journal() != nil && len(items) > 1 {
 		name, js, err := s.writeObjectPlan(items)
 		if err != nil {
 			return nil, err
 		}
 		defer func() {
+			if keepPlan {
+				return
+			}
 			for _, j := range js {
 				j.donePlan(name)
 			}
@@ -108,8 +131,12 @@ func (b *Batch) commitObjects(tx *Tx) ([]ReplaceResult, error) {
 	tx.at("batch.planned")
 	for i, it := range items {
 		if err := it.commitObject(tx); err != nil {
+			rctx, cancel := uncapped(ctx)
+			defer cancel()
 			for k := i - 1; k >= 0; k-- {
-				items[k].rollBack(tx)
+				if rerr := items[k].rollBack(rctx, tx); rerr != nil {
+					keepPlan = true
+				}
 			}
 			return nil, err
 		}
@@ -124,7 +151,7 @@ func (b *Batch) commitObjects(tx *Tx) ([]ReplaceResult, error) {
 		tx.note(pc)
 		s.trail.bytesWritten.Add(it.res.Bytes)
 	}
-	tx.stored(stored)
+	tx.stored(total)
 	tx.Made()
 	out := make([]ReplaceResult, len(b.items))
 	for i, it := range b.items {
@@ -173,29 +200,32 @@ func (it *batchItem) commitObject(tx *Tx) error {
 
 // rollBack takes one committed item back, on condition that its key
 // still holds what the commit made (another writer's update stays).
-func (it *batchItem) rollBack(tx *Tx) {
+func (it *batchItem) rollBack(ctx context.Context, tx *Tx) error {
 	if it.ob == nil || !it.ob.done {
-		return
+		return nil
 	}
 	w, o := it.w, it.w.rt.st.(*objectRoot)
-	ctx := tx.s.context()
 	prior := it.ob.prior
+	var err error
 	if prior == nil { // made by the commit: removed again
-		o.obj.Delete(ctx, w.key(), it.ob.wrote)
-		return
-	}
-	old := it.ob.old
-	if old == nil && it.before != nil {
-		var err error
-		if old, err = tx.journal().verified(it.before.SHA256, satAdd(prior.Size, 0)); err != nil {
-			return
+		err = o.obj.Delete(ctx, w.key(), it.ob.wrote)
+	} else {
+		old := it.ob.old
+		if old == nil && it.before != nil {
+			if old, err = tx.journal().verifiedIn(ctx, it.before.SHA256, satAdd(prior.Size, 0)); err != nil {
+				return err
+			}
 		}
+		c := ObjectCond{IfVersion: it.ob.wrote}
+		if it.del {
+			c = ObjectCond{IfAbsent: true}
+		}
+		_, err = o.obj.Put(ctx, w.key(), bytes.NewReader(old), int64(len(old)), sha256.Sum256(old), c)
 	}
-	c := ObjectCond{IfVersion: it.ob.wrote}
-	if it.del {
-		c = ObjectCond{IfAbsent: true}
+	if errors.Is(err, ErrPrecondition) {
+		return nil // another writer came after the commit: theirs stays
 	}
-	o.obj.Put(ctx, w.key(), bytes.NewReader(old), int64(len(old)), sha256.Sum256(old), c)
+	return err
 }
 
 // writeObjectPlan writes an object batch's plan: each key, what it held
@@ -284,10 +314,22 @@ func (s *Sandbox) recoverObject(j *journal, rt *root, it planItem) error {
 // verified reads the prior content sum kept in j, whole, and only when
 // it still hashes to sum: a damaged copy is never restored.
 func (j *journal) verified(sum string, max int64) ([]byte, error) {
+	return j.verifiedIn(nil, sum, max)
+}
+
+// verifiedIn is verified with the requests of a journal in the store made
+// in ctx (nil: the call's).
+func (j *journal) verifiedIn(ctx context.Context, sum string, max int64) ([]byte, error) {
 	if len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
 		return nil, fserr.Errorf(fserr.CodeNotFound, "", "the journal holds no content %q", sum)
 	}
-	b, err := j.content(sum, max)
+	var b []byte
+	var err error
+	if ctx != nil && j.ob != nil {
+		b, err = getAll(ctx, j.ob, objObjects+sum, max)
+	} else {
+		b, err = j.content(sum, max)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -295,4 +337,14 @@ func (j *journal) verified(sum string, max int64) ([]byte, error) {
 		return nil, fserr.Errorf(fserr.CodeIO, "", "the kept content %s is damaged in the journal: it cannot be restored", sum)
 	}
 	return b, nil
+}
+
+// firstErr is the first error of errs.
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

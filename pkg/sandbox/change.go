@@ -272,6 +272,12 @@ func (s *Sandbox) changeClaiming(extra []*root, claims []*target, ws []*WriteTar
 		return "", err
 	}
 	home := rts[0]
+	// The journals in the store are read once for the change: their
+	// plans under way and their counters, at once.
+	if err := s.beginObjectJournals(); err != nil {
+		return "", err
+	}
+	defer s.endObjectJournals()
 	locked := append([]*root(nil), rts...)
 	for _, rt := range s.planRoots() {
 		locked = addRoot(locked, rt) // recovery changes the roots an unfinished plan names: under their locks

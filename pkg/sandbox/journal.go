@@ -51,8 +51,14 @@ type journal struct {
 	unkept bool
 	// ob, for the journal of an object root, is its prefix in the store
 	// (journal_object.go); r is nil then.
-	ob ObjectStore
-	js *journalState
+	ob   ObjectStore
+	js   *journalState
+	base ObjectStore // the journal base's store (its marker)
+	id   identity
+	// seen is what the running change read of the journal in the store
+	// (beginObjectJournals): its plans and counters.
+	seen *seenState
+	mu   sync.Mutex // guards unkept while a batch keeps versions at once
 }
 
 // identity is what ties a journal to its root.

@@ -86,33 +86,95 @@ func (s *Sandbox) openObjectJournal(rt *root, make bool) (*journal, error) {
 	name := rt.pathHash() + "-" + id.hash()
 	st := &subStore{ObjectStore: base, pre: name + "/"}
 	dir := strings.TrimSuffix(s.jn.objBase, "/") + "/" + name
-	ctx := s.context()
-	b, err := getAll(ctx, st, identityFile, 1<<20)
-	if errors.Is(err, fs.ErrNotExist) {
-		if !make {
-			return nil, nil
+	// The name is the identity's hash, and an object root's identity is
+	// its URL: nothing to check with a request. The journal's marker and
+	// identity record are written by its first change (begin).
+	return &journal{rt: rt, dir: dir, ob: st, tag: s.tagOf(rt), max: s.policy.Journal.MaxBytes, js: s.jn, base: base, id: id}, nil
+}
+
+// beginObjectJournals reads, for a change, each journal in the store:
+// its plans under way and its counters, both at once, kept until the
+// change ends (endObjectJournals). A journal with no counters is new (or
+// lost them): its markers and identity record are put first, before the
+// change writes anything in it.
+func (s *Sandbox) beginObjectJournals() error {
+	for _, j := range s.journals() {
+		if j.ob == nil {
+			continue
 		}
-		idb, _ := json.Marshal(id)
-		for _, put := range []struct {
-			st  ObjectStore
-			key string
-			b   []byte
-		}{{base, journalMarker, []byte(journalMarkerText)}, {st, journalMarker, []byte(journalMarkerText)}, {st, identityFile, idb}} {
-			if _, err := putBytes(ctx, put.st, put.key, put.b, ObjectCond{IfAbsent: true}); err != nil && !errors.Is(err, ErrPrecondition) {
-				return nil, err
-			}
+		if err := j.begin(); err != nil {
+			return err
 		}
-		b, err = getAll(ctx, st, identityFile, 1<<20)
 	}
-	if err != nil {
-		return nil, err
+	return nil
+}
+
+func (s *Sandbox) endObjectJournals() {
+	for _, j := range s.journals() {
+		if j.ob != nil {
+			j.seen = nil
+		}
 	}
-	var got identity
-	if json.Unmarshal(b, &got) != nil || !got.same(id) {
-		s.jn.issues = append(s.jn.issues, JournalIssue{Dir: dir, Reason: "its identity record is not the root's: neither read nor applied"})
-		return nil, nil
+}
+
+// seenState is what begin read of a journal in the store.
+type seenState struct {
+	plans       []pendingPlan
+	next        int
+	total       int64
+	countersVer string
+	counted     bool // next and total are the counter object's
+}
+
+func (j *journal) begin() error {
+	ctx := j.ctx()
+	seen := &seenState{}
+	var wg sync.WaitGroup
+	var perr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		seen.plans, perr = j.readPlans()
+	}()
+	body, ob, err := j.ob.Get(ctx, countersFile, 0, -1, "")
+	wg.Wait()
+	if perr != nil {
+		return j.storeErr(perr)
 	}
-	return &journal{rt: rt, dir: dir, ob: st, tag: s.tagOf(rt), max: s.policy.Journal.MaxBytes, js: s.jn}, nil
+	switch {
+	case err == nil:
+		b, rerr := io.ReadAll(io.LimitReader(body, 256))
+		body.Close()
+		seen.countersVer = ob.Version
+		if _, serr := fmt.Sscanf(string(b), "%d %d", &seen.next, &seen.total); rerr == nil && serr == nil && seen.next >= 1 {
+			seen.counted = true
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		if err := j.mark(); err != nil {
+			return fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot be made: %v", j.dir, err)
+		}
+	default:
+		return j.storeErr(err)
+	}
+	j.seen = seen
+	return nil
+}
+
+// mark puts the journal's markers (at the base and in the journal) and
+// its identity record, where they are not yet.
+func (j *journal) mark() error {
+	ctx := j.ctx()
+	idb, _ := json.Marshal(j.id)
+	for _, put := range []struct {
+		st  ObjectStore
+		key string
+		b   []byte
+	}{{j.base, journalMarker, []byte(journalMarkerText)}, {j.ob, journalMarker, []byte(journalMarkerText)}, {j.ob, identityFile, idb}} {
+		if _, err := putBytes(ctx, put.st, put.key, put.b, ObjectCond{IfAbsent: true}); err != nil && !errors.Is(err, ErrPrecondition) {
+			return err
+		}
+	}
+	return nil
 }
 
 // getAll reads key whole (at most max bytes).
@@ -230,6 +292,9 @@ func (j *journal) objFind(seq int) (Change, bool, error) {
 // (rebuilt from the changes when it is missing or damaged), and its
 // version ("" when missing).
 func (j *journal) objCounters() (next int, total int64, ver string, err error) {
+	if j.seen != nil && j.seen.counted {
+		return j.seen.next, j.seen.total, j.seen.countersVer, nil
+	}
 	ctx := j.ctx()
 	body, ob, err := j.ob.Get(ctx, countersFile, 0, -1, "")
 	if err == nil {
@@ -396,12 +461,14 @@ func (s *Sandbox) keepVersion(o *objectRoot, key string, ob Object, given string
 		st.SHA256, st.Size = hex.EncodeToString(h.Sum(nil)), n
 		_ = got
 	}
+	// Copied whatever the journal holds: a content kept already is
+	// copied over itself (the same bytes), which costs no more than the
+	// request that would ask first.
 	name := objObjects + st.SHA256
-	if _, err := j.ob.Head(ctx, name); err == nil {
-		return st, 0, nil
-	}
 	if !j.fits(st.Size) {
+		j.mu.Lock()
 		j.unkept = true
+		j.mu.Unlock()
 		return st, 0, nil
 	}
 	if _, err := copyObject(ctx, j.ob, name, o.obj, key, ob.Version, satAdd(st.Size, 0)); err != nil {
@@ -448,10 +515,19 @@ func (j *journal) objPutPlan(name string, b []byte) error {
 func (j *journal) objDonePlan(name string) { j.ob.Delete(j.ctx(), name, "") }
 
 func (j *journal) objPlans() []pendingPlan {
+	if j.seen != nil {
+		return j.seen.plans
+	}
+	plans, _ := j.readPlans()
+	return plans
+}
+
+// readPlans lists and reads the plans under way.
+func (j *journal) readPlans() ([]pendingPlan, error) {
 	ctx := j.ctx()
 	obs, err := listAll(ctx, j.ob, objPending)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	var out []pendingPlan
 	for _, o := range obs {
@@ -466,5 +542,5 @@ func (j *journal) objPlans() []pendingPlan {
 		pp.err = err
 		out = append(out, pp)
 	}
-	return out
+	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/fsbox/fsbox/pkg/fserr"
@@ -216,6 +217,26 @@ func takeRequest(ctx context.Context) error {
 		return c.take()
 	}
 	return nil
+}
+
+// uncapped is a context that carries ctx's values but not its cap, its
+// deadline or its cancellation: what a batch's rollback runs in (a
+// rollback cut by the cap or the deadline that stopped the commit would
+// leave the batch half made), bounded by a time of its own.
+func uncapped(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(noCap{context.WithoutCancel(ctx)}, rollbackTime)
+}
+
+// rollbackTime bounds a rollback's requests.
+const rollbackTime = 60 * time.Second
+
+type noCap struct{ context.Context }
+
+func (n noCap) Value(key any) any {
+	if key == (capKey{}) {
+		return nil
+	}
+	return n.Context.Value(key)
 }
 
 // countedStore is an object store whose every request counts against the

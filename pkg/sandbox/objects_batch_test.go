@@ -193,3 +193,30 @@ func TestObjectUndoEveryChange(t *testing.T) {
 	w.Close()
 	undo("rm -r")
 }
+
+// TestObjectBatchRollbackOutlivesTheCall: a batch whose call ends (its
+// context cancelled, as a deadline or the request cap ends it) between
+// two of its requests is still taken back whole: the rollback runs
+// whatever stopped the commit.
+func TestObjectBatchRollbackOutlivesTheCall(t *testing.T) {
+	s, mems := urlSandboxMem(t, nil)
+	m := mems["bkt"]
+	before := tenant(m)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.SetContext(ctx)
+	puts := 0
+	m.SetBeforeChange(func(op, key string) {
+		if op == "put" && strings.HasPrefix(key, "ab/") {
+			if puts++; puts == 2 {
+				cancel() // the call ends after the first key is made
+			}
+		}
+	})
+	b := batchOf(t, s, map[string]*string{"a.txt": str("new a"), "b.txt": str("new b"), "notes.md": str("new notes")})
+	if _, err := b.Commit(); err == nil {
+		t.Fatal("the commit went through a cancelled call")
+	}
+	m.SetBeforeChange(nil)
+	sameFiles(t, "the tenant after the call ended mid-commit", tenant(m), before)
+}

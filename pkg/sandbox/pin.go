@@ -495,6 +495,10 @@ func (w *WriteTarget) Close() {
 	w.posixTarget.close()
 }
 
+// HasModes: the target's root keeps permission bits (a directory does,
+// an object store does not).
+func (w *WriteTarget) HasModes() bool { return w.rt.st.kind() == kindPosix }
+
 // Rel names the target's real path in the journal: relative to the
 // workdir below it, absolute below another writable root (as output
 // prints paths, and as undo can name them again).

@@ -58,11 +58,14 @@ func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs makeDir
 		}
 	}
 	ctx := s.context()
-	if err := o.parentOf(ctx, s, t, parent, mkdirs != nil); err != nil {
-		return nil, err
+	fc, err := rt.st.stat(ctx, rel)
+	// The parent: when the target exists, a prefix holds it, and only a
+	// file of the parent's name (a key both an object and a prefix) is
+	// asked about; else whether a directory is there at all.
+	if perr := o.parentOf(ctx, s, t, parent, mkdirs != nil, err == nil); perr != nil {
+		return nil, perr
 	}
 	w := &WriteTarget{s: s, rt: rt, dirRel: parent, Name: name, Path: t.display()}
-	fc, err := rt.st.stat(ctx, rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return w, nil
@@ -197,11 +200,24 @@ func (o *objectRoot) put(tx *Tx, w *WriteTarget, body []byte, c ObjectCond, prio
 
 // parentOf checks the parent of a change's target: a directory (a
 // prefix), or with mkdirs missing (a prefix needs no making).
-func (o *objectRoot) parentOf(ctx context.Context, s *Sandbox, t *target, parent string, mkdirs bool) error {
+func (o *objectRoot) parentOf(ctx context.Context, s *Sandbox, t *target, parent string, mkdirs, held bool) error {
 	if parent == "." {
 		return nil
 	}
-	pf, err := o.stat(ctx, parent)
+	var pf facts
+	var err error
+	if held {
+		ob, herr := o.obj.Head(ctx, parent)
+		switch {
+		case errors.Is(herr, fs.ErrNotExist):
+			return nil // no file there: the prefix holding the target is the directory
+		case herr != nil:
+			return s.mapErr(herr, t)
+		}
+		pf = fileFacts(ob)
+	} else {
+		pf, err = o.stat(ctx, parent)
+	}
 	switch {
 	case err == nil && !pf.Mode.IsDir() && mkdirs:
 		return fserr.Errorf(fserr.CodeNotADir, t.given, "%s: a parent exists and is not a directory", t.given)
@@ -393,8 +409,11 @@ func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *str
 		return refused(dst, c, err, "moved")
 	}
 	if err := o.obj.Delete(ctx, src.key(), src.ob.ver); err != nil {
-		// The source changed after it was read: the copy goes.
-		o.obj.Delete(ctx, dst.key(), put.Version)
+		// The source changed after it was read (or the call ended): the
+		// copy goes, whatever stopped the call.
+		rctx, cancel := uncapped(ctx)
+		o.obj.Delete(rctx, dst.key(), put.Version)
+		cancel()
 		if errors.Is(err, ErrPrecondition) {
 			return fserr.Errorf(fserr.CodeConflict, src.Path, "%s was changed by another writer during the call: nothing was moved", src.Path)
 		}

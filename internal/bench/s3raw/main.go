@@ -6,6 +6,8 @@
 //	s3raw ... read KEY
 //	s3raw ... ls PREFIX
 //	s3raw ... grep RE PREFIX
+//	s3raw ... edit KEY OLD NEW JOURNAL
+//	s3raw ... patch OLD NEW JOURNAL KEY...
 //
 // grep exits 1 when nothing matches, as grep does.
 package main
@@ -58,6 +60,16 @@ func main() {
 			w.Flush()
 			os.Exit(1)
 		}
+	case "edit":
+		if len(args) != 5 {
+			fatal(fmt.Errorf("edit KEY OLD NEW JOURNAL"))
+		}
+		err = c.Edit(ctx, w, args[1], args[2], args[3], args[4])
+	case "patch":
+		if len(args) < 5 {
+			fatal(fmt.Errorf("patch OLD NEW JOURNAL KEY..."))
+		}
+		err = c.Patch(ctx, w, args[4:], args[1], args[2], args[3])
 	default:
 		fatal(fmt.Errorf("unknown command %q", args[0]))
 	}
