@@ -183,7 +183,6 @@ func (f *fixture) history(t *testing.T, cfg, tenant string, args ...string) []ma
 
 // Bugs the tests below find, each skipping its case until it is fixed.
 const (
-	bugCpModes               = `cp of a file into an object root is refused: unsupported (before: usage) "lies in an object root, whose objects have no modes" (cp passes the source's mode, noModes refuses it)`
 	bugMvSelf                = `DATA LOSS: mv --force x x on an object root exits 0 {"from":"x","to":"x"} and deletes the object x (the PUT over x succeeds, then the DELETE If-Match of the version checked removes it; on a disk it is a rename onto itself and x stays); undo then refuses (conflict "x, which it moved, no longer exist"), so only the journal's copy, which no fsbox command reaches, still holds it`
 	bugHistoryTruncated      = `history --limit N with more changes to come says "truncated": false beside a next_cursor (SPEC §2: in listing modes truncated says that more exist; a local root does the same)`
 	bugHistoryMode           = `history on an object root gives every file "mode": "0644" (SPEC §4: objects have no modes; ls and stat give none)`
@@ -370,7 +369,7 @@ func TestS3CLIChanges(t *testing.T) {
 		{name: "mv from a read root", args: []string{"mv", "s3://bkt/shared/s.txt", "s.txt"}, exit: 3, code: "denied"},
 		{bug: "mv to a key under a file answers not_found, not not_a_dir (SPEC §4: a key under a file is not_a_dir; a local mv says not_found too)", name: "mv under a file", args: []string{"mv", "d/y", "x/sub"}, exit: 4, code: "not_a_dir"},
 
-		{bug: bugCpModes, name: "cp", args: []string{"cp", "x", "copy.txt"},
+		{name: "cp", args: []string{"cp", "x", "copy.txt"},
 			check: func(t *testing.T, m map[string]any) {
 				eq(t, "from", m["from"], "x")
 				eq(t, "to", m["to"], "copy.txt")
@@ -378,11 +377,11 @@ func TestS3CLIChanges(t *testing.T) {
 			},
 			after: func(m kv) { m["copy.txt"] = "hello\n" },
 			cmd:   "cp", hist: []string{"copy.txt ->" + s8("hello\n")}},
-		{bug: bugCpModes, name: "cp from a read root", args: []string{"cp", "s3://bkt/shared/s.txt", "s.txt"},
+		{name: "cp from a read root", args: []string{"cp", "s3://bkt/shared/s.txt", "s.txt"},
 			after: func(m kv) { m["s.txt"] = "hello shared\n" },
 			cmd:   "cp", hist: []string{"s.txt ->" + s8("hello shared\n")}},
 		{name: "cp over without force", args: []string{"cp", "x", "d/y"}, exit: 5, code: "exists"},
-		{bug: bugCpModes, name: "cp force", args: []string{"cp", "--force", "x", "d/y"},
+		{name: "cp force", args: []string{"cp", "--force", "x", "d/y"},
 			after: func(m kv) { m["d/y"] = "hello\n" },
 			cmd:   "cp", hist: []string{"d/y " + s8("why\n") + ">" + s8("hello\n")}},
 		{name: "cp force expect-sha256 mismatch", args: []string{"cp", "--force", "--expect-sha256", sha("nope"), "x", "d/y"}, exit: 5, code: "conflict"},
@@ -506,7 +505,6 @@ func TestS3CLIChangesMixed(t *testing.T) {
 	}
 
 	t.Run("cp local to bucket", func(t *testing.T) {
-		skipBug(t, bugCpModes)
 		m := f.run(t, cfg, "mx", "cp", filepath.Join(ro, "a.txt"), "from-ro.txt").ok(t)
 		eq(t, "to", m["to"], "from-ro.txt")
 		eq(t, "bkt/mx/from-ro.txt", getObject(t, f.s, "mx/from-ro.txt"), "local ro\n")
@@ -976,8 +974,10 @@ func TestS3CLIOutsideWriter(t *testing.T) {
 		{"mv", []string{"mv", "x", "moved"}, "PUT", "moved", "exists", "", "", ""},
 		{"mv source", []string{"mv", "x", "moved"}, "DELETE", "x", "conflict", "", "", ""},
 		{"mv force over", []string{"mv", "--force", "d/y", "x"}, "PUT", "x", "conflict", "", "", ""},
-		{"cp", []string{"cp", "d/y", "copied"}, "PUT", "copied", "exists", "", bugCpModes, ""},
-		{"cp force over", []string{"cp", "--force", "d/y", "x"}, "PUT", "x", "conflict", "", bugCpModes, ""},
+		{"cp", []string{"cp", "d/y", "copied"}, "PUT", "copied", "exists", "", "", ""},
+		// cp --force names no version, as a plain write: it replaces
+		// what is there, and the journal keeps that.
+		{"cp force over", []string{"cp", "--force", "d/y", "x"}, "PUT", "x", "", "why\n", "", ""},
 		{"rm -r", []string{"rm", "-r", "d"}, "DELETE", "d/e/z", "rm -r", "", "", ""},
 		{"rm -r, a key created", []string{"rm", "-r", "d"}, "DELETE", "d/y", "rm -r", "", "", "d/new"},
 	} {
@@ -1775,7 +1775,6 @@ func TestS3CLITwoObjectRoots(t *testing.T) {
 		t.Errorf("a refused mv made its destination")
 	}
 	t.Run("cp between them", func(t *testing.T) {
-		skipBug(t, bugCpModes)
 		f.run(t, cfg, tenant, "cp", "x", "s3://bkt/w2/tw/x").ok(t)
 		eq(t, "w2/tw/x", getObject(t, f.s, "w2/tw/x"), "x2\n")
 	})
