@@ -30,10 +30,6 @@ var scratchURL = regexp.MustCompile(`^s3://bkt/ab/(?:sub/)?\.fsbox-store-check-[
 // exit 0 with a failed probe. Off, outside a writable object root, or
 // on a prefix the rules deny: denied, with no request.
 func TestS3CLIStoreCheck(t *testing.T) {
-	// (On main this test's first call is config: its policy, the
-	// fixture's, had no journal, which a writable object root needs;
-	// the fixture has one now.)
-	skipBug(t, bugStoreCheckJournal)
 	f := newFixture(t)
 	on := f.policy(t, "[commands]\nstore = true", "")
 	before := keysOf(t, f.s)
