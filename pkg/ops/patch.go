@@ -288,18 +288,18 @@ func Patch(ctx context.Context, sb *sandbox.Sandbox, o PatchOptions) (PatchResul
 		var err error
 		switch p.out.Action {
 		case "add":
-			err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{NoReplace: true, Mode: p.mode})
+			err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{NoReplace: true, Mode: modeAt(p.dst, p.mode)})
 		case "update":
 			if p.same {
 				continue
 			}
-			err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{Unchanged: true, Expect: p.expect, Mode: p.mode})
+			err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{Unchanged: true, Expect: p.expect, Mode: modeAt(p.dst, p.mode)})
 		case "move":
 			mode := p.mode
 			if mode == nil {
 				mode = modeOf(p.src)
 			}
-			if err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{NoReplace: true, Mode: mode}); err == nil {
+			if err = b.Put(p.dst, p.content, max, sandbox.CommitOptions{NoReplace: true, Mode: modeAt(p.dst, mode)}); err == nil {
 				err = b.Delete(p.src, sandbox.CommitOptions{Unchanged: true, Expect: p.expect})
 			}
 		case "delete":
@@ -554,6 +554,15 @@ func readTarget(ctx context.Context, w *sandbox.WriteTarget, max int64, maxName 
 func modeOf(w *sandbox.WriteTarget) *fs.FileMode {
 	m := w.Info.Mode.Perm()
 	return &m
+}
+
+// modeAt is the mode a patch gives w: none where its root keeps none (an
+// object root: a git mode or a moved file's mode is not applied there).
+func modeAt(w *sandbox.WriteTarget, m *fs.FileMode) *fs.FileMode {
+	if !w.HasModes() {
+		return nil
+	}
+	return m
 }
 
 // gitMode is the permission bits of git's "100755" or "100644" (nil for

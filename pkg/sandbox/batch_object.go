@@ -212,7 +212,7 @@ func (it *batchItem) rollBack(ctx context.Context, tx *Tx) error {
 	} else {
 		old := it.ob.old
 		if old == nil && it.before != nil {
-			if old, err = tx.journal().verifiedIn(ctx, it.before.SHA256, satAdd(prior.Size, 0)); err != nil {
+			if old, err = tx.journal().verifiedIn(ctx, it.before.SHA256, prior.Size); err != nil {
 				return err
 			}
 		}

@@ -577,7 +577,12 @@ func (s *Sandbox) copyTreeObjects(tx *Tx, dst *WriteTarget, tc TreeCopy, res *Tr
 	for i := range tc.Items {
 		it := &tc.Items[i]
 		if it.Type == "dir" {
-			res.Dirs++
+			// A directory the copy makes (one that is there already, in a
+			// merge, is not counted, as on a disk).
+			rel := path.Join(dst.rootRel(), it.Rel)
+			if _, err := dst.rt.st.stat(s.context(), rel); !tc.Merge || errors.Is(err, fs.ErrNotExist) {
+				res.Dirs++
+			}
 			continue
 		}
 		if it.Type != "file" {
@@ -597,6 +602,10 @@ func (s *Sandbox) copyTreeObjects(tx *Tx, dst *WriteTarget, tc TreeCopy, res *Tr
 			o.Expect = &sum
 		}
 		if w.Exists {
+			if o.Expect == nil && s.RequirePrecondition() {
+				src.Close()
+				return PreconditionRequired(given, fmt.Sprintf("%s exists, and the policy requires every change to name the content it replaces: nothing was copied;", given), HintExpectSHA256)
+			}
 			res.Replaced++
 		}
 		err = tx.batch().PutFrom(w, src, max, o)

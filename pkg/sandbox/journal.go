@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,8 +202,11 @@ func (s *Sandbox) findJournal() error {
 	dir := p.Journal.Dir
 	if policy.IsObjectURL(dir) {
 		// The object roots' journals are in the store; the local roots'
-		// in the default place.
+		// in the default place, when there are any.
 		s.jn.objBase, dir = dir, ""
+		if !slices.ContainsFunc(s.writable(), func(rt *root) bool { return rt.st.kind() == kindPosix }) {
+			return nil
+		}
 	}
 	if dir == "" {
 		state := p.Journal.State
@@ -324,7 +328,7 @@ func (s *Sandbox) useJournal() error {
 		return nil
 	}
 	if s.jn.objBase != "" {
-		if err := s.openObjectJournals(s.jn.mode == journalFull); err != nil {
+		if err := s.openObjectJournals(); err != nil {
 			return err
 		}
 		if s.jn.base == "" {

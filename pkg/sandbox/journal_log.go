@@ -318,7 +318,7 @@ func (s *Sandbox) Changes(fn func(Change) bool) error {
 		return err
 	}
 	js := s.journals()
-	if len(js) == 0 && s.jn.base == "" {
+	if len(js) == 0 && s.jn.base == "" && s.jn.objBase == "" {
 		return fserr.Errorf(fserr.CodeConfig, "", "there is no journal: %s", s.jn.off)
 	}
 	type head struct {
@@ -383,7 +383,7 @@ func (s *Sandbox) ChangeByID(id string) (Change, error) {
 	if err := s.useJournal(); err != nil {
 		return Change{}, err
 	}
-	if len(s.journals()) == 0 && s.jn.base == "" {
+	if len(s.journals()) == 0 && s.jn.base == "" && s.jn.objBase == "" {
 		return Change{}, fserr.Errorf(fserr.CodeConfig, "", "there is no journal: %s", s.jn.off)
 	}
 	j, seq, ok := s.parseID(id)

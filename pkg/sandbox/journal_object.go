@@ -59,13 +59,14 @@ func (s *Sandbox) objectJournalBase() (ObjectStore, error) {
 }
 
 // openObjectJournals opens the journal of each writable object root in
-// the store (make: making it).
-func (s *Sandbox) openObjectJournals(make bool) error {
+// the store, with no request: a journal is made by its first change
+// (begin).
+func (s *Sandbox) openObjectJournals() error {
 	for _, rt := range s.writable() {
 		if rt.st.kind() != kindObject {
 			continue
 		}
-		j, err := s.openObjectJournal(rt, make)
+		j, err := s.openObjectJournal(rt)
 		if err != nil {
 			return fserr.Errorf(fserr.CodeConfig, s.policy.Source, "%s: [journal] dir %s: %v", s.policy.Source, s.jn.objBase, err)
 		}
@@ -74,7 +75,7 @@ func (s *Sandbox) openObjectJournals(make bool) error {
 	return nil
 }
 
-func (s *Sandbox) openObjectJournal(rt *root, make bool) (*journal, error) {
+func (s *Sandbox) openObjectJournal(rt *root) (*journal, error) {
 	base, err := s.objectJournalBase()
 	if err != nil {
 		return nil, err
@@ -471,7 +472,7 @@ func (s *Sandbox) keepVersion(o *objectRoot, key string, ob Object, given string
 		j.mu.Unlock()
 		return st, 0, nil
 	}
-	if _, err := copyObject(ctx, j.ob, name, o.obj, key, ob.Version, satAdd(st.Size, 0)); err != nil {
+	if _, err := copyObject(ctx, j.ob, name, o.obj, key, ob.Version, st.Size); err != nil {
 		return nil, 0, keptErr(given, err)
 	}
 	return st, st.Size, nil

@@ -205,6 +205,9 @@ func (s *Sandbox) overlap(j *journal, pl plan, claims []*target) string {
 			dir = j.rt.dir
 		}
 		p := filepath.Join(dir, filepath.FromSlash(path.Join(it.Dir, it.Name)))
+		if policy.IsObjectURL(dir) {
+			p = joinName(dir, path.Join(it.Dir, it.Name))
+		}
 		for _, c := range claims {
 			q := c.rt.abs(c.rel)
 			if policy.Within(p, q) || policy.Within(q, p) {

@@ -220,3 +220,48 @@ func TestObjectBatchRollbackOutlivesTheCall(t *testing.T) {
 	m.SetBeforeChange(nil)
 	sameFiles(t, "the tenant after the call ended mid-commit", tenant(m), before)
 }
+
+// TestObjectKeyUnderAFile: a write whose missing parents lie under a
+// file, however far up, is not_a_dir, with no request that makes a key.
+func TestObjectKeyUnderAFile(t *testing.T) {
+	s, mems := urlSandboxMem(t, nil)
+	before := tenant(mems["bkt"])
+	for _, p := range []string{"notes.md/b.txt", "notes.md/a/b.txt", "notes.md/a/b/c.txt"} {
+		_, err := s.OpenWriteTarget(p, true)
+		checkErr(t, err, fserr.CodeNotADir, "")
+	}
+	sameFiles(t, "the tenant", tenant(mems["bkt"]), before)
+}
+
+// TestObjectTreeCopy: cp -r into an object root counts only the
+// directories it makes, and under require_precondition a merge that
+// replaces a file unnamed is precondition_required, nothing copied.
+func TestObjectTreeCopy(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		s, mems := urlSandboxMem(t, func(p *policy.Policy) { p.Write.RequirePrecondition = strict })
+		before := tenant(mems["bkt"])
+		dst, err := s.OpenEntry("sub")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Both files are copies of the shared root's doc.txt.
+		tc := TreeCopy{Merge: true, Items: []TreeItem{{Rel: "", Type: "dir"}, {Rel: "deep.txt", Type: "file"}, {Rel: "new", Type: "dir"}, {Rel: "new/x.txt", Type: "file"}},
+			Open: func(*TreeItem) (*File, error) { return s.Open("s3://bkt/shared/doc.txt") }}
+		res, err := s.CopyTree(dst, tc)
+		dst.Close()
+		if strict {
+			checkErr(t, err, fserr.CodePreconditionRequired, "")
+			sameFiles(t, "the tenant after the refused copy", tenant(mems["bkt"]), before)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Dirs != 1 || res.Files != 2 || res.Replaced != 1 {
+			t.Fatalf("result %+v: want 1 directory made (new), 2 files, 1 replaced", res)
+		}
+		if got := tenant(mems["bkt"]); got["sub/deep.txt"] != "shared doc" || got["sub/new/x.txt"] != "shared doc" {
+			t.Fatalf("after the copy: %q", got)
+		}
+	}
+}

@@ -225,6 +225,11 @@ func (o *objectRoot) parentOf(ctx context.Context, s *Sandbox, t *target, parent
 		return fserr.Errorf(fserr.CodeNotFound, t.given, "%s does not exist (a parent is not a directory)", t.given)
 	case err != nil && (!errors.Is(err, fs.ErrNotExist) || !mkdirs):
 		return s.mapErr(err, t)
+	case err != nil:
+		// Missing, and made by the change: what lies above must not be
+		// a file either (a key under a file is not_a_dir), up to the
+		// first directory there is.
+		return o.parentOf(ctx, s, t, path.Dir(parent), mkdirs, false)
 	}
 	return nil
 }

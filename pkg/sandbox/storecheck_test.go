@@ -98,7 +98,7 @@ func newProbeFixture(t *testing.T, mod func(*policy.Policy), fp func(*fakeProber
 		}
 		return f, nil
 	})
-	p := policy.DefaultPolicy("s3://bkt/ab")
+	p := bucketPolicy("s3://bkt/ab")
 	p.ReadRoots = []string{"s3://bkt/shared"}
 	p.Commands["store"] = true
 	if mod != nil {
@@ -202,14 +202,16 @@ func TestStoreCheckDenied(t *testing.T) {
 
 	// The rules on the scratch and on each key the probes write.
 	for name, mod := range map[string]func(*policy.Policy){
-		"deny the scratch":    func(p *policy.Policy) { p.Paths.Deny = []string{"**/.fsbox-store-check-*"} },
-		"deny a key":          func(p *policy.Policy) { p.Paths.Deny = []string{"**/d/k2"} },
-		"write_deny a key":    func(p *policy.Policy) { p.Paths.WriteDeny = []string{"**/k1"} },
-		"write_deny hidden":   func(p *policy.Policy) { p.Paths.WriteDeny = []string{"**/.*/**"} },
-		"allow none of them":  func(p *policy.Policy) { p.Paths.Allow = []string{"**/*.md"} },
-		"deny_regex a key":    func(p *policy.Policy) { p.Paths.DenyRegex = []string{`/k1$`} },
-		"no object root":      func(p *policy.Policy) { p.Workdir, p.ReadRoots = t.TempDir(), []string{"s3://bkt/ab"} },
-		"no root in a bucket": func(p *policy.Policy) { p.Workdir, p.ReadRoots = t.TempDir(), nil },
+		"deny the scratch":   func(p *policy.Policy) { p.Paths.Deny = []string{"**/.fsbox-store-check-*"} },
+		"deny a key":         func(p *policy.Policy) { p.Paths.Deny = []string{"**/d/k2"} },
+		"write_deny a key":   func(p *policy.Policy) { p.Paths.WriteDeny = []string{"**/k1"} },
+		"write_deny hidden":  func(p *policy.Policy) { p.Paths.WriteDeny = []string{"**/.*/**"} },
+		"allow none of them": func(p *policy.Policy) { p.Paths.Allow = []string{"**/*.md"} },
+		"deny_regex a key":   func(p *policy.Policy) { p.Paths.DenyRegex = []string{`/k1$`} },
+		"no object root": func(p *policy.Policy) {
+			p.Workdir, p.ReadRoots, p.Journal.Dir = t.TempDir(), []string{"s3://bkt/ab"}, ""
+		},
+		"no root in a bucket": func(p *policy.Policy) { p.Workdir, p.ReadRoots, p.Journal.Dir = t.TempDir(), nil, "" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			fx := newProbeFixture(t, mod, nil)
