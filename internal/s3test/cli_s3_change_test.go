@@ -191,10 +191,8 @@ const (
 	bugCrashUnrecorded       = "fsbox killed after the store took a change's request (PUT or DELETE) leaves the change made and never recorded: the record is written after the commit and no plan precedes it, so no later call recovers it; history does not list it and undo cannot reach it"
 	bugLandlockJournal       = "a policy whose journal is in the store passes the s3:// journal URL to Landlock as a directory: every change, history and roots call then runs without Landlock under best-effort (roots: enforced false, reason 'populating ruleset for \"s3://bkt/journal/...\": open: no such file or directory'), and fails config under landlock = \"required\", local roots of a mixed policy included"
 	bugNoETag                = "placeholder"
-	bugPatchDeadline         = "a patch (or any batch) whose deadline passes mid-commit returns timeout (exit 9) saying \"before its input was in: nothing was changed\" while the objects it already changed stay changed (d/y patched, x not): the batch is taken back only by the next change on the root; SPEC §4 says all files or none once the call returns"
 	bugRedoMkdir             = "undo of the undo of a mkdir on an object root (mkdir p/q; undo; undo ID-of-that-undo) fails not_found \"p/q does not exist\" (on a disk it makes p/q again)"
 	bugUndoRmRMarker         = "undo of rm -r of a tree holding an empty directory (a DIR/ marker: d/m/ beside d/y) fails not_found \"d/m does not exist\" and restores nothing (on a disk the same undo restores t, t/m and t/y)"
-	bugPatchMoveMode         = "a patch that moves a file (*** Move to:) into an object root is refused: unsupported \"to.txt lies in an object root, whose objects have no modes\" (the move passes the source's mode, as cp does)"
 )
 
 // skipBug skips t naming bug (none: it runs), unless FSBOX_S3_BUGS is
@@ -292,7 +290,7 @@ func TestS3CLIChanges(t *testing.T) {
 		{name: "write mode", args: []string{"write", "--mode", "0600", "m.txt", "--content", "m"}, exit: 2, code: "unsupported"},
 		{name: "write mode over", args: []string{"write", "--mode", "0644", "x", "--content", "m"}, exit: 2, code: "unsupported"},
 		{name: "write under a file", args: []string{"write", "x/under", "--content", "no"}, exit: 4, code: "not_a_dir"},
-		{bug: "a key two levels under a file: fsbox checks only the immediate parent, the PUT goes out and versitygw refuses it: exists (exit 5), not not_a_dir; a store that allows it (S3) would get an object under a file", name: "write under a file deep", args: []string{"write", "d/y/a/b", "--content", "no"}, exit: 4, code: "not_a_dir"},
+		{name: "write under a file deep", args: []string{"write", "d/y/a/b", "--content", "no"}, exit: 4, code: "not_a_dir"},
 		{name: "write over a directory", args: []string{"write", "d", "--content", "no"}, exit: 4, code: "not_a_file"},
 		{name: "write in a read root", args: []string{"write", "s3://bkt/shared/w.txt", "--content", "no"}, exit: 3, code: "denied"},
 		{name: "write in another tenant", args: []string{"write", "../abc/w.txt", "--content", "no"}, exit: 3, code: "denied"},
@@ -335,7 +333,7 @@ func TestS3CLIChanges(t *testing.T) {
 			check: func(t *testing.T, m map[string]any) { eq(t, "created", m["created"], false) }},
 		{name: "mkdir over a file", args: []string{"mkdir", "x"}, exit: 5, code: "exists"},
 		{name: "mkdir under a file", args: []string{"mkdir", "x/sub"}, exit: 4, code: "not_a_dir"},
-		{bug: "mkdir of a key two levels under a file answers exists (exit 5), saying that key exists, not not_a_dir", name: "mkdir under a file deep", args: []string{"mkdir", "d/y/a/b"}, exit: 4, code: "not_a_dir"},
+		{name: "mkdir under a file deep", args: []string{"mkdir", "d/y/a/b"}, exit: 4, code: "not_a_dir"},
 
 		{name: "mv", args: []string{"mv", "x", "moved.txt"},
 			check: func(t *testing.T, m map[string]any) {
@@ -1244,7 +1242,6 @@ func TestS3CLIPatch(t *testing.T) {
 	t.Run("add, delete, move", func(t *testing.T) {
 		const tenant = "p2"
 		f.seedTenant(t, tenant, seed)
-		skipBug(t, bugPatchMoveMode)
 		r := f.run(t, cfg, tenant, "patch", "--patch", "*** Begin Patch\n"+
 			"*** Add File: new/n.txt\n+n\n"+
 			"*** Delete File: gone.txt\n"+
@@ -1980,10 +1977,6 @@ func TestS3CLIDeadline(t *testing.T) {
 			want := changeSeed()
 			want["after"] = "ok\n"
 			eq(t, "the objects after the next change", objectsUnder(t, f.s, tenant), want)
-			if tc.name == "patch" {
-				t.Logf("the patch's answer: %s", r)
-				skipBug(t, bugPatchDeadline)
-			}
 			eq(t, "the objects when the call returned", got, changeSeed())
 		})
 	}
