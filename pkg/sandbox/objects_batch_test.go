@@ -265,3 +265,14 @@ func TestObjectTreeCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectMoveOntoItself: mv --force of a file onto its own name
+// leaves it as it is, as rename(2) does (a put and a conditional delete
+// of one key would lose it).
+func TestObjectMoveOntoItself(t *testing.T) {
+	s, mems := urlSandboxMem(t, nil)
+	before := tenant(mems["bkt"])
+	checkErr(t, mvAct("notes.md", "notes.md", true)(s), "", "")
+	checkErr(t, mvAct("notes.md", "notes.md", false)(s), fserr.CodeExists, "")
+	sameFiles(t, "the tenant", tenant(mems["bkt"]), before)
+}

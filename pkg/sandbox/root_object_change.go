@@ -380,6 +380,11 @@ func (o *objectRoot) rename(src, dst *WriteTarget, force bool, expect *string) e
 	if force && dst.Info.Type == "dir" {
 		return fserr.Errorf(fserr.CodeExists, dst.Path, "%s is a directory: a file does not replace it", dst.Path)
 	}
+	if src.key() == dst.key() {
+		// A file moved onto itself stays as it is, as rename(2) leaves
+		// it (a put and a delete of one key would remove it).
+		return nil
+	}
 	_, err := s.change([]*WriteTarget{src, dst}, func(tx *Tx) error { return o.move(tx, src, dst, force, expect) })
 	return err
 }
