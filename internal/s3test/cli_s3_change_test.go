@@ -2017,3 +2017,37 @@ func TestS3CLIOddKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestS3CLIJournalTenancy: tenants ab and abc (one a prefix of the
+// other's name) each have a journal of their own: history, undo and purge
+// of one never see, list or touch the other's, and every request of ab's
+// stays below ab/ and journal/ab/.
+func TestS3CLIJournalTenancy(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.policy(t, "[commands]\npurge = true", "")
+	f.run(t, cfg, "ab", "write", "mine.txt", "--content", "ab\n").ok(t)
+	f.run(t, cfg, "abc", "write", "theirs.txt", "--content", "abc 1\n").ok(t)
+	f.run(t, cfg, "abc", "write", "theirs.txt", "--content", "abc 2\n").ok(t)
+	abcJournal := objectsUnder(t, f.s, "journal/abc")
+	for _, args := range [][]string{{"history"}, {"undo"}, {"history"}, {"purge"}, {"history"}} {
+		mark := f.mark(t)
+		r := f.run(t, cfg, "ab", args...)
+		if strings.Contains(r.stdout+r.stderr, "theirs") {
+			t.Errorf("%v names abc's change: %s", args, r)
+		}
+		if args[0] == "undo" {
+			m := r.ok(t)
+			for _, fl := range objs(t, m["files"]) {
+				eq(t, "undone", fl["path"], "mine.txt")
+			}
+		}
+		for _, q := range f.requestsSince(t, mark) {
+			if !inPrefixesDecoded(q, "ab", "journal/ab") {
+				t.Errorf("%v: a request outside ab's: %s", args, q)
+			}
+		}
+	}
+	eq(t, "abc's journal after ab's calls", objectsUnder(t, f.s, "journal/abc"), abcJournal)
+	eq(t, "abc's history", len(f.history(t, cfg, "abc")), 2)
+	eq(t, "abc's object", getObject(t, f.s, "abc/theirs.txt"), "abc 2\n")
+}
