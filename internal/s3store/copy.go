@@ -51,11 +51,13 @@ func (s *store) Copy(ctx context.Context, key string, src sandbox.ObjectStore, s
 	return ob, nil
 }
 
-// escapeKey escapes a key for x-amz-copy-source, each '/' kept.
+// escapeKey escapes a key for x-amz-copy-source, each '/' kept: every
+// byte but the unreserved ones is %-encoded ('+' too, which a server
+// would read as a space, and a space as %20).
 func escapeKey(k string) string {
 	parts := strings.Split(k, "/")
 	for i, p := range parts {
-		parts[i] = url.PathEscape(p)
+		parts[i] = strings.ReplaceAll(url.QueryEscape(p), "+", "%20")
 	}
 	return strings.Join(parts, "/")
 }

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -700,7 +699,7 @@ func (p *prober) copy(ctx context.Context, from, to, ifNoneMatch, ifMatch string
 // copySource is CopyObject's x-amz-copy-source: BUCKET/KEY, the key
 // URL-encoded but for its slashes.
 func copySource(bucket, key string) string {
-	return bucket + "/" + strings.ReplaceAll(url.PathEscape(key), "%2F", "/")
+	return bucket + "/" + escapeKey(key)
 }
 
 // ProbeOutside asks, with reads only, outside every root in roots (the

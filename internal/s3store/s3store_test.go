@@ -679,3 +679,18 @@ func TestEndlessListingCapped(t *testing.T) {
 		t.Fatalf("%d requests under a cap of 5", got)
 	}
 }
+
+// TestEscapeKey: a copy's source key is sent %-encoded, each '/' kept,
+// '+' as %2B (a server reads a bare '+' as a space) and a space as %20.
+func TestEscapeKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"a+b.txt":       "a%2Bb.txt",
+		"d/a b.txt":     "d/a%20b.txt",
+		"d/é%?#&=.txt":  "d/%C3%A9%25%3F%23%26%3D.txt",
+		"plain/key.txt": "plain/key.txt",
+	} {
+		if got := escapeKey(in); got != want {
+			t.Errorf("escapeKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

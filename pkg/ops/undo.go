@@ -629,9 +629,13 @@ func (p *undoPlan) planFiles(now []*sandbox.FileState, movedTo map[string]bool) 
 		}
 		switch {
 		case isType(pc.Before, "file"):
-			mode, err := ParseMode(pc.Before.Mode)
-			if err != nil {
-				return err
+			mode := fs.FileMode(0o644) // an object's record has no mode (nor does its root)
+			if pc.Before.Mode != "" {
+				m, err := ParseMode(pc.Before.Mode)
+				if err != nil {
+					return err
+				}
+				mode = m
 			}
 			p.files = append(p.files, undoStep{action: "restore", path: pc.Path, sum: pc.Before.SHA256, mode: mode, expect: expect})
 		case pc.Before == nil && isType(pc.After, "file") && cur != nil:

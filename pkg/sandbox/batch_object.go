@@ -53,7 +53,7 @@ func (b *Batch) putObjectItem(w *WriteTarget, r io.Reader, max int64, o CommitOp
 		return overWriteCap(w.Path, max)
 	}
 	sum := sha256.Sum256(body)
-	it := &batchItem{w: w, o: o, ob: &objItem{body: body}, mode: "0644",
+	it := &batchItem{w: w, o: o, ob: &objItem{body: body},
 		res: ReplaceResult{Bytes: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}}
 	b.items = append(b.items, it)
 	return nil

@@ -306,5 +306,10 @@ func (tx *Tx) mkdirParents(p string) (*WriteTarget, error) {
 	if len(made) > 0 {
 		tx.Made() // the parents stay, recorded, whatever follows
 	}
+	if t.rt.st.kind() == kindObject {
+		// A prefix is never made: p is pinned as a target whose missing
+		// parents are no refusal.
+		return s.openTarget4Write(p, tx.mkdirAll, false, false)
+	}
 	return s.openMade(p)
 }

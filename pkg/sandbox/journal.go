@@ -611,7 +611,7 @@ func (s *Sandbox) EntryState(p string) (*FileState, error) {
 			if err != nil || ver == "" && sum == "" {
 				return nil, err
 			}
-			return &FileState{Type: "file", SHA256: sum, Size: size, Mode: "0644"}, nil
+			return &FileState{Type: "file", SHA256: sum, Size: size}, nil
 		}
 		f, err := openNoFollow(w, w.Name, openReadFlags, 0)
 		if err != nil {

@@ -152,6 +152,9 @@ func (j *journal) begin() error {
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		if err := j.mark(); err != nil {
+			if c := capErr(j.dir, err); c != nil {
+				return c
+			}
 			return fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot be made: %v", j.dir, err)
 		}
 	default:
@@ -230,13 +233,18 @@ func (j *journal) ctx() context.Context {
 }
 
 func (j *journal) storeErr(err error) error {
+	if c := capErr(j.dir, err); c != nil {
+		return c
+	}
 	return fserr.Errorf(fserr.CodeIO, j.dir, "the journal %s cannot be read: %v", j.dir, err)
 }
 
 // objAll reads every change of a journal in the store, oldest first:
 // the keys listed, the records read [store] concurrency at a time.
-func (j *journal) objAll() ([]Change, error) {
-	ctx := j.ctx()
+func (j *journal) objAll() ([]Change, error) { return j.objAllIn(j.ctx()) }
+
+// objAllIn is objAll with its requests made in ctx.
+func (j *journal) objAllIn(ctx context.Context) ([]Change, error) {
 	keys, err := listAll(ctx, j.ob, objChanges)
 	if err != nil {
 		return nil, j.storeErr(err)
@@ -293,10 +301,14 @@ func (j *journal) objFind(seq int) (Change, bool, error) {
 // (rebuilt from the changes when it is missing or damaged), and its
 // version ("" when missing).
 func (j *journal) objCounters() (next int, total int64, ver string, err error) {
+	return j.objCountersIn(j.ctx())
+}
+
+// objCountersIn is objCounters with its requests made in ctx.
+func (j *journal) objCountersIn(ctx context.Context) (next int, total int64, ver string, err error) {
 	if j.seen != nil && j.seen.counted {
 		return j.seen.next, j.seen.total, j.seen.countersVer, nil
 	}
-	ctx := j.ctx()
 	body, ob, err := j.ob.Get(ctx, countersFile, 0, -1, "")
 	if err == nil {
 		b, rerr := io.ReadAll(io.LimitReader(body, 256))
@@ -310,7 +322,7 @@ func (j *journal) objCounters() (next int, total int64, ver string, err error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return 0, 0, "", j.storeErr(err)
 	}
-	changes, err := j.objAll()
+	changes, err := j.objAllIn(ctx)
 	if err != nil {
 		return 0, 0, "", err
 	}
@@ -339,7 +351,11 @@ func (s *Sandbox) recordInStore(j *journal, c Change) (string, error) {
 	fail := func(err error) (string, error) {
 		return "", fserr.Errorf(fserr.CodeIO, j.dir, "the change was made, but the journal %s cannot record it: %v", j.dir, err)
 	}
-	next, total, ver, err := j.objCounters()
+	// The change is made: its record is written whatever ended the call
+	// (the request cap, the deadline), so that undo can reach it.
+	ctx, cancel := uncapped(j.ctx())
+	defer cancel()
+	next, total, ver, err := j.objCountersIn(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -347,7 +363,6 @@ func (s *Sandbox) recordInStore(j *journal, c Change) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ctx := j.ctx()
 	for try := 1; ; try++ {
 		_, err := putBytes(ctx, j.ob, changeKey(next), line, ObjectCond{IfAbsent: true})
 		if err == nil {
@@ -359,10 +374,10 @@ func (s *Sandbox) recordInStore(j *journal, c Change) (string, error) {
 		// Another host took the id: the next one, or past every change.
 		next++
 		if try == maxIDTries {
-			if next, _, _, err = j.objCounters(); err != nil {
+			if next, _, _, err = j.objCountersIn(ctx); err != nil {
 				return fail(err)
 			}
-			if all, err := j.objAll(); err == nil && len(all) > 0 {
+			if all, err := j.objAllIn(ctx); err == nil && len(all) > 0 {
 				next = max(next, all[len(all)-1].seq+1)
 			}
 		}
@@ -374,7 +389,7 @@ func (s *Sandbox) recordInStore(j *journal, c Change) (string, error) {
 	rec.size = int64(len(line)) + 1
 	total = satAdd(total, rec.cost(rec.size))
 	if total > budget {
-		if changes, err := j.objAll(); err == nil {
+		if changes, err := j.objAllIn(ctx); err == nil {
 			total = j.evict(changes, budget)
 		}
 	}
@@ -382,7 +397,7 @@ func (s *Sandbox) recordInStore(j *journal, c Change) (string, error) {
 	if ver != "" {
 		cond = ObjectCond{IfVersion: ver}
 	}
-	j.objSetCounters(next+1, total, cond)
+	putBytes(ctx, j.ob, countersFile, fmt.Appendf(nil, "%d %d\n", next+1, total), cond)
 	return j.tag + rec.ID, nil
 }
 
@@ -441,7 +456,7 @@ func (j *journal) objPendingBytes() int64 {
 // writer replaced it since). It returns the prior state and the bytes
 // newly stored; without a journal, the state alone.
 func (s *Sandbox) keepVersion(o *objectRoot, key string, ob Object, given string) (*FileState, int64, error) {
-	st := &FileState{Type: "file", Size: ob.Size, Mode: "0644", SHA256: ob.SHA256}
+	st := &FileState{Type: "file", Size: ob.Size, SHA256: ob.SHA256} // no mode: an object has none
 	j := s.jn.cur
 	if j == nil || j.ob == nil {
 		return st, 0, nil
@@ -483,6 +498,9 @@ func (s *Sandbox) keepVersion(o *objectRoot, key string, ob Object, given string
 func keptErr(given string, err error) error {
 	if errors.Is(err, ErrPrecondition) || errors.Is(err, fs.ErrNotExist) {
 		return fserr.Errorf(fserr.CodeConflict, given, "%s was changed by another writer during the call: nothing was changed", given)
+	}
+	if c := capErr(given, err); c != nil {
+		return c
 	}
 	var fe *fserr.Error
 	if errors.As(err, &fe) {

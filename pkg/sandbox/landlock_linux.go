@@ -60,6 +60,9 @@ func (s *Sandbox) Restrict() error {
 		}
 	}
 	for _, j := range s.journals() {
+		if j.ob != nil {
+			continue // a journal in the store: no file of it to open
+		}
 		if s.jn.mode == journalFull {
 			rules = append(rules, landlock.RWDirs(j.dir).WithRefer()) // a replaced file moves in from its root
 		} else {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -275,4 +276,55 @@ func TestObjectMoveOntoItself(t *testing.T) {
 	checkErr(t, mvAct("notes.md", "notes.md", true)(s), "", "")
 	checkErr(t, mvAct("notes.md", "notes.md", false)(s), fserr.CodeExists, "")
 	sameFiles(t, "the tenant", tenant(mems["bkt"]), before)
+}
+
+// TestObjectChangeUnderRequestCap: whatever request [store] max_requests
+// stops, a change on an object root either fails with timeout, nothing
+// changed and nothing recorded, or is made and recorded (its record is
+// written past the cap): never made and unrecorded.
+func TestObjectChangeUnderRequestCap(t *testing.T) {
+	made := false
+	for n := int64(1); n <= 16; n++ {
+		s, mems := urlSandboxMem(t, nil)
+		before := tenant(mems["bkt"])
+		s.SetContext(WithRequestCap(context.Background(), n))
+		w, err := s.OpenWriteTarget("notes.md", false)
+		if err == nil {
+			_, err = w.Commit(strings.NewReader("new"), 100, CommitOptions{})
+			w.Close()
+		}
+		s.SetContext(context.Background())
+		var recorded int
+		if herr := s.Changes(func(Change) bool { recorded++; return true }); herr != nil {
+			t.Fatal(herr)
+		}
+		if err != nil {
+			checkErr(t, err, fserr.CodeTimeout, "")
+			sameFiles(t, fmt.Sprintf("cap %d: the tenant after the refused change", n), tenant(mems["bkt"]), before)
+			if recorded != 0 {
+				t.Fatalf("cap %d: a refused change was recorded", n)
+			}
+			continue
+		}
+		made = true
+		if got := tenant(mems["bkt"])["notes.md"]; got != "new" || recorded != 1 {
+			t.Fatalf("cap %d: notes.md %q, %d changes recorded: want the change made and recorded once", n, got, recorded)
+		}
+	}
+	if !made {
+		t.Fatal("no cap let the change through")
+	}
+}
+
+// TestObjectMkdirStepsUnderMissingParents: a change's mkdir step (undo
+// putting back an empty directory of a removed tree, or a redo of a
+// mkdir) makes its marker though the prefixes above are gone.
+func TestObjectMkdirStepsUnderMissingParents(t *testing.T) {
+	s, mems := urlSandboxMem(t, nil)
+	if _, err := s.Change([]string{"p/q/r"}, "", func(tx *Tx) error { return tx.Mkdir("p/q/r") }); err != nil {
+		t.Fatalf("mkdir p/q/r as a step, p absent: %v", err)
+	}
+	if _, ok := mems["bkt"].Files()["ab/p/q/r/"]; !ok {
+		t.Fatalf("no marker ab/p/q/r/: %q", tenant(mems["bkt"]))
+	}
 }

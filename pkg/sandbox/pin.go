@@ -587,6 +587,9 @@ func (s *Sandbox) checkOpened(h handle, fc facts, t *target, wantDir bool, acc A
 // denied directory (reached through a symlink, say) must look exactly like
 // an existing one, or not_found/denied becomes an existence oracle.
 func (s *Sandbox) mapErr(err error, t *target) error {
+	if c := capErr(t.given, err); c != nil {
+		return c
+	}
 	e := mapOpenErr(err, t.given)
 	if e.Code == fserr.CodeNotFound || e.Rule == fserr.RuleSymlink {
 		if g := t.rt.goneErr(t.given); g != nil {
@@ -743,6 +746,16 @@ func mkdirAllErr(err error, given string) *fserr.Error {
 	return mapOpenErr(err, given)
 }
 
+// capErr is timeout when err is the call's request cap ([store]
+// max_requests) stopping a request, else nil.
+func capErr(given string, err error) *fserr.Error {
+	var c interface{ MaxRequests() bool }
+	if errors.As(err, &c) && c.MaxRequests() {
+		return fserr.Timeout(given, err)
+	}
+	return nil
+}
+
 func ioErr(p string, err error) error {
 	if err == nil {
 		return nil
@@ -750,6 +763,9 @@ func ioErr(p string, err error) error {
 	var e *fserr.Error
 	if errors.As(err, &e) {
 		return e
+	}
+	if c := capErr(p, err); c != nil {
+		return c
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		// A reader made to stop at the call's deadline (write's stdin).

@@ -70,6 +70,9 @@ func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs makeDir
 	case errors.Is(err, fs.ErrNotExist):
 		return w, nil
 	case err != nil:
+		if c := capErr(given, err); c != nil {
+			return nil, c
+		}
 		return nil, mapOpenErr(err, given)
 	case follow && fc.Mode.IsDir():
 		return nil, fserr.Errorf(fserr.CodeNotAFile, given, "%s is a directory, not a file", given)
@@ -122,14 +125,35 @@ func (o *objectRoot) condition(ctx context.Context, w *WriteTarget, expect *stri
 		if have != *expect {
 			return ObjectCond{}, nil, w.s.Mismatch(w.Path, have, *expect)
 		}
-		if ver == "" || noReplace {
+		if have == "" || noReplace { // absent (an existing content's sha256 is never "")
 			return ObjectCond{IfAbsent: true}, nil, nil
 		}
-		return ObjectCond{IfVersion: ver}, &Object{Key: w.key(), Version: ver, Size: size, SHA256: have}, nil
+		prior := &Object{Key: w.key(), Version: ver, Size: size, SHA256: have}
+		if ver == "" {
+			return ObjectCond{}, prior, noVersion(w.Path)
+		}
+		return ObjectCond{IfVersion: ver}, prior, nil
 	case noReplace || w.ob == nil:
 		return ObjectCond{IfAbsent: true}, nil, nil
 	}
-	return ObjectCond{IfVersion: w.ob.ver}, &Object{Key: w.key(), Version: w.ob.ver, Size: w.ob.size, SHA256: w.ob.sum}, nil
+	prior := &Object{Key: w.key(), Version: w.ob.ver, Size: w.ob.size, SHA256: w.ob.sum}
+	if w.ob.ver == "" {
+		return ObjectCond{}, prior, noVersion(w.Path)
+	}
+	return ObjectCond{IfVersion: w.ob.ver}, prior, nil
+}
+
+// errNoVersion: the store gives an object no version (ETag): no request
+// can be conditioned on the content read.
+var errNoVersion = errors.New("the store gives the object no version")
+
+// noVersion is the refusal of a change that must be conditioned on the
+// version of an object the store gives none (versitygw, for a file put
+// in its directory by another program): it could lose another writer's
+// update. A plain write replaces such an object (and gives it one).
+func noVersion(given string) error {
+	return &fserr.Error{Code: fserr.CodeUnsupported, Path: given, Err: errNoVersion,
+		Msg: fmt.Sprintf("the store gives %s no version (ETag), so a change cannot be conditioned on what was read, and another writer's update could be lost: nothing was changed (a plain write replaces it and gives it a version)", given)}
 }
 
 // pinAgain is what w's key holds now (nil: nothing), for a plain write
@@ -194,7 +218,7 @@ func (o *objectRoot) put(tx *Tx, w *WriteTarget, body []byte, c ObjectCond, prio
 	}
 	tx.s.trail.bytesWritten.Add(int64(len(body)))
 	hexSum := hex.EncodeToString(sum[:])
-	tx.note(PathChange{Path: w.Rel(), Before: before, After: &FileState{Type: "file", SHA256: hexSum, Size: int64(len(body)), Mode: "0644"}})
+	tx.note(PathChange{Path: w.Rel(), Before: before, After: &FileState{Type: "file", SHA256: hexSum, Size: int64(len(body))}})
 	return hexSum, nil
 }
 
@@ -252,6 +276,9 @@ func (o *objectRoot) commit(w *WriteTarget, r io.Reader, max int64, co CommitOpt
 		tx.at("replace.checked")
 		ctx := tx.s.context()
 		c, prior, err := o.condition(ctx, w, co.Expect, co.NoReplace)
+		if plain && errors.Is(err, errNoVersion) {
+			err = nil // a plain write replaces whatever is there
+		}
 		if err != nil {
 			return err
 		}
@@ -325,6 +352,9 @@ func (o *objectRoot) appendOnce(tx *Tx, w *WriteTarget, data []byte, expect *str
 		if err != nil {
 			return ioErr(w.Path, err)
 		}
+		if ob.Version == "" {
+			return noVersion(w.Path)
+		}
 		c = ObjectCond{IfVersion: ob.Version}
 	}
 	if expect != nil {
@@ -356,7 +386,7 @@ func (o *objectRoot) appendOnce(tx *Tx, w *WriteTarget, data []byte, expect *str
 	}
 	tx.s.trail.bytesWritten.Add(int64(len(data)))
 	*res = ReplaceResult{Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
-	tx.note(PathChange{Path: w.Rel(), Before: before, After: &FileState{Type: "file", SHA256: res.SHA256, Size: int64(len(whole)), Mode: "0644"}})
+	tx.note(PathChange{Path: w.Rel(), Before: before, After: &FileState{Type: "file", SHA256: res.SHA256, Size: int64(len(whole))}})
 	return nil
 }
 
@@ -394,6 +424,9 @@ func (o *objectRoot) rename(src, dst *WriteTarget, force bool, expect *string) e
 func (o *objectRoot) move(tx *Tx, src, dst *WriteTarget, force bool, expect *string) error {
 	tx.at("rename.checked")
 	ctx := tx.s.context()
+	if src.ob.ver == "" {
+		return noVersion(src.Path)
+	}
 	content, err := o.pinnedContent(ctx, src)
 	if err != nil {
 		return err
@@ -499,6 +532,9 @@ func (o *objectRoot) remove(w *WriteTarget, recursive bool, expect *string) erro
 			}
 			prior = &Object{Key: w.key(), Version: now, Size: size, SHA256: have}
 		}
+		if prior.Version == "" {
+			return noVersion(w.Path)
+		}
 		before, err := o.keep(tx, w, prior)
 		if err != nil {
 			return err
@@ -563,6 +599,11 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 		// checked), then the keys go, deepest first, the marker last;
 		// the record names each file and each marker removed, parents
 		// first, so undo puts back exactly what was there.
+		for _, k := range keys {
+			if k.Version == "" {
+				return noVersion(path.Join(w.Path, strings.TrimPrefix(k.Key, w.key()+"/")))
+			}
+		}
 		var recs []PathChange
 		for _, k := range keys {
 			sub := strings.TrimPrefix(k.Key, w.key()+"/")
