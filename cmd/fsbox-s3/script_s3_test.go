@@ -3,7 +3,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -176,6 +180,14 @@ func TestS3Script(t *testing.T) {
 		if err := os.Symlink(work, served); err != nil {
 			return err
 		}
+		// Each seeded file is put again through the server, as a client
+		// writes an object: versitygw gives a file it did not write no
+		// version (ETag), and fsbox changes no object it cannot condition
+		// on one (SPEC §4: never a lost update).
+		if err := putThrough(srv, bucket, work); err != nil {
+			return err
+		}
+		env.Setenv("FSBOX_S3_BUCKET", bucket)
 		// The bucket's policy is the user's config (the built-in
 		// default's rules, the workdir in the bucket), so that a
 		// script's --config still names its own policy, whose workdir
@@ -208,6 +220,24 @@ func TestS3Script(t *testing.T) {
 			s = strings.ReplaceAll(s, "$REALWORK/work", url)
 			return strings.ReplaceAll(s, "$WORK/work", url)
 		})
+	}
+	// A file the script writes itself into work/ (writebytes) is put
+	// through the server too, so that it has a version as a client's
+	// object does.
+	writebytes := p.Cmds["writebytes"]
+	p.Cmds["writebytes"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		writebytes(ts, neg, args)
+		if neg || len(args) == 0 {
+			return
+		}
+		work := filepath.Join(ts.Getenv("WORK"), "work")
+		file := ts.MkAbs(args[0])
+		rel, err := filepath.Rel(work, file)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return
+		}
+		bucket := filepath.Base(ts.Getenv("FSBOX_S3_BUCKET"))
+		ts.Check(putFile(srv, bucket, work, file))
 	}
 	testscript.Run(t, p)
 }
@@ -256,4 +286,39 @@ func rewrite(dir string, edit func(string) string) error {
 		}
 		return nil
 	})
+}
+
+// putThrough puts every regular file below dir again through the server,
+// as the bucket's key of the same name and content, with its sha256 (as
+// fsbox writes objects), keeping its mtime on disk.
+func putThrough(srv *s3test.Server, bucket, dir string) error {
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		return putFile(srv, bucket, dir, p)
+	})
+}
+
+// putFile puts the file p below dir through the server (putThrough).
+func putFile(srv *s3test.Server, bucket, dir, p string) error {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return err
+	}
+	key := filepath.ToSlash(rel)
+	sum := sha256.Sum256(b)
+	if _, err := srv.Client().PutObject(context.Background(), &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(b),
+		ContentLength: aws.Int64(int64(len(b))), ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum[:]))}); err != nil {
+		return fmt.Errorf("put %s: %v", key, err)
+	}
+	return os.Chtimes(p, fi.ModTime(), fi.ModTime())
 }

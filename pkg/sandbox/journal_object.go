@@ -363,6 +363,18 @@ func (s *Sandbox) recordInStore(j *journal, c Change) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	cond := ObjectCond{IfAbsent: true}
+	if ver != "" {
+		cond = ObjectCond{IfVersion: ver}
+	}
+	// The counters go with the record, at once (a record refused for a
+	// taken id leaves them a step ahead: ids skip one, nothing is lost).
+	first := next
+	counted := make(chan struct{})
+	go func() {
+		defer close(counted)
+		putBytes(ctx, j.ob, countersFile, fmt.Appendf(nil, "%d %d\n", next+1, satAdd(total, rec.cost(int64(len(line))+1))), cond)
+	}()
 	for try := 1; ; try++ {
 		_, err := putBytes(ctx, j.ob, changeKey(next), line, ObjectCond{IfAbsent: true})
 		if err == nil {
@@ -386,18 +398,19 @@ func (s *Sandbox) recordInStore(j *journal, c Change) (string, error) {
 			return fail(err)
 		}
 	}
+	<-counted
 	rec.size = int64(len(line)) + 1
 	total = satAdd(total, rec.cost(rec.size))
-	if total > budget {
-		if changes, err := j.objAllIn(ctx); err == nil {
-			total = j.evict(changes, budget)
+	if next != first || total > budget {
+		// Ids skipped, or the journal is evicted: the counters are
+		// written again, as they are now.
+		if total > budget {
+			if changes, err := j.objAllIn(ctx); err == nil {
+				total = j.evict(changes, budget)
+			}
 		}
+		putBytes(ctx, j.ob, countersFile, fmt.Appendf(nil, "%d %d\n", next+1, total), ObjectCond{})
 	}
-	cond := ObjectCond{IfAbsent: true}
-	if ver != "" {
-		cond = ObjectCond{IfVersion: ver}
-	}
-	putBytes(ctx, j.ob, countersFile, fmt.Appendf(nil, "%d %d\n", next+1, total), cond)
 	return j.tag + rec.ID, nil
 }
 

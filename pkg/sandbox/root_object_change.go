@@ -58,7 +58,17 @@ func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs makeDir
 		}
 	}
 	ctx := s.context()
-	fc, err := rt.st.stat(ctx, rel)
+	// A file target is pinned with the GET that opens a file (its first
+	// 64 KiB: all of a small file, which an edit then reads with no
+	// further request); anything else with a HEAD.
+	var fc facts
+	var err error
+	var opened File
+	if follow {
+		fc, err = o.openFile(ctx, rel, &opened)
+	} else {
+		fc, err = rt.st.stat(ctx, rel)
+	}
 	// The parent: when the target exists, a prefix holds it, and only a
 	// file of the parent's name (a key both an object and a prefix) is
 	// asked about; else whether a directory is there at all.
@@ -84,6 +94,13 @@ func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs makeDir
 	w.Exists, w.Info = true, fc.named(name, w.Path, rt.abs(rel))
 	if fc.Mode.IsRegular() {
 		w.ob = &objFile{root: o, ctx: ctx, key: rel, ver: fc.ver, size: fc.Size, sum: fc.storeSum}
+		if of, ok := opened.obj.(*objFile); ok && !of.dir {
+			w.ob.head, w.ob.mtime = of.head, of.mtime
+			if w.ob.sum == "" && int64(len(of.head)) == fc.Size {
+				sum := sha256.Sum256(of.head)
+				w.ob.sum = hex.EncodeToString(sum[:])
+			}
+		}
 	}
 	return w, nil
 }
