@@ -71,7 +71,8 @@ package ops
 // file system does (fsLike), the other half as AWS S3 (no such refusal).
 // FSBOX_PROPERTY_SEED fixes the seed; a failure prints it, and
 // FSBOX_PROPERTY_SEED=<seed> FSBOX_PROPERTY_N=1 replays that sequence.
-// FSBOX_PROPERTY_LOG=1 with -v prints every sequence's steps.
+// FSBOX_PROPERTY_LOG=1 with -v prints every sequence's steps;
+// FSBOX_DIFF_STRICT=1 turns dfKnown off (every divergence fails).
 
 import (
 	"context"
@@ -145,6 +146,7 @@ type dfOp struct {
 	All       bool   // edit
 	Acts      []dfPatchAct
 	UndoAt    int // undo: -1 the newest (""), else the k-th change of the history taken before the undo-all phase
+	UndoNth   int // undo: > 0, the change at this index of the history now (0 the newest), by its id
 }
 
 func shq(s string) string {
@@ -194,6 +196,13 @@ func (o dfOp) String() string {
 	case "patch":
 		return "patch --patch " + shq(dfEnvelope(o.Acts))
 	case "undo":
+		if o.UndoNth > 0 {
+			s := fmt.Sprintf("undo <id of the change at index %d of the history now>", o.UndoNth)
+			if o.Force {
+				s += " --force"
+			}
+			return s
+		}
 		if o.UndoAt >= 0 {
 			return fmt.Sprintf("undo <id of history's change %d, as read before the undo-all phase>", o.UndoAt)
 		}
@@ -245,8 +254,9 @@ func (g *dfGen) content() string {
 	return s
 }
 
-// tree draws an initial tree: files (rel -> content) and empty
-// directories (rel -> "/"), a tree on both kinds of root.
+// tree draws an initial tree: files (rel -> content) and directories
+// with a marker (rel -> "/": empty, or holding files), a tree on both
+// kinds of root.
 func (g *dfGen) tree() map[string]string {
 	out := map[string]string{}
 	isFile := func(p string) bool { c, ok := out[p]; return ok && c != "/" }
@@ -276,6 +286,19 @@ func (g *dfGen) tree() map[string]string {
 			continue
 		}
 		out[p] = g.content()
+	}
+	// Now and then a directory holding files has a marker too (as a
+	// console makes them): it stays when its files go.
+	for _, d := range dfParents {
+		if _, ok := out[d]; ok || g.r.IntN(3) != 0 {
+			continue
+		}
+		for k := range out {
+			if strings.HasPrefix(k, d+"/") {
+				out[d] = "/"
+				break
+			}
+		}
 	}
 	return out
 }
@@ -316,6 +339,9 @@ func (g *dfGen) op() dfOp {
 		}
 		return dfOp{Kind: "patch", Acts: acts}
 	default:
+		if g.r.IntN(3) == 0 {
+			return dfOp{Kind: "undo", UndoAt: -1, UndoNth: 1 + g.r.IntN(3), Force: g.r.IntN(3) == 0}
+		}
 		return dfOp{Kind: "undo", UndoAt: -1}
 	}
 }
@@ -476,6 +502,13 @@ func (s *dfSide) apply(ctx context.Context, op dfOp, tr dfTree) dfOutcome {
 		res = fmt.Sprintf("changed=%v change=%v files=%v", r.Changed, idSet(r.ChangeID), fs)
 	case "undo":
 		id := ""
+		if op.UndoNth > 0 {
+			h, err := History(ctx, sb, "", 0)
+			if err != nil || op.UndoNth >= len(h.Changes) {
+				return dfOutcome{Code: "test: no such change", Msg: fmt.Sprintf("the history has %d changes (%v)", len(h.Changes), err)}
+			}
+			id = h.Changes[op.UndoNth].ID
+		}
 		if op.UndoAt >= 0 {
 			if op.UndoAt >= len(s.ids) {
 				return dfOutcome{Code: "test: no such change", Msg: fmt.Sprintf("the history has %d changes", len(s.ids))}
@@ -595,6 +628,8 @@ type dfDiv struct {
 	// BucketFileDir: a name the bucket holds as a file and a directory
 	// after the step.
 	BucketFileDir string
+	// Known: the dfKnown entry (run locally) the step met.
+	Known string
 }
 
 // sig is what must stay the same while a divergence is shrunk.
@@ -788,6 +823,10 @@ func onlyDirsMade(a, b dfTree) bool {
 	return true
 }
 
+func (r *dfRun) localApply(ctx context.Context, op dfOp, lt dfTree) dfOutcome {
+	return r.local.apply(ctx, op, lt)
+}
+
 // step runs one step on both sides and compares.
 func (r *dfRun) step(ctx context.Context, i int, op dfOp) (lo, bo dfOutcome, _ *dfDiv) {
 	lt, bt := r.local.tree(r.t), r.bkt.tree(r.t)
@@ -800,28 +839,36 @@ func (r *dfRun) step(ctx context.Context, i int, op dfOp) (lo, bo dfOutcome, _ *
 	}
 	lt = r.local.tree(r.t)
 	bo = r.bkt.apply(ctx, op, bt)
-	known := ""
+	known, runLocal := "", false
 	if !r.strict && bo.Code != "" {
 		c := dfStepCtx{op: op, bo: bo, lt: lt, bt: bt}
 		for _, k := range dfKnown {
 			if k.is != nil && k.is(c) {
-				known = k.name
+				known, runLocal = k.name, k.runLocal
 			}
 		}
 	}
+	knownStep := ""
 	switch {
 	case op.Kind == "mv" && bo.Code == string(fserr.CodeUnsupported) && bt.dirs[op.Path] && lt.dirs[op.Path]:
 		lo = dfOutcome{Skipped: "a directory mv, unsupported on an object root (SPEC §4)"}
 		r.dirMv++
+	case known != "" && runLocal:
+		// Run locally: a local refusal too is compared as usual; a
+		// local success is the known divergence, and ends the sequence.
+		lo = r.localApply(ctx, op, lt)
+		if lo.Code == "" {
+			knownStep = known
+		}
 	case known != "":
 		lo = dfOutcome{Skipped: "KNOWN divergence " + known}
 		r.known[known]++
 	default:
-		lo = r.local.apply(ctx, op, lt)
+		lo = r.localApply(ctx, op, lt)
 	}
 	r.log = append(r.log, fmt.Sprintf("%3d %s\n      local:  %s\n      bucket: %s", i, op, lo, bo))
 	div := func(what, l, b string) (dfOutcome, dfOutcome, *dfDiv) {
-		d := &dfDiv{Step: i, Op: op, What: what, Local: l, Bucket: b, LocalSkipped: lo.Skipped}
+		d := &dfDiv{Step: i, Op: op, What: what, Local: l, Bucket: b, LocalSkipped: lo.Skipped, Known: knownStep}
 		for f := range r.bkt.tree(r.t).files {
 			if r.bkt.tree(r.t).dirs[f] {
 				d.BucketFileDir = f
@@ -837,21 +884,11 @@ func (r *dfRun) step(ctx context.Context, i int, op dfOp) (lo, bo dfOutcome, _ *
 		}
 		return lo, bo, d
 	}
-	switch {
-	case lo.Skipped != "":
-	case lo.Code != bo.Code:
-		return div("code", lo.String(), bo.String())
-	case lo.Code != "" && lo.ErrPath != bo.ErrPath && !impliedDir(lo.ErrPath, bo.ErrPath):
-		return div("error_path", lo.String(), bo.String())
-	case lo.Raw != bo.Raw:
-		return div("raw", lo.String(), bo.String())
-	case lo.Res != bo.Res:
-		return div("result", lo.String(), bo.String())
-	}
 	lt0, bt0 := lt, bt
 	lt, bt = r.local.tree(r.t), r.bkt.tree(r.t)
 	// A call that fails changes nothing (SPEC: all or nothing), on
-	// either side, directories a bucket cannot express included.
+	// either side, directories a bucket cannot express included: checked
+	// first, as the worst a step can do.
 	if lo.Code != "" && !dfSameTree(lt0, lt) {
 		// Missing parents a write made before it failed stay (README
 		// says so of a timeout): only new directories, which the bucket
@@ -865,6 +902,17 @@ func (r *dfRun) step(ctx context.Context, i int, op dfOp) (lo, bo dfOutcome, _ *
 	}
 	if bo.Code != "" && !dfSameTree(bt0, bt) {
 		return div("failed_call_changed_bucket", lo.String(), bo.String()+"; "+dfTreeDelta(bt0, bt))
+	}
+	switch {
+	case lo.Skipped != "":
+	case lo.Code != bo.Code:
+		return div("code", lo.String(), bo.String())
+	case lo.Code != "" && lo.ErrPath != bo.ErrPath && !impliedDir(lo.ErrPath, bo.ErrPath):
+		return div("error_path", lo.String(), bo.String())
+	case lo.Raw != bo.Raw:
+		return div("raw", lo.String(), bo.String())
+	case lo.Res != bo.Res:
+		return div("result", lo.String(), bo.String())
 	}
 	if what, l, b := compareTrees(lt, bt); what != "" {
 		return div(what, l, b)
@@ -983,6 +1031,12 @@ var dfKnown = []struct {
 	// divergence); div recognises a divergence that ends the sequence.
 	is  func(c dfStepCtx) bool
 	div func(d *dfDiv) bool
+	// runLocal: at is, the step is still run locally; a local refusal is
+	// compared as usual, a local success ends the sequence as this
+	// known divergence. Otherwise the step is not run locally (only
+	// where the bucket's refusal comes before anything the local side
+	// could refuse).
+	runLocal bool
 }{
 	// cp of a file into an object root is refused (usage, "whose
 	// objects have no modes"): ops.CopyExpect always passes the
@@ -1002,15 +1056,32 @@ var dfKnown = []struct {
 	// directory again below a prefix that is gone (undo of rm -r of a
 	// directory made with mkdir; redo of a mkdir), or move a file back
 	// over one it first deletes (redo of mv --force): locally it
-	// succeeds.
-	{name: "undo_not_found", is: func(c dfStepCtx) bool {
+	// succeeds. (Run locally too: where the local side refuses as well
+	// there is no divergence.)
+	{name: "undo_not_found", runLocal: true, is: func(c dfStepCtx) bool {
 		return c.op.Kind == "undo" && c.bo.Code == string(fserr.CodeNotFound)
 	}},
 	// ... and that refused undo is not all or nothing: the redo of
 	// mv --force deleted the file it was to replace, and stops there
 	// (the bucket has neither the old content nor the new).
 	{name: "failed_undo_deletes_file", div: func(d *dfDiv) bool {
-		return d.Op.Kind == "undo" && d.What == "failed_call_changed_bucket" && strings.Contains(d.LocalSkipped, "undo_not_found")
+		return d.Op.Kind == "undo" && d.What == "failed_call_changed_bucket" && strings.Contains(d.Bucket, "error not_found")
+	}},
+	// Undo of a change that made a directory with mkdir -p's parents,
+	// once a parent it made holds another file: locally conflict (the
+	// parent "changed after it"; README: undo removes the directories
+	// it made "when empty"), on a bucket, which recorded no parent, the
+	// marker goes and the undo succeeds.
+	{name: "undo_mkdir_parent_not_empty", div: func(d *dfDiv) bool {
+		return d.Op.Kind == "undo" && d.What == "code" && strings.HasPrefix(d.Local, "error conflict") && strings.HasPrefix(d.Bucket, "ok") &&
+			strings.Contains(d.Bucket, ":rmdir")
+	}},
+	// Undo that must make a file again below a name that is now a file
+	// (rm -r a.txt; write a.txt; undo the rm): locally denied ("which
+	// this policy may not write now", though no rule denies it), on a
+	// bucket not_a_dir. Both change nothing.
+	{name: "undo_below_file_denied_locally", div: func(d *dfDiv) bool {
+		return d.Op.Kind == "undo" && d.What == "code" && strings.HasPrefix(d.Local, "error denied") && strings.HasPrefix(d.Bucket, "error not_a_dir")
 	}},
 	// A patch that adds both NAME and NAME/x succeeds on a bucket that
 	// lets a key lie below a file's key (AWS S3): the bucket then holds a
@@ -1111,7 +1182,7 @@ func (r *dfRun) repro(d *dfDiv) string {
 	}
 	for _, k := range slices.Sorted(mapKeys(r.init)) {
 		if r.init[k] == "/" {
-			fmt.Fprintf(&b, " %s/ (empty dir; bucket marker)", k)
+			fmt.Fprintf(&b, " %s/ (a directory; its marker on the bucket)", k)
 		} else {
 			fmt.Fprintf(&b, " %s=%q", k, r.init[k])
 		}
@@ -1136,7 +1207,7 @@ func dfSeed() uint64 {
 // dfSequence draws the run of one seed.
 func dfSequence(t *testing.T, seed uint64, steps int) *dfRun {
 	g := &dfGen{r: rand.New(rand.NewPCG(seed, seed^0x5eed)), paths: dfPaths()}
-	r := &dfRun{t: t, fsLike: seed%2 == 1, init: g.tree(), undoAll: true}
+	r := &dfRun{t: t, fsLike: seed%2 == 1, init: g.tree(), undoAll: true, strict: os.Getenv("FSBOX_DIFF_STRICT") != ""}
 	for range steps {
 		r.ops = append(r.ops, g.op())
 	}
@@ -1176,7 +1247,7 @@ func TestDiffPropertyLocalVsBucket(t *testing.T) {
 			}
 			continue
 		}
-		known := ""
+		known := d.Known
 		for _, k := range dfKnown {
 			if k.div != nil && k.div(d) {
 				known = k.name
@@ -1243,13 +1314,33 @@ func TestDiffKnownPatchFileAndDir(t *testing.T) {
 }
 
 func TestDiffKnownPatchPlanParents(t *testing.T) {
-	// The planners race: the local answer is not_a_file in most runs.
-	for range 20 {
-		dfReplay(t, true, nil, false, dfOp{Kind: "patch", Acts: []dfPatchAct{
-			{Action: "update", Path: "d", Old: "beta", New: "beta"}, {Action: "add", Path: "d/a.txt", Content: "new\n"}}})
+	// The planners race (no seam reaches them): the local answer is
+	// not_a_file when the add's planner made a.txt before the delete's
+	// looked, from one try in ten to none in hundreds here, as the
+	// machine's load goes; tried until it diverges, up to 3000 times.
+	if os.Getenv("FSBOX_DIFF_KNOWN") == "" {
+		t.Skip("a known divergence (dfKnown) the lead must fix: FSBOX_DIFF_KNOWN=1 runs it")
+	}
+	for i := range 3000 {
+		r := &dfRun{t: t, fsLike: true, strict: true, ops: []dfOp{{Kind: "patch", Acts: []dfPatchAct{
+			{Action: "add", Path: "a.txt/a.txt", Content: "new\n"}, {Action: "delete", Path: "a.txt"},
+			{Action: "update", Path: "a.txt/y.lock", Old: "gamma", New: "x"}}}}}
+		if d := r.run(); d != nil {
+			t.Fatalf("divergence (try %d):\n%s", i+1, r.repro(d))
+		}
 	}
 }
 
 func TestDiffKnownMvOntoItself(t *testing.T) {
 	dfReplay(t, false, map[string]string{"a.txt": "alpha\n"}, false, dfOp{Kind: "mv", Path: "a.txt", Dst: "a.txt", Force: true})
+}
+
+func TestDiffKnownUndoMkdirParentNotEmpty(t *testing.T) {
+	dfReplay(t, false, nil, false, dfOp{Kind: "mkdir", Path: "c/b.md"}, dfOp{Kind: "write", Path: "c/a.txt"},
+		dfOp{Kind: "undo", UndoAt: -1, UndoNth: 1})
+}
+
+func TestDiffKnownUndoBelowFile(t *testing.T) {
+	dfReplay(t, false, map[string]string{"a.txt/b.md": "x\n"}, false, dfOp{Kind: "rm", Path: "a.txt", Recursive: true},
+		dfOp{Kind: "write", Path: "a.txt", Content: "y\n"}, dfOp{Kind: "undo", UndoAt: -1, UndoNth: 1})
 }
