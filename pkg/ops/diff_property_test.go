@@ -85,6 +85,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -1067,14 +1068,19 @@ var dfKnown = []struct {
 	{name: "failed_undo_deletes_file", div: func(d *dfDiv) bool {
 		return d.Op.Kind == "undo" && d.What == "failed_call_changed_bucket" && strings.Contains(d.Bucket, "error not_found")
 	}},
-	// Undo of a change that made a directory with mkdir -p's parents,
-	// once a parent it made holds another file: locally conflict (the
-	// parent "changed after it"; README: undo removes the directories
-	// it made "when empty"), on a bucket, which recorded no parent, the
-	// marker goes and the undo succeeds.
-	{name: "undo_mkdir_parent_not_empty", div: func(d *dfDiv) bool {
-		return d.Op.Kind == "undo" && d.What == "code" && strings.HasPrefix(d.Local, "error conflict") && strings.HasPrefix(d.Bucket, "ok") &&
-			strings.Contains(d.Bucket, ":rmdir")
+	// Undo of a change that recorded, locally, a directory a bucket
+	// holds only as the prefix of a key it recorded (mkdir -p's
+	// parents; rm -r's directory without a marker), once that directory
+	// changed: made again (mkdir d after rm -r d) or given another file
+	// (write c/a.txt after mkdir c/b.md). Locally conflict naming the
+	// directory (README: undo removes the directories it made "when
+	// empty", makes again those it removed); on a bucket, which never
+	// recorded it, the undo goes ahead (rmdir of the marker, restore of
+	// d/b.md).
+	{name: "undo_implied_dir_changed", div: func(d *dfDiv) bool {
+		m := errPathRE.FindStringSubmatch(d.Local)
+		return d.Op.Kind == "undo" && d.What == "code" && strings.HasPrefix(d.Local, "error conflict") &&
+			strings.HasPrefix(d.Bucket, "ok") && m != nil && strings.Contains(d.Bucket, m[1]+"/")
 	}},
 	// Undo that must make a file or a directory again below a name that
 	// is now a file (rm -r a.txt; write a.txt; undo the rm): locally
@@ -1114,6 +1120,8 @@ var dfKnown = []struct {
 		return d.Op.Kind == "mv" && path.Clean(d.Op.Path) == path.Clean(d.Op.Dst)
 	}},
 }
+
+var errPathRE = regexp.MustCompile(`^error \S+ \(path "([^"]*)"\)`)
 
 // dfStepCtx is what a recognizer of dfKnown sees: the step, the bucket's
 // answer, and both trees before it.
@@ -1341,7 +1349,7 @@ func TestDiffKnownMvOntoItself(t *testing.T) {
 	dfReplay(t, false, map[string]string{"a.txt": "alpha\n"}, false, dfOp{Kind: "mv", Path: "a.txt", Dst: "a.txt", Force: true})
 }
 
-func TestDiffKnownUndoMkdirParentNotEmpty(t *testing.T) {
+func TestDiffKnownUndoImpliedDirGotFile(t *testing.T) {
 	dfReplay(t, false, nil, false, dfOp{Kind: "mkdir", Path: "c/b.md"}, dfOp{Kind: "write", Path: "c/a.txt"},
 		dfOp{Kind: "undo", UndoAt: -1, UndoNth: 1})
 }
@@ -1354,4 +1362,9 @@ func TestDiffKnownUndoBelowFile(t *testing.T) {
 func TestDiffKnownUndoMkdirBelowFile(t *testing.T) {
 	dfReplay(t, false, nil, false, dfOp{Kind: "mkdir", Path: "c/a.txt"}, dfOp{Kind: "undo", UndoAt: -1},
 		dfOp{Kind: "write", Path: "c", Content: "x\n"}, dfOp{Kind: "undo", UndoAt: -1, UndoNth: 2})
+}
+
+func TestDiffKnownUndoImpliedDirMadeAgain(t *testing.T) {
+	dfReplay(t, false, map[string]string{"d/b.md": "gamma\n"}, false, dfOp{Kind: "rm", Path: "d", Recursive: true},
+		dfOp{Kind: "mkdir", Path: "d"}, dfOp{Kind: "undo", UndoAt: -1, UndoNth: 1})
 }
