@@ -977,6 +977,9 @@ func (r *dfRun) run() *dfDiv {
 		}
 	}
 	if !r.undoAll {
+		if d := r.gapsAndMarkers(r.local.tree(r.t), r.bkt.tree(r.t)); d != "" && len(r.ops) > 0 {
+			return &dfDiv{Step: len(r.ops) - 1, Op: r.ops[len(r.ops)-1], What: "marker_lost", Local: "directory " + d + " exists", Bucket: "directory " + d + " (made with a DIR/ marker) is gone"}
+		}
 		return nil
 	}
 	var lids, bids []string
@@ -1111,6 +1114,16 @@ var dfKnown = []struct {
 	{name: "patch_plan_sees_parents_it_made", div: func(d *dfDiv) bool {
 		return d.Op.Kind == "patch" && d.What == "code" && strings.HasPrefix(d.Local, "error not_a_file") &&
 			!strings.HasPrefix(d.Bucket, "ok")
+	}},
+	// undo --force of a mkdir whose directory now holds a file: on a
+	// bucket its marker is deleted (rmdirAt deletes the keys it lists
+	// in order, the marker first, before it meets the file that makes
+	// the directory not empty), while the undo answers that it changed
+	// nothing (change_id null, files []): nothing records it, and the
+	// directory is gone from the bucket once its files go. Locally the
+	// directory stays.
+	{name: "undo_force_rmdir_drops_marker", div: func(d *dfDiv) bool {
+		return d.What == "marker_lost"
 	}},
 	// mv FILE FILE --force (the same name): locally a no-op that
 	// succeeds; on an object root conflict ("changed by another writer
@@ -1367,4 +1380,9 @@ func TestDiffKnownUndoMkdirBelowFile(t *testing.T) {
 func TestDiffKnownUndoImpliedDirMadeAgain(t *testing.T) {
 	dfReplay(t, false, map[string]string{"d/b.md": "gamma\n"}, false, dfOp{Kind: "rm", Path: "d", Recursive: true},
 		dfOp{Kind: "mkdir", Path: "d"}, dfOp{Kind: "undo", UndoAt: -1, UndoNth: 1})
+}
+
+func TestDiffKnownUndoForceRmdirMarker(t *testing.T) {
+	dfReplay(t, false, nil, false, dfOp{Kind: "mkdir", Path: "c"}, dfOp{Kind: "write", Path: "c/b.md", Content: "g\n"},
+		dfOp{Kind: "undo", UndoAt: -1, UndoNth: 1, Force: true}, dfOp{Kind: "rm", Path: "c/b.md"})
 }
