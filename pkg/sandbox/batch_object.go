@@ -52,6 +52,16 @@ func (b *Batch) putObjectItem(w *WriteTarget, r io.Reader, max int64, o CommitOp
 	if int64(len(body)) > max {
 		return overWriteCap(w.Path, max)
 	}
+	// Nothing in a store stops a key below another's name: a batch never
+	// puts a file and a directory of one name.
+	for _, it := range b.items {
+		if it.w.rt == w.rt && !it.del {
+			a, k := it.w.key(), w.key()
+			if strings.HasPrefix(k, a+"/") || strings.HasPrefix(a, k+"/") {
+				return fserr.Errorf(fserr.CodeExists, w.Path, "%s and %s: a file and a directory would share a name: nothing was changed", it.w.Path, w.Path)
+			}
+		}
+	}
 	sum := sha256.Sum256(body)
 	it := &batchItem{w: w, o: o, ob: &objItem{body: body},
 		res: ReplaceResult{Bytes: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}}

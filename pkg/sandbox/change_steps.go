@@ -125,7 +125,14 @@ func (tx *Tx) Move(from, to string) error {
 		return err
 	}
 	defer src.Close()
-	dst, err := tx.entry(to)
+	var dst *WriteTarget
+	if src.rt.st.kind() == kindObject {
+		// A prefix is never made: the name moved back to may lie below
+		// one that vanished with the keys a step before removed.
+		dst, err = tx.inside(tx.s.openTarget4Write(to, tx.mkdirAll, false, true))
+	} else {
+		dst, err = tx.entry(to)
+	}
 	if err != nil {
 		return err
 	}

@@ -753,10 +753,14 @@ func (o *objectRoot) rmdirAt(w *WriteTarget) error {
 	if err != nil {
 		return ioErr(w.Path, err)
 	}
+	// Every key is looked at before the marker goes: anything below
+	// keeps the directory (and its marker) as it is.
 	for _, ob := range obs {
 		if ob.Key != w.key()+"/" {
 			return fserr.Errorf(fserr.CodeConflict, w.Path, "%s is not empty (or gone): it stays", w.Path)
 		}
+	}
+	for _, ob := range obs {
 		if err := o.obj.Delete(ctx, ob.Key, ob.Version); err != nil {
 			return fserr.Errorf(fserr.CodeConflict, w.Path, "%s changed during the call: it stays", w.Path)
 		}
