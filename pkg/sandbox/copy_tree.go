@@ -623,6 +623,12 @@ func (s *Sandbox) copyTreeObjects(tx *Tx, dst *WriteTarget, tc TreeCopy, res *Tr
 			res.Bytes += it.res.Bytes
 		}
 	}
+	return s.markEmptyDirs(tx, dst, tc, below)
+}
+
+// markEmptyDirs puts a marker for each directory of a tree copied into
+// an object root that nothing lies in (below: those something does).
+func (s *Sandbox) markEmptyDirs(tx *Tx, dst *WriteTarget, tc TreeCopy, below map[string]bool) error {
 	for i := range tc.Items {
 		it := &tc.Items[i]
 		rel := it.Rel
@@ -637,12 +643,12 @@ func (s *Sandbox) copyTreeObjects(tx *Tx, dst *WriteTarget, tc TreeCopy, res *Tr
 			return err
 		}
 		if !w.Exists {
-			if _, err := mkdirAt(tx, w, w.Path); err != nil {
-				w.Close()
-				return err
-			}
+			_, err = mkdirAt(tx, w, w.Path)
 		}
 		w.Close()
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

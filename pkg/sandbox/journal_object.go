@@ -370,10 +370,11 @@ func (s *Sandbox) recordInStore(j *journal, c Change) (string, error) {
 	// The counters go with the record, at once (a record refused for a
 	// taken id leaves them a step ahead: ids skip one, nothing is lost).
 	first := next
+	counters := fmt.Appendf(nil, "%d %d\n", next+1, satAdd(total, rec.cost(int64(len(line))+1)))
 	counted := make(chan struct{})
 	go func() {
 		defer close(counted)
-		putBytes(ctx, j.ob, countersFile, fmt.Appendf(nil, "%d %d\n", next+1, satAdd(total, rec.cost(int64(len(line))+1))), cond)
+		putBytes(ctx, j.ob, countersFile, counters, cond)
 	}()
 	for try := 1; ; try++ {
 		_, err := putBytes(ctx, j.ob, changeKey(next), line, ObjectCond{IfAbsent: true})
