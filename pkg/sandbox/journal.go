@@ -58,7 +58,10 @@ type journal struct {
 	id   identity
 	// seen is what the running change read of the journal in the store
 	// (beginObjectJournals): its plans and counters.
-	seen *seenState
+	// (atomic: views of one sandbox running calls at once share it; a
+	// call that finds another's is as right, and one that finds none
+	// asks the store)
+	seen atomic.Pointer[seenState]
 	mu   sync.Mutex // guards unkept while a batch keeps versions at once
 }
 

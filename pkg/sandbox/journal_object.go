@@ -113,7 +113,7 @@ func (s *Sandbox) beginObjectJournals() error {
 func (s *Sandbox) endObjectJournals() {
 	for _, j := range s.journals() {
 		if j.ob != nil {
-			j.seen = nil
+			j.seen.Store(nil)
 		}
 	}
 }
@@ -160,7 +160,7 @@ func (j *journal) begin() error {
 	default:
 		return j.storeErr(err)
 	}
-	j.seen = seen
+	j.seen.Store(seen)
 	return nil
 }
 
@@ -306,8 +306,8 @@ func (j *journal) objCounters() (next int, total int64, ver string, err error) {
 
 // objCountersIn is objCounters with its requests made in ctx.
 func (j *journal) objCountersIn(ctx context.Context) (next int, total int64, ver string, err error) {
-	if j.seen != nil && j.seen.counted {
-		return j.seen.next, j.seen.total, j.seen.countersVer, nil
+	if seen := j.seen.Load(); seen != nil && seen.counted {
+		return seen.next, seen.total, seen.countersVer, nil
 	}
 	body, ob, err := j.ob.Get(ctx, countersFile, 0, -1, "")
 	if err == nil {
@@ -548,8 +548,8 @@ func (j *journal) objPutPlan(name string, b []byte) error {
 func (j *journal) objDonePlan(name string) { j.ob.Delete(j.ctx(), name, "") }
 
 func (j *journal) objPlans() []pendingPlan {
-	if j.seen != nil {
-		return j.seen.plans
+	if seen := j.seen.Load(); seen != nil {
+		return seen.plans
 	}
 	plans, _ := j.readPlans()
 	return plans
