@@ -74,19 +74,6 @@ type ObjectStore interface {
 type objectRoot struct {
 	dir string // the root's absolute name, as the policy writes it
 	obj ObjectStore
-	// readOnly: a root on a real object store (s3://), where changes are
-	// not supported yet (every act answers unsupported); the in-memory
-	// store's roots change, for the door's tests.
-	readOnly bool
-}
-
-// refuseChange is the answer of every act on a readOnly root.
-func (o *objectRoot) refuseChange(given string) error {
-	if !o.readOnly {
-		return nil
-	}
-	return fserr.Errorf(fserr.CodeUnsupported, given,
-		"%s lies in the object root %s, where fsbox does not change anything yet (reading, listing and searching work): nothing was changed", given, o.dir)
 }
 
 func newObjectRoot(dir string, obj ObjectStore) *objectRoot {

@@ -20,14 +20,17 @@ import (
 // The change side of an object root. A target is pinned by its key (no
 // links: the path checked is the key) and, when it exists, the version
 // read; each act runs inside the door's transaction (changeIn: one change
-// at a time in this process, the deadline; no locks) and commits with
-// one conditional request per key, so the store refuses it once another
-// writer has been there: a plain write replaces whatever is there (as
-// rename(2) does), a write with expect, unchanged or no-replace is
-// conditioned on the version it checked (IfVersion) or on the name being
-// free (IfAbsent), a removal on the version pinned. Object roots have no
-// links, no modes, no rename of directories and no batches; they keep no
-// journal (yet).
+// at a time in this process, the deadline; no locks), keeps the version
+// it replaces in the journal in the store (a copy made there, conditioned
+// on that version: journal_object.go), and commits with one conditional
+// request per key, so the store refuses it once another writer has been
+// there: every write is conditioned on the version it checked (IfVersion)
+// or on the name being free (IfAbsent) — a plain write pins again and
+// retries when another writer came first, so it replaces what is there,
+// kept — and a removal on the version pinned. An object the store gives
+// no version is changed only by a plain write. Object roots have no
+// links, no modes and no rename of directories; changes of several keys
+// are batch_object.go's.
 
 // pinTarget is the door's pin of a change's target on an object root:
 // rel (cleaned, checked by pin) is the key, and the rules on it are the
@@ -35,9 +38,6 @@ import (
 // prefix needs no making); follow: a file target (a directory there is
 // not_a_file).
 func (o *objectRoot) pinTarget(s *Sandbox, t *target, rel string, mkdirs makeDirs, follow, moves bool) (*WriteTarget, error) {
-	if err := o.refuseChange(t.given); err != nil {
-		return nil, err
-	}
 	rt, given := t.rt, t.given
 	if rel == "." || path.Base(rel) == ".." {
 		return nil, rootWriteDenial(rt, given)
@@ -704,9 +704,6 @@ func parentsOf(sub string) []string {
 // mkdir makes the directory p: its marker, put on condition that the
 // name is free (a prefix needs no parents made).
 func (o *objectRoot) mkdir(s *Sandbox, p string) (string, bool, error) {
-	if err := o.refuseChange(p); err != nil {
-		return "", false, err
-	}
 	w, err := s.pinTarget(p, s.mkdirAll, false, false)
 	if err != nil {
 		return "", false, err
@@ -770,9 +767,6 @@ func (o *objectRoot) rmdirAt(w *WriteTarget) error {
 
 // symlink is refused: an object root has no links.
 func (o *objectRoot) symlink(s *Sandbox, p, target string) (bool, error) {
-	if err := o.refuseChange(p); err != nil {
-		return false, err
-	}
 	w, err := s.openMade(p)
 	if err != nil {
 		return false, err
