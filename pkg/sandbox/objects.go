@@ -306,7 +306,11 @@ type RootKind struct {
 	// Guarantees are what the root gives a call: on an object root,
 	// every request under the root's prefix with its slash
 	// (prefix_scoped), each file read as one version (versioned_reads),
-	// the request cap (request_cap); changes are not supported yet.
+	// the request cap (request_cap); on a writable one besides, every
+	// change a conditional request on what was checked (conditional_changes),
+	// kept in the journal in the store (journal_in_store), and a change
+	// of several keys all or none once it returns or is recovered
+	// (batches_all_or_none, not isolated).
 	Guarantees []string `json:"guarantees"`
 }
 
@@ -324,6 +328,12 @@ func (s *Sandbox) RootKinds() []RootKind {
 			case r.url:
 				k.Kind = "s3"
 				k.Guarantees = []string{"prefix_scoped", "versioned_reads", "request_cap"}
+				if r.writable {
+					k.Guarantees = append(k.Guarantees, "conditional_changes", "batches_all_or_none")
+					if r.jn != nil || s.jn.objBase != "" {
+						k.Guarantees = append(k.Guarantees, "journal_in_store")
+					}
+				}
 			case s.landlock.Enforced:
 				k.SecondWall = "landlock"
 			}

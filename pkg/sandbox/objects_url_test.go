@@ -288,6 +288,15 @@ func TestObjectURLChanges(t *testing.T) {
 	if want := []string{"2 d", "1 new.txt"}; !slices.Equal(ids, want) {
 		t.Fatalf("history: %q, want %q", ids, want)
 	}
+	// roots says what each object root gives: a writable one its
+	// changes' guarantees, a read root not.
+	for _, k := range s.RootKinds() {
+		writes := slices.Contains(k.Guarantees, "conditional_changes") && slices.Contains(k.Guarantees, "batches_all_or_none") &&
+			slices.Contains(k.Guarantees, "journal_in_store")
+		if k.Kind == "s3" && writes != k.Writable {
+			t.Errorf("roots: %s (writable %v) gives %q", k.Root, k.Writable, k.Guarantees)
+		}
+	}
 	// The journal is not reachable through the door, even by a policy
 	// whose root holds it.
 	p := policy.DefaultPolicy("s3://bkt")
