@@ -667,24 +667,7 @@ func (o *objectRoot) removeDir(w *WriteTarget, recursive bool, expect *string) e
 
 // below lists every key at or below the prefix key/, in key order.
 func (o *objectRoot) below(ctx context.Context, key string) ([]Object, error) {
-	var out []Object
-	after := ""
-	for {
-		objs, _, err := o.obj.List(ctx, key+"/", "", after, 1000)
-		if err != nil {
-			return nil, err
-		}
-		was := after
-		for _, ob := range objs {
-			if strings.HasPrefix(ob.Key, key+"/") && ob.Key > was {
-				out = append(out, ob)
-				after = max(after, ob.Key)
-			}
-		}
-		if len(objs) < 1000 || after == was {
-			return out, nil
-		}
-	}
+	return listAll(ctx, o.obj, key+"/")
 }
 
 // parentsOf lists the directories sub lies in, outermost first.
